@@ -1,0 +1,70 @@
+// MetadataBatch: one atomic change to a volume's durable metadata.
+//
+// A batch allocates segments, frees segments and edits the catalog (a
+// key -> value map of metadata: region descriptors, level roots, log segment
+// lists). Volume::Commit writes it as one redo-log record, so after a crash
+// either all of it happened or none of it: a compaction commits its new
+// level's segments, the freed old ones and the new root together.
+//
+// Payload encoding (varints and length-prefixed byte strings, util/coding.h):
+//
+// | field         | encoding                                   |
+// |---------------|--------------------------------------------|
+// | allocations   | varint count, then varint segment numbers  |
+// | frees         | varint count, then varint segment numbers  |
+// | puts          | varint count, then (key, value) pairs, each length-prefixed
+// | | deletes       | varint count, then length-prefixed keys    |
+//
+// Not thread-safe; build it in one thread, then hand it to Commit.
+
+#ifndef KVS_ALLOC_METADATA_BATCH_H_
+#define KVS_ALLOC_METADATA_BATCH_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "util/status.h"
+
+namespace kvs::alloc {
+
+class MetadataBatch {
+ public:
+  // `segment` must have been reserved with Volume::Reserve.
+  void Allocate(uint64_t segment) { allocations_.push_back(segment); }
+  // `segment` must be allocated (committed); it becomes reusable once the
+  // batch is durable.
+  void Free(uint64_t segment) { frees_.push_back(segment); }
+  void Put(std::string_view key, std::string_view value) {
+    puts_.emplace_back(std::string(key), std::string(value));
+  }
+  void Delete(std::string_view key) { deletes_.emplace_back(key); }
+
+  bool empty() const {
+    return allocations_.empty() && frees_.empty() && puts_.empty() &&
+           deletes_.empty();
+  }
+
+  const std::vector<uint64_t>& allocations() const { return allocations_; }
+  const std::vector<uint64_t>& frees() const { return frees_; }
+  const std::vector<std::pair<std::string, std::string>>& puts() const {
+    return puts_;
+  }
+  const std::vector<std::string>& deletes() const { return deletes_; }
+
+  std::string Encode() const;
+  // Corruption on any malformed or trailing byte.
+  static Status Decode(std::string_view payload, MetadataBatch* batch);
+
+ private:
+  std::vector<uint64_t> allocations_;
+  std::vector<uint64_t> frees_;
+  std::vector<std::pair<std::string, std::string>> puts_;
+  std::vector<std::string> deletes_;
+};
+
+}  // namespace kvs::alloc
+
+#endif  // KVS_ALLOC_METADATA_BATCH_H_

@@ -1,0 +1,70 @@
+// The volume superblock: where a volume's durable metadata starts.
+//
+// Two copies live at device offsets 0 and 4096 and are written alternately
+// (copy = sequence % 2), each as one 4 KiB block with its own checksum, so a
+// torn superblock write leaves the other copy intact. Open takes the valid
+// copy with the higher sequence. Segment 0 holds nothing else.
+//
+// Format, little-endian, 4096 bytes:
+//
+// | offset | size | field                  | meaning |
+// |--------|------|------------------------|-------------------------------------------|
+// | 0      | 8    | magic                  | "KVSVOLUM" | | 8      | 4    |
+// format_version         | 1                                         | | 12 | 4
+// | segment_offset_bits    | 21 (2 MiB segments)                       | | 16
+// | 8    | sequence               | +1 per superblock write; higher wins      |
+// | 24     | 16   | volume_id              | random at creation; stamps redo
+// segments  | | 40     | 8    | generation             | checkpoint generation;
+// redo records carry | | 48     | 8    | checkpoint_bytes       | length of the
+// checkpoint blob             | | 56     | 4    | checkpoint_crc         |
+// masked CRC32C of the blob                 | | 60     | 4    |
+// checkpoint_segment_count | n <= kCheckpointSegmentsMax             | | 64 | 8
+// | redo_first_segment     | first segment of this generation's redo   | | 72
+// | 8    | redo_first_sequence    | sequence of the first redo batch          |
+// | 80     | 8*n  | checkpoint_segments    | segments holding the blob, in
+// order       | | ...    |      | zero                   | | | 4092   | 4    |
+// crc                    | masked CRC32C of bytes [0, 4092)          |
+
+#ifndef KVS_ALLOC_SUPERBLOCK_H_
+#define KVS_ALLOC_SUPERBLOCK_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/status.h"
+
+namespace kvs::alloc {
+
+inline constexpr size_t kSuperblockBytes = 4096;
+inline constexpr uint64_t kSuperblockOffsets[2] = {0, kSuperblockBytes};
+inline constexpr uint32_t kSuperblockFormatVersion = 1;
+// 500 segments of 2 MiB: a checkpoint of up to 1000 MiB, enough for the
+// allocator bitmap and catalog of a multi-terabyte volume.
+inline constexpr uint32_t kCheckpointSegmentsMax = 500;
+static_assert(80 + 8 * kCheckpointSegmentsMax <= kSuperblockBytes - 4);
+
+using VolumeId = std::array<uint8_t, 16>;
+
+struct Superblock {
+  uint64_t sequence = 0;
+  VolumeId volume_id{};
+  uint64_t generation = 0;
+  uint64_t checkpoint_bytes = 0;
+  uint32_t checkpoint_crc = 0;
+  std::vector<uint64_t> checkpoint_segments;
+  uint64_t redo_first_segment = 0;
+  uint64_t redo_first_sequence = 0;
+
+  // Serializes into exactly kSuperblockBytes bytes.
+  std::string Encode() const;
+  // Parses one copy. NotFound if the block does not start with the magic
+  // (not a KVS volume, or never written); Corruption for any other defect.
+  static Status Decode(std::string_view block, Superblock* superblock);
+};
+
+}  // namespace kvs::alloc
+
+#endif  // KVS_ALLOC_SUPERBLOCK_H_

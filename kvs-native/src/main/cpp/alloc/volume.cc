@@ -1,0 +1,413 @@
+#include "alloc/volume.h"
+
+#include <cstring>
+
+#include "alloc/checkpoint.h"
+#include "alloc/device_offset.h"
+#include "io/aligned_buffer.h"
+#include "util/check.h"
+#include "util/crc32c.h"
+#include "util/limits.h"
+
+namespace kvs::alloc {
+namespace {
+
+constexpr uint64_t kSegmentBytes = limits::segment_size_bytes;
+constexpr uint64_t kSuperblockSegment = 0;
+
+}  // namespace
+
+Volume::Volume(std::unique_ptr<io::File> file, const VolumeOptions& options)
+    : file_(std::move(file)), options_(options) {}
+
+Volume::~Volume() = default;
+
+Status Volume::Create(std::unique_ptr<io::File> file,
+                      const VolumeOptions& options,
+                      std::unique_ptr<Volume>* volume) {
+  std::unique_ptr<Volume> created(new Volume(std::move(file), options));
+  const uint64_t segments = 1 + options.grow_step_segments;
+  KVS_RETURN_IF_ERROR(created->file_->Grow(segments * kSegmentBytes));
+  created->allocated_.Grow(segments);
+  created->in_use_.Grow(segments);
+  created->allocated_.Insert(kSuperblockSegment);
+  created->in_use_.Insert(kSuperblockSegment);
+  created->superblock_.volume_id = RandomVolumeId();
+  {
+    std::lock_guard<std::mutex> lock(created->mutex_);
+    KVS_RETURN_IF_ERROR(created->CheckpointLocked());
+  }
+  *volume = std::move(created);
+  return Status::Ok();
+}
+
+Status Volume::Open(std::unique_ptr<io::File> file,
+                    const VolumeOptions& options,
+                    std::unique_ptr<Volume>* volume) {
+  std::unique_ptr<Volume> opened(new Volume(std::move(file), options));
+  io::File* device = opened->file_.get();
+  if (device->Size() < 2 * kSuperblockBytes) {
+    return Status::NotFound("not a KVS volume: too small");
+  }
+  io::AlignedBuffer blocks(2 * kSuperblockBytes);
+  KVS_RETURN_IF_ERROR(device->Read(0, blocks.size(), blocks.data()));
+  Superblock copies[2];
+  Status results[2];
+  for (int i = 0; i < 2; ++i) {
+    results[i] = Superblock::Decode(
+        blocks.view().substr(kSuperblockOffsets[i], kSuperblockBytes),
+        &copies[i]);
+  }
+  int chosen = -1;
+  for (int i = 0; i < 2; ++i) {
+    if (results[i].ok() &&
+        (chosen < 0 || copies[i].sequence > copies[chosen].sequence)) {
+      chosen = i;
+    }
+  }
+  if (chosen < 0) {
+    if (results[0].IsNotFound() && results[1].IsNotFound()) {
+      return Status::NotFound("not a KVS volume: no superblock");
+    }
+    return Status::Corruption(
+        "both superblock copies are damaged: " + results[0].ToString() + "; " +
+        results[1].ToString());
+  }
+  std::lock_guard<std::mutex> lock(opened->mutex_);
+  opened->superblock_ = copies[chosen];
+  KVS_RETURN_IF_ERROR(opened->LoadCheckpoint(opened->superblock_));
+
+  RedoReplay replay;
+  KVS_RETURN_IF_ERROR(ReplayRedoLog(
+      device, opened->superblock_,
+      [&](const MetadataBatch& batch) -> Status {
+        return opened->ReplayLocked(batch);
+      },
+      &replay));
+  for (uint64_t segment : replay.segments) {
+    if (segment >= opened->allocated_.capacity()) {
+      return Status::Corruption("redo chain links segment " +
+                                std::to_string(segment) +
+                                " beyond the end of the volume");
+    }
+    if (!opened->allocated_.Contains(segment)) {
+      opened->allocated_.Insert(segment);
+    }
+  }
+  opened->in_use_ = opened->allocated_;
+  opened->redo_segments_ = replay.segments;
+  opened->redo_ = opened->MakeRedoWriter(opened->superblock_.generation);
+  opened->redo_->Resume(replay.end);
+  *volume = std::move(opened);
+  return Status::Ok();
+}
+
+std::unique_ptr<RedoLogWriter> Volume::MakeRedoWriter(uint64_t generation) {
+  return std::make_unique<RedoLogWriter>(
+      file_.get(), superblock_.volume_id, generation,
+      [this](uint64_t* segment) { return ReserveLocked(segment); });
+}
+
+Status Volume::LoadCheckpoint(const Superblock& superblock) {
+  const uint64_t capacity = file_->Size() / kSegmentBytes;
+  io::AlignedBuffer buffer(kSegmentBytes);
+  std::string blob;
+  blob.reserve(superblock.checkpoint_bytes);
+  for (uint64_t segment : superblock.checkpoint_segments) {
+    if (segment == kSuperblockSegment || segment >= capacity) {
+      return Status::Corruption("checkpoint segment " +
+                                std::to_string(segment) + " is out of range");
+    }
+    KVS_RETURN_IF_ERROR(
+        file_->Read(SegmentStart(segment), buffer.size(), buffer.data()));
+    const uint64_t remaining = superblock.checkpoint_bytes - blob.size();
+    blob.append(buffer.data(), std::min<uint64_t>(remaining, kSegmentBytes));
+  }
+  if (blob.size() != superblock.checkpoint_bytes ||
+      crc32c::Mask(crc32c::Value(blob.data(), blob.size())) !=
+          superblock.checkpoint_crc) {
+    return Status::Corruption("checkpoint of generation " +
+                              std::to_string(superblock.generation) +
+                              " fails its checksum");
+  }
+  CheckpointImage checkpoint;
+  KVS_RETURN_IF_ERROR(DecodeCheckpoint(blob, &checkpoint));
+  if (checkpoint.generation != superblock.generation) {
+    return Status::Corruption("checkpoint generation does not match");
+  }
+  if (checkpoint.allocated.capacity() > capacity) {
+    return Status::Corruption(
+        "volume is shorter than its metadata: " + std::to_string(capacity) +
+        " segments on the device, " +
+        std::to_string(checkpoint.allocated.capacity()) + " recorded");
+  }
+  allocated_ = std::move(checkpoint.allocated);
+  allocated_.Grow(capacity);
+  catalog_ = std::move(checkpoint.catalog);
+  return Status::Ok();
+}
+
+Status Volume::ReplayLocked(const MetadataBatch& batch) {
+  for (uint64_t segment : batch.allocations()) {
+    if (segment >= allocated_.capacity() || allocated_.Contains(segment)) {
+      return Status::Corruption("redo batch allocates segment " +
+                                std::to_string(segment) +
+                                " which is out of range or already allocated");
+    }
+  }
+  for (uint64_t segment : batch.frees()) {
+    if (!allocated_.Contains(segment)) {
+      return Status::Corruption("redo batch frees segment " +
+                                std::to_string(segment) +
+                                " which is not allocated");
+    }
+  }
+  ApplyLocked(batch, /*release=*/false);
+  return Status::Ok();
+}
+
+void Volume::ApplyLocked(const MetadataBatch& batch, bool release) {
+  for (uint64_t segment : batch.allocations()) {
+    allocated_.Insert(segment);
+  }
+  for (uint64_t segment : batch.frees()) {
+    allocated_.Erase(segment);
+    if (release) {
+      in_use_.Erase(segment);
+    }
+  }
+  for (const auto& [key, value] : batch.puts()) {
+    catalog_[key] = value;
+  }
+  for (const auto& key : batch.deletes()) {
+    catalog_.erase(key);
+  }
+}
+
+Status Volume::Reserve(uint64_t* segment) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!failed_.ok()) {
+    return failed_;
+  }
+  return ReserveLocked(segment);
+}
+
+Status Volume::ReserveLocked(uint64_t* segment) {
+  std::optional<uint64_t> found = in_use_.FindAbsent(next_search_);
+  if (!found) {
+    const uint64_t capacity = in_use_.capacity() + options_.grow_step_segments;
+    const Status grown = file_->Grow(capacity * kSegmentBytes);
+    if (!grown.ok()) {
+      return Status::IoError("volume full: " + std::string(grown.message()));
+    }
+    allocated_.Grow(capacity);
+    in_use_.Grow(capacity);
+    found = in_use_.FindAbsent(next_search_);
+    KVS_CHECK(found.has_value());
+  }
+  in_use_.Insert(*found);
+  next_search_ = *found + 1;
+  *segment = *found;
+  return Status::Ok();
+}
+
+void Volume::Unreserve(uint64_t segment) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  KVS_CHECK_MSG(in_use_.Contains(segment) && !allocated_.Contains(segment),
+                "unreserving a segment that is not reserved");
+  in_use_.Erase(segment);
+}
+
+Status Volume::Commit(const MetadataBatch& batch) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!failed_.ok()) {
+    return failed_;
+  }
+  for (uint64_t segment : batch.allocations()) {
+    KVS_CHECK_MSG(in_use_.Contains(segment) && !allocated_.Contains(segment),
+                  "committing an allocation of an unreserved segment");
+  }
+  for (uint64_t segment : batch.frees()) {
+    KVS_CHECK_MSG(allocated_.Contains(segment),
+                  "freeing a segment that is not allocated");
+  }
+  uint64_t linked = 0;
+  const Status appended = redo_->Append(batch, &linked);
+  if (!appended.ok()) {
+    return appended.code() == Status::Code::kInvalidArgument ? appended
+                                                             : Fail(appended);
+  }
+  if (linked != 0) {
+    allocated_.Insert(linked);
+    redo_segments_.push_back(linked);
+  }
+  ApplyLocked(batch, /*release=*/true);
+  if (redo_->bytes_written() >= options_.checkpoint_redo_bytes) {
+    return CheckpointLocked();
+  }
+  return Status::Ok();
+}
+
+Status Volume::Checkpoint() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!failed_.ok()) {
+    return failed_;
+  }
+  return CheckpointLocked();
+}
+
+Status Volume::CheckpointLocked() {
+  const uint64_t generation = superblock_.generation + 1;
+  const uint64_t next_sequence =
+      redo_ ? redo_->position().next_sequence : uint64_t{1};
+  uint64_t redo_first = 0;
+  Status status = ReserveLocked(&redo_first);
+  if (!status.ok()) {
+    return status;  // volume full: nothing changed
+  }
+  // The checkpoint owns what the metadata owns, minus the previous
+  // checkpoint and redo chain (freed once this one is published), plus the
+  // new chain's first segment and the checkpoint's own segments.
+  CheckpointImage checkpoint;
+  checkpoint.generation = generation;
+  checkpoint.allocated = allocated_;
+  for (uint64_t segment : superblock_.checkpoint_segments) {
+    checkpoint.allocated.Erase(segment);
+  }
+  for (uint64_t segment : redo_segments_) {
+    checkpoint.allocated.Erase(segment);
+  }
+  checkpoint.catalog = catalog_;
+  std::vector<uint64_t> blob_segments;
+  std::string blob;
+  while (true) {
+    checkpoint.allocated.Grow(in_use_.capacity());
+    SegmentBitmap owned = checkpoint.allocated;
+    owned.Insert(redo_first);
+    for (uint64_t segment : blob_segments) {
+      owned.Insert(segment);
+    }
+    std::swap(owned, checkpoint.allocated);
+    blob = EncodeCheckpoint(checkpoint);
+    std::swap(owned, checkpoint.allocated);
+    const uint64_t needed = (blob.size() + kSegmentBytes - 1) / kSegmentBytes;
+    if (blob_segments.size() >= needed) {
+      break;
+    }
+    if (needed > kCheckpointSegmentsMax) {
+      return Fail(Status::IoError("checkpoint of " +
+                                  std::to_string(blob.size()) +
+                                  " bytes exceeds the superblock's limit"));
+    }
+    uint64_t segment = 0;
+    status = ReserveLocked(&segment);
+    if (!status.ok()) {
+      return Fail(status);
+    }
+    blob_segments.push_back(segment);
+  }
+  io::AlignedBuffer buffer(kSegmentBytes);
+  for (size_t i = 0; i < blob_segments.size(); ++i) {
+    const size_t start = i * kSegmentBytes;
+    const size_t length = std::min<size_t>(kSegmentBytes, blob.size() - start);
+    std::memset(buffer.data(), 0, buffer.size());
+    std::memcpy(buffer.data(), blob.data() + start, length);
+    const size_t rounded = io::AlignedBuffer::RoundUp(length);
+    status = file_->Write(SegmentStart(blob_segments[i]), buffer.view(rounded));
+    if (!status.ok()) {
+      return Fail(status);
+    }
+  }
+  std::unique_ptr<RedoLogWriter> redo = MakeRedoWriter(generation);
+  status = redo->StartChain(redo_first, next_sequence);
+  if (status.ok()) {
+    status = file_->Sync();
+  }
+  Superblock next = superblock_;
+  next.sequence = superblock_.sequence + 1;
+  next.generation = generation;
+  next.checkpoint_bytes = blob.size();
+  next.checkpoint_crc = crc32c::Mask(crc32c::Value(blob.data(), blob.size()));
+  next.checkpoint_segments = blob_segments;
+  next.redo_first_segment = redo_first;
+  next.redo_first_sequence = next_sequence;
+  if (status.ok()) {
+    io::AlignedBuffer block(kSuperblockBytes);
+    const std::string encoded = next.Encode();
+    std::memcpy(block.data(), encoded.data(), encoded.size());
+    status = file_->Write(kSuperblockOffsets[next.sequence % 2], block.view());
+  }
+  if (status.ok()) {
+    status = file_->Sync();
+  }
+  if (!status.ok()) {
+    return Fail(status);
+  }
+  // Published: the previous checkpoint and chain are free for reuse.
+  for (uint64_t segment : superblock_.checkpoint_segments) {
+    allocated_.Erase(segment);
+    in_use_.Erase(segment);
+  }
+  for (uint64_t segment : redo_segments_) {
+    allocated_.Erase(segment);
+    in_use_.Erase(segment);
+  }
+  allocated_.Insert(redo_first);
+  for (uint64_t segment : blob_segments) {
+    allocated_.Insert(segment);
+  }
+  superblock_ = next;
+  redo_segments_ = {redo_first};
+  redo_ = std::move(redo);
+  ++checkpoints_;
+  return Status::Ok();
+}
+
+std::optional<std::string> Volume::CatalogGet(std::string_view key) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = catalog_.find(key);
+  if (it == catalog_.end()) {
+    return std::nullopt;
+  }
+  return it->second;
+}
+
+std::vector<std::pair<std::string, std::string>> Volume::CatalogScan(
+    std::string_view prefix) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::pair<std::string, std::string>> entries;
+  for (auto it = catalog_.lower_bound(prefix);
+       it != catalog_.end() && it->first.compare(0, prefix.size(), prefix) == 0;
+       ++it) {
+    entries.emplace_back(it->first, it->second);
+  }
+  return entries;
+}
+
+bool Volume::IsAllocated(uint64_t segment) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return allocated_.Contains(segment);
+}
+
+VolumeStats Volume::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return {in_use_.capacity(), allocated_.count(),
+          in_use_.count() - allocated_.count(), checkpoints_,
+          redo_ ? redo_->bytes_written() : 0};
+}
+
+Status Volume::health() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return failed_;
+}
+
+Status Volume::Fail(Status status) {
+  if (failed_.ok()) {
+    failed_ = Status::FromCode(
+        status.code(), "volume stopped after a metadata write failed: " +
+                           std::string(status.message()));
+  }
+  return failed_;
+}
+
+}  // namespace kvs::alloc

@@ -1,0 +1,135 @@
+// Volume: one file or block device shared by all regions of a server,
+// allocated in 2 MiB segments, with crash-safe metadata.
+//
+// Durable state = the last checkpoint (allocator bitmap + catalog, written to
+// fresh segments and published by a superblock write) plus the redo log of
+// metadata batches committed since. Opening loads the checkpoint and replays
+// the redo log.
+//
+// Segment life cycle:
+//   free --Reserve--> reserved --Commit(batch.Allocate)--> allocated
+//   allocated --Commit(batch.Free)--> free (only once the batch is durable)
+// A reserved segment that is never committed is free again after a crash,
+// so a crash mid-compaction leaks nothing. A freed segment is never handed
+// out again before the batch that frees it is durable.
+//
+// Errors: an I/O error while writing metadata is sticky: every later call
+// that changes metadata fails with it (after a failed fsync the device state
+// is unknown, so continuing could acknowledge lost data).
+//
+// Thread safety: all methods may be called concurrently.
+
+#ifndef KVS_ALLOC_VOLUME_H_
+#define KVS_ALLOC_VOLUME_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "alloc/metadata_batch.h"
+#include "alloc/redo_log.h"
+#include "alloc/segment_bitmap.h"
+#include "alloc/superblock.h"
+#include "io/file.h"
+#include "util/status.h"
+
+namespace kvs::alloc {
+
+struct VolumeOptions {
+  // A file volume grows by this many segments at a time (128 MiB), so
+  // fallocate is called rarely.
+  uint64_t grow_step_segments = 64;
+  // A checkpoint is taken once the redo log holds this many bytes, bounding
+  // replay time at open.
+  uint64_t checkpoint_redo_bytes = 64ull << 20;
+};
+
+struct VolumeStats {
+  uint64_t capacity_segments;
+  uint64_t allocated_segments;  // committed
+  uint64_t reserved_segments;   // reserved, not yet committed
+  uint64_t checkpoints;
+  uint64_t redo_bytes;  // since the last checkpoint
+};
+
+class Volume {
+ public:
+  // Formats `file` as an empty volume.
+  static Status Create(std::unique_ptr<io::File> file,
+                       const VolumeOptions& options,
+                       std::unique_ptr<Volume>* volume);
+  // Opens a formatted volume: NotFound if it carries no KVS superblock,
+  // Corruption if its metadata is damaged.
+  static Status Open(std::unique_ptr<io::File> file,
+                     const VolumeOptions& options,
+                     std::unique_ptr<Volume>* volume);
+
+  ~Volume();
+  Volume(const Volume&) = delete;
+  Volume& operator=(const Volume&) = delete;
+
+  // Takes a free segment, growing a file volume when none is left. IoError
+  // ("volume full") when a block device or the file system is full.
+  Status Reserve(uint64_t* segment);
+  // Returns a reserved segment that will not be committed.
+  void Unreserve(uint64_t segment);
+
+  // Applies `batch` durably (one redo record, synced). On success its
+  // allocations are owned by the caller's metadata and its frees are
+  // reusable. Requires: allocations reserved, frees allocated.
+  Status Commit(const MetadataBatch& batch);
+
+  // Writes a checkpoint and starts a new redo chain (also done automatically
+  // by Commit past VolumeOptions::checkpoint_redo_bytes).
+  Status Checkpoint();
+
+  std::optional<std::string> CatalogGet(std::string_view key) const;
+  // Every catalog entry whose key starts with `prefix`, in key order.
+  std::vector<std::pair<std::string, std::string>> CatalogScan(
+      std::string_view prefix) const;
+
+  bool IsAllocated(uint64_t segment) const;
+  VolumeStats stats() const;
+  // The sticky error, or OK.
+  Status health() const;
+
+  // The device, for reading and writing segment contents.
+  io::File* file() const { return file_.get(); }
+
+ private:
+  Volume(std::unique_ptr<io::File> file, const VolumeOptions& options);
+
+  Status ReserveLocked(uint64_t* segment);
+  Status CheckpointLocked();
+  Status LoadCheckpoint(const Superblock& superblock);
+  // Validates a replayed batch against the metadata, then applies it.
+  Status ReplayLocked(const MetadataBatch& batch);
+  // Applies a durable batch; `release` also makes freed segments reusable.
+  void ApplyLocked(const MetadataBatch& batch, bool release);
+  std::unique_ptr<RedoLogWriter> MakeRedoWriter(uint64_t generation);
+  Status Fail(Status status);  // records a sticky error, returns it
+
+  const std::unique_ptr<io::File> file_;
+  const VolumeOptions options_;
+
+  mutable std::mutex mutex_;
+  Superblock superblock_;    // the one last written or read
+  SegmentBitmap allocated_;  // durable view: what the metadata owns
+  SegmentBitmap in_use_;     // allocated + reserved (never handed out)
+  std::map<std::string, std::string, std::less<>> catalog_;
+  std::vector<uint64_t> redo_segments_;  // the current chain
+  std::unique_ptr<RedoLogWriter> redo_;
+  uint64_t next_search_ = 1;
+  uint64_t checkpoints_ = 0;
+  Status failed_;
+};
+
+}  // namespace kvs::alloc
+
+#endif  // KVS_ALLOC_VOLUME_H_

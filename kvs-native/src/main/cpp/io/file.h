@@ -1,0 +1,64 @@
+// Positional I/O on a volume: a regular file or a block device.
+//
+// The engine reads and writes its volume only through this interface, so
+// tests can wrap it (see testing/fault_injection_file.h) to inject I/O errors,
+// a full device, or a crash that loses unsynced writes.
+//
+// Thread safety: Read, Write and Sync may be called concurrently on
+// non-overlapping ranges; Grow must not race with itself.
+
+#ifndef KVS_IO_FILE_H_
+#define KVS_IO_FILE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "util/status.h"
+
+namespace kvs::io {
+
+class File {
+ public:
+  virtual ~File() = default;
+
+  // Reads exactly `size` bytes at `offset` into `out`. A read past the end
+  // of the file is an IoError. With direct I/O, offset, size and `out` must
+  // be aligned to limits::io_alignment_bytes.
+  virtual Status Read(uint64_t offset, size_t size, char* out) = 0;
+
+  // Writes all of `data` at `offset`; alignment as for Read. The write is
+  // durable only after a later Sync returns OK.
+  virtual Status Write(uint64_t offset, std::string_view data) = 0;
+
+  // Makes every completed Write durable (fdatasync).
+  virtual Status Sync() = 0;
+
+  // Makes the file at least `size_bytes` long with the space reserved
+  // (fallocate), so later writes cannot fail for lack of space. A block
+  // device cannot grow: asking beyond its size is an IoError.
+  virtual Status Grow(uint64_t size_bytes) = 0;
+
+  // Current size in bytes.
+  virtual uint64_t Size() const = 0;
+
+  // Whether Read/Write bypass the page cache (and so need alignment).
+  virtual bool direct_io() const = 0;
+};
+
+struct FileOptions {
+  // Open with O_DIRECT. Falls back to buffered I/O (with a note in the
+  // status of Open) only when the file system refuses O_DIRECT (tmpfs).
+  bool direct_io = true;
+  // Create the file if it does not exist (never for block devices).
+  bool create = false;
+};
+
+// Opens `path`. For a block device, Size() is the device size.
+Status OpenPosixFile(const std::string& path, const FileOptions& options,
+                     std::unique_ptr<File>* file);
+
+}  // namespace kvs::io
+
+#endif  // KVS_IO_FILE_H_

@@ -1,0 +1,84 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "io/aligned_buffer.h"
+#include "io/file.h"
+#include "util/limits.h"
+
+namespace kvs::io {
+namespace {
+
+class PosixFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/kvs-posix-file-XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern), nullptr);
+    directory_ = pattern;
+    path_ = directory_ + "/volume";
+  }
+  void TearDown() override { std::filesystem::remove_all(directory_); }
+
+  std::string directory_;
+  std::string path_;
+};
+
+TEST_F(PosixFileTest, GrowsWritesSyncsAndReadsBackAligned) {
+  std::unique_ptr<File> file;
+  ASSERT_TRUE(
+      OpenPosixFile(path_, {.direct_io = true, .create = true}, &file).ok());
+  EXPECT_EQ(file->Size(), 0u);
+  ASSERT_TRUE(file->Grow(4 * limits::io_alignment_bytes).ok());
+  EXPECT_EQ(file->Size(), 4 * limits::io_alignment_bytes);
+  EXPECT_EQ(std::filesystem::file_size(path_), file->Size());
+
+  AlignedBuffer out(limits::io_alignment_bytes);
+  std::memset(out.data(), 'k', out.size());
+  ASSERT_TRUE(file->Write(limits::io_alignment_bytes, out.view()).ok());
+  ASSERT_TRUE(file->Sync().ok());
+
+  AlignedBuffer in(limits::io_alignment_bytes);
+  ASSERT_TRUE(
+      file->Read(limits::io_alignment_bytes, in.size(), in.data()).ok());
+  EXPECT_EQ(in.view(), out.view());
+}
+
+TEST_F(PosixFileTest, ReadPastEndIsAnIoErrorNamingTheFile) {
+  std::unique_ptr<File> file;
+  ASSERT_TRUE(
+      OpenPosixFile(path_, {.direct_io = true, .create = true}, &file).ok());
+  AlignedBuffer in(limits::io_alignment_bytes);
+  const Status status = file->Read(0, in.size(), in.data());
+  EXPECT_EQ(status.code(), Status::Code::kIoError);
+  EXPECT_NE(status.message().find(path_), std::string_view::npos);
+}
+
+TEST_F(PosixFileTest, OpeningAMissingFileWithoutCreateFails) {
+  std::unique_ptr<File> file;
+  const Status status = OpenPosixFile(path_, {}, &file);
+  EXPECT_EQ(status.code(), Status::Code::kIoError);
+  EXPECT_NE(status.message().find("No such file"), std::string_view::npos);
+}
+
+TEST_F(PosixFileTest, ADirectoryIsRejected) {
+  std::unique_ptr<File> file;
+  const Status status = OpenPosixFile(directory_, {.direct_io = false}, &file);
+  EXPECT_FALSE(status.ok());
+}
+
+TEST_F(PosixFileTest, UnalignedDirectIoIsAProgrammerError) {
+  std::unique_ptr<File> file;
+  ASSERT_TRUE(
+      OpenPosixFile(path_, {.direct_io = true, .create = true}, &file).ok());
+  if (!file->direct_io()) {
+    GTEST_SKIP() << "file system refuses O_DIRECT";
+  }
+  ASSERT_TRUE(file->Grow(2 * limits::io_alignment_bytes).ok());
+  AlignedBuffer buffer(limits::io_alignment_bytes);
+  EXPECT_DEATH((void)file->Write(1, buffer.view()), "unaligned direct I/O");
+}
+
+}  // namespace
+}  // namespace kvs::io

@@ -1,0 +1,143 @@
+#include "testing/memory_device.h"
+
+#include "util/limits.h"
+
+namespace kvs::testing {
+
+class MemoryFile final : public io::File {
+ public:
+  explicit MemoryFile(std::shared_ptr<MemoryDevice> device)
+      : device_(std::move(device)) {}
+
+  Status Read(uint64_t offset, size_t size, char* out) override {
+    std::lock_guard<std::mutex> lock(device_->mutex_);
+    if (offset + size > device_->current_.size()) {
+      return Status::IoError("read past end of memory device");
+    }
+    device_->current_.copy(out, size, offset);
+    return Status::Ok();
+  }
+
+  Status Write(uint64_t offset, std::string_view data) override {
+    std::lock_guard<std::mutex> lock(device_->mutex_);
+    auto& d = *device_;
+    if (d.fail_writes_after_bytes_ &&
+        d.written_bytes_ + data.size() > *d.fail_writes_after_bytes_) {
+      return Status::IoError("injected write error: Input/output error");
+    }
+    if (offset + data.size() > d.current_.size()) {
+      return Status::IoError("write past end of memory device");
+    }
+    d.current_.replace(offset, data.size(), data);
+    d.unsynced_.push_back({offset, std::string(data)});
+    d.written_bytes_ += data.size();
+    ++d.writes_;
+    return Status::Ok();
+  }
+
+  Status Sync() override {
+    std::lock_guard<std::mutex> lock(device_->mutex_);
+    auto& d = *device_;
+    if (d.fail_next_sync_) {
+      d.fail_next_sync_ = false;
+      return Status::IoError("injected fdatasync error: Input/output error");
+    }
+    for (const auto& write : d.unsynced_) {
+      d.durable_.replace(write.offset, write.data.size(), write.data);
+    }
+    d.unsynced_.clear();
+    ++d.syncs_;
+    return Status::Ok();
+  }
+
+  Status Grow(uint64_t size_bytes) override {
+    std::lock_guard<std::mutex> lock(device_->mutex_);
+    auto& d = *device_;
+    if (size_bytes <= d.current_.size()) {
+      return Status::Ok();
+    }
+    if (size_bytes > d.capacity_bytes_) {
+      return Status::IoError("fallocate memory device to " +
+                             std::to_string(size_bytes) +
+                             " bytes: No space left on device");
+    }
+    // Growth is metadata the file system makes durable at once (fallocate
+    // then fsync in the real file), so both states grow.
+    d.current_.resize(size_bytes, '\0');
+    d.durable_.resize(size_bytes, '\0');
+    return Status::Ok();
+  }
+
+  uint64_t Size() const override {
+    std::lock_guard<std::mutex> lock(device_->mutex_);
+    return device_->current_.size();
+  }
+
+  bool direct_io() const override { return true; }
+
+ private:
+  std::shared_ptr<MemoryDevice> device_;
+};
+
+std::shared_ptr<MemoryDevice> MemoryDevice::Create(uint64_t capacity_bytes) {
+  return std::shared_ptr<MemoryDevice>(new MemoryDevice(capacity_bytes));
+}
+
+std::unique_ptr<io::File> MemoryDevice::Open() {
+  return std::make_unique<MemoryFile>(shared_from_this());
+}
+
+void MemoryDevice::Crash(CrashMode mode, uint64_t seed) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::string survived = durable_;
+  if (mode == CrashMode::kTearUnsynced) {
+    std::mt19937_64 random(seed);
+    constexpr size_t block = limits::io_alignment_bytes;
+    for (const auto& write : unsynced_) {
+      for (size_t start = 0; start < write.data.size(); start += block) {
+        if (random() % 2 == 0) {
+          const size_t length = std::min(block, write.data.size() - start);
+          survived.replace(write.offset + start, length,
+                           write.data.substr(start, length));
+        }
+      }
+    }
+  }
+  unsynced_.clear();
+  current_ = survived;
+  durable_ = survived;
+}
+
+void MemoryDevice::FailWritesAfter(std::optional<uint64_t> bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  fail_writes_after_bytes_ = bytes;
+  written_bytes_ = 0;
+}
+
+void MemoryDevice::FailNextSync() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  fail_next_sync_ = true;
+}
+
+void MemoryDevice::FlipBit(uint64_t offset, unsigned bit) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  current_[offset] = static_cast<char>(current_[offset] ^ (1u << bit));
+  durable_[offset] = static_cast<char>(durable_[offset] ^ (1u << bit));
+}
+
+std::string MemoryDevice::ReadDurable(uint64_t offset, size_t size) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return durable_.substr(offset, size);
+}
+
+uint64_t MemoryDevice::writes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return writes_;
+}
+
+uint64_t MemoryDevice::syncs() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return syncs_;
+}
+
+}  // namespace kvs::testing

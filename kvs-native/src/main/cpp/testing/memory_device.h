@@ -1,0 +1,76 @@
+// Test helper: an in-memory device that models what a crash does to
+// storage, and can be told to fail.
+//
+// Writes land in volatile state; Sync makes them durable. Crash() throws away
+// what was not synced -- all of it, or (torn) a random subset of its 4 KiB
+// blocks, as a power cut may do -- after which new File handles see only the
+// surviving bytes. Failure knobs inject an I/O error or a full device.
+//
+// Thread safety: all methods lock one mutex; a File and the device may be
+// used from several threads.
+
+#ifndef KVS_TESTING_MEMORY_DEVICE_H_
+#define KVS_TESTING_MEMORY_DEVICE_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "io/file.h"
+
+namespace kvs::testing {
+
+class MemoryDevice : public std::enable_shared_from_this<MemoryDevice> {
+ public:
+  // `capacity_bytes` bounds Grow (beyond it: "No space left on device").
+  static std::shared_ptr<MemoryDevice> Create(uint64_t capacity_bytes);
+
+  // A new handle on the device, as after reopening the file.
+  std::unique_ptr<io::File> Open();
+
+  enum class CrashMode { kDropUnsynced, kTearUnsynced };
+  // Loses unsynced writes (kTearUnsynced keeps a random subset of their
+  // blocks, with `seed`). Open handles keep working on the surviving state.
+  void Crash(CrashMode mode, uint64_t seed = 0);
+
+  // From now on, the write that would take total written bytes past
+  // `bytes` fails with IoError (EIO); nullopt disarms.
+  void FailWritesAfter(std::optional<uint64_t> bytes);
+  // The next Sync fails with IoError.
+  void FailNextSync();
+  // Flips one bit of the durable and current state (corruption tests).
+  void FlipBit(uint64_t offset, unsigned bit);
+  // Durable bytes [offset, offset + size) (for inspection).
+  std::string ReadDurable(uint64_t offset, size_t size);
+
+  uint64_t writes() const;
+  uint64_t syncs() const;
+
+ private:
+  friend class MemoryFile;
+  struct PendingWrite {
+    uint64_t offset;
+    std::string data;
+  };
+  explicit MemoryDevice(uint64_t capacity_bytes)
+      : capacity_bytes_(capacity_bytes) {}
+
+  mutable std::mutex mutex_;
+  const uint64_t capacity_bytes_;
+  std::string current_;
+  std::string durable_;
+  std::vector<PendingWrite> unsynced_;
+  std::optional<uint64_t> fail_writes_after_bytes_;
+  uint64_t written_bytes_ = 0;
+  bool fail_next_sync_ = false;
+  uint64_t writes_ = 0;
+  uint64_t syncs_ = 0;
+};
+
+}  // namespace kvs::testing
+
+#endif  // KVS_TESTING_MEMORY_DEVICE_H_
