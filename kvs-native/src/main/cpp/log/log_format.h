@@ -1,0 +1,102 @@
+// On-device format of the value logs (small/write-ahead, large, medium).
+//
+// A log is a chain of 2 MiB segments; the catalog maps (region, log kind,
+// chain index) to segment numbers. Each segment starts with a 4 KiB header
+// block; records follow back to back (not aligned) and never span segments.
+// A segment that was left for the next one ends with an end record.
+//
+// Segment header (4096 bytes; the rest of the block is zero):
+//
+// | offset | size | field       | meaning                                     |
+// |--------|------|-------------|---------------------------------------------|
+// | 0      | 8    | magic       | "KVSLOG01"                                  |
+// | 8      | 8    | region_id   | owning region                               |
+// | 16     | 1    | kind        | 1 small (write-ahead), 2 large, 3 medium    |
+// | 17     | 7    | zero        |                                             |
+// | 24     | 8    | chain_index | position of this segment in the log         |
+// | 32     | 8    | nonce       | random per use of the segment               |
+// | 40     | 4    | crc         | masked CRC32C of bytes [0, 40)              |
+//
+// Record (20-byte header, then key, then value):
+//
+// | offset | size | field      | meaning                                      |
+// |--------|------|------------|----------------------------------------------|
+// | 0      | 4    | crc        | masked CRC32C, seeded with the segment nonce,
+// of bytes [4, 20 + k + v) | | 4      | 8    | lsn        | region-wide log
+// sequence number              | | 12     | 4    | value_size | v | | 16     |
+// 2    | key_size   | k                                            | | 18     |
+// 1    | type       | 1 put, 2 delete, 3 segment end, 4 sync mark  | | 19     |
+// 1    | zero       |                                              | | 20     |
+// k    | key        |                                              | | 20 + k |
+// v    | value      | for a sync mark: fixed64 log position durable before it |
+//
+// Seeding record checksums with the segment's nonce makes records left over
+// from an earlier use of a reused segment fail their check, so they can
+// never be replayed as if they had been written now.
+//
+// A log position is DeviceOffset(chain_index, offset_in_segment): it grows
+// monotonically along the log and names a point in it.
+
+#ifndef KVS_LOG_LOG_FORMAT_H_
+#define KVS_LOG_LOG_FORMAT_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "util/status.h"
+
+namespace kvs::log {
+
+enum class LogKind : uint8_t { kSmall = 1, kLarge = 2, kMedium = 3 };
+
+enum class RecordType : uint8_t {
+  kPut = 1,
+  kDelete = 2,
+  kSegmentEnd = 3,
+  kSyncMark = 4,
+};
+
+inline constexpr size_t kSegmentHeaderBytes = 4096;
+inline constexpr size_t kRecordHeaderBytes = 20;
+
+const char* LogKindName(LogKind kind);
+
+struct SegmentHeader {
+  uint64_t region_id = 0;
+  LogKind kind = LogKind::kSmall;
+  uint64_t chain_index = 0;
+  uint64_t nonce = 0;
+};
+
+// Writes the header block into `out` (kSegmentHeaderBytes, zero-filled).
+void EncodeSegmentHeader(const SegmentHeader& header, char* out);
+// Corruption if the block is not a valid header.
+Status DecodeSegmentHeader(std::string_view block, SegmentHeader* header);
+
+struct Record {
+  uint64_t lsn = 0;
+  RecordType type = RecordType::kPut;
+  std::string_view key;
+  std::string_view value;
+
+  size_t EncodedSize() const {
+    return kRecordHeaderBytes + key.size() + value.size();
+  }
+};
+
+// Encodes `record` at `out` (EncodedSize() bytes).
+void EncodeRecord(const Record& record, uint64_t nonce, char* out);
+
+// Decodes the record at the front of `input`. Returns false if no intact
+// record of this segment (`nonce`) starts there. On success `record` refers
+// into `input` and `size` is the record's encoded size.
+bool DecodeRecord(std::string_view input, uint64_t nonce, Record* record,
+                  size_t* size);
+
+// The catalog key of a log segment: "<prefix><16 hex digits of index>".
+std::string SegmentCatalogKey(std::string_view prefix, uint64_t chain_index);
+
+}  // namespace kvs::log
+
+#endif  // KVS_LOG_LOG_FORMAT_H_

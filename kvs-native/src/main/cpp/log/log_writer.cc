@@ -1,0 +1,314 @@
+#include "log/log_writer.h"
+
+#include <cstring>
+#include <random>
+
+#include "alloc/device_offset.h"
+#include "util/check.h"
+#include "util/coding.h"
+#include "util/limits.h"
+
+namespace kvs::log {
+namespace {
+
+constexpr uint64_t kBlock = limits::io_alignment_bytes;
+constexpr uint64_t kSegmentBytes = limits::segment_size_bytes;
+
+uint64_t AlignDown(uint64_t value) { return value & ~(kBlock - 1); }
+uint64_t AlignUp(uint64_t value) { return AlignDown(value + kBlock - 1); }
+
+uint64_t RandomNonce() {
+  static thread_local std::mt19937_64 engine{std::random_device{}()};
+  return engine();
+}
+
+// Room always kept at a segment's end for the end record and a sync mark.
+constexpr size_t kSegmentReserveBytes = 2 * kRecordHeaderBytes + 8;
+
+}  // namespace
+
+LogWriter::LogWriter(alloc::Volume* volume, io::SyncGroup* sync_group,
+                     LogIdentity identity, const LogWriterOptions& options)
+    : volume_(volume),
+      sync_group_(sync_group),
+      identity_(std::move(identity)),
+      options_(options),
+      chunk_(options.chunk_bytes) {}
+
+Status LogWriter::Open(alloc::Volume* volume, io::SyncGroup* sync_group,
+                       LogIdentity identity, const LogWriterOptions& options,
+                       const LogTail* tail,
+                       std::unique_ptr<LogWriter>* writer) {
+  KVS_CHECK(options.chunk_bytes >= 2 * kBlock &&
+            options.chunk_bytes % kBlock == 0);
+  std::unique_ptr<LogWriter> opened(
+      new LogWriter(volume, sync_group, std::move(identity), options));
+  std::lock_guard<std::mutex> lock(opened->mutex_);
+  if (tail != nullptr && !tail->segments.empty()) {
+    opened->segments_ = tail->segments;
+    opened->chain_index_ = tail->segments.rbegin()->first;
+    opened->segment_ = tail->segments.rbegin()->second;
+    opened->nonce_ = tail->nonce;
+    opened->stats_.segments = tail->segments.size();
+    if (!tail->ended) {
+      // Reload the tail's partial block, then end the segment there.
+      const uint64_t end = tail->end_offset_in_segment;
+      KVS_CHECK(tail->partial_block.size() == end - AlignDown(end));
+      opened->chunk_start_ = AlignDown(end);
+      opened->written_end_ = opened->chunk_start_;
+      std::memcpy(opened->chunk_.data(), tail->partial_block.data(),
+                  tail->partial_block.size());
+      opened->fill_ = tail->partial_block.size();
+      if (!tail->header_valid) {
+        // Committed but its header never reached the device: write one,
+        // so that the segment reads as a valid, empty, ended segment.
+        KVS_CHECK(end == kSegmentHeaderBytes);
+        opened->chunk_start_ = 0;
+        opened->written_end_ = 0;
+        opened->fill_ = kSegmentHeaderBytes;
+        opened->nonce_ = RandomNonce();
+        EncodeSegmentHeader(
+            {opened->identity_.region_id, opened->identity_.kind,
+             opened->chain_index_, opened->nonce_},
+            opened->chunk_.data());
+      }
+    }
+  }
+  // Ends the recovered tail segment (if not ended yet) and commits a new
+  // one; the volume's sync makes the end record durable with it.
+  KVS_RETURN_IF_ERROR(opened->RollLocked(
+      tail != nullptr && !tail->segments.empty() && !tail->ended));
+  *writer = std::move(opened);
+  return Status::Ok();
+}
+
+uint64_t LogWriter::PositionLocked() const {
+  return alloc::DeviceOffset(chain_index_, chunk_start_ + fill_);
+}
+
+uint64_t LogWriter::appended_position() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return PositionLocked();
+}
+
+Status LogWriter::FailLocked(Status status) {
+  if (failed_.ok()) {
+    failed_ = Status::FromCode(status.code(),
+                               std::string("log stopped after an error: ") +
+                                   std::string(status.message()));
+  }
+  return failed_;
+}
+
+Status LogWriter::WriteLocked() {
+  const uint64_t end = chunk_start_ + fill_;
+  if (end <= written_end_) {
+    return Status::Ok();
+  }
+  const uint64_t from = AlignDown(written_end_);
+  KVS_CHECK(from >= chunk_start_);
+  const uint64_t to = AlignUp(end);
+  const Status status = volume_->file()->Write(
+      alloc::DeviceOffset(segment_, from),
+      std::string_view(chunk_.data() + (from - chunk_start_), to - from));
+  if (!status.ok()) {
+    return FailLocked(status);
+  }
+  stats_.written_bytes += to - from;
+  written_end_ = end;
+  return Status::Ok();
+}
+
+void LogWriter::MakeRoomInChunkLocked(size_t record_size) {
+  if (fill_ + record_size <= chunk_.size()) {
+    return;
+  }
+  // Everything up to the last partial block is on the device now; keep that
+  // block at the front of the chunk, since it will be written again.
+  const uint64_t end = chunk_start_ + fill_;
+  const uint64_t keep_from = AlignDown(end);
+  const size_t kept = end - keep_from;
+  const size_t needed = AlignUp(kept + record_size);
+  if (needed > chunk_.size()) {
+    io::AlignedBuffer larger(needed);
+    std::memcpy(larger.data(), chunk_.data() + (keep_from - chunk_start_),
+                kept);
+    chunk_ = std::move(larger);
+  } else {
+    std::memmove(chunk_.data(), chunk_.data() + (keep_from - chunk_start_),
+                 kept);
+    std::memset(chunk_.data() + kept, 0, chunk_.size() - kept);
+  }
+  if (chunk_.size() > options_.chunk_bytes && needed <= options_.chunk_bytes) {
+    io::AlignedBuffer normal(options_.chunk_bytes);
+    std::memcpy(normal.data(), chunk_.data(), kept);
+    chunk_ = std::move(normal);
+  }
+  chunk_start_ = keep_from;
+  fill_ = kept;
+}
+
+Status LogWriter::AppendLocked(const Record& record, AppendResult* result) {
+  const size_t size = record.EncodedSize();
+  if (fill_ + size > chunk_.size()) {
+    KVS_RETURN_IF_ERROR(WriteLocked());
+    MakeRoomInChunkLocked(size);
+  }
+  EncodeRecord(record, nonce_, chunk_.data() + fill_);
+  result->lsn = record.lsn;
+  result->device_offset = alloc::DeviceOffset(segment_, chunk_start_ + fill_);
+  result->size = static_cast<uint32_t>(size);
+  fill_ += size;
+  result->end_position = PositionLocked();
+  stats_.appended_bytes += size;
+  return Status::Ok();
+}
+
+Status LogWriter::RollLocked(bool end_current) {
+  if (end_current) {
+    KVS_CHECK(chunk_start_ + fill_ + kRecordHeaderBytes <= kSegmentBytes);
+    AppendResult ignored;
+    KVS_RETURN_IF_ERROR(
+        AppendLocked({0, RecordType::kSegmentEnd, {}, {}}, &ignored));
+    KVS_RETURN_IF_ERROR(WriteLocked());
+  }
+  uint64_t segment = 0;
+  KVS_RETURN_IF_ERROR(volume_->Reserve(&segment));
+  const uint64_t chain_index = segments_.empty() ? 0 : chain_index_ + 1;
+  alloc::MetadataBatch batch;
+  batch.Allocate(segment);
+  char value[8];
+  coding::EncodeFixed64(value, segment);
+  batch.Put(SegmentCatalogKey(identity_.catalog_prefix, chain_index),
+            std::string_view(value, sizeof(value)));
+  const Status committed = volume_->Commit(batch);
+  if (!committed.ok()) {
+    volume_->Unreserve(segment);
+    return FailLocked(committed);
+  }
+  segments_[chain_index] = segment;
+  segment_ = segment;
+  chain_index_ = chain_index;
+  nonce_ = RandomNonce();
+  if (chunk_.size() != options_.chunk_bytes) {
+    chunk_ = io::AlignedBuffer(options_.chunk_bytes);
+  } else {
+    std::memset(chunk_.data(), 0, chunk_.size());
+  }
+  EncodeSegmentHeader(
+      {identity_.region_id, identity_.kind, chain_index, nonce_},
+      chunk_.data());
+  chunk_start_ = 0;
+  fill_ = kSegmentHeaderBytes;
+  written_end_ = 0;
+  ++stats_.segments;
+  return Status::Ok();
+}
+
+Status LogWriter::Append(RecordType type, std::string_view key,
+                         std::string_view value,
+                         std::atomic<uint64_t>* lsn_source, uint64_t lsn,
+                         AppendResult* result) {
+  KVS_CHECK(type == RecordType::kPut || type == RecordType::kDelete);
+  KVS_CHECK(key.size() <= limits::key_size_bytes_max &&
+            value.size() <= limits::value_size_bytes_max);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!failed_.ok()) {
+    return failed_;
+  }
+  const size_t size = kRecordHeaderBytes + key.size() + value.size();
+  if (chunk_start_ + fill_ + size + kSegmentReserveBytes > kSegmentBytes) {
+    KVS_RETURN_IF_ERROR(RollLocked(/*end_current=*/true));
+  }
+  if (durable_position_ > marked_position_) {
+    char mark[8];
+    coding::EncodeFixed64(mark, durable_position_);
+    AppendResult ignored;
+    KVS_RETURN_IF_ERROR(AppendLocked(
+        {0, RecordType::kSyncMark, {}, std::string_view(mark, sizeof(mark))},
+        &ignored));
+    marked_position_ = durable_position_;
+  }
+  if (lsn_source != nullptr) {
+    lsn = lsn_source->fetch_add(1, std::memory_order_relaxed) + 1;
+  }
+  return AppendLocked({lsn, type, key, value}, result);
+}
+
+Status LogWriter::Write() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!failed_.ok()) {
+    return failed_;
+  }
+  return WriteLocked();
+}
+
+Status LogWriter::SyncTo(uint64_t position) {
+  uint64_t ticket = 0;
+  uint64_t covered = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!failed_.ok()) {
+      return failed_;
+    }
+    if (durable_position_ >= position) {
+      return Status::Ok();
+    }
+    KVS_RETURN_IF_ERROR(WriteLocked());
+    covered = PositionLocked();
+    ticket = sync_group_->Ticket();
+  }
+  const Status synced = sync_group_->SyncThrough(ticket);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!synced.ok()) {
+    return FailLocked(synced);
+  }
+  durable_position_ = std::max(durable_position_, covered);
+  return Status::Ok();
+}
+
+Status LogWriter::Read(uint64_t device_offset, size_t size,
+                       std::string* out) const {
+  const uint64_t segment = alloc::SegmentOf(device_offset);
+  const uint64_t offset = alloc::OffsetInSegment(device_offset);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (segment == segment_ && offset >= chunk_start_) {
+      if (offset + size > chunk_start_ + fill_) {
+        return Status::InvalidArgument("log read beyond the appended end");
+      }
+      out->assign(chunk_.data() + (offset - chunk_start_), size);
+      return Status::Ok();
+    }
+  }
+  const uint64_t from = AlignDown(device_offset);
+  const uint64_t to = AlignUp(device_offset + size);
+  io::AlignedBuffer buffer(to - from);
+  KVS_RETURN_IF_ERROR(volume_->file()->Read(from, to - from, buffer.data()));
+  out->assign(buffer.data() + (device_offset - from), size);
+  return Status::Ok();
+}
+
+std::map<uint64_t, uint64_t> LogWriter::segments() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return segments_;
+}
+
+void LogWriter::ReleaseSegmentsBefore(uint64_t chain_index,
+                                      alloc::MetadataBatch* batch) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const uint64_t limit = std::min(chain_index, chain_index_);
+  for (auto it = segments_.begin();
+       it != segments_.end() && it->first < limit;) {
+    batch->Free(it->second);
+    batch->Delete(SegmentCatalogKey(identity_.catalog_prefix, it->first));
+    it = segments_.erase(it);
+  }
+}
+
+LogWriterStats LogWriter::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+}  // namespace kvs::log

@@ -1,0 +1,152 @@
+// LogWriter: appends records to one log of one region (write-ahead/small,
+// large or medium), buffering them in a chunk and writing whole 4 KiB blocks
+// with direct I/O.
+//
+// Durability: Append only buffers. Write() puts buffered bytes on the device;
+// SyncTo(position) makes the log durable through `position` with a group
+// fdatasync shared by every log on the volume. After a sync, the next record
+// appended is preceded by a sync mark naming the durable position, which
+// replay uses to tell a torn tail (truncate) from damage to synced records
+// (Corruption).
+//
+// The last block of the device image is rewritten as the chunk grows; this
+// relies on aligned 4 KiB writes being atomic (true of NVMe drives formatted
+// with 4 KiB blocks and of file systems with 4 KiB blocks under direct I/O):
+// either version of that block holds every record synced before.
+//
+// New segments are reserved from the volume and committed (with their
+// catalog entry) before anything is written into them; a full segment ends
+// with an end record. A log reopened after a crash ends its tail segment and
+// continues in a fresh one, so no record beyond the recovered tail can ever
+// be read again.
+//
+// Errors: an I/O error makes the writer fail every later call (sticky).
+// Thread safety: all methods may be called concurrently.
+
+#ifndef KVS_LOG_LOG_WRITER_H_
+#define KVS_LOG_LOG_WRITER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "alloc/metadata_batch.h"
+#include "alloc/volume.h"
+#include "io/aligned_buffer.h"
+#include "io/sync_group.h"
+#include "log/log_format.h"
+
+namespace kvs::log {
+
+struct LogIdentity {
+  uint64_t region_id = 0;
+  LogKind kind = LogKind::kSmall;
+  // Catalog keys of this log's segments start with this prefix.
+  std::string catalog_prefix;
+};
+
+// Where an existing log ends (from ReplayLog).
+struct LogTail {
+  std::map<uint64_t, uint64_t> segments;  // chain index -> segment number
+  uint64_t end_offset_in_segment = 0;     // in the last segment
+  uint64_t nonce = 0;                     // of the last segment
+  bool ended = false;                     // last segment has an end record
+  bool header_valid = true;   // false: last segment committed, never written
+  std::string partial_block;  // bytes [align_down(end), end) of the last one
+};
+
+struct LogWriterOptions {
+  // Bytes buffered before a write is issued: large enough for efficient
+  // sequential writes (Parallax uses 256 KiB), small enough that 1,000
+  // regions' buffers stay modest. Grows temporarily for a larger record.
+  size_t chunk_bytes = 256 * 1024;
+};
+
+struct AppendResult {
+  uint64_t lsn = 0;
+  uint64_t device_offset = 0;  // where the record starts
+  uint32_t size = 0;           // encoded record bytes
+  uint64_t end_position = 0;   // log position after the record
+};
+
+struct LogWriterStats {
+  uint64_t appended_bytes = 0;
+  uint64_t written_bytes = 0;  // including rewritten partial blocks
+  uint64_t segments = 0;
+};
+
+class LogWriter {
+ public:
+  // Opens a log for appending: a new one when `tail` is null, else the one
+  // `tail` describes (its last segment is ended and a new one started).
+  static Status Open(alloc::Volume* volume, io::SyncGroup* sync_group,
+                     LogIdentity identity, const LogWriterOptions& options,
+                     const LogTail* tail, std::unique_ptr<LogWriter>* writer);
+
+  // Appends a put or delete. The LSN is taken from `lsn_source` (incremented
+  // under this log's lock, so LSNs grow along the log) or, when it is null,
+  // is `lsn`. Key and value must be within the documented limits.
+  Status Append(RecordType type, std::string_view key, std::string_view value,
+                std::atomic<uint64_t>* lsn_source, uint64_t lsn,
+                AppendResult* result);
+
+  // Puts every buffered byte on the device (not necessarily durable).
+  Status Write();
+  // Returns once the log is durable through `position`.
+  Status SyncTo(uint64_t position);
+
+  // Reads `size` bytes at `device_offset` (a record appended earlier), from
+  // the buffer or the device.
+  Status Read(uint64_t device_offset, size_t size, std::string* out) const;
+
+  uint64_t appended_position() const;
+  // Segments in chain order.
+  std::map<uint64_t, uint64_t> segments() const;
+  // Adds to `batch` the release of every segment with chain index below
+  // `chain_index` (never the current one) and forgets them; the caller
+  // commits the batch.
+  void ReleaseSegmentsBefore(uint64_t chain_index, alloc::MetadataBatch* batch);
+  LogWriterStats stats() const;
+  const LogIdentity& identity() const { return identity_; }
+
+ private:
+  LogWriter(alloc::Volume* volume, io::SyncGroup* sync_group,
+            LogIdentity identity, const LogWriterOptions& options);
+
+  Status AppendLocked(const Record& record, AppendResult* result);
+  Status WriteLocked();
+  // Ends the current segment with an end record if `end_current`, then
+  // reserves, commits and starts the next one.
+  Status RollLocked(bool end_current);
+  void MakeRoomInChunkLocked(size_t record_size);
+  uint64_t PositionLocked() const;
+  Status FailLocked(Status status);
+
+  alloc::Volume* const volume_;
+  io::SyncGroup* const sync_group_;
+  const LogIdentity identity_;
+  const LogWriterOptions options_;
+
+  mutable std::mutex mutex_;
+  std::map<uint64_t, uint64_t> segments_;  // chain index -> segment
+  uint64_t segment_ = 0;                   // current segment
+  uint64_t chain_index_ = 0;
+  uint64_t nonce_ = 0;
+  io::AlignedBuffer chunk_;   // bytes [chunk_start_, chunk_start_ + fill_)
+  uint64_t chunk_start_ = 0;  // offset in segment, block-aligned
+  size_t fill_ = 0;
+  uint64_t written_end_ = 0;  // offset in segment written to the device
+  uint64_t durable_position_ = 0;
+  uint64_t marked_position_ = 0;  // last durable position put in a mark
+  LogWriterStats stats_;
+  Status failed_;
+};
+
+}  // namespace kvs::log
+
+#endif  // KVS_LOG_LOG_WRITER_H_
