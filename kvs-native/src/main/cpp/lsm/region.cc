@@ -1,0 +1,299 @@
+#include "lsm/region.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <vector>
+
+#include "log/log_reader.h"
+#include "util/check.h"
+#include "util/coding.h"
+#include "util/limits.h"
+
+namespace kvs::lsm {
+namespace {
+
+std::string LogPrefix(uint64_t id, log::LogKind kind) {
+  return Region::CatalogPrefix(id) + "log/" + log::LogKindName(kind) + "/";
+}
+
+// The segments of a log, from the catalog.
+Status LoadLogSegments(const alloc::Volume& volume, const std::string& prefix,
+                       std::map<uint64_t, uint64_t>* segments) {
+  for (const auto& [key, value] : volume.CatalogScan(prefix)) {
+    const std::string digits = key.substr(prefix.size());
+    if (digits.size() != 16 || value.size() != 8 ||
+        digits.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      return Status::Corruption("malformed catalog entry " + key);
+    }
+    (*segments)[std::stoull(digits, nullptr, 16)] =
+        coding::DecodeFixed64(value.data());
+  }
+  return Status::Ok();
+}
+
+// One replayed write, to be merged across logs by LSN.
+struct ReplayedWrite {
+  uint64_t lsn;
+  uint8_t kind;
+  std::string key;
+  std::string payload;
+};
+
+}  // namespace
+
+std::string Region::CatalogPrefix(uint64_t id) {
+  char digits[17];
+  std::snprintf(digits, sizeof(digits), "%016llx",
+                static_cast<unsigned long long>(id));
+  return std::string("r/") + digits + "/";
+}
+
+Region::Region(const RegionContext& context, std::string name, uint64_t id,
+               const RegionOptions& options)
+    : context_(context),
+      name_(std::move(name)),
+      id_(id),
+      options_(options),
+      active_(std::make_shared<L0Table>()) {}
+
+Region::~Region() = default;
+
+Status Region::Create(const RegionContext& context, std::string name,
+                      uint64_t id, const RegionOptions& options,
+                      std::unique_ptr<Region>* region) {
+  std::unique_ptr<Region> created(
+      new Region(context, std::move(name), id, options));
+  KVS_RETURN_IF_ERROR(created->OpenLogs(/*recover=*/false));
+  *region = std::move(created);
+  return Status::Ok();
+}
+
+Status Region::Open(const RegionContext& context, std::string name, uint64_t id,
+                    const RegionOptions& options,
+                    std::unique_ptr<Region>* region) {
+  std::unique_ptr<Region> opened(
+      new Region(context, std::move(name), id, options));
+  KVS_RETURN_IF_ERROR(opened->OpenLogs(/*recover=*/true));
+  *region = std::move(opened);
+  return Status::Ok();
+}
+
+Status Region::OpenLogs(bool recover) {
+  const log::LogIdentity small{id_, log::LogKind::kSmall,
+                               LogPrefix(id_, log::LogKind::kSmall)};
+  const log::LogIdentity large{id_, log::LogKind::kLarge,
+                               LogPrefix(id_, log::LogKind::kLarge)};
+  if (!recover) {
+    KVS_RETURN_IF_ERROR(
+        log::LogWriter::Open(context_.volume, context_.sync_group, small,
+                             context_.log_options, nullptr, &small_log_));
+    return log::LogWriter::Open(context_.volume, context_.sync_group, large,
+                                context_.log_options, nullptr, &large_log_);
+  }
+  const uint64_t compacted_lsn = 0;  // nothing is compacted yet
+  std::vector<ReplayedWrite> writes;
+  uint64_t highest_lsn = compacted_lsn;
+  log::LogTail small_tail, large_tail;
+  std::map<uint64_t, uint64_t> segments;
+  KVS_RETURN_IF_ERROR(
+      LoadLogSegments(*context_.volume, small.catalog_prefix, &segments));
+  KVS_RETURN_IF_ERROR(log::ReplayLog(
+      context_.volume->file(), small, segments,
+      [&](const log::Record& record, uint64_t, uint32_t) {
+        highest_lsn = std::max(highest_lsn, record.lsn);
+        if (record.lsn > compacted_lsn) {
+          const bool put = record.type == log::RecordType::kPut;
+          writes.push_back({record.lsn,
+                            put ? uint8_t{kL0InPlace} : uint8_t{kL0Tombstone},
+                            std::string(record.key),
+                            put ? std::string(record.value) : std::string()});
+        }
+        return Status::Ok();
+      },
+      &small_tail));
+  segments.clear();
+  KVS_RETURN_IF_ERROR(
+      LoadLogSegments(*context_.volume, large.catalog_prefix, &segments));
+  KVS_RETURN_IF_ERROR(log::ReplayLog(
+      context_.volume->file(), large, segments,
+      [&](const log::Record& record, uint64_t offset, uint32_t size) {
+        highest_lsn = std::max(highest_lsn, record.lsn);
+        if (record.lsn > compacted_lsn) {
+          writes.push_back({record.lsn, kL0LargePointer,
+                            std::string(record.key),
+                            EncodeLogPointer({offset, size})});
+        }
+        return Status::Ok();
+      },
+      &large_tail));
+  std::sort(writes.begin(), writes.end(),
+            [](const ReplayedWrite& a, const ReplayedWrite& b) {
+              return a.lsn < b.lsn;
+            });
+  for (size_t i = 1; i < writes.size(); ++i) {
+    if (writes[i].lsn == writes[i - 1].lsn) {
+      return Status::Corruption("region " + name_ + ": LSN " +
+                                std::to_string(writes[i].lsn) +
+                                " appears twice in its logs");
+    }
+  }
+  for (const auto& write : writes) {
+    active_->Insert(write.key, write.lsn, write.kind, write.payload);
+  }
+  lsn_.store(highest_lsn);
+  KVS_RETURN_IF_ERROR(log::LogWriter::Open(context_.volume, context_.sync_group,
+                                           small, context_.log_options,
+                                           &small_tail, &small_log_));
+  return log::LogWriter::Open(context_.volume, context_.sync_group, large,
+                              context_.log_options, &large_tail, &large_log_);
+}
+
+Status Region::ValidateKeyValue(std::string_view key,
+                                std::string_view value) const {
+  if (key.empty()) {
+    return Status::InvalidArgument("empty key");
+  }
+  if (key.size() > limits::key_size_bytes_max) {
+    return Status::TooLarge("key of " + std::to_string(key.size()) +
+                            " bytes exceeds the limit of " +
+                            std::to_string(limits::key_size_bytes_max));
+  }
+  if (value.size() > limits::value_size_bytes_max) {
+    return Status::TooLarge("value of " + std::to_string(value.size()) +
+                            " bytes exceeds the limit of " +
+                            std::to_string(limits::value_size_bytes_max));
+  }
+  return Status::Ok();
+}
+
+Status Region::Put(std::string_view key, std::string_view value) {
+  KVS_RETURN_IF_ERROR(ValidateKeyValue(key, value));
+  puts_.fetch_add(1, std::memory_order_relaxed);
+  return Write(log::RecordType::kPut, key, value);
+}
+
+Status Region::Delete(std::string_view key) {
+  KVS_RETURN_IF_ERROR(ValidateKeyValue(key, {}));
+  deletes_.fetch_add(1, std::memory_order_relaxed);
+  return Write(log::RecordType::kDelete, key, {});
+}
+
+Status Region::Write(log::RecordType type, std::string_view key,
+                     std::string_view value) {
+  KVS_RETURN_IF_ERROR(MakeRoomForWrite());
+  const bool large = type == log::RecordType::kPut &&
+                     Categorize(options_.placement, key.size(), value.size()) ==
+                         KvCategory::kLarge;
+  log::LogWriter* target = large ? large_log_.get() : small_log_.get();
+  log::AppendResult appended;
+  {
+    std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+    KVS_RETURN_IF_ERROR(target->Append(type, key, value, &lsn_, 0, &appended));
+    if (type == log::RecordType::kDelete) {
+      active_->Insert(key, appended.lsn, kL0Tombstone, {});
+    } else if (large) {
+      active_->Insert(
+          key, appended.lsn, kL0LargePointer,
+          EncodeLogPointer({appended.device_offset, appended.size}));
+    } else {
+      active_->Insert(key, appended.lsn, kL0InPlace, value);
+    }
+  }
+  if (context_.sync) {
+    return target->SyncTo(appended.end_position);
+  }
+  return Status::Ok();
+}
+
+Status Region::MakeRoomForWrite() {
+  {
+    std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+    if (active_->MemoryBytes() < options_.l0_size_bytes) {
+      return Status::Ok();
+    }
+  }
+  // Device levels arrive with compaction; until then L0 only grows.
+  return Status::Ok();
+}
+
+Status Region::ReadLarge(const LogPointer& pointer, std::string* value) const {
+  std::string record;
+  KVS_RETURN_IF_ERROR(
+      large_log_->Read(pointer.device_offset, pointer.record_size, &record));
+  if (record.size() < log::kRecordHeaderBytes) {
+    return Status::Corruption("large log record too short");
+  }
+  const uint32_t value_size = coding::DecodeFixed32(record.data() + 12);
+  const uint16_t key_size = coding::DecodeFixed16(record.data() + 16);
+  if (log::kRecordHeaderBytes + key_size + value_size != record.size()) {
+    return Status::Corruption("large log record at " +
+                              std::to_string(pointer.device_offset) +
+                              " does not match its pointer");
+  }
+  value->assign(record, log::kRecordHeaderBytes + key_size, value_size);
+  return Status::Ok();
+}
+
+Status Region::ResolveL0(const L0Table::Entry& entry,
+                         std::string* value) const {
+  switch (entry.kind) {
+    case kL0InPlace:
+      value->assign(entry.payload);
+      return Status::Ok();
+    case kL0LargePointer: {
+      LogPointer pointer;
+      KVS_CHECK(DecodeLogPointer(entry.payload, &pointer));
+      return ReadLarge(pointer, value);
+    }
+    case kL0Tombstone:
+      return Status::NotFound("deleted");
+  }
+  KVS_CHECK_MSG(false, "unknown L0 entry kind");
+  return Status::Internal("unreachable");
+}
+
+Status Region::Get(std::string_view key, std::string* value) {
+  gets_.fetch_add(1, std::memory_order_relaxed);
+  std::shared_ptr<L0Table> active, immutable;
+  {
+    std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+    active = active_;
+    immutable = immutable_;
+  }
+  L0Table::Entry entry;
+  if (active->Get(key, &entry) ||
+      (immutable != nullptr && immutable->Get(key, &entry))) {
+    return ResolveL0(entry, value);
+  }
+  return Status::NotFound("no such key");
+}
+
+Status Region::Sync() {
+  KVS_RETURN_IF_ERROR(small_log_->SyncTo(small_log_->appended_position()));
+  return large_log_->SyncTo(large_log_->appended_position());
+}
+
+Status Region::Flush() { return Sync(); }
+
+RegionStats Region::stats() const {
+  RegionStats stats;
+  stats.puts = puts_.load();
+  stats.deletes = deletes_.load();
+  stats.gets = gets_.load();
+  {
+    std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+    stats.l0_bytes =
+        active_->MemoryBytes() + (immutable_ ? immutable_->MemoryBytes() : 0);
+    stats.l0_entries =
+        active_->EntryCount() + (immutable_ ? immutable_->EntryCount() : 0);
+  }
+  stats.stalls = stalls_.load();
+  stats.stall_micros = stall_micros_.load();
+  stats.small_log_bytes = small_log_->stats().appended_bytes;
+  stats.large_log_bytes = large_log_->stats().appended_bytes;
+  stats.last_lsn = lsn_.load();
+  return stats;
+}
+
+}  // namespace kvs::lsm

@@ -1,0 +1,143 @@
+// Region: one key range's LSM tree on a shared volume.
+//
+// Write path: a put is classified (kv_placement.h), appended to the region's
+// write-ahead (small) log or, for a large KV, to its large log, and inserted
+// into the active L0. When the active L0 reaches its size it becomes
+// immutable and a compaction merges it into the device levels; a writer that
+// finds the active L0 full while the previous one is still being compacted
+// stalls (counted) until it is done, or fails with BUSY after the stall
+// timeout.
+//
+// Durability: with EngineOptions::sync a put returns after its log record is
+// durable; otherwise a background flusher makes it durable within the flush
+// interval, and Sync() makes everything acknowledged so far durable.
+//
+// Recovery: opening replays the small and large logs past the last
+// compacted LSN, merged in LSN order, into L0.
+//
+// Thread safety: all public methods may be called concurrently.
+
+#ifndef KVS_LSM_REGION_H_
+#define KVS_LSM_REGION_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+
+#include "alloc/volume.h"
+#include "io/sync_group.h"
+#include "log/log_writer.h"
+#include "lsm/kv_placement.h"
+#include "lsm/l0_table.h"
+#include "util/status.h"
+
+namespace kvs::lsm {
+
+struct RegionOptions {
+  // Memory an L0 may use before it is compacted.
+  size_t l0_size_bytes = 64ull << 20;
+  // Size ratio between consecutive device levels.
+  unsigned growth_factor = 8;
+  PlacementOptions placement;
+  // How long a writer waits for a full L0 to drain before BUSY.
+  uint32_t stall_timeout_ms = 10'000;
+};
+
+// What a region needs from the engine that owns it.
+struct RegionContext {
+  alloc::Volume* volume = nullptr;
+  io::SyncGroup* sync_group = nullptr;
+  bool sync = false;
+  log::LogWriterOptions log_options;
+};
+
+struct RegionStats {
+  uint64_t puts = 0;
+  uint64_t deletes = 0;
+  uint64_t gets = 0;
+  uint64_t l0_bytes = 0;
+  uint64_t l0_entries = 0;
+  uint64_t stalls = 0;
+  uint64_t stall_micros = 0;
+  uint64_t small_log_bytes = 0;
+  uint64_t large_log_bytes = 0;
+  uint64_t last_lsn = 0;
+};
+
+class Region {
+ public:
+  // Creates a new region `name` with identifier `id` (its catalog entries
+  // are committed before this returns).
+  static Status Create(const RegionContext& context, std::string name,
+                       uint64_t id, const RegionOptions& options,
+                       std::unique_ptr<Region>* region);
+  // Opens region `id`, replaying its logs.
+  static Status Open(const RegionContext& context, std::string name,
+                     uint64_t id, const RegionOptions& options,
+                     std::unique_ptr<Region>* region);
+
+  ~Region();
+  Region(const Region&) = delete;
+  Region& operator=(const Region&) = delete;
+
+  // TOO_LARGE for a key above 4 KiB or a value above 1 MiB; INVALID_ARGUMENT
+  // for an empty key.
+  Status Put(std::string_view key, std::string_view value);
+  Status Delete(std::string_view key);
+  // NOT_FOUND if the key has no value.
+  Status Get(std::string_view key, std::string* value);
+  // Makes every write acknowledged so far durable.
+  Status Sync();
+  // Puts buffered log bytes on the device and syncs them (the flusher).
+  Status Flush();
+
+  RegionStats stats() const;
+  const std::string& name() const { return name_; }
+  uint64_t id() const { return id_; }
+
+  // The catalog key prefix of everything this region owns.
+  static std::string CatalogPrefix(uint64_t id);
+
+ private:
+  Region(const RegionContext& context, std::string name, uint64_t id,
+         const RegionOptions& options);
+
+  Status OpenLogs(bool recover);
+  Status Write(log::RecordType type, std::string_view key,
+               std::string_view value);
+  Status ValidateKeyValue(std::string_view key, std::string_view value) const;
+  Status ReadLarge(const LogPointer& pointer, std::string* value) const;
+  // Resolves an L0 entry into a value or NotFound (tombstone).
+  Status ResolveL0(const L0Table::Entry& entry, std::string* value) const;
+  // Makes room in L0 (switching tables); may stall.
+  Status MakeRoomForWrite();
+
+  const RegionContext context_;
+  const std::string name_;
+  const uint64_t id_;
+  const RegionOptions options_;
+
+  std::unique_ptr<log::LogWriter> small_log_;
+  std::unique_ptr<log::LogWriter> large_log_;
+  std::atomic<uint64_t> lsn_{0};
+
+  // Writers hold it shared while appending + inserting; switching the
+  // active L0 holds it exclusively, so a switch sees no half-done write.
+  mutable std::shared_mutex l0_mutex_;
+  std::shared_ptr<L0Table> active_;
+  std::shared_ptr<L0Table> immutable_;  // being compacted, or null
+  std::mutex stall_mutex_;
+  std::condition_variable l0_drained_;
+
+  std::atomic<uint64_t> puts_{0}, deletes_{0}, gets_{0}, stalls_{0},
+      stall_micros_{0};
+};
+
+}  // namespace kvs::lsm
+
+#endif  // KVS_LSM_REGION_H_
