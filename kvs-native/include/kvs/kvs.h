@@ -5,8 +5,9 @@
 // plain C so that any language can bind it and so that no C++ exception or
 // type crosses the boundary.
 //
-// Error convention: functions that can fail return a kvs_status (none of the
-// functions below can fail yet).
+// Error convention: functions that can fail return a kvs_status. On failure
+// kvs_last_error_message() returns a message for the calling thread, valid
+// until that thread's next call into the library.
 //
 // Thread safety: every function here may be called from any thread at once.
 
@@ -62,6 +63,75 @@ KVS_EXPORT uint32_t kvs_crc32c_extend(uint32_t crc, const void* data,
 
 // 1 when kvs_crc32c_extend uses the CPU's CRC32C instruction, else 0.
 KVS_EXPORT int kvs_crc32c_is_hardware_accelerated(void);
+
+// The message of the calling thread's last failed call; "" if none.
+KVS_EXPORT const char* kvs_last_error_message(void);
+
+// ---------------------------------------------------------------------------
+// Storage engine. An engine is one volume (a file or block device) holding
+// many regions; a region is one key range's LSM tree. Keys are 1..4096
+// bytes, values 0..1048576 bytes; larger ones fail with KVS_TOO_LARGE.
+
+typedef struct kvs_engine kvs_engine;
+typedef struct kvs_region kvs_region;
+
+typedef struct kvs_engine_options {
+  int sync;                      // 1: writes return once durable
+  uint32_t flush_interval_ms;    // sync == 0: writes durable within this
+  int direct_io;                 // 1: bypass the page cache (O_DIRECT)
+  uint64_t l0_size_bytes;        // per-region in-memory level size
+  uint32_t growth_factor;        // size ratio between device levels
+  uint32_t small_kv_bytes_max;   // KV pairs up to this size are small
+  uint32_t medium_kv_bytes_max;  // up to this: medium; above: large
+} kvs_engine_options;
+
+// Fills `options` with the defaults.
+KVS_EXPORT void kvs_engine_options_init(kvs_engine_options* options);
+
+// Opens the volume at `path`; with `create_if_missing`, formats a missing or
+// empty file first.
+KVS_EXPORT kvs_status kvs_engine_open(const char* path,
+                                      const kvs_engine_options* options,
+                                      int create_if_missing,
+                                      kvs_engine** engine);
+// Syncs and closes every region, then the volume. Region handles of this
+// engine become invalid.
+KVS_EXPORT void kvs_engine_close(kvs_engine* engine);
+
+// Region handles stay valid until the region is dropped or the engine is
+// closed; they need no closing of their own.
+KVS_EXPORT kvs_status kvs_region_create(kvs_engine* engine, const char* name,
+                                        size_t name_size, kvs_region** region);
+KVS_EXPORT kvs_status kvs_region_open(kvs_engine* engine, const char* name,
+                                      size_t name_size, kvs_region** region);
+KVS_EXPORT kvs_status kvs_region_drop(kvs_engine* engine, const char* name,
+                                      size_t name_size);
+
+KVS_EXPORT kvs_status kvs_put(kvs_region* region, const void* key,
+                              size_t key_size, const void* value,
+                              size_t value_size);
+KVS_EXPORT kvs_status kvs_delete(kvs_region* region, const void* key,
+                                 size_t key_size);
+
+// Receives a value found by kvs_get; the bytes are valid during the call.
+typedef void (*kvs_value_sink)(void* context, const void* value, size_t size);
+// KVS_NOT_FOUND if the key has no value; otherwise calls `sink` once.
+KVS_EXPORT kvs_status kvs_get(kvs_region* region, const void* key,
+                              size_t key_size, kvs_value_sink sink,
+                              void* sink_context);
+
+// Makes every write acknowledged so far durable.
+KVS_EXPORT kvs_status kvs_region_sync(kvs_region* region);
+
+typedef struct kvs_region_stats {
+  uint64_t puts, deletes, gets;
+  uint64_t l0_bytes, l0_entries;
+  uint64_t stalls, stall_micros;
+  uint64_t small_log_bytes, large_log_bytes;
+  uint64_t last_lsn;
+} kvs_region_stats;
+KVS_EXPORT void kvs_region_get_stats(kvs_region* region,
+                                     kvs_region_stats* stats);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -6,10 +6,13 @@
 #include <string>
 
 #include "capi/build_config.h"
+#include "capi/last_error.h"
 #include "kvs/kvs.h"
 #include "util/crc32c.h"
 
 namespace {
+
+thread_local std::string last_error_message;
 
 std::string MakeBuildInfo() {
   std::string info =
@@ -23,7 +26,20 @@ std::string MakeBuildInfo() {
 
 }  // namespace
 
+namespace kvs::capi {
+
+kvs_status Report(const Status& status) {
+  if (!status.ok()) {
+    last_error_message.assign(status.message());
+  }
+  return static_cast<kvs_status>(status.code());
+}
+
+}  // namespace kvs::capi
+
 extern "C" {
+
+const char* kvs_last_error_message(void) { return last_error_message.c_str(); }
 
 const char* kvs_version(void) { return KVS_VERSION_STRING; }
 

@@ -22,7 +22,8 @@ extern "C" JNIEXPORT jint JNI_OnLoad(JavaVM* vm, void* /*reserved*/) {
   const bool registered =
       kvs::jni::InitExceptions(env, native_methods) &&
       kvs::jni::RegisterLibraryNatives(env, native_methods) &&
-      kvs::jni::RegisterChecksumNatives(env, native_methods);
+      kvs::jni::RegisterChecksumNatives(env, native_methods) &&
+      kvs::jni::RegisterEngineNatives(env, native_methods);
   env->DeleteLocalRef(native_methods);
   return registered ? kRequiredJniVersion : JNI_ERR;
 }

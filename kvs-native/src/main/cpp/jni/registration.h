@@ -15,6 +15,7 @@ inline constexpr char kNativeMethodsClass[] =
 // Each returns false with a pending Java exception on failure.
 bool RegisterLibraryNatives(JNIEnv* env, jclass native_methods_class);
 bool RegisterChecksumNatives(JNIEnv* env, jclass native_methods_class);
+bool RegisterEngineNatives(JNIEnv* env, jclass native_methods_class);
 
 }  // namespace kvs::jni
 

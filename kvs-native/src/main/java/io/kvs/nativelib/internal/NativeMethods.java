@@ -34,6 +34,77 @@ public final class NativeMethods {
   /** Whether CRC32C runs on the CPU's instruction. */
   public static native boolean crc32cIsHardwareAccelerated();
 
+  // --- Engine (io.kvs.engine). Handles are native pointers; 0 is never valid.
+
+  /** Opens (and with {@code createIfMissing} formats) a volume; returns the engine handle. */
+  public static native long engineOpen(
+      String path,
+      boolean sync,
+      int flushIntervalMillis,
+      boolean directIo,
+      long l0SizeBytes,
+      int growthFactor,
+      int smallKvBytesMax,
+      int mediumKvBytesMax,
+      boolean createIfMissing);
+
+  /** Syncs and closes every region, then the volume. */
+  public static native void engineClose(long engine);
+
+  /** Creates a region; returns its handle. */
+  public static native long regionCreate(long engine, byte[] nameUtf8);
+
+  /** Opens a region; returns its handle. */
+  public static native long regionOpen(long engine, byte[] nameUtf8);
+
+  /** Drops a region and frees its space. */
+  public static native void regionDrop(long engine, byte[] nameUtf8);
+
+  /** Writes a key's value. */
+  public static native void put(
+      long region,
+      byte[] key,
+      int keyOffset,
+      int keyLength,
+      byte[] value,
+      int valueOffset,
+      int valueLength);
+
+  /** Writes a key's value from direct buffers. */
+  public static native void putDirect(
+      long region,
+      ByteBuffer key,
+      int keyPosition,
+      int keyLength,
+      ByteBuffer value,
+      int valuePosition,
+      int valueLength);
+
+  /** Deletes a key. */
+  public static native void delete(long region, byte[] key, int keyOffset, int keyLength);
+
+  /** Reads a key's value, or null if it has none. */
+  public static native byte[] get(long region, byte[] key, int keyOffset, int keyLength);
+
+  /**
+   * Reads a key's value into a direct buffer: returns its size (copied only if it fits the
+   * capacity), or -1 if the key has no value.
+   */
+  public static native int getDirect(
+      long region,
+      ByteBuffer key,
+      int keyPosition,
+      int keyLength,
+      ByteBuffer value,
+      int valuePosition,
+      int valueCapacity);
+
+  /** Makes every acknowledged write of the region durable. */
+  public static native void regionSync(long region);
+
+  /** Fills {@code out} with the region's counters, in {@code RegionStats} order. */
+  public static native void regionStats(long region, long[] out);
+
   /**
    * Called by the native side only, on error paths: builds the exception for a native status. The
    * one place where native errors become Java exceptions.

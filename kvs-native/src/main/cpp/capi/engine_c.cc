@@ -1,0 +1,165 @@
+// The engine part of the C ABI (include/kvs/kvs.h): adapts C types to
+// engine::Engine and lsm::Region.
+
+#include <memory>
+#include <string>
+
+#include "capi/last_error.h"
+#include "engine/engine.h"
+#include "kvs/kvs.h"
+
+// An engine handle owns the engine. A region handle is the address of the
+// lsm::Region, which the engine keeps alive until the region is dropped or
+// the engine closed, so it needs no allocation or closing of its own.
+struct kvs_engine {
+  std::unique_ptr<kvs::engine::Engine> engine;
+};
+
+namespace {
+
+using kvs::Status;
+using kvs::capi::Report;
+
+kvs::engine::EngineOptions ToOptions(const kvs_engine_options& c) {
+  kvs::engine::EngineOptions options;
+  options.sync = c.sync != 0;
+  options.flush_interval_ms = c.flush_interval_ms;
+  options.direct_io = c.direct_io != 0;
+  options.region.l0_size_bytes = c.l0_size_bytes;
+  options.region.growth_factor = c.growth_factor;
+  options.region.placement.small_kv_bytes_max = c.small_kv_bytes_max;
+  options.region.placement.medium_kv_bytes_max = c.medium_kv_bytes_max;
+  return options;
+}
+
+Status Validate(const kvs_engine_options& c) {
+  if (c.flush_interval_ms == 0 || c.flush_interval_ms > 60'000) {
+    return Status::InvalidArgument("flush interval must be 1..60000 ms");
+  }
+  if (c.l0_size_bytes < (1u << 20)) {
+    return Status::InvalidArgument("L0 size must be at least 1 MiB");
+  }
+  if (c.growth_factor < 2 || c.growth_factor > 64) {
+    return Status::InvalidArgument("growth factor must be 2..64");
+  }
+  if (c.small_kv_bytes_max > c.medium_kv_bytes_max) {
+    return Status::InvalidArgument(
+        "small KV threshold must not exceed the medium threshold");
+  }
+  return Status::Ok();
+}
+
+kvs_region* HandleFor(kvs::lsm::Region* region) {
+  return reinterpret_cast<kvs_region*>(region);
+}
+kvs::lsm::Region* RegionOf(kvs_region* handle) {
+  return reinterpret_cast<kvs::lsm::Region*>(handle);
+}
+
+}  // namespace
+
+extern "C" {
+
+void kvs_engine_options_init(kvs_engine_options* options) {
+  const kvs::engine::EngineOptions defaults;
+  options->sync = defaults.sync ? 1 : 0;
+  options->flush_interval_ms = defaults.flush_interval_ms;
+  options->direct_io = defaults.direct_io ? 1 : 0;
+  options->l0_size_bytes = defaults.region.l0_size_bytes;
+  options->growth_factor = defaults.region.growth_factor;
+  options->small_kv_bytes_max =
+      static_cast<uint32_t>(defaults.region.placement.small_kv_bytes_max);
+  options->medium_kv_bytes_max =
+      static_cast<uint32_t>(defaults.region.placement.medium_kv_bytes_max);
+}
+
+kvs_status kvs_engine_open(const char* path, const kvs_engine_options* options,
+                           int create_if_missing, kvs_engine** engine) {
+  kvs_engine_options effective;
+  if (options == nullptr) {
+    kvs_engine_options_init(&effective);
+  } else {
+    effective = *options;
+  }
+  Status status = Validate(effective);
+  if (!status.ok()) {
+    return Report(status);
+  }
+  auto handle = std::make_unique<kvs_engine>();
+  status = kvs::engine::Engine::Open(path, ToOptions(effective),
+                                     create_if_missing != 0, &handle->engine);
+  if (!status.ok()) {
+    return Report(status);
+  }
+  *engine = handle.release();
+  return KVS_OK;
+}
+
+void kvs_engine_close(kvs_engine* engine) { delete engine; }
+
+kvs_status kvs_region_create(kvs_engine* engine, const char* name,
+                             size_t name_size, kvs_region** region) {
+  kvs::lsm::Region* created = nullptr;
+  const Status status =
+      engine->engine->CreateRegion(std::string_view(name, name_size), &created);
+  if (!status.ok()) {
+    return Report(status);
+  }
+  *region = HandleFor(created);
+  return KVS_OK;
+}
+
+kvs_status kvs_region_open(kvs_engine* engine, const char* name,
+                           size_t name_size, kvs_region** region) {
+  kvs::lsm::Region* opened = nullptr;
+  const Status status =
+      engine->engine->OpenRegion(std::string_view(name, name_size), &opened);
+  if (!status.ok()) {
+    return Report(status);
+  }
+  *region = HandleFor(opened);
+  return KVS_OK;
+}
+
+kvs_status kvs_region_drop(kvs_engine* engine, const char* name,
+                           size_t name_size) {
+  return Report(engine->engine->DropRegion(std::string_view(name, name_size)));
+}
+
+kvs_status kvs_put(kvs_region* region, const void* key, size_t key_size,
+                   const void* value, size_t value_size) {
+  return Report(RegionOf(region)->Put(
+      std::string_view(static_cast<const char*>(key), key_size),
+      std::string_view(static_cast<const char*>(value), value_size)));
+}
+
+kvs_status kvs_delete(kvs_region* region, const void* key, size_t key_size) {
+  return Report(RegionOf(region)->Delete(
+      std::string_view(static_cast<const char*>(key), key_size)));
+}
+
+kvs_status kvs_get(kvs_region* region, const void* key, size_t key_size,
+                   kvs_value_sink sink, void* sink_context) {
+  std::string value;
+  const Status status = RegionOf(region)->Get(
+      std::string_view(static_cast<const char*>(key), key_size), &value);
+  if (!status.ok()) {
+    return Report(status);
+  }
+  sink(sink_context, value.data(), value.size());
+  return KVS_OK;
+}
+
+kvs_status kvs_region_sync(kvs_region* region) {
+  return Report(RegionOf(region)->Sync());
+}
+
+void kvs_region_get_stats(kvs_region* region, kvs_region_stats* stats) {
+  const kvs::lsm::RegionStats s = RegionOf(region)->stats();
+  *stats = {s.puts,         s.deletes,         s.gets,
+            s.l0_bytes,     s.l0_entries,      s.stalls,
+            s.stall_micros, s.small_log_bytes, s.large_log_bytes,
+            s.last_lsn};
+}
+
+}  // extern "C"

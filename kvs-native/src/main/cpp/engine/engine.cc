@@ -1,0 +1,184 @@
+#include "engine/engine.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include "util/coding.h"
+
+namespace kvs::engine {
+namespace {
+
+constexpr char kNextRegionKey[] = "engine/next_region";
+constexpr char kNamesPrefix[] = "names/";
+constexpr size_t kRegionNameBytesMax = 255;
+
+std::string NameKey(std::string_view name) {
+  return std::string(kNamesPrefix) + std::string(name);
+}
+
+std::string Fixed64(uint64_t value) {
+  std::string out(8, '\0');
+  coding::EncodeFixed64(out.data(), value);
+  return out;
+}
+
+}  // namespace
+
+Engine::Engine(const EngineOptions& options,
+               std::unique_ptr<alloc::Volume> volume)
+    : options_(options),
+      volume_(std::move(volume)),
+      sync_group_(volume_->file()) {
+  if (!options_.sync) {
+    flusher_ = std::thread([this] { FlushLoop(); });
+  }
+}
+
+Engine::~Engine() {
+  {
+    std::lock_guard<std::mutex> lock(flusher_mutex_);
+    stopping_ = true;
+  }
+  flusher_wakeup_.notify_all();
+  if (flusher_.joinable()) {
+    flusher_.join();
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& [name, region] : regions_) {
+    (void)region->Sync();  // best effort: errors were reported to writers
+  }
+  regions_.clear();
+}
+
+Status Engine::Open(const std::string& path, const EngineOptions& options,
+                    bool create_if_missing, std::unique_ptr<Engine>* engine) {
+  std::unique_ptr<io::File> file;
+  KVS_RETURN_IF_ERROR(io::OpenPosixFile(
+      path, {.direct_io = options.direct_io, .create = create_if_missing},
+      &file));
+  return Open(std::move(file), options, create_if_missing, engine);
+}
+
+Status Engine::Open(std::unique_ptr<io::File> file,
+                    const EngineOptions& options, bool create_if_missing,
+                    std::unique_ptr<Engine>* engine) {
+  std::unique_ptr<alloc::Volume> volume;
+  const bool empty = file->Size() == 0;
+  Status status;
+  if (empty && create_if_missing) {
+    status = alloc::Volume::Create(std::move(file), options.volume, &volume);
+  } else {
+    status = alloc::Volume::Open(std::move(file), options.volume, &volume);
+  }
+  KVS_RETURN_IF_ERROR(status);
+  engine->reset(new Engine(options, std::move(volume)));
+  return Status::Ok();
+}
+
+lsm::RegionContext Engine::Context() const {
+  lsm::RegionContext context;
+  context.volume = volume_.get();
+  context.sync_group = const_cast<io::SyncGroup*>(&sync_group_);
+  context.sync = options_.sync;
+  context.log_options = options_.log;
+  return context;
+}
+
+Status Engine::OpenRegion(std::string_view name, lsm::Region** region) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto open = regions_.find(name);
+  if (open != regions_.end()) {
+    *region = open->second.get();
+    return Status::Ok();
+  }
+  const auto id = volume_->CatalogGet(NameKey(name));
+  if (!id.has_value()) {
+    return Status::NotFound("no region named '" + std::string(name) + "'");
+  }
+  if (id->size() != 8) {
+    return Status::Corruption("malformed catalog entry for region " +
+                              std::string(name));
+  }
+  std::unique_ptr<lsm::Region> opened;
+  KVS_RETURN_IF_ERROR(lsm::Region::Open(Context(), std::string(name),
+                                        coding::DecodeFixed64(id->data()),
+                                        options_.region, &opened));
+  *region = opened.get();
+  regions_.emplace(std::string(name), std::move(opened));
+  return Status::Ok();
+}
+
+Status Engine::CreateRegion(std::string_view name, lsm::Region** region) {
+  if (name.empty() || name.size() > kRegionNameBytesMax) {
+    return Status::InvalidArgument("region names are 1 to 255 bytes");
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (volume_->CatalogGet(NameKey(name)).has_value()) {
+    return Status::InvalidArgument("region '" + std::string(name) +
+                                   "' already exists");
+  }
+  const auto next = volume_->CatalogGet(kNextRegionKey);
+  const uint64_t id = next ? coding::DecodeFixed64(next->data()) : 1;
+  alloc::MetadataBatch batch;
+  batch.Put(kNextRegionKey, Fixed64(id + 1));
+  batch.Put(NameKey(name), Fixed64(id));
+  KVS_RETURN_IF_ERROR(volume_->Commit(batch));
+  std::unique_ptr<lsm::Region> created;
+  KVS_RETURN_IF_ERROR(lsm::Region::Create(Context(), std::string(name), id,
+                                          options_.region, &created));
+  *region = created.get();
+  regions_.emplace(std::string(name), std::move(created));
+  return Status::Ok();
+}
+
+Status Engine::DropRegion(std::string_view name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto id = volume_->CatalogGet(NameKey(name));
+  if (!id.has_value()) {
+    return Status::NotFound("no region named '" + std::string(name) + "'");
+  }
+  regions_.erase(std::string(name));
+  // Everything the region owns is named in the catalog under its prefix;
+  // entries whose value is a segment number are its segments.
+  const std::string prefix =
+      lsm::Region::CatalogPrefix(coding::DecodeFixed64(id->data()));
+  alloc::MetadataBatch batch;
+  for (const auto& [key, value] : volume_->CatalogScan(prefix)) {
+    if (key.find("/log/") != std::string::npos && value.size() == 8) {
+      batch.Free(coding::DecodeFixed64(value.data()));
+    }
+    batch.Delete(key);
+  }
+  batch.Delete(NameKey(name));
+  return volume_->Commit(batch);
+}
+
+std::vector<std::string> Engine::ListRegions() const {
+  std::vector<std::string> names;
+  for (const auto& [key, value] : volume_->CatalogScan(kNamesPrefix)) {
+    names.push_back(key.substr(sizeof(kNamesPrefix) - 1));
+  }
+  return names;
+}
+
+void Engine::FlushLoop() {
+  std::unique_lock<std::mutex> lock(flusher_mutex_);
+  while (!stopping_) {
+    flusher_wakeup_.wait_for(
+        lock, std::chrono::milliseconds(options_.flush_interval_ms));
+    if (stopping_) {
+      break;
+    }
+    lock.unlock();
+    {
+      std::lock_guard<std::mutex> regions_lock(mutex_);
+      for (auto& [name, region] : regions_) {
+        // A failure is sticky in the region's logs and reported to writers.
+        (void)region->Flush();
+      }
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace kvs::engine

@@ -1,0 +1,95 @@
+// Engine: one volume and every region on it.
+//
+// Opens or creates the volume, keeps the registry of regions by name in the
+// volume catalog, and runs the background flusher that bounds how long an
+// acknowledged write stays volatile under sync=false.
+//
+// Catalog entries owned here:
+//
+// | key                  | value                                |
+// |----------------------|--------------------------------------|
+// | engine/next_region   | fixed64: the next region identifier  |
+// | names/<region name>  | fixed64: the region's identifier     |
+//
+// Thread safety: all methods may be called concurrently. Region pointers
+// stay valid until the region is dropped or the engine is destroyed.
+
+#ifndef KVS_ENGINE_ENGINE_H_
+#define KVS_ENGINE_ENGINE_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "alloc/volume.h"
+#include "io/file.h"
+#include "io/sync_group.h"
+#include "lsm/region.h"
+#include "util/status.h"
+
+namespace kvs::engine {
+
+struct EngineOptions {
+  // true: a write returns after its log record is durable. false: it is
+  // durable within flush_interval_ms; Region::Sync forces it sooner.
+  bool sync = false;
+  uint32_t flush_interval_ms = 50;
+  bool direct_io = true;
+  alloc::VolumeOptions volume;
+  lsm::RegionOptions region;
+  log::LogWriterOptions log;
+};
+
+class Engine {
+ public:
+  // Opens the volume at `path` (a file or block device), formatting it first
+  // if `create_if_missing` and it holds no volume.
+  static Status Open(const std::string& path, const EngineOptions& options,
+                     bool create_if_missing, std::unique_ptr<Engine>* engine);
+  // Same, on an already opened device (tests use an in-memory one).
+  static Status Open(std::unique_ptr<io::File> file,
+                     const EngineOptions& options, bool create_if_missing,
+                     std::unique_ptr<Engine>* engine);
+
+  ~Engine();  // stops the flusher, syncs and closes every open region
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // NOT_FOUND if no region has this name; BUSY-free: opening an open region
+  // returns the same one.
+  Status OpenRegion(std::string_view name, lsm::Region** region);
+  // INVALID_ARGUMENT if the name is taken or malformed (1..255 bytes).
+  Status CreateRegion(std::string_view name, lsm::Region** region);
+  // Removes the region and frees its space. The region must not be in use.
+  Status DropRegion(std::string_view name);
+  // Names of every region on the volume.
+  std::vector<std::string> ListRegions() const;
+
+  alloc::Volume* volume() const { return volume_.get(); }
+
+ private:
+  Engine(const EngineOptions& options, std::unique_ptr<alloc::Volume> volume);
+  void FlushLoop();
+  lsm::RegionContext Context() const;
+
+  const EngineOptions options_;
+  const std::unique_ptr<alloc::Volume> volume_;
+  io::SyncGroup sync_group_;
+
+  mutable std::mutex mutex_;  // guards regions_
+  std::map<std::string, std::unique_ptr<lsm::Region>, std::less<>> regions_;
+
+  std::mutex flusher_mutex_;
+  std::condition_variable flusher_wakeup_;
+  bool stopping_ = false;
+  std::thread flusher_;
+};
+
+}  // namespace kvs::engine
+
+#endif  // KVS_ENGINE_ENGINE_H_

@@ -1,0 +1,282 @@
+// Natives of io.kvs.engine: engine and region handles, put/get/delete over
+// byte arrays and direct buffers. Handles are the C ABI's pointers as jlong;
+// the Java wrappers guarantee a handle is live for the duration of a call.
+
+#include <jni.h>
+
+#include <cstring>
+#include <iterator>
+#include <string>
+
+#include "jni/exceptions.h"
+#include "jni/registration.h"
+#include "kvs/kvs.h"
+
+namespace kvs::jni {
+namespace {
+
+kvs_engine* EngineOf(jlong handle) {
+  return reinterpret_cast<kvs_engine*>(handle);
+}
+kvs_region* RegionOf(jlong handle) {
+  return reinterpret_cast<kvs_region*>(handle);
+}
+
+// Raises a failed C ABI call's status as a Java exception; true if failed.
+bool Failed(JNIEnv* env, kvs_status status) {
+  if (status == KVS_OK) {
+    return false;
+  }
+  ThrowStatus(env, Status::FromCode(static_cast<Status::Code>(status),
+                                    kvs_last_error_message()));
+  return true;
+}
+
+// Copies a byte[] range into `out`. The wrappers check bounds first.
+bool CopyArray(JNIEnv* env, jbyteArray array, jint offset, jint length,
+               std::string* out) {
+  out->resize(static_cast<size_t>(length));
+  env->GetByteArrayRegion(array, offset, length,
+                          reinterpret_cast<jbyte*>(out->data()));
+  return !env->ExceptionCheck();
+}
+
+// The address of a direct buffer range, or null with an exception pending.
+const char* DirectRange(JNIEnv* env, jobject buffer, jint position,
+                        jint length) {
+  auto* base = static_cast<const char*>(
+      buffer ? env->GetDirectBufferAddress(buffer) : nullptr);
+  if (base == nullptr) {
+    ThrowStatus(env, Status::InvalidArgument("not a direct buffer"));
+    return nullptr;
+  }
+  if (position < 0 || length < 0 ||
+      static_cast<jlong>(position) + length >
+          env->GetDirectBufferCapacity(buffer)) {
+    ThrowStatus(env, Status::InvalidArgument("buffer range out of bounds"));
+    return nullptr;
+  }
+  return base + position;
+}
+
+jlong EngineOpen(JNIEnv* env, jclass, jstring path, jboolean sync,
+                 jint flush_interval_ms, jboolean direct_io,
+                 jlong l0_size_bytes, jint growth_factor,
+                 jint small_kv_bytes_max, jint medium_kv_bytes_max,
+                 jboolean create_if_missing) {
+  const char* chars = env->GetStringUTFChars(path, nullptr);
+  if (chars == nullptr) {
+    return 0;
+  }
+  const std::string path_string(chars);
+  env->ReleaseStringUTFChars(path, chars);
+  kvs_engine_options options;
+  kvs_engine_options_init(&options);
+  options.sync = sync ? 1 : 0;
+  options.flush_interval_ms = static_cast<uint32_t>(flush_interval_ms);
+  options.direct_io = direct_io ? 1 : 0;
+  options.l0_size_bytes = static_cast<uint64_t>(l0_size_bytes);
+  options.growth_factor = static_cast<uint32_t>(growth_factor);
+  options.small_kv_bytes_max = static_cast<uint32_t>(small_kv_bytes_max);
+  options.medium_kv_bytes_max = static_cast<uint32_t>(medium_kv_bytes_max);
+  kvs_engine* engine = nullptr;
+  if (Failed(env, kvs_engine_open(path_string.c_str(), &options,
+                                  create_if_missing ? 1 : 0, &engine))) {
+    return 0;
+  }
+  return reinterpret_cast<jlong>(engine);
+}
+
+void EngineClose(JNIEnv*, jclass, jlong engine) {
+  kvs_engine_close(EngineOf(engine));
+}
+
+jlong RegionCall(JNIEnv* env, jlong engine, jbyteArray name, bool create) {
+  std::string bytes;
+  if (!CopyArray(env, name, 0, env->GetArrayLength(name), &bytes)) {
+    return 0;
+  }
+  kvs_region* region = nullptr;
+  const kvs_status status =
+      create ? kvs_region_create(EngineOf(engine), bytes.data(), bytes.size(),
+                                 &region)
+             : kvs_region_open(EngineOf(engine), bytes.data(), bytes.size(),
+                               &region);
+  return Failed(env, status) ? 0 : reinterpret_cast<jlong>(region);
+}
+
+jlong RegionCreate(JNIEnv* env, jclass, jlong engine, jbyteArray name) {
+  return RegionCall(env, engine, name, /*create=*/true);
+}
+
+jlong RegionOpen(JNIEnv* env, jclass, jlong engine, jbyteArray name) {
+  return RegionCall(env, engine, name, /*create=*/false);
+}
+
+void RegionDrop(JNIEnv* env, jclass, jlong engine, jbyteArray name) {
+  std::string bytes;
+  if (CopyArray(env, name, 0, env->GetArrayLength(name), &bytes)) {
+    Failed(env, kvs_region_drop(EngineOf(engine), bytes.data(), bytes.size()));
+  }
+}
+
+void Put(JNIEnv* env, jclass, jlong region, jbyteArray key, jint key_offset,
+         jint key_length, jbyteArray value, jint value_offset,
+         jint value_length) {
+  std::string key_bytes, value_bytes;
+  if (CopyArray(env, key, key_offset, key_length, &key_bytes) &&
+      CopyArray(env, value, value_offset, value_length, &value_bytes)) {
+    Failed(env, kvs_put(RegionOf(region), key_bytes.data(), key_bytes.size(),
+                        value_bytes.data(), value_bytes.size()));
+  }
+}
+
+void PutDirect(JNIEnv* env, jclass, jlong region, jobject key,
+               jint key_position, jint key_length, jobject value,
+               jint value_position, jint value_length) {
+  const char* key_bytes = DirectRange(env, key, key_position, key_length);
+  const char* value_bytes =
+      key_bytes ? DirectRange(env, value, value_position, value_length)
+                : nullptr;
+  if (value_bytes != nullptr) {
+    Failed(env,
+           kvs_put(RegionOf(region), key_bytes, static_cast<size_t>(key_length),
+                   value_bytes, static_cast<size_t>(value_length)));
+  }
+}
+
+void Delete(JNIEnv* env, jclass, jlong region, jbyteArray key, jint offset,
+            jint length) {
+  std::string key_bytes;
+  if (CopyArray(env, key, offset, length, &key_bytes)) {
+    Failed(env,
+           kvs_delete(RegionOf(region), key_bytes.data(), key_bytes.size()));
+  }
+}
+
+struct ArraySink {
+  JNIEnv* env;
+  jbyteArray result;
+};
+
+void SinkToArray(void* context, const void* value, size_t size) {
+  auto* sink = static_cast<ArraySink*>(context);
+  sink->result = sink->env->NewByteArray(static_cast<jsize>(size));
+  if (sink->result != nullptr) {
+    sink->env->SetByteArrayRegion(sink->result, 0, static_cast<jsize>(size),
+                                  static_cast<const jbyte*>(value));
+  }
+}
+
+jbyteArray Get(JNIEnv* env, jclass, jlong region, jbyteArray key, jint offset,
+               jint length) {
+  std::string key_bytes;
+  if (!CopyArray(env, key, offset, length, &key_bytes)) {
+    return nullptr;
+  }
+  ArraySink sink{env, nullptr};
+  const kvs_status status = kvs_get(RegionOf(region), key_bytes.data(),
+                                    key_bytes.size(), &SinkToArray, &sink);
+  if (status == KVS_NOT_FOUND) {
+    return nullptr;
+  }
+  Failed(env, status);
+  return sink.result;
+}
+
+struct BufferSink {
+  char* target;
+  size_t capacity;
+  size_t size;
+};
+
+void SinkToBuffer(void* context, const void* value, size_t size) {
+  auto* sink = static_cast<BufferSink*>(context);
+  sink->size = size;
+  if (size <= sink->capacity && size > 0) {
+    std::memcpy(sink->target, value, size);
+  }
+}
+
+// Returns the value's size (copied only if it fits), or -1 if absent.
+jint GetDirect(JNIEnv* env, jclass, jlong region, jobject key,
+               jint key_position, jint key_length, jobject value,
+               jint value_position, jint value_capacity) {
+  const char* key_bytes = DirectRange(env, key, key_position, key_length);
+  const char* target =
+      key_bytes ? DirectRange(env, value, value_position, value_capacity)
+                : nullptr;
+  if (target == nullptr) {
+    return -1;
+  }
+  BufferSink sink{const_cast<char*>(target),
+                  static_cast<size_t>(value_capacity), 0};
+  const kvs_status status =
+      kvs_get(RegionOf(region), key_bytes, static_cast<size_t>(key_length),
+              &SinkToBuffer, &sink);
+  if (status == KVS_NOT_FOUND) {
+    return -1;
+  }
+  if (Failed(env, status)) {
+    return -1;
+  }
+  return static_cast<jint>(sink.size);
+}
+
+void RegionSync(JNIEnv* env, jclass, jlong region) {
+  Failed(env, kvs_region_sync(RegionOf(region)));
+}
+
+void RegionStats(JNIEnv* env, jclass, jlong region, jlongArray out) {
+  kvs_region_stats stats;
+  kvs_region_get_stats(RegionOf(region), &stats);
+  const jlong values[] = {static_cast<jlong>(stats.puts),
+                          static_cast<jlong>(stats.deletes),
+                          static_cast<jlong>(stats.gets),
+                          static_cast<jlong>(stats.l0_bytes),
+                          static_cast<jlong>(stats.l0_entries),
+                          static_cast<jlong>(stats.stalls),
+                          static_cast<jlong>(stats.stall_micros),
+                          static_cast<jlong>(stats.small_log_bytes),
+                          static_cast<jlong>(stats.large_log_bytes),
+                          static_cast<jlong>(stats.last_lsn)};
+  if (env->GetArrayLength(out) < static_cast<jsize>(std::size(values))) {
+    ThrowStatus(env, Status::InvalidArgument("stats array too short"));
+    return;
+  }
+  env->SetLongArrayRegion(out, 0, static_cast<jsize>(std::size(values)),
+                          values);
+}
+
+#define KVS_NATIVE(name, signature, function)              \
+  {                                                        \
+    const_cast<char*>(name), const_cast<char*>(signature), \
+        reinterpret_cast<void*>(&function)                 \
+  }
+
+}  // namespace
+
+bool RegisterEngineNatives(JNIEnv* env, jclass native_methods_class) {
+  static const JNINativeMethod kMethods[] = {
+      KVS_NATIVE("engineOpen", "(Ljava/lang/String;ZIZJIIIZ)J", EngineOpen),
+      KVS_NATIVE("engineClose", "(J)V", EngineClose),
+      KVS_NATIVE("regionCreate", "(J[B)J", RegionCreate),
+      KVS_NATIVE("regionOpen", "(J[B)J", RegionOpen),
+      KVS_NATIVE("regionDrop", "(J[B)V", RegionDrop),
+      KVS_NATIVE("put", "(J[BII[BII)V", Put),
+      KVS_NATIVE("putDirect",
+                 "(JLjava/nio/ByteBuffer;IILjava/nio/ByteBuffer;II)V",
+                 PutDirect),
+      KVS_NATIVE("delete", "(J[BII)V", Delete),
+      KVS_NATIVE("get", "(J[BII)[B", Get),
+      KVS_NATIVE("getDirect",
+                 "(JLjava/nio/ByteBuffer;IILjava/nio/ByteBuffer;II)I",
+                 GetDirect),
+      KVS_NATIVE("regionSync", "(J)V", RegionSync),
+      KVS_NATIVE("regionStats", "(J[J)V", RegionStats),
+  };
+  return env->RegisterNatives(native_methods_class, kMethods,
+                              static_cast<jint>(std::size(kMethods))) == 0;
+}
+
+}  // namespace kvs::jni

@@ -1,0 +1,144 @@
+package io.kvs.engine;
+
+import io.kvs.nativelib.NativeLibrary;
+import io.kvs.nativelib.internal.NativeMethods;
+import java.lang.ref.Cleaner;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * One KVS volume and its regions. Open with {@link #open(Path, EngineOptions)}; close to sync and
+ * release everything (a {@link Cleaner} closes a forgotten engine when it becomes unreachable, but
+ * do not rely on it). Thread-safe.
+ */
+public final class Engine implements AutoCloseable {
+  private static final Cleaner CLEANER = Cleaner.create();
+
+  private final HandleGuard guard = new HandleGuard("engine");
+  private final long handle;
+  private final Cleaner.Cleanable cleanable;
+  private final Map<String, Region> regions = new HashMap<>();
+
+  private Engine(long handle) {
+    this.handle = handle;
+    this.cleanable = CLEANER.register(this, new NativeCloser(handle));
+  }
+
+  /**
+   * Opens the volume at {@code path} (a file or block device), formatting a missing or empty file
+   * when {@link EngineOptions#createIfMissing()}.
+   *
+   * @throws io.kvs.core.KvsException if the volume cannot be opened: NOT_FOUND for a file that is
+   *     no KVS volume, CORRUPTION for damaged metadata, IO_ERROR from the operating system
+   */
+  public static Engine open(Path path, EngineOptions options) {
+    Objects.requireNonNull(path, "path");
+    Objects.requireNonNull(options, "options");
+    NativeLibrary.load();
+    long handle =
+        NativeMethods.engineOpen(
+            path.toAbsolutePath().toString(),
+            options.sync(),
+            options.flushIntervalMillis(),
+            options.directIo(),
+            options.l0SizeBytes(),
+            options.growthFactor(),
+            options.smallKvBytesMax(),
+            options.mediumKvBytesMax(),
+            options.createIfMissing());
+    return new Engine(handle);
+  }
+
+  /**
+   * Creates region {@code name} (1 to 255 UTF-8 bytes).
+   *
+   * @throws io.kvs.core.InvalidRequestException if the name is taken or invalid
+   */
+  public Region createRegion(String name) {
+    return regionCall(name, true);
+  }
+
+  /**
+   * Opens region {@code name}, recovering it from its logs on first open. Opening an open region
+   * returns the same handle.
+   *
+   * @throws io.kvs.core.KvsException with status NOT_FOUND if there is no such region
+   */
+  public Region openRegion(String name) {
+    return regionCall(name, false);
+  }
+
+  /** Drops region {@code name} and frees its space; its handle is closed first. */
+  public void dropRegion(String name) {
+    byte[] bytes = nameBytes(name);
+    guard.enter();
+    try {
+      synchronized (regions) {
+        Region open = regions.remove(name);
+        if (open != null) {
+          open.closeHandle();
+        }
+        NativeMethods.regionDrop(handle, bytes);
+      }
+    } finally {
+      guard.exit();
+    }
+  }
+
+  private Region regionCall(String name, boolean create) {
+    byte[] bytes = nameBytes(name);
+    guard.enter();
+    try {
+      synchronized (regions) {
+        Region open = regions.get(name);
+        if (open != null && !create) {
+          return open;
+        }
+        long region =
+            create
+                ? NativeMethods.regionCreate(handle, bytes)
+                : NativeMethods.regionOpen(handle, bytes);
+        Region wrapper = new Region(name, region, guard);
+        regions.put(name, wrapper);
+        return wrapper;
+      }
+    } finally {
+      guard.exit();
+    }
+  }
+
+  private static byte[] nameBytes(String name) {
+    Objects.requireNonNull(name, "name");
+    return name.getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** Syncs every region and closes the volume; later calls on this engine or its regions fail. */
+  @Override
+  public void close() {
+    synchronized (regions) {
+      for (Region region : regions.values()) {
+        region.closeHandle();
+      }
+      regions.clear();
+    }
+    if (guard.close()) {
+      cleanable.clean();
+    }
+  }
+
+  private static final class NativeCloser implements Runnable {
+    private final long handle;
+
+    NativeCloser(long handle) {
+      this.handle = handle;
+    }
+
+    @Override
+    public void run() {
+      NativeMethods.engineClose(handle);
+    }
+  }
+}

@@ -1,0 +1,209 @@
+package io.kvs.engine;
+
+import io.kvs.core.InvalidRequestException;
+import io.kvs.core.StatusCode;
+import io.kvs.nativelib.internal.NativeMethods;
+import java.nio.ByteBuffer;
+import java.util.Objects;
+
+/**
+ * A handle on one region of an {@link Engine}. Closing the handle (or the engine) makes later calls
+ * fail with {@link io.kvs.core.ClosedException}; the region itself stays on the volume.
+ * Thread-safe.
+ */
+public final class Region implements AutoCloseable {
+  /** The largest key, in bytes. */
+  public static final int MAX_KEY_BYTES = 4096;
+
+  /** The largest value, in bytes. */
+  public static final int MAX_VALUE_BYTES = 1 << 20;
+
+  private final String name;
+  private final long handle;
+  private final HandleGuard engineGuard;
+  private final HandleGuard guard;
+
+  Region(String name, long handle, HandleGuard engineGuard) {
+    this.name = name;
+    this.handle = handle;
+    this.engineGuard = engineGuard;
+    this.guard = new HandleGuard("region '" + name + "'");
+  }
+
+  public String name() {
+    return name;
+  }
+
+  /** Writes {@code value} under {@code key}, replacing any previous value. */
+  public void put(byte[] key, byte[] value) {
+    checkKey(key.length);
+    checkValue(value.length);
+    enter();
+    try {
+      NativeMethods.put(handle, key, 0, key.length, value, 0, value.length);
+    } finally {
+      exit();
+    }
+  }
+
+  /**
+   * Writes the value between {@code value}'s position and limit under the key between {@code key}'s
+   * position and limit. Direct buffers are read in place; positions are not changed.
+   */
+  public void put(ByteBuffer key, ByteBuffer value) {
+    checkKey(key.remaining());
+    checkValue(value.remaining());
+    if (!key.isDirect() || !value.isDirect()) {
+      put(bytes(key), bytes(value));
+      return;
+    }
+    enter();
+    try {
+      NativeMethods.putDirect(
+          handle, key, key.position(), key.remaining(), value, value.position(), value.remaining());
+    } finally {
+      exit();
+    }
+  }
+
+  /** The value of {@code key}, or null if it has none. */
+  public byte[] get(byte[] key) {
+    checkKey(key.length);
+    enter();
+    try {
+      return NativeMethods.get(handle, key, 0, key.length);
+    } finally {
+      exit();
+    }
+  }
+
+  /**
+   * Reads the value of the key between {@code key}'s position and limit into {@code value} at its
+   * position. Returns the value's size, or -1 if the key has none. If the value fits the remaining
+   * space it is copied and {@code value}'s position advances past it; otherwise nothing is copied
+   * and the caller may retry with a buffer of the returned size.
+   */
+  public int get(ByteBuffer key, ByteBuffer value) {
+    checkKey(key.remaining());
+    if (!key.isDirect() || !value.isDirect()) {
+      byte[] found = get(bytes(key));
+      if (found == null) {
+        return -1;
+      }
+      if (found.length <= value.remaining()) {
+        value.put(found);
+      }
+      return found.length;
+    }
+    enter();
+    try {
+      int size =
+          NativeMethods.getDirect(
+              handle,
+              key,
+              key.position(),
+              key.remaining(),
+              value,
+              value.position(),
+              value.remaining());
+      if (size >= 0 && size <= value.remaining()) {
+        value.position(value.position() + size);
+      }
+      return size;
+    } finally {
+      exit();
+    }
+  }
+
+  /** Deletes {@code key}; deleting an absent key is not an error. */
+  public void delete(byte[] key) {
+    checkKey(key.length);
+    enter();
+    try {
+      NativeMethods.delete(handle, key, 0, key.length);
+    } finally {
+      exit();
+    }
+  }
+
+  /** Deletes the key between {@code key}'s position and limit. */
+  public void delete(ByteBuffer key) {
+    delete(bytes(key));
+  }
+
+  /** Returns once every write acknowledged so far is durable. */
+  public void sync() {
+    enter();
+    try {
+      NativeMethods.regionSync(handle);
+    } finally {
+      exit();
+    }
+  }
+
+  /** The region's counters. */
+  public RegionStats stats() {
+    long[] values = new long[RegionStats.FIELDS];
+    enter();
+    try {
+      NativeMethods.regionStats(handle, values);
+    } finally {
+      exit();
+    }
+    return RegionStats.of(values);
+  }
+
+  /** Closes this handle; the region's data stays. */
+  @Override
+  public void close() {
+    guard.close();
+  }
+
+  void closeHandle() {
+    guard.close();
+  }
+
+  private void enter() {
+    guard.enter();
+    try {
+      engineGuard.enter();
+    } catch (RuntimeException e) {
+      guard.exit();
+      throw e;
+    }
+  }
+
+  private void exit() {
+    engineGuard.exit();
+    guard.exit();
+  }
+
+  private static byte[] bytes(ByteBuffer buffer) {
+    byte[] copy = new byte[buffer.remaining()];
+    buffer.duplicate().get(copy);
+    return copy;
+  }
+
+  private static void checkKey(int size) {
+    if (size == 0) {
+      throw new InvalidRequestException(StatusCode.INVALID_ARGUMENT, "empty key");
+    }
+    if (size > MAX_KEY_BYTES) {
+      throw new InvalidRequestException(
+          StatusCode.TOO_LARGE, "key of " + size + " bytes exceeds the limit of " + MAX_KEY_BYTES);
+    }
+  }
+
+  private static void checkValue(int size) {
+    if (size > MAX_VALUE_BYTES) {
+      throw new InvalidRequestException(
+          StatusCode.TOO_LARGE,
+          "value of " + size + " bytes exceeds the limit of " + MAX_VALUE_BYTES);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "Region[" + Objects.toString(name) + "]";
+  }
+}

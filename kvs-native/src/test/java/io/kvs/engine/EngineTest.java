@@ -1,0 +1,169 @@
+package io.kvs.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvs.core.ClosedException;
+import io.kvs.core.InvalidRequestException;
+import io.kvs.core.KvsException;
+import io.kvs.core.StatusCode;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class EngineTest {
+  @TempDir Path directory;
+
+  private static byte[] bytes(String text) {
+    return text.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private Engine open() {
+    return Engine.open(directory.resolve("volume"), EngineOptions.defaults());
+  }
+
+  @Test
+  void putGetDeleteWithArraysAndSurviveReopen() {
+    Map<String, byte[]> model = new HashMap<>();
+    Random random = new Random(5);
+    try (Engine engine = open()) {
+      Region region = engine.createRegion("users");
+      for (int i = 0; i < 500; i++) {
+        byte[] value = new byte[random.nextInt(3000)];
+        random.nextBytes(value);
+        region.put(bytes("key" + i), value);
+        model.put("key" + i, value);
+      }
+      region.delete(bytes("key7"));
+      model.remove("key7");
+      assertThat(region.get(bytes("key7"))).isNull();
+      assertThat(region.get(bytes("key8"))).isEqualTo(model.get("key8"));
+      region.sync();
+      assertThat(region.stats().puts()).isEqualTo(500);
+      assertThat(region.stats().largeLogBytes()).isPositive();
+    }
+    try (Engine engine = open()) {
+      Region region = engine.openRegion("users");
+      for (Map.Entry<String, byte[]> entry : model.entrySet()) {
+        assertThat(region.get(bytes(entry.getKey()))).isEqualTo(entry.getValue());
+      }
+      assertThat(region.get(bytes("key7"))).isNull();
+    }
+  }
+
+  @Test
+  void directBuffersAreReadAndFilledInPlace() {
+    try (Engine engine = open()) {
+      Region region = engine.createRegion("direct");
+      ByteBuffer key = ByteBuffer.allocateDirect(16).put(bytes("k\0\u00ff")).flip();
+      ByteBuffer value = ByteBuffer.allocateDirect(2000);
+      for (int i = 0; i < 2000; i++) {
+        value.put((byte) i);
+      }
+      value.flip();
+      region.put(key, value);
+      assertThat(key.position()).isZero();
+
+      ByteBuffer small = ByteBuffer.allocateDirect(100);
+      assertThat(region.get(key, small)).isEqualTo(2000);
+      assertThat(small.position()).isZero(); // did not fit: nothing copied
+      ByteBuffer large = ByteBuffer.allocateDirect(4000);
+      assertThat(region.get(key, large)).isEqualTo(2000);
+      assertThat(large.position()).isEqualTo(2000);
+      large.flip();
+      assertThat(large).isEqualTo(value);
+      assertThat(region.get(ByteBuffer.allocateDirect(3).put(bytes("no!")).flip(), large))
+          .isEqualTo(-1);
+      // Heap buffers work through the array path.
+      region.put(ByteBuffer.wrap(bytes("heap")), ByteBuffer.wrap(bytes("value")));
+      assertThat(region.get(bytes("heap"))).isEqualTo(bytes("value"));
+    }
+  }
+
+  @Test
+  void everyErrorPathHasATypedException() {
+    try (Engine engine = open()) {
+      Region region = engine.createRegion("errors");
+      assertThatThrownBy(() -> region.put(new byte[Region.MAX_KEY_BYTES + 1], new byte[1]))
+          .isInstanceOfSatisfying(
+              InvalidRequestException.class,
+              e -> assertThat(e.status()).isEqualTo(StatusCode.TOO_LARGE))
+          .hasMessageContaining("4096");
+      assertThatThrownBy(() -> region.put(bytes("k"), new byte[Region.MAX_VALUE_BYTES + 1]))
+          .isInstanceOfSatisfying(
+              InvalidRequestException.class,
+              e -> assertThat(e.status()).isEqualTo(StatusCode.TOO_LARGE));
+      assertThatThrownBy(() -> region.get(new byte[0]))
+          .isInstanceOfSatisfying(
+              InvalidRequestException.class,
+              e -> assertThat(e.status()).isEqualTo(StatusCode.INVALID_ARGUMENT));
+      region.put(new byte[Region.MAX_KEY_BYTES], new byte[Region.MAX_VALUE_BYTES]);
+      assertThat(region.get(new byte[Region.MAX_KEY_BYTES])).hasSize(Region.MAX_VALUE_BYTES);
+
+      // Errors raised by the native side.
+      assertThatThrownBy(() -> engine.createRegion("errors"))
+          .isInstanceOf(InvalidRequestException.class)
+          .hasMessageContaining("already exists");
+      assertThatThrownBy(() -> engine.openRegion("missing"))
+          .isInstanceOfSatisfying(
+              KvsException.class, e -> assertThat(e.status()).isEqualTo(StatusCode.NOT_FOUND))
+          .hasMessageContaining("missing");
+
+      region.close();
+      assertThatThrownBy(() -> region.get(bytes("k"))).isInstanceOf(ClosedException.class);
+    }
+  }
+
+  @Test
+  void closedEngineRefusesEveryCall() {
+    Engine engine = open();
+    Region region = engine.createRegion("r");
+    engine.close();
+    engine.close(); // idempotent
+    assertThatThrownBy(() -> region.put(bytes("k"), bytes("v")))
+        .isInstanceOf(ClosedException.class);
+    assertThatThrownBy(() -> engine.openRegion("r")).isInstanceOf(ClosedException.class);
+  }
+
+  @Test
+  void droppedRegionsAreGoneAndTheirNamesReusable() {
+    try (Engine engine = open()) {
+      Region region = engine.createRegion("temp");
+      region.put(bytes("k"), bytes("v"));
+      engine.dropRegion("temp");
+      assertThatThrownBy(() -> region.get(bytes("k"))).isInstanceOf(ClosedException.class);
+      assertThatThrownBy(() -> engine.openRegion("temp"))
+          .isInstanceOfSatisfying(
+              KvsException.class, e -> assertThat(e.status()).isEqualTo(StatusCode.NOT_FOUND));
+      Region again = engine.createRegion("temp");
+      assertThat(again.get(bytes("k"))).isNull();
+    }
+  }
+
+  @Test
+  void aFileThatIsNoVolumeIsRefused() throws Exception {
+    Path file = directory.resolve("not-a-volume");
+    Files.write(file, new byte[64 * 1024]);
+    assertThatThrownBy(
+            () -> Engine.open(file, EngineOptions.builder().createIfMissing(false).build()))
+        .isInstanceOfSatisfying(
+            KvsException.class, e -> assertThat(e.status()).isEqualTo(StatusCode.NOT_FOUND));
+  }
+
+  @Test
+  void optionsValidateTheirArguments() {
+    assertThatThrownBy(() -> EngineOptions.builder().growthFactor(1))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> EngineOptions.builder().l0SizeBytes(1000))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> EngineOptions.builder().kvSizeThresholds(200, 100))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThat(EngineOptions.defaults().growthFactor()).isEqualTo(8);
+  }
+}
