@@ -37,6 +37,15 @@ class MetadataBatch {
   // `segment` must be allocated (committed); it becomes reusable once the
   // batch is durable.
   void Free(uint64_t segment) { frees_.push_back(segment); }
+  // Like Free, but the segment stays unavailable for reuse after the batch
+  // is durable, until Volume::ReleaseDeferred: for segments readers may
+  // still be reading (an old level being replaced). Recorded as a plain
+  // free, so after a restart the segment is simply free.
+  void FreeDeferred(uint64_t segment) {
+    frees_.push_back(segment);
+    deferred_.push_back(segment);
+  }
+  const std::vector<uint64_t>& deferred_frees() const { return deferred_; }
   void Put(std::string_view key, std::string_view value) {
     puts_.emplace_back(std::string(key), std::string(value));
   }
@@ -61,6 +70,7 @@ class MetadataBatch {
  private:
   std::vector<uint64_t> allocations_;
   std::vector<uint64_t> frees_;
+  std::vector<uint64_t> deferred_;  // subset of frees_, in memory only
   std::vector<std::pair<std::string, std::string>> puts_;
   std::vector<std::string> deletes_;
 };

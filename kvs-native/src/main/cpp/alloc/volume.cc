@@ -1,5 +1,6 @@
 #include "alloc/volume.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "alloc/checkpoint.h"
@@ -170,9 +171,11 @@ void Volume::ApplyLocked(const MetadataBatch& batch, bool release) {
   for (uint64_t segment : batch.allocations()) {
     allocated_.Insert(segment);
   }
+  const auto& deferred = batch.deferred_frees();
   for (uint64_t segment : batch.frees()) {
     allocated_.Erase(segment);
-    if (release) {
+    if (release && std::find(deferred.begin(), deferred.end(), segment) ==
+                       deferred.end()) {
       in_use_.Erase(segment);
     }
   }
@@ -209,6 +212,13 @@ Status Volume::ReserveLocked(uint64_t* segment) {
   next_search_ = *found + 1;
   *segment = *found;
   return Status::Ok();
+}
+
+void Volume::ReleaseDeferred(uint64_t segment) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  KVS_CHECK_MSG(in_use_.Contains(segment) && !allocated_.Contains(segment),
+                "releasing a segment that is not a deferred free");
+  in_use_.Erase(segment);
 }
 
 void Volume::Unreserve(uint64_t segment) {

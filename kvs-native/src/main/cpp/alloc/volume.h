@@ -85,6 +85,9 @@ class Volume {
   // reusable. Requires: allocations reserved, frees allocated.
   Status Commit(const MetadataBatch& batch);
 
+  // Makes a segment freed with MetadataBatch::FreeDeferred reusable.
+  void ReleaseDeferred(uint64_t segment);
+
   // Writes a checkpoint and starts a new redo chain (also done automatically
   // by Commit past VolumeOptions::checkpoint_redo_bytes).
   Status Checkpoint();

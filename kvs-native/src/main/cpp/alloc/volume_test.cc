@@ -123,6 +123,36 @@ TEST_F(VolumeTest, AFreeWhoseSyncFailedIsNotReused) {
   EXPECT_TRUE(volume_->IsAllocated(segments[0]));
 }
 
+TEST_F(VolumeTest, DeferredFreesAreDurableButNotReusedUntilReleased) {
+  const auto segments = AllocateSegments(2, "level");
+  MetadataBatch batch;
+  batch.FreeDeferred(segments[0]);
+  batch.Free(segments[1]);
+  ASSERT_TRUE(volume_->Commit(batch).ok());
+  EXPECT_FALSE(volume_->IsAllocated(segments[0]));
+  // Only the plain free is handed out again.
+  std::set<uint64_t> reserved;
+  for (int i = 0; i < 8; ++i) {
+    uint64_t segment = 0;
+    ASSERT_TRUE(volume_->Reserve(&segment).ok());
+    reserved.insert(segment);
+  }
+  EXPECT_TRUE(reserved.count(segments[1]));
+  EXPECT_FALSE(reserved.count(segments[0]));
+  for (uint64_t segment : reserved) volume_->Unreserve(segment);
+  volume_->ReleaseDeferred(segments[0]);
+  uint64_t segment = 0;
+  bool seen = false;
+  for (int i = 0; i < 16 && !seen; ++i) {
+    ASSERT_TRUE(volume_->Reserve(&segment).ok());
+    seen = segment == segments[0];
+  }
+  EXPECT_TRUE(seen);
+  // After a restart a deferred free is an ordinary free.
+  Reopen();
+  EXPECT_FALSE(volume_->IsAllocated(segments[0]));
+}
+
 TEST_F(VolumeTest, RedoChainGrowsAcrossSegments) {
   options_.checkpoint_redo_bytes = 1ull << 40;  // never checkpoint
   Reopen();

@@ -1,0 +1,90 @@
+#include "lsm/node_cache.h"
+
+#include "alloc/device_offset.h"
+#include "io/aligned_buffer.h"
+#include "util/limits.h"
+
+namespace kvs::lsm {
+
+NodeCache::NodeCache(io::File* file, size_t capacity_bytes)
+    : file_(file), shard_capacity_bytes_(capacity_bytes / kShards) {}
+
+NodeCache::Shard& NodeCache::ShardFor(uint64_t device_offset) {
+  // Nodes are at least 4 KiB apart: mix the block number, not the offset.
+  const uint64_t block = device_offset / limits::io_alignment_bytes;
+  return shards_[(block * 0x9e3779b97f4a7c15ull) >> 60];
+}
+
+Status NodeCache::Read(uint64_t device_offset, size_t size, std::string* node) {
+  Shard& shard = ShardFor(device_offset);
+  {
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    const auto it = shard.entries.find(device_offset);
+    if (it != shard.entries.end() && it->second.bytes->size() >= size) {
+      shard.lru.splice(shard.lru.begin(), shard.lru, it->second.position);
+      node->assign(*it->second.bytes, 0, size);
+      hits_.fetch_add(1, std::memory_order_relaxed);
+      return Status::Ok();
+    }
+  }
+  misses_.fetch_add(1, std::memory_order_relaxed);
+  io::AlignedBuffer buffer(size);
+  KVS_RETURN_IF_ERROR(file_->Read(device_offset, buffer.size(), buffer.data()));
+  bytes_read_.fetch_add(buffer.size(), std::memory_order_relaxed);
+  auto bytes = std::make_shared<const std::string>(buffer.data(), size);
+  node->assign(*bytes);
+  std::lock_guard<std::mutex> lock(shard.mutex);
+  Insert(shard, device_offset, std::move(bytes));
+  return Status::Ok();
+}
+
+void NodeCache::Insert(Shard& shard, uint64_t device_offset,
+                       std::shared_ptr<const std::string> bytes) {
+  const auto existing = shard.entries.find(device_offset);
+  if (existing != shard.entries.end()) {
+    shard.bytes -= existing->second.bytes->size();
+    shard.lru.erase(existing->second.position);
+    shard.entries.erase(existing);
+  }
+  if (bytes->size() > shard_capacity_bytes_) {
+    return;
+  }
+  shard.bytes += bytes->size();
+  shard.lru.push_front(device_offset);
+  shard.entries[device_offset] = {std::move(bytes), shard.lru.begin()};
+  while (shard.bytes > shard_capacity_bytes_) {
+    const uint64_t victim = shard.lru.back();
+    shard.lru.pop_back();
+    const auto it = shard.entries.find(victim);
+    shard.bytes -= it->second.bytes->size();
+    shard.entries.erase(it);
+  }
+}
+
+void NodeCache::EraseSegment(uint64_t segment) {
+  const uint64_t start = alloc::SegmentStart(segment);
+  const uint64_t end = alloc::SegmentStart(segment + 1);
+  for (Shard& shard : shards_) {
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    for (auto it = shard.entries.lower_bound(start);
+         it != shard.entries.end() && it->first < end;) {
+      shard.bytes -= it->second.bytes->size();
+      shard.lru.erase(it->second.position);
+      it = shard.entries.erase(it);
+    }
+  }
+}
+
+NodeCacheStats NodeCache::stats() const {
+  NodeCacheStats stats;
+  stats.hits = hits_.load();
+  stats.misses = misses_.load();
+  stats.bytes_read = bytes_read_.load();
+  for (const Shard& shard : shards_) {
+    std::lock_guard<std::mutex> lock(const_cast<std::mutex&>(shard.mutex));
+    stats.cached_bytes += shard.bytes;
+  }
+  return stats;
+}
+
+}  // namespace kvs::lsm

@@ -1,0 +1,69 @@
+// NodeCache: the engine's cache of B+-tree nodes, shared by every region of
+// a volume, and the NodeSource the tree readers read through.
+//
+// Nodes are cached by device offset in LRU order, in shards so readers on
+// different threads rarely share a lock; the capacity (bytes of node data)
+// is the cache's share of the engine's memory budget. A node is immutable
+// while its segment is allocated, so entries never go stale -- except when
+// the segment is reused, which is why EraseSegment must be called before a
+// freed segment is handed out again.
+//
+// Thread safety: all methods may be called concurrently.
+
+#ifndef KVS_LSM_NODE_CACHE_H_
+#define KVS_LSM_NODE_CACHE_H_
+
+#include <atomic>
+#include <cstdint>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "btree/tree_reader.h"
+#include "io/file.h"
+
+namespace kvs::lsm {
+
+struct NodeCacheStats {
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+  uint64_t bytes_read = 0;  // device bytes read on misses
+  uint64_t cached_bytes = 0;
+};
+
+class NodeCache final : public btree::NodeSource {
+ public:
+  NodeCache(io::File* file, size_t capacity_bytes);
+
+  Status Read(uint64_t device_offset, size_t size, std::string* node) override;
+  // Drops every cached node inside `segment`.
+  void EraseSegment(uint64_t segment);
+  NodeCacheStats stats() const;
+
+ private:
+  static constexpr size_t kShards = 16;
+  struct Shard {
+    std::mutex mutex;
+    std::list<uint64_t> lru;  // front: most recent
+    struct Entry {
+      std::shared_ptr<const std::string> bytes;
+      std::list<uint64_t>::iterator position;
+    };
+    std::map<uint64_t, Entry> entries;
+    size_t bytes = 0;
+  };
+  Shard& ShardFor(uint64_t device_offset);
+  void Insert(Shard& shard, uint64_t device_offset,
+              std::shared_ptr<const std::string> bytes);
+
+  io::File* const file_;
+  const size_t shard_capacity_bytes_;
+  Shard shards_[kShards];
+  std::atomic<uint64_t> hits_{0}, misses_{0}, bytes_read_{0};
+};
+
+}  // namespace kvs::lsm
+
+#endif  // KVS_LSM_NODE_CACHE_H_
