@@ -1,5 +1,6 @@
 #include "engine/engine.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -28,7 +29,10 @@ Engine::Engine(const EngineOptions& options,
                std::unique_ptr<alloc::Volume> volume)
     : options_(options),
       volume_(std::move(volume)),
-      sync_group_(volume_->file()) {
+      sync_group_(volume_->file()),
+      nodes_(volume_->file(), options.cache_bytes),
+      records_(volume_->file()),
+      compactions_(std::max(1u, options.compaction_threads)) {
   if (!options_.sync) {
     flusher_ = std::thread([this] { FlushLoop(); });
   }
@@ -81,6 +85,9 @@ lsm::RegionContext Engine::Context() const {
   context.sync_group = const_cast<io::SyncGroup*>(&sync_group_);
   context.sync = options_.sync;
   context.log_options = options_.log;
+  context.nodes = const_cast<lsm::NodeCache*>(&nodes_);
+  context.records = const_cast<lsm::RecordReader*>(&records_);
+  context.compactions = const_cast<ThreadPool*>(&compactions_);
   return context;
 }
 

@@ -29,8 +29,11 @@
 #include "alloc/volume.h"
 #include "io/file.h"
 #include "io/sync_group.h"
+#include "lsm/node_cache.h"
+#include "lsm/record_reader.h"
 #include "lsm/region.h"
 #include "util/status.h"
+#include "util/thread_pool.h"
 
 namespace kvs::engine {
 
@@ -40,6 +43,10 @@ struct EngineOptions {
   bool sync = false;
   uint32_t flush_interval_ms = 50;
   bool direct_io = true;
+  // Threads running compactions for every region of the volume.
+  unsigned compaction_threads = 2;
+  // Bytes of B+-tree nodes cached for all regions.
+  size_t cache_bytes = 64ull << 20;
   alloc::VolumeOptions volume;
   lsm::RegionOptions region;
   log::LogWriterOptions log;
@@ -80,6 +87,11 @@ class Engine {
   const EngineOptions options_;
   const std::unique_ptr<alloc::Volume> volume_;
   io::SyncGroup sync_group_;
+  lsm::NodeCache nodes_;
+  lsm::RecordReader records_;
+  // Declared before regions_, so destroyed after them: each region waits
+  // for its own compaction in its destructor, then the pool stops.
+  ThreadPool compactions_;
 
   mutable std::mutex mutex_;  // guards regions_
   std::map<std::string, std::unique_ptr<lsm::Region>, std::less<>> regions_;

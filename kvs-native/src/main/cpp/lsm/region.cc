@@ -55,9 +55,27 @@ Region::Region(const RegionContext& context, std::string name, uint64_t id,
       name_(std::move(name)),
       id_(id),
       options_(options),
-      active_(std::make_shared<L0Table>()) {}
+      active_(NewL0()) {}
 
-Region::~Region() = default;
+std::shared_ptr<L0Table> Region::NewL0() const {
+  // Arena blocks of a sixteenth of the L0 size keep the L0's memory, which
+  // decides when it is full, within 1/16 of what it holds.
+  const size_t block =
+      std::clamp<size_t>(options_.l0_size_bytes / 16, Arena::kBlockBytesMin,
+                         L0Table::kArenaBlockBytesDefault);
+  return std::make_shared<L0Table>(block);
+}
+
+Region::~Region() {
+  WaitForCompactions();
+  {
+    std::lock_guard<std::mutex> lock(retired_mutex_);
+    for (Retired& retired : retired_) {
+      retired.levels.clear();
+    }
+  }
+  ReclaimRetired();
+}
 
 Status Region::Create(const RegionContext& context, std::string name,
                       uint64_t id, const RegionOptions& options,
@@ -74,6 +92,7 @@ Status Region::Open(const RegionContext& context, std::string name, uint64_t id,
                     std::unique_ptr<Region>* region) {
   std::unique_ptr<Region> opened(
       new Region(context, std::move(name), id, options));
+  KVS_RETURN_IF_ERROR(opened->LoadLevels());
   KVS_RETURN_IF_ERROR(opened->OpenLogs(/*recover=*/true));
   *region = std::move(opened);
   return Status::Ok();
@@ -91,7 +110,7 @@ Status Region::OpenLogs(bool recover) {
     return log::LogWriter::Open(context_.volume, context_.sync_group, large,
                                 context_.log_options, nullptr, &large_log_);
   }
-  const uint64_t compacted_lsn = 0;  // nothing is compacted yet
+  const uint64_t compacted_lsn = compacted_lsn_;
   std::vector<ReplayedWrite> writes;
   uint64_t highest_lsn = compacted_lsn;
   log::LogTail small_tail, large_tail;
@@ -207,13 +226,60 @@ Status Region::Write(log::RecordType type, std::string_view key,
 }
 
 Status Region::MakeRoomForWrite() {
-  {
-    std::shared_lock<std::shared_mutex> lock(l0_mutex_);
-    if (active_->MemoryBytes() < options_.l0_size_bytes) {
-      return Status::Ok();
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(options_.stall_timeout_ms);
+  bool stalled = false;
+  const auto stall_start = std::chrono::steady_clock::now();
+  while (true) {
+    {
+      std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+      if (active_->MemoryBytes() < options_.l0_size_bytes) {
+        break;
+      }
+    }
+    {
+      std::unique_lock<std::mutex> stall_lock(stall_mutex_);
+      if (!background_error_.ok()) {
+        return background_error_;
+      }
+      if (!compacting_) {
+        std::unique_lock<std::shared_mutex> lock(l0_mutex_);
+        if (active_->MemoryBytes() < options_.l0_size_bytes) {
+          break;  // another writer switched already
+        }
+        KVS_CHECK(immutable_ == nullptr);
+        // No write is half done: they hold l0_mutex_ shared.
+        immutable_ = std::move(active_);
+        active_ = NewL0();
+        immutable_small_position_ = small_log_->appended_position();
+        immutable_large_position_ = large_log_->appended_position();
+        immutable_max_lsn_ = lsn_.load();
+        compacting_ = true;
+        context_.compactions->Submit([this] { BackgroundCompaction(); });
+        break;
+      }
+      if (!stalled) {
+        stalled = true;
+        stalls_.fetch_add(1, std::memory_order_relaxed);
+      }
+      if (l0_drained_.wait_until(stall_lock, deadline) ==
+              std::cv_status::timeout &&
+          compacting_) {
+        return Status::Busy("region " + name_ +
+                            ": in-memory level full and compaction behind "
+                            "for " +
+                            std::to_string(options_.stall_timeout_ms) + " ms");
+      }
     }
   }
-  // Device levels arrive with compaction; until then L0 only grows.
+  if (stalled) {
+    stall_micros_.fetch_add(
+        static_cast<uint64_t>(
+            std::chrono::duration_cast<std::chrono::microseconds>(
+                std::chrono::steady_clock::now() - stall_start)
+                .count()),
+        std::memory_order_relaxed);
+  }
   return Status::Ok();
 }
 
@@ -253,18 +319,47 @@ Status Region::ResolveL0(const L0Table::Entry& entry,
   return Status::Internal("unreachable");
 }
 
+Status Region::ResolveLevel(std::string_view key, const btree::LeafValue& leaf,
+                            std::string* value) const {
+  switch (leaf.kind) {
+    case btree::EntryKind::kPutInline:
+      value->assign(leaf.inline_bytes);
+      return Status::Ok();
+    case btree::EntryKind::kPutInLog:
+      return context_.records->ReadValue(
+          leaf.log_offset, leaf.log_record_size_bytes, key, value);
+    case btree::EntryKind::kDelete:
+      return Status::NotFound("deleted");
+  }
+  return Status::Corruption("unknown leaf entry kind");
+}
+
 Status Region::Get(std::string_view key, std::string* value) {
   gets_.fetch_add(1, std::memory_order_relaxed);
   std::shared_ptr<L0Table> active, immutable;
+  std::vector<std::shared_ptr<Level>> levels;
   {
     std::shared_lock<std::shared_mutex> lock(l0_mutex_);
     active = active_;
     immutable = immutable_;
+    levels = levels_;
   }
   L0Table::Entry entry;
   if (active->Get(key, &entry) ||
       (immutable != nullptr && immutable->Get(key, &entry))) {
     return ResolveL0(entry, value);
+  }
+  std::string leaf_buffer;
+  for (const auto& level : levels) {
+    if (level == nullptr || !level->MayContain(key)) {
+      continue;
+    }
+    btree::LeafValue leaf;
+    bool found = false;
+    KVS_RETURN_IF_ERROR(level->tree().Get(key, &leaf_buffer, &leaf, &found));
+    if (found) {
+      return ResolveLevel(key, leaf, value);
+    }
   }
   return Status::NotFound("no such key");
 }
@@ -293,6 +388,23 @@ RegionStats Region::stats() const {
   stats.small_log_bytes = small_log_->stats().appended_bytes;
   stats.large_log_bytes = large_log_->stats().appended_bytes;
   stats.last_lsn = lsn_.load();
+  stats.compactions = compactions_.load();
+  stats.compaction_bytes_written = compaction_bytes_.load();
+  {
+    std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+    for (const auto& level : levels_) {
+      if (level != nullptr) {
+        stats.level_count++;
+        stats.level_kv_bytes += level->descriptor().kv_bytes;
+      }
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lock(const_cast<std::mutex&>(stall_mutex_));
+    for (const auto& [segment, bytes] : large_garbage_) {
+      stats.large_garbage_bytes += bytes;
+    }
+  }
   return stats;
 }
 

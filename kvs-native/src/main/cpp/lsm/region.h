@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -32,9 +33,14 @@
 #include "alloc/volume.h"
 #include "io/sync_group.h"
 #include "log/log_writer.h"
+#include "lsm/compaction.h"
 #include "lsm/kv_placement.h"
 #include "lsm/l0_table.h"
+#include "lsm/level.h"
+#include "lsm/node_cache.h"
+#include "lsm/record_reader.h"
 #include "util/status.h"
+#include "util/thread_pool.h"
 
 namespace kvs::lsm {
 
@@ -46,6 +52,7 @@ struct RegionOptions {
   PlacementOptions placement;
   // How long a writer waits for a full L0 to drain before BUSY.
   uint32_t stall_timeout_ms = 10'000;
+  double bloom_bits_per_key = 10;
 };
 
 // What a region needs from the engine that owns it.
@@ -54,6 +61,9 @@ struct RegionContext {
   io::SyncGroup* sync_group = nullptr;
   bool sync = false;
   log::LogWriterOptions log_options;
+  NodeCache* nodes = nullptr;
+  RecordReader* records = nullptr;
+  ThreadPool* compactions = nullptr;
 };
 
 struct RegionStats {
@@ -67,6 +77,11 @@ struct RegionStats {
   uint64_t small_log_bytes = 0;
   uint64_t large_log_bytes = 0;
   uint64_t last_lsn = 0;
+  uint64_t compactions = 0;
+  uint64_t compaction_bytes_written = 0;
+  uint64_t level_count = 0;
+  uint64_t level_kv_bytes = 0;  // all device levels
+  uint64_t large_garbage_bytes = 0;
 };
 
 class Region {
@@ -81,6 +96,7 @@ class Region {
                      uint64_t id, const RegionOptions& options,
                      std::unique_ptr<Region>* region);
 
+  // Waits for a running compaction, then releases everything.
   ~Region();
   Region(const Region&) = delete;
   Region& operator=(const Region&) = delete;
@@ -97,6 +113,10 @@ class Region {
   Status Flush();
 
   RegionStats stats() const;
+  // Blocks until no compaction is queued or running (tests, benchmarks).
+  void WaitForCompactions();
+  // Per-level entry counts and sizes, for tests and statistics.
+  std::vector<LevelDescriptor> LevelDescriptors() const;
   const std::string& name() const { return name_; }
   uint64_t id() const { return id_; }
 
@@ -108,15 +128,31 @@ class Region {
          const RegionOptions& options);
 
   Status OpenLogs(bool recover);
+  std::shared_ptr<L0Table> NewL0() const;
   Status Write(log::RecordType type, std::string_view key,
                std::string_view value);
   Status ValidateKeyValue(std::string_view key, std::string_view value) const;
   Status ReadLarge(const LogPointer& pointer, std::string* value) const;
   // Resolves an L0 entry into a value or NotFound (tombstone).
   Status ResolveL0(const L0Table::Entry& entry, std::string* value) const;
+  Status ResolveLevel(std::string_view key, const btree::LeafValue& leaf,
+                      std::string* value) const;
   // Makes room in L0 (switching tables); may stall.
   Status MakeRoomForWrite();
-
+  Status LoadLevels();
+  void BackgroundCompaction();
+  Status CompactImmutable();
+  // Compacts level index `source` (0 = L1) into the next level.
+  Status CompactLevel(size_t source);
+  // Commits a compaction's result as level `output` (0 = L1).
+  // `merged_source`, if set, is the level merged into `output`: it is
+  // emptied in the same step.
+  Status Install(size_t output, CompactionResult& result,
+                 alloc::MetadataBatch& batch,
+                 std::optional<size_t> merged_source);
+  void ReclaimRetired();
+  uint64_t LevelCapacityBytes(size_t level) const;
+  std::string LevelKey(size_t level) const;
   const RegionContext context_;
   const std::string name_;
   const uint64_t id_;
@@ -130,9 +166,28 @@ class Region {
   // active L0 holds it exclusively, so a switch sees no half-done write.
   mutable std::shared_mutex l0_mutex_;
   std::shared_ptr<L0Table> active_;
-  std::shared_ptr<L0Table> immutable_;  // being compacted, or null
+  std::shared_ptr<L0Table> immutable_;          // being compacted, or null
+  std::vector<std::shared_ptr<Level>> levels_;  // [0] = L1; null = empty
+  // Log positions and the LSN when the active L0 became immutable.
+  uint64_t immutable_small_position_ = 0;
+  uint64_t immutable_large_position_ = 0;
+  uint64_t immutable_max_lsn_ = 0;
+  uint64_t compacted_lsn_ = 0;
+
   std::mutex stall_mutex_;
   std::condition_variable l0_drained_;
+  bool compacting_ = false;  // guarded by stall_mutex_
+  Status background_error_;  // guarded by stall_mutex_; sticky
+
+  // Levels replaced by compaction, kept until no reader holds them.
+  struct Retired {
+    std::vector<std::shared_ptr<Level>> levels;
+    std::vector<uint64_t> segments;
+  };
+  std::mutex retired_mutex_;
+  std::vector<Retired> retired_;
+  std::map<uint64_t, uint64_t> large_garbage_;  // segment -> bytes
+  std::atomic<uint64_t> compactions_{0}, compaction_bytes_{0};
 
   std::atomic<uint64_t> puts_{0}, deletes_{0}, gets_{0}, stalls_{0},
       stall_micros_{0};

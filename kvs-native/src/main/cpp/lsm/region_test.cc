@@ -24,13 +24,20 @@ class RegionTest : public ::testing::Test {
 
   void MakeContext() {
     sync_group_ = std::make_unique<io::SyncGroup>(volume_->file());
+    nodes_ = std::make_unique<NodeCache>(volume_->file(), 8 << 20);
+    records_ = std::make_unique<RecordReader>(volume_->file());
     context_.volume = volume_.get();
     context_.sync_group = sync_group_.get();
+    context_.nodes = nodes_.get();
+    context_.records = records_.get();
+    context_.compactions = &pool_;
   }
 
   // Simulates a crash: drops everything not durable, then reopens.
   void CrashAndReopen() {
     region_.reset();
+    nodes_.reset();
+    records_.reset();
     sync_group_.reset();
     volume_.reset();
     device_->Crash(MemoryDevice::CrashMode::kDropUnsynced);
@@ -50,6 +57,9 @@ class RegionTest : public ::testing::Test {
   std::shared_ptr<MemoryDevice> device_;
   std::unique_ptr<alloc::Volume> volume_;
   std::unique_ptr<io::SyncGroup> sync_group_;
+  std::unique_ptr<NodeCache> nodes_;
+  std::unique_ptr<RecordReader> records_;
+  ThreadPool pool_{2};
   RegionContext context_;
   RegionOptions options_;
   std::unique_ptr<Region> region_;
@@ -140,6 +150,129 @@ TEST_F(RegionTest, RandomWritesMatchAModelAcrossCrashes) {
       ASSERT_EQ(GetOrStatus(key), value) << "round " << round;
     }
   }
+}
+
+class RegionCompactionTest : public RegionTest {
+ protected:
+  void SetUp() override {
+    options_.l0_size_bytes = 256 * 1024;
+    options_.growth_factor = 4;
+    RegionTest::SetUp();
+  }
+
+  // Writes `count` random operations (a fifth deletes) into the region and
+  // the model, across every size category.
+  void RandomWrites(testing::RandomBytes& random, int count,
+                    std::map<std::string, std::string>* model) {
+    for (int i = 0; i < count; ++i) {
+      const std::string key = "k" + std::to_string(random.Uniform(3000));
+      if (random.Uniform(5) == 0) {
+        const Status status = region_->Delete(key);
+        ASSERT_TRUE(status.ok()) << status.ToString();
+        model->erase(key);
+        continue;
+      }
+      const uint64_t category = random.Uniform(10);
+      const size_t size = category < 6   ? random.Uniform(100)
+                          : category < 8 ? 120 + random.Uniform(800)
+                                         : 1100 + random.Uniform(3000);
+      const std::string value = random.Bytes(size);
+      const Status status = region_->Put(key, value);
+      ASSERT_TRUE(status.ok()) << status.ToString();
+      (*model)[key] = value;
+    }
+  }
+
+  void ExpectModel(const std::map<std::string, std::string>& model) {
+    for (int i = 0; i < 3000; ++i) {
+      const std::string key = "k" + std::to_string(i);
+      const auto it = model.find(key);
+      std::string value;
+      const Status status = region_->Get(key, &value);
+      if (it == model.end()) {
+        ASSERT_TRUE(status.IsNotFound()) << key << " " << status.ToString();
+      } else {
+        ASSERT_TRUE(status.ok()) << key << " " << status.ToString();
+        ASSERT_EQ(value, it->second) << key;
+      }
+    }
+  }
+};
+
+TEST_F(RegionCompactionTest, CompactionsBuildLevelsThatServeEveryKey) {
+  testing::RandomBytes random(17);
+  std::map<std::string, std::string> model;
+  RandomWrites(random, 20000, &model);
+  region_->WaitForCompactions();
+  const RegionStats stats = region_->stats();
+  EXPECT_GE(stats.compactions, 10u);
+  EXPECT_GE(stats.level_count, 2u);
+  EXPECT_GT(stats.large_garbage_bytes, 0u);  // overwritten large values
+  ExpectModel(model);
+  // Nothing leaks: every allocated segment belongs to a level or a log.
+  const auto volume_stats = volume_->stats();
+  EXPECT_EQ(volume_stats.reserved_segments, 0u);
+  EXPECT_LT(volume_stats.allocated_segments, 40u);
+}
+
+TEST_F(RegionCompactionTest, LevelsAndLogsRecoverAfterACrash) {
+  testing::RandomBytes random(23);
+  std::map<std::string, std::string> model;
+  for (int round = 0; round < 3; ++round) {
+    RandomWrites(random, 6000, &model);
+    ASSERT_TRUE(region_->Sync().ok());
+    CrashAndReopen();
+    ExpectModel(model);
+  }
+  EXPECT_GE(region_->LevelDescriptors().size(), 1u);
+}
+
+TEST_F(RegionCompactionTest, MediumValuesGoToTheMediumLogThenInPlace) {
+  // Only medium KVs: before the last level they sit in the medium log.
+  std::map<std::string, std::string> model;
+  testing::RandomBytes random(31);
+  for (int i = 0; i < 4000; ++i) {
+    const std::string key = "k" + std::to_string(i % 3000);
+    model[key] = random.Bytes(400);
+    ASSERT_TRUE(region_->Put(key, model[key]).ok());
+  }
+  region_->WaitForCompactions();
+  const auto levels = region_->LevelDescriptors();
+  ASSERT_FALSE(levels.empty());
+  // The deepest level holds medium values in place: no medium segments.
+  EXPECT_TRUE(levels.back().medium_segments.empty());
+  bool some_level_has_medium_log = false;
+  for (size_t i = 0; i + 1 < levels.size(); ++i) {
+    some_level_has_medium_log |= !levels[i].medium_segments.empty();
+  }
+  if (levels.size() > 1) {
+    EXPECT_TRUE(some_level_has_medium_log);
+  }
+  ExpectModel(model);
+}
+
+TEST_F(RegionCompactionTest, TombstonesDisappearAtTheLastLevel) {
+  std::map<std::string, std::string> model;
+  for (int i = 0; i < 3000; ++i) {
+    ASSERT_TRUE(region_->Put("k" + std::to_string(i), "v").ok());
+  }
+  for (int i = 0; i < 3000; ++i) {
+    ASSERT_TRUE(region_->Delete("k" + std::to_string(i)).ok());
+  }
+  // Push everything down with more writes of other keys.
+  testing::RandomBytes random(5);
+  for (int i = 0; i < 20000; ++i) {
+    ASSERT_TRUE(
+        region_->Put("z" + std::to_string(i % 500), random.Bytes(60)).ok());
+  }
+  region_->WaitForCompactions();
+  ExpectModel(model);
+  uint64_t entries = 0;
+  for (const auto& level : region_->LevelDescriptors()) {
+    entries += level.entries;
+  }
+  // At most the 500 live keys plus tombstones still above the last level.
+  EXPECT_LT(entries, 3500u);
 }
 
 }  // namespace

@@ -1,0 +1,124 @@
+// TreeReader: point lookups and ordered scans of one device level's B+-tree.
+//
+// Every node read is validated (ValidateNode: checksum, bounds, key order)
+// before it is parsed, and the descent checks what a single node cannot
+// prove about itself: each child is one level below its parent, its keys lie
+// between the pivots that routed to it, and the next-leaf chain goes forward.
+// A corrupted or misdirected node therefore gives Corruption, never a wrong
+// answer, and a descent or scan always ends.
+//
+// Thread safety: a TreeReader is immutable after construction (except for a
+// benign, atomic memo of the root's size), so Get and Iterators may run
+// concurrently from several threads if the NodeSource allows it. One
+// Iterator is used by one thread at a time.
+
+#ifndef KVS_BTREE_TREE_READER_H_
+#define KVS_BTREE_TREE_READER_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "btree/leaf_node.h"
+#include "util/status.h"
+
+namespace kvs::btree {
+
+// Where the reader's nodes come from: the engine puts a cache in front of
+// the volume; tests read from memory.
+class NodeSource {
+ public:
+  virtual ~NodeSource() = default;
+  // Reads the `size` bytes at `device_offset` into *node (resized to
+  // `size`). Must be safe to call concurrently when the TreeReader is shared
+  // between threads.
+  virtual Status Read(uint64_t device_offset, size_t size,
+                      std::string* node) = 0;
+};
+
+class TreeReader {
+ public:
+  class Iterator;
+
+  // Reads the tree whose root is at `root_offset` (0: the empty tree), as
+  // TreeBuilder::Finish returned it. `source` must outlive the reader and
+  // its iterators. No I/O happens here.
+  TreeReader(NodeSource* source, uint64_t root_offset);
+
+  TreeReader(const TreeReader&) = delete;
+  TreeReader& operator=(const TreeReader&) = delete;
+
+  uint64_t root_offset() const { return root_offset_; }
+
+  // Looks `key` up. On OK, *found says whether the tree has an entry for the
+  // key (a tombstone is an entry: value->kind == kDelete) and *value is its
+  // value. *leaf_buffer receives the bytes of the leaf searched; an inline
+  // value points into it, so it stays valid while *leaf_buffer is unchanged.
+  Status Get(std::string_view key, std::string* leaf_buffer, LeafValue* value,
+             bool* found) const;
+
+ private:
+  // Descends from the root to the leaf whose key range holds `key`, reading
+  // it into *leaf_buffer and parsing it into *leaf. Requires a non-empty
+  // tree.
+  Status FindLeaf(std::string_view key, std::string* leaf_buffer,
+                  LeafNodeView* leaf) const;
+
+  NodeSource* const source_;
+  const uint64_t root_offset_;
+  // The root may be a leaf or an index node, and the root offset does not
+  // say which: the first descent reads a leaf's worth of bytes, looks at the
+  // type and remembers the size (0 = not known yet).
+  mutable std::atomic<size_t> root_size_bytes_{0};
+};
+
+// An ordered scan over the entries of a tree, following next-leaf pointers
+// (one node read per leaf). Tombstones are returned like any entry.
+// Positioned nowhere (Valid() false) until a Seek.
+class TreeReader::Iterator {
+ public:
+  // `reader` must outlive the iterator.
+  explicit Iterator(const TreeReader* reader);
+
+  Iterator(const Iterator&) = delete;
+  Iterator& operator=(const Iterator&) = delete;
+
+  // Whether the iterator is at an entry. False at the end and after an
+  // error (see status()).
+  bool Valid() const { return valid_; }
+  // Positions at the first entry.
+  void SeekToFirst();
+  // Positions at the first entry whose key is >= target.
+  void Seek(std::string_view target);
+  // Moves to the next entry. Requires Valid().
+  void Next();
+
+  // The current entry. Require Valid(); the views stay valid until the
+  // iterator moves.
+  std::string_view key() const;
+  LeafValue value() const;
+
+  // OK unless a read or a validation failed; the iterator is then invalid.
+  Status status() const { return status_; }
+
+ private:
+  void MoveToNextLeaf();
+  void Fail(Status status);
+
+  const TreeReader* const reader_;
+  // Leaves live in separately allocated strings so that swapping them keeps
+  // the bytes (and the view into them) in place.
+  std::unique_ptr<std::string> leaf_buffer_;
+  std::unique_ptr<std::string> next_leaf_buffer_;
+  LeafNodeView leaf_;
+  size_t index_ = 0;
+  bool valid_ = false;
+  Status status_;
+};
+
+}  // namespace kvs::btree
+
+#endif  // KVS_BTREE_TREE_READER_H_

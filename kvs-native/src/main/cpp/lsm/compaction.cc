@@ -1,0 +1,306 @@
+#include "lsm/compaction.h"
+
+#include <cstring>
+#include <random>
+
+#include "alloc/device_offset.h"
+#include "btree/bloom_filter.h"
+#include "btree/tree_builder.h"
+#include "io/aligned_buffer.h"
+#include "log/log_format.h"
+#include "util/check.h"
+#include "util/limits.h"
+
+namespace kvs::lsm {
+namespace {
+
+// Appends medium KV pairs to fresh segments of the transient medium log.
+class MediumLogAppender {
+ public:
+  MediumLogAppender(alloc::Volume* volume, uint64_t region_id)
+      : volume_(volume), region_id_(region_id) {}
+
+  Status Append(std::string_view key, std::string_view value,
+                btree::LeafValue* pointer) {
+    const log::Record record{0, log::RecordType::kPut, key, value};
+    const size_t size = record.EncodedSize();
+    if (!open_ || used_ + size > limits::segment_size_bytes) {
+      KVS_RETURN_IF_ERROR(Roll());
+    }
+    log::EncodeRecord(record, nonce_, buffer_.data() + used_);
+    *pointer = btree::LeafValue::InLog(alloc::DeviceOffset(segment_, used_),
+                                       static_cast<uint32_t>(size));
+    used_ += size;
+    return Status::Ok();
+  }
+
+  Status Finish() { return open_ ? WriteCurrent() : Status::Ok(); }
+  const std::vector<uint64_t>& segments() const { return segments_; }
+  uint64_t bytes_written() const { return bytes_written_; }
+
+ private:
+  Status Roll() {
+    if (open_) {
+      KVS_RETURN_IF_ERROR(WriteCurrent());
+    }
+    KVS_RETURN_IF_ERROR(volume_->Reserve(&segment_));
+    segments_.push_back(segment_);
+    if (buffer_.size() == 0) {
+      buffer_.Resize(limits::segment_size_bytes);
+    }
+    std::memset(buffer_.data(), 0, buffer_.size());
+    nonce_ = std::random_device{}() * 0x100000001ull ^ segment_;
+    log::EncodeSegmentHeader(
+        {region_id_, log::LogKind::kMedium, segments_.size() - 1, nonce_},
+        buffer_.data());
+    used_ = log::kSegmentHeaderBytes;
+    open_ = true;
+    return Status::Ok();
+  }
+
+  Status WriteCurrent() {
+    const size_t length = io::AlignedBuffer::RoundUp(used_);
+    bytes_written_ += length;
+    return volume_->file()->Write(alloc::SegmentStart(segment_),
+                                  buffer_.view(length));
+  }
+
+  alloc::Volume* const volume_;
+  const uint64_t region_id_;
+  io::AlignedBuffer buffer_;
+  std::vector<uint64_t> segments_;
+  uint64_t segment_ = 0;
+  uint64_t nonce_ = 0;
+  size_t used_ = 0;
+  bool open_ = false;
+  uint64_t bytes_written_ = 0;
+};
+
+// One sorted input stream, newest version per key, with L0 payloads
+// translated to leaf values.
+class Input {
+ public:
+  virtual ~Input() = default;
+  virtual bool Valid() const = 0;
+  virtual std::string_view key() const = 0;
+  virtual btree::LeafValue value() const = 0;
+  // Moves past the current key; dropped older versions are reported.
+  virtual void Next(CompactionResult* result) = 0;
+  virtual Status status() const = 0;
+};
+
+void CountGarbage(const btree::LeafValue& value, const Level* medium_owner,
+                  CompactionResult* result) {
+  if (value.kind == btree::EntryKind::kPutInLog &&
+      (medium_owner == nullptr ||
+       !medium_owner->IsMediumSegment(alloc::SegmentOf(value.log_offset)))) {
+    result->large_garbage[alloc::SegmentOf(value.log_offset)] +=
+        value.log_record_size_bytes;
+  }
+}
+
+btree::LeafValue FromL0(const L0Table::Entry& entry) {
+  switch (entry.kind) {
+    case kL0InPlace:
+      return btree::LeafValue::Inline(entry.payload);
+    case kL0LargePointer: {
+      LogPointer pointer;
+      KVS_CHECK(DecodeLogPointer(entry.payload, &pointer));
+      return btree::LeafValue::InLog(pointer.device_offset,
+                                     pointer.record_size);
+    }
+    default:
+      return btree::LeafValue::Tombstone();
+  }
+}
+
+class L0Input final : public Input {
+ public:
+  explicit L0Input(const L0Table* table) : iterator_(table) {
+    iterator_.SeekToFirst();
+  }
+  bool Valid() const override { return iterator_.Valid(); }
+  std::string_view key() const override { return iterator_.entry().key; }
+  btree::LeafValue value() const override { return FromL0(iterator_.entry()); }
+  void Next(CompactionResult* result) override {
+    const std::string current(key());
+    iterator_.Next();
+    // Older versions of the same key are shadowed.
+    while (iterator_.Valid() && iterator_.entry().key == current) {
+      CountGarbage(FromL0(iterator_.entry()), nullptr, result);
+      iterator_.Next();
+    }
+  }
+  Status status() const override { return Status::Ok(); }
+
+ private:
+  L0Table::Iterator iterator_;
+};
+
+class LevelInput final : public Input {
+ public:
+  explicit LevelInput(const Level* level)
+      : level_(level), iterator_(&level->tree()) {
+    iterator_.SeekToFirst();
+  }
+  bool Valid() const override { return iterator_.Valid(); }
+  std::string_view key() const override { return iterator_.key(); }
+  btree::LeafValue value() const override { return iterator_.value(); }
+  void Next(CompactionResult*) override { iterator_.Next(); }
+  Status status() const override { return iterator_.status(); }
+  const Level* level() const { return level_; }
+
+ private:
+  const Level* const level_;
+  btree::TreeReader::Iterator iterator_;
+};
+
+struct Compactor {
+  alloc::Volume* volume;
+  RecordReader* records;
+  const CompactionJob& job;
+  CompactionResult* result;
+  btree::TreeBuilder* builder;
+  btree::BloomFilterBuilder* bloom;
+  MediumLogAppender* medium;
+  std::string scratch;
+
+  bool IsMediumPointer(const btree::LeafValue& value) const {
+    if (value.kind != btree::EntryKind::kPutInLog) return false;
+    const uint64_t segment = alloc::SegmentOf(value.log_offset);
+    return (job.source_level && job.source_level->IsMediumSegment(segment)) ||
+           (job.target && job.target->IsMediumSegment(segment));
+  }
+
+  Status Emit(std::string_view key, btree::LeafValue value, bool from_l0) {
+    result->entries_in++;
+    if (value.kind == btree::EntryKind::kDelete && job.last_level) {
+      return Status::Ok();
+    }
+    if (value.kind == btree::EntryKind::kPutInline && from_l0 &&
+        !job.last_level &&
+        Categorize(job.placement, key.size(), value.inline_bytes.size()) ==
+            KvCategory::kMedium) {
+      KVS_RETURN_IF_ERROR(medium->Append(key, value.inline_bytes, &value));
+    } else if (job.last_level && IsMediumPointer(value)) {
+      KVS_RETURN_IF_ERROR(records->ReadValue(
+          value.log_offset, value.log_record_size_bytes, key, &scratch));
+      value = btree::LeafValue::Inline(scratch);
+    }
+    uint64_t kv_bytes = key.size();
+    if (value.kind == btree::EntryKind::kPutInline) {
+      kv_bytes += value.inline_bytes.size();
+    } else if (value.kind == btree::EntryKind::kPutInLog) {
+      kv_bytes += value.log_record_size_bytes - log::kRecordHeaderBytes;
+    }
+    result->output.kv_bytes += kv_bytes;
+    result->output.entries++;
+    bloom->AddKey(key);
+    return builder->Add(key, value);
+  }
+};
+
+}  // namespace
+
+Status RunCompaction(alloc::Volume* volume, btree::NodeSource* /*nodes*/,
+                     RecordReader* records, const CompactionJob& job,
+                     CompactionResult* result) {
+  KVS_CHECK((job.source_l0 != nullptr) != (job.source_level != nullptr));
+  *result = CompactionResult{};
+  SegmentWriter index(volume, job.on_index_segment);
+  MediumLogAppender medium(volume, job.region_id);
+  btree::TreeBuilder builder(&index);
+  btree::BloomFilterBuilder bloom(job.bloom_bits_per_key);
+  Compactor compactor{volume,   records, job,     result,
+                      &builder, &bloom,  &medium, {}};
+
+  std::unique_ptr<Input> newer;
+  if (job.source_l0) {
+    newer = std::make_unique<L0Input>(job.source_l0.get());
+  } else {
+    newer = std::make_unique<LevelInput>(job.source_level.get());
+  }
+  std::unique_ptr<LevelInput> older;
+  if (job.target) {
+    older = std::make_unique<LevelInput>(job.target.get());
+  }
+  const bool from_l0 = job.source_l0 != nullptr;
+
+  auto fail = [&](Status status) {
+    index.Abandon();
+    for (uint64_t segment : medium.segments()) volume->Unreserve(segment);
+    for (uint64_t segment : result->output.bloom_segments)
+      volume->Unreserve(segment);
+    return status;
+  };
+
+  Status status;
+  while (status.ok() && (newer->Valid() || (older && older->Valid()))) {
+    const bool take_newer = newer->Valid() && (!older || !older->Valid() ||
+                                               newer->key() <= older->key());
+    if (take_newer) {
+      const std::string key(newer->key());
+      if (older && older->Valid() && older->key() == key) {
+        // The older level's version is shadowed.
+        CountGarbage(older->value(), older->level(), result);
+        older->Next(result);
+      }
+      status = compactor.Emit(key, newer->value(), from_l0);
+      newer->Next(result);
+    } else {
+      status = compactor.Emit(older->key(), older->value(), false);
+      older->Next(result);
+    }
+  }
+  if (status.ok()) status = newer->status();
+  if (status.ok() && older) status = older->status();
+  uint64_t root = 0;
+  if (status.ok()) status = builder.Finish(&root);
+  if (status.ok()) status = index.Finish();
+  if (status.ok()) status = medium.Finish();
+  std::string filter = bloom.Finish();
+  if (status.ok() && root != 0) {
+    result->output.bloom_bytes = filter.size();
+    status = WriteBlob(volume, filter, &result->output.bloom_segments);
+  }
+  if (!status.ok()) {
+    return fail(status);
+  }
+  LevelDescriptor& output = result->output;
+  output.root = root;
+  output.index_segments = index.segments();
+  output.medium_segments = medium.segments();
+  if (!job.last_level) {
+    for (const Level* input : {job.source_level.get(), job.target.get()}) {
+      if (input != nullptr) {
+        const auto& carried = input->descriptor().medium_segments;
+        output.medium_segments.insert(output.medium_segments.end(),
+                                      carried.begin(), carried.end());
+      }
+    }
+  }
+  result->new_segments = index.segments();
+  result->new_segments.insert(result->new_segments.end(),
+                              medium.segments().begin(),
+                              medium.segments().end());
+  result->new_segments.insert(result->new_segments.end(),
+                              output.bloom_segments.begin(),
+                              output.bloom_segments.end());
+  for (const Level* input : {job.source_level.get(), job.target.get()}) {
+    if (input == nullptr) continue;
+    const LevelDescriptor& d = input->descriptor();
+    for (uint64_t segment : d.index_segments)
+      result->obsolete_segments.push_back(segment);
+    for (uint64_t segment : d.bloom_segments)
+      result->obsolete_segments.push_back(segment);
+    if (job.last_level) {
+      for (uint64_t segment : d.medium_segments)
+        result->obsolete_segments.push_back(segment);
+    }
+  }
+  result->bytes_written = index.bytes_written() + medium.bytes_written() +
+                          io::AlignedBuffer::RoundUp(filter.size());
+  return Status::Ok();
+}
+
+}  // namespace kvs::lsm

@@ -1,0 +1,67 @@
+// Compaction: merges a newer source (the immutable L0, or level Li) into
+// the next level, building the new level bottom-up into fresh segments.
+//
+// Merge rules, for each key (the newer source wins; older versions drop):
+// - a tombstone is kept, except in the last level, where it is dropped;
+// - a medium value from L0 goes to the transient medium log (the leaf keeps
+//   a pointer) unless the output is the last level, where it stays in place;
+// - a medium-log pointer is resolved and its value put in place when the
+//   output is the last level -- then every input medium segment is freed
+//   wholesale -- otherwise kept, and the input medium segments travel on
+//   with the output level;
+// - a large-log pointer is kept; when a version holding one is dropped, its
+//   record's bytes count as garbage of its large-log segment.
+//
+// Nothing is installed here: the caller commits the output's segments, the
+// new descriptor and the frees of the inputs in one metadata batch.
+
+#ifndef KVS_LSM_COMPACTION_H_
+#define KVS_LSM_COMPACTION_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "alloc/volume.h"
+#include "lsm/kv_placement.h"
+#include "lsm/l0_table.h"
+#include "lsm/level.h"
+#include "lsm/record_reader.h"
+#include "lsm/segment_writer.h"
+
+namespace kvs::lsm {
+
+struct CompactionJob {
+  uint64_t region_id = 0;
+  // Exactly one of the two sources.
+  std::shared_ptr<L0Table> source_l0;
+  std::shared_ptr<Level> source_level;
+  std::shared_ptr<Level> target;  // null: the output level is new
+  bool last_level = false;        // no level below the output
+  PlacementOptions placement;
+  double bloom_bits_per_key = 10;
+  // Called per finished index segment (Send-Index ships it).
+  SegmentWriter::SegmentHook on_index_segment;
+};
+
+struct CompactionResult {
+  LevelDescriptor output;
+  // Segments written for the output (to be committed as allocated).
+  std::vector<uint64_t> new_segments;
+  // Segments of the inputs the output no longer needs (to be freed).
+  std::vector<uint64_t> obsolete_segments;
+  // Large-log garbage discovered: segment -> record bytes dropped.
+  std::map<uint64_t, uint64_t> large_garbage;
+  uint64_t entries_in = 0;
+  uint64_t bytes_written = 0;
+};
+
+// Runs `job`. On failure every segment it reserved is returned.
+Status RunCompaction(alloc::Volume* volume, btree::NodeSource* nodes,
+                     RecordReader* records, const CompactionJob& job,
+                     CompactionResult* result);
+
+}  // namespace kvs::lsm
+
+#endif  // KVS_LSM_COMPACTION_H_

@@ -1,0 +1,67 @@
+#include "lsm/record_reader.h"
+
+#include "alloc/device_offset.h"
+#include "io/aligned_buffer.h"
+#include "log/log_format.h"
+#include "util/limits.h"
+
+namespace kvs::lsm {
+
+Status RecordReader::Nonce(uint64_t segment, uint64_t* nonce) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = nonces_.find(segment);
+    if (it != nonces_.end()) {
+      *nonce = it->second;
+      return Status::Ok();
+    }
+  }
+  io::AlignedBuffer block(log::kSegmentHeaderBytes);
+  KVS_RETURN_IF_ERROR(
+      file_->Read(alloc::SegmentStart(segment), block.size(), block.data()));
+  log::SegmentHeader header;
+  const Status status = log::DecodeSegmentHeader(block.view(), &header);
+  if (!status.ok()) {
+    return Status::Corruption("value log segment " + std::to_string(segment) +
+                              ": " + std::string(status.message()));
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  nonces_[segment] = header.nonce;
+  *nonce = header.nonce;
+  return Status::Ok();
+}
+
+void RecordReader::Forget(uint64_t segment) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  nonces_.erase(segment);
+}
+
+Status RecordReader::ReadValue(uint64_t device_offset, uint32_t size,
+                               std::string_view key, std::string* value) {
+  const uint64_t offset = alloc::OffsetInSegment(device_offset);
+  if (size < log::kRecordHeaderBytes || offset < log::kSegmentHeaderBytes ||
+      offset + size > limits::segment_size_bytes) {
+    return Status::Corruption("value pointer " + std::to_string(device_offset) +
+                              " is invalid");
+  }
+  uint64_t nonce = 0;
+  KVS_RETURN_IF_ERROR(Nonce(alloc::SegmentOf(device_offset), &nonce));
+  const uint64_t from = device_offset & ~(limits::io_alignment_bytes - 1);
+  const uint64_t to = io::AlignedBuffer::RoundUp(device_offset + size);
+  io::AlignedBuffer buffer(to - from);
+  KVS_RETURN_IF_ERROR(file_->Read(from, to - from, buffer.data()));
+  log::Record record;
+  size_t decoded_size = 0;
+  if (!log::DecodeRecord(
+          std::string_view(buffer.data() + (device_offset - from), size), nonce,
+          &record, &decoded_size) ||
+      decoded_size != size || record.key != key) {
+    return Status::Corruption("value record at " +
+                              std::to_string(device_offset) +
+                              " fails its checksum or belongs to another key");
+  }
+  value->assign(record.value);
+  return Status::Ok();
+}
+
+}  // namespace kvs::lsm

@@ -1,0 +1,254 @@
+// Region: loading levels, compaction scheduling, and installing its output.
+
+#include <algorithm>
+
+#include "alloc/device_offset.h"
+#include "lsm/region.h"
+#include "util/check.h"
+#include "util/coding.h"
+
+namespace kvs::lsm {
+namespace {
+
+std::string Fixed64(uint64_t value) {
+  std::string out(8, '\0');
+  coding::EncodeFixed64(out.data(), value);
+  return out;
+}
+
+std::string Hex16(uint64_t value) {
+  char digits[17];
+  std::snprintf(digits, sizeof(digits), "%016llx",
+                static_cast<unsigned long long>(value));
+  return digits;
+}
+
+}  // namespace
+
+std::string Region::LevelKey(size_t level) const {
+  // level 0 is L1; two digits keep catalog order equal to level order.
+  char digits[3];
+  std::snprintf(digits, sizeof(digits), "%02zu", level + 1);
+  return CatalogPrefix(id_) + "level/" + digits;
+}
+
+uint64_t Region::LevelCapacityBytes(size_t level) const {
+  uint64_t capacity = options_.l0_size_bytes;
+  for (size_t i = 0; i <= level; ++i) {
+    capacity *= options_.growth_factor;
+  }
+  return capacity;
+}
+
+Status Region::LoadLevels() {
+  const std::string prefix = CatalogPrefix(id_);
+  const auto state = context_.volume->CatalogGet(prefix + "state");
+  if (state.has_value()) {
+    if (state->size() != 8) {
+      return Status::Corruption("malformed state of region " + name_);
+    }
+    compacted_lsn_ = coding::DecodeFixed64(state->data());
+  }
+  for (const auto& [key, value] :
+       context_.volume->CatalogScan(prefix + "level/")) {
+    const size_t number = std::stoul(key.substr(prefix.size() + 6));
+    if (number == 0 || number > 64) {
+      return Status::Corruption("bad level key " + key);
+    }
+    LevelDescriptor descriptor;
+    KVS_RETURN_IF_ERROR(LevelDescriptor::Decode(value, &descriptor));
+    std::shared_ptr<Level> level;
+    KVS_RETURN_IF_ERROR(Level::Open(context_.volume->file(), context_.nodes,
+                                    std::move(descriptor), &level));
+    if (levels_.size() < number) {
+      levels_.resize(number);
+    }
+    levels_[number - 1] = std::move(level);
+  }
+  for (const auto& [key, value] :
+       context_.volume->CatalogScan(prefix + "gc/")) {
+    if (value.size() != 8) {
+      return Status::Corruption("malformed garbage entry " + key);
+    }
+    large_garbage_[std::stoull(key.substr(prefix.size() + 3), nullptr, 16)] =
+        coding::DecodeFixed64(value.data());
+  }
+  return Status::Ok();
+}
+
+void Region::WaitForCompactions() {
+  std::unique_lock<std::mutex> lock(stall_mutex_);
+  l0_drained_.wait(lock, [this] { return !compacting_; });
+}
+
+std::vector<LevelDescriptor> Region::LevelDescriptors() const {
+  std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+  std::vector<LevelDescriptor> descriptors;
+  for (const auto& level : levels_) {
+    descriptors.push_back(level ? level->descriptor() : LevelDescriptor{});
+  }
+  return descriptors;
+}
+
+void Region::BackgroundCompaction() {
+  Status status = CompactImmutable();
+  // Then push full levels down, one at a time, top first.
+  for (size_t level = 0; status.ok(); ++level) {
+    std::shared_ptr<Level> current;
+    {
+      std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+      if (level >= levels_.size()) break;
+      current = levels_[level];
+    }
+    if (current != nullptr &&
+        current->descriptor().kv_bytes > LevelCapacityBytes(level)) {
+      status = CompactLevel(level);
+    }
+  }
+  ReclaimRetired();
+  std::lock_guard<std::mutex> lock(stall_mutex_);
+  if (!status.ok() && background_error_.ok()) {
+    background_error_ = Status::FromCode(
+        status.code(), "region " + name_ + " stopped: compaction failed: " +
+                           std::string(status.message()));
+  }
+  compacting_ = false;
+  l0_drained_.notify_all();
+}
+
+Status Region::CompactImmutable() {
+  CompactionJob job;
+  uint64_t small_position, large_position, max_lsn;
+  {
+    std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+    job.source_l0 = immutable_;
+    job.target = levels_.empty() ? nullptr : levels_[0];
+    job.last_level = std::none_of(
+        levels_.begin() + std::min<size_t>(1, levels_.size()), levels_.end(),
+        [](const auto& level) { return level != nullptr; });
+    small_position = immutable_small_position_;
+    large_position = immutable_large_position_;
+    max_lsn = immutable_max_lsn_;
+  }
+  KVS_CHECK(job.source_l0 != nullptr);
+  // Levels will point at these large values: they must be durable first.
+  KVS_RETURN_IF_ERROR(large_log_->SyncTo(large_position));
+  job.region_id = id_;
+  job.placement = options_.placement;
+  job.bloom_bits_per_key = options_.bloom_bits_per_key;
+  CompactionResult result;
+  KVS_RETURN_IF_ERROR(RunCompaction(context_.volume, context_.nodes,
+                                    context_.records, job, &result));
+  alloc::MetadataBatch batch;
+  batch.Put(CatalogPrefix(id_) + "state", Fixed64(max_lsn));
+  // The write-ahead log before the switch is now in L1.
+  small_log_->ReleaseSegmentsBefore(alloc::SegmentOf(small_position), &batch);
+  KVS_RETURN_IF_ERROR(Install(0, result, batch, std::nullopt));
+  std::unique_lock<std::shared_mutex> lock(l0_mutex_);
+  immutable_.reset();
+  compacted_lsn_ = max_lsn;
+  return Status::Ok();
+}
+
+Status Region::CompactLevel(size_t source) {
+  CompactionJob job;
+  {
+    std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+    job.source_level = levels_[source];
+    job.target = source + 1 < levels_.size() ? levels_[source + 1] : nullptr;
+    job.last_level =
+        source + 2 >= levels_.size() ||
+        std::none_of(levels_.begin() + static_cast<long>(source) + 2,
+                     levels_.end(),
+                     [](const auto& level) { return level != nullptr; });
+  }
+  job.region_id = id_;
+  job.placement = options_.placement;
+  job.bloom_bits_per_key = options_.bloom_bits_per_key;
+  CompactionResult result;
+  KVS_RETURN_IF_ERROR(RunCompaction(context_.volume, context_.nodes,
+                                    context_.records, job, &result));
+  alloc::MetadataBatch batch;
+  batch.Delete(LevelKey(source));
+  return Install(source + 1, result, batch, source);
+}
+
+Status Region::Install(size_t output, CompactionResult& result,
+                       alloc::MetadataBatch& batch,
+                       std::optional<size_t> merged_source) {
+  std::shared_ptr<Level> level;
+  if (!result.output.empty()) {
+    const Status opened = Level::Open(context_.volume->file(), context_.nodes,
+                                      result.output, &level);
+    if (!opened.ok()) {
+      for (uint64_t segment : result.new_segments) {
+        context_.volume->Unreserve(segment);
+      }
+      return opened;
+    }
+  }
+  for (uint64_t segment : result.new_segments) {
+    batch.Allocate(segment);
+  }
+  for (uint64_t segment : result.obsolete_segments) {
+    batch.FreeDeferred(segment);
+  }
+  if (level != nullptr) {
+    batch.Put(LevelKey(output), result.output.Encode());
+  } else {
+    batch.Delete(LevelKey(output));
+  }
+  {
+    std::lock_guard<std::mutex> lock(stall_mutex_);
+    for (const auto& [segment, bytes] : result.large_garbage) {
+      large_garbage_[segment] += bytes;
+      batch.Put(CatalogPrefix(id_) + "gc/" + Hex16(segment),
+                Fixed64(large_garbage_[segment]));
+    }
+  }
+  KVS_RETURN_IF_ERROR(context_.volume->Commit(batch));
+  Retired retired{{}, result.obsolete_segments};
+  {
+    std::unique_lock<std::shared_mutex> lock(l0_mutex_);
+    if (levels_.size() <= output) {
+      levels_.resize(output + 1);
+    }
+    retired.levels.push_back(std::move(levels_[output]));
+    levels_[output] = std::move(level);
+    if (merged_source.has_value()) {
+      retired.levels.push_back(std::move(levels_[*merged_source]));
+    }
+  }
+  compactions_.fetch_add(1, std::memory_order_relaxed);
+  compaction_bytes_.fetch_add(result.bytes_written, std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(retired_mutex_);
+  retired_.push_back(std::move(retired));
+  return Status::Ok();
+}
+
+void Region::ReclaimRetired() {
+  std::vector<uint64_t> released;
+  {
+    std::lock_guard<std::mutex> lock(retired_mutex_);
+    for (auto it = retired_.begin(); it != retired_.end();) {
+      // Only the retired list holds the levels: no reader can reach them.
+      if (std::all_of(it->levels.begin(), it->levels.end(),
+                      [](const auto& level) {
+                        return level == nullptr || level.use_count() == 1;
+                      })) {
+        released.insert(released.end(), it->segments.begin(),
+                        it->segments.end());
+        it = retired_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  for (uint64_t segment : released) {
+    context_.nodes->EraseSegment(segment);
+    context_.records->Forget(segment);
+    context_.volume->ReleaseDeferred(segment);
+  }
+}
+
+}  // namespace kvs::lsm
