@@ -123,12 +123,40 @@ KVS_EXPORT kvs_status kvs_get(kvs_region* region, const void* key,
 // Makes every write acknowledged so far durable.
 KVS_EXPORT kvs_status kvs_region_sync(kvs_region* region);
 
+// Iterators scan a snapshot of a region's live keys in order. An iterator
+// must be destroyed before its engine is closed or its region dropped.
+typedef struct kvs_iterator kvs_iterator;
+// `upper_bound` (exclusive) may be NULL for no bound.
+KVS_EXPORT kvs_status kvs_iterator_create(kvs_region* region,
+                                          const void* upper_bound,
+                                          size_t upper_bound_size,
+                                          kvs_iterator** iterator);
+KVS_EXPORT void kvs_iterator_destroy(kvs_iterator* iterator);
+KVS_EXPORT void kvs_iterator_seek_to_first(kvs_iterator* iterator);
+KVS_EXPORT void kvs_iterator_seek(kvs_iterator* iterator, const void* key,
+                                  size_t key_size);
+// 1 if positioned at a key, 0 at the end or after an error.
+KVS_EXPORT int kvs_iterator_valid(const kvs_iterator* iterator);
+KVS_EXPORT void kvs_iterator_next(kvs_iterator* iterator);
+// The current key; valid until the iterator moves.
+KVS_EXPORT void kvs_iterator_key(const kvs_iterator* iterator, const void** key,
+                                 size_t* key_size);
+// Calls `sink` with the current value.
+KVS_EXPORT kvs_status kvs_iterator_value(const kvs_iterator* iterator,
+                                         kvs_value_sink sink,
+                                         void* sink_context);
+// KVS_OK, or the error that ended the scan.
+KVS_EXPORT kvs_status kvs_iterator_status(const kvs_iterator* iterator);
+
 typedef struct kvs_region_stats {
   uint64_t puts, deletes, gets;
   uint64_t l0_bytes, l0_entries;
   uint64_t stalls, stall_micros;
   uint64_t small_log_bytes, large_log_bytes;
   uint64_t last_lsn;
+  uint64_t compactions, compaction_bytes_written;
+  uint64_t level_count, level_kv_bytes;
+  uint64_t large_garbage_bytes;
 } kvs_region_stats;
 KVS_EXPORT void kvs_region_get_stats(kvs_region* region,
                                      kvs_region_stats* stats);

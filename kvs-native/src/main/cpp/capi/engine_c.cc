@@ -2,6 +2,7 @@
 // engine::Engine and lsm::Region.
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "capi/last_error.h"
@@ -54,6 +55,12 @@ kvs_region* HandleFor(kvs::lsm::Region* region) {
 }
 kvs::lsm::Region* RegionOf(kvs_region* handle) {
   return reinterpret_cast<kvs::lsm::Region*>(handle);
+}
+kvs::lsm::RegionIterator* IteratorOf(kvs_iterator* handle) {
+  return reinterpret_cast<kvs::lsm::RegionIterator*>(handle);
+}
+const kvs::lsm::RegionIterator* IteratorOf(const kvs_iterator* handle) {
+  return reinterpret_cast<const kvs::lsm::RegionIterator*>(handle);
 }
 
 }  // namespace
@@ -159,7 +166,62 @@ void kvs_region_get_stats(kvs_region* region, kvs_region_stats* stats) {
   *stats = {s.puts,         s.deletes,         s.gets,
             s.l0_bytes,     s.l0_entries,      s.stalls,
             s.stall_micros, s.small_log_bytes, s.large_log_bytes,
-            s.last_lsn};
+            s.last_lsn,     s.compactions,     s.compaction_bytes_written,
+            s.level_count,  s.level_kv_bytes,  s.large_garbage_bytes};
+}
+
+kvs_status kvs_iterator_create(kvs_region* region, const void* upper_bound,
+                               size_t upper_bound_size,
+                               kvs_iterator** iterator) {
+  std::optional<std::string> bound;
+  if (upper_bound != nullptr) {
+    bound.emplace(static_cast<const char*>(upper_bound), upper_bound_size);
+  }
+  *iterator = reinterpret_cast<kvs_iterator*>(
+      RegionOf(region)->NewIterator(std::move(bound)).release());
+  return KVS_OK;
+}
+
+void kvs_iterator_destroy(kvs_iterator* iterator) {
+  delete IteratorOf(iterator);
+}
+
+void kvs_iterator_seek_to_first(kvs_iterator* iterator) {
+  IteratorOf(iterator)->SeekToFirst();
+}
+
+void kvs_iterator_seek(kvs_iterator* iterator, const void* key,
+                       size_t key_size) {
+  IteratorOf(iterator)->Seek(
+      std::string_view(static_cast<const char*>(key), key_size));
+}
+
+int kvs_iterator_valid(const kvs_iterator* iterator) {
+  return IteratorOf(iterator)->Valid() ? 1 : 0;
+}
+
+void kvs_iterator_next(kvs_iterator* iterator) { IteratorOf(iterator)->Next(); }
+
+void kvs_iterator_key(const kvs_iterator* iterator, const void** key,
+                      size_t* key_size) {
+  const std::string_view current = IteratorOf(iterator)->key();
+  *key = current.data();
+  *key_size = current.size();
+}
+
+kvs_status kvs_iterator_value(const kvs_iterator* iterator, kvs_value_sink sink,
+                              void* sink_context) {
+  std::string value;
+  const Status status = IteratorOf(iterator)->value(&value);
+  if (!status.ok()) {
+    return Report(status);
+  }
+  sink(sink_context, value.data(), value.size());
+  return KVS_OK;
+}
+
+kvs_status kvs_iterator_status(const kvs_iterator* iterator) {
+  return Report(IteratorOf(iterator)->status());
 }
 
 }  // extern "C"

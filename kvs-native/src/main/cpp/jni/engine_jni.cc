@@ -230,22 +230,95 @@ void RegionSync(JNIEnv* env, jclass, jlong region) {
 void RegionStats(JNIEnv* env, jclass, jlong region, jlongArray out) {
   kvs_region_stats stats;
   kvs_region_get_stats(RegionOf(region), &stats);
-  const jlong values[] = {static_cast<jlong>(stats.puts),
-                          static_cast<jlong>(stats.deletes),
-                          static_cast<jlong>(stats.gets),
-                          static_cast<jlong>(stats.l0_bytes),
-                          static_cast<jlong>(stats.l0_entries),
-                          static_cast<jlong>(stats.stalls),
-                          static_cast<jlong>(stats.stall_micros),
-                          static_cast<jlong>(stats.small_log_bytes),
-                          static_cast<jlong>(stats.large_log_bytes),
-                          static_cast<jlong>(stats.last_lsn)};
+  const uint64_t fields[] = {
+      stats.puts,         stats.deletes,         stats.gets,
+      stats.l0_bytes,     stats.l0_entries,      stats.stalls,
+      stats.stall_micros, stats.small_log_bytes, stats.large_log_bytes,
+      stats.last_lsn,     stats.compactions,     stats.compaction_bytes_written,
+      stats.level_count,  stats.level_kv_bytes,  stats.large_garbage_bytes};
+  jlong values[std::size(fields)];
+  for (size_t i = 0; i < std::size(fields); ++i) {
+    values[i] = static_cast<jlong>(fields[i]);
+  }
   if (env->GetArrayLength(out) < static_cast<jsize>(std::size(values))) {
     ThrowStatus(env, Status::InvalidArgument("stats array too short"));
     return;
   }
   env->SetLongArrayRegion(out, 0, static_cast<jsize>(std::size(values)),
                           values);
+}
+
+kvs_iterator* IteratorOf(jlong handle) {
+  return reinterpret_cast<kvs_iterator*>(handle);
+}
+
+jlong IteratorCreate(JNIEnv* env, jclass, jlong region,
+                     jbyteArray upper_bound) {
+  std::string bound;
+  if (upper_bound != nullptr &&
+      !CopyArray(env, upper_bound, 0, env->GetArrayLength(upper_bound),
+                 &bound)) {
+    return 0;
+  }
+  kvs_iterator* iterator = nullptr;
+  if (Failed(env, kvs_iterator_create(
+                      RegionOf(region),
+                      upper_bound != nullptr ? bound.data() : nullptr,
+                      bound.size(), &iterator))) {
+    return 0;
+  }
+  return reinterpret_cast<jlong>(iterator);
+}
+
+void IteratorDestroy(JNIEnv*, jclass, jlong iterator) {
+  kvs_iterator_destroy(IteratorOf(iterator));
+}
+
+// Seeks (null key: to the first key); returns whether positioned.
+jboolean IteratorSeek(JNIEnv* env, jclass, jlong iterator, jbyteArray key) {
+  if (key == nullptr) {
+    kvs_iterator_seek_to_first(IteratorOf(iterator));
+  } else {
+    std::string bytes;
+    if (!CopyArray(env, key, 0, env->GetArrayLength(key), &bytes)) {
+      return JNI_FALSE;
+    }
+    kvs_iterator_seek(IteratorOf(iterator), bytes.data(), bytes.size());
+  }
+  if (Failed(env, kvs_iterator_status(IteratorOf(iterator)))) {
+    return JNI_FALSE;
+  }
+  return kvs_iterator_valid(IteratorOf(iterator)) ? JNI_TRUE : JNI_FALSE;
+}
+
+// Moves on; returns whether positioned.
+jboolean IteratorNext(JNIEnv* env, jclass, jlong iterator) {
+  kvs_iterator_next(IteratorOf(iterator));
+  if (Failed(env, kvs_iterator_status(IteratorOf(iterator)))) {
+    return JNI_FALSE;
+  }
+  return kvs_iterator_valid(IteratorOf(iterator)) ? JNI_TRUE : JNI_FALSE;
+}
+
+jbyteArray IteratorKey(JNIEnv* env, jclass, jlong iterator) {
+  const void* key = nullptr;
+  size_t size = 0;
+  kvs_iterator_key(IteratorOf(iterator), &key, &size);
+  jbyteArray result = env->NewByteArray(static_cast<jsize>(size));
+  if (result != nullptr) {
+    env->SetByteArrayRegion(result, 0, static_cast<jsize>(size),
+                            static_cast<const jbyte*>(key));
+  }
+  return result;
+}
+
+jbyteArray IteratorValue(JNIEnv* env, jclass, jlong iterator) {
+  ArraySink sink{env, nullptr};
+  if (Failed(env,
+             kvs_iterator_value(IteratorOf(iterator), &SinkToArray, &sink))) {
+    return nullptr;
+  }
+  return sink.result;
 }
 
 #define KVS_NATIVE(name, signature, function)              \
@@ -274,6 +347,12 @@ bool RegisterEngineNatives(JNIEnv* env, jclass native_methods_class) {
                  GetDirect),
       KVS_NATIVE("regionSync", "(J)V", RegionSync),
       KVS_NATIVE("regionStats", "(J[J)V", RegionStats),
+      KVS_NATIVE("iteratorCreate", "(J[B)J", IteratorCreate),
+      KVS_NATIVE("iteratorDestroy", "(J)V", IteratorDestroy),
+      KVS_NATIVE("iteratorSeek", "(J[B)Z", IteratorSeek),
+      KVS_NATIVE("iteratorNext", "(J)Z", IteratorNext),
+      KVS_NATIVE("iteratorKey", "(J)[B", IteratorKey),
+      KVS_NATIVE("iteratorValue", "(J)[B", IteratorValue),
   };
   return env->RegisterNatives(native_methods_class, kMethods,
                               static_cast<jint>(std::size(kMethods))) == 0;

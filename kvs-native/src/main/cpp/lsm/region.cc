@@ -364,6 +364,32 @@ Status Region::Get(std::string_view key, std::string* value) {
   return Status::NotFound("no such key");
 }
 
+std::unique_ptr<RegionIterator> Region::NewIterator(
+    std::optional<std::string> upper_bound) const {
+  std::vector<std::shared_ptr<L0Table>> tables;
+  std::vector<std::shared_ptr<Level>> levels;
+  uint64_t snapshot;
+  {
+    // Writers hold this shared while appending and inserting, so taking it
+    // exclusively would be needed for an exact cut; the LSN read here is a
+    // bound instead: L0 entries above it are skipped.
+    std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+    snapshot = lsn_.load();
+    tables.push_back(active_);
+    if (immutable_ != nullptr) {
+      tables.push_back(immutable_);
+    }
+    for (const auto& level : levels_) {
+      if (level != nullptr) {
+        levels.push_back(level);
+      }
+    }
+  }
+  return std::make_unique<RegionIterator>(this, snapshot, std::move(tables),
+                                          std::move(levels),
+                                          std::move(upper_bound));
+}
+
 Status Region::Sync() {
   KVS_RETURN_IF_ERROR(small_log_->SyncTo(small_log_->appended_position()));
   return large_log_->SyncTo(large_log_->appended_position());

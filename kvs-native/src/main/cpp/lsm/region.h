@@ -39,6 +39,7 @@
 #include "lsm/level.h"
 #include "lsm/node_cache.h"
 #include "lsm/record_reader.h"
+#include "lsm/region_iterator.h"
 #include "util/status.h"
 #include "util/thread_pool.h"
 
@@ -112,6 +113,11 @@ class Region {
   // Puts buffered log bytes on the device and syncs them (the flusher).
   Status Flush();
 
+  // An iterator over a snapshot of the region's live keys, below
+  // `upper_bound` (exclusive) if given. See region_iterator.h.
+  std::unique_ptr<RegionIterator> NewIterator(
+      std::optional<std::string> upper_bound) const;
+
   RegionStats stats() const;
   // Blocks until no compaction is queued or running (tests, benchmarks).
   void WaitForCompactions();
@@ -153,6 +159,8 @@ class Region {
   void ReclaimRetired();
   uint64_t LevelCapacityBytes(size_t level) const;
   std::string LevelKey(size_t level) const;
+  friend class RegionIterator;  // resolves values like Get
+
   const RegionContext context_;
   const std::string name_;
   const uint64_t id_;

@@ -4,7 +4,9 @@ import io.kvs.core.InvalidRequestException;
 import io.kvs.core.StatusCode;
 import io.kvs.nativelib.internal.NativeMethods;
 import java.nio.ByteBuffer;
+import java.util.HashSet;
 import java.util.Objects;
+import java.util.Set;
 
 /**
  * A handle on one region of an {@link Engine}. Closing the handle (or the engine) makes later calls
@@ -22,6 +24,7 @@ public final class Region implements AutoCloseable {
   private final long handle;
   private final HandleGuard engineGuard;
   private final HandleGuard guard;
+  private final Set<RegionIterator> iterators = new HashSet<>();
 
   Region(String name, long handle, HandleGuard engineGuard) {
     this.name = name;
@@ -141,6 +144,35 @@ public final class Region implements AutoCloseable {
     }
   }
 
+  /**
+   * Opens an iterator over a snapshot of the region's live keys, below {@code upperBound}
+   * (exclusive) if it is not null. Iterators are closed with their region or engine at the latest.
+   */
+  public RegionIterator newIterator(byte[] upperBound) {
+    enter();
+    try {
+      synchronized (iterators) {
+        RegionIterator iterator =
+            new RegionIterator(
+                this,
+                NativeMethods.iteratorCreate(
+                    handle, upperBound == null ? null : upperBound.clone()));
+        iterators.add(iterator);
+        return iterator;
+      }
+    } finally {
+      exit();
+    }
+  }
+
+  void closeIterator(RegionIterator iterator) {
+    synchronized (iterators) {
+      if (iterators.remove(iterator)) {
+        iterator.destroy();
+      }
+    }
+  }
+
   /** The region's counters. */
   public RegionStats stats() {
     long[] values = new long[RegionStats.FIELDS];
@@ -153,17 +185,23 @@ public final class Region implements AutoCloseable {
     return RegionStats.of(values);
   }
 
-  /** Closes this handle; the region's data stays. */
+  /** Closes this handle and its iterators; the region's data stays. */
   @Override
   public void close() {
-    guard.close();
+    closeHandle();
   }
 
   void closeHandle() {
     guard.close();
+    synchronized (iterators) {
+      for (RegionIterator iterator : iterators) {
+        iterator.destroy();
+      }
+      iterators.clear();
+    }
   }
 
-  private void enter() {
+  void enter() {
     guard.enter();
     try {
       engineGuard.enter();
@@ -173,7 +211,7 @@ public final class Region implements AutoCloseable {
     }
   }
 
-  private void exit() {
+  void exit() {
     engineGuard.exit();
     guard.exit();
   }

@@ -13,6 +13,11 @@ package io.kvs.engine;
  * @param smallLogBytes bytes appended to the write-ahead (small) log
  * @param largeLogBytes bytes appended to the large-value log
  * @param lastLsn the newest log sequence number
+ * @param compactions compactions completed
+ * @param compactionBytesWritten device bytes written by compactions
+ * @param levelCount device levels holding data
+ * @param levelKvBytes key and value bytes in the device levels
+ * @param largeGarbageBytes large-log bytes no longer referenced (reclaimable by GC)
  */
 public record RegionStats(
     long puts,
@@ -24,12 +29,30 @@ public record RegionStats(
     long stallMicros,
     long smallLogBytes,
     long largeLogBytes,
-    long lastLsn) {
-  static final int FIELDS = 10;
+    long lastLsn,
+    long compactions,
+    long compactionBytesWritten,
+    long levelCount,
+    long levelKvBytes,
+    long largeGarbageBytes) {
+  static final int FIELDS = 15;
 
   static RegionStats of(long[] values) {
     return new RegionStats(
-        values[0], values[1], values[2], values[3], values[4], values[5], values[6], values[7],
-        values[8], values[9]);
+        values[0],
+        values[1],
+        values[2],
+        values[3],
+        values[4],
+        values[5],
+        values[6],
+        values[7],
+        values[8],
+        values[9],
+        values[10],
+        values[11],
+        values[12],
+        values[13],
+        values[14]);
   }
 }

@@ -157,6 +157,46 @@ class EngineTest {
   }
 
   @Test
+  void iteratorsScanInOrderWithinBoundsAndCloseWithTheirRegion() {
+    java.util.TreeMap<String, String> model = new java.util.TreeMap<>();
+    try (Engine engine =
+        Engine.open(
+            directory.resolve("volume"), EngineOptions.builder().l0SizeBytes(1 << 20).build())) {
+      Region region = engine.createRegion("scan");
+      Random random = new Random(3);
+      // About 8 MiB through a 1 MiB L0: the third switch waits for the first
+      // compaction, so at least one has finished when the loop ends.
+      for (int i = 0; i < 60000; i++) {
+        String key = String.format("key%05d", random.nextInt(8000));
+        if (random.nextInt(6) == 0) {
+          region.delete(bytes(key));
+          model.remove(key);
+        } else {
+          String value = "v" + i + "x".repeat(random.nextInt(200));
+          region.put(bytes(key), bytes(value));
+          model.put(key, value);
+        }
+      }
+      assertThat(region.stats().compactions()).isPositive();
+      try (RegionIterator it = region.newIterator(bytes("key05000"))) {
+        java.util.List<String> seen = new java.util.ArrayList<>();
+        for (it.seek(bytes("key01000")); it.isValid(); it.next()) {
+          String key = new String(it.key(), StandardCharsets.UTF_8);
+          assertThat(new String(it.value(), StandardCharsets.UTF_8)).isEqualTo(model.get(key));
+          seen.add(key);
+        }
+        assertThat(seen).containsExactlyElementsOf(model.subMap("key01000", "key05000").keySet());
+        assertThatThrownBy(it::key).isInstanceOf(IllegalStateException.class);
+      }
+      RegionIterator open = region.newIterator(null);
+      open.seekToFirst();
+      assertThat(open.isValid()).isTrue();
+      region.close();
+      assertThatThrownBy(open::seekToFirst).isInstanceOf(ClosedException.class);
+    }
+  }
+
+  @Test
   void optionsValidateTheirArguments() {
     assertThatThrownBy(() -> EngineOptions.builder().growthFactor(1))
         .isInstanceOf(IllegalArgumentException.class);

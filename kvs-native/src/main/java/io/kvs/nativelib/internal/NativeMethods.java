@@ -105,6 +105,24 @@ public final class NativeMethods {
   /** Fills {@code out} with the region's counters, in {@code RegionStats} order. */
   public static native void regionStats(long region, long[] out);
 
+  /** Creates an iterator over a snapshot of the region, below {@code upperBound} if not null. */
+  public static native long iteratorCreate(long region, byte[] upperBound);
+
+  /** Destroys an iterator. */
+  public static native void iteratorDestroy(long iterator);
+
+  /** Seeks to the first key >= {@code key} (null: the first key); returns whether positioned. */
+  public static native boolean iteratorSeek(long iterator, byte[] key);
+
+  /** Moves to the next key; returns whether positioned. */
+  public static native boolean iteratorNext(long iterator);
+
+  /** The current key. */
+  public static native byte[] iteratorKey(long iterator);
+
+  /** The current value. */
+  public static native byte[] iteratorValue(long iterator);
+
   /**
    * Called by the native side only, on error paths: builds the exception for a native status. The
    * one place where native errors become Java exceptions.

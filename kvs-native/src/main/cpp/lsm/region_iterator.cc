@@ -1,0 +1,155 @@
+#include "lsm/region_iterator.h"
+
+#include "lsm/region.h"
+
+namespace kvs::lsm {
+
+// One input: an L0 table (newest visible version per key) or a level.
+struct RegionIterator::Source {
+  std::shared_ptr<L0Table> table;
+  std::unique_ptr<L0Table::Iterator> table_iterator;
+  std::shared_ptr<Level> level;
+  std::unique_ptr<btree::TreeReader::Iterator> level_iterator;
+  uint64_t snapshot_lsn = 0;
+
+  bool Valid() const {
+    return table ? table_iterator->Valid() : level_iterator->Valid();
+  }
+  std::string_view key() const {
+    return table ? table_iterator->entry().key : level_iterator->key();
+  }
+  Status status() const {
+    return table ? Status::Ok() : level_iterator->status();
+  }
+  // Skips L0 versions newer than the snapshot.
+  void SkipInvisible() {
+    while (table && table_iterator->Valid() &&
+           table_iterator->entry().lsn > snapshot_lsn) {
+      table_iterator->Next();
+    }
+  }
+  void Seek(std::string_view target) {
+    if (table) {
+      table_iterator->Seek(target);
+      SkipInvisible();
+    } else {
+      level_iterator->Seek(target);
+    }
+  }
+  // Moves past every version of the current key.
+  void NextKey() {
+    if (table) {
+      const std::string current(table_iterator->entry().key);
+      do {
+        table_iterator->Next();
+      } while (table_iterator->Valid() &&
+               table_iterator->entry().key == current);
+      SkipInvisible();
+    } else {
+      level_iterator->Next();
+    }
+  }
+  bool IsTombstone() const {
+    return table ? table_iterator->entry().kind == kL0Tombstone
+                 : level_iterator->value().kind == btree::EntryKind::kDelete;
+  }
+};
+
+RegionIterator::RegionIterator(const Region* region, uint64_t snapshot_lsn,
+                               std::vector<std::shared_ptr<L0Table>> tables,
+                               std::vector<std::shared_ptr<Level>> levels,
+                               std::optional<std::string> upper_bound)
+    : region_(region),
+      snapshot_lsn_(snapshot_lsn),
+      upper_bound_(std::move(upper_bound)) {
+  for (auto& table : tables) {
+    auto source = std::make_unique<Source>();
+    source->table_iterator = std::make_unique<L0Table::Iterator>(table.get());
+    source->table = std::move(table);
+    source->snapshot_lsn = snapshot_lsn;
+    sources_.push_back(std::move(source));
+  }
+  for (auto& level : levels) {
+    auto source = std::make_unique<Source>();
+    source->level_iterator =
+        std::make_unique<btree::TreeReader::Iterator>(&level->tree());
+    source->level = std::move(level);
+    sources_.push_back(std::move(source));
+  }
+}
+
+RegionIterator::~RegionIterator() = default;
+
+void RegionIterator::SeekToFirst() { Position({}, false); }
+
+void RegionIterator::Seek(std::string_view target) { Position(target, false); }
+
+void RegionIterator::Next() {
+  const std::string current = key_;
+  Position(current, true);
+}
+
+void RegionIterator::Position(std::string_view target, bool exclusive) {
+  const std::string bound(target);
+  for (auto& source : sources_) {
+    // Moving forward, sources already past the bound keep their place; a
+    // seek (which may go backwards) repositions every source.
+    if (exclusive && source->Valid() && source->key() > bound) {
+      continue;
+    }
+    source->Seek(bound);
+    if (exclusive && source->Valid() && source->key() == bound) {
+      source->NextKey();
+    }
+  }
+  FindNextLive();
+}
+
+void RegionIterator::FindNextLive() {
+  valid_ = false;
+  while (true) {
+    // The smallest key among the sources; the newest source holding it
+    // (lowest index) decides.
+    int chosen = -1;
+    for (size_t i = 0; i < sources_.size(); ++i) {
+      Source& source = *sources_[i];
+      if (!source.status().ok()) {
+        status_ = source.status();
+        return;
+      }
+      if (source.Valid() &&
+          (chosen < 0 || source.key() < sources_[chosen]->key())) {
+        chosen = static_cast<int>(i);
+      }
+    }
+    if (chosen < 0) {
+      return;
+    }
+    key_.assign(sources_[chosen]->key());
+    if (upper_bound_ && key_ >= *upper_bound_) {
+      return;
+    }
+    const bool tombstone = sources_[chosen]->IsTombstone();
+    current_source_ = static_cast<size_t>(chosen);
+    if (!tombstone) {
+      valid_ = true;
+      return;
+    }
+    // Hidden: move every source past this key and continue.
+    for (auto& source : sources_) {
+      if (source->Valid() && source->key() == key_) {
+        source->NextKey();
+      }
+    }
+  }
+}
+
+Status RegionIterator::value(std::string* value) const {
+  const Source& source = *sources_[current_source_];
+  if (source.table) {
+    return region_->ResolveL0(source.table_iterator->entry(), value);
+  }
+  return region_->ResolveLevel(key_, source.level_iterator->value(), value);
+}
+
+}  // namespace kvs::lsm

@@ -1,0 +1,74 @@
+// RegionIterator: an ordered scan over a region's live keys, merged from
+// the active L0, the immutable L0 and every device level.
+//
+// The iterator reads a snapshot: L0 entries newer than the LSN at creation
+// are ignored, and the immutable L0 and levels it starts with stay alive
+// (shared ownership) even if compactions replace them meanwhile -- their
+// segments are not reused while the iterator exists, so keep it short-lived.
+// For each key the newest source wins; tombstones hide the key.
+//
+// Not thread-safe: one thread uses an iterator at a time. The region must
+// outlive it.
+
+#ifndef KVS_LSM_REGION_ITERATOR_H_
+#define KVS_LSM_REGION_ITERATOR_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "btree/tree_reader.h"
+#include "lsm/l0_table.h"
+#include "lsm/level.h"
+#include "util/status.h"
+
+namespace kvs::lsm {
+
+class Region;
+
+class RegionIterator {
+ public:
+  // Sources newest first. Use Region::NewIterator.
+  RegionIterator(const Region* region, uint64_t snapshot_lsn,
+                 std::vector<std::shared_ptr<L0Table>> tables,
+                 std::vector<std::shared_ptr<Level>> levels,
+                 std::optional<std::string> upper_bound);
+  ~RegionIterator();
+  RegionIterator(const RegionIterator&) = delete;
+  RegionIterator& operator=(const RegionIterator&) = delete;
+
+  void SeekToFirst();
+  // Positions at the first live key >= `target`.
+  void Seek(std::string_view target);
+  bool Valid() const { return valid_; }
+  // Requires Valid().
+  void Next();
+  std::string_view key() const { return key_; }
+  // Reads the current value (following a log pointer if needed).
+  Status value(std::string* value) const;
+  // OK unless a read failed; then Valid() is false.
+  Status status() const { return status_; }
+
+ private:
+  struct Source;
+  // Moves every source to its first entry >= target (or > target if
+  // `exclusive`), then picks the next live key.
+  void Position(std::string_view target, bool exclusive);
+  void FindNextLive();
+
+  const Region* const region_;
+  const uint64_t snapshot_lsn_;
+  const std::optional<std::string> upper_bound_;
+  std::vector<std::unique_ptr<Source>> sources_;
+  bool valid_ = false;
+  std::string key_;
+  size_t current_source_ = 0;
+  Status status_;
+};
+
+}  // namespace kvs::lsm
+
+#endif  // KVS_LSM_REGION_ITERATOR_H_
