@@ -1,5 +1,7 @@
 #include "log/log_reader.h"
 
+#include <algorithm>
+
 #include "alloc/device_offset.h"
 #include "io/aligned_buffer.h"
 #include "util/coding.h"
@@ -47,13 +49,11 @@ Status ReplayLog(io::File* file, const LogIdentity& identity,
     return Status::Ok();
   }
   io::AlignedBuffer buffer(limits::segment_size_bytes);
+  // Chain indexes may have gaps: garbage collection releases segments from
+  // the middle of a large log, and the caller may skip segments it knows
+  // to hold nothing it needs. Each header must still name its index.
   const uint64_t last_index = segments.rbegin()->first;
-  uint64_t expected_index = segments.begin()->first;
   for (const auto& [chain_index, segment] : segments) {
-    if (chain_index != expected_index++) {
-      return Status::Corruption("log chain has a gap before " +
-                                Describe(identity, chain_index, segment));
-    }
     const bool last = chain_index == last_index;
     KVS_RETURN_IF_ERROR(
         file->Read(alloc::SegmentStart(segment), buffer.size(), buffer.data()));
@@ -96,6 +96,13 @@ Status ReplayLog(io::File* file, const LogIdentity& identity,
         result.end_offset_in_segment = offset;
         result.ended = true;
         break;
+      }
+      if (last && (record.type == RecordType::kPut ||
+                   record.type == RecordType::kDelete)) {
+        if (record.type == RecordType::kPut) {
+          result.last_put_bytes += size;
+        }
+        result.last_max_lsn = std::max(result.last_max_lsn, record.lsn);
       }
       if (record.type == RecordType::kPut ||
           record.type == RecordType::kDelete) {

@@ -27,8 +27,8 @@ namespace kvs::log {
 using RecordVisitor = std::function<Status(
     const Record& record, uint64_t device_offset, uint32_t size)>;
 
-// `segments` maps chain index to segment number (from the catalog); chain
-// indexes must be consecutive. An empty map is an empty log.
+// `segments` maps chain index to segment number (from the catalog); gaps
+// are allowed (segments released or skipped). An empty map is an empty log.
 Status ReplayLog(io::File* file, const LogIdentity& identity,
                  const std::map<uint64_t, uint64_t>& segments,
                  const RecordVisitor& visit, LogTail* tail);

@@ -89,7 +89,7 @@ class LogTest : public ::testing::Test {
 
   alloc::VolumeOptions volume_options_;
   LogWriterOptions options_;
-  LogIdentity identity_{7, LogKind::kSmall, "r/7/log/small/"};
+  LogIdentity identity_{7, LogKind::kSmall, "r/7/log/small/", {}};
   std::shared_ptr<MemoryDevice> device_;
   std::unique_ptr<alloc::Volume> volume_;
   std::unique_ptr<io::SyncGroup> sync_group_;
@@ -245,7 +245,7 @@ TEST_F(LogTest, RecordsOfAnEarlierUseOfASegmentAreNeverReplayed) {
   writer_->ReleaseSegmentsBefore(current + 1, &release);
   ASSERT_TRUE(volume_->Commit(release).ok());
   writer_.reset();
-  identity_ = {8, LogKind::kSmall, "r/8/log/small/"};
+  identity_ = {8, LogKind::kSmall, "r/8/log/small/", {}};
   ASSERT_TRUE(LogWriter::Open(volume_.get(), sync_group_.get(), identity_,
                               options_, nullptr, &writer_)
                   .ok());

@@ -1,5 +1,6 @@
 #include "log/log_writer.h"
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 
@@ -50,6 +51,8 @@ Status LogWriter::Open(alloc::Volume* volume, io::SyncGroup* sync_group,
     opened->segment_ = tail->segments.rbegin()->second;
     opened->nonce_ = tail->nonce;
     opened->stats_.segments = tail->segments.size();
+    opened->segment_put_bytes_ = tail->last_put_bytes;
+    opened->segment_max_lsn_ = tail->last_max_lsn;
     if (!tail->ended) {
       // Reload the tail's partial block, then end the segment there.
       const uint64_t end = tail->end_offset_in_segment;
@@ -177,6 +180,10 @@ Status LogWriter::RollLocked(bool end_current) {
   const uint64_t chain_index = segments_.empty() ? 0 : chain_index_ + 1;
   alloc::MetadataBatch batch;
   batch.Allocate(segment);
+  if (!segments_.empty() && identity_.on_seal) {
+    identity_.on_seal(
+        {chain_index_, segment_, segment_put_bytes_, segment_max_lsn_}, &batch);
+  }
   char value[8];
   coding::EncodeFixed64(value, segment);
   batch.Put(SegmentCatalogKey(identity_.catalog_prefix, chain_index),
@@ -190,6 +197,8 @@ Status LogWriter::RollLocked(bool end_current) {
   segment_ = segment;
   chain_index_ = chain_index;
   nonce_ = RandomNonce();
+  segment_put_bytes_ = 0;
+  segment_max_lsn_ = 0;
   if (chunk_.size() != options_.chunk_bytes) {
     chunk_ = io::AlignedBuffer(options_.chunk_bytes);
   } else {
@@ -232,7 +241,12 @@ Status LogWriter::Append(RecordType type, std::string_view key,
   if (lsn_source != nullptr) {
     lsn = lsn_source->fetch_add(1, std::memory_order_relaxed) + 1;
   }
-  return AppendLocked({lsn, type, key, value}, result);
+  KVS_RETURN_IF_ERROR(AppendLocked({lsn, type, key, value}, result));
+  if (type == RecordType::kPut) {
+    segment_put_bytes_ += result->size;
+  }
+  segment_max_lsn_ = std::max(segment_max_lsn_, lsn);
+  return Status::Ok();
 }
 
 Status LogWriter::Write() {
@@ -304,6 +318,20 @@ void LogWriter::ReleaseSegmentsBefore(uint64_t chain_index,
     batch->Delete(SegmentCatalogKey(identity_.catalog_prefix, it->first));
     it = segments_.erase(it);
   }
+}
+
+void LogWriter::ReleaseSegment(uint64_t segment, alloc::MetadataBatch* batch) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  KVS_CHECK_MSG(segment != segment_, "releasing the current log segment");
+  for (auto it = segments_.begin(); it != segments_.end(); ++it) {
+    if (it->second == segment) {
+      batch->Free(segment);
+      batch->Delete(SegmentCatalogKey(identity_.catalog_prefix, it->first));
+      segments_.erase(it);
+      return;
+    }
+  }
+  KVS_CHECK_MSG(false, "releasing a segment the log does not own");
 }
 
 LogWriterStats LogWriter::stats() const {

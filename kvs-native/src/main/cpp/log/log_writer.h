@@ -28,6 +28,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -43,11 +44,23 @@
 
 namespace kvs::log {
 
+// What a segment held when the log moved on from it.
+struct SealedSegment {
+  uint64_t chain_index = 0;
+  uint64_t segment = 0;
+  uint64_t put_bytes = 0;  // bytes of its put records
+  uint64_t max_lsn = 0;    // highest LSN of its records (0: none)
+};
+
 struct LogIdentity {
   uint64_t region_id = 0;
   LogKind kind = LogKind::kSmall;
   // Catalog keys of this log's segments start with this prefix.
   std::string catalog_prefix;
+  // Called (under the log's lock) when a segment is sealed, with the batch
+  // that commits the next segment, so the owner can record it atomically.
+  // Must not take locks that are held while calling into the log.
+  std::function<void(const SealedSegment&, alloc::MetadataBatch*)> on_seal;
 };
 
 // Where an existing log ends (from ReplayLog).
@@ -56,8 +69,10 @@ struct LogTail {
   uint64_t end_offset_in_segment = 0;     // in the last segment
   uint64_t nonce = 0;                     // of the last segment
   bool ended = false;                     // last segment has an end record
-  bool header_valid = true;   // false: last segment committed, never written
-  std::string partial_block;  // bytes [align_down(end), end) of the last one
+  bool header_valid = true;     // false: last segment committed, never written
+  std::string partial_block;    // bytes [align_down(end), end) of the last one
+  uint64_t last_put_bytes = 0;  // put records of the last segment
+  uint64_t last_max_lsn = 0;    // and their highest LSN
 };
 
 struct LogWriterOptions {
@@ -111,6 +126,9 @@ class LogWriter {
   // `chain_index` (never the current one) and forgets them; the caller
   // commits the batch.
   void ReleaseSegmentsBefore(uint64_t chain_index, alloc::MetadataBatch* batch);
+  // Adds to `batch` the release of sealed segment `segment` (garbage
+  // collected) and forgets it. Requires it is not the current segment.
+  void ReleaseSegment(uint64_t segment, alloc::MetadataBatch* batch);
   LogWriterStats stats() const;
   const LogIdentity& identity() const { return identity_; }
 
@@ -144,6 +162,8 @@ class LogWriter {
   uint64_t durable_position_ = 0;
   uint64_t marked_position_ = 0;  // last durable position put in a mark
   LogWriterStats stats_;
+  uint64_t segment_put_bytes_ = 0;  // of the current segment
+  uint64_t segment_max_lsn_ = 0;
   Status failed_;
 };
 

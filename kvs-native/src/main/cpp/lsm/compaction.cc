@@ -229,8 +229,6 @@ Status RunCompaction(alloc::Volume* volume, btree::NodeSource* /*nodes*/,
   auto fail = [&](Status status) {
     index.Abandon();
     for (uint64_t segment : medium.segments()) volume->Unreserve(segment);
-    for (uint64_t segment : result->output.bloom_segments)
-      volume->Unreserve(segment);
     return status;
   };
 
@@ -256,13 +254,14 @@ Status RunCompaction(alloc::Volume* volume, btree::NodeSource* /*nodes*/,
   if (status.ok() && older) status = older->status();
   uint64_t root = 0;
   if (status.ok()) status = builder.Finish(&root);
-  if (status.ok()) status = index.Finish();
-  if (status.ok()) status = medium.Finish();
-  std::string filter = bloom.Finish();
+  // The filter goes after the nodes, in the same segments.
+  const std::string filter = bloom.Finish();
   if (status.ok() && root != 0) {
     result->output.bloom_bytes = filter.size();
-    status = WriteBlob(volume, filter, &result->output.bloom_segments);
+    status = WriteBlob(&index, filter, &result->output.bloom_chunks);
   }
+  if (status.ok()) status = index.Finish();
+  if (status.ok()) status = medium.Finish();
   if (!status.ok()) {
     return fail(status);
   }
@@ -283,23 +282,19 @@ Status RunCompaction(alloc::Volume* volume, btree::NodeSource* /*nodes*/,
   result->new_segments.insert(result->new_segments.end(),
                               medium.segments().begin(),
                               medium.segments().end());
-  result->new_segments.insert(result->new_segments.end(),
-                              output.bloom_segments.begin(),
-                              output.bloom_segments.end());
+
   for (const Level* input : {job.source_level.get(), job.target.get()}) {
     if (input == nullptr) continue;
     const LevelDescriptor& d = input->descriptor();
     for (uint64_t segment : d.index_segments)
       result->obsolete_segments.push_back(segment);
-    for (uint64_t segment : d.bloom_segments)
-      result->obsolete_segments.push_back(segment);
+
     if (job.last_level) {
       for (uint64_t segment : d.medium_segments)
         result->obsolete_segments.push_back(segment);
     }
   }
-  result->bytes_written = index.bytes_written() + medium.bytes_written() +
-                          io::AlignedBuffer::RoundUp(filter.size());
+  result->bytes_written = index.bytes_written() + medium.bytes_written();
   return Status::Ok();
 }
 

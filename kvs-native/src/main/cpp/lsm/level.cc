@@ -43,7 +43,7 @@ std::string LevelDescriptor::Encode() const {
   coding::PutVarint64(&out, kv_bytes);
   PutSegments(&out, index_segments);
   coding::PutVarint64(&out, bloom_bytes);
-  PutSegments(&out, bloom_segments);
+  PutSegments(&out, bloom_chunks);
   PutSegments(&out, medium_segments);
   return out;
 }
@@ -60,14 +60,14 @@ Status LevelDescriptor::Decode(std::string_view encoded,
                   coding::GetVarint64(&input, &result.kv_bytes) &&
                   GetSegments(&input, &result.index_segments) &&
                   coding::GetVarint64(&input, &result.bloom_bytes) &&
-                  GetSegments(&input, &result.bloom_segments) &&
+                  GetSegments(&input, &result.bloom_chunks) &&
                   GetSegments(&input, &result.medium_segments) && input.empty();
   if (!ok) {
     return Status::Corruption("malformed level descriptor");
   }
   if (result.bloom_bytes >
-      result.bloom_segments.size() * limits::segment_size_bytes) {
-    return Status::Corruption("level's Bloom filter exceeds its segments");
+      result.bloom_chunks.size() * limits::segment_size_bytes) {
+    return Status::Corruption("level's Bloom filter exceeds its chunks");
   }
   *descriptor = std::move(result);
   return Status::Ok();
@@ -75,7 +75,6 @@ Status LevelDescriptor::Decode(std::string_view encoded,
 
 std::vector<uint64_t> LevelDescriptor::AllSegments() const {
   std::vector<uint64_t> all = index_segments;
-  all.insert(all.end(), bloom_segments.begin(), bloom_segments.end());
   all.insert(all.end(), medium_segments.begin(), medium_segments.end());
   return all;
 }
@@ -91,12 +90,14 @@ Status Level::Open(io::File* file, btree::NodeSource* nodes,
     io::AlignedBuffer buffer(limits::segment_size_bytes);
     std::string& bytes = opened->bloom_bytes_;
     bytes.reserve(d.bloom_bytes);
-    for (uint64_t segment : d.bloom_segments) {
+    for (uint64_t chunk : d.bloom_chunks) {
       const uint64_t remaining = d.bloom_bytes - bytes.size();
       const size_t length =
           io::AlignedBuffer::RoundUp(std::min(remaining, buffer.size()));
-      KVS_RETURN_IF_ERROR(
-          file->Read(alloc::SegmentStart(segment), length, buffer.data()));
+      if (alloc::OffsetInSegment(chunk) + length > limits::segment_size_bytes) {
+        return Status::Corruption("Bloom filter chunk crosses a segment");
+      }
+      KVS_RETURN_IF_ERROR(file->Read(chunk, length, buffer.data()));
       bytes.append(buffer.data(),
                    std::min<uint64_t>(remaining, limits::segment_size_bytes));
     }

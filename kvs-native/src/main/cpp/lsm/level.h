@@ -13,7 +13,8 @@
 // | kv_bytes         | varint: key + value bytes the level stands for   |
 // | index_segments   | varint count, varint segment numbers             |
 // | bloom_bytes      | varint                                           |
-// | bloom_segments   | varint count, varint segment numbers             |
+// | bloom_chunks     | varint count, varint device offsets: the filter, |
+// |                  | in pieces of up to 2 MiB in the index segments   |
 // | medium_segments  | varint count, varint segment numbers             |
 
 #ifndef KVS_LSM_LEVEL_H_
@@ -38,7 +39,7 @@ struct LevelDescriptor {
   uint64_t kv_bytes = 0;
   std::vector<uint64_t> index_segments;
   uint64_t bloom_bytes = 0;
-  std::vector<uint64_t> bloom_segments;
+  std::vector<uint64_t> bloom_chunks;  // device offsets
   std::vector<uint64_t> medium_segments;
 
   bool empty() const { return root == 0; }
@@ -53,7 +54,7 @@ struct LevelDescriptor {
 // until its last reader lets go.
 class Level {
  public:
-  // Loads the Bloom filter (from `bloom_segments`) through `file`.
+  // Loads the Bloom filter (from `bloom_chunks`) through `file`.
   static Status Open(io::File* file, btree::NodeSource* nodes,
                      LevelDescriptor descriptor, std::shared_ptr<Level>* level);
 

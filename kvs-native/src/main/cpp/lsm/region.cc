@@ -57,6 +57,12 @@ Region::Region(const RegionContext& context, std::string name, uint64_t id,
       options_(options),
       active_(NewL0()) {}
 
+bool Region::ActiveFullLocked() const {
+  return active_->MemoryBytes() >= options_.l0_size_bytes ||
+         active_kv_bytes_.load(std::memory_order_relaxed) >=
+             options_.l0_size_bytes;
+}
+
 std::shared_ptr<L0Table> Region::NewL0() const {
   // Arena blocks of a sixteenth of the L0 size keep the L0's memory, which
   // decides when it is full, within 1/16 of what it holds.
@@ -99,10 +105,13 @@ Status Region::Open(const RegionContext& context, std::string name, uint64_t id,
 }
 
 Status Region::OpenLogs(bool recover) {
-  const log::LogIdentity small{id_, log::LogKind::kSmall,
-                               LogPrefix(id_, log::LogKind::kSmall)};
-  const log::LogIdentity large{id_, log::LogKind::kLarge,
-                               LogPrefix(id_, log::LogKind::kLarge)};
+  const log::LogIdentity small{
+      id_, log::LogKind::kSmall, LogPrefix(id_, log::LogKind::kSmall), {}};
+  const log::LogIdentity large{
+      id_, log::LogKind::kLarge, LogPrefix(id_, log::LogKind::kLarge),
+      [this](const log::SealedSegment& sealed, alloc::MetadataBatch* batch) {
+        OnLargeSegmentSealed(sealed, batch);
+      }};
   if (!recover) {
     KVS_RETURN_IF_ERROR(
         log::LogWriter::Open(context_.volume, context_.sync_group, small,
@@ -134,8 +143,22 @@ Status Region::OpenLogs(bool recover) {
   segments.clear();
   KVS_RETURN_IF_ERROR(
       LoadLogSegments(*context_.volume, large.catalog_prefix, &segments));
+  // Sealed large segments whose records are all compacted hold nothing to
+  // replay: skip them (the large log is the bulk of the data).
+  std::map<uint64_t, uint64_t> to_replay;
+  {
+    std::lock_guard<std::mutex> lock(gc_mutex_);
+    for (const auto& [chain_index, segment] : segments) {
+      const auto sealed = large_sealed_.find(segment);
+      if (sealed == large_sealed_.end() ||
+          sealed->second.max_lsn > compacted_lsn ||
+          chain_index == segments.rbegin()->first) {
+        to_replay.emplace(chain_index, segment);
+      }
+    }
+  }
   KVS_RETURN_IF_ERROR(log::ReplayLog(
-      context_.volume->file(), large, segments,
+      context_.volume->file(), large, to_replay,
       [&](const log::Record& record, uint64_t offset, uint32_t size) {
         highest_lsn = std::max(highest_lsn, record.lsn);
         if (record.lsn > compacted_lsn) {
@@ -146,6 +169,7 @@ Status Region::OpenLogs(bool recover) {
         return Status::Ok();
       },
       &large_tail));
+  large_tail.segments = segments;
   std::sort(writes.begin(), writes.end(),
             [](const ReplayedWrite& a, const ReplayedWrite& b) {
               return a.lsn < b.lsn;
@@ -159,6 +183,13 @@ Status Region::OpenLogs(bool recover) {
   }
   for (const auto& write : writes) {
     active_->Insert(write.key, write.lsn, write.kind, write.payload);
+    LogPointer pointer;
+    active_kv_bytes_.fetch_add(
+        write.kind == kL0LargePointer &&
+                DecodeLogPointer(write.payload, &pointer)
+            ? pointer.record_size - log::kRecordHeaderBytes
+            : write.key.size() + write.payload.size(),
+        std::memory_order_relaxed);
   }
   lsn_.store(highest_lsn);
   KVS_RETURN_IF_ERROR(log::LogWriter::Open(context_.volume, context_.sync_group,
@@ -218,6 +249,8 @@ Status Region::Write(log::RecordType type, std::string_view key,
     } else {
       active_->Insert(key, appended.lsn, kL0InPlace, value);
     }
+    active_kv_bytes_.fetch_add(key.size() + value.size(),
+                               std::memory_order_relaxed);
   }
   if (context_.sync) {
     return target->SyncTo(appended.end_position);
@@ -233,7 +266,7 @@ Status Region::MakeRoomForWrite() {
   while (true) {
     {
       std::shared_lock<std::shared_mutex> lock(l0_mutex_);
-      if (active_->MemoryBytes() < options_.l0_size_bytes) {
+      if (!ActiveFullLocked()) {
         break;
       }
     }
@@ -244,13 +277,14 @@ Status Region::MakeRoomForWrite() {
       }
       if (!compacting_) {
         std::unique_lock<std::shared_mutex> lock(l0_mutex_);
-        if (active_->MemoryBytes() < options_.l0_size_bytes) {
+        if (!ActiveFullLocked()) {
           break;  // another writer switched already
         }
         KVS_CHECK(immutable_ == nullptr);
         // No write is half done: they hold l0_mutex_ shared.
         immutable_ = std::move(active_);
         active_ = NewL0();
+        active_kv_bytes_.store(0, std::memory_order_relaxed);
         immutable_small_position_ = small_log_->appended_position();
         immutable_large_position_ = large_log_->appended_position();
         immutable_max_lsn_ = lsn_.load();
@@ -415,6 +449,9 @@ RegionStats Region::stats() const {
   stats.large_log_bytes = large_log_->stats().appended_bytes;
   stats.last_lsn = lsn_.load();
   stats.compactions = compactions_.load();
+  stats.gc_relocated_bytes = gc_relocated_bytes_.load();
+  stats.gc_freed_segments = gc_freed_segments_.load();
+  stats.large_log_segments = large_log_->segments().size();
   stats.compaction_bytes_written = compaction_bytes_.load();
   {
     std::shared_lock<std::shared_mutex> lock(l0_mutex_);
@@ -426,7 +463,7 @@ RegionStats Region::stats() const {
     }
   }
   {
-    std::lock_guard<std::mutex> lock(const_cast<std::mutex&>(stall_mutex_));
+    std::lock_guard<std::mutex> lock(const_cast<std::mutex&>(gc_mutex_));
     for (const auto& [segment, bytes] : large_garbage_) {
       stats.large_garbage_bytes += bytes;
     }

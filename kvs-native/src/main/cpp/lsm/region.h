@@ -26,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -46,7 +47,9 @@
 namespace kvs::lsm {
 
 struct RegionOptions {
-  // Memory an L0 may use before it is compacted.
+  // An L0 is compacted once the KV pairs it stands for (key + value bytes,
+  // values behind pointers included, as Parallax sizes levels for merging
+  // down) or the memory it uses reach this size.
   size_t l0_size_bytes = 64ull << 20;
   // Size ratio between consecutive device levels.
   unsigned growth_factor = 8;
@@ -54,6 +57,11 @@ struct RegionOptions {
   // How long a writer waits for a full L0 to drain before BUSY.
   uint32_t stall_timeout_ms = 10'000;
   double bloom_bits_per_key = 10;
+  // Large-log GC relocates the live records of sealed segments whose
+  // garbage is at least this fraction, most garbage first, at most this
+  // many segments after each compaction.
+  double gc_garbage_ratio = 0.5;
+  unsigned gc_segments_per_pass = 4;
 };
 
 // What a region needs from the engine that owns it.
@@ -83,6 +91,9 @@ struct RegionStats {
   uint64_t level_count = 0;
   uint64_t level_kv_bytes = 0;  // all device levels
   uint64_t large_garbage_bytes = 0;
+  uint64_t gc_relocated_bytes = 0;
+  uint64_t gc_freed_segments = 0;
+  uint64_t large_log_segments = 0;  // held now
 };
 
 class Region {
@@ -135,6 +146,8 @@ class Region {
 
   Status OpenLogs(bool recover);
   std::shared_ptr<L0Table> NewL0() const;
+  // Whether the active L0 has reached its size. Caller holds l0_mutex_.
+  bool ActiveFullLocked() const;
   Status Write(log::RecordType type, std::string_view key,
                std::string_view value);
   Status ValidateKeyValue(std::string_view key, std::string_view value) const;
@@ -157,6 +170,20 @@ class Region {
                  alloc::MetadataBatch& batch,
                  std::optional<size_t> merged_source);
   void ReclaimRetired();
+  // Large-log GC: frees dead sealed segments, relocates live records of
+  // the most-garbage ones (see region_gc.cc).
+  Status CollectGarbage();
+  Status RelocateLiveRecords(uint64_t segment);
+  // Sealed large-log segments whose records are all garbage. Caller holds
+  // gc_mutex_.
+  std::vector<uint64_t> DeadSegmentsLocked() const;
+  // Adds their release to `batch`. Must not hold gc_mutex_ (takes the
+  // large log's lock, which the seal hook holds while taking gc_mutex_).
+  void ReleaseSegments(const std::vector<uint64_t>& segments,
+                       alloc::MetadataBatch* batch);
+  void ForgetSegmentsLocked(const std::vector<uint64_t>& segments);
+  void OnLargeSegmentSealed(const log::SealedSegment& sealed,
+                            alloc::MetadataBatch* batch);
   uint64_t LevelCapacityBytes(size_t level) const;
   std::string LevelKey(size_t level) const;
   friend class RegionIterator;  // resolves values like Get
@@ -174,7 +201,9 @@ class Region {
   // active L0 holds it exclusively, so a switch sees no half-done write.
   mutable std::shared_mutex l0_mutex_;
   std::shared_ptr<L0Table> active_;
-  std::shared_ptr<L0Table> immutable_;          // being compacted, or null
+  std::shared_ptr<L0Table> immutable_;  // being compacted, or null
+  // Key + value bytes written into active_ (reset when it is switched).
+  std::atomic<uint64_t> active_kv_bytes_{0};
   std::vector<std::shared_ptr<Level>> levels_;  // [0] = L1; null = empty
   // Log positions and the LSN when the active L0 became immutable.
   uint64_t immutable_small_position_ = 0;
@@ -194,8 +223,19 @@ class Region {
   };
   std::mutex retired_mutex_;
   std::vector<Retired> retired_;
+  // Large-log garbage collection state, guarded by gc_mutex_ (taken
+  // without holding any other region lock, and never held across calls
+  // into the logs except the seal hook, which takes only it).
+  std::mutex gc_mutex_;
   std::map<uint64_t, uint64_t> large_garbage_;  // segment -> bytes
-  std::atomic<uint64_t> compactions_{0}, compaction_bytes_{0};
+  struct Sealed {
+    uint64_t put_bytes;
+    uint64_t max_lsn;
+  };
+  std::map<uint64_t, Sealed> large_sealed_;  // segment -> totals
+  std::set<uint64_t> relocated_;             // relocated, awaiting release
+  std::atomic<uint64_t> compactions_{0}, compaction_bytes_{0},
+      gc_relocated_bytes_{0}, gc_freed_segments_{0};
 
   std::atomic<uint64_t> puts_{0}, deletes_{0}, gets_{0}, stalls_{0},
       stall_micros_{0};

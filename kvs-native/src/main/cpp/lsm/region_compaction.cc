@@ -65,6 +65,7 @@ Status Region::LoadLevels() {
     }
     levels_[number - 1] = std::move(level);
   }
+  std::lock_guard<std::mutex> lock(gc_mutex_);
   for (const auto& [key, value] :
        context_.volume->CatalogScan(prefix + "gc/")) {
     if (value.size() != 8) {
@@ -72,6 +73,15 @@ Status Region::LoadLevels() {
     }
     large_garbage_[std::stoull(key.substr(prefix.size() + 3), nullptr, 16)] =
         coding::DecodeFixed64(value.data());
+  }
+  for (const auto& [key, value] :
+       context_.volume->CatalogScan(prefix + "sealed/")) {
+    if (value.size() != 16) {
+      return Status::Corruption("malformed sealed-segment entry " + key);
+    }
+    large_sealed_[std::stoull(key.substr(prefix.size() + 7), nullptr, 16)] = {
+        coding::DecodeFixed64(value.data()),
+        coding::DecodeFixed64(value.data() + 8)};
   }
   return Status::Ok();
 }
@@ -106,6 +116,9 @@ void Region::BackgroundCompaction() {
     }
   }
   ReclaimRetired();
+  if (status.ok()) {
+    status = CollectGarbage();
+  }
   std::lock_guard<std::mutex> lock(stall_mutex_);
   if (!status.ok() && background_error_.ok()) {
     background_error_ = Status::FromCode(
@@ -198,15 +211,24 @@ Status Region::Install(size_t output, CompactionResult& result,
   } else {
     batch.Delete(LevelKey(output));
   }
+  std::vector<uint64_t> dead;
   {
-    std::lock_guard<std::mutex> lock(stall_mutex_);
+    std::lock_guard<std::mutex> lock(gc_mutex_);
     for (const auto& [segment, bytes] : result.large_garbage) {
       large_garbage_[segment] += bytes;
       batch.Put(CatalogPrefix(id_) + "gc/" + Hex16(segment),
                 Fixed64(large_garbage_[segment]));
     }
+    // A segment whose every record this compaction dropped the last
+    // pointer to is released in the same batch: no pointer outlives it.
+    dead = DeadSegmentsLocked();
   }
+  ReleaseSegments(dead, &batch);
   KVS_RETURN_IF_ERROR(context_.volume->Commit(batch));
+  {
+    std::lock_guard<std::mutex> lock(gc_mutex_);
+    ForgetSegmentsLocked(dead);
+  }
   Retired retired{{}, result.obsolete_segments};
   {
     std::unique_lock<std::shared_mutex> lock(l0_mutex_);

@@ -84,21 +84,20 @@ void SegmentWriter::Abandon() {
   finished_ = true;
 }
 
-Status WriteBlob(alloc::Volume* volume, std::string_view bytes,
-                 std::vector<uint64_t>* segments) {
-  io::AlignedBuffer buffer(limits::segment_size_bytes);
+Status WriteBlob(SegmentWriter* writer, std::string_view bytes,
+                 std::vector<uint64_t>* chunks) {
+  std::string piece;
   for (size_t start = 0; start < bytes.size();
        start += limits::segment_size_bytes) {
     const size_t length =
         std::min<size_t>(limits::segment_size_bytes, bytes.size() - start);
-    uint64_t segment = 0;
-    KVS_RETURN_IF_ERROR(volume->Reserve(&segment));
-    segments->push_back(segment);
-    std::memset(buffer.data(), 0, buffer.size());
-    std::memcpy(buffer.data(), bytes.data() + start, length);
-    KVS_RETURN_IF_ERROR(
-        volume->file()->Write(alloc::SegmentStart(segment),
-                              buffer.view(io::AlignedBuffer::RoundUp(length))));
+    const size_t padded = io::AlignedBuffer::RoundUp(length);
+    uint64_t offset = 0;
+    KVS_RETURN_IF_ERROR(writer->Allocate(padded, &offset));
+    piece.assign(bytes.data() + start, length);
+    piece.resize(padded, '\0');
+    KVS_RETURN_IF_ERROR(writer->Write(offset, piece));
+    chunks->push_back(offset);
   }
   return Status::Ok();
 }

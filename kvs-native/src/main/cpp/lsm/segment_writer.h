@@ -61,10 +61,10 @@ class SegmentWriter final : public btree::NodeSink {
   bool finished_ = false;
 };
 
-// Writes `bytes` into freshly reserved segments (for Bloom filters);
-// appends their numbers to `segments`. They stay reserved until committed.
-Status WriteBlob(alloc::Volume* volume, std::string_view bytes,
-                 std::vector<uint64_t>* segments);
+// Writes `bytes` through `writer` in pieces of up to one segment (each
+// padded to 4 KiB); appends the pieces' device offsets to `chunks`.
+Status WriteBlob(SegmentWriter* writer, std::string_view bytes,
+                 std::vector<uint64_t>* chunks);
 
 }  // namespace kvs::lsm
 

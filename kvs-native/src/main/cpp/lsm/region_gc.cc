@@ -1,0 +1,189 @@
+// Region: garbage collection of the large-value log.
+//
+// Compaction counts, per large-log segment, the bytes of records whose last
+// pointer it dropped (a newer version or a delete shadowed them). A sealed
+// segment whose garbage equals the bytes of all its put records is released
+// in the same metadata batch, so no pointer to released space ever exists,
+// across crashes too. To reclaim segments that are only partly garbage, GC
+// relocates their live records -- re-appends them to the large log and
+// inserts the new pointers into L0 -- most garbage first (RStore's
+// free-space ordering); the old copies then become garbage as the new
+// versions are compacted down, and the segment is released as above.
+
+#include <algorithm>
+
+#include "alloc/device_offset.h"
+#include "io/aligned_buffer.h"
+#include "log/log_format.h"
+#include "lsm/region.h"
+#include "util/coding.h"
+#include "util/limits.h"
+
+namespace kvs::lsm {
+namespace {
+
+std::string Hex16(uint64_t value) {
+  char digits[17];
+  std::snprintf(digits, sizeof(digits), "%016llx",
+                static_cast<unsigned long long>(value));
+  return digits;
+}
+
+}  // namespace
+
+void Region::OnLargeSegmentSealed(const log::SealedSegment& sealed,
+                                  alloc::MetadataBatch* batch) {
+  std::string value(16, '\0');
+  coding::EncodeFixed64(value.data(), sealed.put_bytes);
+  coding::EncodeFixed64(value.data() + 8, sealed.max_lsn);
+  batch->Put(CatalogPrefix(id_) + "sealed/" + Hex16(sealed.segment), value);
+  std::lock_guard<std::mutex> lock(gc_mutex_);
+  large_sealed_[sealed.segment] = {sealed.put_bytes, sealed.max_lsn};
+}
+
+std::vector<uint64_t> Region::DeadSegmentsLocked() const {
+  std::vector<uint64_t> dead;
+  for (const auto& [segment, sealed] : large_sealed_) {
+    const auto garbage = large_garbage_.find(segment);
+    const uint64_t bytes =
+        garbage == large_garbage_.end() ? 0 : garbage->second;
+    KVS_CHECK_MSG(bytes <= sealed.put_bytes,
+                  "more garbage counted than a segment holds");
+    if (bytes == sealed.put_bytes) {
+      dead.push_back(segment);
+    }
+  }
+  return dead;
+}
+
+void Region::ReleaseSegments(const std::vector<uint64_t>& segments,
+                             alloc::MetadataBatch* batch) {
+  for (uint64_t segment : segments) {
+    large_log_->ReleaseSegment(segment, batch);
+    batch->Delete(CatalogPrefix(id_) + "gc/" + Hex16(segment));
+    batch->Delete(CatalogPrefix(id_) + "sealed/" + Hex16(segment));
+  }
+}
+
+void Region::ForgetSegmentsLocked(const std::vector<uint64_t>& segments) {
+  for (uint64_t segment : segments) {
+    large_garbage_.erase(segment);
+    large_sealed_.erase(segment);
+    relocated_.erase(segment);
+    context_.records->Forget(segment);
+    gc_freed_segments_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+Status Region::CollectGarbage() {
+  std::vector<uint64_t> dead;
+  {
+    std::lock_guard<std::mutex> lock(gc_mutex_);
+    dead = DeadSegmentsLocked();
+  }
+  if (!dead.empty()) {
+    alloc::MetadataBatch batch;
+    ReleaseSegments(dead, &batch);
+    KVS_RETURN_IF_ERROR(context_.volume->Commit(batch));
+    std::lock_guard<std::mutex> lock(gc_mutex_);
+    ForgetSegmentsLocked(dead);
+  }
+  std::vector<uint64_t> victims;
+  {
+    std::lock_guard<std::mutex> lock(gc_mutex_);
+    std::vector<std::pair<uint64_t, uint64_t>> candidates;  // garbage, seg
+    for (const auto& [segment, sealed] : large_sealed_) {
+      const auto garbage = large_garbage_.find(segment);
+      if (garbage == large_garbage_.end() || relocated_.count(segment) ||
+          sealed.put_bytes == 0) {
+        continue;
+      }
+      if (static_cast<double>(garbage->second) >=
+          options_.gc_garbage_ratio * static_cast<double>(sealed.put_bytes)) {
+        candidates.emplace_back(garbage->second, segment);
+      }
+    }
+    std::sort(candidates.rbegin(), candidates.rend());
+    for (size_t i = 0;
+         i < candidates.size() && i < options_.gc_segments_per_pass; ++i) {
+      victims.push_back(candidates[i].second);
+    }
+  }
+  for (uint64_t segment : victims) {
+    KVS_RETURN_IF_ERROR(RelocateLiveRecords(segment));
+    std::lock_guard<std::mutex> lock(gc_mutex_);
+    relocated_.insert(segment);
+  }
+  return Status::Ok();
+}
+
+Status Region::RelocateLiveRecords(uint64_t segment) {
+  io::AlignedBuffer buffer(limits::segment_size_bytes);
+  KVS_RETURN_IF_ERROR(context_.volume->file()->Read(
+      alloc::SegmentStart(segment), buffer.size(), buffer.data()));
+  log::SegmentHeader header;
+  KVS_RETURN_IF_ERROR(log::DecodeSegmentHeader(buffer.view(), &header));
+  struct Candidate {
+    std::string key;
+    std::string value;
+    uint64_t device_offset;
+  };
+  std::vector<Candidate> candidates;
+  for (size_t offset = log::kSegmentHeaderBytes;;) {
+    log::Record record;
+    size_t size = 0;
+    if (!log::DecodeRecord(buffer.view().substr(offset), header.nonce, &record,
+                           &size) ||
+        record.type == log::RecordType::kSegmentEnd) {
+      break;
+    }
+    if (record.type == log::RecordType::kPut) {
+      candidates.push_back({std::string(record.key), std::string(record.value),
+                            alloc::DeviceOffset(segment, offset)});
+    }
+    offset += size;
+  }
+  // Under the exclusive lock no write can slip in between checking that a
+  // record is the newest version of its key and re-inserting it.
+  std::unique_lock<std::shared_mutex> lock(l0_mutex_);
+  std::string leaf_buffer;
+  for (const Candidate& candidate : candidates) {
+    bool live = false;
+    L0Table::Entry entry;
+    if (active_->Get(candidate.key, &entry) ||
+        (immutable_ && immutable_->Get(candidate.key, &entry))) {
+      LogPointer pointer;
+      live = entry.kind == kL0LargePointer &&
+             DecodeLogPointer(entry.payload, &pointer) &&
+             pointer.device_offset == candidate.device_offset;
+    } else {
+      for (const auto& level : levels_) {
+        if (level == nullptr || !level->MayContain(candidate.key)) continue;
+        btree::LeafValue leaf;
+        bool found = false;
+        KVS_RETURN_IF_ERROR(
+            level->tree().Get(candidate.key, &leaf_buffer, &leaf, &found));
+        if (found) {
+          live = leaf.kind == btree::EntryKind::kPutInLog &&
+                 leaf.log_offset == candidate.device_offset;
+          break;
+        }
+      }
+    }
+    if (!live) {
+      continue;
+    }
+    log::AppendResult appended;
+    KVS_RETURN_IF_ERROR(large_log_->Append(log::RecordType::kPut, candidate.key,
+                                           candidate.value, &lsn_, 0,
+                                           &appended));
+    active_->Insert(candidate.key, appended.lsn, kL0LargePointer,
+                    EncodeLogPointer({appended.device_offset, appended.size}));
+    active_kv_bytes_.fetch_add(candidate.key.size() + candidate.value.size(),
+                               std::memory_order_relaxed);
+    gc_relocated_bytes_.fetch_add(appended.size, std::memory_order_relaxed);
+  }
+  return Status::Ok();
+}
+
+}  // namespace kvs::lsm
