@@ -83,13 +83,15 @@ typedef struct kvs_engine_options {
   uint32_t growth_factor;        // size ratio between device levels
   uint32_t small_kv_bytes_max;   // KV pairs up to this size are small
   uint32_t medium_kv_bytes_max;  // up to this: medium; above: large
+  uint64_t memory_budget_bytes;  // node cache + every region's L0s
 } kvs_engine_options;
 
 // Fills `options` with the defaults.
 KVS_EXPORT void kvs_engine_options_init(kvs_engine_options* options);
 
 // Opens the volume at `path`; with `create_if_missing`, formats a missing or
-// empty file first.
+// empty regular file first, or one whose formatting a crash interrupted (its
+// superblock blocks, the first 8 KiB, are still zeros).
 KVS_EXPORT kvs_status kvs_engine_open(const char* path,
                                       const kvs_engine_options* options,
                                       int create_if_missing,

@@ -30,6 +30,7 @@ kvs::engine::EngineOptions ToOptions(const kvs_engine_options& c) {
   options.region.growth_factor = c.growth_factor;
   options.region.placement.small_kv_bytes_max = c.small_kv_bytes_max;
   options.region.placement.medium_kv_bytes_max = c.medium_kv_bytes_max;
+  options.memory_budget_bytes = c.memory_budget_bytes;
   return options;
 }
 
@@ -42,6 +43,9 @@ Status Validate(const kvs_engine_options& c) {
   }
   if (c.growth_factor < 2 || c.growth_factor > 64) {
     return Status::InvalidArgument("growth factor must be 2..64");
+  }
+  if (c.memory_budget_bytes < (8u << 20)) {
+    return Status::InvalidArgument("memory budget must be at least 8 MiB");
   }
   if (c.small_kv_bytes_max > c.medium_kv_bytes_max) {
     return Status::InvalidArgument(

@@ -1,9 +1,13 @@
 #include "engine/engine.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 
+#include "alloc/superblock.h"
+#include "io/aligned_buffer.h"
 #include "util/coding.h"
 
 namespace kvs::engine {
@@ -23,6 +27,25 @@ std::string Fixed64(uint64_t value) {
   return out;
 }
 
+// Whether `file` is empty or no superblock was ever written to it: both
+// superblock blocks read as zeros. Formatting grows the file and writes the
+// checkpoint before it publishes them with the superblock, so a crash while
+// formatting leaves such a file; no write can have been acknowledged on it.
+Status NeverFormatted(io::File* file, bool* never_formatted) {
+  static_assert(alloc::kSuperblockOffsets[0] == 0 &&
+                alloc::kSuperblockOffsets[1] == alloc::kSuperblockBytes);
+  const size_t bytes = 2 * alloc::kSuperblockBytes;
+  if (file->Size() < bytes) {
+    *never_formatted = file->Size() == 0;
+    return Status::Ok();
+  }
+  io::AlignedBuffer blocks(bytes);
+  KVS_RETURN_IF_ERROR(file->Read(0, bytes, blocks.data()));
+  const std::string_view view = blocks.view();
+  *never_formatted = view.find_first_not_of('\0') == std::string_view::npos;
+  return Status::Ok();
+}
+
 }  // namespace
 
 Engine::Engine(const EngineOptions& options,
@@ -30,23 +53,25 @@ Engine::Engine(const EngineOptions& options,
     : options_(options),
       volume_(std::move(volume)),
       sync_group_(volume_->file()),
-      nodes_(volume_->file(), options.cache_bytes),
+      nodes_(
+          volume_->file(),
+          static_cast<size_t>(static_cast<double>(options.memory_budget_bytes) *
+                              options.cache_share)),
       records_(volume_->file()),
+      l0_budget_(static_cast<uint64_t>(
+          static_cast<double>(options.memory_budget_bytes) *
+          (1.0 - options.cache_share))),
       compactions_(std::max(1u, options.compaction_threads)) {
-  if (!options_.sync) {
-    flusher_ = std::thread([this] { FlushLoop(); });
-  }
+  maintenance_ = std::thread([this] { MaintenanceLoop(); });
 }
 
 Engine::~Engine() {
   {
-    std::lock_guard<std::mutex> lock(flusher_mutex_);
+    std::lock_guard<std::mutex> lock(maintenance_mutex_);
     stopping_ = true;
   }
-  flusher_wakeup_.notify_all();
-  if (flusher_.joinable()) {
-    flusher_.join();
-  }
+  maintenance_wakeup_.notify_all();
+  maintenance_.join();
   std::lock_guard<std::mutex> lock(mutex_);
   for (auto& [name, region] : regions_) {
     (void)region->Sync();  // best effort: errors were reported to writers
@@ -60,16 +85,26 @@ Status Engine::Open(const std::string& path, const EngineOptions& options,
   KVS_RETURN_IF_ERROR(io::OpenPosixFile(
       path, {.direct_io = options.direct_io, .create = create_if_missing},
       &file));
-  return Open(std::move(file), options, create_if_missing, engine);
+  // Only regular files are formatted here: a block device whose first
+  // 8 KiB are zeros may still hold another file system's data (btrfs keeps
+  // its superblock at 64 KiB), so it is never formatted implicitly.
+  struct stat path_stat;
+  const bool regular_file =
+      ::stat(path.c_str(), &path_stat) == 0 && S_ISREG(path_stat.st_mode);
+  return Open(std::move(file), options, create_if_missing && regular_file,
+              engine);
 }
 
 Status Engine::Open(std::unique_ptr<io::File> file,
                     const EngineOptions& options, bool create_if_missing,
                     std::unique_ptr<Engine>* engine) {
   std::unique_ptr<alloc::Volume> volume;
-  const bool empty = file->Size() == 0;
+  bool never_formatted = false;
+  if (create_if_missing) {
+    KVS_RETURN_IF_ERROR(NeverFormatted(file.get(), &never_formatted));
+  }
   Status status;
-  if (empty && create_if_missing) {
+  if (never_formatted) {
     status = alloc::Volume::Create(std::move(file), options.volume, &volume);
   } else {
     status = alloc::Volume::Open(std::move(file), options.volume, &volume);
@@ -88,6 +123,7 @@ lsm::RegionContext Engine::Context() const {
   context.nodes = const_cast<lsm::NodeCache*>(&nodes_);
   context.records = const_cast<lsm::RecordReader*>(&records_);
   context.compactions = const_cast<ThreadPool*>(&compactions_);
+  context.l0_budget = const_cast<lsm::L0Budget*>(&l0_budget_);
   return context;
 }
 
@@ -168,23 +204,45 @@ std::vector<std::string> Engine::ListRegions() const {
   return names;
 }
 
-void Engine::FlushLoop() {
-  std::unique_lock<std::mutex> lock(flusher_mutex_);
+void Engine::MaintenanceLoop() {
+  std::unique_lock<std::mutex> lock(maintenance_mutex_);
   while (!stopping_) {
-    flusher_wakeup_.wait_for(
+    maintenance_wakeup_.wait_for(
         lock, std::chrono::milliseconds(options_.flush_interval_ms));
     if (stopping_) {
       break;
     }
     lock.unlock();
-    {
+    if (!options_.sync) {
       std::lock_guard<std::mutex> regions_lock(mutex_);
       for (auto& [name, region] : regions_) {
         // A failure is sticky in the region's logs and reported to writers.
         (void)region->Flush();
       }
     }
+    EnforceL0Budget();
     lock.lock();
+  }
+}
+
+void Engine::EnforceL0Budget() {
+  if (!l0_budget_.Exceeded()) {
+    return;
+  }
+  // Writers of a busy region switch their own L0 when the budget is
+  // exceeded; this catches idle regions holding memory nobody writes to.
+  std::lock_guard<std::mutex> lock(mutex_);
+  lsm::Region* largest = nullptr;
+  uint64_t largest_bytes = 0;
+  for (auto& [name, region] : regions_) {
+    const uint64_t active = region->L0MemoryBytes().active;
+    if (active > largest_bytes) {
+      largest_bytes = active;
+      largest = region.get();
+    }
+  }
+  if (largest != nullptr) {
+    largest->RequestCompaction();
   }
 }
 

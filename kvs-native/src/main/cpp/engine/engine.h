@@ -29,6 +29,7 @@
 #include "alloc/volume.h"
 #include "io/file.h"
 #include "io/sync_group.h"
+#include "lsm/l0_budget.h"
 #include "lsm/node_cache.h"
 #include "lsm/record_reader.h"
 #include "lsm/region.h"
@@ -45,8 +46,12 @@ struct EngineOptions {
   bool direct_io = true;
   // Threads running compactions for every region of the volume.
   unsigned compaction_threads = 2;
-  // Bytes of B+-tree nodes cached for all regions.
-  size_t cache_bytes = 64ull << 20;
+  // Memory for the node cache plus every region's L0s (active and
+  // immutable). The cache gets cache_share of it; the rest bounds the L0s:
+  // when they exceed it, the maintenance thread switches the largest L0
+  // early, so the L0s return under their share within flush_interval_ms.
+  size_t memory_budget_bytes = 256ull << 20;
+  double cache_share = 0.5;
   alloc::VolumeOptions volume;
   lsm::RegionOptions region;
   log::LogWriterOptions log;
@@ -55,10 +60,14 @@ struct EngineOptions {
 class Engine {
  public:
   // Opens the volume at `path` (a file or block device), formatting it first
-  // if `create_if_missing` and it holds no volume.
+  // if `create_if_missing`, it is a regular file and it holds no volume: it
+  // is empty, or both superblock blocks are zeros (formatting was cut short
+  // by a crash before it published the volume). Damaged superblocks are
+  // Corruption, never reformatted.
   static Status Open(const std::string& path, const EngineOptions& options,
                      bool create_if_missing, std::unique_ptr<Engine>* engine);
-  // Same, on an already opened device (tests use an in-memory one).
+  // Same, on an already opened device, treated as a regular file (tests use
+  // an in-memory one).
   static Status Open(std::unique_ptr<io::File> file,
                      const EngineOptions& options, bool create_if_missing,
                      std::unique_ptr<Engine>* engine);
@@ -81,7 +90,10 @@ class Engine {
 
  private:
   Engine(const EngineOptions& options, std::unique_ptr<alloc::Volume> volume);
-  void FlushLoop();
+  // Runs every flush_interval_ms: flushes logs (sync=false) and keeps the
+  // L0s within their share of the memory budget.
+  void MaintenanceLoop();
+  void EnforceL0Budget();
   lsm::RegionContext Context() const;
 
   const EngineOptions options_;
@@ -89,6 +101,7 @@ class Engine {
   io::SyncGroup sync_group_;
   lsm::NodeCache nodes_;
   lsm::RecordReader records_;
+  lsm::L0Budget l0_budget_;
   // Declared before regions_, so destroyed after them: each region waits
   // for its own compaction in its destructor, then the pool stops.
   ThreadPool compactions_;
@@ -96,10 +109,10 @@ class Engine {
   mutable std::mutex mutex_;  // guards regions_
   std::map<std::string, std::unique_ptr<lsm::Region>, std::less<>> regions_;
 
-  std::mutex flusher_mutex_;
-  std::condition_variable flusher_wakeup_;
+  std::mutex maintenance_mutex_;
+  std::condition_variable maintenance_wakeup_;
   bool stopping_ = false;
-  std::thread flusher_;
+  std::thread maintenance_;
 };
 
 }  // namespace kvs::engine

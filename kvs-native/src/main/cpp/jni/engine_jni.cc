@@ -63,7 +63,7 @@ jlong EngineOpen(JNIEnv* env, jclass, jstring path, jboolean sync,
                  jint flush_interval_ms, jboolean direct_io,
                  jlong l0_size_bytes, jint growth_factor,
                  jint small_kv_bytes_max, jint medium_kv_bytes_max,
-                 jboolean create_if_missing) {
+                 jlong memory_budget_bytes, jboolean create_if_missing) {
   const char* chars = env->GetStringUTFChars(path, nullptr);
   if (chars == nullptr) {
     return 0;
@@ -79,6 +79,7 @@ jlong EngineOpen(JNIEnv* env, jclass, jstring path, jboolean sync,
   options.growth_factor = static_cast<uint32_t>(growth_factor);
   options.small_kv_bytes_max = static_cast<uint32_t>(small_kv_bytes_max);
   options.medium_kv_bytes_max = static_cast<uint32_t>(medium_kv_bytes_max);
+  options.memory_budget_bytes = static_cast<uint64_t>(memory_budget_bytes);
   kvs_engine* engine = nullptr;
   if (Failed(env, kvs_engine_open(path_string.c_str(), &options,
                                   create_if_missing ? 1 : 0, &engine))) {
@@ -331,7 +332,7 @@ jbyteArray IteratorValue(JNIEnv* env, jclass, jlong iterator) {
 
 bool RegisterEngineNatives(JNIEnv* env, jclass native_methods_class) {
   static const JNINativeMethod kMethods[] = {
-      KVS_NATIVE("engineOpen", "(Ljava/lang/String;ZIZJIIIZ)J", EngineOpen),
+      KVS_NATIVE("engineOpen", "(Ljava/lang/String;ZIZJIIIJZ)J", EngineOpen),
       KVS_NATIVE("engineClose", "(J)V", EngineClose),
       KVS_NATIVE("regionCreate", "(J[B)J", RegionCreate),
       KVS_NATIVE("regionOpen", "(J[B)J", RegionOpen),

@@ -74,6 +74,9 @@ std::shared_ptr<L0Table> Region::NewL0() const {
 
 Region::~Region() {
   WaitForCompactions();
+  if (context_.l0_budget != nullptr) {
+    context_.l0_budget->Release(active_accounted_.exchange(0));
+  }
   {
     std::lock_guard<std::mutex> lock(retired_mutex_);
     for (Retired& retired : retired_) {
@@ -251,6 +254,7 @@ Status Region::Write(log::RecordType type, std::string_view key,
     }
     active_kv_bytes_.fetch_add(key.size() + value.size(),
                                std::memory_order_relaxed);
+    AccountActiveMemory();
   }
   if (context_.sync) {
     return target->SyncTo(appended.end_position);
@@ -264,9 +268,11 @@ Status Region::MakeRoomForWrite() {
   bool stalled = false;
   const auto stall_start = std::chrono::steady_clock::now();
   while (true) {
+    L0Budget* budget = context_.l0_budget;
+    const bool over_budget = budget != nullptr && budget->Exceeded();
     {
       std::shared_lock<std::shared_mutex> lock(l0_mutex_);
-      if (!ActiveFullLocked()) {
+      if (!ActiveFullLocked() && !over_budget) {
         break;
       }
     }
@@ -277,20 +283,29 @@ Status Region::MakeRoomForWrite() {
       }
       if (!compacting_) {
         std::unique_lock<std::shared_mutex> lock(l0_mutex_);
-        if (!ActiveFullLocked()) {
+        if (!ActiveFullLocked() && !over_budget) {
           break;  // another writer switched already
         }
-        KVS_CHECK(immutable_ == nullptr);
-        // No write is half done: they hold l0_mutex_ shared.
-        immutable_ = std::move(active_);
-        active_ = NewL0();
-        active_kv_bytes_.store(0, std::memory_order_relaxed);
-        immutable_small_position_ = small_log_->appended_position();
-        immutable_large_position_ = large_log_->appended_position();
-        immutable_max_lsn_ = lsn_.load();
-        compacting_ = true;
-        context_.compactions->Submit([this] { BackgroundCompaction(); });
-        break;
+        if (active_->EntryCount() > 0) {
+          SwitchL0Locked();
+          break;
+        }
+      }
+      if (over_budget && !ActiveFullLocked()) {
+        // Memory is held by other regions' L0s (or this region's compaction
+        // is running): wait for a compaction anywhere to release some.
+        stall_lock.unlock();
+        if (!stalled) {
+          stalled = true;
+          stalls_.fetch_add(1, std::memory_order_relaxed);
+        }
+        if (!budget->WaitUntilWithin(deadline)) {
+          return Status::Busy(
+              "engine memory budget for L0s exhausted and no "
+              "compaction released memory for " +
+              std::to_string(options_.stall_timeout_ms) + " ms");
+        }
+        continue;
       }
       if (!stalled) {
         stalled = true;
@@ -315,6 +330,52 @@ Status Region::MakeRoomForWrite() {
         std::memory_order_relaxed);
   }
   return Status::Ok();
+}
+
+void Region::AccountActiveMemory() {
+  if (context_.l0_budget == nullptr) {
+    return;
+  }
+  // Arena memory grows a block at a time, so this rarely changes.
+  const uint64_t now = active_->MemoryBytes();
+  uint64_t accounted = active_accounted_.load(std::memory_order_relaxed);
+  while (now > accounted) {
+    if (active_accounted_.compare_exchange_weak(accounted, now)) {
+      context_.l0_budget->Add(now - accounted);
+      return;
+    }
+  }
+}
+
+void Region::SwitchL0Locked() {
+  KVS_CHECK(immutable_ == nullptr && !compacting_);
+  immutable_accounted_ = active_accounted_.exchange(0);
+  // No write is half done: they hold l0_mutex_ shared.
+  immutable_ = std::move(active_);
+  active_ = NewL0();
+  active_kv_bytes_.store(0, std::memory_order_relaxed);
+  immutable_small_position_ = small_log_->appended_position();
+  immutable_large_position_ = large_log_->appended_position();
+  immutable_max_lsn_ = lsn_.load();
+  compacting_ = true;
+  context_.compactions->Submit([this] { BackgroundCompaction(); });
+}
+
+void Region::RequestCompaction() {
+  std::unique_lock<std::mutex> stall_lock(stall_mutex_);
+  if (compacting_ || !background_error_.ok()) {
+    return;
+  }
+  std::unique_lock<std::shared_mutex> lock(l0_mutex_);
+  if (active_->EntryCount() > 0) {
+    SwitchL0Locked();
+  }
+}
+
+Region::L0Memory Region::L0MemoryBytes() const {
+  std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+  return {active_->MemoryBytes(),
+          immutable_ != nullptr ? immutable_->MemoryBytes() : 0};
 }
 
 Status Region::ReadLarge(const LogPointer& pointer, std::string* value) const {

@@ -36,6 +36,7 @@
 #include "log/log_writer.h"
 #include "lsm/compaction.h"
 #include "lsm/kv_placement.h"
+#include "lsm/l0_budget.h"
 #include "lsm/l0_table.h"
 #include "lsm/level.h"
 #include "lsm/node_cache.h"
@@ -73,6 +74,8 @@ struct RegionContext {
   NodeCache* nodes = nullptr;
   RecordReader* records = nullptr;
   ThreadPool* compactions = nullptr;
+  // Shared by every region of the engine; null: no global bound.
+  L0Budget* l0_budget = nullptr;
 };
 
 struct RegionStats {
@@ -130,6 +133,16 @@ class Region {
       std::optional<std::string> upper_bound) const;
 
   RegionStats stats() const;
+  // Memory held by the active and the immutable L0.
+  struct L0Memory {
+    uint64_t active = 0;
+    uint64_t immutable = 0;
+  };
+  L0Memory L0MemoryBytes() const;
+  // Switches a non-empty active L0 and schedules its compaction now, unless
+  // a compaction is already running (the engine's memory budget uses it).
+  void RequestCompaction();
+
   // Blocks until no compaction is queued or running (tests, benchmarks).
   void WaitForCompactions();
   // Per-level entry counts and sizes, for tests and statistics.
@@ -148,6 +161,12 @@ class Region {
   std::shared_ptr<L0Table> NewL0() const;
   // Whether the active L0 has reached its size. Caller holds l0_mutex_.
   bool ActiveFullLocked() const;
+  // Accounts growth of the active L0 in the engine's budget.
+  void AccountActiveMemory();
+  // Makes the active L0 immutable and schedules its compaction. Caller
+  // holds stall_mutex_ and l0_mutex_ exclusively, with no compaction
+  // running.
+  void SwitchL0Locked();
   Status Write(log::RecordType type, std::string_view key,
                std::string_view value);
   Status ValidateKeyValue(std::string_view key, std::string_view value) const;
@@ -204,6 +223,9 @@ class Region {
   std::shared_ptr<L0Table> immutable_;  // being compacted, or null
   // Key + value bytes written into active_ (reset when it is switched).
   std::atomic<uint64_t> active_kv_bytes_{0};
+  // Memory of active_ / immutable_ accounted in the engine's L0 budget.
+  std::atomic<uint64_t> active_accounted_{0};
+  uint64_t immutable_accounted_ = 0;            // guarded by l0_mutex_
   std::vector<std::shared_ptr<Level>> levels_;  // [0] = L1; null = empty
   // Log positions and the LSN when the active L0 became immutable.
   uint64_t immutable_small_position_ = 0;

@@ -1,6 +1,7 @@
 // Region: loading levels, compaction scheduling, and installing its output.
 
 #include <algorithm>
+#include <utility>
 
 #include "alloc/device_offset.h"
 #include "lsm/region.h"
@@ -157,9 +158,18 @@ Status Region::CompactImmutable() {
   // The write-ahead log before the switch is now in L1.
   small_log_->ReleaseSegmentsBefore(alloc::SegmentOf(small_position), &batch);
   KVS_RETURN_IF_ERROR(Install(0, result, batch, std::nullopt));
-  std::unique_lock<std::shared_mutex> lock(l0_mutex_);
-  immutable_.reset();
-  compacted_lsn_ = max_lsn;
+  uint64_t released = 0;
+  {
+    std::unique_lock<std::shared_mutex> lock(l0_mutex_);
+    immutable_.reset();
+    compacted_lsn_ = max_lsn;
+    released = std::exchange(immutable_accounted_, 0);
+  }
+  if (context_.l0_budget != nullptr) {
+    // Readers may still hold the table for a moment; its memory is gone
+    // when they let go, which is soon enough for a budget.
+    context_.l0_budget->Release(released);
+  }
   return Status::Ok();
 }
 

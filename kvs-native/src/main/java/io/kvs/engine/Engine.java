@@ -48,6 +48,7 @@ public final class Engine implements AutoCloseable {
             options.growthFactor(),
             options.smallKvBytesMax(),
             options.mediumKvBytesMax(),
+            options.memoryBudgetBytes(),
             options.createIfMissing());
     return new Engine(handle);
   }

@@ -9,6 +9,7 @@ public final class EngineOptions {
   private final int growthFactor;
   private final int smallKvBytesMax;
   private final int mediumKvBytesMax;
+  private final long memoryBudgetBytes;
   private final boolean createIfMissing;
 
   private EngineOptions(Builder builder) {
@@ -19,6 +20,7 @@ public final class EngineOptions {
     this.growthFactor = builder.growthFactor;
     this.smallKvBytesMax = builder.smallKvBytesMax;
     this.mediumKvBytesMax = builder.mediumKvBytesMax;
+    this.memoryBudgetBytes = builder.memoryBudgetBytes;
     this.createIfMissing = builder.createIfMissing;
   }
 
@@ -60,6 +62,10 @@ public final class EngineOptions {
     return mediumKvBytesMax;
   }
 
+  public long memoryBudgetBytes() {
+    return memoryBudgetBytes;
+  }
+
   public boolean createIfMissing() {
     return createIfMissing;
   }
@@ -73,6 +79,7 @@ public final class EngineOptions {
     private int growthFactor = 8;
     private int smallKvBytesMax = 119;
     private int mediumKvBytesMax = 1023;
+    private long memoryBudgetBytes = 256L << 20;
     private boolean createIfMissing = true;
 
     private Builder() {}
@@ -130,6 +137,18 @@ public final class EngineOptions {
       }
       this.smallKvBytesMax = small;
       this.mediumKvBytesMax = medium;
+      return this;
+    }
+
+    /**
+     * Memory for the node cache (half) and every region's in-memory levels (half) together; writers
+     * stall briefly when the in-memory levels exceed their half. At least 8 MiB; default 256 MiB.
+     */
+    public Builder memoryBudgetBytes(long bytes) {
+      if (bytes < (8L << 20)) {
+        throw new IllegalArgumentException("memoryBudgetBytes must be at least 8 MiB: " + bytes);
+      }
+      this.memoryBudgetBytes = bytes;
       return this;
     }
 

@@ -46,6 +46,7 @@ public final class NativeMethods {
       int growthFactor,
       int smallKvBytesMax,
       int mediumKvBytesMax,
+      long memoryBudgetBytes,
       boolean createIfMissing);
 
   /** Syncs and closes every region, then the volume. */
