@@ -125,8 +125,11 @@ std::string_view IndexNodeBuilder::Finish() {
   return node_;
 }
 
-Status IndexNodeView::Parse(std::string_view node, IndexNodeView* view) {
-  KVS_RETURN_IF_ERROR(ValidateNode(node));
+Status IndexNodeView::Parse(std::string_view node, IndexNodeView* view,
+                            bool validated) {
+  if (!validated) {
+    KVS_RETURN_IF_ERROR(ValidateNode(node));
+  }
   const NodeHeader header = DecodeNodeHeader(node.data());
   if (header.type != NodeType::kIndex) {
     return Status::Corruption("expected an index node, found a leaf");

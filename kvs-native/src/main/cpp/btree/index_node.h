@@ -105,7 +105,10 @@ class IndexNodeView {
   IndexNodeView() = default;
 
   // Validates `node` (ValidateNode) and that it is an index node.
-  static Status Parse(std::string_view node, IndexNodeView* view);
+  // `validated`: ValidateNode already accepted exactly these bytes (a
+  // cached node), so only the type is checked.
+  static Status Parse(std::string_view node, IndexNodeView* view,
+                      bool validated = false);
 
   uint8_t level() const { return header_.level; }
   size_t pivot_count() const { return header_.entry_count; }

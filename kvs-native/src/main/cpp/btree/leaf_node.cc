@@ -202,8 +202,11 @@ std::string_view LeafNodeBuilder::Finish(uint64_t next_leaf_offset) {
   return node_;
 }
 
-Status LeafNodeView::Parse(std::string_view node, LeafNodeView* view) {
-  KVS_RETURN_IF_ERROR(ValidateNode(node));
+Status LeafNodeView::Parse(std::string_view node, LeafNodeView* view,
+                           bool validated) {
+  if (!validated) {
+    KVS_RETURN_IF_ERROR(ValidateNode(node));
+  }
   const NodeHeader header = DecodeNodeHeader(node.data());
   if (header.type != NodeType::kLeaf) {
     return Status::Corruption("expected a leaf, found an index node");

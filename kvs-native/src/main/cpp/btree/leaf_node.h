@@ -138,7 +138,10 @@ class LeafNodeView {
   LeafNodeView() = default;
 
   // Validates `node` (ValidateNode) and that it is a leaf.
-  static Status Parse(std::string_view node, LeafNodeView* view);
+  // `validated`: ValidateNode already accepted exactly these bytes (a
+  // cached node), so only the type is checked.
+  static Status Parse(std::string_view node, LeafNodeView* view,
+                      bool validated = false);
 
   size_t entry_count() const { return header_.entry_count; }
   uint64_t next_leaf_offset() const { return header_.next_leaf_offset; }

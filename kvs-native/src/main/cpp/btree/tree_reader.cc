@@ -36,6 +36,26 @@ Status ReadNode(NodeSource* source, uint64_t offset, size_t size,
   return Status::Ok();
 }
 
+Status ReadShared(NodeSource* source, uint64_t offset, size_t size,
+                  NodeSource::SharedNode* node) {
+  KVS_RETURN_IF_ERROR(source->ReadShared(offset, size, node));
+  if (node->bytes == nullptr || node->bytes->size() != size) {
+    return Status::IoError("node source returned a short read");
+  }
+  return Status::Ok();
+}
+
+// Reads a leaf into `buffer` (which the caller's views point into).
+Status ReadLeaf(NodeSource* source, uint64_t offset, std::string* buffer,
+                bool* validated) {
+  NodeSource::SharedNode shared;
+  KVS_RETURN_IF_ERROR(
+      ReadShared(source, offset, format::leaf_node_size_bytes, &shared));
+  buffer->assign(*shared.bytes);
+  *validated = shared.validated;
+  return Status::Ok();
+}
+
 }  // namespace
 
 TreeReader::TreeReader(NodeSource* source, uint64_t root_offset)
@@ -49,6 +69,7 @@ Status TreeReader::FindLeaf(std::string_view key, std::string* leaf_buffer,
   uint64_t offset = root_offset_;
   size_t size = root_size_bytes_.load(std::memory_order_relaxed);
   bool leaf_already_read = false;
+  bool leaf_validated = false;
   if (size == 0) {
     // Every node is at least a leaf long and never crosses its segment, so
     // reading a leaf's worth at the root is always in bounds.
@@ -60,7 +81,7 @@ Status TreeReader::FindLeaf(std::string_view key, std::string* leaf_buffer,
                                                   : NodeType::kLeaf);
     leaf_already_read = size == format::leaf_node_size_bytes;
   }
-  std::string index_buffer;
+  NodeSource::SharedNode index_node;
   KeyRange range;
   int expected_level = -1;  // unknown at the root
   // Each step goes one level down; levels are < tree_height_max.
@@ -68,9 +89,11 @@ Status TreeReader::FindLeaf(std::string_view key, std::string* leaf_buffer,
     const bool is_root = step == 0;
     if (size == format::leaf_node_size_bytes) {
       if (!leaf_already_read) {
-        KVS_RETURN_IF_ERROR(ReadNode(source_, offset, size, leaf_buffer));
+        KVS_RETURN_IF_ERROR(
+            ReadLeaf(source_, offset, leaf_buffer, &leaf_validated));
       }
-      KVS_RETURN_IF_ERROR(LeafNodeView::Parse(*leaf_buffer, leaf));
+      KVS_RETURN_IF_ERROR(
+          LeafNodeView::Parse(*leaf_buffer, leaf, leaf_validated));
       if (!range.Contains(leaf->key(0), leaf->key(leaf->entry_count() - 1))) {
         return Status::Corruption("leaf keys lie outside its parent's range");
       }
@@ -79,9 +102,10 @@ Status TreeReader::FindLeaf(std::string_view key, std::string* leaf_buffer,
       }
       return Status::Ok();
     }
-    KVS_RETURN_IF_ERROR(ReadNode(source_, offset, size, &index_buffer));
+    KVS_RETURN_IF_ERROR(ReadShared(source_, offset, size, &index_node));
     IndexNodeView node;
-    KVS_RETURN_IF_ERROR(IndexNodeView::Parse(index_buffer, &node));
+    KVS_RETURN_IF_ERROR(
+        IndexNodeView::Parse(*index_node.bytes, &node, index_node.validated));
     if (expected_level >= 0 && node.level() != expected_level) {
       return Status::Corruption("index node at the wrong level");
     }
@@ -175,12 +199,12 @@ void TreeReader::Iterator::MoveToNextLeaf() {
     valid_ = false;
     return;
   }
-  Status status =
-      ReadNode(reader_->source_, next_offset, format::leaf_node_size_bytes,
-               next_leaf_buffer_.get());
+  bool validated = false;
+  Status status = ReadLeaf(reader_->source_, next_offset,
+                           next_leaf_buffer_.get(), &validated);
   LeafNodeView next;
   if (status.ok()) {
-    status = LeafNodeView::Parse(*next_leaf_buffer_, &next);
+    status = LeafNodeView::Parse(*next_leaf_buffer_, &next, validated);
   }
   // A forward-only chain cannot loop, so a scan always ends.
   if (status.ok() && !(leaf_.key(leaf_.entry_count() - 1) < next.key(0))) {

@@ -37,6 +37,24 @@ class NodeSource {
   // between threads.
   virtual Status Read(uint64_t device_offset, size_t size,
                       std::string* node) = 0;
+
+  // A node shared with the source (a cache): `bytes` stay valid while held.
+  // `validated` promises that ValidateNode accepted exactly these bytes, so
+  // readers may skip validating them again.
+  struct SharedNode {
+    std::shared_ptr<const std::string> bytes;
+    bool validated = false;
+  };
+  // Like Read, without a copy when the source keeps nodes. The default
+  // reads into a fresh string (not validated).
+  virtual Status ReadShared(uint64_t device_offset, size_t size,
+                            SharedNode* node) {
+    auto bytes = std::make_shared<std::string>();
+    KVS_RETURN_IF_ERROR(Read(device_offset, size, bytes.get()));
+    node->bytes = std::move(bytes);
+    node->validated = false;
+    return Status::Ok();
+  }
 };
 
 class TreeReader {

@@ -1,6 +1,7 @@
 #include "lsm/node_cache.h"
 
 #include "alloc/device_offset.h"
+#include "btree/node_format.h"
 #include "io/aligned_buffer.h"
 #include "util/limits.h"
 
@@ -16,13 +17,22 @@ NodeCache::Shard& NodeCache::ShardFor(uint64_t device_offset) {
 }
 
 Status NodeCache::Read(uint64_t device_offset, size_t size, std::string* node) {
+  SharedNode shared;
+  KVS_RETURN_IF_ERROR(ReadShared(device_offset, size, &shared));
+  node->assign(*shared.bytes);
+  return Status::Ok();
+}
+
+Status NodeCache::ReadShared(uint64_t device_offset, size_t size,
+                             SharedNode* node) {
   Shard& shard = ShardFor(device_offset);
   {
     std::lock_guard<std::mutex> lock(shard.mutex);
     const auto it = shard.entries.find(device_offset);
-    if (it != shard.entries.end() && it->second.bytes->size() >= size) {
+    if (it != shard.entries.end() && it->second.bytes->size() == size) {
       shard.lru.splice(shard.lru.begin(), shard.lru, it->second.position);
-      node->assign(*it->second.bytes, 0, size);
+      node->bytes = it->second.bytes;
+      node->validated = it->second.validated;
       hits_.fetch_add(1, std::memory_order_relaxed);
       return Status::Ok();
     }
@@ -32,14 +42,19 @@ Status NodeCache::Read(uint64_t device_offset, size_t size, std::string* node) {
   KVS_RETURN_IF_ERROR(file_->Read(device_offset, buffer.size(), buffer.data()));
   bytes_read_.fetch_add(buffer.size(), std::memory_order_relaxed);
   auto bytes = std::make_shared<const std::string>(buffer.data(), size);
-  node->assign(*bytes);
+  // A read of the wrong size (a reader probing the root) or of damaged
+  // bytes is cached unvalidated; the reader validates and reports it.
+  const bool validated = btree::ValidateNode(*bytes).ok();
+  node->bytes = bytes;
+  node->validated = validated;
   std::lock_guard<std::mutex> lock(shard.mutex);
-  Insert(shard, device_offset, std::move(bytes));
+  Insert(shard, device_offset, std::move(bytes), validated);
   return Status::Ok();
 }
 
 void NodeCache::Insert(Shard& shard, uint64_t device_offset,
-                       std::shared_ptr<const std::string> bytes) {
+                       std::shared_ptr<const std::string> bytes,
+                       bool validated) {
   const auto existing = shard.entries.find(device_offset);
   if (existing != shard.entries.end()) {
     shard.bytes -= existing->second.bytes->size();
@@ -51,7 +66,8 @@ void NodeCache::Insert(Shard& shard, uint64_t device_offset,
   }
   shard.bytes += bytes->size();
   shard.lru.push_front(device_offset);
-  shard.entries[device_offset] = {std::move(bytes), shard.lru.begin()};
+  shard.entries[device_offset] = {std::move(bytes), validated,
+                                  shard.lru.begin()};
   while (shard.bytes > shard_capacity_bytes_) {
     const uint64_t victim = shard.lru.back();
     shard.lru.pop_back();

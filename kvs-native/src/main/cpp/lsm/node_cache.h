@@ -38,6 +38,10 @@ class NodeCache final : public btree::NodeSource {
   NodeCache(io::File* file, size_t capacity_bytes);
 
   Status Read(uint64_t device_offset, size_t size, std::string* node) override;
+  // Shares the cached bytes; nodes are validated once, when they enter the
+  // cache, and handed out as validated from then on.
+  Status ReadShared(uint64_t device_offset, size_t size,
+                    SharedNode* node) override;
   // Drops every cached node inside `segment`.
   void EraseSegment(uint64_t segment);
   NodeCacheStats stats() const;
@@ -49,6 +53,7 @@ class NodeCache final : public btree::NodeSource {
     std::list<uint64_t> lru;  // front: most recent
     struct Entry {
       std::shared_ptr<const std::string> bytes;
+      bool validated;
       std::list<uint64_t>::iterator position;
     };
     std::map<uint64_t, Entry> entries;
@@ -56,7 +61,7 @@ class NodeCache final : public btree::NodeSource {
   };
   Shard& ShardFor(uint64_t device_offset);
   void Insert(Shard& shard, uint64_t device_offset,
-              std::shared_ptr<const std::string> bytes);
+              std::shared_ptr<const std::string> bytes, bool validated);
 
   io::File* const file_;
   const size_t shard_capacity_bytes_;
