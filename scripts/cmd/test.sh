@@ -5,22 +5,29 @@
 #   2. Maven verify: CMake build with -Werror, CTest, Surefire, Failsafe
 #      (against the packaged jars), Java formatting (Spotless)
 #   3. the native tests again, built with AddressSanitizer + UBSan
+#   4. the fuzz targets (*_fuzz.cc: every reader of on-device bytes), built
+#      with clang's libFuzzer + ASan + UBSan and run briefly from the seeds
+#      under kvs-native/src/test/fuzz-corpus/<target>/
 cmd_test() {
-  ensure_packages "${KVS_BUILD_PACKAGES[@]}" "${KVS_TEST_PACKAGES[@]}"
+  ensure_packages "${KVS_BUILD_PACKAGES[@]}" "${KVS_TEST_PACKAGES[@]}" \
+    "${KVS_FUZZ_PACKAGES[@]}"
   local failed=() started=$SECONDS
 
-  say "1/3 Checking C++ formatting (clang-format $(clang-format --version | grep -o '[0-9][0-9.]*' | head -1))"
+  say "1/4 Checking C++ formatting (clang-format $(clang-format --version | grep -o '[0-9][0-9.]*' | head -1))"
   if check_cpp_format; then note "C++ formatting: ok"; else failed+=("C++ formatting"); fi
 
-  say "2/3 Building and testing with Maven (CMake + CTest, Surefire, Failsafe, Spotless)"
+  say "2/4 Building and testing with Maven (CMake + CTest, Surefire, Failsafe, Spotless)"
   if (cd "$KVS_HOME" && mvn_cmd verify); then
     mkdir -p "$(dirname "$KVS_BUILD_STAMP")" && touch "$KVS_BUILD_STAMP"
   else
     failed+=("Maven verify (native build/tests, Java tests or Java formatting)")
   fi
 
-  say "3/3 Native tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+  say "3/4 Native tests under AddressSanitizer + UndefinedBehaviorSanitizer"
   if run_sanitized_native_tests; then note "sanitizer build: ok"; else failed+=("sanitizer build"); fi
+
+  say "4/4 Fuzzing the readers of on-device bytes (libFuzzer + ASan + UBSan, ~${KVS_FUZZ_BUDGET_SECONDS}s)"
+  if run_fuzzers; then note "fuzzing: ok"; else failed+=("fuzzing (see the reproducer above)"); fi
 
   local elapsed=$((SECONDS - started))
   if [[ ${#failed[@]} -gt 0 ]]; then
@@ -50,4 +57,87 @@ run_sanitized_native_tests() {
     cmake --build "$build_dir" &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
       ctest --test-dir "$build_dir" --output-on-failure --parallel 2
+}
+
+# Wall-clock seconds the fuzzers get together; they run two at a time (one
+# per core of a CI machine), each for an equal share, at least 5 s.
+KVS_FUZZ_BUDGET_SECONDS="${KVS_FUZZ_BUDGET_SECONDS:-75}"
+
+# Builds the fuzz targets with clang and runs each from its committed seeds
+# plus the corpus grown by earlier runs (kept under target/, never
+# committed). Any crash, sanitizer report, timeout or out-of-memory fails the
+# step; the input that caused it is kept and its path printed.
+run_fuzzers() {
+  local build_dir="$KVS_HOME/kvs-native/target/native-fuzz"
+  CC=clang CXX=clang++ cmake -S "$KVS_HOME/kvs-native" -B "$build_dir" -G Ninja \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVS_FUZZ=ON --log-level=WARNING &&
+    cmake --build "$build_dir" || return 1
+  local targets
+  mapfile -t targets <"$build_dir/fuzz_targets.txt"
+  [[ ${#targets[@]} -gt 0 ]] || { note "no fuzz targets found"; return 1; }
+  local seconds=$((2 * KVS_FUZZ_BUDGET_SECONDS / ${#targets[@]}))
+  [[ $seconds -ge 5 ]] || seconds=5
+  note "${#targets[@]} targets, ${seconds}s each, two at a time"
+  rm -rf "$build_dir/logs" && mkdir -p "$build_dir/logs"
+  local lane
+  for lane in 0 1; do
+    (
+      for ((i = lane; i < ${#targets[@]}; i += 2)); do
+        run_fuzz_target "$build_dir" "${targets[i]}" "$seconds"
+      done
+    ) &
+  done
+  wait
+  local target failed=0
+  for target in "${targets[@]}"; do
+    report_fuzz_target "$build_dir" "$target" || failed=1
+  done
+  return "$failed"
+}
+
+# Runs one fuzz target; its output goes to logs/<target>.log and its exit
+# status to logs/<target>.status.
+run_fuzz_target() {
+  local build_dir="$1" target="$2" seconds="$3"
+  local seeds="$KVS_HOME/kvs-native/src/test/fuzz-corpus/$target"
+  local corpus="$build_dir/corpus/$target" artifacts="$build_dir/artifacts/$target"
+  mkdir -p "$corpus" "$artifacts"
+  local inputs=("$corpus")
+  [[ -d "$seeds" ]] && inputs+=("$seeds")
+  local status=0
+  # The first corpus directory receives new inputs; the seeds stay as they are.
+  UBSAN_OPTIONS=print_stacktrace=1 "$build_dir/$target" -max_total_time="$seconds" \
+    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$artifacts/" "${inputs[@]}" >"$build_dir/logs/$target.log" 2>&1 ||
+    status=$?
+  echo "$status" >"$build_dir/logs/$target.status"
+}
+
+# Prints one line for a fuzz target that passed, or its finding, the
+# reproducer and how to replay it; fails for a finding.
+report_fuzz_target() {
+  local build_dir="$1" target="$2"
+  local log="$build_dir/logs/$target.log"
+  local status
+  status="$(cat "$build_dir/logs/$target.status" 2>/dev/null || echo missing)"
+  local runs speed corpus
+  runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")"
+  speed="$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")"
+  corpus="$(find "$build_dir/corpus/$target" -type f | wc -l)"
+  if [[ "$status" == 0 ]]; then
+    note "$(printf '%-24s ok: %9s runs, %6s/s, corpus %s inputs' "$target" "$runs" "$speed" "$corpus")"
+    return 0
+  fi
+  local reproducer
+  reproducer="$(sed -n 's/.*Test unit written to //p' "$log" | tail -1)"
+  printf '\033[31m    %s FAILED (exit %s)\033[0m\n' "$target" "$status"
+  # The sanitizer's or libFuzzer's verdict (crash, timeout, out-of-memory)
+  # and a failed KVS_CHECK; the full report is in the log.
+  grep -E '^(==[0-9]+== ?ERROR|SUMMARY|kvs: invariant)|runtime error' "$log" | head -5 | sed 's/^/      /'
+  note "  log: $log"
+  if [[ -n "$reproducer" ]]; then
+    note "  reproducer: $reproducer"
+    note "  replay: $build_dir/$target $reproducer"
+  fi
+  return 1
 }

@@ -4,6 +4,11 @@
 # is present. The JDK is skipped when a JDK 17+ is already on the PATH.
 KVS_BUILD_PACKAGES=(maven cmake ninja-build g++ libgtest-dev)
 KVS_TEST_PACKAGES=(clang-format)
+# The fuzz step of ./kvs test: clang, and the runtimes of libFuzzer and the
+# sanitizers (libclang_rt.fuzzer etc.), which clang only recommends and so
+# must be named here (installs skip recommends). Unversioned names follow
+# Debian's default LLVM (14 on Debian 12), matching clang-format.
+KVS_FUZZ_PACKAGES=(clang libclang-rt-dev)
 
 say() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 note() { printf '    %s\n' "$*"; }

@@ -70,7 +70,9 @@ bool SegmentBitmap::DecodeFrom(std::string_view* input) {
   if (!coding::GetVarint64(input, &capacity)) {
     return false;
   }
-  const uint64_t word_count = (capacity + 63) / 64;
+  // Not (capacity + 63) / 64: that wraps for a capacity near 2^64, leaving
+  // no words for the bits the capacity claims.
+  const uint64_t word_count = capacity / 64 + (capacity % 64 != 0 ? 1 : 0);
   if (word_count > input->size() / 8) {
     return false;
   }

@@ -148,7 +148,23 @@ Status Volume::LoadCheckpoint(const Superblock& superblock) {
   return Status::Ok();
 }
 
+namespace {
+
+// Whether a segment appears twice among a batch's allocations and frees.
+bool HasDuplicateSegments(const MetadataBatch& batch) {
+  std::vector<uint64_t> all = batch.allocations();
+  all.insert(all.end(), batch.frees().begin(), batch.frees().end());
+  std::sort(all.begin(), all.end());
+  return std::adjacent_find(all.begin(), all.end()) != all.end();
+}
+
+}  // namespace
+
 Status Volume::ReplayLocked(const MetadataBatch& batch) {
+  if (HasDuplicateSegments(batch)) {
+    return Status::Corruption(
+        "redo batch names a segment twice among allocations and frees");
+  }
   for (uint64_t segment : batch.allocations()) {
     if (segment >= allocated_.capacity() || allocated_.Contains(segment)) {
       return Status::Corruption("redo batch allocates segment " +
@@ -233,6 +249,10 @@ Status Volume::Commit(const MetadataBatch& batch) {
   if (!failed_.ok()) {
     return failed_;
   }
+  // Checked before anything is written: a batch that named a segment twice
+  // would be durable and then impossible to apply, on every open.
+  KVS_CHECK_MSG(!HasDuplicateSegments(batch),
+                "a metadata batch names a segment twice");
   for (uint64_t segment : batch.allocations()) {
     KVS_CHECK_MSG(in_use_.Contains(segment) && !allocated_.Contains(segment),
                   "committing an allocation of an unreserved segment");

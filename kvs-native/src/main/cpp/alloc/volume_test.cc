@@ -153,6 +153,18 @@ TEST_F(VolumeTest, DeferredFreesAreDurableButNotReusedUntilReleased) {
   EXPECT_FALSE(volume_->IsAllocated(segments[0]));
 }
 
+TEST_F(VolumeTest, ABatchNamingASegmentTwiceIsRefusedBeforeItIsWritten) {
+  uint64_t segment = 0;
+  ASSERT_TRUE(volume_->Reserve(&segment).ok());
+  MetadataBatch batch;
+  batch.Allocate(segment);
+  batch.Allocate(segment);
+  const uint64_t writes = device_->writes();
+  EXPECT_DEATH((void)volume_->Commit(batch), "names a segment twice");
+  EXPECT_EQ(device_->writes(), writes);
+  Reopen();  // nothing durable was left behind
+}
+
 TEST_F(VolumeTest, RedoChainGrowsAcrossSegments) {
   options_.checkpoint_redo_bytes = 1ull << 40;  // never checkpoint
   Reopen();

@@ -82,6 +82,7 @@ void kvs_engine_options_init(kvs_engine_options* options) {
       static_cast<uint32_t>(defaults.region.placement.small_kv_bytes_max);
   options->medium_kv_bytes_max =
       static_cast<uint32_t>(defaults.region.placement.medium_kv_bytes_max);
+  options->memory_budget_bytes = defaults.memory_budget_bytes;
 }
 
 kvs_status kvs_engine_open(const char* path, const kvs_engine_options* options,

@@ -26,6 +26,15 @@ bool SyncedPastDamage(std::string_view data, size_t offset, uint64_t nonce,
                       uint64_t position) {
   for (size_t probe = offset + 1; probe + kRecordHeaderBytes <= data.size();
        ++probe) {
+    // Only a sync mark matters: its fixed type and sizes rule out almost
+    // every position before the checksum is computed.
+    const char* p = data.data() + probe;
+    if (static_cast<uint8_t>(p[18]) !=
+            static_cast<uint8_t>(RecordType::kSyncMark) ||
+        coding::DecodeFixed16(p + 16) != 0 ||
+        coding::DecodeFixed32(p + 12) != 8) {
+      continue;
+    }
     Record record;
     size_t size = 0;
     if (DecodeRecord(data.substr(probe), nonce, &record, &size) &&

@@ -78,9 +78,12 @@ Status LogWriter::Open(alloc::Volume* volume, io::SyncGroup* sync_group,
     }
   }
   // Ends the recovered tail segment (if not ended yet) and commits a new
-  // one; the volume's sync makes the end record durable with it.
-  KVS_RETURN_IF_ERROR(opened->RollLocked(
-      tail != nullptr && !tail->segments.empty() && !tail->ended));
+  // one; the volume's sync makes the end record durable with it. A log
+  // with no segment yet gets its first one at its first append, so an
+  // empty region costs no space.
+  if (tail != nullptr && !tail->segments.empty()) {
+    KVS_RETURN_IF_ERROR(opened->RollLocked(!tail->ended));
+  }
   *writer = std::move(opened);
   return Status::Ok();
 }
@@ -226,7 +229,10 @@ Status LogWriter::Append(RecordType type, std::string_view key,
     return failed_;
   }
   const size_t size = kRecordHeaderBytes + key.size() + value.size();
-  if (chunk_start_ + fill_ + size + kSegmentReserveBytes > kSegmentBytes) {
+  if (segments_.empty()) {
+    KVS_RETURN_IF_ERROR(RollLocked(/*end_current=*/false));
+  } else if (chunk_start_ + fill_ + size + kSegmentReserveBytes >
+             kSegmentBytes) {
     KVS_RETURN_IF_ERROR(RollLocked(/*end_current=*/true));
   }
   if (durable_position_ > marked_position_) {
@@ -265,7 +271,7 @@ Status LogWriter::SyncTo(uint64_t position) {
     if (!failed_.ok()) {
       return failed_;
     }
-    if (durable_position_ >= position) {
+    if (durable_position_ >= position || segments_.empty()) {
       return Status::Ok();
     }
     KVS_RETURN_IF_ERROR(WriteLocked());

@@ -97,8 +97,9 @@ struct LogWriterStats {
 
 class LogWriter {
  public:
-  // Opens a log for appending: a new one when `tail` is null, else the one
-  // `tail` describes (its last segment is ended and a new one started).
+  // Opens a log for appending: a new one when `tail` is null (its first
+  // segment is allocated at the first append), else the one `tail`
+  // describes (its last segment is ended and a new one started).
   static Status Open(alloc::Volume* volume, io::SyncGroup* sync_group,
                      LogIdentity identity, const LogWriterOptions& options,
                      const LogTail* tail, std::unique_ptr<LogWriter>* writer);

@@ -74,6 +74,12 @@ std::shared_ptr<L0Table> Region::NewL0() const {
 
 Region::~Region() {
   WaitForCompactions();
+  // A clean close makes every acknowledged write durable; an error here was
+  // already reported to the writers it concerns (it is sticky). A region
+  // whose opening failed may have no logs.
+  if (small_log_ != nullptr && large_log_ != nullptr) {
+    (void)Sync();
+  }
   if (context_.l0_budget != nullptr) {
     context_.l0_budget->Release(active_accounted_.exchange(0));
   }

@@ -23,6 +23,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -76,6 +77,17 @@ struct RegionContext {
   ThreadPool* compactions = nullptr;
   // Shared by every region of the engine; null: no global bound.
   L0Budget* l0_budget = nullptr;
+  // Replication hooks (Send-Index ships what they report). Called from the
+  // compaction thread: for every finished index segment of a compaction's
+  // output (its number and bytes, before the level is installed), and once
+  // the new level is installed (durable). Must not call back into the
+  // region.
+  std::function<void(uint64_t region_id, uint64_t segment,
+                     std::string_view bytes)>
+      on_index_segment;
+  std::function<void(uint64_t region_id, size_t level,
+                     const LevelDescriptor& descriptor)>
+      on_level_installed;
 };
 
 struct RegionStats {
@@ -111,7 +123,8 @@ class Region {
                      uint64_t id, const RegionOptions& options,
                      std::unique_ptr<Region>* region);
 
-  // Waits for a running compaction, then releases everything.
+  // Waits for a running compaction, syncs the logs, then releases
+  // everything.
   ~Region();
   Region(const Region&) = delete;
   Region& operator=(const Region&) = delete;

@@ -150,6 +150,12 @@ Status Region::CompactImmutable() {
   job.region_id = id_;
   job.placement = options_.placement;
   job.bloom_bits_per_key = options_.bloom_bits_per_key;
+  if (context_.on_index_segment) {
+    job.on_index_segment = [this](uint64_t segment, std::string_view bytes) {
+      context_.on_index_segment(id_, segment, bytes);
+      return Status::Ok();
+    };
+  }
   CompactionResult result;
   KVS_RETURN_IF_ERROR(RunCompaction(context_.volume, context_.nodes,
                                     context_.records, job, &result));
@@ -188,6 +194,12 @@ Status Region::CompactLevel(size_t source) {
   job.region_id = id_;
   job.placement = options_.placement;
   job.bloom_bits_per_key = options_.bloom_bits_per_key;
+  if (context_.on_index_segment) {
+    job.on_index_segment = [this](uint64_t segment, std::string_view bytes) {
+      context_.on_index_segment(id_, segment, bytes);
+      return Status::Ok();
+    };
+  }
   CompactionResult result;
   KVS_RETURN_IF_ERROR(RunCompaction(context_.volume, context_.nodes,
                                     context_.records, job, &result));
@@ -253,6 +265,9 @@ Status Region::Install(size_t output, CompactionResult& result,
   }
   compactions_.fetch_add(1, std::memory_order_relaxed);
   compaction_bytes_.fetch_add(result.bytes_written, std::memory_order_relaxed);
+  if (context_.on_level_installed) {
+    context_.on_level_installed(id_, output, result.output);
+  }
   std::lock_guard<std::mutex> lock(retired_mutex_);
   retired_.push_back(std::move(retired));
   return Status::Ok();

@@ -6,12 +6,17 @@ namespace kvs::testing {
 
 class MemoryFile final : public io::File {
  public:
-  explicit MemoryFile(std::shared_ptr<MemoryDevice> device)
-      : device_(std::move(device)) {}
+  MemoryFile(std::shared_ptr<MemoryDevice> device, uint64_t incarnation)
+      : device_(std::move(device)), incarnation_(incarnation) {}
 
   Status Read(uint64_t offset, size_t size, char* out) override {
     std::lock_guard<std::mutex> lock(device_->mutex_);
-    if (offset + size > device_->current_.size()) {
+    if (device_->incarnation_ != incarnation_) {
+      return Status::IoError("memory device crashed: handle is dead");
+    }
+    // Overflow-safe: a damaged pointer can make offset + size wrap.
+    if (offset > device_->current_.size() ||
+        size > device_->current_.size() - offset) {
       return Status::IoError("read past end of memory device");
     }
     device_->current_.copy(out, size, offset);
@@ -20,12 +25,16 @@ class MemoryFile final : public io::File {
 
   Status Write(uint64_t offset, std::string_view data) override {
     std::lock_guard<std::mutex> lock(device_->mutex_);
+    if (device_->incarnation_ != incarnation_) {
+      return Status::IoError("memory device crashed: handle is dead");
+    }
     auto& d = *device_;
     if (d.fail_writes_after_bytes_ &&
         d.written_bytes_ + data.size() > *d.fail_writes_after_bytes_) {
       return Status::IoError("injected write error: Input/output error");
     }
-    if (offset + data.size() > d.current_.size()) {
+    if (offset > d.current_.size() ||
+        data.size() > d.current_.size() - offset) {
       return Status::IoError("write past end of memory device");
     }
     d.current_.replace(offset, data.size(), data);
@@ -37,6 +46,9 @@ class MemoryFile final : public io::File {
 
   Status Sync() override {
     std::lock_guard<std::mutex> lock(device_->mutex_);
+    if (device_->incarnation_ != incarnation_) {
+      return Status::IoError("memory device crashed: handle is dead");
+    }
     auto& d = *device_;
     if (d.fail_next_sync_) {
       d.fail_next_sync_ = false;
@@ -52,6 +64,9 @@ class MemoryFile final : public io::File {
 
   Status Grow(uint64_t size_bytes) override {
     std::lock_guard<std::mutex> lock(device_->mutex_);
+    if (device_->incarnation_ != incarnation_) {
+      return Status::IoError("memory device crashed: handle is dead");
+    }
     auto& d = *device_;
     if (size_bytes <= d.current_.size()) {
       return Status::Ok();
@@ -77,6 +92,7 @@ class MemoryFile final : public io::File {
 
  private:
   std::shared_ptr<MemoryDevice> device_;
+  const uint64_t incarnation_;
 };
 
 std::shared_ptr<MemoryDevice> MemoryDevice::Create(uint64_t capacity_bytes) {
@@ -84,7 +100,8 @@ std::shared_ptr<MemoryDevice> MemoryDevice::Create(uint64_t capacity_bytes) {
 }
 
 std::unique_ptr<io::File> MemoryDevice::Open() {
-  return std::make_unique<MemoryFile>(shared_from_this());
+  std::lock_guard<std::mutex> lock(mutex_);
+  return std::make_unique<MemoryFile>(shared_from_this(), incarnation_);
 }
 
 void MemoryDevice::Crash(CrashMode mode, uint64_t seed) {
@@ -106,6 +123,7 @@ void MemoryDevice::Crash(CrashMode mode, uint64_t seed) {
   unsynced_.clear();
   current_ = survived;
   durable_ = survived;
+  ++incarnation_;
 }
 
 void MemoryDevice::FailWritesAfter(std::optional<uint64_t> bytes) {

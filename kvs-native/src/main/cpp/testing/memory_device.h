@@ -34,7 +34,9 @@ class MemoryDevice : public std::enable_shared_from_this<MemoryDevice> {
 
   enum class CrashMode { kDropUnsynced, kTearUnsynced };
   // Loses unsynced writes (kTearUnsynced keeps a random subset of their
-  // blocks, with `seed`). Open handles keep working on the surviving state.
+  // blocks, with `seed`). Handles opened before the crash are dead, as the
+  // crashed process's file descriptors would be: every call on them fails
+  // with IoError. Open() gives working handles on the surviving state.
   void Crash(CrashMode mode, uint64_t seed = 0);
 
   // From now on, the write that would take total written bytes past
@@ -69,6 +71,7 @@ class MemoryDevice : public std::enable_shared_from_this<MemoryDevice> {
   bool fail_next_sync_ = false;
   uint64_t writes_ = 0;
   uint64_t syncs_ = 0;
+  uint64_t incarnation_ = 0;  // +1 per crash
 };
 
 }  // namespace kvs::testing

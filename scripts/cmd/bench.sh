@@ -1,0 +1,55 @@
+# summary: run a benchmark: engine (KVS vs RocksDB vs BlobDB, YCSB); --quick for the short profile
+#
+#   ./kvs bench engine [--quick] [options]
+#
+# Benchmarks compare systems side by side in one run and report numbers; they
+# assert nothing. Each prints a table, writes JSON lines and draws a chart
+# under target/bench/. Options of a benchmark follow its name; see the class
+# comment of its main class (e.g. io.kvs.bench.engine.EngineBenchmark).
+
+# Benchmark name -> main class. New benchmarks (protocol, replication) are one
+# line here.
+declare -A KVS_BENCHMARKS=(
+  [engine]=io.kvs.bench.engine.EngineBenchmark
+)
+declare -A KVS_BENCHMARK_SUMMARIES=(
+  [engine]="storage engines under YCSB: KVS vs RocksDB vs RocksDB+BlobDB (--quick: ~10 min)"
+)
+
+cmd_bench() {
+  local name="${1:-}"
+  if [[ -z "$name" || "$name" == help || "$name" == -h || "$name" == --help ]]; then
+    bench_usage
+    return 0
+  fi
+  shift
+  local main_class="${KVS_BENCHMARKS[$name]:-}"
+  [[ -n "$main_class" ]] ||
+    die "unknown benchmark '$name'; known: $(bench_names) (run ./kvs bench help)"
+  ensure_packages "${KVS_BUILD_PACKAGES[@]}"
+  ensure_built
+  say "Running the $name benchmark"
+  note "results: $KVS_HOME/target/bench/$name.json, chart: $KVS_HOME/target/bench/$name.png"
+  echo
+  # Defaults first, so options given on the command line override them.
+  run_java "$main_class" \
+    --data-dir "$KVS_HOME/target/bench/data" \
+    --out-dir "$KVS_HOME/target/bench" \
+    "$@"
+}
+
+bench_names() {
+  local names
+  names="$(printf '%s\n' "${!KVS_BENCHMARKS[@]}" | sort | paste -sd, -)"
+  echo "${names//,/, }"
+}
+
+bench_usage() {
+  echo "usage: ./kvs bench <benchmark> [--quick] [options]"
+  echo
+  echo "benchmarks:"
+  local name
+  for name in $(printf '%s\n' "${!KVS_BENCHMARKS[@]}" | sort); do
+    printf '  %-12s %s\n' "$name" "${KVS_BENCHMARK_SUMMARIES[$name]}"
+  done
+}
