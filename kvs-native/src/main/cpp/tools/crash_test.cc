@@ -66,8 +66,8 @@ namespace {
 
 // Over 100 cycles, as the durability requirement asks, in about 30-45 s on
 // two cores. Under ASan + UBSan (worker and verifier both) a cycle takes
-// about twice as long and grows with the volume's history (every reopen
-// replays the whole large log), so the sanitizer build runs fewer cycles to
+// about twice as long and grows with the volume's history (each reopen
+// replays the logs), so the sanitizer build runs fewer cycles to
 // keep `./kvs test` within its time: it is there to catch memory errors on
 // the crash and recovery paths, which a few dozen kills already reach.
 constexpr bool kSanitized = std::string_view(KVS_SANITIZERS) != "none";
