@@ -8,6 +8,7 @@
 #include "btree/tree_builder.h"
 #include "io/aligned_buffer.h"
 #include "log/log_format.h"
+#include "lsm/segment_source.h"
 #include "util/check.h"
 #include "util/limits.h"
 
@@ -139,8 +140,13 @@ class L0Input final : public Input {
 
 class LevelInput final : public Input {
  public:
-  explicit LevelInput(const Level* level)
-      : level_(level), iterator_(&level->tree()) {
+  // Reads the level through its own segment-at-a-time source, not the
+  // shared node cache.
+  LevelInput(const Level* level, io::File* file)
+      : level_(level),
+        source_(file),
+        tree_(&source_, level->descriptor().root),
+        iterator_(&tree_) {
     iterator_.SeekToFirst();
   }
   bool Valid() const override { return iterator_.Valid(); }
@@ -152,6 +158,8 @@ class LevelInput final : public Input {
 
  private:
   const Level* const level_;
+  SegmentSource source_;
+  btree::TreeReader tree_;
   btree::TreeReader::Iterator iterator_;
 };
 
@@ -218,11 +226,12 @@ Status RunCompaction(alloc::Volume* volume, btree::NodeSource* /*nodes*/,
   if (job.source_l0) {
     newer = std::make_unique<L0Input>(job.source_l0.get());
   } else {
-    newer = std::make_unique<LevelInput>(job.source_level.get());
+    newer =
+        std::make_unique<LevelInput>(job.source_level.get(), volume->file());
   }
   std::unique_ptr<LevelInput> older;
   if (job.target) {
-    older = std::make_unique<LevelInput>(job.target.get());
+    older = std::make_unique<LevelInput>(job.target.get(), volume->file());
   }
   const bool from_l0 = job.source_l0 != nullptr;
 

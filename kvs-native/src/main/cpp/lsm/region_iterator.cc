@@ -92,15 +92,16 @@ void RegionIterator::Next() {
 void RegionIterator::Position(std::string_view target, bool exclusive) {
   const std::string bound(target);
   for (auto& source : sources_) {
-    // Moving forward, sources already past the bound keep their place; a
-    // seek (which may go backwards) repositions every source.
-    if (exclusive && source->Valid() && source->key() > bound) {
+    if (exclusive) {
+      // Moving forward from the current key: an exhausted source stays
+      // exhausted, one past the key keeps its place, and one at the key
+      // steps over it -- no source descends its tree again.
+      if (source->Valid() && source->key() == bound) {
+        source->NextKey();
+      }
       continue;
     }
     source->Seek(bound);
-    if (exclusive && source->Valid() && source->key() == bound) {
-      source->NextKey();
-    }
   }
   FindNextLive();
 }
