@@ -1,0 +1,467 @@
+package io.kvs.bench.engine;
+
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryNotEmptyException;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+/**
+ * {@code ./kvs bench engine [--quick]}: runs the KVS engine, RocksDB and RocksDB with BlobDB one
+ * after another, each on a fresh directory, on the same records and operations: for every KV size
+ * mix, each system loads the records (Load A) and then runs the other workloads in order on the
+ * data it loaded. Prints a table, writes JSON lines to {@code <out>/engine.json} and a chart to
+ * {@code <out>/engine.png}.
+ *
+ * <p>Usage: {@code [--quick] [--mixes SD,MD] [--workloads loadA,runA,...] [--systems
+ * kvs,rocksdb,blobdb] [--threads 4] [--cache-mib 128] [--l0-mib 32] [--dataset-mib N] [--records N]
+ * [--operations N] [--scan-operations N] [--phase-limit-seconds N] [--drain-quiet-ms 1000]
+ * [--drain-limit-seconds N] [--blob-min-bytes 64] [--data-dir target/bench/data] [--out-dir
+ * target/bench] [--seed N] [--keep-data]}
+ */
+public final class EngineBenchmark {
+  /** Share of the host's CPU used by other processes in a phase above which the run warns. */
+  private static final double FOREIGN_CPU_SHARE_WARNING = 0.1;
+
+  private EngineBenchmark() {}
+
+  /**
+   * Everything a run needs.
+   *
+   * @param profile "quick", "full" or "custom", recorded with the results
+   * @param datasetBytes KV bytes to load per mix; the record count is this over the mix's average
+   *     pair size
+   * @param records if positive, the record count for every mix instead
+   * @param operations operations of each run phase A to D
+   * @param scanOperations operations of run E (mostly scans, each reading up to 100 pairs)
+   * @param phaseLimitNanos a phase stops at this wall time even if operations remain (a guard;
+   *     results say when it happened)
+   * @param quietNanos after a phase, the process counts as done with its background work once it
+   *     did no I/O and almost no CPU work for this long
+   * @param drainLimitNanos the longest wait for that after a phase; 0 skips the wait
+   */
+  public record Config(
+      String profile,
+      List<KvMix> mixes,
+      List<Workload> workloads,
+      List<SystemKind> systems,
+      int threads,
+      SystemSettings settings,
+      long datasetBytes,
+      long records,
+      long operations,
+      long scanOperations,
+      long phaseLimitNanos,
+      long quietNanos,
+      long drainLimitNanos,
+      Path dataDir,
+      Path outDir,
+      long seed,
+      boolean keepData) {
+
+    /** The records loaded for {@code mix}. */
+    public long recordsFor(KvMix mix) {
+      return records > 0 ? records : Math.max(1, (long) (datasetBytes / mix.averageKvBytes()));
+    }
+
+    /** Operations of {@code workload}'s phase for {@code mix}. */
+    public long operationsFor(Workload workload, KvMix mix) {
+      return switch (workload) {
+        case LOAD_A -> recordsFor(mix);
+        case RUN_E -> scanOperations;
+        default -> operations;
+      };
+    }
+  }
+
+  private static final String USAGE =
+      """
+      usage: ./kvs bench engine [--quick] [options]
+        --quick                    SD and MD; loadA, runA, runC, runE (the default is everything)
+        --mixes SD,MD              KV size mixes: S, M, L, SD, MD, LD
+        --workloads runA,runC      loadA, runA ... runE (loadA always runs first)
+        --systems kvs,rocksdb      kvs, rocksdb, blobdb
+        --threads 4                client threads, the same for every system
+        --cache-mib 128            block cache (RocksDB) and node cache (KVS)
+        --l0-mib 32                KVS L0 and RocksDB write buffer size
+        --dataset-mib N            KV bytes to load per mix (default: 4 x cache)
+        --records N                records per mix, instead of --dataset-mib
+        --operations N             operations of runs A-D
+        --scan-operations N        operations of run E
+        --phase-limit-seconds N    stop a phase after this long (a guard)
+        --drain-quiet-ms 1000      quiet time that ends the drain after a phase
+        --drain-limit-seconds N    longest drain; 0: none
+        --blob-min-bytes 64        BlobDB's min_blob_size
+        --data-dir DIR             where the systems' files go (target/bench/data)
+        --out-dir DIR              where engine.json and engine.png go (target/bench)
+        --seed N                   workload seed
+        --keep-data                keep the systems' files after the run
+      See docs/BENCHMARKS.md for the definitions of the metrics.
+      """;
+
+  /** Entry point of {@code ./kvs bench engine}. */
+  public static void main(String[] args) throws IOException {
+    if (System.getProperty("java.awt.headless") == null) {
+      System.setProperty("java.awt.headless", "true");
+    }
+    if (Arrays.asList(args).contains("--help") || Arrays.asList(args).contains("-h")) {
+      System.out.print(USAGE);
+      return;
+    }
+    Config config;
+    try {
+      config = parse(args);
+    } catch (IllegalArgumentException e) {
+      System.err.println("kvs bench engine: " + e.getMessage());
+      System.err.print(USAGE);
+      System.exit(2);
+      return;
+    }
+    run(config, System.out);
+  }
+
+  /** Parses the command line over the quick or full profile's defaults. */
+  public static Config parse(String[] args) {
+    boolean quick = Arrays.asList(args).contains("--quick");
+    // Defaults of the profiles; see docs/BENCHMARKS.md for how they were chosen.
+    List<KvMix> mixes = quick ? List.of(KvMix.SD, KvMix.MD) : List.of(KvMix.values());
+    List<Workload> workloads =
+        quick
+            ? List.of(Workload.LOAD_A, Workload.RUN_A, Workload.RUN_C, Workload.RUN_E)
+            : List.of(Workload.values());
+    List<SystemKind> systems = List.of(SystemKind.values());
+    int threads = 4;
+    long cacheMib = 128;
+    long l0Mib = 32;
+    long datasetMib = 0;
+    long records = 0;
+    long operations = quick ? 400_000 : 2_000_000;
+    long scanOperations = quick ? 40_000 : 200_000;
+    long phaseLimitSeconds = quick ? 120 : 1800;
+    long quietMillis = 1000;
+    long drainLimitSeconds = quick ? 120 : 600;
+    long blobMinBytes = 64;
+    Path dataDir = Paths.get("target/bench/data");
+    Path outDir = Paths.get("target/bench");
+    long seed = 20240229L;
+    boolean keepData = false;
+    boolean custom = false;
+
+    for (int i = 0; i < args.length; i++) {
+      String arg = args[i];
+      String name = arg;
+      String value = null;
+      int equals = arg.indexOf('=');
+      if (equals > 0) {
+        name = arg.substring(0, equals);
+        value = arg.substring(equals + 1);
+      }
+      switch (name) {
+        case "--quick" -> {}
+        case "--keep-data" -> keepData = true;
+        default -> {
+          if (value == null) {
+            if (i + 1 >= args.length) {
+              throw new IllegalArgumentException("missing value after " + name);
+            }
+            value = args[++i];
+          }
+          // Where files go does not change what is measured; everything else does.
+          custom |= !name.equals("--data-dir") && !name.equals("--out-dir");
+          switch (name) {
+            case "--mixes" -> mixes = list(value, KvMix::parse);
+            case "--workloads" -> workloads = list(value, Workload::parse);
+            case "--systems" -> systems = list(value, SystemKind::parse);
+            case "--threads" -> threads = (int) positive(name, value);
+            case "--cache-mib" -> cacheMib = positive(name, value);
+            case "--l0-mib" -> l0Mib = positive(name, value);
+            case "--dataset-mib" -> datasetMib = positive(name, value);
+            case "--records" -> records = positive(name, value);
+            case "--operations" -> operations = positive(name, value);
+            case "--scan-operations" -> scanOperations = positive(name, value);
+            case "--phase-limit-seconds" -> phaseLimitSeconds = positive(name, value);
+            case "--drain-quiet-ms" -> quietMillis = positive(name, value);
+            case "--drain-limit-seconds" -> drainLimitSeconds = nonNegative(name, value);
+            case "--blob-min-bytes" -> blobMinBytes = Long.parseLong(value);
+            case "--data-dir" -> dataDir = Paths.get(value);
+            case "--out-dir" -> outDir = Paths.get(value);
+            case "--seed" -> seed = Long.parseLong(value);
+            default -> throw new IllegalArgumentException("unknown option " + name);
+          }
+        }
+      }
+    }
+    // The cache is about a quarter of the dataset, as in the seeds' methodology.
+    long datasetBytes = datasetMib > 0 ? datasetMib << 20 : 4 * (cacheMib << 20);
+    List<Workload> ordered = new ArrayList<>();
+    ordered.add(Workload.LOAD_A); // every system loads its data first, asked for or not
+    for (Workload workload : Workload.values()) {
+      if (workload != Workload.LOAD_A && workloads.contains(workload)) {
+        ordered.add(workload);
+      }
+    }
+    return new Config(
+        custom ? (quick ? "quick+custom" : "custom") : (quick ? "quick" : "full"),
+        mixes,
+        List.copyOf(ordered),
+        systems,
+        threads,
+        new SystemSettings(cacheMib << 20, l0Mib << 20, 2, blobMinBytes),
+        datasetBytes,
+        records,
+        operations,
+        scanOperations,
+        TimeUnit.SECONDS.toNanos(phaseLimitSeconds),
+        TimeUnit.MILLISECONDS.toNanos(quietMillis),
+        TimeUnit.SECONDS.toNanos(drainLimitSeconds),
+        dataDir,
+        outDir,
+        seed,
+        keepData);
+  }
+
+  /** Runs the benchmark; returns every phase's result. */
+  public static List<PhaseResult> run(Config config, PrintStream out) throws IOException {
+    long started = System.nanoTime();
+    Files.createDirectories(config.outDir());
+    Path json = config.outDir().resolve("engine.json");
+    Path chart = config.outDir().resolve("engine.png");
+    printHeader(config, out);
+
+    EngineReport report = new EngineReport();
+    WorkloadRunner runner =
+        new WorkloadRunner(config.threads(), config.seed(), ZipfianGenerator.YCSB_THETA);
+    try (BufferedWriter lines =
+        Files.newBufferedWriter(
+            json,
+            StandardCharsets.UTF_8,
+            StandardOpenOption.CREATE,
+            StandardOpenOption.TRUNCATE_EXISTING,
+            StandardOpenOption.WRITE)) {
+      for (KvMix mix : config.mixes()) {
+        for (SystemKind kind : config.systems()) {
+          Path directory = config.dataDir().resolve(mix.name()).resolve(kind.id());
+          deleteRecursively(directory);
+          Files.createDirectories(directory);
+          Dataset dataset = new Dataset(mix, config.seed(), capacity(config, mix));
+          try (KvSystem system = kind.open(directory, config.settings())) {
+            for (Workload workload : config.workloads()) {
+              PhaseResult result =
+                  runner.run(
+                      system,
+                      dataset,
+                      workload,
+                      config.operationsFor(workload, mix),
+                      config.phaseLimitNanos(),
+                      config.quietNanos(),
+                      config.drainLimitNanos());
+              report.add(result);
+              lines.write(withRunFields(result, config).toString());
+              lines.newLine();
+              lines.flush();
+              out.println(progressLine(result));
+            }
+          }
+          if (!config.keepData()) {
+            deleteRecursively(directory);
+          }
+        }
+        if (!config.keepData()) {
+          deleteIfEmpty(config.dataDir().resolve(mix.name()));
+        }
+      }
+    }
+    report.writeChart(chart);
+    out.println();
+    out.print(report.table());
+    out.println();
+    out.printf(
+        Locale.ROOT,
+        "ratios: kvs/x above 1 mean KVS is higher (better for ops/s; worse for cpu, io, space and"
+            + " latency)%n");
+    double busiest =
+        report.results().stream()
+            .mapToDouble(r -> r.usage().foreignCpuShare())
+            .filter(Double::isFinite)
+            .max()
+            .orElse(0);
+    if (busiest > FOREIGN_CPU_SHARE_WARNING) {
+      out.printf(
+          Locale.ROOT,
+          "WARNING: other processes used up to %.0f%% of the host's CPU during a phase; as the"
+              + " systems ran one after another, they did not get the same machine. Rerun on a"
+              + " quiet machine before trusting the ratios (foreign_cpu_share in the JSON).%n",
+          100 * busiest);
+    }
+    out.printf(Locale.ROOT, "results: %s%nchart:   %s%n", json, chart);
+    out.printf(Locale.ROOT, "wall time: %.1f s%n", (System.nanoTime() - started) / 1e9);
+    return report.results();
+  }
+
+  private static io.kvs.bench.JsonLine withRunFields(PhaseResult result, Config config) {
+    return result
+        .toJson()
+        .put("profile", config.profile())
+        .put("cache_bytes", config.settings().cacheBytes())
+        .put("l0_bytes", config.settings().l0Bytes())
+        .put("blob_min_bytes", config.settings().blobMinBytes())
+        .put("seed", config.seed());
+  }
+
+  private static long capacity(Config config, KvMix mix) {
+    long capacity = config.recordsFor(mix);
+    for (Workload workload : config.workloads()) {
+      if (!workload.isLoad() && workload.proportion(Operation.INSERT) > 0) {
+        capacity += config.operationsFor(workload, mix);
+      }
+    }
+    return capacity;
+  }
+
+  private static void printHeader(Config config, PrintStream out) {
+    SystemSettings settings = config.settings();
+    out.printf(Locale.ROOT, "KVS engine benchmark (%s profile)%n", config.profile());
+    out.printf(
+        Locale.ROOT,
+        "  systems   %s, one after another, %d client threads each%n",
+        String.join(", ", config.systems().stream().map(SystemKind::id).toList()),
+        config.threads());
+    out.printf(
+        Locale.ROOT,
+        "  memory    cache %d MiB + 2 x %d MiB in-memory levels (KVS L0 / RocksDB write buffers)%n",
+        settings.cacheBytes() >> 20,
+        settings.l0Bytes() >> 20);
+    if (settings.cacheBytes() < 2 * settings.l0Bytes()) {
+      out.printf(
+          Locale.ROOT,
+          "  note      the cache is below twice the L0 size: KVS's memory budget (2 x cache, half"
+              + " for L0s) will switch its L0s before they are full%n");
+    }
+    for (KvMix mix : config.mixes()) {
+      long records = config.recordsFor(mix);
+      out.printf(
+          Locale.ROOT,
+          "  mix %-5s %,d records, %.0f MiB of KV pairs (cache = %.0f%% of it)%n",
+          mix.name(),
+          records,
+          records * mix.averageKvBytes() / (1 << 20),
+          100.0 * settings.cacheBytes() / (records * mix.averageKvBytes()));
+    }
+    out.printf(
+        Locale.ROOT,
+        "  phases    %s; runs A-D %,d ops, run E %,d ops; limit %d s per phase%n",
+        String.join(", ", config.workloads().stream().map(Workload::id).toList()),
+        config.operations(),
+        config.scanOperations(),
+        TimeUnit.NANOSECONDS.toSeconds(config.phaseLimitNanos()));
+    out.printf(
+        Locale.ROOT,
+        "  drain     after each phase, until no I/O and <15%% of a core for %d ms (at most %d s);"
+            + " cpu/op and io amp include it%n",
+        TimeUnit.NANOSECONDS.toMillis(config.quietNanos()),
+        TimeUnit.NANOSECONDS.toSeconds(config.drainLimitNanos()));
+    out.printf(Locale.ROOT, "  data      %s%n%n", config.dataDir().toAbsolutePath());
+  }
+
+  private static String progressLine(PhaseResult result) {
+    return String.format(
+        Locale.ROOT,
+        "  %-3s %-8s %-5s %,11d ops in %6.1f s: %,9.0f ops/s, cpu %6.2f us/op, io amp %6.2f,"
+            + " space amp %5.2f, p99 %s us, drain %.1f s, others %.0f%% cpu%s",
+        result.mix().name(),
+        result.system(),
+        result.workload().id(),
+        result.operations(),
+        result.nanos() / 1e9,
+        result.opsPerSec(),
+        result.cpuMicrosPerOp(),
+        result.ioAmplification(),
+        result.spaceAmplification(),
+        EngineReport.number(result.latencies().overall().p99Micros()),
+        result.drain().busyNanos() / 1e9,
+        100 * result.usage().foreignCpuShare(),
+        (result.truncated() ? " (stopped at the phase time limit)" : "")
+            + (result.drain().timedOut() ? " (still busy at the drain limit)" : ""));
+  }
+
+  private static <T> List<T> list(String value, Function<String, T> parse) {
+    List<T> items = new ArrayList<>();
+    for (String part : value.split(",")) {
+      if (!part.isBlank()) {
+        items.add(parse.apply(part));
+      }
+    }
+    if (items.isEmpty()) {
+      throw new IllegalArgumentException("empty list: " + value);
+    }
+    return List.copyOf(items);
+  }
+
+  private static long positive(String name, String value) {
+    long parsed = nonNegative(name, value);
+    if (parsed == 0) {
+      throw new IllegalArgumentException(name + " must be positive: " + value);
+    }
+    return parsed;
+  }
+
+  private static long nonNegative(String name, String value) {
+    long parsed;
+    try {
+      parsed = Long.parseLong(value);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(name + " needs a number: " + value, e);
+    }
+    if (parsed < 0) {
+      throw new IllegalArgumentException(name + " must not be negative: " + value);
+    }
+    return parsed;
+  }
+
+  private static void deleteIfEmpty(Path directory) throws IOException {
+    try {
+      Files.deleteIfExists(directory);
+    } catch (DirectoryNotEmptyException e) {
+      // Someone else's files: leave them.
+    }
+  }
+
+  static void deleteRecursively(Path directory) throws IOException {
+    if (!Files.exists(directory)) {
+      return;
+    }
+    Files.walkFileTree(
+        directory,
+        new SimpleFileVisitor<>() {
+          @Override
+          public FileVisitResult visitFile(Path file, BasicFileAttributes attributes)
+              throws IOException {
+            Files.delete(file);
+            return FileVisitResult.CONTINUE;
+          }
+
+          @Override
+          public FileVisitResult postVisitDirectory(Path dir, IOException failure)
+              throws IOException {
+            if (failure != null) {
+              throw failure;
+            }
+            Files.delete(dir);
+            return FileVisitResult.CONTINUE;
+          }
+        });
+  }
+}

@@ -1,0 +1,189 @@
+package io.kvs.bench.engine;
+
+import io.kvs.bench.BarChart;
+import io.kvs.bench.TextTable;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/** The engine benchmark's table (stdout) and chart (PNG) over all results of a run. */
+public final class EngineReport {
+  private final List<PhaseResult> results = new ArrayList<>();
+
+  /** Adds a result. */
+  public void add(PhaseResult result) {
+    results.add(result);
+  }
+
+  public List<PhaseResult> results() {
+    return List.copyOf(results);
+  }
+
+  /**
+   * The table: one row per system, mix and workload, then the ratios of KVS to each other system
+   * for throughput, CPU per operation, I/O and space amplification (above 1 means KVS has more).
+   */
+  public String table() {
+    TextTable table =
+        new TextTable(
+            3,
+            "mix",
+            "workload",
+            "system",
+            "ops/s",
+            "cpu us/op",
+            "io amp",
+            "space amp",
+            "p50 us",
+            "p99 us",
+            "p99.9 us");
+    boolean first = true;
+    for (KvMix mix : mixes()) {
+      for (Workload workload : workloads()) {
+        List<PhaseResult> group = select(mix, workload);
+        if (group.isEmpty()) {
+          continue;
+        }
+        if (!first) {
+          table.separator();
+        }
+        first = false;
+        for (PhaseResult result : group) {
+          table.row(
+              mix.name(),
+              workload.id(),
+              result.system() + (result.truncated() ? " (time limit)" : ""),
+              String.format(Locale.ROOT, "%,.0f", result.opsPerSec()),
+              number(result.cpuMicrosPerOp()),
+              number(result.ioAmplification()),
+              number(result.spaceAmplification()),
+              number(result.latencies().overall().p50Micros()),
+              number(result.latencies().overall().p99Micros()),
+              number(result.latencies().overall().p999Micros()));
+        }
+        PhaseResult kvs = find(group, "kvs");
+        for (String other : List.of("rocksdb", "blobdb")) {
+          PhaseResult base = find(group, other);
+          if (kvs != null && base != null) {
+            table.row(
+                mix.name(),
+                workload.id(),
+                "kvs/" + other,
+                ratio(kvs.opsPerSec(), base.opsPerSec()),
+                ratio(kvs.cpuMicrosPerOp(), base.cpuMicrosPerOp()),
+                ratio(kvs.ioAmplification(), base.ioAmplification()),
+                ratio(kvs.spaceAmplification(), base.spaceAmplification()),
+                ratio(
+                    kvs.latencies().overall().p50Micros(), base.latencies().overall().p50Micros()),
+                ratio(
+                    kvs.latencies().overall().p99Micros(), base.latencies().overall().p99Micros()),
+                ratio(
+                    kvs.latencies().overall().p999Micros(),
+                    base.latencies().overall().p999Micros()));
+          }
+        }
+      }
+    }
+    return table.toString();
+  }
+
+  /**
+   * Writes the chart: per mix, one panel of throughput and one of I/O amplification, grouped by
+   * workload with one bar per system.
+   */
+  public void writeChart(Path file) throws IOException {
+    List<String> systems = systems();
+    List<BarChart.Panel> panels = new ArrayList<>();
+    for (KvMix mix : mixes()) {
+      List<String> groups = new ArrayList<>();
+      List<double[]> throughput = new ArrayList<>();
+      List<double[]> io = new ArrayList<>();
+      for (Workload workload : workloads()) {
+        List<PhaseResult> group = select(mix, workload);
+        if (group.isEmpty()) {
+          continue;
+        }
+        groups.add(workload.id());
+        double[] ops = new double[systems.size()];
+        double[] amp = new double[systems.size()];
+        for (int i = 0; i < systems.size(); i++) {
+          PhaseResult result = find(group, systems.get(i));
+          ops[i] = result == null ? Double.NaN : result.opsPerSec();
+          amp[i] = result == null ? Double.NaN : result.ioAmplification();
+        }
+        throughput.add(ops);
+        io.add(amp);
+      }
+      panels.add(
+          new BarChart.Panel(
+              mix.name() + " mix: throughput",
+              "ops/s",
+              groups,
+              throughput.toArray(new double[0][])));
+      panels.add(
+          new BarChart.Panel(
+              mix.name() + " mix: I/O amplification (device bytes / KV bytes)",
+              "I/O amplification",
+              groups,
+              io.toArray(new double[0][])));
+    }
+    BarChart.write(
+        file, "Storage engines, YCSB, same data, memory and client threads", systems, panels, 2);
+  }
+
+  private List<KvMix> mixes() {
+    Set<KvMix> seen = new LinkedHashSet<>();
+    results.forEach(r -> seen.add(r.mix()));
+    return new ArrayList<>(seen);
+  }
+
+  private List<Workload> workloads() {
+    // Workload order (load first), not the order the results came in.
+    List<Workload> present = new ArrayList<>();
+    for (Workload workload : Workload.values()) {
+      if (results.stream().anyMatch(r -> r.workload() == workload)) {
+        present.add(workload);
+      }
+    }
+    return present;
+  }
+
+  private List<String> systems() {
+    Set<String> seen = new LinkedHashSet<>();
+    results.forEach(r -> seen.add(r.system()));
+    return new ArrayList<>(seen);
+  }
+
+  private List<PhaseResult> select(KvMix mix, Workload workload) {
+    return results.stream().filter(r -> r.mix() == mix && r.workload() == workload).toList();
+  }
+
+  private static PhaseResult find(List<PhaseResult> group, String system) {
+    return group.stream().filter(r -> r.system().equals(system)).findFirst().orElse(null);
+  }
+
+  static String number(double value) {
+    if (!Double.isFinite(value)) {
+      return "n/a";
+    }
+    double magnitude = Math.abs(value);
+    if (magnitude >= 1000) {
+      return String.format(Locale.ROOT, "%,.0f", value);
+    }
+    if (magnitude >= 10) {
+      return String.format(Locale.ROOT, "%.1f", value);
+    }
+    return String.format(Locale.ROOT, "%.2f", value);
+  }
+
+  static String ratio(double numerator, double denominator) {
+    if (!Double.isFinite(numerator) || !Double.isFinite(denominator) || denominator == 0) {
+      return "n/a";
+    }
+    return String.format(Locale.ROOT, "%.2fx", numerator / denominator);
+  }
+}

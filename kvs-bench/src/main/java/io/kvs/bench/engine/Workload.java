@@ -1,0 +1,103 @@
+package io.kvs.bench.engine;
+
+import java.util.Locale;
+
+/**
+ * The YCSB core workloads (DESIGN.md §8): Load A inserts every record; runs A to E then operate on
+ * the loaded records with YCSB's proportions and request distributions.
+ */
+public enum Workload {
+  LOAD_A("loadA", 0, 0, 1, 0, Distribution.INSERT_ORDER),
+  RUN_A("runA", 0.5, 0.5, 0, 0, Distribution.ZIPFIAN),
+  RUN_B("runB", 0.95, 0.05, 0, 0, Distribution.ZIPFIAN),
+  RUN_C("runC", 1, 0, 0, 0, Distribution.ZIPFIAN),
+  RUN_D("runD", 0.95, 0, 0.05, 0, Distribution.LATEST),
+  RUN_E("runE", 0, 0, 0.05, 0.95, Distribution.ZIPFIAN);
+
+  /** The longest scan, in records; lengths are uniform in {@code [1, SCAN_LENGTH_MAX]}. */
+  public static final int SCAN_LENGTH_MAX = 100;
+
+  private static final Operation[] CHOICE_ORDER = {
+    Operation.READ, Operation.UPDATE, Operation.INSERT, Operation.SCAN
+  };
+
+  /** How the records that existing-key operations touch are chosen. */
+  public enum Distribution {
+    /** Load: records are inserted in number order (their keys are hashed, so not key order). */
+    INSERT_ORDER,
+    /** YCSB's scrambled zipfian, theta 0.99. */
+    ZIPFIAN,
+    /** YCSB's latest: recently inserted records are the most popular. */
+    LATEST
+  }
+
+  private final String id;
+  private final double read;
+  private final double update;
+  private final double insert;
+  private final double scan;
+  private final Distribution distribution;
+
+  Workload(String id, double read, double update, double insert, double scan, Distribution dist) {
+    this.id = id;
+    this.read = read;
+    this.update = update;
+    this.insert = insert;
+    this.scan = scan;
+    this.distribution = dist;
+  }
+
+  /** The name used in results and on the command line: loadA, runA ... runE. */
+  public String id() {
+    return id;
+  }
+
+  public Distribution distribution() {
+    return distribution;
+  }
+
+  public boolean isLoad() {
+    return this == LOAD_A;
+  }
+
+  /** The fraction of operations of {@code type}. */
+  public double proportion(Operation type) {
+    return switch (type) {
+      case READ -> read;
+      case UPDATE -> update;
+      case INSERT -> insert;
+      case SCAN -> scan;
+    };
+  }
+
+  /** The operation for a uniform draw {@code u} in {@code [0, 1)}. */
+  public Operation choose(double u) {
+    double cumulative = 0;
+    Operation last = null;
+    for (Operation type : CHOICE_ORDER) {
+      double share = proportion(type);
+      if (share <= 0) {
+        continue;
+      }
+      cumulative += share;
+      last = type;
+      if (u < cumulative) {
+        return type;
+      }
+    }
+    // Only reachable through rounding of the cumulative sum just below 1.
+    return last;
+  }
+
+  /** Parses {@code loadA}, {@code runA} ... {@code runE}, ignoring case. */
+  public static Workload parse(String name) {
+    String wanted = name.trim().toLowerCase(Locale.ROOT);
+    for (Workload workload : values()) {
+      if (workload.id.toLowerCase(Locale.ROOT).equals(wanted)) {
+        return workload;
+      }
+    }
+    throw new IllegalArgumentException(
+        "unknown workload '" + name + "'; known: loadA, runA, runB, runC, runD, runE");
+  }
+}

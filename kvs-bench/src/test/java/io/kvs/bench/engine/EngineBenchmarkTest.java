@@ -1,0 +1,119 @@
+package io.kvs.bench.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.awt.image.BufferedImage;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+import javax.imageio.ImageIO;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class EngineBenchmarkTest {
+  private static final List<String> REQUIRED_FIELDS =
+      List.of(
+          "\"system\":",
+          "\"mix\":",
+          "\"workload\":",
+          "\"ops_per_sec\":",
+          "\"cpu_us_per_op\":",
+          "\"io_amplification\":",
+          "\"space_amplification\":",
+          "\"p50_us\":",
+          "\"p99_us\":",
+          "\"p999_us\":");
+
+  @Test
+  void quickProfileIsTheIssuesSubset() {
+    EngineBenchmark.Config quick = EngineBenchmark.parse(new String[] {"--quick"});
+    assertThat(quick.profile()).isEqualTo("quick");
+    assertThat(quick.mixes()).containsExactly(KvMix.SD, KvMix.MD);
+    assertThat(quick.workloads())
+        .containsExactly(Workload.LOAD_A, Workload.RUN_A, Workload.RUN_C, Workload.RUN_E);
+    assertThat(quick.systems()).containsExactly(SystemKind.values());
+    // The cache is a quarter of the dataset.
+    assertThat(quick.datasetBytes()).isEqualTo(4 * quick.settings().cacheBytes());
+
+    EngineBenchmark.Config full = EngineBenchmark.parse(new String[0]);
+    assertThat(full.profile()).isEqualTo("full");
+    assertThat(full.mixes()).containsExactly(KvMix.values());
+    assertThat(full.workloads()).containsExactly(Workload.values());
+  }
+
+  @Test
+  void optionsOverrideTheProfileAndLoadAlwaysComesFirst() {
+    EngineBenchmark.Config config =
+        EngineBenchmark.parse(
+            new String[] {"--quick", "--workloads", "runE,runC", "--threads=2", "--out-dir", "x"});
+    assertThat(config.profile()).isEqualTo("quick+custom");
+    assertThat(config.workloads()).containsExactly(Workload.LOAD_A, Workload.RUN_C, Workload.RUN_E);
+    assertThat(config.threads()).isEqualTo(2);
+    assertThat(EngineBenchmark.parse(new String[] {"--quick", "--out-dir", "x"}).profile())
+        .isEqualTo("quick");
+    assertThatThrownBy(() -> EngineBenchmark.parse(new String[] {"--bogus", "1"}))
+        .hasMessageContaining("unknown option --bogus");
+  }
+
+  @Test
+  void tinyRunOfEverySystemWritesJsonLinesTableAndChart(@TempDir Path directory) throws Exception {
+    EngineBenchmark.Config config =
+        EngineBenchmark.parse(
+            new String[] {
+              "--mixes", "SD",
+              "--workloads", "loadA,runA,runC,runD,runE",
+              "--records", "3000",
+              "--operations", "2000",
+              "--scan-operations", "300",
+              "--threads", "2",
+              "--cache-mib", "8",
+              "--l0-mib", "1",
+              "--drain-quiet-ms", "200",
+              "--drain-limit-seconds", "10",
+              "--data-dir", directory.resolve("data").toString(),
+              "--out-dir", directory.resolve("out").toString()
+            });
+    ByteArrayOutputStream printed = new ByteArrayOutputStream();
+    List<PhaseResult> results =
+        EngineBenchmark.run(config, new PrintStream(printed, true, StandardCharsets.UTF_8));
+
+    assertThat(results).hasSize(3 * 5);
+    for (PhaseResult result : results) {
+      assertThat(result.notFound()).as("reads of existing keys").isZero();
+      assertThat(result.operations())
+          .isEqualTo(config.operationsFor(result.workload(), result.mix()));
+    }
+    List<String> lines = Files.readAllLines(directory.resolve("out/engine.json"));
+    assertThat(lines).hasSize(15);
+    for (String line : lines) {
+      assertThat(line).startsWith("{").endsWith("}");
+      for (String field : REQUIRED_FIELDS) {
+        assertThat(line).contains(field);
+      }
+      assertThat(line).contains("\"latency_by_op\":{").contains("\"records\":");
+    }
+    Set<String> systems =
+        lines.stream()
+            .map(line -> line.replaceAll("^\\{\"system\":\"([a-z]+)\".*$", "$1"))
+            .collect(Collectors.toSet());
+    assertThat(systems).containsExactlyInAnyOrder("kvs", "rocksdb", "blobdb");
+    assertThat(lines)
+        .anyMatch(line -> line.contains("\"workload\":\"loadA\""))
+        .anyMatch(line -> line.contains("\"workload\":\"runE\""));
+
+    BufferedImage chart = ImageIO.read(directory.resolve("out/engine.png").toFile());
+    assertThat(chart).isNotNull();
+    assertThat(chart.getWidth()).isGreaterThan(500);
+
+    String table = printed.toString(StandardCharsets.UTF_8);
+    assertThat(table).contains("kvs/rocksdb").contains("kvs/blobdb").contains("runD");
+    // The systems' directories are removed after their run unless --keep-data.
+    assertThat(directory.resolve("data/SD")).doesNotExist();
+  }
+}
