@@ -1,22 +1,26 @@
-// Hybrid KV placement (Parallax): where a KV pair lives, by its size.
+// Hybrid KV placement (Parallax): where a KV pair lives, by its size
+// (key + value bytes).
 //
-// | category | KV size (key + value)          | write path          | device
-// levels            |
-// |----------|--------------------------------|---------------------|--------------------------|
-// | small    | <= small_kv_bytes_max (119)    | write-ahead log, L0 | in place
-// in leaves       | | medium   | <= medium_kv_bytes_max (1023)  | write-ahead
-// log, L0 | medium log, in place at the last levels | | large    | larger |
-// large log; L0 keeps a pointer | pointer in leaves (GC'd log) |
+// | category | KV size        | write path          | device levels         |
+// |----------|----------------|---------------------|-----------------------|
+// | small    | <= 119 B       | write-ahead log, L0 | in place in leaves    |
+// | medium   | 120 .. 1022 B  | write-ahead log, L0 | medium log, merged in |
+// |          |                |                     | place at the last one |
+// | large    | >= 1023 B      | large log; L0 holds | pointer in leaves;    |
+// |          |                | a pointer           | large-log GC          |
 //
-// Defaults are the thesis's: small up to 119 bytes, medium 120-1023 bytes,
-// large 1024 bytes and more (Parallax, Table 4.1).
+// The bounds are configurable (PlacementOptions). Defaults follow the
+// thesis (small up to 119 bytes; Parallax, Table 4.1) and the design
+// brief's size classes: its large pairs are 1023 bytes, so medium ends at
+// 1022 and large starts at 1023.
 //
 // L0 payload encoding, by L0 entry kind:
 //
-// | kind | meaning                | payload |
-// |------|------------------------|--------------------------------------------|
-// | 1    | value in place         | the value | | 2    | value in the large log
-// | fixed64 device offset, fixed32 record size | | 3    | tombstone | empty |
+// | kind | meaning                | payload                               |
+// |------|------------------------|---------------------------------------|
+// | 1    | value in place         | the value                             |
+// | 2    | value in the large log | fixed64 device offset, fixed32 size   |
+// | 3    | tombstone              | empty                                 |
 
 #ifndef KVS_LSM_KV_PLACEMENT_H_
 #define KVS_LSM_KV_PLACEMENT_H_
@@ -34,7 +38,7 @@ enum class KvCategory : uint8_t { kSmall, kMedium, kLarge };
 
 struct PlacementOptions {
   size_t small_kv_bytes_max = 119;
-  size_t medium_kv_bytes_max = 1023;
+  size_t medium_kv_bytes_max = 1022;
 };
 
 inline KvCategory Categorize(const PlacementOptions& options, size_t key_size,

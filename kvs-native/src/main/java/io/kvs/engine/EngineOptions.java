@@ -78,7 +78,7 @@ public final class EngineOptions {
     private long l0SizeBytes = 64L << 20;
     private int growthFactor = 8;
     private int smallKvBytesMax = 119;
-    private int mediumKvBytesMax = 1023;
+    private int mediumKvBytesMax = 1022;
     private long memoryBudgetBytes = 256L << 20;
     private boolean createIfMissing = true;
 
@@ -128,7 +128,8 @@ public final class EngineOptions {
     /**
      * KV pairs (key + value bytes) up to {@code small} are small (stored in place), up to {@code
      * medium} medium (transient log, merged in place at the last level), larger ones large (value
-     * log). Defaults 119 and 1023, from the Parallax thesis.
+     * log). Defaults 119 and 1022: the thesis's small bound, and the design's 1023-byte large
+     * pairs.
      */
     public Builder kvSizeThresholds(int small, int medium) {
       if (small < 0 || medium < small) {

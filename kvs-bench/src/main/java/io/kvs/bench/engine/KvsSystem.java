@@ -24,7 +24,7 @@ import java.util.concurrent.atomic.LongAdder;
  * the L0 size (the defaults: 128 MiB against 2 x 32 MiB), which leaves the region's L0 size as the
  * binding limit, as RocksDB's write buffers are for it.
  *
- * <p>Size classes: DESIGN.md §8's large pairs are 1023 B, which the engine's default thresholds
+ * <p>Size classes: DESIGN.md §8's large pairs are 1023 B, which older engine default thresholds
  * (medium up to 1023 B) would file as medium. The benchmark sets the medium bound one byte lower so
  * each class of the mix lands in the engine category it is named for (small up to 119 B, the
  * default).
