@@ -8,6 +8,7 @@
 #include "btree/tree_builder.h"
 #include "io/aligned_buffer.h"
 #include "log/log_format.h"
+#include "lsm/medium_reader.h"
 #include "lsm/segment_source.h"
 #include "util/check.h"
 #include "util/limits.h"
@@ -165,7 +166,7 @@ class LevelInput final : public Input {
 
 struct Compactor {
   alloc::Volume* volume;
-  RecordReader* records;
+  MediumReader* medium_values;
   const CompactionJob& job;
   CompactionResult* result;
   btree::TreeBuilder* builder;
@@ -191,7 +192,7 @@ struct Compactor {
             KvCategory::kMedium) {
       KVS_RETURN_IF_ERROR(medium->Append(key, value.inline_bytes, &value));
     } else if (job.last_level && IsMediumPointer(value)) {
-      KVS_RETURN_IF_ERROR(records->ReadValue(
+      KVS_RETURN_IF_ERROR(medium_values->ReadValue(
           value.log_offset, value.log_record_size_bytes, key, &scratch));
       value = btree::LeafValue::Inline(scratch);
     }
@@ -210,8 +211,7 @@ struct Compactor {
 
 }  // namespace
 
-Status RunCompaction(alloc::Volume* volume, btree::NodeSource* /*nodes*/,
-                     RecordReader* records, const CompactionJob& job,
+Status RunCompaction(alloc::Volume* volume, const CompactionJob& job,
                      CompactionResult* result) {
   KVS_CHECK((job.source_l0 != nullptr) != (job.source_level != nullptr));
   *result = CompactionResult{};
@@ -219,8 +219,9 @@ Status RunCompaction(alloc::Volume* volume, btree::NodeSource* /*nodes*/,
   MediumLogAppender medium(volume, job.region_id);
   btree::TreeBuilder builder(&index);
   btree::BloomFilterBuilder bloom(job.bloom_bits_per_key);
-  Compactor compactor{volume,   records, job,     result,
-                      &builder, &bloom,  &medium, {}};
+  MediumReader medium_values(volume->file());
+  Compactor compactor{volume,   &medium_values, job,     result,
+                      &builder, &bloom,         &medium, {}};
 
   std::unique_ptr<Input> newer;
   if (job.source_l0) {

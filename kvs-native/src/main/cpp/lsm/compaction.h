@@ -27,7 +27,6 @@
 #include "lsm/kv_placement.h"
 #include "lsm/l0_table.h"
 #include "lsm/level.h"
-#include "lsm/record_reader.h"
 #include "lsm/segment_writer.h"
 
 namespace kvs::lsm {
@@ -58,8 +57,7 @@ struct CompactionResult {
 };
 
 // Runs `job`. On failure every segment it reserved is returned.
-Status RunCompaction(alloc::Volume* volume, btree::NodeSource* nodes,
-                     RecordReader* records, const CompactionJob& job,
+Status RunCompaction(alloc::Volume* volume, const CompactionJob& job,
                      CompactionResult* result);
 
 }  // namespace kvs::lsm

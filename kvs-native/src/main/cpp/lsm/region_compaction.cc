@@ -157,8 +157,7 @@ Status Region::CompactImmutable() {
     };
   }
   CompactionResult result;
-  KVS_RETURN_IF_ERROR(RunCompaction(context_.volume, context_.nodes,
-                                    context_.records, job, &result));
+  KVS_RETURN_IF_ERROR(RunCompaction(context_.volume, job, &result));
   alloc::MetadataBatch batch;
   batch.Put(CatalogPrefix(id_) + "state", Fixed64(max_lsn));
   // The write-ahead log before the switch is now in L1.
@@ -201,8 +200,7 @@ Status Region::CompactLevel(size_t source) {
     };
   }
   CompactionResult result;
-  KVS_RETURN_IF_ERROR(RunCompaction(context_.volume, context_.nodes,
-                                    context_.records, job, &result));
+  KVS_RETURN_IF_ERROR(RunCompaction(context_.volume, job, &result));
   alloc::MetadataBatch batch;
   batch.Delete(LevelKey(source));
   return Install(source + 1, result, batch, source);
