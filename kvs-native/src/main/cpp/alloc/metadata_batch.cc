@@ -5,38 +5,17 @@
 namespace kvs::alloc {
 namespace {
 
-void PutSegments(std::string* out, const std::vector<uint64_t>& segments) {
-  coding::PutVarint64(out, segments.size());
-  for (uint64_t segment : segments) {
-    coding::PutVarint64(out, segment);
-  }
-}
-
 // Counts are bounded by the input: every element takes at least one byte.
 bool GetCount(std::string_view* input, uint64_t* count) {
   return coding::GetVarint64(input, count) && *count <= input->size();
-}
-
-bool GetSegments(std::string_view* input, std::vector<uint64_t>* segments) {
-  uint64_t count;
-  if (!GetCount(input, &count)) {
-    return false;
-  }
-  segments->resize(count);
-  for (auto& segment : *segments) {
-    if (!coding::GetVarint64(input, &segment)) {
-      return false;
-    }
-  }
-  return true;
 }
 
 }  // namespace
 
 std::string MetadataBatch::Encode() const {
   std::string out;
-  PutSegments(&out, allocations_);
-  PutSegments(&out, frees_);
+  coding::PutVarint64List(&out, allocations_);
+  coding::PutVarint64List(&out, frees_);
   coding::PutVarint64(&out, puts_.size());
   for (const auto& [key, value] : puts_) {
     coding::PutLengthPrefixed(&out, key);
@@ -53,8 +32,9 @@ Status MetadataBatch::Decode(std::string_view payload, MetadataBatch* batch) {
   MetadataBatch result;
   std::string_view input = payload;
   uint64_t count;
-  bool ok = GetSegments(&input, &result.allocations_) &&
-            GetSegments(&input, &result.frees_) && GetCount(&input, &count);
+  bool ok = coding::GetVarint64List(&input, &result.allocations_) &&
+            coding::GetVarint64List(&input, &result.frees_) &&
+            GetCount(&input, &count);
   for (uint64_t i = 0; ok && i < count; ++i) {
     std::string_view key, value;
     ok = coding::GetLengthPrefixed(&input, &key) &&

@@ -21,12 +21,6 @@ std::string NameKey(std::string_view name) {
   return std::string(kNamesPrefix) + std::string(name);
 }
 
-std::string Fixed64(uint64_t value) {
-  std::string out(8, '\0');
-  coding::EncodeFixed64(out.data(), value);
-  return out;
-}
-
 // Whether `file` is empty or no superblock was ever written to it: both
 // superblock blocks read as zeros. Formatting grows the file and writes the
 // checkpoint before it publishes them with the superblock, so a crash while
@@ -163,8 +157,8 @@ Status Engine::CreateRegion(std::string_view name, lsm::Region** region) {
   const auto next = volume_->CatalogGet(kNextRegionKey);
   const uint64_t id = next ? coding::DecodeFixed64(next->data()) : 1;
   alloc::MetadataBatch batch;
-  batch.Put(kNextRegionKey, Fixed64(id + 1));
-  batch.Put(NameKey(name), Fixed64(id));
+  batch.Put(kNextRegionKey, coding::Fixed64String(id + 1));
+  batch.Put(NameKey(name), coding::Fixed64String(id));
   KVS_RETURN_IF_ERROR(volume_->Commit(batch));
   std::unique_ptr<lsm::Region> created;
   KVS_RETURN_IF_ERROR(lsm::Region::Create(Context(), std::string(name), id,

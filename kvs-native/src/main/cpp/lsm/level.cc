@@ -12,27 +12,6 @@ namespace {
 
 constexpr uint64_t kDescriptorVersion = 1;
 
-void PutSegments(std::string* out, const std::vector<uint64_t>& segments) {
-  coding::PutVarint64(out, segments.size());
-  for (uint64_t segment : segments) {
-    coding::PutVarint64(out, segment);
-  }
-}
-
-bool GetSegments(std::string_view* input, std::vector<uint64_t>* segments) {
-  uint64_t count;
-  if (!coding::GetVarint64(input, &count) || count > input->size()) {
-    return false;
-  }
-  segments->resize(count);
-  for (auto& segment : *segments) {
-    if (!coding::GetVarint64(input, &segment)) {
-      return false;
-    }
-  }
-  return true;
-}
-
 }  // namespace
 
 std::string LevelDescriptor::Encode() const {
@@ -41,10 +20,10 @@ std::string LevelDescriptor::Encode() const {
   coding::PutVarint64(&out, root);
   coding::PutVarint64(&out, entries);
   coding::PutVarint64(&out, kv_bytes);
-  PutSegments(&out, index_segments);
+  coding::PutVarint64List(&out, index_segments);
   coding::PutVarint64(&out, bloom_bytes);
-  PutSegments(&out, bloom_chunks);
-  PutSegments(&out, medium_segments);
+  coding::PutVarint64List(&out, bloom_chunks);
+  coding::PutVarint64List(&out, medium_segments);
   return out;
 }
 
@@ -53,15 +32,15 @@ Status LevelDescriptor::Decode(std::string_view encoded,
   LevelDescriptor result;
   uint64_t version = 0;
   std::string_view input = encoded;
-  const bool ok = coding::GetVarint64(&input, &version) &&
-                  version == kDescriptorVersion &&
-                  coding::GetVarint64(&input, &result.root) &&
-                  coding::GetVarint64(&input, &result.entries) &&
-                  coding::GetVarint64(&input, &result.kv_bytes) &&
-                  GetSegments(&input, &result.index_segments) &&
-                  coding::GetVarint64(&input, &result.bloom_bytes) &&
-                  GetSegments(&input, &result.bloom_chunks) &&
-                  GetSegments(&input, &result.medium_segments) && input.empty();
+  const bool ok =
+      coding::GetVarint64(&input, &version) && version == kDescriptorVersion &&
+      coding::GetVarint64(&input, &result.root) &&
+      coding::GetVarint64(&input, &result.entries) &&
+      coding::GetVarint64(&input, &result.kv_bytes) &&
+      coding::GetVarint64List(&input, &result.index_segments) &&
+      coding::GetVarint64(&input, &result.bloom_bytes) &&
+      coding::GetVarint64List(&input, &result.bloom_chunks) &&
+      coding::GetVarint64List(&input, &result.medium_segments) && input.empty();
   if (!ok) {
     return Status::Corruption("malformed level descriptor");
   }

@@ -192,6 +192,8 @@ class Region {
   Status MakeRoomForWrite();
   Status LoadLevels();
   void BackgroundCompaction();
+  // Fills in what every compaction job of this region shares.
+  void PrepareJob(CompactionJob* job) const;
   Status CompactImmutable();
   // Compacts level index `source` (0 = L1) into the next level.
   Status CompactLevel(size_t source);

@@ -9,22 +9,6 @@
 #include "util/coding.h"
 
 namespace kvs::lsm {
-namespace {
-
-std::string Fixed64(uint64_t value) {
-  std::string out(8, '\0');
-  coding::EncodeFixed64(out.data(), value);
-  return out;
-}
-
-std::string Hex16(uint64_t value) {
-  char digits[17];
-  std::snprintf(digits, sizeof(digits), "%016llx",
-                static_cast<unsigned long long>(value));
-  return digits;
-}
-
-}  // namespace
 
 std::string Region::LevelKey(size_t level) const {
   // level 0 is L1; two digits keep catalog order equal to level order.
@@ -130,6 +114,18 @@ void Region::BackgroundCompaction() {
   l0_drained_.notify_all();
 }
 
+void Region::PrepareJob(CompactionJob* job) const {
+  job->region_id = id_;
+  job->placement = options_.placement;
+  job->bloom_bits_per_key = options_.bloom_bits_per_key;
+  if (context_.on_index_segment) {
+    job->on_index_segment = [this](uint64_t segment, std::string_view bytes) {
+      context_.on_index_segment(id_, segment, bytes);
+      return Status::Ok();
+    };
+  }
+}
+
 Status Region::CompactImmutable() {
   CompactionJob job;
   uint64_t small_position, large_position, max_lsn;
@@ -147,19 +143,11 @@ Status Region::CompactImmutable() {
   KVS_CHECK(job.source_l0 != nullptr);
   // Levels will point at these large values: they must be durable first.
   KVS_RETURN_IF_ERROR(large_log_->SyncTo(large_position));
-  job.region_id = id_;
-  job.placement = options_.placement;
-  job.bloom_bits_per_key = options_.bloom_bits_per_key;
-  if (context_.on_index_segment) {
-    job.on_index_segment = [this](uint64_t segment, std::string_view bytes) {
-      context_.on_index_segment(id_, segment, bytes);
-      return Status::Ok();
-    };
-  }
+  PrepareJob(&job);
   CompactionResult result;
   KVS_RETURN_IF_ERROR(RunCompaction(context_.volume, job, &result));
   alloc::MetadataBatch batch;
-  batch.Put(CatalogPrefix(id_) + "state", Fixed64(max_lsn));
+  batch.Put(CatalogPrefix(id_) + "state", coding::Fixed64String(max_lsn));
   // The write-ahead log before the switch is now in L1.
   small_log_->ReleaseSegmentsBefore(alloc::SegmentOf(small_position), &batch);
   KVS_RETURN_IF_ERROR(Install(0, result, batch, std::nullopt));
@@ -190,15 +178,7 @@ Status Region::CompactLevel(size_t source) {
                      levels_.end(),
                      [](const auto& level) { return level != nullptr; });
   }
-  job.region_id = id_;
-  job.placement = options_.placement;
-  job.bloom_bits_per_key = options_.bloom_bits_per_key;
-  if (context_.on_index_segment) {
-    job.on_index_segment = [this](uint64_t segment, std::string_view bytes) {
-      context_.on_index_segment(id_, segment, bytes);
-      return Status::Ok();
-    };
-  }
+  PrepareJob(&job);
   CompactionResult result;
   KVS_RETURN_IF_ERROR(RunCompaction(context_.volume, job, &result));
   alloc::MetadataBatch batch;
@@ -236,8 +216,8 @@ Status Region::Install(size_t output, CompactionResult& result,
     std::lock_guard<std::mutex> lock(gc_mutex_);
     for (const auto& [segment, bytes] : result.large_garbage) {
       large_garbage_[segment] += bytes;
-      batch.Put(CatalogPrefix(id_) + "gc/" + Hex16(segment),
-                Fixed64(large_garbage_[segment]));
+      batch.Put(CatalogPrefix(id_) + "gc/" + coding::Hex16(segment),
+                coding::Fixed64String(large_garbage_[segment]));
     }
     // A segment whose every record this compaction dropped the last
     // pointer to is released in the same batch: no pointer outlives it.

@@ -20,23 +20,14 @@
 #include "util/limits.h"
 
 namespace kvs::lsm {
-namespace {
-
-std::string Hex16(uint64_t value) {
-  char digits[17];
-  std::snprintf(digits, sizeof(digits), "%016llx",
-                static_cast<unsigned long long>(value));
-  return digits;
-}
-
-}  // namespace
 
 void Region::OnLargeSegmentSealed(const log::SealedSegment& sealed,
                                   alloc::MetadataBatch* batch) {
   std::string value(16, '\0');
   coding::EncodeFixed64(value.data(), sealed.put_bytes);
   coding::EncodeFixed64(value.data() + 8, sealed.max_lsn);
-  batch->Put(CatalogPrefix(id_) + "sealed/" + Hex16(sealed.segment), value);
+  batch->Put(CatalogPrefix(id_) + "sealed/" + coding::Hex16(sealed.segment),
+             value);
   std::lock_guard<std::mutex> lock(gc_mutex_);
   large_sealed_[sealed.segment] = {sealed.put_bytes, sealed.max_lsn};
 }
@@ -60,8 +51,8 @@ void Region::ReleaseSegments(const std::vector<uint64_t>& segments,
                              alloc::MetadataBatch* batch) {
   for (uint64_t segment : segments) {
     large_log_->ReleaseSegment(segment, batch);
-    batch->Delete(CatalogPrefix(id_) + "gc/" + Hex16(segment));
-    batch->Delete(CatalogPrefix(id_) + "sealed/" + Hex16(segment));
+    batch->Delete(CatalogPrefix(id_) + "gc/" + coding::Hex16(segment));
+    batch->Delete(CatalogPrefix(id_) + "sealed/" + coding::Hex16(segment));
   }
 }
 

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace kvs::coding {
 
@@ -113,6 +114,50 @@ inline bool GetLengthPrefixed(std::string_view* input,
 inline void PutLengthPrefixed(std::string* out, std::string_view bytes) {
   PutVarint64(out, bytes.size());
   out->append(bytes);
+}
+
+// A list of integers: varint count, then varint elements.
+inline void PutVarint64List(std::string* out,
+                            const std::vector<uint64_t>& values) {
+  PutVarint64(out, values.size());
+  for (uint64_t value : values) {
+    PutVarint64(out, value);
+  }
+}
+
+// Consumes a list written by PutVarint64List. The count is bounded by the
+// input (every element takes at least one byte), so a lying count cannot
+// make it allocate beyond the input's size.
+inline bool GetVarint64List(std::string_view* input,
+                            std::vector<uint64_t>* values) {
+  uint64_t count;
+  if (!GetVarint64(input, &count) || count > input->size()) {
+    return false;
+  }
+  values->resize(static_cast<size_t>(count));
+  for (auto& value : *values) {
+    if (!GetVarint64(input, &value)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// An 8-byte little-endian string (catalog values).
+inline std::string Fixed64String(uint64_t value) {
+  std::string out(8, '\0');
+  EncodeFixed64(out.data(), value);
+  return out;
+}
+
+// 16 lowercase hex digits: catalog key parts that sort like the number.
+inline std::string Hex16(uint64_t value) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, value >>= 4) {
+    out[static_cast<size_t>(i)] = kDigits[value & 0xf];
+  }
+  return out;
 }
 
 }  // namespace kvs::coding
