@@ -107,21 +107,8 @@ std::string_view IndexNodeBuilder::Finish() {
   header.entry_count = static_cast<uint16_t>(pivot_offsets_.size());
   header.pointer_count = static_cast<uint16_t>(child_offsets_.size());
   header.used_size_bytes = static_cast<uint16_t>(used_size_bytes());
-  char* node = node_.data();
-  EncodeNodeHeader(header, node);
-  for (size_t i = 0; i < child_offsets_.size(); ++i) {
-    coding::EncodeFixed64(
-        node + format::pointer_array_offset + i * format::pointer_size_bytes,
-        child_offsets_[i]);
-  }
-  const size_t entries_offset = header.EntriesOffset();
-  for (size_t i = 0; i < pivot_offsets_.size(); ++i) {
-    coding::EncodeFixed16(
-        node + header.SlotArrayOffset() + i * format::slot_size_bytes,
-        static_cast<uint16_t>(entries_offset + pivot_offsets_[i]));
-  }
-  std::memcpy(node + entries_offset, pivots_.data(), pivots_.size());
-  SealNode(node, node_.size());
+  AssembleNode(header, child_offsets_, pivot_offsets_, pivots_, node_.data(),
+               node_.size());
   return node_;
 }
 

@@ -184,21 +184,8 @@ std::string_view LeafNodeBuilder::Finish(uint64_t next_leaf_offset) {
   header.pointer_count = static_cast<uint16_t>(log_offsets_.size());
   header.used_size_bytes = static_cast<uint16_t>(used_size_bytes());
   header.next_leaf_offset = next_leaf_offset;
-  char* node = node_.data();
-  EncodeNodeHeader(header, node);
-  for (size_t i = 0; i < log_offsets_.size(); ++i) {
-    coding::EncodeFixed64(
-        node + format::pointer_array_offset + i * format::pointer_size_bytes,
-        log_offsets_[i]);
-  }
-  const size_t entries_offset = header.EntriesOffset();
-  for (size_t i = 0; i < entry_offsets_.size(); ++i) {
-    coding::EncodeFixed16(
-        node + header.SlotArrayOffset() + i * format::slot_size_bytes,
-        static_cast<uint16_t>(entries_offset + entry_offsets_[i]));
-  }
-  std::memcpy(node + entries_offset, entries_.data(), entries_.size());
-  SealNode(node, node_.size());
+  AssembleNode(header, log_offsets_, entry_offsets_, entries_, node_.data(),
+               node_.size());
   return node_;
 }
 

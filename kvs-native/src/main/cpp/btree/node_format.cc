@@ -50,6 +50,26 @@ uint32_t ComputeNodeChecksum(const char* node, size_t size) {
                                     size - format::checksummed_offset));
 }
 
+void AssembleNode(const NodeHeader& header,
+                  const std::vector<uint64_t>& pointers,
+                  const std::vector<uint16_t>& entry_offsets,
+                  std::string_view entries, char* node, size_t size) {
+  EncodeNodeHeader(header, node);
+  for (size_t i = 0; i < pointers.size(); ++i) {
+    coding::EncodeFixed64(
+        node + format::pointer_array_offset + i * format::pointer_size_bytes,
+        pointers[i]);
+  }
+  const size_t entries_offset = header.EntriesOffset();
+  for (size_t i = 0; i < entry_offsets.size(); ++i) {
+    coding::EncodeFixed16(
+        node + header.SlotArrayOffset() + i * format::slot_size_bytes,
+        static_cast<uint16_t>(entries_offset + entry_offsets[i]));
+  }
+  std::memcpy(node + entries_offset, entries.data(), entries.size());
+  SealNode(node, size);
+}
+
 void SealNode(char* node, size_t size) {
   coding::EncodeFixed32(node + format::checksum_offset,
                         ComputeNodeChecksum(node, size));

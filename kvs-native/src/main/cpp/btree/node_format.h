@@ -61,6 +61,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "util/limits.h"
 #include "util/status.h"
@@ -158,6 +159,15 @@ uint32_t ComputeNodeChecksum(const char* node, size_t size);
 
 // Stores ComputeNodeChecksum in the node's checksum field.
 void SealNode(char* node, size_t size);
+
+// Writes a whole node into `node` (`size` bytes, zeroed): the header, the
+// pointer array, the slot array pointing at `entry_offsets` (relative to
+// the start of `entries`), the entries, and the checksum. Shared by the leaf
+// and index node builders.
+void AssembleNode(const NodeHeader& header,
+                  const std::vector<uint64_t>& pointers,
+                  const std::vector<uint16_t>& entry_offsets,
+                  std::string_view entries, char* node, size_t size);
 
 // Whether `offset` may point at a node of `node_size_bytes`: non-zero,
 // aligned for direct I/O, and the node fits in its segment.
