@@ -147,6 +147,20 @@ KVS_EXPORT void kvs_iterator_key(const kvs_iterator* iterator, const void** key,
 KVS_EXPORT kvs_status kvs_iterator_value(const kvs_iterator* iterator,
                                          kvs_value_sink sink,
                                          void* sink_context);
+// Receives one pair of kvs_iterator_read_pairs; the bytes are valid during
+// the call.
+typedef void (*kvs_pair_sink)(void* context, const void* key, size_t key_size,
+                              const void* value, size_t value_size);
+// Reads the pairs from the current position on, in key order, and moves past
+// them: at most `limit` pairs, stopping once their keys and values reach
+// `max_bytes` (at least one pair while the iterator is valid). The values
+// stored behind log pointers are read as one batch of concurrent device
+// reads, so a scan costs about one device latency per call instead of one per
+// value. Calls `sink` for every pair; on an error, no pair is delivered.
+KVS_EXPORT kvs_status kvs_iterator_read_pairs(kvs_iterator* iterator,
+                                              size_t limit, size_t max_bytes,
+                                              kvs_pair_sink sink,
+                                              void* sink_context);
 // KVS_OK, or the error that ended the scan.
 KVS_EXPORT kvs_status kvs_iterator_status(const kvs_iterator* iterator);
 

@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "capi/last_error.h"
 #include "engine/engine.h"
@@ -222,6 +223,22 @@ kvs_status kvs_iterator_value(const kvs_iterator* iterator, kvs_value_sink sink,
     return Report(status);
   }
   sink(sink_context, value.data(), value.size());
+  return KVS_OK;
+}
+
+kvs_status kvs_iterator_read_pairs(kvs_iterator* iterator, size_t limit,
+                                   size_t max_bytes, kvs_pair_sink sink,
+                                   void* sink_context) {
+  std::vector<kvs::lsm::RegionIterator::Pair> pairs;
+  const Status status =
+      IteratorOf(iterator)->ReadPairs(limit, max_bytes, &pairs);
+  if (!status.ok()) {
+    return Report(status);
+  }
+  for (const auto& pair : pairs) {
+    sink(sink_context, pair.key.data(), pair.key.size(), pair.value.data(),
+         pair.value.size());
+  }
   return KVS_OK;
 }
 

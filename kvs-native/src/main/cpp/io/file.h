@@ -12,12 +12,21 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
 #include "util/status.h"
 
 namespace kvs::io {
+
+// One read of a batch (File::ReadMany).
+struct ReadOp {
+  uint64_t offset = 0;
+  size_t size = 0;
+  char* out = nullptr;
+  Status status;  // set by ReadMany
+};
 
 class File {
  public:
@@ -27,6 +36,13 @@ class File {
   // of the file is an IoError. With direct I/O, offset, size and `out` must
   // be aligned to limits::io_alignment_bytes.
   virtual Status Read(uint64_t offset, size_t size, char* out) = 0;
+
+  // Performs every read of `ops` (alignment as for Read), each reporting
+  // its own status, and returns the first failure (or OK). A file may keep
+  // the reads in flight together: a batch of independent reads costs about
+  // one device latency instead of one per read. This default reads them one
+  // after another.
+  virtual Status ReadMany(std::span<ReadOp> ops);
 
   // Writes all of `data` at `offset`; alignment as for Read. The write is
   // durable only after a later Sync returns OK.

@@ -7,8 +7,10 @@
 #include <atomic>
 #include <cerrno>
 #include <mutex>
+#include <vector>
 
 #include "io/file.h"
+#include "io/uring_reads.h"
 #include "util/check.h"
 #include "util/limits.h"
 
@@ -41,6 +43,26 @@ class PosixFile final : public File {
         return Status::IoError(Where("read past end of file", offset, size));
       }
       done += static_cast<size_t>(n);
+    }
+    return Status::Ok();
+  }
+
+  Status ReadMany(std::span<ReadOp> ops) override {
+    for (const ReadOp& op : ops) {
+      CheckAlignment(op.offset, op.size, op.out);
+    }
+    std::vector<size_t> retry;
+    if (ops.size() < 2 || !UringReadMany(fd_, ops, &retry)) {
+      return File::ReadMany(ops);
+    }
+    for (const size_t index : retry) {
+      ops[index].status =
+          Read(ops[index].offset, ops[index].size, ops[index].out);
+    }
+    for (const ReadOp& op : ops) {
+      if (!op.status.ok()) {
+        return op.status;
+      }
     }
     return Status::Ok();
   }

@@ -2,7 +2,10 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "io/aligned_buffer.h"
 #include "io/file.h"
@@ -53,6 +56,42 @@ TEST_F(PosixFileTest, ReadPastEndIsAnIoErrorNamingTheFile) {
   const Status status = file->Read(0, in.size(), in.data());
   EXPECT_EQ(status.code(), Status::Code::kIoError);
   EXPECT_NE(status.message().find(path_), std::string_view::npos);
+}
+
+// A batch larger than one io_uring submission, in scattered order, with one
+// read past the end: every other read gets its bytes, that one its error.
+TEST_F(PosixFileTest, ReadManyReadsEveryRangeAndReportsEachFailure) {
+  std::unique_ptr<File> file;
+  ASSERT_TRUE(
+      OpenPosixFile(path_, {.direct_io = true, .create = true}, &file).ok());
+  constexpr size_t kBlocks = 200;
+  constexpr uint64_t kBlock = limits::io_alignment_bytes;
+  ASSERT_TRUE(file->Grow(kBlocks * kBlock).ok());
+  AlignedBuffer block(kBlock);
+  for (size_t i = 0; i < kBlocks; ++i) {
+    std::memset(block.data(), static_cast<int>(i % 251), block.size());
+    ASSERT_TRUE(file->Write(i * kBlock, block.view()).ok());
+  }
+  constexpr size_t kReads = 150;
+  AlignedBuffer in((kReads + 1) * kBlock);
+  std::vector<ReadOp> ops(kReads + 1);
+  for (size_t i = 0; i < kReads; ++i) {
+    ops[i].offset = ((i * 37) % kBlocks) * kBlock;
+    ops[i].size = kBlock;
+    ops[i].out = in.data() + i * kBlock;
+  }
+  ops[kReads] = {kBlocks * kBlock, kBlock, in.data() + kReads * kBlock, {}};
+  const Status status = file->ReadMany(ops);
+  EXPECT_EQ(status.code(), Status::Code::kIoError);
+  for (size_t i = 0; i < kReads; ++i) {
+    ASSERT_TRUE(ops[i].status.ok()) << i << " " << ops[i].status.ToString();
+    const char expected = static_cast<char>(((i * 37) % kBlocks) % 251);
+    ASSERT_EQ(std::string_view(ops[i].out, kBlock),
+              std::string(kBlock, expected))
+        << i;
+  }
+  EXPECT_EQ(ops[kReads].status.code(), Status::Code::kIoError);
+  EXPECT_NE(ops[kReads].status.message().find(path_), std::string_view::npos);
 }
 
 TEST_F(PosixFileTest, OpeningAMissingFileWithoutCreateFails) {

@@ -4,6 +4,7 @@
 
 #include <jni.h>
 
+#include <cstdint>
 #include <cstring>
 #include <iterator>
 #include <string>
@@ -11,6 +12,7 @@
 #include "jni/exceptions.h"
 #include "jni/registration.h"
 #include "kvs/kvs.h"
+#include "util/coding.h"
 
 namespace kvs::jni {
 namespace {
@@ -322,6 +324,47 @@ jbyteArray IteratorValue(JNIEnv* env, jclass, jlong iterator) {
   return sink.result;
 }
 
+// Packs pairs for IteratorReadPairs: a byte saying whether the iterator is
+// still valid, then per pair its key size and value size (4 bytes each,
+// little-endian) followed by the key and the value.
+struct PairPacker {
+  std::string bytes;
+};
+
+void PackPair(void* context, const void* key, size_t key_size,
+              const void* value, size_t value_size) {
+  auto* packer = static_cast<PairPacker*>(context);
+  char sizes[8];
+  kvs::coding::EncodeFixed32(sizes, static_cast<uint32_t>(key_size));
+  kvs::coding::EncodeFixed32(sizes + 4, static_cast<uint32_t>(value_size));
+  packer->bytes.append(sizes, sizeof sizes);
+  packer->bytes.append(static_cast<const char*>(key), key_size);
+  packer->bytes.append(static_cast<const char*>(value), value_size);
+}
+
+jbyteArray IteratorReadPairs(JNIEnv* env, jclass, jlong iterator, jint limit,
+                             jint max_bytes) {
+  PairPacker packer;
+  packer.bytes.push_back(0);
+  if (Failed(env, kvs_iterator_read_pairs(
+                      IteratorOf(iterator), static_cast<size_t>(limit),
+                      static_cast<size_t>(max_bytes), &PackPair, &packer))) {
+    return nullptr;
+  }
+  if (packer.bytes.size() > static_cast<size_t>(INT32_MAX)) {
+    ThrowStatus(env, Status::TooLarge("scan batch exceeds a Java array"));
+    return nullptr;
+  }
+  packer.bytes[0] = kvs_iterator_valid(IteratorOf(iterator)) ? 1 : 0;
+  const auto size = static_cast<jsize>(packer.bytes.size());
+  jbyteArray result = env->NewByteArray(size);
+  if (result != nullptr) {
+    env->SetByteArrayRegion(
+        result, 0, size, reinterpret_cast<const jbyte*>(packer.bytes.data()));
+  }
+  return result;
+}
+
 #define KVS_NATIVE(name, signature, function)              \
   {                                                        \
     const_cast<char*>(name), const_cast<char*>(signature), \
@@ -354,6 +397,7 @@ bool RegisterEngineNatives(JNIEnv* env, jclass native_methods_class) {
       KVS_NATIVE("iteratorNext", "(J)Z", IteratorNext),
       KVS_NATIVE("iteratorKey", "(J)[B", IteratorKey),
       KVS_NATIVE("iteratorValue", "(J)[B", IteratorValue),
+      KVS_NATIVE("iteratorReadPairs", "(JII)[B", IteratorReadPairs),
   };
   return env->RegisterNatives(native_methods_class, kMethods,
                               static_cast<jint>(std::size(kMethods))) == 0;

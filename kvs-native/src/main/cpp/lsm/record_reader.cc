@@ -1,5 +1,7 @@
 #include "lsm/record_reader.h"
 
+#include <vector>
+
 #include "alloc/device_offset.h"
 #include "io/aligned_buffer.h"
 #include "log/log_format.h"
@@ -36,31 +38,78 @@ void RecordReader::Forget(uint64_t segment) {
   nonces_.erase(segment);
 }
 
-Status RecordReader::ReadValue(uint64_t device_offset, uint32_t size,
-                               std::string_view key, std::string* value) {
+Status RecordReader::CheckPointer(uint64_t device_offset, uint32_t size) {
   const uint64_t offset = alloc::OffsetInSegment(device_offset);
   if (size < log::kRecordHeaderBytes || offset < log::kSegmentHeaderBytes ||
       offset + size > limits::segment_size_bytes) {
     return Status::Corruption("value pointer " + std::to_string(device_offset) +
                               " is invalid");
   }
+  return Status::Ok();
+}
+
+Status RecordReader::DecodeValue(std::string_view bytes, uint64_t nonce,
+                                 uint64_t device_offset, std::string_view key,
+                                 std::string* value) {
+  log::Record record;
+  size_t decoded_size = 0;
+  if (!log::DecodeRecord(bytes, nonce, &record, &decoded_size) ||
+      decoded_size != bytes.size() || record.key != key) {
+    return Status::Corruption("value record at " +
+                              std::to_string(device_offset) +
+                              " fails its checksum or belongs to another key");
+  }
+  value->assign(record.value);
+  return Status::Ok();
+}
+
+Status RecordReader::ReadValue(uint64_t device_offset, uint32_t size,
+                               std::string_view key, std::string* value) {
+  KVS_RETURN_IF_ERROR(CheckPointer(device_offset, size));
   uint64_t nonce = 0;
   KVS_RETURN_IF_ERROR(Nonce(alloc::SegmentOf(device_offset), &nonce));
   const uint64_t from = device_offset & ~(limits::io_alignment_bytes - 1);
   const uint64_t to = io::AlignedBuffer::RoundUp(device_offset + size);
   io::AlignedBuffer buffer(to - from);
   KVS_RETURN_IF_ERROR(file_->Read(from, to - from, buffer.data()));
-  log::Record record;
-  size_t decoded_size = 0;
-  if (!log::DecodeRecord(
-          std::string_view(buffer.data() + (device_offset - from), size), nonce,
-          &record, &decoded_size) ||
-      decoded_size != size || record.key != key) {
-    return Status::Corruption("value record at " +
-                              std::to_string(device_offset) +
-                              " fails its checksum or belongs to another key");
+  return DecodeValue(
+      std::string_view(buffer.data() + (device_offset - from), size), nonce,
+      device_offset, key, value);
+}
+
+Status RecordReader::ReadValues(std::span<const ValueRead> reads) {
+  if (reads.size() == 1) {
+    return ReadValue(reads[0].device_offset, reads[0].size, reads[0].key,
+                     reads[0].value);
   }
-  value->assign(record.value);
+  // Every read gets its aligned range in one buffer.
+  std::vector<uint64_t> nonces(reads.size());
+  std::vector<io::ReadOp> ops(reads.size());
+  uint64_t total = 0;
+  for (size_t i = 0; i < reads.size(); ++i) {
+    const ValueRead& read = reads[i];
+    KVS_RETURN_IF_ERROR(CheckPointer(read.device_offset, read.size));
+    KVS_RETURN_IF_ERROR(
+        Nonce(alloc::SegmentOf(read.device_offset), &nonces[i]));
+    ops[i].offset = read.device_offset & ~(limits::io_alignment_bytes - 1);
+    ops[i].size = io::AlignedBuffer::RoundUp(read.device_offset + read.size) -
+                  ops[i].offset;
+    total += ops[i].size;
+  }
+  io::AlignedBuffer buffer(total);
+  uint64_t at = 0;
+  for (io::ReadOp& op : ops) {
+    op.out = buffer.data() + at;
+    at += op.size;
+  }
+  KVS_RETURN_IF_ERROR(file_->ReadMany(ops));
+  for (size_t i = 0; i < reads.size(); ++i) {
+    const ValueRead& read = reads[i];
+    KVS_RETURN_IF_ERROR(DecodeValue(
+        std::string_view(ops[i].out + (read.device_offset - ops[i].offset),
+                         read.size),
+        nonces[i], read.device_offset, read.key, read.value));
+  }
   return Status::Ok();
 }
 

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -30,10 +31,29 @@ class RecordReader {
   // value, checking it was written for `key`.
   Status ReadValue(uint64_t device_offset, uint32_t size, std::string_view key,
                    std::string* value);
+
+  // One value of a batch.
+  struct ValueRead {
+    uint64_t device_offset = 0;
+    uint32_t size = 0;
+    std::string_view key;
+    std::string* value = nullptr;
+  };
+  // Reads every value of `reads` as one batch of concurrent device reads
+  // (io::File::ReadMany), with the checks of ReadValue; the first failure
+  // is returned.
+  Status ReadValues(std::span<const ValueRead> reads);
+
   void Forget(uint64_t segment);
 
  private:
   Status Nonce(uint64_t segment, uint64_t* nonce);
+  // Checks a pointer's bounds before it is read.
+  static Status CheckPointer(uint64_t device_offset, uint32_t size);
+  // Decodes the record in `bytes` (the pointer's exact range).
+  static Status DecodeValue(std::string_view bytes, uint64_t nonce,
+                            uint64_t device_offset, std::string_view key,
+                            std::string* value);
 
   io::File* const file_;
   std::mutex mutex_;

@@ -1,5 +1,6 @@
 #include "lsm/region_iterator.h"
 
+#include "lsm/record_reader.h"
 #include "lsm/region.h"
 
 namespace kvs::lsm {
@@ -151,6 +152,47 @@ Status RegionIterator::value(std::string* value) const {
     return region_->ResolveL0(source.table_iterator->entry(), value);
   }
   return region_->ResolveLevel(key_, source.level_iterator->value(), value);
+}
+
+Status RegionIterator::ReadPairs(size_t limit, size_t max_bytes,
+                                 std::vector<Pair>* pairs) {
+  struct Pending {
+    size_t pair;
+    uint64_t device_offset;
+    uint32_t size;
+  };
+  std::vector<Pending> pending;
+  const size_t first = pairs->size();
+  size_t bytes = 0;
+  while (valid_ && pairs->size() - first < limit &&
+         (bytes < max_bytes || pairs->size() == first)) {
+    Pair& pair = pairs->emplace_back();
+    pair.key = key_;
+    const Source& source = *sources_[current_source_];
+    if (source.level != nullptr &&
+        source.level_iterator->value().kind == btree::EntryKind::kPutInLog) {
+      const btree::LeafValue& leaf = source.level_iterator->value();
+      pending.push_back(
+          {pairs->size() - 1, leaf.log_offset, leaf.log_record_size_bytes});
+      bytes += key_.size() + leaf.log_record_size_bytes;
+    } else {
+      KVS_RETURN_IF_ERROR(value(&pair.value));
+      bytes += key_.size() + pair.value.size();
+    }
+    Next();
+    KVS_RETURN_IF_ERROR(status_);
+  }
+  if (pending.empty()) {
+    return Status::Ok();
+  }
+  // `pairs` no longer grows: keys and value slots are stable.
+  std::vector<RecordReader::ValueRead> reads;
+  reads.reserve(pending.size());
+  for (const Pending& p : pending) {
+    Pair& pair = (*pairs)[p.pair];
+    reads.push_back({p.device_offset, p.size, pair.key, &pair.value});
+  }
+  return region_->context_.records->ReadValues(reads);
 }
 
 }  // namespace kvs::lsm

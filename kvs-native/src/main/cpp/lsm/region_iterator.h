@@ -49,6 +49,19 @@ class RegionIterator {
   std::string_view key() const { return key_; }
   // Reads the current value (following a log pointer if needed).
   Status value(std::string* value) const;
+  // One pair of ReadPairs.
+  struct Pair {
+    std::string key;
+    std::string value;
+  };
+  // Appends the pairs from the current position on to `pairs` and moves
+  // past them, stopping after `limit` pairs or once their keys and values
+  // reach `max_bytes` (at least one pair is read if the iterator is valid).
+  // The values behind log pointers are read together, as one batch of
+  // concurrent device reads, which makes a scan cost about one device
+  // latency per batch instead of one per value.
+  Status ReadPairs(size_t limit, size_t max_bytes, std::vector<Pair>* pairs);
+
   // OK unless a read failed; then Valid() is false.
   Status status() const { return status_; }
 

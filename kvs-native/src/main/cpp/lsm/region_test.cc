@@ -304,6 +304,48 @@ TEST_F(RegionCompactionTest, ScansMergeEverySourceAndHonourBounds) {
   EXPECT_EQ(iterator->key(), model.lower_bound("k1")->first);
 }
 
+TEST_F(RegionCompactionTest, ReadPairsReturnsTheScanInBatches) {
+  testing::RandomBytes random(43);
+  std::map<std::string, std::string> model;
+  RandomWrites(random, 12000, &model);  // values in L0, levels and logs
+  const std::vector<std::pair<std::string, std::string>> want(model.begin(),
+                                                              model.end());
+  for (const size_t limit : {size_t{1}, size_t{7}, size_t{100}, size_t{5000}}) {
+    auto iterator = region_->NewIterator(std::nullopt);
+    iterator->SeekToFirst();
+    std::vector<RegionIterator::Pair> pairs;
+    size_t calls = 0;
+    while (iterator->Valid()) {
+      const size_t before = pairs.size();
+      const Status status = iterator->ReadPairs(limit, 1 << 20, &pairs);
+      ASSERT_TRUE(status.ok()) << status.ToString();
+      ASSERT_GE(pairs.size() - before, 1u);
+      ASSERT_LE(pairs.size() - before, limit);
+      ++calls;
+    }
+    ASSERT_EQ(pairs.size(), want.size()) << "limit " << limit;
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_EQ(pairs[i].key, want[i].first) << i;
+      ASSERT_EQ(pairs[i].value, want[i].second) << pairs[i].key;
+    }
+    EXPECT_GE(calls, (want.size() + limit - 1) / limit);
+  }
+  // The byte bound stops a batch early, but never before its first pair.
+  auto iterator = region_->NewIterator(std::nullopt);
+  iterator->SeekToFirst();
+  std::vector<RegionIterator::Pair> pairs;
+  ASSERT_TRUE(iterator->ReadPairs(1000, 1, &pairs).ok());
+  EXPECT_EQ(pairs.size(), 1u);
+  ASSERT_TRUE(iterator->ReadPairs(1000, 8192, &pairs).ok());
+  EXPECT_GT(pairs.size(), 1u);
+  EXPECT_LT(pairs.size(), 1001u);
+  size_t bytes = 0;
+  for (size_t i = 1; i + 1 < pairs.size(); ++i) {
+    bytes += pairs[i].key.size() + pairs[i].value.size();
+  }
+  EXPECT_LT(bytes, 8192u);
+}
+
 // Large-log GC keeps up with overwrites: after three full overwrites of a
 // dataset of large values, the large log holds at most 1.5x the live
 // values (plus the segment being filled). Device-wide space at realistic

@@ -1,10 +1,13 @@
 package io.kvs.engine;
 
 import io.kvs.core.InvalidRequestException;
+import io.kvs.core.KeyValue;
 import io.kvs.core.StatusCode;
 import io.kvs.nativelib.internal.NativeMethods;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 
@@ -19,6 +22,9 @@ public final class Region implements AutoCloseable {
 
   /** The largest value, in bytes. */
   public static final int MAX_VALUE_BYTES = 1 << 20;
+
+  /** Keys and values {@link #scan} reads per native call. */
+  private static final int SCAN_BATCH_BYTES = 4 << 20;
 
   private final String name;
   private final long handle;
@@ -162,6 +168,33 @@ public final class Region implements AutoCloseable {
       }
     } finally {
       exit();
+    }
+  }
+
+  /**
+   * Returns up to {@code limit} live pairs with keys at or after {@code from} (null: the first key)
+   * and before {@code to} (exclusive; null: no bound), in key order, read from one snapshot. Values
+   * behind log pointers are read as one batch of concurrent device reads. To page through a large
+   * range, keep a {@link #newIterator(byte[]) RegionIterator} and call {@link
+   * RegionIterator#nextPairs(int, int)}.
+   *
+   * @throws IllegalArgumentException if {@code limit} is not positive
+   */
+  public List<KeyValue> scan(byte[] from, byte[] to, int limit) {
+    if (limit <= 0) {
+      throw new IllegalArgumentException("limit must be positive: " + limit);
+    }
+    try (RegionIterator iterator = newIterator(to)) {
+      if (from == null) {
+        iterator.seekToFirst();
+      } else {
+        iterator.seek(from);
+      }
+      List<KeyValue> pairs = new ArrayList<>();
+      while (pairs.size() < limit && iterator.isValid()) {
+        pairs.addAll(iterator.nextPairs(limit - pairs.size(), SCAN_BATCH_BYTES));
+      }
+      return pairs;
     }
   }
 

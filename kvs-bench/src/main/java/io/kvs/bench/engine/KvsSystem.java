@@ -1,12 +1,12 @@
 package io.kvs.bench.engine;
 
 import io.kvs.bench.JsonLine;
+import io.kvs.core.KeyValue;
 import io.kvs.core.KvsException;
 import io.kvs.core.StatusCode;
 import io.kvs.engine.Engine;
 import io.kvs.engine.EngineOptions;
 import io.kvs.engine.Region;
-import io.kvs.engine.RegionIterator;
 import io.kvs.engine.RegionStats;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -108,14 +108,9 @@ public final class KvsSystem implements KvSystem {
 
   @Override
   public void scan(byte[] start, int count, ScanTotals totals) {
-    try (RegionIterator iterator = region.newIterator(null)) {
-      iterator.seek(start);
-      for (int read = 0; read < count && iterator.isValid(); ) {
-        totals.add(iterator.key().length, iterator.value().length);
-        if (++read < count) {
-          iterator.next();
-        }
-      }
+    // One native call: the values behind log pointers are read as one batch.
+    for (KeyValue pair : region.scan(start, null, count)) {
+      totals.add(pair.key().length, pair.value().length);
     }
   }
 

@@ -125,6 +125,13 @@ public final class NativeMethods {
   public static native byte[] iteratorValue(long iterator);
 
   /**
+   * Reads up to {@code limit} pairs (or about {@code maxBytes} of keys and values) from the current
+   * position and moves past them. Returns a byte saying whether the iterator is still positioned,
+   * then per pair its key size and value size (4 bytes each, little-endian), key and value.
+   */
+  public static native byte[] iteratorReadPairs(long iterator, int limit, int maxBytes);
+
+  /**
    * Called by the native side only, on error paths: builds the exception for a native status. The
    * one place where native errors become Java exceptions.
    */
