@@ -164,6 +164,9 @@ KVS_EXPORT kvs_status kvs_iterator_read_pairs(kvs_iterator* iterator,
 // KVS_OK, or the error that ended the scan.
 KVS_EXPORT kvs_status kvs_iterator_status(const kvs_iterator* iterator);
 
+// Per-level statistics cover L1..L8; deeper levels count into the last slot.
+#define KVS_STATS_LEVELS 8
+
 typedef struct kvs_region_stats {
   uint64_t puts, deletes, gets;
   uint64_t l0_bytes, l0_entries;
@@ -173,6 +176,14 @@ typedef struct kvs_region_stats {
   uint64_t compactions, compaction_bytes_written;
   uint64_t level_count, level_kv_bytes;
   uint64_t large_garbage_bytes;
+  uint64_t gc_relocated_bytes, gc_freed_segments, large_log_segments;
+  // Device bytes by cause: compaction inputs read, medium-log bytes written,
+  // log records read by gets and scans, large-log segments read by GC.
+  uint64_t compaction_bytes_read, medium_log_bytes, value_bytes_read;
+  uint64_t gc_bytes_read;
+  // What compactions into level i+1 read (both inputs) and wrote.
+  uint64_t level_bytes_read[KVS_STATS_LEVELS];
+  uint64_t level_bytes_written[KVS_STATS_LEVELS];
 } kvs_region_stats;
 KVS_EXPORT void kvs_region_get_stats(kvs_region* region,
                                      kvs_region_stats* stats);

@@ -1,6 +1,8 @@
 // The engine part of the C ABI (include/kvs/kvs.h): adapts C types to
 // engine::Engine and lsm::Region.
 
+#include <algorithm>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -168,12 +170,36 @@ kvs_status kvs_region_sync(kvs_region* region) {
 }
 
 void kvs_region_get_stats(kvs_region* region, kvs_region_stats* stats) {
+  static_assert(KVS_STATS_LEVELS == kvs::lsm::kStatsLevels);
   const kvs::lsm::RegionStats s = RegionOf(region)->stats();
-  *stats = {s.puts,         s.deletes,         s.gets,
-            s.l0_bytes,     s.l0_entries,      s.stalls,
-            s.stall_micros, s.small_log_bytes, s.large_log_bytes,
-            s.last_lsn,     s.compactions,     s.compaction_bytes_written,
-            s.level_count,  s.level_kv_bytes,  s.large_garbage_bytes};
+  *stats = {s.puts,
+            s.deletes,
+            s.gets,
+            s.l0_bytes,
+            s.l0_entries,
+            s.stalls,
+            s.stall_micros,
+            s.small_log_bytes,
+            s.large_log_bytes,
+            s.last_lsn,
+            s.compactions,
+            s.compaction_bytes_written,
+            s.level_count,
+            s.level_kv_bytes,
+            s.large_garbage_bytes,
+            s.gc_relocated_bytes,
+            s.gc_freed_segments,
+            s.large_log_segments,
+            s.compaction_bytes_read,
+            s.medium_log_bytes,
+            s.value_bytes_read,
+            s.gc_bytes_read,
+            {},
+            {}};
+  std::copy(std::begin(s.level_bytes_read), std::end(s.level_bytes_read),
+            stats->level_bytes_read);
+  std::copy(std::begin(s.level_bytes_written), std::end(s.level_bytes_written),
+            stats->level_bytes_written);
 }
 
 kvs_status kvs_iterator_create(kvs_region* region, const void* upper_bound,

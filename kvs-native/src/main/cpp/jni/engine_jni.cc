@@ -8,6 +8,7 @@
 #include <cstring>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "jni/exceptions.h"
 #include "jni/registration.h"
@@ -233,22 +234,40 @@ void RegionSync(JNIEnv* env, jclass, jlong region) {
 void RegionStats(JNIEnv* env, jclass, jlong region, jlongArray out) {
   kvs_region_stats stats;
   kvs_region_get_stats(RegionOf(region), &stats);
-  const uint64_t fields[] = {
-      stats.puts,         stats.deletes,         stats.gets,
-      stats.l0_bytes,     stats.l0_entries,      stats.stalls,
-      stats.stall_micros, stats.small_log_bytes, stats.large_log_bytes,
-      stats.last_lsn,     stats.compactions,     stats.compaction_bytes_written,
-      stats.level_count,  stats.level_kv_bytes,  stats.large_garbage_bytes};
-  jlong values[std::size(fields)];
-  for (size_t i = 0; i < std::size(fields); ++i) {
-    values[i] = static_cast<jlong>(fields[i]);
-  }
-  if (env->GetArrayLength(out) < static_cast<jsize>(std::size(values))) {
+  // The order of RegionStats.of on the Java side.
+  std::vector<uint64_t> fields = {stats.puts,
+                                  stats.deletes,
+                                  stats.gets,
+                                  stats.l0_bytes,
+                                  stats.l0_entries,
+                                  stats.stalls,
+                                  stats.stall_micros,
+                                  stats.small_log_bytes,
+                                  stats.large_log_bytes,
+                                  stats.last_lsn,
+                                  stats.compactions,
+                                  stats.compaction_bytes_written,
+                                  stats.level_count,
+                                  stats.level_kv_bytes,
+                                  stats.large_garbage_bytes,
+                                  stats.gc_relocated_bytes,
+                                  stats.gc_freed_segments,
+                                  stats.large_log_segments,
+                                  stats.compaction_bytes_read,
+                                  stats.medium_log_bytes,
+                                  stats.value_bytes_read,
+                                  stats.gc_bytes_read};
+  fields.insert(fields.end(), std::begin(stats.level_bytes_read),
+                std::end(stats.level_bytes_read));
+  fields.insert(fields.end(), std::begin(stats.level_bytes_written),
+                std::end(stats.level_bytes_written));
+  std::vector<jlong> values(fields.begin(), fields.end());
+  if (env->GetArrayLength(out) < static_cast<jsize>(values.size())) {
     ThrowStatus(env, Status::InvalidArgument("stats array too short"));
     return;
   }
-  env->SetLongArrayRegion(out, 0, static_cast<jsize>(std::size(values)),
-                          values);
+  env->SetLongArrayRegion(out, 0, static_cast<jsize>(values.size()),
+                          values.data());
 }
 
 kvs_iterator* IteratorOf(jlong handle) {

@@ -7,6 +7,7 @@
 #include "btree/bloom_filter.h"
 #include "btree/tree_builder.h"
 #include "io/aligned_buffer.h"
+#include "io/counting_file.h"
 #include "log/log_format.h"
 #include "lsm/medium_reader.h"
 #include "lsm/segment_source.h"
@@ -219,7 +220,9 @@ Status RunCompaction(alloc::Volume* volume, const CompactionJob& job,
   MediumLogAppender medium(volume, job.region_id);
   btree::TreeBuilder builder(&index);
   btree::BloomFilterBuilder bloom(job.bloom_bits_per_key);
-  MediumReader medium_values(volume->file());
+  // Every input read of this compaction, for the statistics.
+  io::CountingFile inputs(volume->file());
+  MediumReader medium_values(&inputs);
   Compactor compactor{volume,   &medium_values, job,     result,
                       &builder, &bloom,         &medium, {}};
 
@@ -227,12 +230,11 @@ Status RunCompaction(alloc::Volume* volume, const CompactionJob& job,
   if (job.source_l0) {
     newer = std::make_unique<L0Input>(job.source_l0.get());
   } else {
-    newer =
-        std::make_unique<LevelInput>(job.source_level.get(), volume->file());
+    newer = std::make_unique<LevelInput>(job.source_level.get(), &inputs);
   }
   std::unique_ptr<LevelInput> older;
   if (job.target) {
-    older = std::make_unique<LevelInput>(job.target.get(), volume->file());
+    older = std::make_unique<LevelInput>(job.target.get(), &inputs);
   }
   const bool from_l0 = job.source_l0 != nullptr;
 
@@ -305,6 +307,8 @@ Status RunCompaction(alloc::Volume* volume, const CompactionJob& job,
     }
   }
   result->bytes_written = index.bytes_written() + medium.bytes_written();
+  result->medium_bytes_written = medium.bytes_written();
+  result->bytes_read = inputs.bytes_read();
   return Status::Ok();
 }
 

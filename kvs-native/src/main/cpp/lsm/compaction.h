@@ -53,7 +53,9 @@ struct CompactionResult {
   // Large-log garbage discovered: segment -> record bytes dropped.
   std::map<uint64_t, uint64_t> large_garbage;
   uint64_t entries_in = 0;
-  uint64_t bytes_written = 0;
+  uint64_t bytes_written = 0;         // index and medium segments
+  uint64_t medium_bytes_written = 0;  // of which medium-log segments
+  uint64_t bytes_read = 0;            // input nodes and medium records
 };
 
 // Runs `job`. On failure every segment it reserved is returned.

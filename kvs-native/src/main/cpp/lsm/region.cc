@@ -427,6 +427,8 @@ Status Region::ResolveLevel(std::string_view key, const btree::LeafValue& leaf,
       value->assign(leaf.inline_bytes);
       return Status::Ok();
     case btree::EntryKind::kPutInLog:
+      value_read_bytes_.fetch_add(leaf.log_record_size_bytes,
+                                  std::memory_order_relaxed);
       return context_.records->ReadValue(
           leaf.log_offset, leaf.log_record_size_bytes, key, value);
     case btree::EntryKind::kDelete:
@@ -520,6 +522,14 @@ RegionStats Region::stats() const {
   stats.gc_freed_segments = gc_freed_segments_.load();
   stats.large_log_segments = large_log_->segments().size();
   stats.compaction_bytes_written = compaction_bytes_.load();
+  stats.compaction_bytes_read = compaction_read_bytes_.load();
+  stats.medium_log_bytes = medium_log_bytes_.load();
+  stats.value_bytes_read = value_read_bytes_.load();
+  stats.gc_bytes_read = gc_read_bytes_.load();
+  for (size_t i = 0; i < kStatsLevels; ++i) {
+    stats.level_bytes_read[i] = level_read_bytes_[i].load();
+    stats.level_bytes_written[i] = level_written_bytes_[i].load();
+  }
   {
     std::shared_lock<std::shared_mutex> lock(l0_mutex_);
     for (const auto& level : levels_) {

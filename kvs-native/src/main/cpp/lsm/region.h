@@ -90,6 +90,9 @@ struct RegionContext {
       on_level_installed;
 };
 
+// Per-level statistics cover L1..L8; deeper levels count into the last slot.
+inline constexpr size_t kStatsLevels = 8;
+
 struct RegionStats {
   uint64_t puts = 0;
   uint64_t deletes = 0;
@@ -109,6 +112,16 @@ struct RegionStats {
   uint64_t gc_relocated_bytes = 0;
   uint64_t gc_freed_segments = 0;
   uint64_t large_log_segments = 0;  // held now
+  // Device traffic by cause. Compaction bytes are counted per output level
+  // (index 0 = L1): what compactions into that level read (both input
+  // levels' nodes and medium records) and wrote (nodes, filters, medium
+  // log).
+  uint64_t compaction_bytes_read = 0;
+  uint64_t medium_log_bytes = 0;  // written into medium logs
+  uint64_t value_bytes_read = 0;  // log records read by gets and scans
+  uint64_t gc_bytes_read = 0;     // large-log segments read by GC
+  uint64_t level_bytes_read[kStatsLevels] = {};
+  uint64_t level_bytes_written[kStatsLevels] = {};
 };
 
 class Region {
@@ -273,6 +286,11 @@ class Region {
   std::set<uint64_t> relocated_;             // relocated, awaiting release
   std::atomic<uint64_t> compactions_{0}, compaction_bytes_{0},
       gc_relocated_bytes_{0}, gc_freed_segments_{0};
+  std::atomic<uint64_t> compaction_read_bytes_{0}, medium_log_bytes_{0},
+      gc_read_bytes_{0};
+  mutable std::atomic<uint64_t> value_read_bytes_{0};  // const readers count
+  std::atomic<uint64_t> level_read_bytes_[kStatsLevels] = {};
+  std::atomic<uint64_t> level_written_bytes_[kStatsLevels] = {};
 
   std::atomic<uint64_t> puts_{0}, deletes_{0}, gets_{0}, stalls_{0},
       stall_micros_{0};

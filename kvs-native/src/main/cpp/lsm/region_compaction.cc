@@ -243,6 +243,15 @@ Status Region::Install(size_t output, CompactionResult& result,
   }
   compactions_.fetch_add(1, std::memory_order_relaxed);
   compaction_bytes_.fetch_add(result.bytes_written, std::memory_order_relaxed);
+  compaction_read_bytes_.fetch_add(result.bytes_read,
+                                   std::memory_order_relaxed);
+  medium_log_bytes_.fetch_add(result.medium_bytes_written,
+                              std::memory_order_relaxed);
+  const size_t slot = std::min(output, kStatsLevels - 1);
+  level_read_bytes_[slot].fetch_add(result.bytes_read,
+                                    std::memory_order_relaxed);
+  level_written_bytes_[slot].fetch_add(result.bytes_written,
+                                       std::memory_order_relaxed);
   if (context_.on_level_installed) {
     context_.on_level_installed(id_, output, result.output);
   }

@@ -110,6 +110,7 @@ Status Region::CollectGarbage() {
 
 Status Region::RelocateLiveRecords(uint64_t segment) {
   io::AlignedBuffer buffer(limits::segment_size_bytes);
+  gc_read_bytes_.fetch_add(buffer.size(), std::memory_order_relaxed);
   KVS_RETURN_IF_ERROR(context_.volume->file()->Read(
       alloc::SegmentStart(segment), buffer.size(), buffer.data()));
   log::SegmentHeader header;

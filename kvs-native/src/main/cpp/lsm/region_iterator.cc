@@ -175,6 +175,8 @@ Status RegionIterator::ReadPairs(size_t limit, size_t max_bytes,
       pending.push_back(
           {pairs->size() - 1, leaf.log_offset, leaf.log_record_size_bytes});
       bytes += key_.size() + leaf.log_record_size_bytes;
+      region_->value_read_bytes_.fetch_add(leaf.log_record_size_bytes,
+                                           std::memory_order_relaxed);
     } else {
       KVS_RETURN_IF_ERROR(value(&pair.value));
       bytes += key_.size() + pair.value.size();

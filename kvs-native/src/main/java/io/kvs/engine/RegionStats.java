@@ -1,5 +1,8 @@
 package io.kvs.engine;
 
+import java.util.Arrays;
+import java.util.List;
+
 /**
  * A snapshot of a region's counters.
  *
@@ -11,13 +14,23 @@ package io.kvs.engine;
  * @param stalls writes that waited for a full in-memory level to drain
  * @param stallMicros time spent in those waits
  * @param smallLogBytes bytes appended to the write-ahead (small) log
- * @param largeLogBytes bytes appended to the large-value log
+ * @param largeLogBytes bytes appended to the large-value log (GC relocations included)
  * @param lastLsn the newest log sequence number
  * @param compactions compactions completed
- * @param compactionBytesWritten device bytes written by compactions
+ * @param compactionBytesWritten device bytes written by compactions (nodes, filters, medium log)
  * @param levelCount device levels holding data
  * @param levelKvBytes key and value bytes in the device levels
  * @param largeGarbageBytes large-log bytes no longer referenced (reclaimable by GC)
+ * @param gcRelocatedBytes live large-log bytes GC moved out of segments it reclaimed
+ * @param gcFreedSegments large-log segments GC gave back to the volume
+ * @param largeLogSegments large-log segments held now
+ * @param compactionBytesRead device bytes compactions read (input nodes and medium records)
+ * @param mediumLogBytes bytes compactions wrote into medium logs
+ * @param valueBytesRead log record bytes read by gets and scans (values behind pointers)
+ * @param gcBytesRead large-log bytes GC read to find live records
+ * @param levelBytesRead per level, from L1 (index 0) to L8 (deeper levels count there): device
+ *     bytes read by the compactions into that level
+ * @param levelBytesWritten per level as above: device bytes written by the compactions into it
  */
 public record RegionStats(
     long puts,
@@ -34,25 +47,51 @@ public record RegionStats(
     long compactionBytesWritten,
     long levelCount,
     long levelKvBytes,
-    long largeGarbageBytes) {
-  static final int FIELDS = 15;
+    long largeGarbageBytes,
+    long gcRelocatedBytes,
+    long gcFreedSegments,
+    long largeLogSegments,
+    long compactionBytesRead,
+    long mediumLogBytes,
+    long valueBytesRead,
+    long gcBytesRead,
+    List<Long> levelBytesRead,
+    List<Long> levelBytesWritten) {
+  /** Levels with their own statistics slot. */
+  public static final int LEVELS = 8;
 
-  static RegionStats of(long[] values) {
+  private static final int SCALARS = 22;
+  static final int FIELDS = SCALARS + 2 * LEVELS;
+
+  static RegionStats of(long[] v) {
     return new RegionStats(
-        values[0],
-        values[1],
-        values[2],
-        values[3],
-        values[4],
-        values[5],
-        values[6],
-        values[7],
-        values[8],
-        values[9],
-        values[10],
-        values[11],
-        values[12],
-        values[13],
-        values[14]);
+        v[0],
+        v[1],
+        v[2],
+        v[3],
+        v[4],
+        v[5],
+        v[6],
+        v[7],
+        v[8],
+        v[9],
+        v[10],
+        v[11],
+        v[12],
+        v[13],
+        v[14],
+        v[15],
+        v[16],
+        v[17],
+        v[18],
+        v[19],
+        v[20],
+        v[21],
+        List.of(box(Arrays.copyOfRange(v, SCALARS, SCALARS + LEVELS))),
+        List.of(box(Arrays.copyOfRange(v, SCALARS + LEVELS, FIELDS))));
+  }
+
+  private static Long[] box(long[] values) {
+    return Arrays.stream(values).boxed().toArray(Long[]::new);
   }
 }

@@ -54,7 +54,15 @@ class RegionScanTest {
             directory.resolve("volume"), EngineOptions.builder().l0SizeBytes(1 << 20).build())) {
       Region region = engine.createRegion("scan");
       TreeMap<String, byte[]> model = load(region);
-      assertThat(region.stats().compactions()).isPositive();
+      RegionStats stats = region.stats();
+      assertThat(stats.compactions()).isPositive();
+      // Traffic by cause adds up per level.
+      assertThat(stats.levelBytesWritten()).hasSize(RegionStats.LEVELS);
+      assertThat(stats.levelBytesWritten().stream().mapToLong(Long::longValue).sum())
+          .isEqualTo(stats.compactionBytesWritten())
+          .isPositive();
+      assertThat(stats.levelBytesRead().stream().mapToLong(Long::longValue).sum())
+          .isEqualTo(stats.compactionBytesRead());
 
       assertThat(region.scan(bytes("key01000"), bytes("key02000"), 100_000))
           .containsExactlyElementsOf(expected(model, "key01000", "key02000"));
@@ -74,6 +82,7 @@ class RegionScanTest {
         assertThat(it.nextPairs(10, 1 << 20)).isEmpty();
       }
       assertThat(paged).containsExactlyElementsOf(expected(model, "key00500", "key04000"));
+      assertThat(region.stats().valueBytesRead()).isGreaterThan(stats.valueBytesRead());
     }
   }
 

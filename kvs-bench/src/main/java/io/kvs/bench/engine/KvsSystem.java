@@ -10,6 +10,7 @@ import io.kvs.engine.Region;
 import io.kvs.engine.RegionStats;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -128,7 +129,27 @@ public final class KvsSystem implements KvSystem {
         .put("busy_retries", busyRetries.sum())
         .put("small_log_bytes", stats.smallLogBytes())
         .put("large_log_bytes", stats.largeLogBytes())
+        .put("compaction_bytes_read", stats.compactionBytesRead())
+        .put("medium_log_bytes", stats.mediumLogBytes())
+        .put("value_bytes_read", stats.valueBytesRead())
+        .put("gc_bytes_read", stats.gcBytesRead())
+        .put("gc_relocated_bytes", stats.gcRelocatedBytes())
+        .put("gc_freed_segments", stats.gcFreedSegments())
+        .put("level_bytes_read", levels(stats.levelBytesRead()))
+        .put("level_bytes_written", levels(stats.levelBytesWritten()))
         .put("large_garbage_bytes", stats.largeGarbageBytes());
+  }
+
+  /** Non-zero per-level counters as {@code "L1:123 L2:456"}. */
+  private static String levels(List<Long> perLevel) {
+    StringBuilder text = new StringBuilder();
+    for (int i = 0; i < perLevel.size(); i++) {
+      if (perLevel.get(i) != 0) {
+        text.append(text.isEmpty() ? "" : " ").append('L').append(i + 1).append(':');
+        text.append(perLevel.get(i));
+      }
+    }
+    return text.toString();
   }
 
   @Override
