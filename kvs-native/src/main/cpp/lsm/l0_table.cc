@@ -13,7 +13,7 @@ namespace kvs::lsm {
 // A node, in one arena allocation:
 //
 //   field     size                       meaning
-//   header    sizeof(Node) = 24          lsn, sizes, kind, height
+//   header    sizeof(Node) = 32          lsn, key prefix, sizes, kind, height
 //   links     8 * height                 next node at each level, atomic
 //   key       key_size                   user key bytes
 //   payload   payload_size               payload bytes
@@ -22,6 +22,7 @@ namespace kvs::lsm {
 // and never changes; the acquire load that finds the node makes it visible.
 struct L0Table::Node {
   uint64_t lsn;
+  uint64_t prefix;  // KeyPrefix(key()): most comparisons end here
   uint32_t key_size;
   uint32_t payload_size;
   uint8_t kind;
@@ -43,12 +44,30 @@ struct L0Table::Node {
   std::string_view payload() const {
     return {key_data() + key_size, payload_size};
   }
-  // Whether this node is ordered strictly before (key, lsn).
-  bool Before(std::string_view target_key, uint64_t target_lsn) const {
-    const int order = key().compare(target_key);
-    return order < 0 || (order == 0 && lsn > target_lsn);
+  // Whether this node is ordered strictly before `target`.
+  bool Before(const Target& target) const {
+    if (prefix != target.prefix) {
+      return prefix < target.prefix;
+    }
+    const int order = key().compare(target.key);
+    return order < 0 || (order == 0 && lsn > target.lsn);
   }
 };
+
+uint64_t L0Table::KeyPrefix(std::string_view key) {
+  // The first 8 bytes, big-endian, zero-padded: when two keys' prefixes
+  // differ, they order the keys as the bytewise comparison does (a key that
+  // ends within the prefix is a prefix of the other up to there, and its
+  // zero padding sorts it first, as the shorter key sorts first).
+  uint64_t bytes = 0;
+  if (!key.empty()) {  // memcpy from null is undefined even for 0 bytes
+    std::memcpy(&bytes, key.data(), key.size() < 8 ? key.size() : 8);
+  }
+  if constexpr (std::endian::native == std::endian::little) {
+    bytes = __builtin_bswap64(bytes);
+  }
+  return bytes;
+}
 
 // Where a new node goes at each level: between the links array `previous`
 // (the head's or a node's) and the node `next` (null at the end). A
@@ -107,9 +126,12 @@ L0Table::Node* L0Table::NewNode(int height, std::string_view key, uint64_t lsn,
   const size_t bytes = sizeof(Node) + height * sizeof(std::atomic<Node*>) +
                        key.size() + payload.size();
   Node* node =
-      new (arena_.Allocate(bytes)) Node{lsn, static_cast<uint32_t>(key.size()),
+      new (arena_.Allocate(bytes)) Node{lsn,
+                                        KeyPrefix(key),
+                                        static_cast<uint32_t>(key.size()),
                                         static_cast<uint32_t>(payload.size()),
-                                        kind, static_cast<uint8_t>(height)};
+                                        kind,
+                                        static_cast<uint8_t>(height)};
   for (int level = 0; level < height; ++level) {
     new (&node->links()[level]) std::atomic<Node*>(nullptr);
   }
@@ -131,8 +153,9 @@ void L0Table::Insert(std::string_view key, uint64_t lsn, uint8_t kind,
   KVS_CHECK(payload.size() <= limits::value_size_bytes_max);
   const int height = RandomHeight();
   Node* node = NewNode(height, key, lsn, kind, payload);
+  const Target target(key, lsn);
   Splice splice;
-  FindSplice(key, lsn, &splice);
+  FindSplice(target, &splice);
   // Link bottom-up: a node reachable at a level is then always reachable at
   // every level below it, which is what searches that descend rely on.
   for (int level = 0; level < height; ++level) {
@@ -153,30 +176,35 @@ void L0Table::Insert(std::string_view key, uint64_t lsn, uint8_t kind,
       }
       // Another insert linked a node here first. Our predecessor is still
       // before us, so walk on from it.
-      FindSpliceAtLevel(key, lsn, level, &splice);
+      FindSpliceAtLevel(target, level, &splice);
     }
   }
   entry_count_.fetch_add(1, std::memory_order_relaxed);
 }
 
-void L0Table::FindSplice(std::string_view key, uint64_t lsn, Splice* splice) {
+void L0Table::FindSplice(const Target& target, Splice* splice) {
   std::atomic<Node*>* links = head_;
+  // The node a level's walk stopped at is often where the next level's walk
+  // stops too: it is known not to be before the target, so it is not
+  // compared again.
+  const Node* not_before = nullptr;
   for (int level = kHeightMax - 1; level >= 0; --level) {
     Node* next = links[level].load(std::memory_order_acquire);
-    while (next != nullptr && next->Before(key, lsn)) {
+    while (next != nullptr && next != not_before && next->Before(target)) {
       links = next->links();
       next = links[level].load(std::memory_order_acquire);
     }
+    not_before = next;
     splice->previous[level] = links;
     splice->next[level] = next;
   }
 }
 
-void L0Table::FindSpliceAtLevel(std::string_view key, uint64_t lsn, int level,
+void L0Table::FindSpliceAtLevel(const Target& target, int level,
                                 Splice* splice) {
   std::atomic<Node*>* links = splice->previous[level];
   Node* next = links[level].load(std::memory_order_acquire);
-  while (next != nullptr && next->Before(key, lsn)) {
+  while (next != nullptr && next->Before(target)) {
     links = next->links();
     next = links[level].load(std::memory_order_acquire);
   }
@@ -184,22 +212,23 @@ void L0Table::FindSpliceAtLevel(std::string_view key, uint64_t lsn, int level,
   splice->next[level] = next;
 }
 
-const L0Table::Node* L0Table::FindGreaterOrEqual(std::string_view key,
-                                                 uint64_t lsn) const {
+const L0Table::Node* L0Table::FindGreaterOrEqual(const Target& target) const {
   const std::atomic<Node*>* links = head_;
   const Node* next = nullptr;
+  const Node* not_before = nullptr;
   for (int level = kHeightMax - 1; level >= 0; --level) {
     next = links[level].load(std::memory_order_acquire);
-    while (next != nullptr && next->Before(key, lsn)) {
+    while (next != nullptr && next != not_before && next->Before(target)) {
       links = next->links();
       next = links[level].load(std::memory_order_acquire);
     }
+    not_before = next;
   }
   return next;
 }
 
 bool L0Table::Get(std::string_view key, Entry* entry) const {
-  const Node* node = FindGreaterOrEqual(key, kLsnNewest);
+  const Node* node = FindGreaterOrEqual(Target(key, kLsnNewest));
   if (node == nullptr || node->key() != key) {
     return false;
   }
@@ -213,7 +242,7 @@ void L0Table::Iterator::SeekToFirst() {
 }
 
 void L0Table::Iterator::Seek(std::string_view key) {
-  node_ = table_->FindGreaterOrEqual(key, kLsnNewest);
+  node_ = table_->FindGreaterOrEqual(Target(key, kLsnNewest));
   Load();
 }
 

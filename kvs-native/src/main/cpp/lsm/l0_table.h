@@ -110,6 +110,15 @@ class L0Table {
 
  private:
   struct Splice;
+  // A search position: (key, lsn) and the key's prefix, computed once.
+  struct Target {
+    Target(std::string_view k, uint64_t l)
+        : key(k), prefix(KeyPrefix(k)), lsn(l) {}
+    std::string_view key;
+    uint64_t prefix;
+    uint64_t lsn;
+  };
+  static uint64_t KeyPrefix(std::string_view key);
 
   // With branching factor 4, height 12 keeps a search at O(log n) comparisons
   // for up to 4^12 = 16 Mi entries: more than an L0 holds before it is
@@ -120,14 +129,13 @@ class L0Table {
   static int RandomHeight();
   Node* NewNode(int height, std::string_view key, uint64_t lsn, uint8_t kind,
                 std::string_view payload);
-  // The first node ordered at or after (key, lsn), or null.
-  const Node* FindGreaterOrEqual(std::string_view key, uint64_t lsn) const;
-  // Fills the splice at every level for inserting (key, lsn).
-  void FindSplice(std::string_view key, uint64_t lsn, Splice* splice);
+  // The first node ordered at or after `target`, or null.
+  const Node* FindGreaterOrEqual(const Target& target) const;
+  // Fills the splice at every level for inserting `target`.
+  void FindSplice(const Target& target, Splice* splice);
   // Recomputes the splice at `level` only, walking on from its current
   // predecessor, which is still before (key, lsn) since nothing is removed.
-  void FindSpliceAtLevel(std::string_view key, uint64_t lsn, int level,
-                         Splice* splice);
+  void FindSpliceAtLevel(const Target& target, int level, Splice* splice);
 
   Arena arena_;
   // The head's links: head_[level] is the first node at that level. The head

@@ -75,15 +75,39 @@ TEST(L0TableTest, EmptyTableHasNothingAndAllocatesNothing) {
 TEST(L0TableTest, OrdersKeysAsUnsignedBytesWithPrefixesFirst) {
   // The expected order, by hand: a signed-char comparison would put \x80 and
   // \xff before "a", and a C-string comparison would merge keys at \x00.
+  // Keys around 8 bytes check the comparison of 8-byte prefixes: equal
+  // prefixes, and keys that end inside the prefix or just after it.
   const std::vector<std::string> ordered = {
-      ""s,         "\x00"s,     "\x00\x00"s,     "\x00\x01"s, "\x01"s,
-      "a"s,        "a\x00"s,    "a\x00\xff"s,    "a\x01"s,    "ab"s,
-      "b"s,        "\x7f"s,     "\x80"s,         "\xfe\xff"s, "\xff"s,
-      "\xff\x00"s, "\xff\xff"s, "\xff\xff\xff"s,
+      ""s,
+      "\x00"s,
+      "\x00\x00"s,
+      "\x00\x01"s,
+      "\x01"s,
+      "a"s,
+      "a\x00"s,
+      "a\x00\xff"s,
+      "a\x01"s,
+      "ab"s,
+      "abcdefg"s,
+      "abcdefg\x00"s,
+      "abcdefg\x00\x01"s,
+      "abcdefgh"s,
+      "abcdefgh\x00"s,
+      "abcdefghi"s,
+      "abcdefgi"s,
+      "b"s,
+      "\x7f"s,
+      "\x80"s,
+      "\xfe\xff"s,
+      "\xff"s,
+      "\xff\x00"s,
+      "\xff\xff"s,
+      "\xff\xff\xff"s,
+      "\xff\xff\xff\xff\xff\xff\xff\xff\xff"s,
   };
   std::vector<size_t> insertion_order(ordered.size());
   for (size_t i = 0; i < ordered.size(); ++i) {
-    insertion_order[i] = (i * 7) % ordered.size();  // 7 is coprime with 18
+    insertion_order[i] = (i * 7) % ordered.size();  // 7 is coprime with 26
   }
   L0Table table;
   uint64_t lsn = 100;

@@ -82,11 +82,17 @@ void NodeCache::EraseSegment(uint64_t segment) {
   const uint64_t end = alloc::SegmentStart(segment + 1);
   for (Shard& shard : shards_) {
     std::lock_guard<std::mutex> lock(shard.mutex);
-    for (auto it = shard.entries.lower_bound(start);
-         it != shard.entries.end() && it->first < end;) {
-      shard.bytes -= it->second.bytes->size();
-      shard.lru.erase(it->second.position);
-      it = shard.entries.erase(it);
+    // A shard holds at most a few thousand nodes, and segments are freed
+    // at most a few times per compaction: a full walk is cheap enough and
+    // keeps lookups, the hot path, on a hash table.
+    for (auto it = shard.entries.begin(); it != shard.entries.end();) {
+      if (it->first >= start && it->first < end) {
+        shard.bytes -= it->second.bytes->size();
+        shard.lru.erase(it->second.position);
+        it = shard.entries.erase(it);
+      } else {
+        ++it;
+      }
     }
   }
 }

@@ -16,10 +16,10 @@
 #include <atomic>
 #include <cstdint>
 #include <list>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "btree/tree_reader.h"
 #include "io/file.h"
@@ -56,7 +56,7 @@ class NodeCache final : public btree::NodeSource {
       bool validated;
       std::list<uint64_t>::iterator position;
     };
-    std::map<uint64_t, Entry> entries;
+    std::unordered_map<uint64_t, Entry> entries;
     size_t bytes = 0;
   };
   Shard& ShardFor(uint64_t device_offset);
