@@ -42,9 +42,10 @@
 namespace kvs::alloc {
 
 struct VolumeOptions {
-  // A file volume grows by this many segments at a time (128 MiB), so
-  // fallocate is called rarely.
-  uint64_t grow_step_segments = 64;
+  // A file volume grows by this many segments at a time (32 MiB): fallocate
+  // is called rarely, and the file holds little unused space beyond its
+  // high-water mark.
+  uint64_t grow_step_segments = 16;
   // A checkpoint is taken once the redo log holds this many bytes, bounding
   // replay time at open.
   uint64_t checkpoint_redo_bytes = 64ull << 20;

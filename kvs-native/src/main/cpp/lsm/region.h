@@ -64,6 +64,13 @@ struct RegionOptions {
   // many segments after each compaction.
   double gc_garbage_ratio = 0.5;
   unsigned gc_segments_per_pass = 4;
+  // Older versions in the last level keep their values (and large-log
+  // records) alive until the versions above them are merged down. Once the
+  // entries compacted out of L0 since the last such merge are estimated
+  // (through the last level's Bloom filter) to hide more than this fraction
+  // of the last level's KV bytes, every level is merged down into the last,
+  // which bounds the space stale versions hold to about this fraction.
+  double stale_fraction_max = 0.15;
 };
 
 // What a region needs from the engine that owns it.
@@ -208,6 +215,12 @@ class Region {
   // Fills in what every compaction job of this region shares.
   void PrepareJob(CompactionJob* job) const;
   Status CompactImmutable();
+  // KV bytes of `table`'s newest versions that the last level `last`
+  // probably holds older versions of (its Bloom filter says so).
+  static uint64_t EstimateShadowedBytes(const L0Table& table,
+                                        const Level& last);
+  // Whether stale versions in the last level call for a merge down.
+  bool TooMuchStaleData() const;
   // Compacts level index `source` (0 = L1) into the next level.
   Status CompactLevel(size_t source);
   // Commits a compaction's result as level `output` (0 = L1).
@@ -286,6 +299,8 @@ class Region {
   std::set<uint64_t> relocated_;             // relocated, awaiting release
   std::atomic<uint64_t> compactions_{0}, compaction_bytes_{0},
       gc_relocated_bytes_{0}, gc_freed_segments_{0};
+  // EstimateShadowedBytes summed since the last merge into the last level.
+  std::atomic<uint64_t> shadowed_bytes_{0};
   std::atomic<uint64_t> compaction_read_bytes_{0}, medium_log_bytes_{0},
       gc_read_bytes_{0};
   mutable std::atomic<uint64_t> value_read_bytes_{0};  // const readers count

@@ -85,20 +85,78 @@ std::vector<LevelDescriptor> Region::LevelDescriptors() const {
   return descriptors;
 }
 
+uint64_t Region::EstimateShadowedBytes(const L0Table& table,
+                                       const Level& last) {
+  uint64_t bytes = 0;
+  std::string_view previous_key;
+  bool first = true;
+  L0Table::Iterator it(&table);
+  for (it.SeekToFirst(); it.Valid(); it.Next()) {
+    const L0Table::Entry& entry = it.entry();
+    if (!first && entry.key == previous_key) {
+      continue;  // an older version within the table
+    }
+    first = false;
+    previous_key = entry.key;
+    if (!last.MayContain(entry.key)) {
+      continue;
+    }
+    // The hidden version's size is unknown; the new one's stands in for it.
+    uint64_t value_bytes = entry.payload.size();
+    LogPointer pointer;
+    if (entry.kind == kL0LargePointer &&
+        DecodeLogPointer(entry.payload, &pointer)) {
+      value_bytes = pointer.record_size;
+    }
+    bytes += entry.key.size() + value_bytes;
+  }
+  return bytes;
+}
+
+bool Region::TooMuchStaleData() const {
+  std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+  size_t levels = 0;
+  const Level* last = nullptr;
+  for (const auto& level : levels_) {
+    if (level != nullptr) {
+      ++levels;
+      last = level.get();
+    }
+  }
+  return levels >= 2 &&
+         static_cast<double>(shadowed_bytes_.load()) >
+             options_.stale_fraction_max *
+                 static_cast<double>(last->descriptor().kv_bytes);
+}
+
 void Region::BackgroundCompaction() {
   Status status = CompactImmutable();
-  // Then push full levels down, one at a time, top first.
+  // Then push full levels down, one at a time, top first -- or every level,
+  // when stale versions in the last level hold too much space.
+  const bool merge_all = status.ok() && TooMuchStaleData();
   for (size_t level = 0; status.ok(); ++level) {
     std::shared_ptr<Level> current;
+    bool deeper = false;
     {
       std::shared_lock<std::shared_mutex> lock(l0_mutex_);
       if (level >= levels_.size()) break;
       current = levels_[level];
+      for (size_t below = level + 1; below < levels_.size(); ++below) {
+        deeper |= levels_[below] != nullptr;
+      }
     }
     if (current != nullptr &&
-        current->descriptor().kv_bytes > LevelCapacityBytes(level)) {
+        ((merge_all && deeper) ||
+         current->descriptor().kv_bytes > LevelCapacityBytes(level))) {
       status = CompactLevel(level);
     }
+  }
+  if (status.ok()) {
+    // Nothing above the last level: nothing hides its entries any more.
+    std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+    size_t levels = 0;
+    for (const auto& level : levels_) levels += level != nullptr ? 1 : 0;
+    if (levels <= 1) shadowed_bytes_.store(0);
   }
   ReclaimRetired();
   if (status.ok()) {
@@ -141,6 +199,16 @@ Status Region::CompactImmutable() {
     max_lsn = immutable_max_lsn_;
   }
   KVS_CHECK(job.source_l0 != nullptr);
+  std::shared_ptr<Level> last;
+  {
+    std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+    for (size_t level = 1; level < levels_.size(); ++level) {
+      if (levels_[level] != nullptr) last = levels_[level];
+    }
+  }
+  if (last != nullptr) {
+    shadowed_bytes_.fetch_add(EstimateShadowedBytes(*job.source_l0, *last));
+  }
   // Levels will point at these large values: they must be durable first.
   KVS_RETURN_IF_ERROR(large_log_->SyncTo(large_position));
   PrepareJob(&job);

@@ -248,11 +248,12 @@ TEST_F(RegionCompactionTest, LevelsAndLogsRecoverAfterACrash) {
 
 TEST_F(RegionCompactionTest, MediumValuesGoToTheMediumLogThenInPlace) {
   // Only medium KVs: before the last level they sit in the medium log.
+  // Distinct keys: no stale versions, so no early merge into the last level.
   std::map<std::string, std::string> model;
   testing::RandomBytes random(31);
-  for (int i = 0; i < 4000; ++i) {
-    const std::string key = "k" + std::to_string(i % 3000);
-    model[key] = random.Bytes(400);
+  for (int i = 0; i < 3000; ++i) {
+    const std::string key = "k" + std::to_string(i);
+    model[key] = random.Bytes(600);
     ASSERT_TRUE(region_->Put(key, model[key]).ok());
   }
   region_->WaitForCompactions();
@@ -315,6 +316,54 @@ TEST_F(RegionCompactionTest, ScansMergeEverySourceAndHonourBounds) {
   iterator->Seek("k1");
   ASSERT_TRUE(iterator->Valid());
   EXPECT_EQ(iterator->key(), model.lower_bound("k1")->first);
+}
+
+// Overwrites leave older versions in the last level, holding their values;
+// once those are estimated to exceed stale_fraction_max of the last level,
+// everything is merged down and the large log's garbage becomes known.
+class RegionStaleVersionsTest : public RegionCompactionTest {
+ protected:
+  void SetUp() override {
+    // L1 may hold 8 L0s: half the live data below, all of it stale.
+    options_.l0_size_bytes = 256 * 1024;
+    options_.growth_factor = 8;
+    RegionTest::SetUp();
+  }
+};
+
+TEST_F(RegionStaleVersionsTest, AreMergedDownBeforeTheyPileUp) {
+  constexpr int kKeys = 2000;
+  constexpr size_t kValueBytes = 2000;
+  testing::RandomBytes random(57);
+  std::map<std::string, std::string> model;
+  // The most the levels held at any checkpoint: live data plus stale
+  // versions not merged away yet.
+  uint64_t peak = 0;
+  for (int pass = 0; pass < 4; ++pass) {
+    for (int i = 0; i < kKeys; ++i) {
+      const std::string key = "k" + std::to_string(i);
+      model[key] = random.Bytes(kValueBytes);
+      ASSERT_TRUE(region_->Put(key, model[key]).ok());
+      if (pass > 0 && i % 250 == 0) {
+        region_->WaitForCompactions();
+        uint64_t held = 0;
+        for (const auto& level : region_->LevelDescriptors()) {
+          held += level.kv_bytes;
+        }
+        peak = std::max(peak, held);
+      }
+    }
+  }
+  region_->WaitForCompactions();
+  const uint64_t live = kKeys * (kValueBytes + 5);
+  std::printf("levels held at most %.2f MB for %.2f MB live\n", peak / 1e6,
+              live / 1e6);
+  // Stale versions stay within the configured fraction, plus what one L0
+  // adds before the next check.
+  EXPECT_LT(peak,
+            live * (1 + options_.stale_fraction_max) + options_.l0_size_bytes);
+  EXPECT_GT(region_->stats().gc_freed_segments, 0u);
+  ExpectModel(model);
 }
 
 TEST_F(RegionCompactionTest, ReadPairsReturnsTheScanInBatches) {

@@ -82,6 +82,7 @@ public final class EngineBenchmark {
       return switch (workload) {
         case LOAD_A -> recordsFor(mix);
         case RUN_E -> scanOperations;
+        case OVERWRITE_3 -> Workload.OVERWRITE_PASSES * recordsFor(mix);
         default -> operations;
       };
     }
@@ -92,7 +93,8 @@ public final class EngineBenchmark {
       usage: ./kvs bench engine [--quick] [options]
         --quick                    SD and MD; loadA, runA, runC, runE (the default is everything)
         --mixes SD,MD              KV size mixes: S, M, L, SD, MD, LD
-        --workloads runA,runC      loadA, runA ... runE (loadA always runs first)
+        --workloads runA,runC      loadA, runA ... runE, overwrite3 (3 full overwrites; loadA
+                                   always runs first)
         --systems kvs,rocksdb      kvs, rocksdb, blobdb
         --threads 4                client threads, the same for every system
         --cache-mib 128            block cache (RocksDB) and node cache (KVS)

@@ -43,6 +43,15 @@ public interface KeyChooser {
   }
 
   /**
+   * Full passes over the records, shared by every client thread: the n-th draw of any thread is
+   * record {@code n mod records}, so {@code k * records} draws update every record exactly {@code
+   * k} times.
+   */
+  static KeyChooser passes(java.util.concurrent.atomic.AtomicLong draws, long records) {
+    return (random, existing) -> Math.floorMod(draws.getAndIncrement(), records);
+  }
+
+  /**
    * YCSB's "latest" request distribution: the newest record is the most popular, popularity falling
    * off zipfian with age (rank {@code r} is record {@code existing - 1 - r}); the ranks follow the
    * growing record count.

@@ -71,8 +71,9 @@ public final class WorkloadRunner {
         switch (workload.distribution()) {
           case ZIPFIAN -> ZipfianGenerator.zeta(zipfianItems, theta);
           case LATEST -> ZipfianGenerator.zeta(existing, theta);
-          case INSERT_ORDER -> 0;
+          case INSERT_ORDER, PASSES -> 0;
         };
+    java.util.concurrent.atomic.AtomicLong passDraws = new java.util.concurrent.atomic.AtomicLong();
 
     CountDownLatch ready = new CountDownLatch(threads);
     CountDownLatch start = new CountDownLatch(1);
@@ -85,6 +86,7 @@ public final class WorkloadRunner {
             case ZIPFIAN -> KeyChooser.scrambledZipfian(zipfianItems, theta, zeta);
             case LATEST -> KeyChooser.latest(existing, theta, zeta);
             case INSERT_ORDER -> KeyChooser.uniform();
+            case PASSES -> KeyChooser.passes(passDraws, existing);
           };
       long threadSeed =
           Dataset.mix64(
