@@ -70,6 +70,14 @@ const char* kvs_status_name(kvs_status status) {
       return "TOO_LARGE";
     case KVS_INTERNAL:
       return "INTERNAL";
+    case KVS_NOT_PRIMARY:
+      return "NOT_PRIMARY";
+    case KVS_WRONG_REGION:
+      return "WRONG_REGION";
+    case KVS_STALE_EPOCH:
+      return "STALE_EPOCH";
+    case KVS_OVERLOADED:
+      return "OVERLOADED";
   }
   return "UNKNOWN";
 }

@@ -47,4 +47,51 @@ std::vector<Crc32cVector> LoadCrc32cVectors() {
   return vectors;
 }
 
+std::vector<WireVector> LoadWireVectors() {
+  std::ifstream file(VectorPath("wire.txt"));
+  KVS_CHECK_MSG(file.good(), "cannot open wire.txt");
+  std::vector<WireVector> vectors;
+  std::string line;
+  while (std::getline(file, line)) {
+    if (line.empty() || line[0] == '#') {
+      continue;
+    }
+    std::istringstream in(line);
+    WireVector vector;
+    std::string kind, hex, field;
+    in >> vector.name >> kind >> hex;
+    KVS_CHECK_MSG(kind == "request" || kind == "reply",
+                  "wire vector kind must be request or reply");
+    vector.request = kind == "request";
+    const std::vector<uint8_t> bytes = ParseHex(hex);
+    vector.bytes.assign(bytes.begin(), bytes.end());
+    while (in >> field) {
+      if (field == "invalid") {
+        vector.invalid = true;
+        continue;
+      }
+      const size_t equals = field.find('=');
+      KVS_CHECK_MSG(equals != std::string::npos, "wire vector field without =");
+      vector.fields[field.substr(0, equals)] = field.substr(equals + 1);
+    }
+    KVS_CHECK_MSG(vector.invalid != !vector.fields.empty(),
+                  "a wire vector is either invalid or has fields");
+    vectors.push_back(std::move(vector));
+  }
+  return vectors;
+}
+
+std::string ToHex(std::string_view bytes) {
+  if (bytes.empty()) {
+    return "-";
+  }
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  for (const char c : bytes) {
+    hex.push_back(kDigits[static_cast<uint8_t>(c) >> 4]);
+    hex.push_back(kDigits[static_cast<uint8_t>(c) & 15]);
+  }
+  return hex;
+}
+
 }  // namespace kvs::testing

@@ -5,7 +5,9 @@
 #define KVS_TESTING_VECTORS_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kvs::testing {
@@ -16,12 +18,27 @@ struct Crc32cVector {
   uint32_t expected;
 };
 
+struct WireVector {
+  std::string name;
+  bool request = false;  // else a reply
+  std::string bytes;
+  bool invalid = false;
+  // Decoded fields as the file writes them (docs: the file's header).
+  std::map<std::string, std::string> fields;
+};
+
 // Path of a file in the shared vector directory (compiled in by CMake).
 std::string VectorPath(const std::string& file_name);
 
 // Parses testdata/vectors/crc32c.txt. Aborts the test binary with a message
 // on a malformed line: a broken vector file must never pass silently.
 std::vector<Crc32cVector> LoadCrc32cVectors();
+
+// Parses testdata/vectors/wire.txt, aborting on a malformed line.
+std::vector<WireVector> LoadWireVectors();
+
+// Lowercase hex of `bytes`, "-" for none (the vector files' notation).
+std::string ToHex(std::string_view bytes);
 
 }  // namespace kvs::testing
 

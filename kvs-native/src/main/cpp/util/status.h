@@ -32,6 +32,10 @@ class [[nodiscard]] Status {
     kClosed = KVS_CLOSED,
     kTooLarge = KVS_TOO_LARGE,
     kInternal = KVS_INTERNAL,
+    kNotPrimary = KVS_NOT_PRIMARY,
+    kWrongRegion = KVS_WRONG_REGION,
+    kStaleEpoch = KVS_STALE_EPOCH,
+    kOverloaded = KVS_OVERLOADED,
   };
 
   Status() = default;

@@ -23,7 +23,15 @@ public enum StatusCode {
   /** A key or value is larger than the documented limit. */
   TOO_LARGE(7),
   /** The native library hit a condition its authors consider impossible; a bug report is due. */
-  INTERNAL(8);
+  INTERNAL(8),
+  /** The server holds the region, but not as its primary; refresh the region map and retry. */
+  NOT_PRIMARY(9),
+  /** The server does not hold the region, or the key is outside it; refresh and retry. */
+  WRONG_REGION(10),
+  /** The request's region epoch is not the region's current one; refresh and retry. */
+  STALE_EPOCH(11),
+  /** The server is shedding load; retry later with backoff. */
+  OVERLOADED(12);
 
   private final int code;
 

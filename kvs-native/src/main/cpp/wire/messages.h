@@ -1,0 +1,118 @@
+// The request/reply encoding every transport carries (docs/PROTOCOL.md):
+// the fabric protocol's messages and the Java client's Netty frames.
+//
+// Request (little-endian):
+//
+//   offset  size  field
+//   0       1     version (1)
+//   1       1     opcode
+//   2       6     reserved, 0
+//   8       8     request_id
+//   16      8     region_id
+//   24      8     epoch
+//   32      ...   body, by opcode (see PROTOCOL.md)
+//
+// Reply:
+//
+//   offset  size  field
+//   0       1     version (1)
+//   1       1     opcode (the request's)
+//   2       1     status (kvs_status)
+//   3       5     reserved, 0
+//   8       8     request_id
+//   16      ...   body: by opcode if OK, else message_size u32 + message
+//
+// Decoders produce views into the bytes they were given (no copies) and
+// reject, with INVALID_ARGUMENT naming the problem, anything that does not
+// match the tables exactly; they never read outside the input.
+//
+// Thread safety: free functions on values; no shared state.
+
+#ifndef KVS_WIRE_MESSAGES_H_
+#define KVS_WIRE_MESSAGES_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "util/status.h"
+
+namespace kvs::wire {
+
+inline constexpr uint8_t kVersion = 1;
+inline constexpr size_t kRequestHeaderBytes = 32;
+inline constexpr size_t kReplyHeaderBytes = 16;
+
+// Limits (PROTOCOL.md, "Limits").
+inline constexpr size_t kKeyBytesMax = 4096;
+inline constexpr size_t kValueBytesMax = size_t{1} << 20;
+inline constexpr uint32_t kScanLimitMax = 10'000;
+inline constexpr uint32_t kScanBytesMax = uint32_t{4} << 20;
+inline constexpr size_t kMultiGetKeysMax = 1024;
+inline constexpr size_t kMessageTextBytesMax = 4096;
+inline constexpr size_t kMessageBytesMax = size_t{8} << 20;
+// The end-bound size meaning "no end bound" in a SCAN.
+inline constexpr uint32_t kNoEndBound = 0xffffffff;
+
+enum class Opcode : uint8_t {
+  kNoop = 0,
+  kPut = 1,
+  kGet = 2,
+  kDelete = 3,
+  kScan = 4,
+  kMultiGet = 5,
+};
+inline constexpr uint8_t kOpcodeMax = 5;
+const char* OpcodeName(Opcode opcode);
+
+// A request. Views point into the bytes it was decoded from (or that the
+// caller owns while encoding).
+struct Request {
+  Opcode opcode = Opcode::kNoop;
+  uint64_t request_id = 0;
+  uint64_t region_id = 0;
+  uint64_t epoch = 0;
+  std::string_view key;    // PUT, GET, DELETE; SCAN: the start key
+  std::string_view value;  // PUT
+  // SCAN
+  std::optional<std::string_view> end;  // exclusive; none: no end bound
+  uint32_t limit = 0;
+  uint32_t max_bytes = 0;
+  // MULTI_GET
+  std::vector<std::string_view> keys;
+};
+
+struct Reply {
+  Opcode opcode = Opcode::kNoop;
+  Status::Code status = Status::Code::kOk;
+  uint64_t request_id = 0;
+  std::string_view message;  // not OK
+  std::string_view value;    // GET
+  // SCAN
+  std::vector<std::pair<std::string_view, std::string_view>> pairs;
+  bool more = false;
+  // MULTI_GET: one per answered key; nullopt = not found.
+  std::vector<std::optional<std::string_view>> values;
+};
+
+// Appends the encoding of `request` to `out`. The request must be valid
+// (as DecodeRequest would accept it): an invalid one is a programmer error.
+void EncodeRequest(const Request& request, std::string* out);
+void EncodeReply(const Reply& reply, std::string* out);
+
+// Decodes exactly `bytes`.
+Status DecodeRequest(std::string_view bytes, Request* request);
+Status DecodeReply(std::string_view bytes, Reply* reply);
+
+// Checks a request's fields against the limits (the encoder's precondition,
+// and what DecodeRequest enforces).
+Status ValidateRequest(const Request& request);
+Status ValidateReply(const Reply& reply);
+
+}  // namespace kvs::wire
+
+#endif  // KVS_WIRE_MESSAGES_H_
