@@ -5,7 +5,7 @@
 #   2. Maven verify: CMake build with -Werror, CTest, Surefire, Failsafe
 #      (against the packaged jars), Java formatting (Spotless)
 #   3. the native tests again, built with AddressSanitizer + UBSan
-#   4. the fuzz targets (*_fuzz.cc: every reader of on-device bytes), built
+#   4. the fuzz targets (*_fuzz.cc: every decoder of on-device or network bytes), built
 #      with clang's libFuzzer + ASan + UBSan and run briefly from the seeds
 #      under kvs-native/src/test/fuzz-corpus/<target>/
 cmd_test() {

@@ -39,7 +39,7 @@ typedef enum kvs_status {
   KVS_TOO_LARGE = 7,         // key or value above the documented limit
   KVS_INTERNAL = 8,          // broken invariant inside the library
   // Routing and load statuses of the wire protocol (docs/PROTOCOL.md).
-  KVS_NOT_PRIMARY = 9,   // the server holds the region, but not as primary
+  KVS_NOT_PRIMARY = 9,    // the server holds the region, but not as primary
   KVS_WRONG_REGION = 10,  // the server does not hold the region / key
   KVS_STALE_EPOCH = 11,   // the request's region epoch is not current
   KVS_OVERLOADED = 12,    // the server sheds load; retry later

@@ -40,6 +40,7 @@
 #include "testing/fuzz_device.h"
 #include "testing/memory_device.h"
 #include "testing/tree_entries.h"
+#include "testing/vectors.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
 #include "util/limits.h"
@@ -454,6 +455,18 @@ void AddLogReaderSeeds(Corpus* corpus) {
   }
 }
 
+// --- Network decoders. ------------------------------------------------------
+
+// Every valid message of the shared wire vectors (testdata/vectors/wire.txt).
+void AddWireSeeds(Corpus* corpus) {
+  auto& seeds = (*corpus)["messages_fuzz"];
+  for (const auto& vector : LoadWireVectors()) {
+    if (!vector.invalid) {
+      seeds[vector.name] = vector.bytes;
+    }
+  }
+}
+
 Corpus MakeSeeds() {
   Corpus corpus;
   AddSuperblockSeeds(&corpus);
@@ -465,6 +478,7 @@ Corpus MakeSeeds() {
   AddBloomFilterSeeds(&corpus);
   AddRedoLogSeeds(&corpus);
   AddLogReaderSeeds(&corpus);
+  AddWireSeeds(&corpus);
   return corpus;
 }
 

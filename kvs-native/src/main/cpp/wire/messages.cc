@@ -338,8 +338,8 @@ Status DecodeReply(std::string_view bytes, Reply* reply) {
   *reply = Reply{};
   Reader in(bytes);
   uint8_t version = 0, opcode = 0, status = 0;
-  if (!in.U8(&version) || !in.U8(&opcode) || !in.U8(&status) ||
-      !in.Zeros(5) || !in.U64(&reply->request_id)) {
+  if (!in.U8(&version) || !in.U8(&opcode) || !in.U8(&status) || !in.Zeros(5) ||
+      !in.U64(&reply->request_id)) {
     return Invalid("reply header of " + std::to_string(bytes.size()) +
                    " bytes is short or has reserved bits set");
   }
