@@ -212,7 +212,10 @@ TEST_F(RegionCompactionTest, CompactionsBuildLevelsThatServeEveryKey) {
   region_->WaitForCompactions();
   const RegionStats stats = region_->stats();
   EXPECT_GE(stats.compactions, 10u);
-  EXPECT_GE(stats.level_count, 2u);
+  // Data went below L1 (stale versions may since have been merged into one
+  // last level, so only the deepest level is sure to hold data).
+  EXPECT_GE(region_->LevelDescriptors().size(), 2u);
+  EXPECT_GE(stats.level_count, 1u);
   EXPECT_GT(stats.large_garbage_bytes, 0u);  // overwritten large values
   // Compaction traffic adds up per level; merges read their inputs.
   uint64_t level_read = 0, level_written = 0;
@@ -456,18 +459,28 @@ TEST_F(RegionCompactionTest, LargeLogGcKeepsTheLogWithinOneAndAHalfTimesLive) {
 TEST_F(RegionCompactionTest, ReplicationHooksReportEverySegmentAndInstall) {
   region_.reset();
   std::mutex mutex;
+  // Segments shipped since the last install: a region runs one compaction
+  // at a time, so these belong to the level installed next. (A segment may
+  // be shipped again later: freed segments are reused.)
   std::set<uint64_t> shipped;
   std::vector<std::pair<size_t, LevelDescriptor>> installed;
+  int unshipped = 0;
   context_.on_index_segment = [&](uint64_t region_id, uint64_t segment,
                                   std::string_view bytes) {
     std::lock_guard<std::mutex> lock(mutex);
     EXPECT_EQ(region_id, 1u);
     EXPECT_GT(bytes.size(), 0u);
-    EXPECT_TRUE(shipped.insert(segment).second);
+    EXPECT_TRUE(shipped.insert(segment).second);  // once per compaction
   };
   context_.on_level_installed = [&](uint64_t, size_t level,
                                     const LevelDescriptor& descriptor) {
     std::lock_guard<std::mutex> lock(mutex);
+    // Every index segment of the installed level was shipped first.
+    for (uint64_t segment : descriptor.index_segments) {
+      unshipped += shipped.count(segment) == 0 ? 1 : 0;
+    }
+    EXPECT_EQ(shipped.size(), descriptor.index_segments.size());
+    shipped.clear();
     installed.emplace_back(level, descriptor);
   };
   ASSERT_TRUE(Region::Open(context_, "users", 1, options_, &region_).ok());
@@ -478,12 +491,7 @@ TEST_F(RegionCompactionTest, ReplicationHooksReportEverySegmentAndInstall) {
   std::lock_guard<std::mutex> lock(mutex);
   ASSERT_FALSE(installed.empty());
   EXPECT_EQ(installed.size(), region_->stats().compactions);
-  // Every index segment of every installed level was shipped first.
-  for (const auto& [level, descriptor] : installed) {
-    for (uint64_t segment : descriptor.index_segments) {
-      EXPECT_TRUE(shipped.count(segment)) << "segment " << segment;
-    }
-  }
+  EXPECT_EQ(unshipped, 0);
   const auto current = region_->LevelDescriptors();
   const auto& [last_level, last_descriptor] = installed.back();
   ASSERT_LT(last_level, current.size());

@@ -1,0 +1,84 @@
+package io.kvs.core.wire;
+
+import java.util.List;
+
+/**
+ * A request of the wire protocol (docs/PROTOCOL.md). Build one with the factories; {@link
+ * WireCodec} encodes and decodes it. Byte arrays are not copied: do not change them afterwards.
+ *
+ * @param opcode the operation
+ * @param requestId chosen by the client, echoed by the reply
+ * @param regionId the region the client routes to
+ * @param epoch the region epoch of the client's region map
+ * @param key PUT, GET, DELETE: the key; SCAN: the start key (empty: from the first key); else empty
+ * @param value PUT: the value; else empty
+ * @param end SCAN: the exclusive end key, or null for no end bound; else null
+ * @param limit SCAN: the most pairs to return; else 0
+ * @param maxBytes SCAN: stop once the pairs' keys and values reach this; else 0
+ * @param keys MULTI_GET: the keys; else empty
+ */
+public record Request(
+    Opcode opcode,
+    long requestId,
+    long regionId,
+    long epoch,
+    byte[] key,
+    byte[] value,
+    byte[] end,
+    int limit,
+    int maxBytes,
+    List<byte[]> keys) {
+  private static final byte[] NONE = new byte[0];
+
+  /** Checks the fields against the protocol's limits. */
+  public Request {
+    WireCodec.validate(opcode, key, value, end, limit, maxBytes, keys);
+    keys = List.copyOf(keys);
+  }
+
+  /** A no-op. */
+  public static Request noop(long requestId) {
+    return new Request(Opcode.NOOP, requestId, 0, 0, NONE, NONE, null, 0, 0, List.of());
+  }
+
+  /** Puts {@code value} under {@code key}. */
+  public static Request put(long requestId, long regionId, long epoch, byte[] key, byte[] value) {
+    return new Request(Opcode.PUT, requestId, regionId, epoch, key, value, null, 0, 0, List.of());
+  }
+
+  /** Gets {@code key}'s value. */
+  public static Request get(long requestId, long regionId, long epoch, byte[] key) {
+    return new Request(Opcode.GET, requestId, regionId, epoch, key, NONE, null, 0, 0, List.of());
+  }
+
+  /** Deletes {@code key}. */
+  public static Request delete(long requestId, long regionId, long epoch, byte[] key) {
+    return new Request(Opcode.DELETE, requestId, regionId, epoch, key, NONE, null, 0, 0, List.of());
+  }
+
+  /**
+   * Scans from {@code start} (inclusive; empty: the region's first key) to {@code end} (exclusive;
+   * null: no bound), at most {@code limit} pairs and about {@code maxBytes} of keys and values.
+   */
+  public static Request scan(
+      long requestId,
+      long regionId,
+      long epoch,
+      byte[] start,
+      byte[] end,
+      int limit,
+      int maxBytes) {
+    return new Request(
+        Opcode.SCAN, requestId, regionId, epoch, start, NONE, end, limit, maxBytes, List.of());
+  }
+
+  /** Gets the values of {@code keys}. */
+  public static Request multiGet(long requestId, long regionId, long epoch, List<byte[]> keys) {
+    return new Request(Opcode.MULTI_GET, requestId, regionId, epoch, NONE, NONE, null, 0, 0, keys);
+  }
+
+  /** This request with another id (a client assigns ids as it sends). */
+  public Request withRequestId(long id) {
+    return new Request(opcode, id, regionId, epoch, key, value, end, limit, maxBytes, keys);
+  }
+}
