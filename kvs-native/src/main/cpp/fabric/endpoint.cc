@@ -1,0 +1,275 @@
+#include "fabric/endpoint.h"
+
+#include <rdma/fi_cm.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+namespace kvs::fabric {
+
+// A write in flight. FI_CONTEXT2 mode: the provider may use the leading
+// fi_context2 until the write completes.
+struct Endpoint::WriteContext {
+  struct fi_context2 context;
+  Completion done;
+};
+
+bool ParseProvider(std::string_view name, Provider* provider) {
+  if (name == "shm") {
+    *provider = Provider::kShm;
+  } else if (name == "tcp") {
+    *provider = Provider::kTcp;
+  } else if (name == "verbs") {
+    *provider = Provider::kVerbs;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+const char* ProviderName(Provider provider) {
+  switch (provider) {
+    case Provider::kShm:
+      return "shm";
+    case Provider::kTcp:
+      return "tcp";
+    case Provider::kVerbs:
+      return "verbs";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// libfabric's provider string: the core provider plus the utility provider
+// that gives it reliable-datagram endpoints.
+const char* LibfabricProviderName(Provider provider) {
+  switch (provider) {
+    case Provider::kShm:
+      return "shm";
+    case Provider::kTcp:
+      return "tcp;ofi_rxm";
+    case Provider::kVerbs:
+      return "verbs;ofi_rxm";
+  }
+  return "";
+}
+
+}  // namespace
+
+MemoryRegion::~MemoryRegion() {
+  if (mr_ != nullptr) {
+    fi_close(&mr_->fid);
+  }
+}
+
+Endpoint::Endpoint(const EndpointOptions& options) : options_(options) {}
+
+Endpoint::~Endpoint() {
+  // Writes still in flight will never be reported: free their contexts
+  // after the endpoint (and so the provider's use of them) is gone.
+  if (ep_ != nullptr) fi_close(&ep_->fid);
+  if (av_ != nullptr) fi_close(&av_->fid);
+  if (cq_ != nullptr) fi_close(&cq_->fid);
+  if (domain_ != nullptr) fi_close(&domain_->fid);
+  if (fabric_ != nullptr) fi_close(&fabric_->fid);
+  if (info_ != nullptr) api_->freeinfo(info_);
+}
+
+Status Endpoint::Open(const EndpointOptions& options,
+                      std::unique_ptr<Endpoint>* endpoint) {
+  std::unique_ptr<Endpoint> opened(new Endpoint(options));
+  KVS_RETURN_IF_ERROR(opened->Init());
+  *endpoint = std::move(opened);
+  return Status::Ok();
+}
+
+Status Endpoint::Init() {
+  KVS_RETURN_IF_ERROR(LibFabric::Get(&api_));
+  if (options_.provider == Provider::kShm && options_.shm_disable_cma) {
+    ::setenv("FI_SHM_DISABLE_CMA", "1", /*overwrite=*/0);
+  }
+  struct fi_info* hints = api_->dupinfo(nullptr);
+  if (hints == nullptr) {
+    return Status::Internal("fi_allocinfo failed");
+  }
+  hints->ep_attr->type = FI_EP_RDM;
+  hints->caps = FI_MSG | FI_RMA;
+  hints->mode = FI_CONTEXT | FI_CONTEXT2;
+  hints->domain_attr->mr_mode =
+      FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+  hints->domain_attr->threading = FI_THREAD_SAFE;
+  hints->fabric_attr->prov_name =
+      ::strdup(LibfabricProviderName(options_.provider));
+  const char* node = options_.node.empty() ? nullptr : options_.node.c_str();
+  const int found =
+      api_->getinfo(kApiVersion, node, nullptr, node != nullptr ? FI_SOURCE : 0,
+                    hints, &info_);
+  api_->freeinfo(hints);
+  if (found != 0 || info_ == nullptr) {
+    info_ = nullptr;
+    return Status::NotFound(
+        std::string("libfabric has no usable provider '") +
+        LibfabricProviderName(options_.provider) + "'" +
+        (node != nullptr ? " on " + options_.node : std::string()) + ": " +
+        api_->Describe("fi_getinfo", found));
+  }
+  provider_name_ = info_->fabric_attr->prov_name != nullptr
+                       ? info_->fabric_attr->prov_name
+                       : LibfabricProviderName(options_.provider);
+  virtual_addresses_ = (info_->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
+
+  auto check = [this](const char* call, int result) {
+    return result == 0 ? Status::Ok()
+                       : Status::IoError(provider_name_ + ": " +
+                                         api_->Describe(call, result));
+  };
+  KVS_RETURN_IF_ERROR(
+      check("fi_fabric", api_->fabric(info_->fabric_attr, &fabric_, nullptr)));
+  KVS_RETURN_IF_ERROR(
+      check("fi_domain", fi_domain(fabric_, info_, &domain_, nullptr)));
+  struct fi_cq_attr cq_attr {};
+  cq_attr.format = FI_CQ_FORMAT_CONTEXT;
+  cq_attr.wait_obj = FI_WAIT_NONE;
+  cq_attr.size = options_.completion_queue_entries;
+  KVS_RETURN_IF_ERROR(
+      check("fi_cq_open", fi_cq_open(domain_, &cq_attr, &cq_, nullptr)));
+  struct fi_av_attr av_attr {};
+  av_attr.type = FI_AV_TABLE;
+  KVS_RETURN_IF_ERROR(
+      check("fi_av_open", fi_av_open(domain_, &av_attr, &av_, nullptr)));
+  KVS_RETURN_IF_ERROR(
+      check("fi_endpoint", fi_endpoint(domain_, info_, &ep_, nullptr)));
+  KVS_RETURN_IF_ERROR(check("fi_ep_bind(cq)",
+                            fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV)));
+  KVS_RETURN_IF_ERROR(check("fi_ep_bind(av)", fi_ep_bind(ep_, &av_->fid, 0)));
+  KVS_RETURN_IF_ERROR(check("fi_enable", fi_enable(ep_)));
+
+  size_t size = 0;
+  int named = fi_getname(&ep_->fid, nullptr, &size);
+  if (named != -FI_ETOOSMALL && named != 0) {
+    return check("fi_getname", named);
+  }
+  address_.resize(size);
+  KVS_RETURN_IF_ERROR(
+      check("fi_getname", fi_getname(&ep_->fid, address_.data(), &size)));
+  address_.resize(size);
+  return Status::Ok();
+}
+
+Status Endpoint::AddPeer(std::string_view address, fi_addr_t* peer) {
+  const int inserted = fi_av_insert(av_, address.data(), 1, peer, 0, nullptr);
+  if (inserted != 1) {
+    return Status::InvalidArgument(
+        provider_name_ + ": peer address of " + std::to_string(address.size()) +
+        " bytes is not usable: " +
+        (inserted < 0 ? api_->Describe("fi_av_insert", inserted)
+                      : std::string("fi_av_insert inserted nothing")));
+  }
+  return Status::Ok();
+}
+
+void Endpoint::RemovePeer(fi_addr_t peer) { fi_av_remove(av_, &peer, 1, 0); }
+
+Status Endpoint::Register(char* data, size_t size,
+                          std::unique_ptr<MemoryRegion>* region) {
+  std::unique_ptr<MemoryRegion> registered(new MemoryRegion());
+  const int result =
+      fi_mr_reg(domain_, data, size,
+                FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0,
+                &registered->mr_, nullptr);
+  if (result != 0) {
+    return Status::IoError(provider_name_ + ": registering " +
+                           std::to_string(size) +
+                           " bytes: " + api_->Describe("fi_mr_reg", result));
+  }
+  if ((info_->domain_attr->mr_mode & FI_MR_ENDPOINT) != 0) {
+    int bound = fi_mr_bind(registered->mr_, &ep_->fid, 0);
+    if (bound == 0) bound = fi_mr_enable(registered->mr_);
+    if (bound != 0) {
+      return Status::IoError(provider_name_ + ": " +
+                             api_->Describe("fi_mr_bind", bound));
+    }
+  }
+  registered->data_ = data;
+  registered->size_ = size;
+  registered->descriptor_ = fi_mr_desc(registered->mr_);
+  registered->key_ = fi_mr_key(registered->mr_);
+  registered->remote_base_ =
+      virtual_addresses_ ? reinterpret_cast<uint64_t>(data) : 0;
+  *region = std::move(registered);
+  return Status::Ok();
+}
+
+Status Endpoint::PostWrite(fi_addr_t peer, const char* source, size_t size,
+                           const MemoryRegion& local, uint64_t remote_address,
+                           uint64_t remote_key, Completion done) {
+  auto* context = new WriteContext{{}, std::move(done)};
+  const auto deadline =
+      std::chrono::steady_clock::now() + options_.post_timeout;
+  for (;;) {
+    const ssize_t posted =
+        fi_write(ep_, source, size, local.descriptor(), peer, remote_address,
+                 remote_key, &context->context);
+    if (posted == 0) {
+      outstanding_.fetch_add(1, std::memory_order_relaxed);
+      return Status::Ok();
+    }
+    if (posted != -FI_EAGAIN) {
+      delete context;
+      return Status::IoError(
+          provider_name_ + ": " +
+          api_->Describe("fi_write", static_cast<int>(posted)));
+    }
+    // The transmit queue is full: completing writes frees room.
+    Progress();
+    if (std::chrono::steady_clock::now() >= deadline) {
+      delete context;
+      return Status::Busy(provider_name_ + ": transmit queue stayed full for " +
+                          std::to_string(options_.post_timeout.count()) +
+                          " ms");
+    }
+  }
+}
+
+size_t Endpoint::Progress() {
+  struct fi_cq_entry entries[16];
+  size_t completed = 0;
+  for (;;) {
+    const ssize_t read = fi_cq_read(cq_, entries, 16);
+    if (read > 0) {
+      for (ssize_t i = 0; i < read; ++i) {
+        auto* context = static_cast<WriteContext*>(entries[i].op_context);
+        outstanding_.fetch_sub(1, std::memory_order_relaxed);
+        if (context->done) context->done(Status::Ok());
+        delete context;
+      }
+      completed += static_cast<size_t>(read);
+      if (read < 16) return completed;
+      continue;
+    }
+    if (read == -FI_EAVAIL) {
+      struct fi_cq_err_entry error {};
+      if (fi_cq_readerr(cq_, &error, 0) == 1) {
+        auto* context = static_cast<WriteContext*>(error.op_context);
+        const Status status =
+            Status::IoError(provider_name_ + ": write failed: " +
+                            api_->Describe("completion", -error.err));
+        if (context != nullptr) {
+          outstanding_.fetch_sub(1, std::memory_order_relaxed);
+          if (context->done) context->done(status);
+          delete context;
+          ++completed;
+        }
+      }
+      continue;
+    }
+    return completed;  // -FI_EAGAIN: nothing more now
+  }
+}
+
+}  // namespace kvs::fabric
