@@ -34,6 +34,7 @@
 #include "alloc/superblock.h"
 #include "btree/bloom_filter.h"
 #include "btree/node_format.h"
+#include "channel/message_format.h"
 #include "log/log_format.h"
 #include "log/log_reader.h"
 #include "lsm/level.h"
@@ -467,6 +468,24 @@ void AddWireSeeds(Corpus* corpus) {
   }
 }
 
+// Fabric messages as they sit in a buffer, after the 4-byte sequence the
+// target expects.
+void AddMessageFormatSeeds(Corpus* corpus) {
+  auto& seeds = (*corpus)["message_format_fuzz"];
+  for (const size_t size : {size_t{0}, size_t{10}, size_t{200}}) {
+    channel::MessageHeader header;
+    header.kind = size == 0 ? channel::MessageKind::kReset
+                            : channel::MessageKind::kRequest;
+    header.sequence = 7;
+    header.request_id = 42;
+    std::string message(channel::MessageBytes(size), '\0');
+    channel::EncodeMessage(header, std::string(size, 'p'), message.data());
+    std::string seed(4, '\0');
+    coding::EncodeFixed32(seed.data(), 7);
+    seeds["payload_" + std::to_string(size)] = seed + message;
+  }
+}
+
 Corpus MakeSeeds() {
   Corpus corpus;
   AddSuperblockSeeds(&corpus);
@@ -479,6 +498,7 @@ Corpus MakeSeeds() {
   AddRedoLogSeeds(&corpus);
   AddLogReaderSeeds(&corpus);
   AddWireSeeds(&corpus);
+  AddMessageFormatSeeds(&corpus);
   return corpus;
 }
 
