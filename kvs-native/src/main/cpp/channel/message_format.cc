@@ -26,7 +26,7 @@ void StoreRelaxed(char* at, uint32_t value) {
 
 bool KnownKind(uint8_t kind) {
   return kind >= static_cast<uint8_t>(MessageKind::kRequest) &&
-         kind <= static_cast<uint8_t>(MessageKind::kReset);
+         kind <= static_cast<uint8_t>(MessageKind::kFetch);
 }
 
 }  // namespace
@@ -113,6 +113,20 @@ Status PollMessage(const char* at, size_t available, uint32_t sequence,
   *payload = std::string_view(at + kHeaderBytes, decoded.payload_bytes);
   *result = PollResult::kComplete;
   return Status::Ok();
+}
+
+std::string EncodeFetch(const FetchPayload& fetch) {
+  std::string payload(kFetchPayloadBytes, '\0');
+  coding::EncodeFixed64(payload.data(), fetch.request_id);
+  coding::EncodeFixed32(payload.data() + 8, fetch.offset);
+  return payload;
+}
+
+bool DecodeFetch(std::string_view payload, FetchPayload* fetch) {
+  if (payload.size() != kFetchPayloadBytes) return false;
+  fetch->request_id = coding::DecodeFixed64(payload.data());
+  fetch->offset = coding::DecodeFixed32(payload.data() + 8);
+  return true;
 }
 
 void ClearMessage(char* at, size_t message_bytes) {

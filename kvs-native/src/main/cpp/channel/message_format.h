@@ -42,6 +42,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "util/status.h"
@@ -64,7 +65,25 @@ enum class MessageKind : uint8_t {
   kReplyPart = 3,
   // Nothing more at the end of the buffer: the next message is at offset 0.
   kReset = 4,
+  // The client asks for the rest of a reply sent in part; the payload is
+  // FetchPayload. Answered like a request: REPLY_PART or, at the end, REPLY.
+  kFetch = 5,
 };
+
+// FETCH payload: the request whose reply is wanted, and from which byte.
+inline constexpr size_t kFetchPayloadBytes = 12;
+struct FetchPayload {
+  uint64_t request_id = 0;
+  uint32_t offset = 0;
+};
+std::string EncodeFetch(const FetchPayload& fetch);
+bool DecodeFetch(std::string_view payload, FetchPayload* fetch);
+
+// The largest payload a message of `slot_bytes` (a multiple of the unit,
+// at least two units) can carry.
+constexpr size_t SlotPayloadBytes(size_t slot_bytes) {
+  return slot_bytes - kHeaderBytes - kTailMarkerBytes;
+}
 
 struct MessageHeader {
   MessageKind kind = MessageKind::kRequest;

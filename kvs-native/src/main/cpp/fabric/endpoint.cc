@@ -178,10 +178,16 @@ void Endpoint::RemovePeer(fi_addr_t peer) { fi_av_remove(av_, &peer, 1, 0); }
 Status Endpoint::Register(char* data, size_t size,
                           std::unique_ptr<MemoryRegion>* region) {
   std::unique_ptr<MemoryRegion> registered(new MemoryRegion());
+  // Without FI_MR_PROV_KEY (shm) the application picks the keys, and they
+  // must be unique within the domain.
+  const uint64_t requested_key =
+      (info_->domain_attr->mr_mode & FI_MR_PROV_KEY) != 0
+          ? 0
+          : next_key_.fetch_add(1, std::memory_order_relaxed);
   const int result =
       fi_mr_reg(domain_, data, size,
-                FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, 0, 0, 0,
-                &registered->mr_, nullptr);
+                FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, 0,
+                requested_key, 0, &registered->mr_, nullptr);
   if (result != 0) {
     return Status::IoError(provider_name_ + ": registering " +
                            std::to_string(size) +

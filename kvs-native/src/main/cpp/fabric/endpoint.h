@@ -167,6 +167,7 @@ class Endpoint {
   std::string address_;
   std::string provider_name_;
   std::atomic<size_t> outstanding_{0};
+  std::atomic<uint64_t> next_key_{1};
 };
 
 }  // namespace kvs::fabric

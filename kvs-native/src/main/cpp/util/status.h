@@ -78,6 +78,7 @@ class [[nodiscard]] Status {
   Code code() const { return state_ ? state_->code : Code::kOk; }
   bool IsNotFound() const { return code() == Code::kNotFound; }
   bool IsCorruption() const { return code() == Code::kCorruption; }
+  bool IsBusy() const { return code() == Code::kBusy; }
   // The message without the code name; empty for OK.
   std::string_view message() const;
   // "CORRUPTION: <message>" or "OK".

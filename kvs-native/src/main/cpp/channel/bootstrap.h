@@ -1,0 +1,76 @@
+// The bootstrap of a fabric connection: a TCP connection over which client
+// and server exchange endpoint addresses and buffer descriptors, and which
+// then stays open as the liveness signal (a peer that dies closes it; the
+// kernel does that even for kill -9).
+//
+// Hello (client -> server) and Welcome (server -> client), little-endian:
+//
+//   Hello                              Welcome
+//   u32  magic "KVSH"                  u32  magic "KVSW"
+//   u8   version (1)                   u8   version (1)
+//   u8   provider (Provider)           u8   status (0 OK, else kvs_status)
+//   u16  address size                  u16  address size (0 if not OK)
+//   ...  client endpoint address       ...  server endpoint address, or the
+//   u64  reply buffer remote address        error message if not OK
+//   u64  reply buffer key              u64  request buffer remote address
+//   u32  reply buffer bytes            u64  request buffer key
+//   u32  request buffer bytes wanted   u32  request buffer bytes
+//   u32  CRC32C of the bytes before    u64  connection id
+//                                      u32  CRC32C of the bytes before
+//
+// Thread safety: free functions; a socket is used by one thread at a time.
+
+#ifndef KVS_CHANNEL_BOOTSTRAP_H_
+#define KVS_CHANNEL_BOOTSTRAP_H_
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "fabric/endpoint.h"
+#include "util/status.h"
+
+namespace kvs::channel {
+
+inline constexpr size_t kAddressBytesMax = 1024;
+inline constexpr uint32_t kBufferBytesMin = 4096;
+inline constexpr uint32_t kBufferBytesMax = 64u << 20;
+
+struct Hello {
+  fabric::Provider provider = fabric::Provider::kShm;
+  std::string address;
+  fabric::RemoteBuffer reply_buffer;
+  uint32_t request_buffer_bytes = 0;
+};
+
+struct Welcome {
+  Status status;  // not OK: the server refused; the rest is empty
+  std::string address;
+  fabric::RemoteBuffer request_buffer;
+  uint64_t connection_id = 0;
+};
+
+std::string EncodeHello(const Hello& hello);
+std::string EncodeWelcome(const Welcome& welcome);
+// Reads one message from a connected socket, waiting at most `timeout`.
+Status ReadHello(int socket, std::chrono::milliseconds timeout, Hello* hello);
+Status ReadWelcome(int socket, std::chrono::milliseconds timeout,
+                   Welcome* welcome);
+
+// Writes all of `bytes`, waiting at most `timeout`.
+Status WriteAll(int socket, std::string_view bytes,
+                std::chrono::milliseconds timeout);
+
+// A listening socket on `host`:`port` (0: any free port), non-blocking.
+Status Listen(const std::string& host, uint16_t port, int* socket,
+              uint16_t* bound_port);
+// Connects to `host`:`port`, waiting at most `timeout`.
+Status Connect(const std::string& host, uint16_t port,
+               std::chrono::milliseconds timeout, int* socket);
+// Whether the peer closed the connection (or it failed); never blocks.
+bool PeerClosed(int socket);
+
+}  // namespace kvs::channel
+
+#endif  // KVS_CHANNEL_BOOTSTRAP_H_

@@ -1,0 +1,314 @@
+// The one-sided message protocol end to end: a Server and Clients over a
+// real libfabric provider (shm and tcp), an echo-style handler.
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "channel/bootstrap.h"
+#include "channel/client.h"
+#include "channel/message_format.h"
+#include "channel/server.h"
+#include "util/coding.h"
+
+namespace kvs::channel {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Replies with the request reversed, or, for a request starting with '#',
+// with as many bytes as the decimal number after it says.
+class TestHandler : public RequestHandler {
+ public:
+  void Handle(std::string_view request, std::string* reply) override {
+    if (!request.empty() && request[0] == '#') {
+      const size_t size = std::stoul(std::string(request.substr(1)));
+      reply->resize(size);
+      for (size_t i = 0; i < size; ++i)
+        (*reply)[i] = static_cast<char>(i % 251);
+      return;
+    }
+    if (request == "stall") {
+      std::unique_lock<std::mutex> lock(mutex_);
+      released_.wait(lock, [this] { return release_; });
+    }
+    reply->assign(request.rbegin(), request.rend());
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    release_ = true;
+    released_.notify_all();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable released_;
+  bool release_ = false;
+};
+
+std::string Reversed(std::string_view text) {
+  return std::string(text.rbegin(), text.rend());
+}
+
+std::string Pattern(size_t size) {
+  std::string bytes(size, '\0');
+  for (size_t i = 0; i < size; ++i) bytes[i] = static_cast<char>(i % 251);
+  return bytes;
+}
+
+template <typename Condition>
+bool Eventually(Condition condition) {
+  const auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (!condition()) {
+    if (Clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return true;
+}
+
+class ChannelTest : public ::testing::TestWithParam<fabric::Provider> {
+ protected:
+  void SetUp() override {
+    ServerOptions options;
+    options.endpoint = EndpointOptions();
+    ASSERT_TRUE(Server::Start(options, &handler_, &server_).ok());
+  }
+  void TearDown() override {
+    handler_.Release();
+    server_.reset();
+  }
+
+  fabric::EndpointOptions EndpointOptions() const {
+    fabric::EndpointOptions options;
+    options.provider = GetParam();
+    if (options.provider == fabric::Provider::kTcp) options.node = "127.0.0.1";
+    return options;
+  }
+
+  std::unique_ptr<Client> NewClient(uint32_t buffer_bytes = 256u << 10) {
+    ClientOptions options;
+    options.endpoint = EndpointOptions();
+    options.request_buffer_bytes = buffer_bytes;
+    options.reply_buffer_bytes = buffer_bytes;
+    std::unique_ptr<Client> client;
+    const Status status =
+        Client::Connect(options, "127.0.0.1", server_->port(), &client);
+    EXPECT_TRUE(status.ok()) << status.ToString();
+    return client;
+  }
+
+  TestHandler handler_;
+  std::unique_ptr<Server> server_;
+};
+
+TEST_P(ChannelTest, RepliesOfEverySizeArriveWholeFetchingWhatDidNotFit) {
+  auto client = NewClient();
+  ASSERT_NE(client, nullptr);
+  for (const size_t size :
+       {0, 1, 100, 443, 444, 445, 4096, 65536, 300000, 1 << 20}) {
+    std::string reply;
+    const Status status = client->Call("#" + std::to_string(size), &reply);
+    ASSERT_TRUE(status.ok()) << size << ": " << status.ToString();
+    ASSERT_EQ(reply, Pattern(size)) << size;
+  }
+  EXPECT_GT(client->stats().fetches, 0u);
+  EXPECT_GT(server_->stats().reply_parts, 0u);
+  // Later replies got larger slots: no more parts for a mid-sized reply.
+  const uint64_t fetches = client->stats().fetches;
+  std::string reply;
+  ASSERT_TRUE(client->Call("#4096", &reply).ok());
+  EXPECT_EQ(client->stats().fetches, fetches);
+  // Requests of every size too, up to what the request buffer holds.
+  for (const size_t size : {1, 64, 1000, 100000}) {
+    const std::string request(size, 'q');
+    ASSERT_TRUE(client->Call(request, &reply).ok()) << size;
+    EXPECT_EQ(reply, Reversed(request));
+  }
+  std::string too_big(300000, 'x');
+  EXPECT_EQ(client->Call(too_big, &reply).code(), Status::Code::kTooLarge);
+}
+
+TEST_P(ChannelTest, TheRequestBufferWrapsAroundManyTimesInOrder) {
+  auto client = NewClient(/*buffer_bytes=*/4096);
+  ASSERT_NE(client, nullptr);
+  std::mt19937 random(3);
+  for (int i = 0; i < 3000; ++i) {
+    const std::string request =
+        std::to_string(i) + std::string(random() % 700, 'w');
+    std::string reply;
+    ASSERT_TRUE(client->Call(request, &reply).ok()) << i;
+    ASSERT_EQ(reply, Reversed(request)) << i;
+  }
+  EXPECT_GT(client->stats().wraps, 10u);
+}
+
+TEST_P(ChannelTest, ManyOutstandingRequestsEachGetTheirOwnReply) {
+  auto client = NewClient();
+  ASSERT_NE(client, nullptr);
+  std::map<int, std::string> replies;
+  int submitted = 0;
+  while (submitted < 2000) {
+    const std::string request = "request-" + std::to_string(submitted);
+    const int index = submitted;
+    const Status status =
+        client->Submit(request, [&, index](Status s, std::string_view reply) {
+          ASSERT_TRUE(s.ok()) << s.ToString();
+          replies[index] = std::string(reply);
+        });
+    if (status.IsBusy()) {
+      client->Poll();
+      continue;
+    }
+    ASSERT_TRUE(status.ok()) << status.ToString();
+    ++submitted;
+  }
+  while (client->outstanding() > 0) client->Poll();
+  ASSERT_EQ(replies.size(), 2000u);
+  for (const auto& [index, reply] : replies) {
+    EXPECT_EQ(reply, Reversed("request-" + std::to_string(index)));
+  }
+}
+
+TEST_P(ChannelTest, ConcurrentClientsAreServedIndependently) {
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int c = 0; c < 4; ++c) {
+    threads.emplace_back([&, c] {
+      auto client = NewClient();
+      if (client == nullptr) {
+        ++failures;
+        return;
+      }
+      for (int i = 0; i < 300; ++i) {
+        const std::string request = std::to_string(c) + ":" + std::to_string(i);
+        std::string reply;
+        if (!client->Call(request, &reply).ok() || reply != Reversed(request)) {
+          ++failures;
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_TRUE(
+      Eventually([&] { return server_->stats().connections_open == 0; }));
+  EXPECT_EQ(server_->stats().connections_accepted, 4u);
+}
+
+TEST_P(ChannelTest, ADepartedClientIsDisconnectedAndItsMemoryReleased) {
+  {
+    auto client = NewClient();
+    ASSERT_NE(client, nullptr);
+    std::string reply;
+    ASSERT_TRUE(client->Call("hello", &reply).ok());
+    EXPECT_EQ(server_->stats().connections_open, 1u);
+  }
+  EXPECT_TRUE(
+      Eventually([&] { return server_->stats().connections_open == 0; }));
+  EXPECT_EQ(server_->stats().connections_closed, 1u);
+  auto next = NewClient();
+  std::string reply;
+  EXPECT_TRUE(next->Call("again", &reply).ok());
+}
+
+TEST_P(ChannelTest, AnUnresponsiveServerTimesOutWithAClearError) {
+  ClientOptions options;
+  options.endpoint = EndpointOptions();
+  options.request_timeout = std::chrono::milliseconds(300);
+  std::unique_ptr<Client> client;
+  ASSERT_TRUE(
+      Client::Connect(options, "127.0.0.1", server_->port(), &client).ok());
+  std::string reply;
+  const auto start = Clock::now();
+  const Status status = client->Call("stall", &reply);
+  EXPECT_EQ(status.code(), Status::Code::kIoError) << status.ToString();
+  EXPECT_NE(status.message().find("no reply within 300 ms"),
+            std::string_view::npos);
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(3));
+  EXPECT_FALSE(client->health().ok());
+  EXPECT_FALSE(client->Submit("more", nullptr).ok());
+  // The client closed its connection: the server lets it go, and the
+  // handler's late reply is dropped, not written to a departed peer.
+  EXPECT_TRUE(
+      Eventually([&] { return server_->stats().connections_open == 0; }));
+  handler_.Release();
+}
+
+// A peer that writes a well-sealed but wrong message (a reply slot outside
+// its reply buffer) is disconnected; other clients are served on.
+TEST_P(ChannelTest, AMalformedMessageClosesOnlyItsConnection) {
+  auto good = NewClient();
+  ASSERT_NE(good, nullptr);
+  std::unique_ptr<fabric::Endpoint> endpoint;
+  ASSERT_TRUE(fabric::Endpoint::Open(EndpointOptions(), &endpoint).ok());
+  io::AlignedBuffer buffer(8192);
+  std::memset(buffer.data(), 0, buffer.size());
+  std::unique_ptr<fabric::MemoryRegion> region;
+  ASSERT_TRUE(endpoint->Register(buffer.data(), buffer.size(), &region).ok());
+  int socket = -1;
+  ASSERT_TRUE(
+      Connect("127.0.0.1", server_->port(), std::chrono::seconds(2), &socket)
+          .ok());
+  Hello hello;
+  hello.provider = GetParam();
+  hello.address = endpoint->address();
+  hello.reply_buffer = {region->RemoteAddress(4096), region->key(), 4096};
+  hello.request_buffer_bytes = 4096;
+  ASSERT_TRUE(
+      WriteAll(socket, EncodeHello(hello), std::chrono::seconds(2)).ok());
+  Welcome welcome;
+  ASSERT_TRUE(ReadWelcome(socket, std::chrono::seconds(2), &welcome).ok());
+  ASSERT_TRUE(welcome.status.ok());
+  fi_addr_t server = 0;
+  ASSERT_TRUE(endpoint->AddPeer(welcome.address, &server).ok());
+  MessageHeader header;
+  header.kind = MessageKind::kRequest;
+  header.reply_offset = 1 << 20;  // beyond the 4 KiB reply buffer
+  header.reply_capacity = 512;
+  EncodeMessage(header, "bad", buffer.data());
+  bool written = false;
+  ASSERT_TRUE(endpoint
+                  ->PostWrite(server, buffer.data(), MessageBytes(3), *region,
+                              welcome.request_buffer.address,
+                              welcome.request_buffer.key,
+                              [&](Status) { written = true; })
+                  .ok());
+  EXPECT_TRUE(Eventually([&] {
+    endpoint->Progress();
+    return server_->stats().malformed == 1;
+  }));
+  EXPECT_TRUE(Eventually([&] { return PeerClosed(socket); }));
+  ::close(socket);
+  std::string reply;
+  EXPECT_TRUE(good->Call("still here", &reply).ok());
+  EXPECT_EQ(reply, Reversed("still here"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, ChannelTest,
+                         ::testing::Values(fabric::Provider::kShm,
+                                           fabric::Provider::kTcp),
+                         [](const auto& param_info) {
+                           return std::string(
+                               fabric::ProviderName(param_info.param));
+                         });
+
+TEST(ChannelBootstrapTest, SomethingThatIsNotAServerIsAClearError) {
+  ClientOptions options;
+  std::unique_ptr<Client> client;
+  // Nothing listens on port 1.
+  const Status status = Client::Connect(options, "127.0.0.1", 1, &client);
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("connect"), std::string_view::npos)
+      << status.ToString();
+}
+
+}  // namespace
+}  // namespace kvs::channel

@@ -1,0 +1,352 @@
+#include "channel/client.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "channel/bootstrap.h"
+#include "channel/message_format.h"
+
+namespace kvs::channel {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The largest reply the client assembles from parts.
+constexpr uint64_t kReplyBytesMax = 64u << 20;
+
+uint32_t RoundToUnit(uint64_t bytes) {
+  return static_cast<uint32_t>((bytes + kUnitBytes - 1) / kUnitBytes *
+                               kUnitBytes);
+}
+
+}  // namespace
+
+struct Client::Outstanding {
+  uint64_t request_id = 0;
+  uint32_t sequence = 0;  // of the message whose reply is awaited
+  RingAllocator::Allocation slot;
+  std::optional<uint64_t> request_space;
+  Clock::time_point deadline;
+  Callback done;
+  std::string assembled;  // parts received so far
+  bool fetch_pending = false;
+};
+
+Client::~Client() {
+  if (socket_ >= 0) ::close(socket_);
+  // Writes in flight read our staging buffer: let them finish first.
+  const auto deadline = Clock::now() + std::chrono::seconds(1);
+  while (endpoint_ != nullptr && endpoint_->outstanding() > 0 &&
+         Clock::now() < deadline) {
+    endpoint_->Progress();
+  }
+}
+
+Status Client::Connect(const ClientOptions& options, const std::string& host,
+                       uint16_t port, std::unique_ptr<Client>* client) {
+  if (options.request_buffer_bytes % kUnitBytes != 0 ||
+      options.reply_buffer_bytes % kUnitBytes != 0 ||
+      options.request_buffer_bytes < kBufferBytesMin ||
+      options.reply_buffer_bytes < kBufferBytesMin ||
+      options.request_buffer_bytes > kBufferBytesMax ||
+      options.reply_buffer_bytes > kBufferBytesMax) {
+    return Status::InvalidArgument(
+        "buffer sizes must be multiples of 64 bytes between 4 KiB and 64 MiB");
+  }
+  std::unique_ptr<Client> connected(new Client());
+  connected->options_ = options;
+  KVS_RETURN_IF_ERROR(connected->Init(host, port));
+  *client = std::move(connected);
+  return Status::Ok();
+}
+
+Status Client::Init(const std::string& host, uint16_t port) {
+  KVS_RETURN_IF_ERROR(fabric::Endpoint::Open(options_.endpoint, &endpoint_));
+  staging_.Resize(options_.request_buffer_bytes);
+  std::memset(staging_.data(), 0, staging_.size());
+  replies_.Resize(options_.reply_buffer_bytes);
+  std::memset(replies_.data(), 0, replies_.size());
+  KVS_RETURN_IF_ERROR(
+      endpoint_->Register(staging_.data(), staging_.size(), &staging_region_));
+  KVS_RETURN_IF_ERROR(
+      endpoint_->Register(replies_.data(), replies_.size(), &replies_region_));
+  KVS_RETURN_IF_ERROR(
+      channel::Connect(host, port, options_.bootstrap_timeout, &socket_));
+  Hello hello;
+  hello.provider = options_.endpoint.provider;
+  hello.address = endpoint_->address();
+  hello.reply_buffer = {replies_region_->RemoteAddress(0),
+                        replies_region_->key(), replies_.size()};
+  hello.request_buffer_bytes = options_.request_buffer_bytes;
+  KVS_RETURN_IF_ERROR(
+      WriteAll(socket_, EncodeHello(hello), options_.bootstrap_timeout));
+  Welcome welcome;
+  KVS_RETURN_IF_ERROR(
+      ReadWelcome(socket_, options_.bootstrap_timeout, &welcome));
+  KVS_RETURN_IF_ERROR(welcome.status);
+  if (welcome.request_buffer.size != options_.request_buffer_bytes) {
+    return Status::Corruption("the server's request buffer has another size");
+  }
+  KVS_RETURN_IF_ERROR(endpoint_->AddPeer(welcome.address, &server_));
+  server_requests_ = welcome.request_buffer;
+  request_ring_ = std::make_unique<RingAllocator>(
+      static_cast<uint32_t>(server_requests_.size), kUnitBytes);
+  reply_ring_ =
+      std::make_unique<RingAllocator>(options_.reply_buffer_bytes, kUnitBytes);
+  reply_slot_bytes_ = std::max<uint32_t>(
+      2 * kUnitBytes, RoundToUnit(options_.reply_slot_bytes));
+  return Status::Ok();
+}
+
+std::optional<RingAllocator::Allocation> Client::TakeReplySlot(uint32_t bytes) {
+  const uint32_t largest =
+      reply_ring_->capacity() / 2 / kUnitBytes * kUnitBytes;
+  return reply_ring_->Allocate(std::min(
+      largest, std::max<uint32_t>(2 * kUnitBytes, RoundToUnit(bytes))));
+}
+
+Status Client::SendMessage(const MessageHeader& header,
+                           std::string_view payload, uint64_t* allocation) {
+  const uint32_t bytes = static_cast<uint32_t>(MessageBytes(payload.size()));
+  const auto space = request_ring_->Allocate(bytes);
+  if (!space) {
+    return Status::Busy("the server's request buffer is full");
+  }
+  auto failed = [this](Status status) {
+    if (!status.ok()) Break(status);
+  };
+  if (space->wrapped_from) {
+    // Tell the server the rest of its buffer is empty: next at offset 0.
+    MessageHeader reset;
+    reset.kind = MessageKind::kReset;
+    reset.sequence = sequence_++;
+    char* at = staging_.data() + *space->wrapped_from;
+    EncodeMessage(reset, {}, at);
+    Status posted =
+        endpoint_->PostWrite(server_, at, kHeaderBytes, *staging_region_,
+                             server_requests_.address + *space->wrapped_from,
+                             server_requests_.key, failed);
+    if (!posted.ok()) {
+      request_ring_->Release(space->id);
+      Break(posted);
+      return posted;
+    }
+    ++stats_.wraps;
+  }
+  MessageHeader sent = header;
+  sent.sequence = sequence_++;
+  char* at = staging_.data() + space->offset;
+  EncodeMessage(sent, payload, at);
+  const Status posted = endpoint_->PostWrite(
+      server_, at, bytes, *staging_region_,
+      server_requests_.address + space->offset, server_requests_.key, failed);
+  if (!posted.ok()) {
+    request_ring_->Release(space->id);
+    Break(posted);
+    return posted;
+  }
+  *allocation = space->id;
+  return Status::Ok();
+}
+
+Status Client::Submit(std::string_view request, Callback done) {
+  if (!broken_.ok()) return broken_;
+  if (MessageBytes(request.size()) > server_requests_.size) {
+    return Status::TooLarge("a request of " + std::to_string(request.size()) +
+                            " bytes does not fit the " +
+                            std::to_string(server_requests_.size) +
+                            "-byte request buffer");
+  }
+  if (outstanding_.size() >= options_.max_outstanding) {
+    return Status::Busy("too many outstanding requests");
+  }
+  auto slot = TakeReplySlot(reply_slot_bytes_);
+  if (!slot) return Status::Busy("the reply buffer is full");
+  auto entry = std::make_unique<Outstanding>();
+  entry->request_id = next_request_id_++;
+  entry->slot = *slot;
+  MessageHeader header;
+  header.kind = MessageKind::kRequest;
+  header.request_id = entry->request_id;
+  header.reply_offset = slot->offset;
+  header.reply_capacity = slot->size;
+  uint64_t space = 0;
+  const Status sent = SendMessage(header, request, &space);
+  if (!sent.ok()) {
+    reply_ring_->Release(slot->id);
+    return sent;
+  }
+  entry->sequence = sequence_ - 1;  // SendMessage numbered it last
+  entry->request_space = space;
+  entry->deadline = Clock::now() + options_.request_timeout;
+  entry->done = std::move(done);
+  ++stats_.requests;
+  outstanding_.emplace(entry->request_id, std::move(entry));
+  return Status::Ok();
+}
+
+void Client::Break(Status status) {
+  if (!broken_.ok()) return;
+  broken_ = status;
+  if (socket_ >= 0) {
+    ::close(socket_);
+    socket_ = -1;
+  }
+  auto failed = std::move(outstanding_);
+  outstanding_.clear();
+  for (auto& [id, entry] : failed) {
+    if (entry->done) entry->done(status, {});
+  }
+}
+
+bool Client::PollOne(Outstanding* request, bool* finished) {
+  *finished = false;
+  if (request->fetch_pending) {
+    // Ask for the rest of a reply sent in part (retried while full).
+    const uint64_t left = request->slot.size;  // the size wanted, see below
+    auto slot = TakeReplySlot(static_cast<uint32_t>(left));
+    if (!slot) return false;
+    MessageHeader header;
+    header.kind = MessageKind::kFetch;
+    header.request_id = request->request_id;
+    header.reply_offset = slot->offset;
+    header.reply_capacity = slot->size;
+    uint64_t space = 0;
+    const Status sent = SendMessage(
+        header,
+        EncodeFetch({request->request_id,
+                     static_cast<uint32_t>(request->assembled.size())}),
+        &space);
+    if (!sent.ok()) {
+      reply_ring_->Release(slot->id);
+      return false;
+    }
+    request->slot = *slot;
+    request->sequence = sequence_ - 1;
+    request->request_space = space;
+    request->fetch_pending = false;
+    ++stats_.fetches;
+    return true;
+  }
+  PollResult result;
+  MessageHeader header;
+  std::string_view payload;
+  char* at = replies_.data() + request->slot.offset;
+  const Status status = PollMessage(at, request->slot.size, request->sequence,
+                                    &result, &header, &payload);
+  if (!status.ok()) {
+    Break(status);
+    return false;
+  }
+  if (result != PollResult::kComplete) return false;
+  if (header.request_id != request->request_id ||
+      (header.kind != MessageKind::kReply &&
+       header.kind != MessageKind::kReplyPart) ||
+      header.total_bytes > kReplyBytesMax ||
+      request->assembled.size() + payload.size() > header.total_bytes) {
+    Break(Status::Corruption("a reply that does not match its request"));
+    return false;
+  }
+  // The server consumed the request: its space is free again.
+  if (request->request_space) {
+    request_ring_->Release(*request->request_space);
+    request->request_space.reset();
+  }
+  if (header.kind == MessageKind::kReplyPart) {
+    request->assembled.append(payload);
+    ClearMessage(at, header.message_bytes);
+    reply_ring_->Release(request->slot.id);
+    // Future replies get slots large enough for this one (up to a quarter
+    // of the buffer); the rest of this one is fetched in slots up to half.
+    const uint64_t whole = MessageBytes(header.total_bytes);
+    reply_slot_bytes_ = std::max(
+        reply_slot_bytes_,
+        std::min<uint32_t>(RoundToUnit(whole), reply_ring_->capacity() / 4));
+    request->slot.size = RoundToUnit(
+        MessageBytes(header.total_bytes - request->assembled.size()));
+    request->fetch_pending = true;
+    request->deadline = Clock::now() + options_.request_timeout;
+    return PollOne(request, finished);
+  }
+  std::string_view reply = payload;
+  if (!request->assembled.empty()) {
+    request->assembled.append(payload);
+    reply = request->assembled;
+  }
+  if (reply.size() != header.total_bytes) {
+    Break(Status::Corruption("a reply shorter than its announced size"));
+    return false;
+  }
+  ++stats_.replies;
+  Callback done = std::move(request->done);
+  const uint64_t slot_id = request->slot.id;
+  if (done) done(Status::Ok(), reply);
+  ClearMessage(at, header.message_bytes);
+  reply_ring_->Release(slot_id);
+  *finished = true;
+  return true;
+}
+
+size_t Client::Poll() {
+  if (!broken_.ok()) return 0;
+  endpoint_->Progress();
+  if (++polls_ % 256 == 0 && PeerClosed(socket_)) {
+    Break(Status::IoError("the server closed the connection"));
+    return 0;
+  }
+  size_t finished = 0;
+  const auto now = Clock::now();
+  std::vector<uint64_t> done;
+  for (auto& [id, request] : outstanding_) {
+    bool complete = false;
+    PollOne(request.get(), &complete);
+    if (!broken_.ok()) return finished;
+    if (complete) {
+      done.push_back(id);
+    } else if (now > request->deadline) {
+      Break(Status::IoError(
+          "no reply within " +
+          std::to_string(options_.request_timeout.count()) +
+          " ms: the server is unresponsive; connection closed"));
+      return finished;
+    }
+  }
+  for (const uint64_t id : done) outstanding_.erase(id);
+  finished += done.size();
+  return finished;
+}
+
+Status Client::Call(std::string_view request, std::string* reply) {
+  bool done = false;
+  Status result;
+  const auto deadline = Clock::now() + options_.request_timeout;
+  for (;;) {
+    const Status submitted =
+        Submit(request, [&](Status status, std::string_view bytes) {
+          result = status;
+          if (status.ok()) reply->assign(bytes);
+          done = true;
+        });
+    if (submitted.ok()) break;
+    if (!submitted.IsBusy() || Clock::now() > deadline) return submitted;
+    Poll();
+  }
+  while (!done) {
+    Poll();
+    if (!broken_.ok() && !done) return broken_;
+  }
+  return result;
+}
+
+ClientStats Client::stats() const {
+  ClientStats stats = stats_;
+  stats.reply_slot_bytes = reply_slot_bytes_;
+  return stats;
+}
+
+}  // namespace kvs::channel

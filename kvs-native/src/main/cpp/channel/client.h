@@ -1,0 +1,120 @@
+// Client: the sending end of the one-sided message protocol.
+//
+// The client manages both buffers of its connection: for each request it
+// takes space in the server's request buffer (it knows what the server has
+// consumed: a request's space is free once its reply arrived) and a reply
+// slot in its own reply buffer, and names the slot in the request. It
+// writes the request one-sidedly and polls the slot's receive marker for
+// the reply. A reply that did not fit comes in parts: the client fetches
+// the rest (FETCH messages) and grows its reply slots for the future.
+//
+// No spin is unbounded: a request not answered within `request_timeout`,
+// a server whose bootstrap socket closes, or a malformed reply fails every
+// outstanding request with a clear error and breaks the connection (a late
+// reply could otherwise land in a reused slot); the owner reconnects.
+//
+// Thread safety: one thread at a time (the owner serializes Submit, Poll
+// and Call).
+
+#ifndef KVS_CHANNEL_CLIENT_H_
+#define KVS_CHANNEL_CLIENT_H_
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "channel/message_format.h"
+#include "channel/ring_allocator.h"
+#include "fabric/endpoint.h"
+#include "io/aligned_buffer.h"
+#include "util/status.h"
+
+namespace kvs::channel {
+
+struct ClientOptions {
+  fabric::EndpointOptions endpoint;
+  // The buffers' sizes (the seeds' default: 256 KiB each).
+  uint32_t request_buffer_bytes = 256u << 10;
+  uint32_t reply_buffer_bytes = 256u << 10;
+  // The first reply slot size; grows (up to a quarter of the reply buffer)
+  // when replies come in parts.
+  uint32_t reply_slot_bytes = 512;
+  size_t max_outstanding = 64;
+  std::chrono::milliseconds request_timeout{5000};
+  std::chrono::milliseconds bootstrap_timeout{2000};
+};
+
+struct ClientStats {
+  uint64_t requests = 0;
+  uint64_t replies = 0;
+  uint64_t fetches = 0;  // FETCH messages for replies sent in part
+  uint64_t wraps = 0;    // RESET messages (request buffer wrap-around)
+  uint32_t reply_slot_bytes = 0;
+};
+
+class Client {
+ public:
+  // The reply payload (valid during the call) or why there is none.
+  using Callback = std::function<void(Status status, std::string_view reply)>;
+
+  static Status Connect(const ClientOptions& options, const std::string& host,
+                        uint16_t port, std::unique_ptr<Client>* client);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Sends `request`; `done` is called from a later Poll. BUSY if the
+  // buffers or the outstanding limit are full now (Poll, then retry);
+  // TOO_LARGE if the request can never fit the request buffer; the
+  // connection's error once it is broken.
+  Status Submit(std::string_view request, Callback done);
+  // Drives progress, delivers arrived replies, enforces timeouts and
+  // liveness. Returns how many requests finished.
+  size_t Poll();
+  // Submit and poll until the reply: a blocking round trip.
+  Status Call(std::string_view request, std::string* reply);
+
+  size_t outstanding() const { return outstanding_.size(); }
+  // OK while usable; else why it broke.
+  const Status& health() const { return broken_; }
+  ClientStats stats() const;
+
+ private:
+  struct Outstanding;
+  Client() = default;
+  Status Init(const std::string& host, uint16_t port);
+  // Writes one message into the server's request buffer.
+  Status SendMessage(const MessageHeader& header, std::string_view payload,
+                     uint64_t* allocation);
+  // Takes a reply slot of at least `bytes` (rounded to the unit).
+  std::optional<RingAllocator::Allocation> TakeReplySlot(uint32_t bytes);
+  void Break(Status status);
+  bool PollOne(Outstanding* request, bool* finished);
+
+  ClientOptions options_;
+  std::unique_ptr<fabric::Endpoint> endpoint_;
+  int socket_ = -1;
+  fi_addr_t server_ = 0;
+  fabric::RemoteBuffer server_requests_;
+  io::AlignedBuffer staging_;  // mirror of the server's request buffer
+  std::unique_ptr<fabric::MemoryRegion> staging_region_;
+  io::AlignedBuffer replies_;
+  std::unique_ptr<fabric::MemoryRegion> replies_region_;
+  std::unique_ptr<RingAllocator> request_ring_, reply_ring_;
+  uint32_t sequence_ = 0;
+  uint64_t next_request_id_ = 1;
+  uint32_t reply_slot_bytes_ = 0;
+  std::map<uint64_t, std::unique_ptr<Outstanding>> outstanding_;
+  Status broken_;
+  uint64_t polls_ = 0;
+  ClientStats stats_;
+};
+
+}  // namespace kvs::channel
+
+#endif  // KVS_CHANNEL_CLIENT_H_

@@ -1,0 +1,483 @@
+#include "channel/server.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <list>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "channel/bootstrap.h"
+#include "channel/message_format.h"
+#include "io/aligned_buffer.h"
+#include "util/check.h"
+
+namespace kvs::channel {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One client: its request buffer (written by the client), a staging mirror
+// of its reply buffer (where replies are built before being written to the
+// same offset of the client's buffer), and the polling state.
+struct Connection {
+  uint64_t id = 0;
+  int socket = -1;
+  fi_addr_t peer = 0;
+  fabric::Endpoint* endpoint = nullptr;
+  io::AlignedBuffer requests;
+  std::unique_ptr<fabric::MemoryRegion> requests_region;
+  io::AlignedBuffer staging;
+  std::unique_ptr<fabric::MemoryRegion> staging_region;
+  fabric::RemoteBuffer reply_buffer;
+  // Spinning thread only.
+  uint32_t rendezvous = 0;
+  uint32_t sequence = 0;
+  bool incomplete = false;
+  Clock::time_point incomplete_since;
+  // Replies sent in part, by request id: the whole reply.
+  std::mutex parts_mutex;
+  std::unordered_map<uint64_t, std::string> parts;
+  std::atomic<bool> closed{false};
+
+  ~Connection() {
+    // Regions before the buffers they cover; the endpoint outlives us.
+    requests_region.reset();
+    staging_region.reset();
+    if (endpoint != nullptr) endpoint->RemovePeer(peer);
+    if (socket >= 0) ::close(socket);
+  }
+};
+
+struct Task {
+  std::shared_ptr<Connection> connection;
+  MessageHeader header;
+  std::string_view payload;  // in the connection's request buffer
+};
+
+struct Worker {
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::deque<Task> queue;
+  std::atomic<size_t> queued{0};
+  std::atomic<bool> sleeping{false};
+  std::thread thread;
+};
+
+}  // namespace
+
+struct Server::Impl {
+  ServerOptions options;
+  RequestHandler* handler = nullptr;
+  std::unique_ptr<fabric::Endpoint> endpoint;
+  int listen_socket = -1;
+  uint16_t port = 0;
+  std::atomic<bool> running{true};
+
+  std::mutex incoming_mutex;
+  std::vector<std::shared_ptr<Connection>> incoming;
+  std::vector<std::shared_ptr<Connection>> connections;  // spinner only
+  std::atomic<uint64_t> next_connection_id{1};
+
+  std::vector<std::unique_ptr<Worker>> workers;
+  size_t current_worker = 0;  // spinner only
+
+  std::thread acceptor, spinner;
+  std::atomic<uint64_t> accepted{0}, closed{0}, open{0}, requests{0},
+      reply_parts{0}, malformed{0}, wakeups{0};
+
+  ~Impl() {
+    running.store(false);
+    if (acceptor.joinable()) acceptor.join();
+    if (spinner.joinable()) spinner.join();
+    for (auto& worker : workers) {
+      {
+        std::lock_guard<std::mutex> lock(worker->mutex);
+        worker->wake.notify_all();
+      }
+      if (worker->thread.joinable()) worker->thread.join();
+    }
+    // Let writes in flight finish (or fail) before their buffers go.
+    const auto deadline = Clock::now() + std::chrono::seconds(2);
+    while (endpoint != nullptr && endpoint->outstanding() > 0 &&
+           Clock::now() < deadline) {
+      endpoint->Progress();
+    }
+    for (auto& worker : workers) worker->queue.clear();
+    incoming.clear();
+    connections.clear();
+    if (listen_socket >= 0) ::close(listen_socket);
+  }
+
+  // --- Acceptor: bootstrap handshakes, off the spinning thread. ----------
+
+  void AcceptLoop() {
+    while (running.load(std::memory_order_acquire)) {
+      struct pollfd fd {
+        listen_socket, POLLIN, 0
+      };
+      if (::poll(&fd, 1, 50) <= 0) continue;
+      const int socket =
+          ::accept4(listen_socket, nullptr, nullptr, SOCK_CLOEXEC);
+      if (socket < 0) continue;
+      Handshake(socket);
+    }
+  }
+
+  void Handshake(int socket) {
+    auto connection = std::make_shared<Connection>();
+    connection->socket = socket;
+    Hello hello;
+    Status status = ReadHello(socket, options.bootstrap_timeout, &hello);
+    if (!status.ok()) {
+      return;  // not a client of ours, or too slow: just drop it
+    }
+    Welcome welcome;
+    welcome.status = Admit(hello, connection.get(), &welcome);
+    const Status sent =
+        WriteAll(socket, EncodeWelcome(welcome), options.bootstrap_timeout);
+    if (!welcome.status.ok() || !sent.ok()) {
+      return;
+    }
+    accepted.fetch_add(1);
+    open.fetch_add(1);
+    std::lock_guard<std::mutex> lock(incoming_mutex);
+    incoming.push_back(std::move(connection));
+  }
+
+  Status Admit(const Hello& hello, Connection* connection, Welcome* welcome) {
+    if (hello.provider != options.endpoint.provider) {
+      return Status::InvalidArgument(
+          std::string("this server speaks ") +
+          fabric::ProviderName(options.endpoint.provider) + ", not " +
+          fabric::ProviderName(hello.provider));
+    }
+    if (open.load() >= options.max_connections) {
+      return Status::FromCode(Status::Code::kOverloaded,
+                              "too many connections");
+    }
+    const uint32_t request_bytes = hello.request_buffer_bytes;
+    const uint64_t reply_bytes = hello.reply_buffer.size;
+    if (request_bytes < kBufferBytesMin ||
+        request_bytes > options.request_buffer_bytes_max ||
+        request_bytes % kUnitBytes != 0 || reply_bytes < kBufferBytesMin ||
+        reply_bytes > kBufferBytesMax || reply_bytes % kUnitBytes != 0) {
+      return Status::InvalidArgument("buffer sizes outside the limits");
+    }
+    connection->endpoint = endpoint.get();
+    KVS_RETURN_IF_ERROR(endpoint->AddPeer(hello.address, &connection->peer));
+    connection->requests.Resize(request_bytes);
+    std::memset(connection->requests.data(), 0, request_bytes);
+    connection->staging.Resize(reply_bytes);
+    KVS_RETURN_IF_ERROR(endpoint->Register(connection->requests.data(),
+                                           request_bytes,
+                                           &connection->requests_region));
+    KVS_RETURN_IF_ERROR(endpoint->Register(
+        connection->staging.data(), reply_bytes, &connection->staging_region));
+    connection->reply_buffer = hello.reply_buffer;
+    connection->id = next_connection_id.fetch_add(1);
+    welcome->address = endpoint->address();
+    welcome->request_buffer = {connection->requests_region->RemoteAddress(0),
+                               connection->requests_region->key(),
+                               request_bytes};
+    welcome->connection_id = connection->id;
+    return Status::Ok();
+  }
+
+  // --- Spinning thread. --------------------------------------------------
+
+  void SpinLoop() {
+    auto idle_since = Clock::now();
+    uint64_t rounds = 0;
+    while (running.load(std::memory_order_acquire)) {
+      bool busy = endpoint->Progress() > 0;
+      {
+        std::lock_guard<std::mutex> lock(incoming_mutex);
+        for (auto& connection : incoming) {
+          connections.push_back(std::move(connection));
+        }
+        incoming.clear();
+      }
+      const bool check_liveness = ++rounds % 256 == 0;
+      for (size_t i = 0; i < connections.size();) {
+        Connection& connection = *connections[i];
+        bool keep = true;
+        busy |= PollConnection(connections[i], &keep);
+        if (keep && check_liveness && PeerClosed(connection.socket)) {
+          keep = false;
+        }
+        if (!keep) {
+          Close(connections[i]);
+          connections[i] = std::move(connections.back());
+          connections.pop_back();
+          continue;
+        }
+        ++i;
+      }
+      const auto now = Clock::now();
+      if (busy) {
+        idle_since = now;
+      } else if (options.spin_idle.count() > 0 &&
+                 now - idle_since > options.spin_idle) {
+        std::this_thread::sleep_for(options.spin_sleep);
+      }
+    }
+  }
+
+  // Consumes every whole message at the connection's rendezvous point.
+  // Returns whether it found any.
+  bool PollConnection(const std::shared_ptr<Connection>& shared, bool* keep) {
+    Connection& connection = *shared;
+    bool found = false;
+    if (connection.closed.load()) {  // a worker found it broken
+      *keep = false;
+      return found;
+    }
+    for (;;) {
+      PollResult result;
+      MessageHeader header;
+      std::string_view payload;
+      const uint32_t capacity =
+          static_cast<uint32_t>(connection.requests.size());
+      const Status status =
+          PollMessage(connection.requests.data() + connection.rendezvous,
+                      capacity - connection.rendezvous, connection.sequence,
+                      &result, &header, &payload);
+      if (!status.ok()) {
+        malformed.fetch_add(1);
+        *keep = false;
+        return found;
+      }
+      if (result == PollResult::kNothing) {
+        return found;
+      }
+      if (result == PollResult::kIncomplete) {
+        const auto now = Clock::now();
+        if (!connection.incomplete) {
+          connection.incomplete = true;
+          connection.incomplete_since = now;
+        } else if (now - connection.incomplete_since >
+                   options.incomplete_timeout) {
+          malformed.fetch_add(1);  // a marker without a whole message
+          *keep = false;
+        }
+        return found;
+      }
+      found = true;
+      connection.incomplete = false;
+      char* at = connection.requests.data() + connection.rendezvous;
+      ClearMessage(at, header.message_bytes);
+      ++connection.sequence;
+      if (header.kind == MessageKind::kReset) {
+        connection.rendezvous = 0;
+        continue;
+      }
+      if ((header.kind != MessageKind::kRequest &&
+           header.kind != MessageKind::kFetch) ||
+          header.reply_capacity < 2 * kUnitBytes ||
+          header.reply_capacity % kUnitBytes != 0 ||
+          header.reply_offset % kUnitBytes != 0 ||
+          uint64_t{header.reply_offset} + header.reply_capacity >
+              connection.staging.size()) {
+        malformed.fetch_add(1);
+        *keep = false;
+        return found;
+      }
+      connection.rendezvous += header.message_bytes;
+      if (connection.rendezvous == capacity) connection.rendezvous = 0;
+      requests.fetch_add(1);
+      Dispatch(Task{shared, header, payload});
+    }
+  }
+
+  // The seeds' policy: stay with the current worker below the threshold,
+  // else the next running one below it, else wake a sleeping one.
+  void Dispatch(Task task) {
+    const size_t count = workers.size();
+    size_t chosen = current_worker;
+    if (workers[chosen]->queued.load() >= options.queue_threshold ||
+        workers[chosen]->sleeping.load()) {
+      bool picked = false;
+      for (size_t step = 1; step <= count && !picked; ++step) {
+        const size_t i = (current_worker + step) % count;
+        if (!workers[i]->sleeping.load() &&
+            workers[i]->queued.load() < options.queue_threshold) {
+          chosen = i;
+          picked = true;
+        }
+      }
+      for (size_t step = 0; step < count && !picked; ++step) {
+        const size_t i = (current_worker + step) % count;
+        if (workers[i]->sleeping.load()) {
+          chosen = i;
+          picked = true;
+        }
+      }
+      // All running and full: queue at the current one anyway (bounded by
+      // the clients' buffers, which bound their outstanding requests).
+    }
+    current_worker = chosen;
+    Worker& worker = *workers[chosen];
+    std::lock_guard<std::mutex> lock(worker.mutex);
+    worker.queue.push_back(std::move(task));
+    worker.queued.fetch_add(1);
+    if (worker.sleeping.load()) {
+      wakeups.fetch_add(1);
+      worker.wake.notify_one();
+    }
+  }
+
+  void Close(const std::shared_ptr<Connection>& connection) {
+    connection->closed.store(true);
+    ::shutdown(connection->socket, SHUT_RDWR);
+    closed.fetch_add(1);
+    open.fetch_sub(1);
+  }
+
+  // --- Workers. ----------------------------------------------------------
+
+  void WorkLoop(Worker* worker) {
+    std::string reply;
+    while (running.load(std::memory_order_acquire)) {
+      Task task;
+      if (!TakeTask(worker, &task)) continue;
+      Serve(task, &reply);
+    }
+  }
+
+  bool TakeTask(Worker* worker, Task* task) {
+    const auto spin_until = Clock::now() + options.worker_idle;
+    while (worker->queued.load(std::memory_order_acquire) == 0) {
+      if (!running.load()) return false;
+      if (Clock::now() < spin_until) continue;
+      std::unique_lock<std::mutex> lock(worker->mutex);
+      worker->sleeping.store(true);
+      worker->wake.wait_for(lock, std::chrono::milliseconds(100), [&] {
+        return !worker->queue.empty() || !running.load();
+      });
+      worker->sleeping.store(false);
+      break;
+    }
+    std::lock_guard<std::mutex> lock(worker->mutex);
+    if (worker->queue.empty()) return false;
+    *task = std::move(worker->queue.front());
+    worker->queue.pop_front();
+    worker->queued.fetch_sub(1);
+    return true;
+  }
+
+  void Serve(const Task& task, std::string* reply) {
+    Connection& connection = *task.connection;
+    if (connection.closed.load()) return;
+    uint32_t offset = 0;
+    if (task.header.kind == MessageKind::kFetch) {
+      FetchPayload fetch;
+      std::lock_guard<std::mutex> lock(connection.parts_mutex);
+      auto it = DecodeFetch(task.payload, &fetch)
+                    ? connection.parts.find(fetch.request_id)
+                    : connection.parts.end();
+      if (it == connection.parts.end() || fetch.offset >= it->second.size()) {
+        connection.closed.store(true);  // a fetch of nothing: broken client
+        malformed.fetch_add(1);
+        return;
+      }
+      reply->swap(it->second);
+      offset = fetch.offset;
+      connection.parts.erase(it);
+    } else {
+      reply->clear();
+      handler->Handle(task.payload, reply);
+    }
+    SendReply(task, *reply, offset);
+  }
+
+  // Writes reply[offset..] into the request's slot, in part if it does not
+  // fit (keeping the whole reply for the client's fetch).
+  void SendReply(const Task& task, const std::string& reply, uint32_t offset) {
+    Connection& connection = *task.connection;
+    if (connection.closed.load()) {
+      return;  // the client went away while its request was handled
+    }
+    const MessageHeader& request = task.header;
+    const size_t room = SlotPayloadBytes(request.reply_capacity);
+    const size_t left = reply.size() - offset;
+    MessageHeader header;
+    header.request_id = request.request_id;
+    header.sequence = request.sequence;
+    std::string_view part(reply.data() + offset, left);
+    if (left > room) {
+      header.kind = MessageKind::kReplyPart;
+      header.total_bytes = static_cast<uint32_t>(reply.size());
+      part = part.substr(0, room);
+      reply_parts.fetch_add(1);
+      std::lock_guard<std::mutex> lock(connection.parts_mutex);
+      connection.parts[request.request_id] = reply;
+    } else {
+      header.kind = MessageKind::kReply;
+      header.total_bytes = static_cast<uint32_t>(reply.size());
+    }
+    char* slot = connection.staging.data() + request.reply_offset;
+    EncodeMessage(header, part, slot);
+    const size_t bytes = MessageBytes(part.size());
+    auto keep_alive = task.connection;
+    const Status posted = endpoint->PostWrite(
+        connection.peer, slot, bytes, *connection.staging_region,
+        connection.reply_buffer.address + request.reply_offset,
+        connection.reply_buffer.key, [keep_alive](Status status) {
+          if (!status.ok()) keep_alive->closed.store(true);
+        });
+    if (!posted.ok()) {
+      connection.closed.store(true);
+    }
+  }
+};
+
+Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Server::~Server() = default;
+
+Status Server::Start(const ServerOptions& options, RequestHandler* handler,
+                     std::unique_ptr<Server>* server) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->handler = handler;
+  KVS_CHECK(options.workers > 0 && options.queue_threshold > 0);
+  KVS_RETURN_IF_ERROR(
+      fabric::Endpoint::Open(options.endpoint, &impl->endpoint));
+  KVS_RETURN_IF_ERROR(
+      Listen(options.host, options.port, &impl->listen_socket, &impl->port));
+  for (size_t i = 0; i < options.workers; ++i) {
+    impl->workers.push_back(std::make_unique<Worker>());
+  }
+  Impl* raw = impl.get();
+  for (auto& worker : impl->workers) {
+    Worker* w = worker.get();
+    worker->thread = std::thread([raw, w] { raw->WorkLoop(w); });
+  }
+  impl->spinner = std::thread([raw] { raw->SpinLoop(); });
+  impl->acceptor = std::thread([raw] { raw->AcceptLoop(); });
+  server->reset(new Server(std::move(impl)));
+  return Status::Ok();
+}
+
+uint16_t Server::port() const { return impl_->port; }
+
+ServerStats Server::stats() const {
+  ServerStats stats;
+  stats.connections_accepted = impl_->accepted.load();
+  stats.connections_closed = impl_->closed.load();
+  stats.connections_open = impl_->open.load();
+  stats.requests = impl_->requests.load();
+  stats.reply_parts = impl_->reply_parts.load();
+  stats.malformed = impl_->malformed.load();
+  stats.worker_wakeups = impl_->wakeups.load();
+  return stats;
+}
+
+}  // namespace kvs::channel

@@ -1,0 +1,99 @@
+// Server: the receiving end of the one-sided message protocol (Tebis §3.4,
+// Talos §3.6, docs/PROTOCOL.md "Fabric messages").
+//
+// Each client connection owns a request buffer in the server's memory that
+// the client fills with one-sided writes. A spinning thread polls every
+// connection's rendezvous point (where the next message's header goes),
+// drives the endpoint's progress, and hands whole requests to workers; no
+// receive call, no interrupt. Workers run the RequestHandler and write each
+// reply one-sidedly into the slot of the client's reply buffer that the
+// request named. A reply larger than its slot goes in parts: the first
+// part says the total, the client fetches the rest.
+//
+// Scheduling (the seeds' policy): the spinning thread keeps giving tasks to
+// the current worker until its private queue holds `queue_threshold`, then
+// to the next running worker below the threshold, and wakes a sleeping
+// worker only when none is; an idle worker sleeps after `worker_idle`.
+//
+// Failure handling: a client whose bootstrap socket closes (it died, even by
+// kill -9), whose message stays incomplete past `incomplete_timeout`, or
+// that sends a malformed message is disconnected and its memory released;
+// everyone else is served on.
+//
+// Thread safety: Start and the destructor from one thread; stats() from any.
+
+#ifndef KVS_CHANNEL_SERVER_H_
+#define KVS_CHANNEL_SERVER_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "fabric/endpoint.h"
+#include "util/status.h"
+
+namespace kvs::channel {
+
+class RequestHandler {
+ public:
+  virtual ~RequestHandler() = default;
+  // Handles one request's payload and appends the reply payload to `reply`.
+  // Called on worker threads, concurrently; `request` is valid during the
+  // call only.
+  virtual void Handle(std::string_view request, std::string* reply) = 0;
+};
+
+struct ServerOptions {
+  fabric::EndpointOptions endpoint;
+  // Where the bootstrap listens (TCP); port 0 picks a free port.
+  std::string host = "127.0.0.1";
+  uint16_t port = 0;
+  // Largest request buffer a client may ask for.
+  uint32_t request_buffer_bytes_max = 4u << 20;
+  size_t max_connections = 1024;
+  size_t workers = 2;
+  size_t queue_threshold = 64;
+  std::chrono::microseconds worker_idle{100};
+  // The spinning thread sleeps this long between polls once it has found
+  // nothing for `spin_idle` (0: never sleeps, the seeds' behaviour).
+  std::chrono::microseconds spin_idle{200};
+  std::chrono::microseconds spin_sleep{20};
+  std::chrono::milliseconds incomplete_timeout{2000};
+  std::chrono::milliseconds bootstrap_timeout{2000};
+};
+
+struct ServerStats {
+  uint64_t connections_accepted = 0;
+  uint64_t connections_closed = 0;
+  uint64_t connections_open = 0;
+  uint64_t requests = 0;
+  uint64_t reply_parts = 0;  // replies that did not fit their slot
+  uint64_t malformed = 0;    // connections closed for bad messages
+  uint64_t worker_wakeups = 0;
+};
+
+class Server {
+ public:
+  static Status Start(const ServerOptions& options, RequestHandler* handler,
+                      std::unique_ptr<Server>* server);
+  // Stops accepting, disconnects every client, joins the threads.
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  uint16_t port() const;
+  ServerStats stats() const;
+
+ private:
+  struct Impl;
+  explicit Server(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace kvs::channel
+
+#endif  // KVS_CHANNEL_SERVER_H_
