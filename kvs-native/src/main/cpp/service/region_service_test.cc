@@ -1,0 +1,146 @@
+#include "service/region_service.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "channel/client.h"
+#include "channel/server.h"
+#include "engine/engine.h"
+#include "testing/memory_device.h"
+
+namespace kvs::service {
+namespace {
+
+class RegionServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    engine::EngineOptions options;
+    options.sync = true;
+    options.volume.grow_step_segments = 4;
+    options.region.l0_size_bytes = 1 << 20;
+    device_ = testing::MemoryDevice::Create(256u << 20);
+    ASSERT_TRUE(
+        engine::Engine::Open(device_->Open(), options, true, &engine_).ok());
+    ASSERT_TRUE(engine_->CreateRegion("r7", &region_).ok());
+    service_.Attach(7, 3, region_);
+  }
+
+  // Sends `request` through the handler and decodes the reply.
+  wire::Reply Call(const wire::Request& request) {
+    std::string bytes;
+    wire::EncodeRequest(request, &bytes);
+    reply_bytes_.clear();
+    service_.Handle(bytes, &reply_bytes_);
+    wire::Reply reply;
+    EXPECT_TRUE(wire::DecodeReply(reply_bytes_, &reply).ok());
+    EXPECT_EQ(reply.request_id, request.request_id);
+    return reply;
+  }
+
+  static wire::Request Make(wire::Opcode opcode, std::string_view key = {},
+                            std::string_view value = {}) {
+    wire::Request request;
+    request.opcode = opcode;
+    request.request_id = 99;
+    request.region_id = 7;
+    request.epoch = 3;
+    request.key = key;
+    request.value = value;
+    return request;
+  }
+
+  std::shared_ptr<testing::MemoryDevice> device_;
+  std::unique_ptr<engine::Engine> engine_;
+  lsm::Region* region_ = nullptr;
+  RegionService service_;
+  std::string reply_bytes_;
+};
+
+TEST_F(RegionServiceTest, PutGetDeleteScanAndMultiGet) {
+  for (int i = 0; i < 50; ++i) {
+    const std::string key = "k" + std::to_string(100 + i);
+    EXPECT_EQ(Call(Make(wire::Opcode::kPut, key, "v" + key)).status,
+              Status::Code::kOk);
+  }
+  wire::Reply got = Call(Make(wire::Opcode::kGet, "k120"));
+  EXPECT_EQ(got.status, Status::Code::kOk);
+  EXPECT_EQ(got.value, "vk120");
+  EXPECT_EQ(Call(Make(wire::Opcode::kDelete, "k120")).status,
+            Status::Code::kOk);
+  EXPECT_EQ(Call(Make(wire::Opcode::kGet, "k120")).status,
+            Status::Code::kNotFound);
+
+  wire::Request scan = Make(wire::Opcode::kScan, "k110");
+  scan.end = std::string_view("k125");
+  scan.limit = 10;
+  scan.max_bytes = 1 << 20;
+  wire::Reply scanned = Call(scan);
+  ASSERT_EQ(scanned.status, Status::Code::kOk);
+  ASSERT_EQ(scanned.pairs.size(), 10u);
+  EXPECT_EQ(scanned.pairs.front().first, "k110");
+  EXPECT_EQ(scanned.pairs.back().first, "k119");
+  EXPECT_TRUE(scanned.more);
+  scan.key = "k121";
+  scanned = Call(scan);
+  EXPECT_EQ(scanned.pairs.size(), 4u);  // k121..k124
+  EXPECT_FALSE(scanned.more);
+
+  wire::Request multi = Make(wire::Opcode::kMultiGet);
+  multi.keys = {"k100", "k120", "k149"};
+  wire::Reply values = Call(multi);
+  ASSERT_EQ(values.values.size(), 3u);
+  EXPECT_EQ(values.values[0].value_or("?"), "vk100");
+  EXPECT_FALSE(values.values[1].has_value());
+  EXPECT_EQ(values.values[2].value_or("?"), "vk149");
+}
+
+TEST_F(RegionServiceTest, RoutingErrorsAndMalformedRequestsGetTheirStatus) {
+  wire::Request request = Make(wire::Opcode::kGet, "k");
+  request.region_id = 8;
+  EXPECT_EQ(Call(request).status, Status::Code::kWrongRegion);
+  request.region_id = 7;
+  request.epoch = 2;
+  const wire::Reply stale = Call(request);
+  EXPECT_EQ(stale.status, Status::Code::kStaleEpoch);
+  EXPECT_NE(stale.message.find("epoch 3"), std::string_view::npos);
+  service_.Detach(7);
+  request.epoch = 3;
+  EXPECT_EQ(Call(request).status, Status::Code::kWrongRegion);
+  // Bytes that are no request at all.
+  std::string reply;
+  service_.Handle("not a request", &reply);
+  wire::Reply decoded;
+  ASSERT_TRUE(wire::DecodeReply(reply, &decoded).ok());
+  EXPECT_EQ(decoded.status, Status::Code::kInvalidArgument);
+}
+
+// The service behind the fabric transport: wire requests as message
+// payloads, over shm.
+TEST_F(RegionServiceTest, ServesWireRequestsOverTheFabricTransport) {
+  channel::ServerOptions server_options;
+  std::unique_ptr<channel::Server> server;
+  ASSERT_TRUE(channel::Server::Start(server_options, &service_, &server).ok());
+  channel::ClientOptions client_options;
+  std::unique_ptr<channel::Client> client;
+  ASSERT_TRUE(channel::Client::Connect(client_options, "127.0.0.1",
+                                       server->port(), &client)
+                  .ok());
+  const std::string value(200000, 'v');  // a reply that comes in parts
+  std::string bytes, reply_bytes;
+  wire::EncodeRequest(Make(wire::Opcode::kPut, "big", value), &bytes);
+  ASSERT_TRUE(client->Call(bytes, &reply_bytes).ok());
+  bytes.clear();
+  wire::EncodeRequest(Make(wire::Opcode::kGet, "big"), &bytes);
+  ASSERT_TRUE(client->Call(bytes, &reply_bytes).ok());
+  wire::Reply reply;
+  ASSERT_TRUE(wire::DecodeReply(reply_bytes, &reply).ok());
+  EXPECT_EQ(reply.status, Status::Code::kOk);
+  EXPECT_EQ(reply.value, value);
+  client.reset();
+  server.reset();
+}
+
+}  // namespace
+}  // namespace kvs::service
