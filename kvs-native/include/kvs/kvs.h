@@ -193,6 +193,65 @@ typedef struct kvs_region_stats {
 KVS_EXPORT void kvs_region_get_stats(kvs_region* region,
                                      kvs_region_stats* stats);
 
+// --- The fabric transport (docs/PROTOCOL.md, "Fabric messages"). ----------
+// Needs libfabric at run time (opened on first use); without it these
+// functions fail with KVS_NOT_FOUND and a message saying what to install.
+
+typedef struct kvs_fabric_options {
+  const char* provider;   // "shm", "tcp" or "verbs"
+  const char* node;       // tcp, verbs: local address to bind ("" = any)
+  const char* host;       // server: bootstrap listen address
+  uint16_t port;          // server: bootstrap port (0 = any free one)
+  uint32_t workers;       // server: worker threads
+  uint32_t buffer_bytes;  // client: request and reply buffer size each
+  uint32_t timeout_ms;    // client: a request without reply fails after this
+} kvs_fabric_options;
+
+// Fills `options` with the defaults (shm, 127.0.0.1, 2 workers, 256 KiB
+// buffers, 5000 ms).
+KVS_EXPORT void kvs_fabric_options_init(kvs_fabric_options* options);
+
+// A server answering wire-protocol requests from attached regions.
+typedef struct kvs_fabric_server kvs_fabric_server;
+KVS_EXPORT kvs_status kvs_fabric_server_start(const kvs_fabric_options* options,
+                                              kvs_fabric_server** server);
+KVS_EXPORT uint16_t kvs_fabric_server_port(const kvs_fabric_server* server);
+// Serves `region` as `region_id` at `epoch` until detached; the region must
+// stay open meanwhile.
+KVS_EXPORT void kvs_fabric_server_attach(kvs_fabric_server* server,
+                                         uint64_t region_id, uint64_t epoch,
+                                         kvs_region* region);
+KVS_EXPORT void kvs_fabric_server_detach(kvs_fabric_server* server,
+                                         uint64_t region_id);
+// Disconnects every client and stops.
+KVS_EXPORT void kvs_fabric_server_stop(kvs_fabric_server* server);
+
+// A client connection. One thread at a time may use a client.
+typedef struct kvs_fabric_client kvs_fabric_client;
+KVS_EXPORT kvs_status
+kvs_fabric_client_connect(const kvs_fabric_options* options, const char* host,
+                          uint16_t port, kvs_fabric_client** client);
+// Sends one encoded request, tagged for its completion. KVS_BUSY when the
+// buffers or the outstanding limit are full now: poll, then retry.
+KVS_EXPORT kvs_status kvs_fabric_client_submit(kvs_fabric_client* client,
+                                               uint64_t tag,
+                                               const void* request,
+                                               size_t size);
+// Receives one finished request: its reply (status KVS_OK) or the error
+// message; the bytes are valid during the call.
+typedef void (*kvs_fabric_reply_sink)(void* context, uint64_t tag,
+                                      kvs_status status, const void* bytes,
+                                      size_t size);
+// Drives progress and reports every finished request to `sink`; returns
+// how many. After the connection broke, reports every outstanding request
+// with the error, then nothing.
+KVS_EXPORT size_t kvs_fabric_client_poll(kvs_fabric_client* client,
+                                         kvs_fabric_reply_sink sink,
+                                         void* context);
+KVS_EXPORT size_t
+kvs_fabric_client_outstanding(const kvs_fabric_client* client);
+KVS_EXPORT void kvs_fabric_client_close(kvs_fabric_client* client);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif

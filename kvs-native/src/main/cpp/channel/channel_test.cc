@@ -242,6 +242,25 @@ TEST_P(ChannelTest, AnUnresponsiveServerTimesOutWithAClearError) {
   handler_.Release();
 }
 
+// tcp only: in one process, a closed shm endpoint unmaps memory its
+// in-process peers still write to, unlike a server process's exit.
+TEST_P(ChannelTest, AServerThatGoesAwayFailsTheCallsInTime) {
+  if (GetParam() != fabric::Provider::kTcp) GTEST_SKIP();
+  ClientOptions options;
+  options.endpoint = EndpointOptions();
+  options.request_timeout = std::chrono::milliseconds(500);
+  std::unique_ptr<Client> client;
+  ASSERT_TRUE(
+      Client::Connect(options, "127.0.0.1", server_->port(), &client).ok());
+  std::string reply;
+  ASSERT_TRUE(client->Call("before", &reply).ok());
+  server_.reset();
+  const auto start = Clock::now();
+  const Status status = client->Call("after", &reply);
+  EXPECT_FALSE(status.ok());
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(3)) << status.ToString();
+}
+
 // A peer that writes a well-sealed but wrong message (a reply slot outside
 // its reply buffer) is disconnected; other clients are served on.
 TEST_P(ChannelTest, AMalformedMessageClosesOnlyItsConnection) {

@@ -133,8 +133,7 @@ Status Client::SendMessage(const MessageHeader& header,
                              server_requests_.key, failed);
     if (!posted.ok()) {
       request_ring_->Release(space->id);
-      Break(posted);
-      return posted;
+      return BreakOnPostFailure(posted);
     }
     ++stats_.wraps;
   }
@@ -147,8 +146,7 @@ Status Client::SendMessage(const MessageHeader& header,
       server_requests_.address + space->offset, server_requests_.key, failed);
   if (!posted.ok()) {
     request_ring_->Release(space->id);
-    Break(posted);
-    return posted;
+    return BreakOnPostFailure(posted);
   }
   *allocation = space->id;
   return Status::Ok();
@@ -188,6 +186,14 @@ Status Client::Submit(std::string_view request, Callback done) {
   ++stats_.requests;
   outstanding_.emplace(entry->request_id, std::move(entry));
   return Status::Ok();
+}
+
+Status Client::BreakOnPostFailure(const Status& posted) {
+  // A write the provider would not take (even after retrying for its post
+  // timeout) means the server is gone or stuck: not backpressure.
+  Break(Status::IoError("the server does not take writes: " +
+                        std::string(posted.message())));
+  return broken_;
 }
 
 void Client::Break(Status status) {

@@ -94,6 +94,7 @@ class Client {
   // Takes a reply slot of at least `bytes` (rounded to the unit).
   std::optional<RingAllocator::Allocation> TakeReplySlot(uint32_t bytes);
   void Break(Status status);
+  Status BreakOnPostFailure(const Status& posted);
   bool PollOne(Outstanding* request, bool* finished);
 
   ClientOptions options_;

@@ -1,7 +1,9 @@
 #include "fabric/libfabric.h"
 
 #include <dlfcn.h>
+#include <signal.h>
 
+#include <iterator>
 #include <mutex>
 
 namespace kvs::fabric {
@@ -44,6 +46,24 @@ Status LibFabric::Get(const LibFabric** library) {
       status = Status::NotFound(
           "libfabric.so.1 lacks an entry point this library needs");
       return;
+    }
+    // Initialize the providers now, keeping this process's signal handlers:
+    // the shm provider installs handlers for SIGSEGV, SIGBUS, SIGTERM and
+    // SIGINT that unlink its shared-memory names before passing the signal
+    // on. In a JVM, which takes SIGSEGV on purpose (implicit null checks,
+    // safepoints), the first such signal would unlink every endpoint's name
+    // and make the next peer lookup crash. The price of restoring them: a
+    // process that crashes may leave its endpoints' files in /dev/shm.
+    constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGTERM, SIGINT};
+    struct sigaction saved[std::size(kSignals)];
+    for (size_t i = 0; i < std::size(kSignals); ++i) {
+      ::sigaction(kSignals[i], nullptr, &saved[i]);
+    }
+    struct fi_info* all = nullptr;
+    loaded.getinfo(kApiVersion, nullptr, nullptr, 0, nullptr, &all);
+    if (all != nullptr) loaded.freeinfo(all);
+    for (size_t i = 0; i < std::size(kSignals); ++i) {
+      ::sigaction(kSignals[i], &saved[i], nullptr);
     }
     const uint32_t version = loaded.version();
     if (FI_MAJOR(version) != FI_MAJOR(kApiVersion) ||

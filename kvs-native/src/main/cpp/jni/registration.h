@@ -16,6 +16,7 @@ inline constexpr char kNativeMethodsClass[] =
 bool RegisterLibraryNatives(JNIEnv* env, jclass native_methods_class);
 bool RegisterChecksumNatives(JNIEnv* env, jclass native_methods_class);
 bool RegisterEngineNatives(JNIEnv* env, jclass native_methods_class);
+bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class);
 
 }  // namespace kvs::jni
 

@@ -206,6 +206,22 @@ public final class Region implements AutoCloseable {
     }
   }
 
+  /**
+   * The native region handle, for the transports of this library (the fabric server serves regions
+   * by it); not for applications. The native region lives until it is dropped or its engine closed,
+   * whatever happens to this handle object.
+   *
+   * @throws io.kvs.core.ClosedException if this handle is closed
+   */
+  public long nativeHandle() {
+    enter();
+    try {
+      return handle;
+    } finally {
+      exit();
+    }
+  }
+
   /** The region's counters. */
   public RegionStats stats() {
     long[] values = new long[RegionStats.FIELDS];

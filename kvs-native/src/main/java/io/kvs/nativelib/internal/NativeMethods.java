@@ -138,4 +138,41 @@ public final class NativeMethods {
   static RuntimeException exceptionFor(int code, String message) {
     return KvsException.of(StatusCode.fromCode(code), message);
   }
+
+  // --- Fabric transport (io.kvs.fabric). Handles are native pointers; 0 is never valid.
+
+  /** Starts a fabric server answering wire requests from attached regions; returns its handle. */
+  public static native long fabricServerStart(
+      String provider, String node, String host, int port, int workers);
+
+  /** The server's bootstrap port. */
+  public static native int fabricServerPort(long server);
+
+  /** Serves {@code region} (a region handle) as {@code regionId} at {@code epoch}. */
+  public static native void fabricServerAttach(long server, long regionId, long epoch, long region);
+
+  /** Stops serving {@code regionId}. */
+  public static native void fabricServerDetach(long server, long regionId);
+
+  /** Disconnects every client and frees the server. */
+  public static native void fabricServerStop(long server);
+
+  /** Connects a fabric client; returns its handle. */
+  public static native long fabricClientConnect(
+      String provider, String node, String host, int port, int bufferBytes, int timeoutMillis);
+
+  /** Submits an encoded request; returns 0 (OK) or 5 (BUSY), throws for anything else. */
+  public static native int fabricClientSubmit(long client, long tag, byte[] request);
+
+  /**
+   * Drives the client; returns the finished requests packed (tag u64, status u8, size u32, reply or
+   * error message; little-endian), or null if none finished.
+   */
+  public static native byte[] fabricClientPoll(long client);
+
+  /** Requests submitted and not finished. */
+  public static native int fabricClientOutstanding(long client);
+
+  /** Closes the client's connection and frees it. */
+  public static native void fabricClientClose(long client);
 }

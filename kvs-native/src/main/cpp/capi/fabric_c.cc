@@ -1,0 +1,146 @@
+// The fabric part of the C ABI (include/kvs/kvs.h): adapts C types to
+// channel::Server (with a RegionService) and channel::Client.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "capi/last_error.h"
+#include "channel/client.h"
+#include "channel/server.h"
+#include "kvs/kvs.h"
+#include "service/region_service.h"
+
+struct kvs_fabric_server {
+  kvs::service::RegionService service;
+  std::unique_ptr<kvs::channel::Server> server;
+};
+
+struct kvs_fabric_client {
+  struct Finished {
+    uint64_t tag;
+    kvs_status status;
+    std::string bytes;
+  };
+  std::unique_ptr<kvs::channel::Client> client;
+  std::vector<Finished> finished;
+};
+
+namespace {
+
+using kvs::Status;
+using kvs::capi::Report;
+
+Status Endpoint(const kvs_fabric_options& c,
+                kvs::fabric::EndpointOptions* options) {
+  if (c.provider == nullptr ||
+      !kvs::fabric::ParseProvider(c.provider, &options->provider)) {
+    return Status::InvalidArgument(std::string("unknown fabric provider '") +
+                                   (c.provider != nullptr ? c.provider : "") +
+                                   "' (shm, tcp or verbs)");
+  }
+  options->node = c.node != nullptr ? c.node : "";
+  return Status::Ok();
+}
+
+}  // namespace
+
+extern "C" {
+
+void kvs_fabric_options_init(kvs_fabric_options* options) {
+  options->provider = "shm";
+  options->node = "";
+  options->host = "127.0.0.1";
+  options->port = 0;
+  options->workers = 2;
+  options->buffer_bytes = 256u << 10;
+  options->timeout_ms = 5000;
+}
+
+kvs_status kvs_fabric_server_start(const kvs_fabric_options* options,
+                                   kvs_fabric_server** server) {
+  kvs::channel::ServerOptions server_options;
+  Status status = Endpoint(*options, &server_options.endpoint);
+  if (!status.ok()) return Report(status);
+  if (options->workers == 0 || options->workers > 256) {
+    return Report(Status::InvalidArgument("workers must be 1..256"));
+  }
+  server_options.host = options->host != nullptr ? options->host : "";
+  server_options.port = options->port;
+  server_options.workers = options->workers;
+  auto started = std::make_unique<kvs_fabric_server>();
+  status = kvs::channel::Server::Start(server_options, &started->service,
+                                       &started->server);
+  if (!status.ok()) return Report(status);
+  *server = started.release();
+  return KVS_OK;
+}
+
+uint16_t kvs_fabric_server_port(const kvs_fabric_server* server) {
+  return server->server->port();
+}
+
+void kvs_fabric_server_attach(kvs_fabric_server* server, uint64_t region_id,
+                              uint64_t epoch, kvs_region* region) {
+  server->service.Attach(region_id, epoch,
+                         reinterpret_cast<kvs::lsm::Region*>(region));
+}
+
+void kvs_fabric_server_detach(kvs_fabric_server* server, uint64_t region_id) {
+  server->service.Detach(region_id);
+}
+
+void kvs_fabric_server_stop(kvs_fabric_server* server) {
+  server->server.reset();  // before the service it calls
+  delete server;
+}
+
+kvs_status kvs_fabric_client_connect(const kvs_fabric_options* options,
+                                     const char* host, uint16_t port,
+                                     kvs_fabric_client** client) {
+  kvs::channel::ClientOptions client_options;
+  Status status = Endpoint(*options, &client_options.endpoint);
+  if (!status.ok()) return Report(status);
+  client_options.request_buffer_bytes = options->buffer_bytes;
+  client_options.reply_buffer_bytes = options->buffer_bytes;
+  client_options.request_timeout =
+      std::chrono::milliseconds(options->timeout_ms);
+  auto connected = std::make_unique<kvs_fabric_client>();
+  status = kvs::channel::Client::Connect(client_options, host, port,
+                                         &connected->client);
+  if (!status.ok()) return Report(status);
+  *client = connected.release();
+  return KVS_OK;
+}
+
+kvs_status kvs_fabric_client_submit(kvs_fabric_client* client, uint64_t tag,
+                                    const void* request, size_t size) {
+  auto* finished = &client->finished;
+  const Status status = client->client->Submit(
+      std::string_view(static_cast<const char*>(request), size),
+      [finished, tag](Status result, std::string_view reply) {
+        finished->push_back(
+            {tag, static_cast<kvs_status>(result.code()),
+             result.ok() ? std::string(reply) : std::string(result.message())});
+      });
+  return status.ok() ? KVS_OK : Report(status);
+}
+
+size_t kvs_fabric_client_poll(kvs_fabric_client* client,
+                              kvs_fabric_reply_sink sink, void* context) {
+  client->client->Poll();
+  std::vector<kvs_fabric_client::Finished> finished;
+  finished.swap(client->finished);
+  for (const auto& done : finished) {
+    sink(context, done.tag, done.status, done.bytes.data(), done.bytes.size());
+  }
+  return finished.size();
+}
+
+size_t kvs_fabric_client_outstanding(const kvs_fabric_client* client) {
+  return client->client->outstanding();
+}
+
+void kvs_fabric_client_close(kvs_fabric_client* client) { delete client; }
+
+}  // extern "C"

@@ -1,0 +1,174 @@
+// Natives of io.kvs.fabric: the fabric transport's server (serving engine
+// regions) and client. Handles are the C ABI's pointers as jlong; the Java
+// wrappers guarantee a handle is live, and that one thread at a time uses a
+// client.
+
+#include <jni.h>
+
+#include <cstdint>
+#include <iterator>
+#include <string>
+
+#include "jni/exceptions.h"
+#include "jni/registration.h"
+#include "kvs/kvs.h"
+#include "util/coding.h"
+
+namespace kvs::jni {
+namespace {
+
+bool Failed(JNIEnv* env, kvs_status status) {
+  if (status == KVS_OK) return false;
+  ThrowStatus(env, Status::FromCode(static_cast<Status::Code>(status),
+                                    kvs_last_error_message()));
+  return true;
+}
+
+std::string StringOf(JNIEnv* env, jstring text) {
+  if (text == nullptr) return {};
+  const char* chars = env->GetStringUTFChars(text, nullptr);
+  std::string copy = chars != nullptr ? chars : "";
+  if (chars != nullptr) env->ReleaseStringUTFChars(text, chars);
+  return copy;
+}
+
+jlong ServerStart(JNIEnv* env, jclass, jstring provider, jstring node,
+                  jstring host, jint port, jint workers) {
+  const std::string provider_name = StringOf(env, provider);
+  const std::string node_name = StringOf(env, node);
+  const std::string host_name = StringOf(env, host);
+  kvs_fabric_options options;
+  kvs_fabric_options_init(&options);
+  options.provider = provider_name.c_str();
+  options.node = node_name.c_str();
+  options.host = host_name.c_str();
+  options.port = static_cast<uint16_t>(port);
+  options.workers = static_cast<uint32_t>(workers);
+  kvs_fabric_server* server = nullptr;
+  if (Failed(env, kvs_fabric_server_start(&options, &server))) return 0;
+  return reinterpret_cast<jlong>(server);
+}
+
+jint ServerPort(JNIEnv*, jclass, jlong server) {
+  return kvs_fabric_server_port(reinterpret_cast<kvs_fabric_server*>(server));
+}
+
+void ServerAttach(JNIEnv*, jclass, jlong server, jlong region_id, jlong epoch,
+                  jlong region) {
+  kvs_fabric_server_attach(reinterpret_cast<kvs_fabric_server*>(server),
+                           static_cast<uint64_t>(region_id),
+                           static_cast<uint64_t>(epoch),
+                           reinterpret_cast<kvs_region*>(region));
+}
+
+void ServerDetach(JNIEnv*, jclass, jlong server, jlong region_id) {
+  kvs_fabric_server_detach(reinterpret_cast<kvs_fabric_server*>(server),
+                           static_cast<uint64_t>(region_id));
+}
+
+void ServerStop(JNIEnv*, jclass, jlong server) {
+  kvs_fabric_server_stop(reinterpret_cast<kvs_fabric_server*>(server));
+}
+
+jlong ClientConnect(JNIEnv* env, jclass, jstring provider, jstring node,
+                    jstring host, jint port, jint buffer_bytes,
+                    jint timeout_ms) {
+  const std::string provider_name = StringOf(env, provider);
+  const std::string node_name = StringOf(env, node);
+  const std::string host_name = StringOf(env, host);
+  kvs_fabric_options options;
+  kvs_fabric_options_init(&options);
+  options.provider = provider_name.c_str();
+  options.node = node_name.c_str();
+  options.buffer_bytes = static_cast<uint32_t>(buffer_bytes);
+  options.timeout_ms = static_cast<uint32_t>(timeout_ms);
+  kvs_fabric_client* client = nullptr;
+  if (Failed(env,
+             kvs_fabric_client_connect(&options, host_name.c_str(),
+                                       static_cast<uint16_t>(port), &client))) {
+    return 0;
+  }
+  return reinterpret_cast<jlong>(client);
+}
+
+// Returns KVS_OK or KVS_BUSY; throws for anything else.
+jint ClientSubmit(JNIEnv* env, jclass, jlong client, jlong tag,
+                  jbyteArray request) {
+  const jsize size = env->GetArrayLength(request);
+  std::string bytes(static_cast<size_t>(size), '\0');
+  env->GetByteArrayRegion(request, 0, size,
+                          reinterpret_cast<jbyte*>(bytes.data()));
+  const kvs_status status = kvs_fabric_client_submit(
+      reinterpret_cast<kvs_fabric_client*>(client), static_cast<uint64_t>(tag),
+      bytes.data(), bytes.size());
+  if (status == KVS_BUSY) return status;
+  Failed(env, status);
+  return status;
+}
+
+// Finished requests packed: per request, tag u64, status u8, size u32,
+// bytes (the reply, or the error message). Null when none finished.
+void Pack(void* context, uint64_t tag, kvs_status status, const void* bytes,
+          size_t size) {
+  auto* packed = static_cast<std::string*>(context);
+  char head[13];
+  coding::EncodeFixed64(head, tag);
+  head[8] = static_cast<char>(status);
+  coding::EncodeFixed32(head + 9, static_cast<uint32_t>(size));
+  packed->append(head, sizeof head);
+  packed->append(static_cast<const char*>(bytes), size);
+}
+
+jbyteArray ClientPoll(JNIEnv* env, jclass, jlong client) {
+  std::string packed;
+  kvs_fabric_client_poll(reinterpret_cast<kvs_fabric_client*>(client), &Pack,
+                         &packed);
+  if (packed.empty()) return nullptr;
+  const auto size = static_cast<jsize>(packed.size());
+  jbyteArray result = env->NewByteArray(size);
+  if (result != nullptr) {
+    env->SetByteArrayRegion(result, 0, size,
+                            reinterpret_cast<const jbyte*>(packed.data()));
+  }
+  return result;
+}
+
+jint ClientOutstanding(JNIEnv*, jclass, jlong client) {
+  return static_cast<jint>(kvs_fabric_client_outstanding(
+      reinterpret_cast<kvs_fabric_client*>(client)));
+}
+
+void ClientClose(JNIEnv*, jclass, jlong client) {
+  kvs_fabric_client_close(reinterpret_cast<kvs_fabric_client*>(client));
+}
+
+#define KVS_NATIVE(name, signature, function)              \
+  {                                                        \
+    const_cast<char*>(name), const_cast<char*>(signature), \
+        reinterpret_cast<void*>(&function)                 \
+  }
+
+}  // namespace
+
+bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class) {
+  static const JNINativeMethod kMethods[] = {
+      KVS_NATIVE("fabricServerStart",
+                 "(Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;II)J",
+                 ServerStart),
+      KVS_NATIVE("fabricServerPort", "(J)I", ServerPort),
+      KVS_NATIVE("fabricServerAttach", "(JJJJ)V", ServerAttach),
+      KVS_NATIVE("fabricServerDetach", "(JJ)V", ServerDetach),
+      KVS_NATIVE("fabricServerStop", "(J)V", ServerStop),
+      KVS_NATIVE("fabricClientConnect",
+                 "(Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;III)J",
+                 ClientConnect),
+      KVS_NATIVE("fabricClientSubmit", "(JJ[B)I", ClientSubmit),
+      KVS_NATIVE("fabricClientPoll", "(J)[B", ClientPoll),
+      KVS_NATIVE("fabricClientOutstanding", "(J)I", ClientOutstanding),
+      KVS_NATIVE("fabricClientClose", "(J)V", ClientClose),
+  };
+  return env->RegisterNatives(native_methods_class, kMethods,
+                              static_cast<jint>(std::size(kMethods))) == 0;
+}
+
+}  // namespace kvs::jni

@@ -1,0 +1,60 @@
+package io.kvs.fabric;
+
+import java.util.Objects;
+
+/**
+ * Settings of the fabric transport (docs/PROTOCOL.md, "Fabric messages").
+ *
+ * @param provider the libfabric provider: {@code shm} (processes on one host), {@code tcp} (any
+ *     network) or {@code verbs} (RDMA NICs)
+ * @param node for {@code tcp} and {@code verbs}: the local address to bind, or empty for any
+ * @param host server: the bootstrap listen address
+ * @param port server: the bootstrap port, 0 for any free one
+ * @param workers server: worker threads
+ * @param bufferBytes client: size of each of its two buffers (multiple of 64, 4 KiB to 64 MiB)
+ * @param timeoutMillis client: a request without a reply fails after this, and the connection
+ *     closes
+ */
+public record FabricOptions(
+    String provider,
+    String node,
+    String host,
+    int port,
+    int workers,
+    int bufferBytes,
+    int timeoutMillis) {
+  /** Checks the values. */
+  public FabricOptions {
+    Objects.requireNonNull(provider, "provider");
+    Objects.requireNonNull(node, "node");
+    Objects.requireNonNull(host, "host");
+    if (!provider.equals("shm") && !provider.equals("tcp") && !provider.equals("verbs")) {
+      throw new IllegalArgumentException("provider must be shm, tcp or verbs: " + provider);
+    }
+    if (port < 0 || port > 65535 || workers < 1 || workers > 256) {
+      throw new IllegalArgumentException("port 0..65535 and workers 1..256 expected");
+    }
+    if (bufferBytes < 4096 || bufferBytes > (64 << 20) || bufferBytes % 64 != 0) {
+      throw new IllegalArgumentException("bufferBytes: a multiple of 64 in 4 KiB..64 MiB");
+    }
+    if (timeoutMillis < 1) {
+      throw new IllegalArgumentException("timeoutMillis must be positive");
+    }
+  }
+
+  /** The defaults for {@code provider}: loopback, 2 workers, 256 KiB buffers, 5 s. */
+  public static FabricOptions defaults(String provider) {
+    return new FabricOptions(
+        provider, provider.equals("shm") ? "" : "127.0.0.1", "127.0.0.1", 0, 2, 256 << 10, 5000);
+  }
+
+  /** These options with another bootstrap port. */
+  public FabricOptions withPort(int newPort) {
+    return new FabricOptions(provider, node, host, newPort, workers, bufferBytes, timeoutMillis);
+  }
+
+  /** These options with another request timeout. */
+  public FabricOptions withTimeoutMillis(int millis) {
+    return new FabricOptions(provider, node, host, port, workers, bufferBytes, millis);
+  }
+}
