@@ -211,18 +211,30 @@ typedef struct kvs_fabric_options {
 // buffers, 5000 ms).
 KVS_EXPORT void kvs_fabric_options_init(kvs_fabric_options* options);
 
-// A server answering wire-protocol requests from attached regions.
-typedef struct kvs_fabric_server kvs_fabric_server;
-KVS_EXPORT kvs_status kvs_fabric_server_start(const kvs_fabric_options* options,
-                                              kvs_fabric_server** server);
-KVS_EXPORT uint16_t kvs_fabric_server_port(const kvs_fabric_server* server);
+// A service answering wire-protocol requests (docs/PROTOCOL.md) from
+// attached regions, for every transport: the fabric server calls it
+// natively; other front ends (Netty) hand it request bytes.
+typedef struct kvs_service kvs_service;
+KVS_EXPORT kvs_service* kvs_service_create(void);
 // Serves `region` as `region_id` at `epoch` until detached; the region must
 // stay open meanwhile.
-KVS_EXPORT void kvs_fabric_server_attach(kvs_fabric_server* server,
-                                         uint64_t region_id, uint64_t epoch,
-                                         kvs_region* region);
-KVS_EXPORT void kvs_fabric_server_detach(kvs_fabric_server* server,
-                                         uint64_t region_id);
+KVS_EXPORT void kvs_service_attach(kvs_service* service, uint64_t region_id,
+                                   uint64_t epoch, kvs_region* region);
+KVS_EXPORT void kvs_service_detach(kvs_service* service, uint64_t region_id);
+// Answers one encoded request; `sink` receives the encoded reply (always
+// one: malformed requests get an INVALID_ARGUMENT reply).
+KVS_EXPORT void kvs_service_handle(kvs_service* service, const void* request,
+                                   size_t size, kvs_value_sink sink,
+                                   void* sink_context);
+// Every server using the service must be stopped first.
+KVS_EXPORT void kvs_service_destroy(kvs_service* service);
+
+// A fabric server answering requests through `service` (not owned).
+typedef struct kvs_fabric_server kvs_fabric_server;
+KVS_EXPORT kvs_status kvs_fabric_server_start(const kvs_fabric_options* options,
+                                              kvs_service* service,
+                                              kvs_fabric_server** server);
+KVS_EXPORT uint16_t kvs_fabric_server_port(const kvs_fabric_server* server);
 // Disconnects every client and stops.
 KVS_EXPORT void kvs_fabric_server_stop(kvs_fabric_server* server);
 

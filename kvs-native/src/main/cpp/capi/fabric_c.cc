@@ -11,8 +11,11 @@
 #include "kvs/kvs.h"
 #include "service/region_service.h"
 
-struct kvs_fabric_server {
+struct kvs_service {
   kvs::service::RegionService service;
+};
+
+struct kvs_fabric_server {
   std::unique_ptr<kvs::channel::Server> server;
 };
 
@@ -57,7 +60,30 @@ void kvs_fabric_options_init(kvs_fabric_options* options) {
   options->timeout_ms = 5000;
 }
 
+kvs_service* kvs_service_create(void) { return new kvs_service(); }
+
+void kvs_service_attach(kvs_service* service, uint64_t region_id,
+                        uint64_t epoch, kvs_region* region) {
+  service->service.Attach(region_id, epoch,
+                          reinterpret_cast<kvs::lsm::Region*>(region));
+}
+
+void kvs_service_detach(kvs_service* service, uint64_t region_id) {
+  service->service.Detach(region_id);
+}
+
+void kvs_service_handle(kvs_service* service, const void* request, size_t size,
+                        kvs_value_sink sink, void* sink_context) {
+  std::string reply;
+  service->service.Handle(
+      std::string_view(static_cast<const char*>(request), size), &reply);
+  sink(sink_context, reply.data(), reply.size());
+}
+
+void kvs_service_destroy(kvs_service* service) { delete service; }
+
 kvs_status kvs_fabric_server_start(const kvs_fabric_options* options,
+                                   kvs_service* service,
                                    kvs_fabric_server** server) {
   kvs::channel::ServerOptions server_options;
   Status status = Endpoint(*options, &server_options.endpoint);
@@ -69,7 +95,7 @@ kvs_status kvs_fabric_server_start(const kvs_fabric_options* options,
   server_options.port = options->port;
   server_options.workers = options->workers;
   auto started = std::make_unique<kvs_fabric_server>();
-  status = kvs::channel::Server::Start(server_options, &started->service,
+  status = kvs::channel::Server::Start(server_options, &service->service,
                                        &started->server);
   if (!status.ok()) return Report(status);
   *server = started.release();
@@ -80,20 +106,7 @@ uint16_t kvs_fabric_server_port(const kvs_fabric_server* server) {
   return server->server->port();
 }
 
-void kvs_fabric_server_attach(kvs_fabric_server* server, uint64_t region_id,
-                              uint64_t epoch, kvs_region* region) {
-  server->service.Attach(region_id, epoch,
-                         reinterpret_cast<kvs::lsm::Region*>(region));
-}
-
-void kvs_fabric_server_detach(kvs_fabric_server* server, uint64_t region_id) {
-  server->service.Detach(region_id);
-}
-
-void kvs_fabric_server_stop(kvs_fabric_server* server) {
-  server->server.reset();  // before the service it calls
-  delete server;
-}
+void kvs_fabric_server_stop(kvs_fabric_server* server) { delete server; }
 
 kvs_status kvs_fabric_client_connect(const kvs_fabric_options* options,
                                      const char* host, uint16_t port,

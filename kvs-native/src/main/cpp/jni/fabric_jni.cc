@@ -32,8 +32,58 @@ std::string StringOf(JNIEnv* env, jstring text) {
   return copy;
 }
 
-jlong ServerStart(JNIEnv* env, jclass, jstring provider, jstring node,
-                  jstring host, jint port, jint workers) {
+jlong ServiceCreate(JNIEnv*, jclass) {
+  return reinterpret_cast<jlong>(kvs_service_create());
+}
+
+void ServiceAttach(JNIEnv*, jclass, jlong service, jlong region_id, jlong epoch,
+                   jlong region) {
+  kvs_service_attach(
+      reinterpret_cast<kvs_service*>(service), static_cast<uint64_t>(region_id),
+      static_cast<uint64_t>(epoch), reinterpret_cast<kvs_region*>(region));
+}
+
+void ServiceDetach(JNIEnv*, jclass, jlong service, jlong region_id) {
+  kvs_service_detach(reinterpret_cast<kvs_service*>(service),
+                     static_cast<uint64_t>(region_id));
+}
+
+struct ReplySink {
+  JNIEnv* env;
+  jbyteArray result;
+};
+
+void SinkReply(void* context, const void* bytes, size_t size) {
+  auto* sink = static_cast<ReplySink*>(context);
+  sink->result = sink->env->NewByteArray(static_cast<jsize>(size));
+  if (sink->result != nullptr) {
+    sink->env->SetByteArrayRegion(sink->result, 0, static_cast<jsize>(size),
+                                  static_cast<const jbyte*>(bytes));
+  }
+}
+
+// Reads the request from a direct buffer range: no copy on the way in.
+jbyteArray ServiceHandle(JNIEnv* env, jclass, jlong service, jobject request,
+                         jint position, jint length) {
+  auto* base = static_cast<const char*>(env->GetDirectBufferAddress(request));
+  if (base == nullptr || position < 0 || length < 0 ||
+      static_cast<jlong>(position) + length >
+          env->GetDirectBufferCapacity(request)) {
+    ThrowStatus(env, Status::InvalidArgument("not a direct buffer range"));
+    return nullptr;
+  }
+  ReplySink sink{env, nullptr};
+  kvs_service_handle(reinterpret_cast<kvs_service*>(service), base + position,
+                     static_cast<size_t>(length), &SinkReply, &sink);
+  return sink.result;
+}
+
+void ServiceDestroy(JNIEnv*, jclass, jlong service) {
+  kvs_service_destroy(reinterpret_cast<kvs_service*>(service));
+}
+
+jlong ServerStart(JNIEnv* env, jclass, jlong service, jstring provider,
+                  jstring node, jstring host, jint port, jint workers) {
   const std::string provider_name = StringOf(env, provider);
   const std::string node_name = StringOf(env, node);
   const std::string host_name = StringOf(env, host);
@@ -45,25 +95,16 @@ jlong ServerStart(JNIEnv* env, jclass, jstring provider, jstring node,
   options.port = static_cast<uint16_t>(port);
   options.workers = static_cast<uint32_t>(workers);
   kvs_fabric_server* server = nullptr;
-  if (Failed(env, kvs_fabric_server_start(&options, &server))) return 0;
+  if (Failed(env,
+             kvs_fabric_server_start(
+                 &options, reinterpret_cast<kvs_service*>(service), &server))) {
+    return 0;
+  }
   return reinterpret_cast<jlong>(server);
 }
 
 jint ServerPort(JNIEnv*, jclass, jlong server) {
   return kvs_fabric_server_port(reinterpret_cast<kvs_fabric_server*>(server));
-}
-
-void ServerAttach(JNIEnv*, jclass, jlong server, jlong region_id, jlong epoch,
-                  jlong region) {
-  kvs_fabric_server_attach(reinterpret_cast<kvs_fabric_server*>(server),
-                           static_cast<uint64_t>(region_id),
-                           static_cast<uint64_t>(epoch),
-                           reinterpret_cast<kvs_region*>(region));
-}
-
-void ServerDetach(JNIEnv*, jclass, jlong server, jlong region_id) {
-  kvs_fabric_server_detach(reinterpret_cast<kvs_fabric_server*>(server),
-                           static_cast<uint64_t>(region_id));
 }
 
 void ServerStop(JNIEnv*, jclass, jlong server) {
@@ -152,12 +193,16 @@ void ClientClose(JNIEnv*, jclass, jlong client) {
 
 bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class) {
   static const JNINativeMethod kMethods[] = {
+      KVS_NATIVE("serviceCreate", "()J", ServiceCreate),
+      KVS_NATIVE("serviceAttach", "(JJJJ)V", ServiceAttach),
+      KVS_NATIVE("serviceDetach", "(JJ)V", ServiceDetach),
+      KVS_NATIVE("serviceHandle", "(JLjava/nio/ByteBuffer;II)[B",
+                 ServiceHandle),
+      KVS_NATIVE("serviceDestroy", "(J)V", ServiceDestroy),
       KVS_NATIVE("fabricServerStart",
-                 "(Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;II)J",
+                 "(JLjava/lang/String;Ljava/lang/String;Ljava/lang/String;II)J",
                  ServerStart),
       KVS_NATIVE("fabricServerPort", "(J)I", ServerPort),
-      KVS_NATIVE("fabricServerAttach", "(JJJJ)V", ServerAttach),
-      KVS_NATIVE("fabricServerDetach", "(JJ)V", ServerDetach),
       KVS_NATIVE("fabricServerStop", "(J)V", ServerStop),
       KVS_NATIVE("fabricClientConnect",
                  "(Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;III)J",

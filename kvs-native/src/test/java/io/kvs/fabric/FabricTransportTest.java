@@ -12,6 +12,7 @@ import io.kvs.core.wire.Request;
 import io.kvs.engine.Engine;
 import io.kvs.engine.EngineOptions;
 import io.kvs.engine.Region;
+import io.kvs.service.RegionService;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -38,9 +39,10 @@ class FabricTransportTest {
   @ValueSource(strings = {"shm", "tcp"})
   void clientsReachEngineRegionsThroughTheFabric(String provider) throws Exception {
     try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
-        FabricServer server = FabricServer.start(FabricOptions.defaults(provider))) {
+        RegionService service = RegionService.create();
+        FabricServer server = FabricServer.start(FabricOptions.defaults(provider), service)) {
       Region region = engine.createRegion("users");
-      server.attach(7, 3, region);
+      service.attach(7, 3, region);
       try (FabricClient client =
           FabricClient.connect(FabricOptions.defaults(provider), "127.0.0.1", server.port())) {
         List<CompletableFuture<Reply>> puts = new ArrayList<>();
@@ -76,7 +78,8 @@ class FabricTransportTest {
   @ParameterizedTest
   @ValueSource(strings = {"tcp"})
   void aServerThatGoesAwayFailsTheClientsRequests(String provider) throws Exception {
-    FabricServer server = FabricServer.start(FabricOptions.defaults(provider));
+    RegionService service = RegionService.create();
+    FabricServer server = FabricServer.start(FabricOptions.defaults(provider), service);
     FabricClient client =
         FabricClient.connect(
             FabricOptions.defaults(provider).withTimeoutMillis(1000), "127.0.0.1", server.port());
@@ -86,6 +89,7 @@ class FabricTransportTest {
         .isInstanceOf(ExecutionException.class)
         .hasCauseInstanceOf(KvsException.class);
     client.close();
+    service.close();
     assertThatThrownBy(() -> client.send(Request.noop(0)).get(5, TimeUnit.SECONDS))
         .hasCauseInstanceOf(KvsException.class);
   }

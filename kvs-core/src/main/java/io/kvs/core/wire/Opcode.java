@@ -27,7 +27,7 @@ public enum Opcode {
   }
 
   /** The opcode with this wire value, or null if there is none. */
-  static Opcode fromCode(int code) {
+  public static Opcode fromCode(int code) {
     for (Opcode opcode : values()) {
       if (opcode.code == code) {
         return opcode;

@@ -141,18 +141,28 @@ public final class NativeMethods {
 
   // --- Fabric transport (io.kvs.fabric). Handles are native pointers; 0 is never valid.
 
-  /** Starts a fabric server answering wire requests from attached regions; returns its handle. */
+  /** Creates a service answering wire requests from attached regions; returns its handle. */
+  public static native long serviceCreate();
+
+  /** Serves {@code region} (a region handle) as {@code regionId} at {@code epoch}. */
+  public static native void serviceAttach(long service, long regionId, long epoch, long region);
+
+  /** Stops serving {@code regionId}. */
+  public static native void serviceDetach(long service, long regionId);
+
+  /** Answers one encoded request read from a direct buffer range; returns the encoded reply. */
+  public static native byte[] serviceHandle(
+      long service, ByteBuffer request, int position, int length);
+
+  /** Frees the service; every server using it must be stopped. */
+  public static native void serviceDestroy(long service);
+
+  /** Starts a fabric server answering through {@code service}; returns its handle. */
   public static native long fabricServerStart(
-      String provider, String node, String host, int port, int workers);
+      long service, String provider, String node, String host, int port, int workers);
 
   /** The server's bootstrap port. */
   public static native int fabricServerPort(long server);
-
-  /** Serves {@code region} (a region handle) as {@code regionId} at {@code epoch}. */
-  public static native void fabricServerAttach(long server, long regionId, long epoch, long region);
-
-  /** Stops serving {@code regionId}. */
-  public static native void fabricServerDetach(long server, long regionId);
 
   /** Disconnects every client and frees the server. */
   public static native void fabricServerStop(long server);

@@ -1,0 +1,97 @@
+package io.kvs.service;
+
+import io.kvs.core.ClosedException;
+import io.kvs.engine.Region;
+import io.kvs.nativelib.NativeLibrary;
+import io.kvs.nativelib.internal.NativeMethods;
+import java.nio.ByteBuffer;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+
+/**
+ * Answers wire-protocol requests (docs/PROTOCOL.md) from engine regions attached by id and epoch,
+ * natively: the handler behind every transport. The fabric server calls it without entering the
+ * JVM; a TCP front end hands it each request's bytes with {@link #handle}. Requests for regions not
+ * attached get WRONG_REGION, for another epoch STALE_EPOCH. Thread-safe; close it after the servers
+ * that use it and before the engine.
+ */
+public final class RegionService implements AutoCloseable {
+  private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+  private long handle;
+
+  private RegionService(long handle) {
+    this.handle = handle;
+  }
+
+  /** A service with no region attached. */
+  public static RegionService create() {
+    NativeLibrary.load();
+    return new RegionService(NativeMethods.serviceCreate());
+  }
+
+  /** Serves {@code region} as {@code regionId} at {@code epoch}, replacing an earlier one. */
+  public void attach(long regionId, long epoch, Region region) {
+    lock.readLock().lock();
+    try {
+      NativeMethods.serviceAttach(live(), regionId, epoch, region.nativeHandle());
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /** Stops serving {@code regionId}. */
+  public void detach(long regionId) {
+    lock.readLock().lock();
+    try {
+      NativeMethods.serviceDetach(live(), regionId);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /**
+   * Answers the encoded request in {@code request[position, position + length)} (a direct buffer)
+   * and returns the encoded reply; malformed bytes get an INVALID_ARGUMENT reply.
+   */
+  public byte[] handle(ByteBuffer request, int position, int length) {
+    if (!request.isDirect()) {
+      throw new IllegalArgumentException("request must be a direct buffer");
+    }
+    lock.readLock().lock();
+    try {
+      return NativeMethods.serviceHandle(live(), request, position, length);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /** The native handle, for the servers of this library; not for applications. */
+  public long nativeHandle() {
+    lock.readLock().lock();
+    try {
+      return live();
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /** Frees the service; idempotent. */
+  @Override
+  public void close() {
+    lock.writeLock().lock();
+    try {
+      if (handle != 0) {
+        NativeMethods.serviceDestroy(handle);
+        handle = 0;
+      }
+    } finally {
+      lock.writeLock().unlock();
+    }
+  }
+
+  private long live() {
+    if (handle == 0) {
+      throw new ClosedException("region service is closed");
+    }
+    return handle;
+  }
+}
