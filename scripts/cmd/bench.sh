@@ -1,4 +1,4 @@
-# summary: run a benchmark: engine (KVS vs RocksDB vs BlobDB, YCSB); --quick for the short profile
+# summary: run a benchmark: engine (KVS vs RocksDB vs BlobDB, YCSB), protocol (fabric vs Netty); --quick for the short profile
 #
 #   ./kvs bench engine [--quick] [options]
 #
@@ -11,9 +11,11 @@
 # line here.
 declare -A KVS_BENCHMARKS=(
   [engine]=io.kvs.bench.engine.EngineBenchmark
+  [protocol]=io.kvs.bench.protocol.ProtocolBenchmark
 )
 declare -A KVS_BENCHMARK_SUMMARIES=(
   [engine]="storage engines under YCSB: KVS vs RocksDB vs RocksDB+BlobDB (--quick: ~10 min)"
+  [protocol]="wire round trips: fabric shm and tcp vs Netty TCP, one server handler (--quick: ~1 min)"
 )
 
 cmd_bench() {

@@ -9,6 +9,30 @@
 namespace kvs::fabric {
 namespace {
 
+// The actions of the signals libfabric's components take over; restored
+// when this goes out of scope (on every path of loading).
+class SavedSignals {
+ public:
+  SavedSignals() {
+    for (size_t i = 0; i < std::size(kSignals); ++i) {
+      ::sigaction(kSignals[i], nullptr, &saved_[i]);
+    }
+  }
+  ~SavedSignals() { Restore(); }
+  SavedSignals(const SavedSignals&) = delete;
+  SavedSignals& operator=(const SavedSignals&) = delete;
+  void Restore() const {
+    for (size_t i = 0; i < std::size(kSignals); ++i) {
+      ::sigaction(kSignals[i], &saved_[i], nullptr);
+    }
+  }
+
+ private:
+  static constexpr int kSignals[] = {SIGSEGV, SIGBUS,  SIGFPE, SIGILL,
+                                     SIGABRT, SIGTERM, SIGINT};
+  struct sigaction saved_[std::size(kSignals)];
+};
+
 template <typename Function>
 bool Resolve(void* handle, const char* name, Function* function) {
   *function = reinterpret_cast<Function>(::dlsym(handle, name));
@@ -27,6 +51,16 @@ Status LibFabric::Get(const LibFabric** library) {
   static LibFabric loaded;
   static Status status;
   std::call_once(once, [] {
+    // libfabric and the libraries it loads install signal handlers: the shm
+    // provider's (SIGSEGV, SIGBUS, SIGTERM, SIGINT) unlink its shared-memory
+    // names, and libpsm2/libinfinipath (loaded with libfabric, whose psm
+    // providers use them) print a backtrace and end the process. A JVM takes
+    // SIGSEGV on purpose (implicit null checks, safepoints): with these
+    // handlers the first such signal kills it or breaks the shm endpoints.
+    // So the handlers in place before libfabric is loaded are put back once
+    // its providers are initialized. The price: a process that crashes may
+    // leave its shm endpoints' files in /dev/shm.
+    SavedSignals signals;
     void* handle = ::dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
       const char* reason = ::dlerror();
@@ -47,24 +81,12 @@ Status LibFabric::Get(const LibFabric** library) {
           "libfabric.so.1 lacks an entry point this library needs");
       return;
     }
-    // Initialize the providers now, keeping this process's signal handlers:
-    // the shm provider installs handlers for SIGSEGV, SIGBUS, SIGTERM and
-    // SIGINT that unlink its shared-memory names before passing the signal
-    // on. In a JVM, which takes SIGSEGV on purpose (implicit null checks,
-    // safepoints), the first such signal would unlink every endpoint's name
-    // and make the next peer lookup crash. The price of restoring them: a
-    // process that crashes may leave its endpoints' files in /dev/shm.
-    constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGTERM, SIGINT};
-    struct sigaction saved[std::size(kSignals)];
-    for (size_t i = 0; i < std::size(kSignals); ++i) {
-      ::sigaction(kSignals[i], nullptr, &saved[i]);
-    }
+    // Initialize the providers now (fi_getinfo), then give this process its
+    // signal handlers back (see above).
     struct fi_info* all = nullptr;
     loaded.getinfo(kApiVersion, nullptr, nullptr, 0, nullptr, &all);
     if (all != nullptr) loaded.freeinfo(all);
-    for (size_t i = 0; i < std::size(kSignals); ++i) {
-      ::sigaction(kSignals[i], &saved[i], nullptr);
-    }
+    signals.Restore();
     const uint32_t version = loaded.version();
     if (FI_MAJOR(version) != FI_MAJOR(kApiVersion) ||
         FI_MINOR(version) < FI_MINOR(kApiVersion)) {

@@ -1,0 +1,71 @@
+package io.kvs.bench.protocol;
+
+import io.kvs.engine.Engine;
+import io.kvs.engine.EngineOptions;
+import io.kvs.engine.Region;
+import io.kvs.fabric.FabricOptions;
+import io.kvs.fabric.FabricServer;
+import io.kvs.server.tcp.TcpFrontEnd;
+import io.kvs.service.RegionService;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+
+/**
+ * The server process of the protocol benchmark: one engine region holding the values the clients
+ * read, served by the same {@link RegionService} over fabric {@code shm}, fabric {@code tcp} and
+ * Netty TCP. Prints {@code READY <shm port> <tcp port> <netty port>} and runs until its standard
+ * input closes.
+ *
+ * <p>Usage: {@code ProtocolServerMain <data dir> <workers>}
+ */
+public final class ProtocolServerMain {
+  /** The region the benchmark reads. */
+  static final long REGION_ID = 1;
+
+  static final long EPOCH = 1;
+
+  private ProtocolServerMain() {}
+
+  /** The key holding a value of {@code bytes} bytes. */
+  static byte[] keyFor(int bytes) {
+    return ("value-" + bytes).getBytes(StandardCharsets.UTF_8);
+  }
+
+  public static void main(String[] args) throws IOException {
+    Path data = Path.of(args[0]);
+    int workers = Integer.parseInt(args[1]);
+    try (Engine engine = Engine.open(data.resolve("volume"), EngineOptions.defaults());
+        RegionService service = RegionService.create()) {
+      Region region = engine.createRegion("bench");
+      for (int bytes : ProtocolBenchmark.PAYLOADS) {
+        region.put(keyFor(bytes), new byte[bytes]);
+      }
+      service.attach(REGION_ID, EPOCH, region);
+      FabricOptions shm = FabricOptions.defaults("shm");
+      FabricOptions tcp = FabricOptions.defaults("tcp");
+      shm = new FabricOptions("shm", "", "127.0.0.1", 0, workers, shm.bufferBytes(), 5000);
+      tcp = new FabricOptions("tcp", "127.0.0.1", "127.0.0.1", 0, workers, tcp.bufferBytes(), 5000);
+      TcpFrontEnd.Options netty = TcpFrontEnd.Options.defaults();
+      netty =
+          new TcpFrontEnd.Options(
+              "127.0.0.1",
+              0,
+              1,
+              workers,
+              netty.queue(),
+              netty.maxInFlightPerConnection(),
+              netty.maxFrameBytes());
+      try (FabricServer shmServer = FabricServer.start(shm, service);
+          FabricServer tcpServer = FabricServer.start(tcp, service);
+          TcpFrontEnd nettyServer = TcpFrontEnd.start(service, netty)) {
+        System.out.println(
+            "READY " + shmServer.port() + " " + tcpServer.port() + " " + nettyServer.port());
+        System.out.flush();
+        while (System.in.read() >= 0) {
+          // runs until the benchmark closes our standard input
+        }
+      }
+    }
+  }
+}

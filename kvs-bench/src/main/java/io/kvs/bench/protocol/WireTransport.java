@@ -1,0 +1,13 @@
+package io.kvs.bench.protocol;
+
+import io.kvs.core.wire.Reply;
+import io.kvs.core.wire.Request;
+import java.util.concurrent.CompletableFuture;
+
+/** A client connection of one transport, as the benchmark drives it. */
+interface WireTransport extends AutoCloseable {
+  CompletableFuture<Reply> send(Request request);
+
+  @Override
+  void close();
+}
