@@ -21,7 +21,6 @@ namespace {
 constexpr uint32_t kHelloMagic = 0x48535654;    // "KVSH" little-endian
 constexpr uint32_t kWelcomeMagic = 0x57535654;  // "KVSW"
 constexpr uint8_t kBootstrapVersion = 1;
-constexpr size_t kMessageBytesMax = 4096;
 
 using Clock = std::chrono::steady_clock;
 

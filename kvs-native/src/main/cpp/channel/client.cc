@@ -1,5 +1,6 @@
 #include "channel/client.h"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,9 +39,19 @@ struct Client::Outstanding {
 };
 
 Client::~Client() {
-  if (socket_ >= 0) ::close(socket_);
-  // Writes in flight read our staging buffer: let them finish first.
-  const auto deadline = Clock::now() + std::chrono::seconds(1);
+  // A graceful goodbye: tell the server (half-close), keep driving progress
+  // -- its writes into our memory need it -- until it closes its side,
+  // which it does once its last write to us completed; bounded.
+  const auto deadline = Clock::now() + std::chrono::seconds(2);
+  if (socket_ >= 0) {
+    ::shutdown(socket_, SHUT_WR);
+    while (endpoint_ != nullptr && !PeerClosed(socket_) &&
+           Clock::now() < deadline) {
+      endpoint_->Progress();
+    }
+    ::close(socket_);
+  }
+  // Our own writes read our staging buffer: let them finish too.
   while (endpoint_ != nullptr && endpoint_->outstanding() > 0 &&
          Clock::now() < deadline) {
     endpoint_->Progress();

@@ -44,7 +44,26 @@ struct Connection {
   // Replies sent in part, by request id: the whole reply.
   std::mutex parts_mutex;
   std::unordered_map<uint64_t, std::string> parts;
+  // `closed` and `writes` change together under `write_mutex`: once closed,
+  // no write starts, so `writes` only falls and the departing client can be
+  // let go when it reaches zero (its memory must outlive our writes to it).
+  std::mutex write_mutex;
   std::atomic<bool> closed{false};
+  std::atomic<int> writes{0};
+  Clock::time_point closing_since;
+
+  // Marks the connection closed; false if it already was.
+  bool MarkClosed() {
+    std::lock_guard<std::mutex> lock(write_mutex);
+    return !closed.exchange(true);
+  }
+  // Registers a write about to be posted; false once closed.
+  bool BeginWrite() {
+    std::lock_guard<std::mutex> lock(write_mutex);
+    if (closed.load()) return false;
+    writes.fetch_add(1);
+    return true;
+  }
 
   ~Connection() {
     // Regions before the buffers they cover; the endpoint outlives us.
@@ -83,6 +102,8 @@ struct Server::Impl {
   std::mutex incoming_mutex;
   std::vector<std::shared_ptr<Connection>> incoming;
   std::vector<std::shared_ptr<Connection>> connections;  // spinner only
+  // Closed, waiting for their last writes before the socket closes.
+  std::vector<std::shared_ptr<Connection>> closing;  // spinner only
   std::atomic<uint64_t> next_connection_id{1};
 
   std::vector<std::unique_ptr<Worker>> workers;
@@ -112,6 +133,7 @@ struct Server::Impl {
     for (auto& worker : workers) worker->queue.clear();
     incoming.clear();
     connections.clear();
+    closing.clear();
     if (listen_socket >= 0) ::close(listen_socket);
   }
 
@@ -220,6 +242,7 @@ struct Server::Impl {
         }
         ++i;
       }
+      Release();
       const auto now = Clock::now();
       if (busy) {
         idle_since = now;
@@ -333,11 +356,30 @@ struct Server::Impl {
     }
   }
 
+  // Stops serving a connection. Its socket closes (letting the client go)
+  // once the writes already posted to it completed, or after a grace period
+  // for a client that stopped driving progress (it died).
   void Close(const std::shared_ptr<Connection>& connection) {
-    connection->closed.store(true);
-    ::shutdown(connection->socket, SHUT_RDWR);
+    connection->MarkClosed();
+    connection->closing_since = Clock::now();
+    closing.push_back(connection);
     closed.fetch_add(1);
     open.fetch_sub(1);
+  }
+
+  void Release() {
+    const auto now = Clock::now();
+    for (size_t i = 0; i < closing.size();) {
+      Connection& connection = *closing[i];
+      if (connection.writes.load() == 0 ||
+          now - connection.closing_since > options.incomplete_timeout) {
+        ::shutdown(connection.socket, SHUT_RDWR);
+        closing[i] = std::move(closing.back());
+        closing.pop_back();
+        continue;
+      }
+      ++i;
+    }
   }
 
   // --- Workers. ----------------------------------------------------------
@@ -383,7 +425,7 @@ struct Server::Impl {
                     ? connection.parts.find(fetch.request_id)
                     : connection.parts.end();
       if (it == connection.parts.end() || fetch.offset >= it->second.size()) {
-        connection.closed.store(true);  // a fetch of nothing: broken client
+        connection.MarkClosed();  // a fetch of nothing: broken client
         malformed.fetch_add(1);
         return;
       }
@@ -401,7 +443,7 @@ struct Server::Impl {
   // fit (keeping the whole reply for the client's fetch).
   void SendReply(const Task& task, const std::string& reply, uint32_t offset) {
     Connection& connection = *task.connection;
-    if (connection.closed.load()) {
+    if (!connection.BeginWrite()) {
       return;  // the client went away while its request was handled
     }
     const MessageHeader& request = task.header;
@@ -430,10 +472,12 @@ struct Server::Impl {
         connection.peer, slot, bytes, *connection.staging_region,
         connection.reply_buffer.address + request.reply_offset,
         connection.reply_buffer.key, [keep_alive](Status status) {
-          if (!status.ok()) keep_alive->closed.store(true);
+          if (!status.ok()) keep_alive->MarkClosed();
+          keep_alive->writes.fetch_sub(1);
         });
     if (!posted.ok()) {
-      connection.closed.store(true);
+      connection.writes.fetch_sub(1);
+      connection.MarkClosed();
     }
   }
 };
