@@ -87,12 +87,12 @@ Status LibFabric::Get(const LibFabric** library) {
     loaded.getinfo(kApiVersion, nullptr, nullptr, 0, nullptr, &all);
     if (all != nullptr) loaded.freeinfo(all);
     signals.Restore();
-    const uint32_t version = loaded.version();
-    if (FI_MAJOR(version) != FI_MAJOR(kApiVersion) ||
-        FI_MINOR(version) < FI_MINOR(kApiVersion)) {
+    const uint32_t installed = loaded.version();
+    if (FI_MAJOR(installed) != FI_MAJOR(kApiVersion) ||
+        FI_MINOR(installed) < FI_MINOR(kApiVersion)) {
       status =
-          Status::NotFound("libfabric " + std::to_string(FI_MAJOR(version)) +
-                           "." + std::to_string(FI_MINOR(version)) +
+          Status::NotFound("libfabric " + std::to_string(FI_MAJOR(installed)) +
+                           "." + std::to_string(FI_MINOR(installed)) +
                            " is installed; 1.17 or newer "
                            "(same major version) is needed");
     }
