@@ -1,5 +1,6 @@
 #include "channel/client.h"
 
+#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -354,7 +355,9 @@ Status Client::Call(std::string_view request, std::string* reply) {
     Poll();
   }
   while (!done) {
-    Poll();
+    if (Poll() == 0) {
+      sched_yield();  // let the threads we wait for run on a busy machine
+    }
     if (!broken_.ok() && !done) return broken_;
   }
   return result;

@@ -137,6 +137,8 @@ public final class FabricClient implements AutoCloseable {
           idleSince = now;
         } else if (now - idleSince > IDLE_SPIN_NANOS) {
           LockSupport.parkNanos(inFlight.isEmpty() ? 1_000_000 : IDLE_PARK_NANOS);
+        } else {
+          Thread.yield(); // spin, but never in the way of threads with work
         }
       }
     } catch (KvsException e) {
