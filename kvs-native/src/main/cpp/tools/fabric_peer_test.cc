@@ -1,0 +1,101 @@
+// Peers in their own processes: a client killed with SIGKILL in the middle
+// of writing a request leaves the server unharmed and its connection
+// released; a client process completes round trips.
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include "channel/client.h"
+#include "channel/server.h"
+
+namespace kvs::channel {
+namespace {
+
+class Echo : public RequestHandler {
+ public:
+  void Handle(std::string_view request, std::string* reply) override {
+    reply->assign(request);
+  }
+};
+
+// Starts the peer with `args`; its stdout is readable from *out.
+pid_t Spawn(std::vector<std::string> args, FILE** out) {
+  int pipe_fds[2];
+  EXPECT_EQ(::pipe(pipe_fds), 0);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(pipe_fds[1], STDOUT_FILENO);
+    ::close(pipe_fds[0]);
+    std::vector<char*> argv;
+    std::string program = KVS_FABRIC_PEER_PATH;
+    argv.push_back(program.data());
+    for (auto& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    ::execv(program.c_str(), argv.data());
+    ::_exit(127);
+  }
+  ::close(pipe_fds[1]);
+  *out = ::fdopen(pipe_fds[0], "r");
+  return pid;
+}
+
+class FabricPeerTest : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    ServerOptions options;
+    fabric::ParseProvider(GetParam(), &options.endpoint.provider);
+    if (options.endpoint.provider == fabric::Provider::kTcp) {
+      options.endpoint.node = "127.0.0.1";
+    }
+    ASSERT_TRUE(Server::Start(options, &echo_, &server_).ok());
+  }
+  Echo echo_;
+  std::unique_ptr<Server> server_;
+};
+
+TEST_P(FabricPeerTest, AClientKilledMidMessageIsReleasedAndOthersServed) {
+  FILE* out = nullptr;
+  const pid_t pid =
+      Spawn({GetParam(), std::to_string(server_->port()), "partial"}, &out);
+  char line[64] = {};
+  ASSERT_NE(std::fgets(line, sizeof line, out), nullptr);
+  EXPECT_STREQ(line, "WROTE\n");
+  EXPECT_EQ(server_->stats().connections_open, 1u);
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  std::fclose(out);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (server_->stats().connections_open != 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(server_->stats().connections_open, 0u);
+  EXPECT_EQ(server_->stats().requests,
+            0u);  // the half message was never served
+  // Another client process is served as before.
+  const pid_t calls = Spawn(
+      {GetParam(), std::to_string(server_->port()), "calls", "100"}, &out);
+  ASSERT_NE(std::fgets(line, sizeof line, out), nullptr);
+  EXPECT_STREQ(line, "OK 100\n");
+  ::waitpid(calls, &status, 0);
+  std::fclose(out);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, FabricPeerTest,
+                         ::testing::Values("shm", "tcp"),
+                         [](const auto& param_info) {
+                           return std::string(param_info.param);
+                         });
+
+}  // namespace
+}  // namespace kvs::channel
