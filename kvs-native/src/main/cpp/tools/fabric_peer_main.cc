@@ -6,7 +6,8 @@
 //   kvs_fabric_peer <shm|tcp> <port> calls N   make N round trips, print
 //       "OK N"
 //
-// The server is on 127.0.0.1. Exit status 2 on any error (printed).
+// The server is on KVS_PEER_SERVER (default 127.0.0.1); a tcp endpoint
+// binds KVS_PEER_NODE (default 127.0.0.1). Exit status 2 on any error.
 
 #include <unistd.h>
 
@@ -40,8 +41,16 @@ fabric::EndpointOptions Options(const char* provider) {
     std::fprintf(stderr, "unknown provider %s\n", provider);
     std::exit(2);
   }
-  if (options.provider != fabric::Provider::kShm) options.node = "127.0.0.1";
+  if (options.provider != fabric::Provider::kShm) {
+    const char* node = std::getenv("KVS_PEER_NODE");
+    options.node = node != nullptr ? node : "127.0.0.1";
+  }
   return options;
+}
+
+std::string ServerHost() {
+  const char* host = std::getenv("KVS_PEER_SERVER");
+  return host != nullptr ? host : "127.0.0.1";
 }
 
 int Partial(const fabric::EndpointOptions& options, uint16_t port) {
@@ -55,7 +64,7 @@ int Partial(const fabric::EndpointOptions& options, uint16_t port) {
   if (!status.ok()) return Fail(status);
   int socket = -1;
   status =
-      channel::Connect("127.0.0.1", port, std::chrono::seconds(2), &socket);
+      channel::Connect(ServerHost(), port, std::chrono::seconds(2), &socket);
   if (!status.ok()) return Fail(status);
   channel::Hello hello;
   hello.provider = options.provider;
@@ -98,7 +107,7 @@ int Calls(const fabric::EndpointOptions& options, uint16_t port, int count) {
   client_options.endpoint = options;
   std::unique_ptr<channel::Client> client;
   Status status =
-      channel::Client::Connect(client_options, "127.0.0.1", port, &client);
+      channel::Client::Connect(client_options, ServerHost(), port, &client);
   if (!status.ok()) return Fail(status);
   std::string reply;
   for (int i = 0; i < count; ++i) {
