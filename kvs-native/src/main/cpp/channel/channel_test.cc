@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -18,6 +19,7 @@
 #include "channel/message_format.h"
 #include "channel/server.h"
 #include "util/coding.h"
+#include "util/crc32c.h"
 
 namespace kvs::channel {
 namespace {
@@ -36,12 +38,24 @@ class TestHandler : public RequestHandler {
         (*reply)[i] = static_cast<char>(i % 251);
       return;
     }
+    if (request.substr(0, 4) == "crc ") {
+      // "crc <offset> <length>": the CRC32C of that range of the replica.
+      size_t length_at = 0;
+      const size_t offset =
+          std::stoul(std::string(request.substr(4)), &length_at);
+      const size_t length =
+          std::stoul(std::string(request.substr(4 + length_at)));
+      reply->assign(std::to_string(crc32c::Value(replica + offset, length)));
+      return;
+    }
     if (request == "stall") {
       std::unique_lock<std::mutex> lock(mutex_);
       released_.wait(lock, [this] { return release_; });
     }
     reply->assign(request.rbegin(), request.rend());
   }
+  const char* replica = nullptr;  // set by tests that use a replica buffer
+
   void Release() {
     std::lock_guard<std::mutex> lock(mutex_);
     release_ = true;
@@ -259,6 +273,57 @@ TEST_P(ChannelTest, AServerThatGoesAwayFailsTheCallsInTime) {
   const Status status = client->Call("after", &reply);
   EXPECT_FALSE(status.ok());
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(3)) << status.ToString();
+}
+
+// The replication channel's primitives: a backup's buffer written
+// one-sidedly at offsets, then a control message that finds the bytes.
+TEST_P(ChannelTest, ReplicationWritesLandInAReplicaBufferBeforeLaterMessages) {
+  Server::ReplicaBuffer replica;
+  ASSERT_TRUE(server_->CreateReplicaBuffer(2u << 20, &replica).ok());
+  handler_.replica = replica.data;
+  auto client = NewClient();
+  ASSERT_NE(client, nullptr);
+  std::string segment(2u << 20, '\0');
+  for (size_t i = 0; i < segment.size(); ++i) {
+    segment[i] = static_cast<char>((i * 131) >> 7);
+  }
+  int completed = 0;
+  for (size_t offset = 0; offset < segment.size();) {
+    const size_t chunk = std::min<size_t>(100000, segment.size() - offset);
+    const Status status = client->WriteRemote(
+        replica.remote, offset, std::string_view(segment).substr(offset, chunk),
+        [&](Status s) {
+          EXPECT_TRUE(s.ok()) << s.ToString();
+          ++completed;
+        });
+    if (status.IsBusy()) {
+      client->Poll();
+      continue;
+    }
+    ASSERT_TRUE(status.ok()) << status.ToString();
+    offset += chunk;
+  }
+  const int writes = static_cast<int>((segment.size() + 99999) / 100000);
+  ASSERT_TRUE(Eventually([&] {
+    client->Poll();
+    return completed == writes;
+  }));
+  std::string reply;
+  ASSERT_TRUE(
+      client->Call("crc 0 " + std::to_string(segment.size()), &reply).ok());
+  EXPECT_EQ(reply,
+            std::to_string(crc32c::Value(segment.data(), segment.size())));
+  EXPECT_EQ(std::string(replica.data, segment.size()), segment);
+  // Writes outside the buffer are refused before anything is sent.
+  EXPECT_EQ(client
+                ->WriteRemote(replica.remote, replica.size - 10, "0123456789a",
+                              nullptr)
+                .code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_TRUE(client->health().ok());
+  client.reset();
+  EXPECT_TRUE(server_->ReleaseReplicaBuffer(replica.remote.key).ok());
+  EXPECT_TRUE(server_->ReleaseReplicaBuffer(replica.remote.key).IsNotFound());
 }
 
 // A peer that writes a well-sealed but wrong message (a reply slot outside

@@ -310,9 +310,54 @@ bool Client::PollOne(Outstanding* request, bool* finished) {
   return true;
 }
 
+Status Client::WriteRemote(const fabric::RemoteBuffer& target, uint64_t offset,
+                           std::string_view bytes,
+                           std::function<void(Status)> done) {
+  if (!broken_.ok()) return broken_;
+  if (bytes.empty() || offset > target.size ||
+      bytes.size() > target.size - offset) {
+    return Status::InvalidArgument(
+        "a write of " + std::to_string(bytes.size()) + " bytes at " +
+        std::to_string(offset) + " does not fit the " +
+        std::to_string(target.size) + "-byte remote buffer");
+  }
+  if (write_ring_ == nullptr) {
+    write_staging_.Resize(options_.write_staging_bytes);
+    KVS_RETURN_IF_ERROR(endpoint_->Register(
+        write_staging_.data(), write_staging_.size(), &write_staging_region_));
+    write_ring_ = std::make_unique<RingAllocator>(options_.write_staging_bytes,
+                                                  kUnitBytes);
+  }
+  const uint32_t rounded = RoundToUnit(bytes.size());
+  if (rounded > write_ring_->capacity()) {
+    return Status::TooLarge("a remote write larger than the staging buffer");
+  }
+  const auto space = write_ring_->Allocate(rounded);
+  if (!space) return Status::Busy("the write staging buffer is full");
+  char* at = write_staging_.data() + space->offset;
+  std::memcpy(at, bytes.data(), bytes.size());
+  const uint64_t id = space->id;
+  const Status posted = endpoint_->PostWrite(
+      server_, at, bytes.size(), *write_staging_region_,
+      target.address + offset, target.key,
+      [this, id, done = std::move(done)](Status status) mutable {
+        // Delivered from Poll: the staging space returns, then the owner.
+        writes_done_.push_back(id);
+        if (done) done(status);
+        if (!status.ok()) Break(status);
+      });
+  if (!posted.ok()) {
+    write_ring_->Release(id);
+    return BreakOnPostFailure(posted);
+  }
+  return Status::Ok();
+}
+
 size_t Client::Poll() {
   if (!broken_.ok()) return 0;
   endpoint_->Progress();
+  for (const uint64_t id : writes_done_) write_ring_->Release(id);
+  writes_done_.clear();
   if (++polls_ % 256 == 0 && PeerClosed(socket_)) {
     Break(Status::IoError("the server closed the connection"));
     return 0;

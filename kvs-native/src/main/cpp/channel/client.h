@@ -27,6 +27,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "channel/message_format.h"
 #include "channel/ring_allocator.h"
@@ -45,6 +47,8 @@ struct ClientOptions {
   // when replies come in parts.
   uint32_t reply_slot_bytes = 512;
   size_t max_outstanding = 64;
+  // Staging for WriteRemote (registered on first use).
+  uint32_t write_staging_bytes = 4u << 20;
   std::chrono::milliseconds request_timeout{5000};
   std::chrono::milliseconds bootstrap_timeout{2000};
 };
@@ -84,6 +88,16 @@ class Client {
   const Status& health() const { return broken_; }
   ClientStats stats() const;
 
+  // Replication channel, writing side (a primary): writes `bytes` at
+  // `offset` of a peer's buffer (Server::CreateReplicaBuffer, described in a
+  // control message) one-sidedly; `done` is called from a later Poll when
+  // the write completed. The bytes are copied first (into a registered
+  // staging buffer of `options.write_staging_bytes`): BUSY while it is full.
+  // Writes on this connection stay in order with its messages, so a control
+  // message sent after `done` finds the bytes in place.
+  Status WriteRemote(const fabric::RemoteBuffer& target, uint64_t offset,
+                     std::string_view bytes, std::function<void(Status)> done);
+
  private:
   struct Outstanding;
   Client() = default;
@@ -107,6 +121,10 @@ class Client {
   io::AlignedBuffer replies_;
   std::unique_ptr<fabric::MemoryRegion> replies_region_;
   std::unique_ptr<RingAllocator> request_ring_, reply_ring_;
+  io::AlignedBuffer write_staging_;
+  std::unique_ptr<fabric::MemoryRegion> write_staging_region_;
+  std::unique_ptr<RingAllocator> write_ring_;
+  std::vector<uint64_t> writes_done_;  // staging space to release
   uint32_t sequence_ = 0;
   uint64_t next_request_id_ = 1;
   uint32_t reply_slot_bytes_ = 0;

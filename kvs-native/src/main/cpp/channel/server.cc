@@ -10,6 +10,7 @@
 #include <cstring>
 #include <deque>
 #include <list>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -108,6 +109,14 @@ struct Server::Impl {
   std::vector<std::shared_ptr<Connection>> closing;  // spinner only
   std::atomic<uint64_t> next_connection_id{1};
 
+  // Replica buffers by key: the memory and its registration.
+  struct Replica {
+    io::AlignedBuffer memory;
+    std::unique_ptr<fabric::MemoryRegion> region;
+  };
+  std::mutex replicas_mutex;
+  std::map<uint64_t, std::unique_ptr<Replica>> replicas;
+
   std::vector<std::unique_ptr<Worker>> workers;
   size_t current_worker = 0;  // spinner only
 
@@ -136,6 +145,7 @@ struct Server::Impl {
     incoming.clear();
     connections.clear();
     closing.clear();
+    replicas.clear();
     if (listen_socket >= 0) ::close(listen_socket);
   }
 
@@ -524,6 +534,34 @@ Status Server::Start(const ServerOptions& options, RequestHandler* handler,
 }
 
 uint16_t Server::port() const { return impl_->port; }
+
+Status Server::CreateReplicaBuffer(size_t bytes, ReplicaBuffer* buffer) {
+  if (bytes == 0 || bytes % kUnitBytes != 0 || bytes > kBufferBytesMax) {
+    return Status::InvalidArgument(
+        "a replica buffer is a multiple of 64 bytes up to 64 MiB");
+  }
+  auto replica = std::make_unique<Impl::Replica>();
+  replica->memory.Resize(bytes);
+  std::memset(replica->memory.data(), 0, bytes);
+  KVS_RETURN_IF_ERROR(impl_->endpoint->Register(replica->memory.data(), bytes,
+                                                &replica->region));
+  buffer->data = replica->memory.data();
+  buffer->size = bytes;
+  buffer->remote = {replica->region->RemoteAddress(0), replica->region->key(),
+                    bytes};
+  std::lock_guard<std::mutex> lock(impl_->replicas_mutex);
+  impl_->replicas[buffer->remote.key] = std::move(replica);
+  return Status::Ok();
+}
+
+Status Server::ReleaseReplicaBuffer(uint64_t key) {
+  std::lock_guard<std::mutex> lock(impl_->replicas_mutex);
+  if (impl_->replicas.erase(key) == 0) {
+    return Status::NotFound("no replica buffer with key " +
+                            std::to_string(key));
+  }
+  return Status::Ok();
+}
 
 ServerStats Server::stats() const {
   ServerStats stats;

@@ -88,6 +88,20 @@ class Server {
   uint16_t port() const;
   ServerStats stats() const;
 
+  // Replication channel, receiving side (a backup): a buffer of `bytes`
+  // (a multiple of 64; one 2 MiB log segment per region and log in the
+  // cluster) that connected peers may write one-sidedly. Hand `remote` to
+  // the writer in a control message; read `data` once a later message says
+  // the bytes are there. Freed with ReleaseReplicaBuffer or the server.
+  struct ReplicaBuffer {
+    char* data = nullptr;
+    size_t size = 0;
+    fabric::RemoteBuffer remote;
+  };
+  Status CreateReplicaBuffer(size_t bytes, ReplicaBuffer* buffer);
+  // NOT_FOUND if no buffer has this key.
+  Status ReleaseReplicaBuffer(uint64_t key);
+
  private:
   struct Impl;
   explicit Server(std::unique_ptr<Impl> impl);
