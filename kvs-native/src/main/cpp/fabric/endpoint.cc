@@ -1,10 +1,15 @@
 #include "fabric/endpoint.h"
 
+#include <dirent.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
+#include <signal.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -88,10 +93,39 @@ Status Endpoint::Open(const EndpointOptions& options,
   return Status::Ok();
 }
 
+size_t RemoveStaleShmEndpoints(const std::string& directory) {
+  // The shm provider names an endpoint's region "<pid>:<n>:<n>". Its own
+  // cleanup on a crash is a signal handler, which we remove (libfabric.h),
+  // so the regions of processes that died stay behind: 16 MiB names each.
+  size_t removed = 0;
+  DIR* dir = ::opendir(directory.c_str());
+  if (dir == nullptr) return 0;
+  while (const struct dirent* entry = ::readdir(dir)) {
+    const std::string name = entry->d_name;
+    const size_t colon = name.find(':');
+    if (colon == 0 || colon == std::string::npos ||
+        name.find_first_not_of("0123456789") != colon ||
+        name.find_first_not_of("0123456789:", colon) != std::string::npos ||
+        std::count(name.begin(), name.end(), ':') != 2) {
+      continue;
+    }
+    const long pid = std::strtol(name.c_str(), nullptr, 10);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH &&
+        ::unlink((directory + "/" + name).c_str()) == 0) {
+      ++removed;
+    }
+  }
+  ::closedir(dir);
+  return removed;
+}
+
 Status Endpoint::Init() {
   KVS_RETURN_IF_ERROR(LibFabric::Get(&api_));
-  if (options_.provider == Provider::kShm && options_.shm_disable_cma) {
-    ::setenv("FI_SHM_DISABLE_CMA", "1", /*overwrite=*/0);
+  if (options_.provider == Provider::kShm) {
+    if (options_.shm_disable_cma) {
+      ::setenv("FI_SHM_DISABLE_CMA", "1", /*overwrite=*/0);
+    }
+    RemoveStaleShmEndpoints("/dev/shm");
   }
   struct fi_info* hints = api_->dupinfo(nullptr);
   if (hints == nullptr) {

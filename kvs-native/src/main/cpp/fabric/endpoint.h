@@ -55,6 +55,12 @@ enum class Provider {
   kVerbs,  // RDMA NICs: verbs with rxm
 };
 
+// Removes the shm provider's region names in `directory` ("<pid>:<n>:<n>")
+// whose process no longer exists; returns how many. Opening a shm endpoint
+// does this for /dev/shm: the provider's own cleanup runs from signal
+// handlers this library cannot keep (libfabric.h).
+size_t RemoveStaleShmEndpoints(const std::string& directory);
+
 // "shm", "tcp" or "verbs"; false for anything else.
 bool ParseProvider(std::string_view name, Provider* provider);
 const char* ProviderName(Provider provider);

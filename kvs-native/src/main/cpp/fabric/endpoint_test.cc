@@ -1,10 +1,14 @@
 #include "fabric/endpoint.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -112,6 +116,29 @@ TEST(EndpointOpenTest, AProviderThatIsNotHereIsAClearError) {
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.message().find("verbs"), std::string_view::npos)
       << status.ToString();
+}
+
+TEST(EndpointOpenTest, ShmRegionsOfDeadProcessesAreRemoved) {
+  char pattern[] = "/tmp/kvs-shm-XXXXXX";
+  ASSERT_NE(::mkdtemp(pattern), nullptr);
+  const std::string directory = pattern;
+  // A process that has exited, and this one, which lives.
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ::waitpid(child, nullptr, 0);
+  const std::string dead = directory + "/" + std::to_string(child) + ":0:0";
+  const std::string alive =
+      directory + "/" + std::to_string(::getpid()) + ":0:0";
+  const std::string other = directory + "/not-an-endpoint";
+  for (const auto& path : {dead, alive, other}) {
+    std::ofstream(path) << "x";
+  }
+  EXPECT_EQ(RemoveStaleShmEndpoints(directory), 1u);
+  EXPECT_FALSE(std::filesystem::exists(dead));
+  EXPECT_TRUE(std::filesystem::exists(alive));
+  EXPECT_TRUE(std::filesystem::exists(other));
+  std::filesystem::remove_all(directory);
 }
 
 TEST(EndpointOpenTest, ProviderNamesParse) {

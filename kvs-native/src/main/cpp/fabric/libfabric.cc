@@ -58,8 +58,9 @@ Status LibFabric::Get(const LibFabric** library) {
     // SIGSEGV on purpose (implicit null checks, safepoints): with these
     // handlers the first such signal kills it or breaks the shm endpoints.
     // So the handlers in place before libfabric is loaded are put back once
-    // its providers are initialized. The price: a process that crashes may
-    // leave its shm endpoints' files in /dev/shm.
+    // its providers are initialized; the shm names a crashed process leaves
+    // are removed by the next shm endpoint to open
+    // (RemoveStaleShmEndpoints).
     SavedSignals signals;
     void* handle = ::dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
