@@ -27,23 +27,8 @@ using Clock = std::chrono::steady_clock;
 void PutU8(std::string* out, uint8_t v) {
   out->push_back(static_cast<char>(v));
 }
-void PutU16(std::string* out, uint16_t v) {
-  char b[2];
-  coding::EncodeFixed16(b, v);
-  out->append(b, 2);
-}
-void PutU32(std::string* out, uint32_t v) {
-  char b[4];
-  coding::EncodeFixed32(b, v);
-  out->append(b, 4);
-}
-void PutU64(std::string* out, uint64_t v) {
-  char b[8];
-  coding::EncodeFixed64(b, v);
-  out->append(b, 8);
-}
 void Seal(std::string* out) {
-  PutU32(out, crc32c::Value(out->data(), out->size()));
+  coding::PutFixed32(out, crc32c::Value(out->data(), out->size()));
 }
 
 // Waits until `socket` is ready for `events` or the deadline passes.
@@ -118,34 +103,34 @@ Status ReadMessage(int socket, std::chrono::milliseconds timeout,
 
 std::string EncodeHello(const Hello& hello) {
   std::string out;
-  PutU32(&out, kHelloMagic);
+  coding::PutFixed32(&out, kHelloMagic);
   PutU8(&out, kBootstrapVersion);
   PutU8(&out, static_cast<uint8_t>(hello.provider));
-  PutU16(&out, static_cast<uint16_t>(hello.address.size()));
+  coding::PutFixed16(&out, static_cast<uint16_t>(hello.address.size()));
   out += hello.address;
-  PutU64(&out, hello.reply_buffer.address);
-  PutU64(&out, hello.reply_buffer.key);
-  PutU32(&out, static_cast<uint32_t>(hello.reply_buffer.size));
-  PutU32(&out, hello.request_buffer_bytes);
+  coding::PutFixed64(&out, hello.reply_buffer.address);
+  coding::PutFixed64(&out, hello.reply_buffer.key);
+  coding::PutFixed32(&out, static_cast<uint32_t>(hello.reply_buffer.size));
+  coding::PutFixed32(&out, hello.request_buffer_bytes);
   Seal(&out);
   return out;
 }
 
 std::string EncodeWelcome(const Welcome& welcome) {
   std::string out;
-  PutU32(&out, kWelcomeMagic);
+  coding::PutFixed32(&out, kWelcomeMagic);
   PutU8(&out, kBootstrapVersion);
   PutU8(&out, static_cast<uint8_t>(welcome.status.code()));
   const std::string address =
       welcome.status.ok()
           ? welcome.address
           : std::string(welcome.status.message().substr(0, kAddressBytesMax));
-  PutU16(&out, static_cast<uint16_t>(address.size()));
+  coding::PutFixed16(&out, static_cast<uint16_t>(address.size()));
   out += address;
-  PutU64(&out, welcome.request_buffer.address);
-  PutU64(&out, welcome.request_buffer.key);
-  PutU32(&out, static_cast<uint32_t>(welcome.request_buffer.size));
-  PutU64(&out, welcome.connection_id);
+  coding::PutFixed64(&out, welcome.request_buffer.address);
+  coding::PutFixed64(&out, welcome.request_buffer.key);
+  coding::PutFixed32(&out, static_cast<uint32_t>(welcome.request_buffer.size));
+  coding::PutFixed64(&out, welcome.connection_id);
   Seal(&out);
   return out;
 }

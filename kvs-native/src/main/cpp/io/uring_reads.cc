@@ -42,6 +42,15 @@ class ThreadRing {
 
 thread_local ThreadRing t_ring;
 
+// Waits for the next completion; 0 or the negative error.
+int WaitCompletion(io_uring* ring, io_uring_cqe** cqe) {
+  int result;
+  do {
+    result = io_uring_wait_cqe(ring, cqe);
+  } while (result == -EINTR);
+  return result;
+}
+
 Status ReadError(const ReadOp& op, int error) {
   return Status::FromErrno("read at " + std::to_string(op.offset) + " (" +
                                std::to_string(op.size) + " bytes)",
@@ -76,11 +85,7 @@ bool UringReadMany(int fd, std::span<ReadOp> ops, std::vector<size_t>* retry) {
           submitted < 0 ? 0 : static_cast<size_t>(submitted);
       for (size_t reaped = 0; reaped < in_flight; ++reaped) {
         io_uring_cqe* cqe = nullptr;
-        int result;
-        do {
-          result = io_uring_wait_cqe(ring, &cqe);
-        } while (result == -EINTR);
-        if (result != 0) {
+        if (WaitCompletion(ring, &cqe) != 0) {
           break;
         }
         io_uring_cqe_seen(ring, cqe);
@@ -93,11 +98,7 @@ bool UringReadMany(int fd, std::span<ReadOp> ops, std::vector<size_t>* retry) {
     }
     for (size_t reaped = 0; reaped < count; ++reaped) {
       io_uring_cqe* cqe = nullptr;
-      int result;
-      do {
-        result = io_uring_wait_cqe(ring, &cqe);
-      } while (result == -EINTR);
-      if (result != 0) {
+      if (WaitCompletion(ring, &cqe) != 0) {
         t_ring.Shutdown();
         for (size_t i = start; i < ops.size(); ++i) {
           retry->push_back(i);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "jni/arrays.h"
 #include "jni/exceptions.h"
 #include "jni/registration.h"
 #include "kvs/kvs.h"
@@ -23,16 +24,6 @@ kvs_engine* EngineOf(jlong handle) {
 }
 kvs_region* RegionOf(jlong handle) {
   return reinterpret_cast<kvs_region*>(handle);
-}
-
-// Raises a failed C ABI call's status as a Java exception; true if failed.
-bool Failed(JNIEnv* env, kvs_status status) {
-  if (status == KVS_OK) {
-    return false;
-  }
-  ThrowStatus(env, Status::FromCode(static_cast<Status::Code>(status),
-                                    kvs_last_error_message()));
-  return true;
 }
 
 // Copies a byte[] range into `out`. The wrappers check bounds first.
@@ -155,20 +146,6 @@ void Delete(JNIEnv* env, jclass, jlong region, jbyteArray key, jint offset,
   if (CopyArray(env, key, offset, length, &key_bytes)) {
     Failed(env,
            kvs_delete(RegionOf(region), key_bytes.data(), key_bytes.size()));
-  }
-}
-
-struct ArraySink {
-  JNIEnv* env;
-  jbyteArray result;
-};
-
-void SinkToArray(void* context, const void* value, size_t size) {
-  auto* sink = static_cast<ArraySink*>(context);
-  sink->result = sink->env->NewByteArray(static_cast<jsize>(size));
-  if (sink->result != nullptr) {
-    sink->env->SetByteArrayRegion(sink->result, 0, static_cast<jsize>(size),
-                                  static_cast<const jbyte*>(value));
   }
 }
 
@@ -326,12 +303,7 @@ jbyteArray IteratorKey(JNIEnv* env, jclass, jlong iterator) {
   const void* key = nullptr;
   size_t size = 0;
   kvs_iterator_key(IteratorOf(iterator), &key, &size);
-  jbyteArray result = env->NewByteArray(static_cast<jsize>(size));
-  if (result != nullptr) {
-    env->SetByteArrayRegion(result, 0, static_cast<jsize>(size),
-                            static_cast<const jbyte*>(key));
-  }
-  return result;
+  return NewByteArrayOf(env, key, size);
 }
 
 jbyteArray IteratorValue(JNIEnv* env, jclass, jlong iterator) {
@@ -375,20 +347,8 @@ jbyteArray IteratorReadPairs(JNIEnv* env, jclass, jlong iterator, jint limit,
     return nullptr;
   }
   packer.bytes[0] = kvs_iterator_valid(IteratorOf(iterator)) ? 1 : 0;
-  const auto size = static_cast<jsize>(packer.bytes.size());
-  jbyteArray result = env->NewByteArray(size);
-  if (result != nullptr) {
-    env->SetByteArrayRegion(
-        result, 0, size, reinterpret_cast<const jbyte*>(packer.bytes.data()));
-  }
-  return result;
+  return NewByteArrayOf(env, packer.bytes.data(), packer.bytes.size());
 }
-
-#define KVS_NATIVE(name, signature, function)              \
-  {                                                        \
-    const_cast<char*>(name), const_cast<char*>(signature), \
-        reinterpret_cast<void*>(&function)                 \
-  }
 
 }  // namespace
 

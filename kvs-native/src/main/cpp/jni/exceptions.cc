@@ -49,4 +49,13 @@ void ThrowStatus(JNIEnv* env, const Status& status) {
   }
 }
 
+bool Failed(JNIEnv* env, kvs_status status) {
+  if (status == KVS_OK) {
+    return false;
+  }
+  ThrowStatus(env, Status::FromCode(static_cast<Status::Code>(status),
+                                    kvs_last_error_message()));
+  return true;
+}
+
 }  // namespace kvs::jni

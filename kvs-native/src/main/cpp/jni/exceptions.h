@@ -10,6 +10,7 @@
 
 #include <jni.h>
 
+#include "kvs/kvs.h"
 #include "util/status.h"
 
 namespace kvs::jni {
@@ -24,6 +25,10 @@ void ShutdownExceptions(JNIEnv* env);
 // Raises `status` (which must not be OK) as the pending Java exception. The
 // caller must return to Java right after, without further JNI calls.
 void ThrowStatus(JNIEnv* env, const Status& status);
+
+// Raises a failed C ABI call's status (with kvs_last_error_message) as the
+// pending Java exception; returns whether it failed.
+bool Failed(JNIEnv* env, kvs_status status);
 
 }  // namespace kvs::jni
 

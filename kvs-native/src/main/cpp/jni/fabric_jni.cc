@@ -9,6 +9,7 @@
 #include <iterator>
 #include <string>
 
+#include "jni/arrays.h"
 #include "jni/exceptions.h"
 #include "jni/registration.h"
 #include "kvs/kvs.h"
@@ -16,13 +17,6 @@
 
 namespace kvs::jni {
 namespace {
-
-bool Failed(JNIEnv* env, kvs_status status) {
-  if (status == KVS_OK) return false;
-  ThrowStatus(env, Status::FromCode(static_cast<Status::Code>(status),
-                                    kvs_last_error_message()));
-  return true;
-}
 
 std::string StringOf(JNIEnv* env, jstring text) {
   if (text == nullptr) return {};
@@ -48,20 +42,6 @@ void ServiceDetach(JNIEnv*, jclass, jlong service, jlong region_id) {
                      static_cast<uint64_t>(region_id));
 }
 
-struct ReplySink {
-  JNIEnv* env;
-  jbyteArray result;
-};
-
-void SinkReply(void* context, const void* bytes, size_t size) {
-  auto* sink = static_cast<ReplySink*>(context);
-  sink->result = sink->env->NewByteArray(static_cast<jsize>(size));
-  if (sink->result != nullptr) {
-    sink->env->SetByteArrayRegion(sink->result, 0, static_cast<jsize>(size),
-                                  static_cast<const jbyte*>(bytes));
-  }
-}
-
 // Reads the request from a direct buffer range: no copy on the way in.
 jbyteArray ServiceHandle(JNIEnv* env, jclass, jlong service, jobject request,
                          jint position, jint length) {
@@ -72,9 +52,9 @@ jbyteArray ServiceHandle(JNIEnv* env, jclass, jlong service, jobject request,
     ThrowStatus(env, Status::InvalidArgument("not a direct buffer range"));
     return nullptr;
   }
-  ReplySink sink{env, nullptr};
+  ArraySink sink{env, nullptr};
   kvs_service_handle(reinterpret_cast<kvs_service*>(service), base + position,
-                     static_cast<size_t>(length), &SinkReply, &sink);
+                     static_cast<size_t>(length), &SinkToArray, &sink);
   return sink.result;
 }
 
@@ -165,13 +145,7 @@ jbyteArray ClientPoll(JNIEnv* env, jclass, jlong client) {
   kvs_fabric_client_poll(reinterpret_cast<kvs_fabric_client*>(client), &Pack,
                          &packed);
   if (packed.empty()) return nullptr;
-  const auto size = static_cast<jsize>(packed.size());
-  jbyteArray result = env->NewByteArray(size);
-  if (result != nullptr) {
-    env->SetByteArrayRegion(result, 0, size,
-                            reinterpret_cast<const jbyte*>(packed.data()));
-  }
-  return result;
+  return NewByteArrayOf(env, packed.data(), packed.size());
 }
 
 jint ClientOutstanding(JNIEnv*, jclass, jlong client) {
@@ -182,12 +156,6 @@ jint ClientOutstanding(JNIEnv*, jclass, jlong client) {
 void ClientClose(JNIEnv*, jclass, jlong client) {
   kvs_fabric_client_close(reinterpret_cast<kvs_fabric_client*>(client));
 }
-
-#define KVS_NATIVE(name, signature, function)              \
-  {                                                        \
-    const_cast<char*>(name), const_cast<char*>(signature), \
-        reinterpret_cast<void*>(&function)                 \
-  }
 
 }  // namespace
 

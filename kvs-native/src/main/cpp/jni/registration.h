@@ -12,6 +12,13 @@ namespace kvs::jni {
 inline constexpr char kNativeMethodsClass[] =
     "io/kvs/nativelib/internal/NativeMethods";
 
+// One JNINativeMethod table entry.
+#define KVS_NATIVE(name, signature, function)              \
+  {                                                        \
+    const_cast<char*>(name), const_cast<char*>(signature), \
+        reinterpret_cast<void*>(&function)                 \
+  }
+
 // Each returns false with a pending Java exception on failure.
 bool RegisterLibraryNatives(JNIEnv* env, jclass native_methods_class);
 bool RegisterChecksumNatives(JNIEnv* env, jclass native_methods_class);

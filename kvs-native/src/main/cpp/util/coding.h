@@ -39,6 +39,11 @@ inline uint64_t DecodeFixed64(const char* in) {
   return value;
 }
 
+inline void PutFixed16(std::string* out, uint16_t value) {
+  char buffer[2];
+  EncodeFixed16(buffer, value);
+  out->append(buffer, sizeof(buffer));
+}
 inline void PutFixed32(std::string* out, uint32_t value) {
   char buffer[4];
   EncodeFixed32(buffer, value);

@@ -52,18 +52,8 @@ class Reader {
 void PutU8(std::string* out, uint8_t value) {
   out->push_back(static_cast<char>(value));
 }
-void PutU32(std::string* out, uint32_t value) {
-  char bytes[4];
-  coding::EncodeFixed32(bytes, value);
-  out->append(bytes, 4);
-}
-void PutU64(std::string* out, uint64_t value) {
-  char bytes[8];
-  coding::EncodeFixed64(bytes, value);
-  out->append(bytes, 8);
-}
 void PutSized(std::string* out, std::string_view bytes) {
-  PutU32(out, static_cast<uint32_t>(bytes.size()));
+  coding::PutFixed32(out, static_cast<uint32_t>(bytes.size()));
   out->append(bytes);
 }
 
@@ -158,15 +148,15 @@ void EncodeRequest(const Request& request, std::string* out) {
   PutU8(out, kVersion);
   PutU8(out, static_cast<uint8_t>(request.opcode));
   out->append(6, '\0');
-  PutU64(out, request.request_id);
-  PutU64(out, request.region_id);
-  PutU64(out, request.epoch);
+  coding::PutFixed64(out, request.request_id);
+  coding::PutFixed64(out, request.region_id);
+  coding::PutFixed64(out, request.epoch);
   switch (request.opcode) {
     case Opcode::kNoop:
       break;
     case Opcode::kPut:
-      PutU32(out, static_cast<uint32_t>(request.key.size()));
-      PutU32(out, static_cast<uint32_t>(request.value.size()));
+      coding::PutFixed32(out, static_cast<uint32_t>(request.key.size()));
+      coding::PutFixed32(out, static_cast<uint32_t>(request.value.size()));
       out->append(request.key);
       out->append(request.value);
       break;
@@ -175,16 +165,17 @@ void EncodeRequest(const Request& request, std::string* out) {
       PutSized(out, request.key);
       break;
     case Opcode::kScan:
-      PutU32(out, static_cast<uint32_t>(request.key.size()));
-      PutU32(out, request.end ? static_cast<uint32_t>(request.end->size())
-                              : kNoEndBound);
-      PutU32(out, request.limit);
-      PutU32(out, request.max_bytes);
+      coding::PutFixed32(out, static_cast<uint32_t>(request.key.size()));
+      coding::PutFixed32(out, request.end
+                                  ? static_cast<uint32_t>(request.end->size())
+                                  : kNoEndBound);
+      coding::PutFixed32(out, request.limit);
+      coding::PutFixed32(out, request.max_bytes);
       out->append(request.key);
       if (request.end) out->append(*request.end);
       break;
     case Opcode::kMultiGet:
-      PutU32(out, static_cast<uint32_t>(request.keys.size()));
+      coding::PutFixed32(out, static_cast<uint32_t>(request.keys.size()));
       for (const std::string_view key : request.keys) PutSized(out, key);
       break;
   }
@@ -301,7 +292,7 @@ void EncodeReply(const Reply& reply, std::string* out) {
   PutU8(out, static_cast<uint8_t>(reply.opcode));
   PutU8(out, static_cast<uint8_t>(reply.status));
   out->append(5, '\0');
-  PutU64(out, reply.request_id);
+  coding::PutFixed64(out, reply.request_id);
   if (reply.status != Status::Code::kOk) {
     PutSized(out, reply.message);
     return;
@@ -315,17 +306,17 @@ void EncodeReply(const Reply& reply, std::string* out) {
       PutSized(out, reply.value);
       break;
     case Opcode::kScan:
-      PutU32(out, static_cast<uint32_t>(reply.pairs.size()));
+      coding::PutFixed32(out, static_cast<uint32_t>(reply.pairs.size()));
       PutU8(out, reply.more ? 1 : 0);
       for (const auto& [key, value] : reply.pairs) {
-        PutU32(out, static_cast<uint32_t>(key.size()));
-        PutU32(out, static_cast<uint32_t>(value.size()));
+        coding::PutFixed32(out, static_cast<uint32_t>(key.size()));
+        coding::PutFixed32(out, static_cast<uint32_t>(value.size()));
         out->append(key);
         out->append(value);
       }
       break;
     case Opcode::kMultiGet:
-      PutU32(out, static_cast<uint32_t>(reply.values.size()));
+      coding::PutFixed32(out, static_cast<uint32_t>(reply.values.size()));
       for (const auto& value : reply.values) {
         PutU8(out, value ? 1 : 0);
         PutSized(out, value ? *value : std::string_view());
