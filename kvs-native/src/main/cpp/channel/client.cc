@@ -36,7 +36,9 @@ struct Client::Outstanding {
   Clock::time_point deadline;
   Callback done;
   std::string assembled;  // parts received so far
-  bool fetch_pending = false;
+  // Non-zero while the rest of a reply sent in part is yet to be asked
+  // for: the message bytes it needs.
+  uint64_t fetch_bytes = 0;
 };
 
 Client::~Client() {
@@ -224,10 +226,9 @@ void Client::Break(Status status) {
 
 bool Client::PollOne(Outstanding* request, bool* finished) {
   *finished = false;
-  if (request->fetch_pending) {
+  if (request->fetch_bytes != 0) {
     // Ask for the rest of a reply sent in part (retried while full).
-    const uint64_t left = request->slot.size;  // the size wanted, see below
-    auto slot = TakeReplySlot(static_cast<uint32_t>(left));
+    auto slot = TakeReplySlot(static_cast<uint32_t>(request->fetch_bytes));
     if (!slot) return false;
     MessageHeader header;
     header.kind = MessageKind::kFetch;
@@ -247,7 +248,7 @@ bool Client::PollOne(Outstanding* request, bool* finished) {
     request->slot = *slot;
     request->sequence = sequence_ - 1;
     request->request_space = space;
-    request->fetch_pending = false;
+    request->fetch_bytes = 0;
     ++stats_.fetches;
     return true;
   }
@@ -279,15 +280,15 @@ bool Client::PollOne(Outstanding* request, bool* finished) {
     request->assembled.append(payload);
     ClearMessage(at, header.message_bytes);
     reply_ring_->Release(request->slot.id);
-    // Future replies get slots large enough for this one (up to a quarter
-    // of the buffer); the rest of this one is fetched in slots up to half.
+    // Future replies get slots large enough for this one (up to half the
+    // buffer, the largest slot); the rest of this one is fetched likewise.
     const uint64_t whole = MessageBytes(header.total_bytes);
     reply_slot_bytes_ = std::max(
         reply_slot_bytes_,
-        std::min<uint32_t>(RoundToUnit(whole), reply_ring_->capacity() / 4));
-    request->slot.size = RoundToUnit(
+        std::min<uint32_t>(RoundToUnit(whole), reply_ring_->capacity() / 2 /
+                                                   kUnitBytes * kUnitBytes));
+    request->fetch_bytes = RoundToUnit(
         MessageBytes(header.total_bytes - request->assembled.size()));
-    request->fetch_pending = true;
     request->deadline = Clock::now() + options_.request_timeout;
     return PollOne(request, finished);
   }

@@ -43,7 +43,7 @@ struct ClientOptions {
   // The buffers' sizes (the seeds' default: 256 KiB each).
   uint32_t request_buffer_bytes = 256u << 10;
   uint32_t reply_buffer_bytes = 256u << 10;
-  // The first reply slot size; grows (up to a quarter of the reply buffer)
+  // The first reply slot size; grows (up to half the reply buffer)
   // when replies come in parts.
   uint32_t reply_slot_bytes = 512;
   size_t max_outstanding = 64;

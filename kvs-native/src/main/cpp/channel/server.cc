@@ -103,6 +103,7 @@ struct Server::Impl {
   std::atomic<bool> running{true};
 
   std::mutex incoming_mutex;
+  std::condition_variable incoming_ready;  // the spinner waits on it when idle
   std::vector<std::shared_ptr<Connection>> incoming;
   std::vector<std::shared_ptr<Connection>> connections;  // spinner only
   // Closed, waiting for their last writes before the socket closes.
@@ -125,7 +126,11 @@ struct Server::Impl {
       reply_parts{0}, malformed{0}, wakeups{0};
 
   ~Impl() {
-    running.store(false);
+    {
+      std::lock_guard<std::mutex> lock(incoming_mutex);
+      running.store(false);
+      incoming_ready.notify_all();
+    }
     if (acceptor.joinable()) acceptor.join();
     if (spinner.joinable()) spinner.join();
     for (auto& worker : workers) {
@@ -183,6 +188,7 @@ struct Server::Impl {
     open.fetch_add(1);
     std::lock_guard<std::mutex> lock(incoming_mutex);
     incoming.push_back(std::move(connection));
+    incoming_ready.notify_one();
   }
 
   Status Admit(const Hello& hello, Connection* connection, Welcome* welcome) {
@@ -231,11 +237,21 @@ struct Server::Impl {
     // stretch a 20 us sleep to 70.
     ::prctl(PR_SET_TIMERSLACK, 1000, 0, 0, 0);
     auto idle_since = Clock::now();
+    auto nap = options.spin_sleep;
     uint64_t rounds = 0;
     while (running.load(std::memory_order_acquire)) {
       bool busy = endpoint->Progress() > 0;
       {
-        std::lock_guard<std::mutex> lock(incoming_mutex);
+        std::unique_lock<std::mutex> lock(incoming_mutex);
+        if (connections.empty() && closing.empty() && incoming.empty()) {
+          // Nothing to poll and no write in flight: block until a client
+          // connects.
+          incoming_ready.wait(lock, [&] {
+            return !incoming.empty() ||
+                   !running.load(std::memory_order_acquire);
+          });
+          idle_since = Clock::now();
+        }
         for (auto& connection : incoming) {
           connections.push_back(std::move(connection));
         }
@@ -261,9 +277,14 @@ struct Server::Impl {
       const auto now = Clock::now();
       if (busy) {
         idle_since = now;
+        nap = options.spin_sleep;
       } else if (options.spin_idle.count() > 0 &&
                  now - idle_since > options.spin_idle) {
-        std::this_thread::sleep_for(options.spin_sleep);
+        // Naps that double while nothing comes, up to spin_sleep_max: an
+        // idle server costs little CPU, a busy one none of its latency.
+        std::this_thread::sleep_for(nap);
+        nap = std::min(nap * 2, std::max(options.spin_sleep,
+                                         options.spin_sleep_max));
       } else {
         // Spinning, but never in the way of a thread that has work: on a
         // machine with fewer cores than spinning threads (clients and

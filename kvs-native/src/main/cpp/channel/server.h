@@ -58,10 +58,13 @@ struct ServerOptions {
   size_t workers = 2;
   size_t queue_threshold = 64;
   std::chrono::microseconds worker_idle{100};
-  // The spinning thread sleeps this long between polls once it has found
-  // nothing for `spin_idle` (0: never sleeps, the seeds' behaviour).
+  // The spinning thread naps between polls once it has found nothing for
+  // `spin_idle` (0: never naps, the seeds' behaviour): first `spin_sleep`,
+  // doubling while idle up to `spin_sleep_max` (the most latency an idle
+  // connection's next request sees). With no connection it blocks.
   std::chrono::microseconds spin_idle{200};
   std::chrono::microseconds spin_sleep{20};
+  std::chrono::microseconds spin_sleep_max{1000};
   std::chrono::milliseconds incomplete_timeout{2000};
   std::chrono::milliseconds bootstrap_timeout{2000};
 };

@@ -1,10 +1,13 @@
-// kvs_fabric_peer: a fabric client in its own process, for tests that must
-// kill a peer (tools/fabric_peer_test.cc forks it and sends SIGKILL).
+// kvs_fabric_peer: a fabric client or server in its own process, for tests
+// that must kill a peer (tools/fabric_peer_test.cc forks it and sends
+// SIGKILL).
 //
 //   kvs_fabric_peer <shm|tcp> <port> partial   connect, write the header of
 //       a request whose payload never follows, print "WROTE", wait forever
 //   kvs_fabric_peer <shm|tcp> <port> calls N   make N round trips, print
 //       "OK N"
+//   kvs_fabric_peer <shm|tcp> 0 serve          start an echo server, print
+//       "PORT p" (its bootstrap port), serve until killed
 //
 // The server is on KVS_PEER_SERVER (default 127.0.0.1); a tcp endpoint
 // binds KVS_PEER_NODE (default 127.0.0.1). Exit status 2 on any error.
@@ -21,6 +24,7 @@
 #include "channel/bootstrap.h"
 #include "channel/client.h"
 #include "channel/message_format.h"
+#include "channel/server.h"
 #include "fabric/endpoint.h"
 #include "io/aligned_buffer.h"
 
@@ -118,17 +122,38 @@ int Calls(const fabric::EndpointOptions& options, uint16_t port, int count) {
   return 0;
 }
 
+class Echo : public channel::RequestHandler {
+ public:
+  void Handle(std::string_view request, std::string* reply) override {
+    reply->assign(request);
+  }
+};
+
+int Serve(const fabric::EndpointOptions& options) {
+  Echo echo;
+  channel::ServerOptions server_options;
+  server_options.endpoint = options;
+  std::unique_ptr<channel::Server> server;
+  const Status status = channel::Server::Start(server_options, &echo, &server);
+  if (!status.ok()) return Fail(status);
+  std::printf("PORT %u\n", static_cast<unsigned>(server->port()));
+  std::fflush(stdout);
+  for (;;) ::pause();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr,
-                 "usage: kvs_fabric_peer <shm|tcp> <port> partial|calls N\n");
+    std::fprintf(
+        stderr,
+        "usage: kvs_fabric_peer <shm|tcp> <port> partial|calls N|serve\n");
     return 2;
   }
   const fabric::EndpointOptions options = Options(argv[1]);
   const auto port = static_cast<uint16_t>(std::atoi(argv[2]));
   if (std::strcmp(argv[3], "partial") == 0) return Partial(options, port);
+  if (std::strcmp(argv[3], "serve") == 0) return Serve(options);
   if (std::strcmp(argv[3], "calls") == 0 && argc > 4) {
     return Calls(options, port, std::atoi(argv[4]));
   }

@@ -1,6 +1,7 @@
 // Peers in their own processes: a client killed with SIGKILL in the middle
 // of writing a request leaves the server unharmed and its connection
-// released; a client process completes round trips.
+// released; a client process completes round trips; a server process killed
+// under a client fails its calls in time.
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -90,6 +91,38 @@ TEST_P(FabricPeerTest, AClientKilledMidMessageIsReleasedAndOthersServed) {
   ::waitpid(calls, &status, 0);
   std::fclose(out);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+TEST_P(FabricPeerTest, AServerProcessKilledFailsTheClientsCallsInTime) {
+  FILE* out = nullptr;
+  const pid_t pid = Spawn({GetParam(), "0", "serve"}, &out);
+  char line[64] = {};
+  ASSERT_NE(std::fgets(line, sizeof line, out), nullptr);
+  unsigned port = 0;
+  ASSERT_EQ(std::sscanf(line, "PORT %u", &port), 1) << line;
+  ClientOptions options;
+  fabric::ParseProvider(GetParam(), &options.endpoint.provider);
+  if (options.endpoint.provider == fabric::Provider::kTcp) {
+    options.endpoint.node = "127.0.0.1";
+  }
+  options.request_timeout = std::chrono::milliseconds(1000);
+  std::unique_ptr<Client> client;
+  ASSERT_TRUE(Client::Connect(options, "127.0.0.1", static_cast<uint16_t>(port),
+                              &client)
+                  .ok());
+  std::string reply;
+  ASSERT_TRUE(client->Call("before", &reply).ok());
+  EXPECT_EQ(reply, "before");
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  std::fclose(out);
+  const auto start = std::chrono::steady_clock::now();
+  const Status after = client->Call("after", &reply);
+  EXPECT_FALSE(after.ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3))
+      << after.ToString();
+  EXPECT_FALSE(client->health().ok());
 }
 
 // tcp between two network namespaces joined by a veth pair: the client

@@ -15,18 +15,23 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The client end of the fabric transport: one connection to a {@link FabricServer} (or a region
  * server), over which requests travel as one-sided writes and replies come back the same way.
  *
- * <p>{@link #send} may be called from any thread; a dedicated I/O thread owns the native
- * connection, submits queued requests, drives progress and completes the futures (dependent actions
- * should use the {@code *Async} variants so they do not run on it). If the server stops answering
- * within the timeout, dies or sends a malformed reply, every outstanding future fails and the
- * client is closed: connect again.
+ * <p>{@link #send} and {@link #call} may be called from any thread. One thread at a time drives the
+ * native connection (submits queued requests, drives progress, completes futures): a dedicated I/O
+ * thread, except while a thread waits in {@link #call}, which drives it itself so that a blocking
+ * round trip needs no hand-off between threads. Dependent actions of {@link #send}'s futures should
+ * use the {@code *Async} variants so they do not run on the driving thread. If the server stops
+ * answering within the timeout, dies or sends a malformed reply, every outstanding request fails
+ * and the client is closed: connect again.
  */
 public final class FabricClient implements AutoCloseable {
   private static final int STATUS_BUSY = 5;
@@ -38,6 +43,10 @@ public final class FabricClient implements AutoCloseable {
   private final ConcurrentLinkedQueue<Pending> queue = new ConcurrentLinkedQueue<>();
   private final Map<Long, CompletableFuture<Reply>> inFlight = new ConcurrentHashMap<>();
   private final Thread io;
+  // Held by whichever thread drives the native connection.
+  private final ReentrantLock driver = new ReentrantLock();
+  // Threads waiting in call(): while there are any, they drive and the I/O thread stands aside.
+  private final AtomicInteger callers = new AtomicInteger();
   private volatile boolean open = true;
   private volatile KvsException failure;
 
@@ -79,6 +88,68 @@ public final class FabricClient implements AutoCloseable {
    * connection's error if it broke.
    */
   public CompletableFuture<Reply> send(Request request) {
+    CompletableFuture<Reply> future = enqueue(request);
+    LockSupport.unpark(io);
+    return future;
+  }
+
+  /**
+   * Sends {@code request} and waits for its reply, driving the connection from the calling thread
+   * while it waits: the lowest-latency way to make one round trip at a time.
+   *
+   * @throws KvsException the connection's error if it broke, {@link ClosedException} once the
+   *     client is closed
+   */
+  public Reply call(Request request) {
+    callers.incrementAndGet();
+    try {
+      CompletableFuture<Reply> future = enqueue(request);
+      while (!future.isDone()) {
+        if (failure != null || !open) {
+          LockSupport.unpark(io); // it fails what is left
+          break;
+        }
+        if (driver.tryLock()) {
+          try {
+            if (!future.isDone()) {
+              driveOnce();
+            }
+          } finally {
+            driver.unlock();
+          }
+        } else {
+          Thread.yield();
+        }
+      }
+      return await(future);
+    } finally {
+      callers.decrementAndGet();
+    }
+  }
+
+  private static Reply await(CompletableFuture<Reply> future) {
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          return future.get();
+        } catch (InterruptedException e) {
+          interrupted = true;
+        } catch (ExecutionException e) {
+          if (e.getCause() instanceof KvsException kvs) {
+            throw kvs;
+          }
+          throw new KvsException(StatusCode.IO_ERROR, "fabric request failed", e.getCause());
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private CompletableFuture<Reply> enqueue(Request request) {
     CompletableFuture<Reply> future = new CompletableFuture<>();
     KvsException broken = failure;
     if (broken != null) {
@@ -90,9 +161,15 @@ public final class FabricClient implements AutoCloseable {
       return future;
     }
     long id = nextId.getAndIncrement();
-    queue.add(
-        new Pending(id, WireCodec.encode(request.withRequestId(id)), future, System.nanoTime()));
-    LockSupport.unpark(io);
+    Pending pending =
+        new Pending(id, WireCodec.encode(request.withRequestId(id)), future, System.nanoTime());
+    queue.add(pending);
+    if ((!open || failure != null) && queue.remove(pending)) {
+      // closed between the check and the add, after the I/O thread drained the queue
+      KvsException cause = failure;
+      future.completeExceptionally(
+          cause != null ? cause : new ClosedException("fabric client is closed"));
+    }
     return future;
   }
 
@@ -123,27 +200,42 @@ public final class FabricClient implements AutoCloseable {
   }
 
   private void run() {
-    long idleSince = System.nanoTime();
     try {
-      while (open && failure == null) {
-        boolean busy = submitQueued();
-        byte[] finished = NativeMethods.fabricClientPoll(handle);
-        if (finished != null) {
-          complete(finished);
-          busy = true;
-        }
-        long now = System.nanoTime();
-        if (busy) {
-          idleSince = now;
-        } else if (now - idleSince > IDLE_SPIN_NANOS) {
-          LockSupport.parkNanos(inFlight.isEmpty() ? 1_000_000 : IDLE_PARK_NANOS);
-        } else {
-          Thread.yield(); // spin, but never in the way of threads with work
-        }
-      }
-    } catch (KvsException e) {
-      failure = e;
+      serve();
     } finally {
+      shutDown();
+    }
+  }
+
+  private void serve() {
+    long idleSince = System.nanoTime();
+    while (open && failure == null) {
+      if (callers.get() > 0) {
+        LockSupport.parkNanos(IDLE_PARK_NANOS); // a caller drives
+        continue;
+      }
+      boolean busy;
+      driver.lock();
+      try {
+        busy = driveOnce();
+      } finally {
+        driver.unlock();
+      }
+      long now = System.nanoTime();
+      if (busy) {
+        idleSince = now;
+      } else if (now - idleSince > IDLE_SPIN_NANOS) {
+        LockSupport.parkNanos(inFlight.isEmpty() ? 1_000_000 : IDLE_PARK_NANOS);
+      } else {
+        Thread.yield(); // spin, but never in the way of threads with work
+      }
+    }
+  }
+
+  /** Closes the native connection and fails whatever is outstanding. */
+  private void shutDown() {
+    driver.lock();
+    try {
       KvsException cause =
           failure != null ? failure : new ClosedException("fabric client is closed");
       NativeMethods.fabricClientClose(handle);
@@ -154,6 +246,28 @@ public final class FabricClient implements AutoCloseable {
       while ((pending = queue.poll()) != null) {
         pending.future().completeExceptionally(cause);
       }
+    } finally {
+      driver.unlock();
+    }
+  }
+
+  /** One round of driving the connection (caller holds {@link #driver}): whether anything moved. */
+  private boolean driveOnce() {
+    if (failure != null || !open) {
+      return false;
+    }
+    try {
+      boolean busy = submitQueued();
+      byte[] finished = NativeMethods.fabricClientPoll(handle);
+      if (finished != null) {
+        complete(finished);
+        busy = true;
+      }
+      return busy;
+    } catch (KvsException e) {
+      failure = e;
+      LockSupport.unpark(io);
+      return false;
     }
   }
 

@@ -3,6 +3,7 @@ package io.kvs.fabric;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvs.core.ClosedException;
 import io.kvs.core.KeyValue;
 import io.kvs.core.KvsException;
 import io.kvs.core.StatusCode;
@@ -19,6 +20,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -72,6 +76,51 @@ class FabricTransportTest {
     }
   }
 
+  /** Blocking calls drive the connection from their own threads, beside async sends. */
+  @ParameterizedTest
+  @ValueSource(strings = {"shm", "tcp"})
+  void blockingCallsFromManyThreadsShareTheConnectionWithSends(String provider) throws Exception {
+    try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
+        RegionService service = RegionService.create();
+        FabricServer server = FabricServer.start(FabricOptions.defaults(provider), service)) {
+      service.attach(7, 3, engine.createRegion("users"));
+      FabricClient client =
+          FabricClient.connect(FabricOptions.defaults(provider), "127.0.0.1", server.port());
+      ExecutorService threads = Executors.newFixedThreadPool(4);
+      try {
+        List<Future<?>> done = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+          int thread = t;
+          done.add(
+              threads.submit(
+                  () -> {
+                    for (int i = 0; i < 300; i++) {
+                      byte[] key = bytes("t" + thread + "-" + i);
+                      byte[] value = bytes("v" + i);
+                      if (i % 3 == 0) {
+                        assertThat(await(client.send(Request.put(0, 7, 3, key, value))).status())
+                            .isEqualTo(StatusCode.OK);
+                      } else {
+                        assertThat(client.call(Request.put(0, 7, 3, key, value)).status())
+                            .isEqualTo(StatusCode.OK);
+                      }
+                      assertThat(client.call(Request.get(0, 7, 3, key)).value()).isEqualTo(value);
+                    }
+                    return null;
+                  }));
+        }
+        for (Future<?> future : done) {
+          future.get(60, TimeUnit.SECONDS);
+        }
+        assertThat(client.outstanding()).isZero();
+      } finally {
+        threads.shutdownNow();
+        client.close();
+      }
+      assertThatThrownBy(() -> client.call(Request.noop(0))).isInstanceOf(ClosedException.class);
+    }
+  }
+
   // tcp only: in one process, a closed shm endpoint unmaps the memory its in-process peers
   // write to, which a separate server process's exit does not; the departed-server case on shm
   // needs the server in another process.
@@ -88,6 +137,7 @@ class FabricTransportTest {
     assertThatThrownBy(() -> reply.get(20, TimeUnit.SECONDS))
         .isInstanceOf(ExecutionException.class)
         .hasCauseInstanceOf(KvsException.class);
+    assertThatThrownBy(() -> client.call(Request.noop(0))).isInstanceOf(KvsException.class);
     client.close();
     service.close();
     assertThatThrownBy(() -> client.send(Request.noop(0)).get(5, TimeUnit.SECONDS))

@@ -8,6 +8,11 @@ import java.util.concurrent.CompletableFuture;
 interface WireTransport extends AutoCloseable {
   CompletableFuture<Reply> send(Request request);
 
+  /** One blocking round trip, the transport's fastest way. */
+  default Reply call(Request request) throws Exception {
+    return send(request).get();
+  }
+
   @Override
   void close();
 }
