@@ -68,6 +68,21 @@ void kvs_service_attach(kvs_service* service, uint64_t region_id,
                           reinterpret_cast<kvs::lsm::Region*>(region));
 }
 
+void kvs_service_attach_placed(kvs_service* service, uint64_t region_id,
+                               uint64_t epoch, kvs_region* region, int primary,
+                               const void* start, size_t start_size,
+                               const void* end, size_t end_size, int has_end) {
+  kvs::service::Placement placement;
+  placement.primary = primary != 0;
+  placement.start.assign(static_cast<const char*>(start), start_size);
+  if (has_end != 0) {
+    placement.end.emplace(static_cast<const char*>(end), end_size);
+  }
+  service->service.Attach(region_id, epoch,
+                          reinterpret_cast<kvs::lsm::Region*>(region),
+                          std::move(placement));
+}
+
 void kvs_service_detach(kvs_service* service, uint64_t region_id) {
   service->service.Detach(region_id);
 }

@@ -283,8 +283,8 @@ struct Server::Impl {
         // Naps that double while nothing comes, up to spin_sleep_max: an
         // idle server costs little CPU, a busy one none of its latency.
         std::this_thread::sleep_for(nap);
-        nap = std::min(nap * 2, std::max(options.spin_sleep,
-                                         options.spin_sleep_max));
+        nap = std::min(nap * 2,
+                       std::max(options.spin_sleep, options.spin_sleep_max));
       } else {
         // Spinning, but never in the way of a thread that has work: on a
         // machine with fewer cores than spinning threads (clients and

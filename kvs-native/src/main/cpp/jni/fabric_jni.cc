@@ -26,6 +26,14 @@ std::string StringOf(JNIEnv* env, jstring text) {
   return copy;
 }
 
+std::string StringOfBytes(JNIEnv* env, jbyteArray bytes) {
+  if (bytes == nullptr) return {};
+  std::string copy(static_cast<size_t>(env->GetArrayLength(bytes)), '\0');
+  env->GetByteArrayRegion(bytes, 0, static_cast<jsize>(copy.size()),
+                          reinterpret_cast<jbyte*>(copy.data()));
+  return copy;
+}
+
 jlong ServiceCreate(JNIEnv*, jclass) {
   return reinterpret_cast<jlong>(kvs_service_create());
 }
@@ -35,6 +43,19 @@ void ServiceAttach(JNIEnv*, jclass, jlong service, jlong region_id, jlong epoch,
   kvs_service_attach(
       reinterpret_cast<kvs_service*>(service), static_cast<uint64_t>(region_id),
       static_cast<uint64_t>(epoch), reinterpret_cast<kvs_region*>(region));
+}
+
+// `end` null: unbounded.
+void ServiceAttachPlaced(JNIEnv* env, jclass, jlong service, jlong region_id,
+                         jlong epoch, jlong region, jboolean primary,
+                         jbyteArray start, jbyteArray end) {
+  const std::string start_bytes = StringOfBytes(env, start);
+  const std::string end_bytes = StringOfBytes(env, end);
+  kvs_service_attach_placed(
+      reinterpret_cast<kvs_service*>(service), static_cast<uint64_t>(region_id),
+      static_cast<uint64_t>(epoch), reinterpret_cast<kvs_region*>(region),
+      primary ? 1 : 0, start_bytes.data(), start_bytes.size(), end_bytes.data(),
+      end_bytes.size(), end != nullptr ? 1 : 0);
 }
 
 void ServiceDetach(JNIEnv*, jclass, jlong service, jlong region_id) {
@@ -163,6 +184,7 @@ bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class) {
   static const JNINativeMethod kMethods[] = {
       KVS_NATIVE("serviceCreate", "()J", ServiceCreate),
       KVS_NATIVE("serviceAttach", "(JJJJ)V", ServiceAttach),
+      KVS_NATIVE("serviceAttachPlaced", "(JJJJZ[B[B)V", ServiceAttachPlaced),
       KVS_NATIVE("serviceDetach", "(JJ)V", ServiceDetach),
       KVS_NATIVE("serviceHandle", "(JLjava/nio/ByteBuffer;II)[B",
                  ServiceHandle),

@@ -26,9 +26,47 @@ void Fail(const wire::Request& request, const Status& status,
 }  // namespace
 
 void RegionService::Attach(uint64_t region_id, uint64_t epoch,
-                           lsm::Region* region) {
+                           lsm::Region* region, Placement placement) {
   std::unique_lock<std::shared_mutex> lock(mutex_);
-  regions_[region_id] = {epoch, region};
+  regions_[region_id] = {epoch, region, std::move(placement)};
+}
+
+Status RegionService::CheckPlacement(const wire::Request& request,
+                                     const Attached& attached) {
+  const Placement& placement = attached.placement;
+  if (!placement.primary) {
+    return Status::FromCode(Status::Code::kNotPrimary,
+                            "region " + std::to_string(request.region_id) +
+                                " is held here as a backup");
+  }
+  const auto outside = [&](std::string_view key) {
+    return Status::FromCode(Status::Code::kWrongRegion,
+                            "key outside region " +
+                                std::to_string(request.region_id) + " (" +
+                                std::to_string(key.size()) + " bytes)");
+  };
+  switch (request.opcode) {
+    case wire::Opcode::kPut:
+    case wire::Opcode::kDelete:
+    case wire::Opcode::kGet:
+      if (!placement.Contains(request.key)) return outside(request.key);
+      break;
+    case wire::Opcode::kMultiGet:
+      for (const std::string_view key : request.keys) {
+        if (!placement.Contains(key)) return outside(key);
+      }
+      break;
+    case wire::Opcode::kScan:
+      // A scan starts inside the range (an empty start: at its beginning);
+      // its end is clipped to the range's.
+      if (!request.key.empty() && !placement.Contains(request.key)) {
+        return outside(request.key);
+      }
+      break;
+    case wire::Opcode::kNoop:
+      break;
+  }
+  return Status::Ok();
 }
 
 void RegionService::Detach(uint64_t region_id) {
@@ -61,6 +99,7 @@ void RegionService::Execute(const wire::Request& request, std::string* reply) {
     return;
   }
   lsm::Region* region = nullptr;
+  Placement placement;
   {
     std::shared_lock<std::shared_mutex> lock(mutex_);
     const auto it = regions_.find(request.region_id);
@@ -82,7 +121,13 @@ void RegionService::Execute(const wire::Request& request, std::string* reply) {
            reply);
       return;
     }
+    const Status placed = CheckPlacement(request, it->second);
+    if (!placed.ok()) {
+      Fail(request, placed, reply);
+      return;
+    }
     region = it->second.region;
+    placement = it->second.placement;
   }
   wire::Reply result;
   result.opcode = request.opcode;
@@ -108,11 +153,15 @@ void RegionService::Execute(const wire::Request& request, std::string* reply) {
     case wire::Opcode::kScan: {
       std::optional<std::string> end;
       if (request.end) end.emplace(*request.end);
+      if (placement.end && (!end || *placement.end < *end)) {
+        end = placement.end;
+      }
       auto iterator = region->NewIterator(std::move(end));
-      if (request.key.empty()) {
+      if (request.key.empty() && placement.start.empty()) {
         iterator->SeekToFirst();
       } else {
-        iterator->Seek(request.key);
+        iterator->Seek(request.key.empty() ? std::string_view(placement.start)
+                                           : request.key);
       }
       status = iterator->status();
       if (status.ok()) {

@@ -1,8 +1,9 @@
 // RegionService: serves wire-protocol requests (docs/PROTOCOL.md) from
 // engine regions -- the request handler behind both transports. Regions are
-// attached by id with their epoch; a request for a region not attached gets
-// WRONG_REGION, one with another epoch STALE_EPOCH. (The cluster adds
-// NOT_PRIMARY and key-range checks on top.)
+// attached by id with their epoch and placement (role and key range); a
+// request for a region not attached, or for a key outside its range, gets
+// WRONG_REGION, one with another epoch STALE_EPOCH, one for a region held
+// as a backup NOT_PRIMARY.
 //
 // Thread safety: Handle may run on many threads at once; Attach and Detach
 // may run concurrently with it.
@@ -12,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -22,11 +24,25 @@
 
 namespace kvs::service {
 
+// Where a region sits in the cluster, as this server holds it.
+struct Placement {
+  bool primary = true;  // a backup answers client requests NOT_PRIMARY
+  std::string start;    // the key range [start, end); no end: unbounded
+  std::optional<std::string> end;
+
+  bool Contains(std::string_view key) const {
+    return key >= std::string_view(start) &&
+           (!end || key < std::string_view(*end));
+  }
+};
+
 class RegionService final : public channel::RequestHandler {
  public:
   // Serves `region` (not owned; must outlive its attachment) as `region_id`
-  // at `epoch`. Attaching again replaces the epoch or region.
-  void Attach(uint64_t region_id, uint64_t epoch, lsm::Region* region);
+  // at `epoch`, placed as `placement` (default: primary of every key).
+  // Attaching again replaces the epoch, region or placement.
+  void Attach(uint64_t region_id, uint64_t epoch, lsm::Region* region,
+              Placement placement = {});
   void Detach(uint64_t region_id);
 
   // channel::RequestHandler: a malformed request gets an INVALID_ARGUMENT
@@ -41,7 +57,11 @@ class RegionService final : public channel::RequestHandler {
   struct Attached {
     uint64_t epoch;
     lsm::Region* region;
+    Placement placement;
   };
+  // The status for a request outside what `attached` serves, or OK.
+  static Status CheckPlacement(const wire::Request& request,
+                               const Attached& attached);
   mutable std::shared_mutex mutex_;
   std::map<uint64_t, Attached> regions_;
 };

@@ -116,6 +116,44 @@ TEST_F(RegionServiceTest, RoutingErrorsAndMalformedRequestsGetTheirStatus) {
   EXPECT_EQ(decoded.status, Status::Code::kInvalidArgument);
 }
 
+TEST_F(RegionServiceTest, PlacementDecidesRoleAndKeyRange) {
+  for (const char* key : {"a", "d", "g", "m", "q"}) {
+    ASSERT_EQ(Call(Make(wire::Opcode::kPut, key, "v")).status,
+              Status::Code::kOk);
+  }
+  // Held as primary of [d, m).
+  Placement placement;
+  placement.start = "d";
+  placement.end = std::string("m");
+  service_.Attach(7, 3, region_, placement);
+  EXPECT_EQ(Call(Make(wire::Opcode::kGet, "g")).status, Status::Code::kOk);
+  EXPECT_EQ(Call(Make(wire::Opcode::kGet, "a")).status,
+            Status::Code::kWrongRegion);
+  EXPECT_EQ(Call(Make(wire::Opcode::kPut, "m", "v")).status,
+            Status::Code::kWrongRegion);
+  wire::Request multi = Make(wire::Opcode::kMultiGet);
+  multi.keys = {"d", "q"};
+  EXPECT_EQ(Call(multi).status, Status::Code::kWrongRegion);
+  // A scan from the range's start (empty key) stops at its end.
+  wire::Request scan = Make(wire::Opcode::kScan);
+  scan.limit = 10;
+  scan.max_bytes = 1 << 20;
+  wire::Reply scanned = Call(scan);
+  ASSERT_EQ(scanned.status, Status::Code::kOk);
+  ASSERT_EQ(scanned.pairs.size(), 2u);
+  EXPECT_EQ(scanned.pairs[0].first, "d");
+  EXPECT_EQ(scanned.pairs[1].first, "g");
+  EXPECT_FALSE(scanned.more);
+  scan.key = "q";
+  EXPECT_EQ(Call(scan).status, Status::Code::kWrongRegion);
+  // Held as a backup: no client request is served.
+  placement.primary = false;
+  service_.Attach(7, 3, region_, placement);
+  const wire::Reply backup = Call(Make(wire::Opcode::kGet, "g"));
+  EXPECT_EQ(backup.status, Status::Code::kNotPrimary);
+  EXPECT_NE(backup.message.find("backup"), std::string_view::npos);
+}
+
 // The service behind the fabric transport: wire requests as message
 // payloads, over shm.
 TEST_F(RegionServiceTest, ServesWireRequestsOverTheFabricTransport) {

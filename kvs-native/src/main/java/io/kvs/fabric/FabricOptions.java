@@ -53,6 +53,15 @@ public record FabricOptions(
     return new FabricOptions(provider, node, host, newPort, workers, bufferBytes, timeoutMillis);
   }
 
+  /**
+   * These options on another address: the bootstrap listens there, and a {@code tcp} or {@code
+   * verbs} endpoint binds it too.
+   */
+  public FabricOptions withHost(String newHost) {
+    String newNode = provider.equals("shm") ? node : newHost;
+    return new FabricOptions(provider, newNode, newHost, port, workers, bufferBytes, timeoutMillis);
+  }
+
   /** These options with another request timeout. */
   public FabricOptions withTimeoutMillis(int millis) {
     return new FabricOptions(provider, node, host, port, workers, bufferBytes, millis);

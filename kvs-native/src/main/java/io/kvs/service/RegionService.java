@@ -38,6 +38,28 @@ public final class RegionService implements AutoCloseable {
     }
   }
 
+  /**
+   * Serves {@code region} as {@code regionId} at {@code epoch}, held as primary or as a backup
+   * (whose client requests get NOT_PRIMARY), for keys in {@code [start, end)} ({@code end} empty:
+   * unbounded; keys outside get WRONG_REGION). Replaces an earlier attachment.
+   */
+  public void attach(
+      long regionId, long epoch, Region region, boolean primary, byte[] start, byte[] end) {
+    lock.readLock().lock();
+    try {
+      NativeMethods.serviceAttachPlaced(
+          live(),
+          regionId,
+          epoch,
+          region.nativeHandle(),
+          primary,
+          start,
+          end.length == 0 ? null : end);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
   /** Stops serving {@code regionId}. */
   public void detach(long regionId) {
     lock.readLock().lock();

@@ -147,6 +147,15 @@ public final class NativeMethods {
   /** Serves {@code region} (a region handle) as {@code regionId} at {@code epoch}. */
   public static native void serviceAttach(long service, long regionId, long epoch, long region);
 
+  public static native void serviceAttachPlaced(
+      long service,
+      long regionId,
+      long epoch,
+      long region,
+      boolean primary,
+      byte[] start,
+      byte[] end);
+
   /** Stops serving {@code regionId}. */
   public static native void serviceDetach(long service, long regionId);
 

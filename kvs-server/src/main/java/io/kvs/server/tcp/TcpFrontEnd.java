@@ -66,6 +66,12 @@ public final class TcpFrontEnd implements AutoCloseable {
       return new Options(
           host, newPort, eventLoops, workers, queue, maxInFlightPerConnection, maxFrameBytes);
     }
+
+    /** These options listening on another address. */
+    public Options withHost(String newHost) {
+      return new Options(
+          newHost, port, eventLoops, workers, queue, maxInFlightPerConnection, maxFrameBytes);
+    }
   }
 
   private final RegionService service;

@@ -1,0 +1,181 @@
+package io.kvs.core.cluster;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+
+/**
+ * The JSON form of cluster metadata in ZooKeeper (docs/ARCHITECTURE.md, "Cluster metadata"). Keys
+ * are base64. Decoding rejects missing fields and bad values with {@link IllegalArgumentException}.
+ */
+public final class ClusterJson {
+  private static final ObjectMapper MAPPER = new ObjectMapper();
+
+  private ClusterJson() {}
+
+  public static byte[] encode(ServerInfo server) {
+    ObjectNode node = MAPPER.createObjectNode();
+    node.put("id", server.id());
+    node.put("host", server.host());
+    node.put("tcpPort", server.tcpPort());
+    node.put("fabricPort", server.fabricPort());
+    node.put("fabricProvider", server.fabricProvider());
+    node.put("controlPort", server.controlPort());
+    return write(node);
+  }
+
+  public static ServerInfo decodeServer(byte[] json) {
+    JsonNode node = read(json);
+    return new ServerInfo(
+        text(node, "id"),
+        text(node, "host"),
+        integer(node, "tcpPort"),
+        integer(node, "fabricPort"),
+        text(node, "fabricProvider"),
+        integer(node, "controlPort"));
+  }
+
+  public static byte[] encode(RegionDescriptor region) {
+    return write(toNode(region));
+  }
+
+  public static RegionDescriptor decodeRegion(byte[] json) {
+    return fromNode(read(json));
+  }
+
+  /** The JSON object of {@code region}. */
+  public static ObjectNode toNode(RegionDescriptor region) {
+    ObjectNode node = MAPPER.createObjectNode();
+    node.put("id", region.id());
+    node.put("start", base64(region.start()));
+    node.put("end", base64(region.end()));
+    node.put("primary", region.primary());
+    ArrayNode backups = node.putArray("backups");
+    region.backups().forEach(backups::add);
+    node.put("epoch", region.epoch());
+    node.put("state", region.state().name());
+    return node;
+  }
+
+  /** The region of a JSON object from {@link #toNode}. */
+  public static RegionDescriptor fromNode(JsonNode node) {
+    List<String> backups = new ArrayList<>();
+    for (JsonNode backup : array(node, "backups")) {
+      backups.add(backup.asText());
+    }
+    return new RegionDescriptor(
+        longValue(node, "id"),
+        bytes(node, "start"),
+        bytes(node, "end"),
+        text(node, "primary"),
+        backups,
+        longValue(node, "epoch"),
+        RegionState.valueOf(text(node, "state")));
+  }
+
+  public static byte[] encode(ClusterConfig config) {
+    ObjectNode node = MAPPER.createObjectNode();
+    node.put("regions", config.regions());
+    node.put("replicationFactor", config.replicationFactor());
+    node.put("mode", config.mode().configName());
+    ArrayNode splits = node.putArray("splitPoints");
+    config.splitPoints().forEach(split -> splits.add(base64(split)));
+    return write(node);
+  }
+
+  public static ClusterConfig decodeConfig(byte[] json) {
+    JsonNode node = read(json);
+    List<byte[]> splits = new ArrayList<>();
+    for (JsonNode split : array(node, "splitPoints")) {
+      splits.add(decodeBase64(split.asText()));
+    }
+    return new ClusterConfig(
+        integer(node, "regions"),
+        integer(node, "replicationFactor"),
+        ReplicationMode.fromConfigName(text(node, "mode")),
+        splits);
+  }
+
+  /** The UTF-8 bytes of {@code node}. */
+  public static byte[] write(JsonNode node) {
+    try {
+      return MAPPER.writeValueAsBytes(node);
+    } catch (IOException e) {
+      throw new IllegalStateException("JSON encoding failed", e);
+    }
+  }
+
+  /** Parses a JSON object. */
+  public static JsonNode read(byte[] json) {
+    try {
+      JsonNode node = MAPPER.readTree(json);
+      if (node == null || !node.isObject()) {
+        throw new IllegalArgumentException("not a JSON object");
+      }
+      return node;
+    } catch (IOException e) {
+      throw new IllegalArgumentException("malformed JSON: " + e.getMessage(), e);
+    }
+  }
+
+  private static JsonNode field(JsonNode node, String name) {
+    JsonNode value = node.get(name);
+    if (value == null || value.isNull()) {
+      throw new IllegalArgumentException("missing field " + name);
+    }
+    return value;
+  }
+
+  public static String text(JsonNode node, String name) {
+    JsonNode value = field(node, name);
+    if (!value.isTextual()) {
+      throw new IllegalArgumentException("field " + name + " is not a string");
+    }
+    return value.asText();
+  }
+
+  public static int integer(JsonNode node, String name) {
+    JsonNode value = field(node, name);
+    if (!value.canConvertToInt()) {
+      throw new IllegalArgumentException("field " + name + " is not an int");
+    }
+    return value.intValue();
+  }
+
+  public static long longValue(JsonNode node, String name) {
+    JsonNode value = field(node, name);
+    if (!value.canConvertToLong()) {
+      throw new IllegalArgumentException("field " + name + " is not a long");
+    }
+    return value.longValue();
+  }
+
+  public static JsonNode array(JsonNode node, String name) {
+    JsonNode value = field(node, name);
+    if (!value.isArray()) {
+      throw new IllegalArgumentException("field " + name + " is not an array");
+    }
+    return value;
+  }
+
+  static byte[] bytes(JsonNode node, String name) {
+    return decodeBase64(text(node, name));
+  }
+
+  private static String base64(byte[] bytes) {
+    return Base64.getEncoder().encodeToString(bytes);
+  }
+
+  private static byte[] decodeBase64(String text) {
+    try {
+      return Base64.getDecoder().decode(text);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("bad base64 key: " + text, e);
+    }
+  }
+}

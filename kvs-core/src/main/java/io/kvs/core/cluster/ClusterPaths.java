@@ -1,0 +1,56 @@
+package io.kvs.core.cluster;
+
+/**
+ * Where a cluster's metadata lives in ZooKeeper: everything under {@code /kvs/<cluster>}.
+ *
+ * <pre>
+ * /kvs/&lt;cluster&gt;/config          persistent  ClusterConfig (JSON), written once at bootstrap
+ * /kvs/&lt;cluster&gt;/servers/&lt;id&gt;    ephemeral   ServerInfo (JSON), one per live region server
+ * /kvs/&lt;cluster&gt;/masters         Curator LeaderLatch participants (ephemeral sequential)
+ * /kvs/&lt;cluster&gt;/regions/&lt;id&gt;    persistent  RegionDescriptor (JSON); changed only by the active
+ *                               master, with versioned writes
+ * </pre>
+ */
+public final class ClusterPaths {
+  private final String root;
+
+  public ClusterPaths(String cluster) {
+    if (cluster == null || !cluster.matches("[A-Za-z0-9_.-]+")) {
+      throw new IllegalArgumentException("cluster name must be [A-Za-z0-9_.-]+: " + cluster);
+    }
+    this.root = "/kvs/" + cluster;
+  }
+
+  public String root() {
+    return root;
+  }
+
+  public String config() {
+    return root + "/config";
+  }
+
+  public String servers() {
+    return root + "/servers";
+  }
+
+  public String server(String id) {
+    return servers() + "/" + id;
+  }
+
+  public String masters() {
+    return root + "/masters";
+  }
+
+  public String regions() {
+    return root + "/regions";
+  }
+
+  public String region(long id) {
+    return regions() + "/" + String.format("%08d", id);
+  }
+
+  /** The region id a child name of {@link #regions()} stands for. */
+  public static long regionIdOf(String childName) {
+    return Long.parseLong(childName);
+  }
+}

@@ -1,0 +1,111 @@
+package io.kvs.core.cluster;
+
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * One region as the region map records it: its key range {@code [start, end)} (an empty end is
+ * unbounded), its replica group and the epoch of that group.
+ *
+ * @param id the region's number, unique in the cluster
+ * @param start first key (inclusive); empty for the first region
+ * @param end end key (exclusive); empty for the last region
+ * @param primary server id of the primary, empty while it has none
+ * @param backups server ids of the backups
+ * @param epoch raised by the master at every change of the replica group; every request carries it
+ * @param state where the region is in its lifecycle
+ */
+public record RegionDescriptor(
+    long id,
+    byte[] start,
+    byte[] end,
+    String primary,
+    List<String> backups,
+    long epoch,
+    RegionState state) {
+  public RegionDescriptor {
+    Objects.requireNonNull(start, "start");
+    Objects.requireNonNull(end, "end");
+    primary = primary == null ? "" : primary;
+    backups = List.copyOf(backups == null ? List.of() : backups);
+    Objects.requireNonNull(state, "state");
+    if (id < 0 || epoch < 0) {
+      throw new IllegalArgumentException("negative region id or epoch");
+    }
+    if (end.length > 0 && Keys.compare(start, end) >= 0) {
+      throw new IllegalArgumentException("empty key range in region " + id);
+    }
+    if (!primary.isEmpty() && backups.contains(primary)) {
+      throw new IllegalArgumentException("region " + id + ": primary is also a backup");
+    }
+  }
+
+  /** Whether {@code key} falls in this region's range. */
+  public boolean contains(byte[] key) {
+    return Keys.inRange(key, start, end);
+  }
+
+  /** Primary and backups, primary first. */
+  public List<String> members() {
+    if (primary.isEmpty()) {
+      return backups;
+    }
+    return java.util.stream.Stream.concat(java.util.stream.Stream.of(primary), backups.stream())
+        .toList();
+  }
+
+  /** The role of {@code serverId} in this region, or null if it is not a member. */
+  public RegionRole roleOf(String serverId) {
+    if (primary.equals(serverId)) {
+      return RegionRole.PRIMARY;
+    }
+    return backups.contains(serverId) ? RegionRole.BACKUP : null;
+  }
+
+  /** This region with another replica group, at the next epoch, opening. */
+  public RegionDescriptor reassigned(String newPrimary, List<String> newBackups) {
+    return new RegionDescriptor(
+        id, start, end, newPrimary, newBackups, epoch + 1, RegionState.OPENING);
+  }
+
+  /** This region in {@code newState}, same group and epoch. */
+  public RegionDescriptor withState(RegionState newState) {
+    return new RegionDescriptor(id, start, end, primary, backups, epoch, newState);
+  }
+
+  @Override
+  public boolean equals(Object other) {
+    return other instanceof RegionDescriptor r
+        && id == r.id
+        && epoch == r.epoch
+        && Arrays.equals(start, r.start)
+        && Arrays.equals(end, r.end)
+        && primary.equals(r.primary)
+        && backups.equals(r.backups)
+        && state == r.state;
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(id, epoch, Arrays.hashCode(start), Arrays.hashCode(end), primary, backups);
+  }
+
+  @Override
+  public String toString() {
+    return "region "
+        + id
+        + " ["
+        + Keys.print(start)
+        + ", "
+        + (end.length == 0 ? "+inf" : Keys.print(end))
+        + ") epoch "
+        + epoch
+        + " "
+        + state
+        + " primary "
+        + (primary.isEmpty() ? "-" : primary)
+        + " backups "
+        + backups;
+  }
+}

@@ -1,0 +1,20 @@
+package io.kvs.core.control;
+
+import io.kvs.core.cluster.RegionDescriptor;
+import io.kvs.core.cluster.ReplicationMode;
+
+/** A command to a region server. */
+public sealed interface ControlCommand {
+  /**
+   * Open (or re-open at a new epoch) {@code region} in the role the descriptor gives the receiving
+   * server, replicating under {@code mode}. Idempotent for the same epoch; a lower epoch than the
+   * server holds is refused with STALE_EPOCH.
+   */
+  record Open(RegionDescriptor region, ReplicationMode mode) implements ControlCommand {}
+
+  /** Stop serving region {@code regionId} (its data stays on the server). Idempotent. */
+  record Close(long regionId, long epoch) implements ControlCommand {}
+
+  /** List the regions the server holds. */
+  record ListRegions() implements ControlCommand {}
+}

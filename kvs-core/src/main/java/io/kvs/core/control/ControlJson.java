@@ -1,0 +1,92 @@
+package io.kvs.core.control;
+
+import static io.kvs.core.cluster.ClusterJson.array;
+import static io.kvs.core.cluster.ClusterJson.integer;
+import static io.kvs.core.cluster.ClusterJson.longValue;
+import static io.kvs.core.cluster.ClusterJson.text;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.kvs.core.StatusCode;
+import io.kvs.core.cluster.ClusterJson;
+import io.kvs.core.cluster.RegionRole;
+import io.kvs.core.cluster.ReplicationMode;
+import java.util.ArrayList;
+import java.util.List;
+
+/** The JSON bodies of control frames (docs/PROTOCOL.md, "Control RPC"). */
+public final class ControlJson {
+  private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+
+  private ControlJson() {}
+
+  public static byte[] encode(ControlCommand command) {
+    ObjectNode node = NODES.objectNode();
+    if (command instanceof ControlCommand.Open open) {
+      node.put("command", "open");
+      node.set("region", ClusterJson.toNode(open.region()));
+      node.put("mode", open.mode().configName());
+    } else if (command instanceof ControlCommand.Close close) {
+      node.put("command", "close");
+      node.put("regionId", close.regionId());
+      node.put("epoch", close.epoch());
+    } else {
+      node.put("command", "list");
+    }
+    return ClusterJson.write(node);
+  }
+
+  /**
+   * @throws IllegalArgumentException for a malformed command
+   */
+  public static ControlCommand decodeCommand(byte[] json) {
+    JsonNode node = ClusterJson.read(json);
+    return switch (text(node, "command")) {
+      case "open" -> {
+        JsonNode region = node.get("region");
+        if (region == null || !region.isObject()) {
+          throw new IllegalArgumentException("open without a region");
+        }
+        yield new ControlCommand.Open(
+            ClusterJson.fromNode(region), ReplicationMode.fromConfigName(text(node, "mode")));
+      }
+      case "close" ->
+          new ControlCommand.Close(longValue(node, "regionId"), longValue(node, "epoch"));
+      case "list" -> new ControlCommand.ListRegions();
+      default -> throw new IllegalArgumentException("unknown command " + text(node, "command"));
+    };
+  }
+
+  public static byte[] encode(ControlReply reply) {
+    ObjectNode node = NODES.objectNode();
+    node.put("status", reply.status().code());
+    node.put("message", reply.message());
+    ArrayNode regions = node.putArray("regions");
+    for (HeldRegion held : reply.regions()) {
+      ObjectNode region = regions.addObject();
+      region.put("regionId", held.regionId());
+      region.put("epoch", held.epoch());
+      region.put("role", held.role().name());
+    }
+    return ClusterJson.write(node);
+  }
+
+  /**
+   * @throws IllegalArgumentException for a malformed reply
+   */
+  public static ControlReply decodeReply(byte[] json) {
+    JsonNode node = ClusterJson.read(json);
+    List<HeldRegion> regions = new ArrayList<>();
+    for (JsonNode region : array(node, "regions")) {
+      regions.add(
+          new HeldRegion(
+              longValue(region, "regionId"),
+              longValue(region, "epoch"),
+              RegionRole.valueOf(text(region, "role"))));
+    }
+    return new ControlReply(
+        StatusCode.fromCode(integer(node, "status")), text(node, "message"), regions);
+  }
+}

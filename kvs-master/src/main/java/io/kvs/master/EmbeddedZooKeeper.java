@@ -1,0 +1,74 @@
+package io.kvs.master;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Properties;
+import org.apache.zookeeper.server.embedded.ExitHandler;
+import org.apache.zookeeper.server.embedded.ZooKeeperServerEmbedded;
+
+/**
+ * A single-node ZooKeeper server inside this JVM, its data under a directory: the one-machine
+ * default when no ensemble is configured. Not for production, where an ensemble of its own runs.
+ */
+public final class EmbeddedZooKeeper implements AutoCloseable {
+  private final ZooKeeperServerEmbedded server;
+  private final String connectString;
+
+  private EmbeddedZooKeeper(ZooKeeperServerEmbedded server, String connectString) {
+    this.server = server;
+    this.connectString = connectString;
+  }
+
+  /**
+   * Starts a server keeping its data under {@code directory} (created if missing), listening on
+   * {@code 127.0.0.1:port} (0 picks a free port).
+   */
+  public static EmbeddedZooKeeper start(Path directory, int port) throws Exception {
+    Files.createDirectories(directory.resolve("data"));
+    int clientPort = port != 0 ? port : freePort();
+    Properties config = new Properties();
+    config.setProperty("clientPort", Integer.toString(clientPort));
+    config.setProperty("clientPortAddress", "127.0.0.1");
+    config.setProperty("dataDir", directory.resolve("data").toAbsolutePath().toString());
+    config.setProperty("tickTime", "500");
+    config.setProperty("initLimit", "10");
+    config.setProperty("syncLimit", "5");
+    config.setProperty("maxSessionTimeout", "60000");
+    config.setProperty("admin.enableServer", "false");
+    config.setProperty("4lw.commands.whitelist", "ruok,stat,mntr");
+    ZooKeeperServerEmbedded server =
+        ZooKeeperServerEmbedded.builder()
+            .baseDir(directory.toAbsolutePath())
+            .configuration(config)
+            .exitHandler(ExitHandler.LOG_ONLY)
+            .build();
+    try {
+      server.start(30_000);
+    } catch (Exception e) {
+      server.close();
+      throw e;
+    }
+    return new EmbeddedZooKeeper(server, "127.0.0.1:" + clientPort);
+  }
+
+  /** The connect string clients use. */
+  public String connectString() {
+    return connectString;
+  }
+
+  @Override
+  public void close() {
+    server.close();
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket()) {
+      socket.setReuseAddress(true);
+      socket.bind(new InetSocketAddress("127.0.0.1", 0));
+      return socket.getLocalPort();
+    }
+  }
+}

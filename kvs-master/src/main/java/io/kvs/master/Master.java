@@ -1,0 +1,132 @@
+package io.kvs.master;
+
+import io.kvs.core.cluster.ClusterPaths;
+import io.kvs.core.control.ControlClient;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.cache.CuratorCache;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A master: takes part in the election (Curator {@link LeaderLatch}); while it leads, it creates
+ * the cluster if there is none and reconciles every region with the live servers, on every
+ * membership change and periodically. Any number of masters may run; one is active, the others take
+ * over when it goes.
+ */
+public final class Master implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(Master.class);
+
+  private final MasterOptions options;
+  private final CuratorFramework curator;
+  private final LeaderLatch latch;
+  private final CuratorCache servers;
+  private final ControlClient control;
+  private final Reconciler reconciler;
+  private final ScheduledExecutorService loop =
+      Executors.newSingleThreadScheduledExecutor(
+          runnable -> {
+            Thread thread = new Thread(runnable, "kvs-master");
+            thread.setDaemon(true);
+            return thread;
+          });
+  private final AtomicBoolean passQueued = new AtomicBoolean();
+  private volatile boolean converged;
+
+  private Master(MasterOptions options) throws Exception {
+    this.options = options;
+    ClusterPaths paths = new ClusterPaths(options.cluster());
+    curator =
+        CuratorFrameworkFactory.builder()
+            .connectString(options.zookeeper())
+            .sessionTimeoutMs(10_000)
+            .connectionTimeoutMs(10_000)
+            .retryPolicy(new ExponentialBackoffRetry(100, 10, 2_000))
+            .build();
+    curator.start();
+    RegionStore store = new RegionStore(curator, paths);
+    store.ensurePath(paths.servers());
+    control = new ControlClient(options.controlTimeout());
+    reconciler = new Reconciler(options, store, control);
+    servers = CuratorCache.build(curator, paths.servers());
+    servers.listenable().addListener((type, before, after) -> schedulePass());
+    latch = new LeaderLatch(curator, paths.masters(), options.id());
+    latch.addListener(
+        new LeaderLatchListener() {
+          @Override
+          public void isLeader() {
+            LOG.info("master {} is active", options.id());
+            schedulePass();
+          }
+
+          @Override
+          public void notLeader() {
+            LOG.info("master {} is standing by", options.id());
+            converged = false;
+          }
+        });
+    servers.start();
+    latch.start();
+    loop.scheduleWithFixedDelay(
+        this::schedulePass,
+        options.reconcileInterval().toMillis(),
+        options.reconcileInterval().toMillis(),
+        TimeUnit.MILLISECONDS);
+  }
+
+  /** Starts a master; it becomes active once elected. */
+  public static Master start(MasterOptions options) throws Exception {
+    return new Master(options);
+  }
+
+  /** Whether this master is the active one. */
+  public boolean isActive() {
+    return latch.hasLeadership();
+  }
+
+  /** Whether its last pass found every region open (false while standing by). */
+  public boolean converged() {
+    return converged && isActive();
+  }
+
+  private void schedulePass() {
+    if (passQueued.compareAndSet(false, true)) {
+      loop.execute(this::runPass);
+    }
+  }
+
+  private void runPass() {
+    passQueued.set(false);
+    if (!latch.hasLeadership()) {
+      return;
+    }
+    try {
+      converged = reconciler.pass();
+    } catch (Exception e) {
+      converged = false;
+      LOG.warn("reconcile pass failed: {}", e.toString());
+    }
+  }
+
+  @Override
+  public void close() throws java.io.IOException {
+    LOG.info("master {} stopping", options.id());
+    loop.shutdownNow();
+    try {
+      loop.awaitTermination(30, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    latch.close();
+    servers.close();
+    control.close();
+    curator.close();
+  }
+}

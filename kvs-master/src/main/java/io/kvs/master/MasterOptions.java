@@ -1,0 +1,37 @@
+package io.kvs.master;
+
+import io.kvs.core.cluster.ClusterConfig;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * How a master runs.
+ *
+ * @param id this master's name in the election
+ * @param zookeeper ZooKeeper connect string
+ * @param cluster cluster name
+ * @param bootstrap the configuration a new cluster is created with (ignored once it exists)
+ * @param expectedServers live servers the first assignment waits for, so regions spread over all of
+ *     them (at least the replication factor)
+ * @param reconcileInterval how often the active master re-checks every region even when nothing
+ *     changed
+ * @param controlTimeout bound on each control command to a region server
+ */
+public record MasterOptions(
+    String id,
+    String zookeeper,
+    String cluster,
+    ClusterConfig bootstrap,
+    int expectedServers,
+    Duration reconcileInterval,
+    Duration controlTimeout) {
+  public MasterOptions {
+    Objects.requireNonNull(id, "id");
+    Objects.requireNonNull(zookeeper, "zookeeper");
+    Objects.requireNonNull(bootstrap, "bootstrap");
+    cluster = cluster == null ? "default" : cluster;
+    expectedServers = Math.max(expectedServers, bootstrap.replicationFactor());
+    reconcileInterval = reconcileInterval == null ? Duration.ofSeconds(2) : reconcileInterval;
+    controlTimeout = controlTimeout == null ? Duration.ofSeconds(30) : controlTimeout;
+  }
+}

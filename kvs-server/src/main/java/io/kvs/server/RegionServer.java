@@ -1,0 +1,121 @@
+package io.kvs.server;
+
+import io.kvs.core.cluster.ClusterPaths;
+import io.kvs.core.cluster.ServerInfo;
+import io.kvs.engine.Engine;
+import io.kvs.engine.EngineOptions;
+import io.kvs.fabric.FabricOptions;
+import io.kvs.fabric.FabricServer;
+import io.kvs.server.control.ControlServer;
+import io.kvs.server.membership.Membership;
+import io.kvs.server.regions.HostedRegions;
+import io.kvs.server.tcp.TcpFrontEnd;
+import io.kvs.service.RegionService;
+import java.nio.file.Files;
+import java.time.Duration;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A region server: the engine with its volume under the server's directory, the native request
+ * handler, both transports in front of it (Netty TCP and, unless disabled, the fabric transport),
+ * the control RPC the master commands it through, and its ephemeral node in ZooKeeper. It holds no
+ * region until the master opens them.
+ *
+ * <p>Stopping it ({@link #close}) leaves the cluster first (the node goes, so the master stops
+ * routing to it), then drains the transports, then syncs and closes the engine: a clean stop loses
+ * nothing.
+ */
+public final class RegionServer implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(RegionServer.class);
+
+  private final ServerOptions options;
+  private final Engine engine;
+  private final RegionService service;
+  private final HostedRegions regions;
+  private final TcpFrontEnd tcp;
+  private final FabricServer fabric;
+  private final ControlServer control;
+  private final CuratorFramework curator;
+  private final Membership membership;
+  private final ServerInfo info;
+
+  private RegionServer(ServerOptions options) throws Exception {
+    this.options = options;
+    Files.createDirectories(options.directory());
+    EngineOptions.Builder engineOptions = EngineOptions.builder();
+    if (options.memoryBudgetBytes() > 0) {
+      engineOptions.memoryBudgetBytes(options.memoryBudgetBytes());
+    }
+    engine = Engine.open(options.directory().resolve("volume"), engineOptions.build());
+    service = RegionService.create();
+    regions = new HostedRegions(options.id(), engine, service, options.directory());
+    tcp =
+        TcpFrontEnd.start(
+            service,
+            TcpFrontEnd.Options.defaults().withHost(options.host()).withPort(options.tcpPort()));
+    fabric =
+        options.hasFabric()
+            ? FabricServer.start(
+                FabricOptions.defaults(options.fabricProvider())
+                    .withHost(options.host())
+                    .withPort(options.fabricPort()),
+                service)
+            : null;
+    control = ControlServer.start(regions, options.host(), options.controlPort());
+    info =
+        new ServerInfo(
+            options.id(),
+            options.host(),
+            tcp.port(),
+            fabric != null ? fabric.port() : 0,
+            fabric != null ? options.fabricProvider() : "",
+            control.port());
+    curator =
+        CuratorFrameworkFactory.builder()
+            .connectString(options.zookeeper())
+            .sessionTimeoutMs(10_000)
+            .connectionTimeoutMs(10_000)
+            .retryPolicy(new ExponentialBackoffRetry(100, 10, 2_000))
+            .build();
+    curator.start();
+    membership =
+        Membership.register(
+            curator, new ClusterPaths(options.cluster()), info, Duration.ofSeconds(30));
+    LOG.info("region server {} up: {}", options.id(), info);
+  }
+
+  /** Starts a server and registers it in the cluster. */
+  public static RegionServer start(ServerOptions options) throws Exception {
+    return new RegionServer(options);
+  }
+
+  /** Where it listens, as registered. */
+  public ServerInfo info() {
+    return info;
+  }
+
+  /** The regions it holds (tests and tools read a backup's engine through it). */
+  public HostedRegions regions() {
+    return regions;
+  }
+
+  @Override
+  public void close() throws java.io.IOException {
+    LOG.info("region server {} stopping", options.id());
+    membership.close();
+    curator.close();
+    control.close();
+    if (fabric != null) {
+      fabric.close();
+    }
+    tcp.close();
+    regions.closeAll();
+    service.close();
+    engine.close();
+    LOG.info("region server {} stopped", options.id());
+  }
+}

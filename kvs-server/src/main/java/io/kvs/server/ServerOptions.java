@@ -1,0 +1,49 @@
+package io.kvs.server;
+
+import java.nio.file.Path;
+import java.util.Objects;
+
+/**
+ * How a region server runs.
+ *
+ * @param id the server's id, stable across restarts
+ * @param directory its own directory: the engine volume, persisted epochs
+ * @param zookeeper ZooKeeper connect string
+ * @param cluster cluster name (the ZooKeeper namespace {@code /kvs/<cluster>})
+ * @param host the address every port listens on and is advertised as
+ * @param tcpPort Netty TCP front end port (0: free port)
+ * @param fabricProvider {@code shm}, {@code tcp}, {@code verbs}, or {@code none} for no fabric
+ *     transport
+ * @param fabricPort the fabric bootstrap port (0: free port)
+ * @param controlPort the control RPC port (0: free port)
+ * @param memoryBudgetBytes the engine's memory budget (L0 and caches), 0 for its default
+ */
+public record ServerOptions(
+    String id,
+    Path directory,
+    String zookeeper,
+    String cluster,
+    String host,
+    int tcpPort,
+    String fabricProvider,
+    int fabricPort,
+    int controlPort,
+    long memoryBudgetBytes) {
+  public ServerOptions {
+    Objects.requireNonNull(id, "id");
+    Objects.requireNonNull(directory, "directory");
+    Objects.requireNonNull(zookeeper, "zookeeper");
+    cluster = cluster == null ? "default" : cluster;
+    host = host == null ? "127.0.0.1" : host;
+    fabricProvider = fabricProvider == null ? "none" : fabricProvider;
+  }
+
+  /** Defaults for one machine: free ports, shm fabric transport. */
+  public static ServerOptions local(String id, Path directory, String zookeeper, String cluster) {
+    return new ServerOptions(id, directory, zookeeper, cluster, "127.0.0.1", 0, "shm", 0, 0, 0);
+  }
+
+  public boolean hasFabric() {
+    return !fabricProvider.equals("none");
+  }
+}

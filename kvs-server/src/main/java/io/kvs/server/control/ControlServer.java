@@ -1,0 +1,121 @@
+package io.kvs.server.control;
+
+import io.kvs.core.KvsException;
+import io.kvs.core.StatusCode;
+import io.kvs.core.control.ControlCommand;
+import io.kvs.core.control.ControlFraming;
+import io.kvs.core.control.ControlReply;
+import io.kvs.server.regions.HostedRegions;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import java.net.InetSocketAddress;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The region server's end of the control RPC: commands from the master, executed one at a time off
+ * the event loop (opening a region may replay its logs), each answered with a {@link ControlReply}.
+ * A malformed frame closes that connection only.
+ */
+public final class ControlServer implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(ControlServer.class);
+
+  private final EventLoopGroup group =
+      new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+  private final ExecutorService commands =
+      Executors.newSingleThreadExecutor(
+          runnable -> {
+            Thread thread = new Thread(runnable, "kvs-control");
+            thread.setDaemon(true);
+            return thread;
+          });
+  private final HostedRegions regions;
+  private final Channel channel;
+
+  private ControlServer(HostedRegions regions, String host, int port) {
+    this.regions = regions;
+    this.channel =
+        new ServerBootstrap()
+            .group(group)
+            .channel(NioServerSocketChannel.class)
+            .childHandler(
+                new ChannelInitializer<SocketChannel>() {
+                  @Override
+                  protected void initChannel(SocketChannel child) {
+                    ControlFraming.addServerHandlers(child.pipeline());
+                    child.pipeline().addLast(new Handler());
+                  }
+                })
+            .bind(host, port)
+            .syncUninterruptibly()
+            .channel();
+  }
+
+  /** Listens on {@code host:port} (0: a free port). */
+  public static ControlServer start(HostedRegions regions, String host, int port) {
+    return new ControlServer(regions, host, port);
+  }
+
+  public int port() {
+    return ((InetSocketAddress) channel.localAddress()).getPort();
+  }
+
+  /** Executes {@code command} (what a connection's frame asks for). */
+  ControlReply execute(ControlCommand command) {
+    try {
+      if (command instanceof ControlCommand.Open open) {
+        regions.open(open.region(), open.mode());
+        return ControlReply.ok();
+      }
+      if (command instanceof ControlCommand.Close close) {
+        regions.close(close.regionId(), close.epoch());
+        return ControlReply.ok();
+      }
+      return new ControlReply(StatusCode.OK, "", regions.list());
+    } catch (KvsException e) {
+      return ControlReply.failed(e.status(), e.getMessage());
+    } catch (RuntimeException e) {
+      LOG.error("control command {} failed", command, e);
+      return ControlReply.failed(StatusCode.INTERNAL, String.valueOf(e.getMessage()));
+    }
+  }
+
+  private final class Handler extends SimpleChannelInboundHandler<ControlCommand> {
+    @Override
+    protected void channelRead0(ChannelHandlerContext context, ControlCommand command) {
+      commands.execute(() -> context.writeAndFlush(execute(command)));
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext context, Throwable cause) {
+      LOG.warn(
+          "closing control connection from {}: {}",
+          context.channel().remoteAddress(),
+          cause.toString());
+      context.close();
+    }
+  }
+
+  @Override
+  public void close() {
+    channel.close().syncUninterruptibly();
+    group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+    commands.shutdown();
+    try {
+      commands.awaitTermination(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

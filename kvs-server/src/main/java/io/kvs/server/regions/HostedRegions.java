@@ -1,0 +1,134 @@
+package io.kvs.server.regions;
+
+import io.kvs.core.KvsException;
+import io.kvs.core.StatusCode;
+import io.kvs.core.cluster.RegionDescriptor;
+import io.kvs.core.cluster.RegionRole;
+import io.kvs.core.cluster.ReplicationMode;
+import io.kvs.core.control.HeldRegion;
+import io.kvs.engine.Engine;
+import io.kvs.engine.Region;
+import io.kvs.service.RegionService;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The regions this server holds: opens them in the engine and attaches them to the request handler
+ * at their epoch and role, as the master commands. Epochs only go up: a command with an epoch below
+ * the highest this server accepted for the region (persisted) is refused with STALE_EPOCH.
+ * Thread-safe (commands are serialized).
+ */
+public final class HostedRegions {
+  private static final Logger LOG = LoggerFactory.getLogger(HostedRegions.class);
+
+  private final String serverId;
+  private final Engine engine;
+  private final RegionService service;
+  private final EpochStore epochs;
+  private final Map<Long, Hosted> hosted = new TreeMap<>();
+
+  private record Hosted(RegionDescriptor descriptor, RegionRole role, Region region) {}
+
+  public HostedRegions(String serverId, Engine engine, RegionService service, Path directory) {
+    this.serverId = serverId;
+    this.engine = engine;
+    this.service = service;
+    this.epochs = new EpochStore(directory);
+  }
+
+  /** The engine region name of cluster region {@code regionId}. */
+  public static String engineName(long regionId) {
+    return "region-" + regionId;
+  }
+
+  /**
+   * Opens {@code descriptor} in the role it gives this server (re-opening at a new epoch or role).
+   *
+   * @throws KvsException STALE_EPOCH for an epoch below one accepted before, INVALID_ARGUMENT if
+   *     this server is no member of the region
+   */
+  public synchronized void open(RegionDescriptor descriptor, ReplicationMode mode) {
+    RegionRole role = descriptor.roleOf(serverId);
+    if (role == null) {
+      throw KvsException.of(
+          StatusCode.INVALID_ARGUMENT,
+          "server " + serverId + " is not a member of region " + descriptor.id());
+    }
+    fence(descriptor.id(), descriptor.epoch());
+    epochs.raise(descriptor.id(), descriptor.epoch());
+    Hosted current = hosted.get(descriptor.id());
+    Region region = current != null ? current.region() : openOrCreate(descriptor.id());
+    service.attach(
+        descriptor.id(),
+        descriptor.epoch(),
+        region,
+        role == RegionRole.PRIMARY,
+        descriptor.start(),
+        descriptor.end());
+    hosted.put(descriptor.id(), new Hosted(descriptor, role, region));
+    LOG.info("opened {} as {} ({})", descriptor, role, mode.configName());
+  }
+
+  /**
+   * Stops serving region {@code regionId}; its data stays in the engine.
+   *
+   * @throws KvsException STALE_EPOCH for an epoch below the one held
+   */
+  public synchronized void close(long regionId, long epoch) {
+    fence(regionId, epoch);
+    epochs.raise(regionId, epoch);
+    if (hosted.remove(regionId) != null) {
+      service.detach(regionId);
+      LOG.info("closed region {} at epoch {}", regionId, epoch);
+    }
+  }
+
+  /** What this server holds now. */
+  public synchronized List<HeldRegion> list() {
+    List<HeldRegion> held = new ArrayList<>();
+    hosted.forEach(
+        (id, region) -> held.add(new HeldRegion(id, region.descriptor().epoch(), region.role())));
+    return held;
+  }
+
+  /** The engine region behind cluster region {@code regionId}, if held (tests, tools). */
+  public synchronized Region engineRegion(long regionId) {
+    Hosted region = hosted.get(regionId);
+    return region == null ? null : region.region();
+  }
+
+  /** Detaches everything and makes every region's writes durable. */
+  public synchronized void closeAll() {
+    for (Map.Entry<Long, Hosted> entry : hosted.entrySet()) {
+      service.detach(entry.getKey());
+      entry.getValue().region().sync();
+    }
+    hosted.clear();
+  }
+
+  private void fence(long regionId, long epoch) {
+    long highest = epochs.highest(regionId);
+    if (epoch < highest) {
+      throw KvsException.of(
+          StatusCode.STALE_EPOCH,
+          "region " + regionId + " is at epoch " + highest + " here, not " + epoch);
+    }
+  }
+
+  private Region openOrCreate(long regionId) {
+    String name = engineName(regionId);
+    try {
+      return engine.openRegion(name);
+    } catch (KvsException e) {
+      if (e.status() != StatusCode.NOT_FOUND) {
+        throw e;
+      }
+      return engine.createRegion(name);
+    }
+  }
+}

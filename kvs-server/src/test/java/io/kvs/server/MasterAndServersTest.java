@@ -1,0 +1,206 @@
+package io.kvs.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvs.core.cluster.ClusterConfig;
+import io.kvs.core.cluster.ClusterJson;
+import io.kvs.core.cluster.ClusterPaths;
+import io.kvs.core.cluster.RegionDescriptor;
+import io.kvs.core.cluster.RegionMap;
+import io.kvs.core.cluster.RegionRole;
+import io.kvs.core.cluster.RegionState;
+import io.kvs.core.cluster.ReplicationMode;
+import io.kvs.core.control.HeldRegion;
+import io.kvs.master.EmbeddedZooKeeper;
+import io.kvs.master.Master;
+import io.kvs.master.MasterOptions;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Predicate;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A master and region servers in one JVM over a real ZooKeeper: assignment, restart, failover. */
+class MasterAndServersTest {
+  @TempDir Path directory;
+  private EmbeddedZooKeeper zookeeper;
+  private CuratorFramework curator;
+  private final ClusterPaths paths = new ClusterPaths("test");
+  private final Map<String, RegionServer> servers = new HashMap<>();
+  private final List<Master> masters = new ArrayList<>();
+
+  @BeforeEach
+  void startZooKeeper() throws Exception {
+    zookeeper = EmbeddedZooKeeper.start(directory.resolve("zookeeper"), 0);
+    curator = CuratorFrameworkFactory.newClient(zookeeper.connectString(), new RetryOneTime(100));
+    curator.start();
+  }
+
+  @AfterEach
+  void stopAll() throws Exception {
+    for (Master master : masters) {
+      master.close();
+    }
+    for (RegionServer server : servers.values()) {
+      server.close();
+    }
+    curator.close();
+    zookeeper.close();
+  }
+
+  private RegionServer startServer(String id) throws Exception {
+    RegionServer server =
+        RegionServer.start(
+            new ServerOptions(
+                id,
+                directory.resolve(id),
+                zookeeper.connectString(),
+                "test",
+                "127.0.0.1",
+                0,
+                "none",
+                0,
+                0,
+                64L << 20));
+    servers.put(id, server);
+    return server;
+  }
+
+  private Master startMaster(String id, ClusterConfig config, int expectedServers)
+      throws Exception {
+    Master master =
+        Master.start(
+            new MasterOptions(
+                id,
+                zookeeper.connectString(),
+                "test",
+                config,
+                expectedServers,
+                Duration.ofMillis(200),
+                Duration.ofSeconds(10)));
+    masters.add(master);
+    return master;
+  }
+
+  private RegionMap regionMap() throws Exception {
+    List<RegionDescriptor> regions = new ArrayList<>();
+    if (curator.checkExists().forPath(paths.regions()) == null) {
+      return RegionMap.empty();
+    }
+    for (String child : curator.getChildren().forPath(paths.regions())) {
+      regions.add(
+          ClusterJson.decodeRegion(curator.getData().forPath(paths.regions() + "/" + child)));
+    }
+    return RegionMap.of(regions);
+  }
+
+  private RegionMap awaitMap(Predicate<RegionMap> condition) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    RegionMap map = regionMap();
+    while (!condition.test(map)) {
+      assertThat(System.nanoTime())
+          .as("region map never got there: %s", map.regions())
+          .isLessThan(deadline);
+      Thread.onSpinWait();
+      map = regionMap();
+    }
+    return map;
+  }
+
+  private static boolean allOpen(RegionMap map, int regions) {
+    return map.size() == regions
+        && map.regions().stream().allMatch(r -> r.state() == RegionState.OPEN);
+  }
+
+  @Test
+  void theMasterSpreadsRegionsAndEveryServerOpensItsShare() throws Exception {
+    for (String id : List.of("s1", "s2", "s3")) {
+      startServer(id);
+    }
+    startMaster("m1", new ClusterConfig(12, 2, ReplicationMode.BUILD_INDEX, List.of()), 3);
+    RegionMap map = awaitMap(m -> allOpen(m, 12));
+    assertThat(map.isComplete()).isTrue();
+    Map<String, Integer> primaries = new HashMap<>();
+    Map<String, Integer> backups = new HashMap<>();
+    for (RegionDescriptor region : map.regions()) {
+      assertThat(region.backups()).hasSize(1).doesNotContain(region.primary());
+      primaries.merge(region.primary(), 1, Integer::sum);
+      backups.merge(region.backups().get(0), 1, Integer::sum);
+    }
+    assertThat(primaries)
+        .containsOnlyKeys("s1", "s2", "s3")
+        .allSatisfy((s, n) -> assertThat(n).isEqualTo(4));
+    assertThat(backups)
+        .containsOnlyKeys("s1", "s2", "s3")
+        .allSatisfy((s, n) -> assertThat(n).isEqualTo(4));
+    // Every server holds exactly what the map gives it, at the map's epoch.
+    for (RegionServer server : servers.values()) {
+      String id = server.info().id();
+      List<HeldRegion> expected = new ArrayList<>();
+      for (RegionDescriptor region : map.regions()) {
+        RegionRole role = region.roleOf(id);
+        if (role != null) {
+          expected.add(new HeldRegion(region.id(), region.epoch(), role));
+        }
+      }
+      assertThat(server.regions().list()).containsExactlyInAnyOrderElementsOf(expected);
+    }
+  }
+
+  @Test
+  void aServerStoppedCleanlyAndRestartedGetsItsRegionsBackWithTheirData() throws Exception {
+    startServer("s1");
+    startServer("s2");
+    startMaster("m1", new ClusterConfig(4, 1, ReplicationMode.NONE, List.of()), 2);
+    RegionMap map = awaitMap(m -> allOpen(m, 4));
+    RegionDescriptor region =
+        map.regions().stream().filter(r -> r.primary().equals("s2")).findFirst().orElseThrow();
+    byte[] key = region.start().length == 0 ? new byte[] {1} : region.start();
+    servers
+        .get("s2")
+        .regions()
+        .engineRegion(region.id())
+        .put(key, "kept".getBytes(StandardCharsets.UTF_8));
+    servers.remove("s2").close();
+    RegionMap offline =
+        awaitMap(m -> m.byId(region.id()).orElseThrow().state() == RegionState.OFFLINE);
+    long offlineEpoch = offline.byId(region.id()).orElseThrow().epoch();
+    assertThat(offlineEpoch).isGreaterThan(region.epoch());
+    RegionServer restarted = startServer("s2");
+    RegionMap reopened = awaitMap(m -> allOpen(m, 4));
+    RegionDescriptor after = reopened.byId(region.id()).orElseThrow();
+    assertThat(after.primary()).isEqualTo("s2");
+    assertThat(after.epoch()).isGreaterThan(offlineEpoch);
+    assertThat(restarted.regions().engineRegion(region.id()).get(key))
+        .isEqualTo("kept".getBytes(StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void aSecondMasterTakesOverWhenTheFirstStops() throws Exception {
+    startServer("s1");
+    Master first = startMaster("m1", new ClusterConfig(2, 1, ReplicationMode.NONE, List.of()), 1);
+    awaitMap(m -> allOpen(m, 2));
+    Master second = startMaster("m2", new ClusterConfig(2, 1, ReplicationMode.NONE, List.of()), 1);
+    assertThat(first.isActive()).isTrue();
+    assertThat(second.isActive()).isFalse();
+    masters.remove(first);
+    first.close();
+    // The new master acts: a server joining now gets its regions from it.
+    startServer("s9");
+    servers.remove("s1").close();
+    awaitMap(m -> m.regions().stream().allMatch(r -> r.state() == RegionState.OFFLINE));
+    assertThat(second.isActive()).isTrue();
+    startServer("s1");
+    awaitMap(m -> allOpen(m, 2));
+  }
+}
