@@ -87,5 +87,7 @@ run_java() {
   local flags=()
   # JDK 22+ warns about JNI use unless native access is granted explicitly.
   [[ "$(java_major_version)" -ge 22 ]] && flags+=(--enable-native-access=ALL-UNNAMED)
+  # Tools talk at WARN; the processes they start log at INFO to their own files.
+  flags+=("-Dkvs.log.level=${KVS_LOG_LEVEL:-WARN}")
   java "${flags[@]}" -cp "$jar:$KVS_HOME/kvs-bench/target/lib/*" "$main_class" "$@"
 }

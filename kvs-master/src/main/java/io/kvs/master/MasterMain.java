@@ -1,0 +1,92 @@
+package io.kvs.master;
+
+import io.kvs.core.cli.Flags;
+import io.kvs.core.cluster.ClusterConfig;
+import io.kvs.core.cluster.ReplicationMode;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The master process.
+ *
+ * <pre>
+ * MasterMain --id m1 --dir DIR [--zookeeper HOST:PORT,...] [--cluster default]
+ *            [--regions 32] [--replication 2] [--mode build-index|none] [--servers 3]
+ * </pre>
+ *
+ * Without {@code --zookeeper} it runs an embedded ZooKeeper with its data under {@code
+ * DIR/zookeeper} and writes its connect string to {@code DIR/zookeeper.connect}. The bootstrap
+ * options (regions, replication, mode) only matter for a cluster that does not exist yet; {@code
+ * --servers} is how many live servers the first assignment waits for. Stops cleanly on SIGTERM.
+ */
+public final class MasterMain {
+  private static final Logger LOG = LoggerFactory.getLogger(MasterMain.class);
+
+  private MasterMain() {}
+
+  public static void main(String[] args) throws Exception {
+    Flags flags =
+        Flags.parse(
+            args,
+            Set.of(
+                "id",
+                "dir",
+                "zookeeper",
+                "zookeeper-port",
+                "cluster",
+                "regions",
+                "replication",
+                "mode",
+                "servers"));
+    Path dir = Path.of(flags.require("dir"));
+    Files.createDirectories(dir);
+    EmbeddedZooKeeper embedded = null;
+    String zookeeper = flags.get("zookeeper", "");
+    if (zookeeper.isEmpty()) {
+      embedded =
+          EmbeddedZooKeeper.start(dir.resolve("zookeeper"), flags.getInt("zookeeper-port", 0));
+      zookeeper = embedded.connectString();
+      Files.writeString(dir.resolve("zookeeper.connect"), zookeeper + "\n", StandardCharsets.UTF_8);
+      LOG.info("embedded ZooKeeper at {}", zookeeper);
+    }
+    ReplicationMode mode = ReplicationMode.fromConfigName(flags.get("mode", "build-index"));
+    int replication = mode == ReplicationMode.NONE ? 1 : flags.getInt("replication", 2);
+    ClusterConfig config =
+        new ClusterConfig(flags.getInt("regions", 32), replication, mode, List.of());
+    Master master =
+        Master.start(
+            new MasterOptions(
+                flags.get("id", "m1"),
+                zookeeper,
+                flags.get("cluster", "default"),
+                config,
+                flags.getInt("servers", replication),
+                Duration.ofSeconds(2),
+                Duration.ofSeconds(30)));
+    CountDownLatch stopped = new CountDownLatch(1);
+    EmbeddedZooKeeper ownZooKeeper = embedded;
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  try {
+                    master.close();
+                  } catch (Exception e) {
+                    LOG.warn("stopping the master: {}", e.toString());
+                  }
+                  if (ownZooKeeper != null) {
+                    ownZooKeeper.close();
+                  }
+                  stopped.countDown();
+                },
+                "kvs-master-shutdown"));
+    stopped.await();
+  }
+}

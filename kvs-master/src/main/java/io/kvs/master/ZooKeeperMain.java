@@ -1,0 +1,35 @@
+package io.kvs.master;
+
+import io.kvs.core.cli.Flags;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * A single-node ZooKeeper as its own process, for a local cluster whose masters come and go: {@code
+ * ZooKeeperMain --dir DIR [--port 0]}. Writes its connect string to {@code DIR/zookeeper.connect};
+ * stops on SIGTERM.
+ */
+public final class ZooKeeperMain {
+  private ZooKeeperMain() {}
+
+  public static void main(String[] args) throws Exception {
+    Flags flags = Flags.parse(args, Set.of("dir", "port"));
+    Path dir = Path.of(flags.require("dir"));
+    EmbeddedZooKeeper zookeeper = EmbeddedZooKeeper.start(dir, flags.getInt("port", 0));
+    Files.writeString(
+        dir.resolve("zookeeper.connect"), zookeeper.connectString() + "\n", StandardCharsets.UTF_8);
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  zookeeper.close();
+                  stopped.countDown();
+                },
+                "kvs-zookeeper-shutdown"));
+    stopped.await();
+  }
+}

@@ -1,0 +1,64 @@
+package io.kvs.master.local;
+
+import io.kvs.core.cli.Flags;
+import java.nio.file.Path;
+import java.util.Set;
+
+/**
+ * {@code ./kvs local start|status|stop}: a cluster of separate processes on this machine.
+ *
+ * <pre>
+ * LocalCluster start  --dir DIR [--servers 3] [--regions 32] [--replication 2]
+ *                     [--mode build-index|none] [--masters 1] [--fabric shm|tcp|none]
+ * LocalCluster status --dir DIR
+ * LocalCluster stop   --dir DIR
+ * </pre>
+ *
+ * Starting again over an existing directory reuses its data: every server reopens its volume and
+ * the master reopens the regions where they were.
+ */
+public final class LocalCluster {
+  private LocalCluster() {}
+
+  public static void main(String[] args) throws Exception {
+    if (args.length == 0) {
+      usage();
+      System.exit(2);
+    }
+    String[] rest = java.util.Arrays.copyOfRange(args, 1, args.length);
+    try {
+      switch (args[0]) {
+        case "start" -> {
+          Flags flags =
+              Flags.parse(
+                  rest,
+                  Set.of("dir", "servers", "regions", "replication", "mode", "masters", "fabric"));
+          new LocalStart(new ClusterDirectory(Path.of(flags.require("dir"))), flags).run();
+        }
+        case "status" -> {
+          Flags flags = Flags.parse(rest, Set.of("dir"));
+          System.exit(new LocalStatus(new ClusterDirectory(Path.of(flags.require("dir")))).run());
+        }
+        case "stop" -> {
+          Flags flags = Flags.parse(rest, Set.of("dir"));
+          new LocalStop(new ClusterDirectory(Path.of(flags.require("dir")))).run();
+        }
+        default -> {
+          usage();
+          System.exit(2);
+        }
+      }
+    } catch (IllegalArgumentException | IllegalStateException e) {
+      System.err.println("kvs local: " + e.getMessage());
+      System.exit(2);
+    }
+  }
+
+  private static void usage() {
+    System.err.println(
+        "usage: ./kvs local start [--servers 3] [--regions 32] [--replication 2]"
+            + " [--mode build-index|none] [--masters 1] [--fabric shm|tcp|none]\n"
+            + "       ./kvs local status\n"
+            + "       ./kvs local stop");
+  }
+}

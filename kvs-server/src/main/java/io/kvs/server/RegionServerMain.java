@@ -1,0 +1,69 @@
+package io.kvs.server;
+
+import io.kvs.core.cli.Flags;
+import java.nio.file.Path;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The region server process.
+ *
+ * <pre>
+ * RegionServerMain --id s1 --dir DIR --zookeeper HOST:PORT [--cluster default] [--host 127.0.0.1]
+ *                  [--tcp-port 0] [--fabric shm|tcp|verbs|none] [--fabric-port 0]
+ *                  [--control-port 0] [--memory BYTES]
+ * </pre>
+ *
+ * Stops cleanly on SIGTERM: leaves the cluster, drains the transports, syncs the engine.
+ */
+public final class RegionServerMain {
+  private static final Logger LOG = LoggerFactory.getLogger(RegionServerMain.class);
+
+  private RegionServerMain() {}
+
+  public static void main(String[] args) throws Exception {
+    Flags flags =
+        Flags.parse(
+            args,
+            Set.of(
+                "id",
+                "dir",
+                "zookeeper",
+                "cluster",
+                "host",
+                "tcp-port",
+                "fabric",
+                "fabric-port",
+                "control-port",
+                "memory"));
+    RegionServer server =
+        RegionServer.start(
+            new ServerOptions(
+                flags.require("id"),
+                Path.of(flags.require("dir")),
+                flags.require("zookeeper"),
+                flags.get("cluster", "default"),
+                flags.get("host", "127.0.0.1"),
+                flags.getInt("tcp-port", 0),
+                flags.get("fabric", "shm"),
+                flags.getInt("fabric-port", 0),
+                flags.getInt("control-port", 0),
+                flags.getLong("memory", 0)));
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  try {
+                    server.close();
+                  } catch (Exception e) {
+                    LOG.warn("stopping the region server: {}", e.toString());
+                  }
+                  stopped.countDown();
+                },
+                "kvs-server-shutdown"));
+    stopped.await();
+  }
+}

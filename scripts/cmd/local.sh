@@ -1,0 +1,28 @@
+# summary: a cluster of local processes: start [--servers 3] [--regions 32] [--replication 2] [--mode build-index|none], status, stop
+#
+#   ./kvs local start [--servers 3] [--regions 32] [--replication 2]
+#                     [--mode build-index|none] [--masters 1] [--fabric shm|tcp|none]
+#   ./kvs local status
+#   ./kvs local stop
+#
+# Every process (ZooKeeper, masters, region servers) runs on its own, with its
+# directory and log file under the cluster directory (KVS_LOCAL_DIR, default
+# target/local). Starting again over that directory reuses its data.
+
+cmd_local() {
+  local action="${1:-status}"
+  [[ $# -gt 0 ]] && shift
+  case "$action" in
+    start | status | stop) ;;
+    *) die "usage: ./kvs local start|status|stop [options]" ;;
+  esac
+  if [[ "$action" == start ]]; then
+    ensure_packages "${KVS_BUILD_PACKAGES[@]}"
+    ensure_built
+  fi
+  run_java io.kvs.master.local.LocalCluster "$action" --dir "$(local_cluster_dir)" "$@"
+}
+
+local_cluster_dir() {
+  echo "${KVS_LOCAL_DIR:-$KVS_HOME/target/local}"
+}
