@@ -222,13 +222,15 @@ KVS_EXPORT void kvs_service_attach(kvs_service* service, uint64_t region_id,
                                    uint64_t epoch, kvs_region* region);
 // Like kvs_service_attach, placed: held as primary (1) or backup (0; client
 // requests get NOT_PRIMARY), serving keys in [start, end) (no end when
-// `has_end` is 0; keys outside get WRONG_REGION).
-KVS_EXPORT void kvs_service_attach_placed(kvs_service* service,
-                                          uint64_t region_id, uint64_t epoch,
-                                          kvs_region* region, int primary,
-                                          const void* start, size_t start_size,
-                                          const void* end, size_t end_size,
-                                          int has_end);
+// `has_end` is 0; keys outside get WRONG_REGION). A primary with backups
+// (the fabric bootstrap host and port of each) replicates every write to
+// them before answering; that needs a fabric server started on the service.
+KVS_EXPORT void kvs_service_attach_placed(
+    kvs_service* service, uint64_t region_id, uint64_t epoch,
+    kvs_region* region, int primary, const void* start, size_t start_size,
+    const void* end, size_t end_size, int has_end,
+    const char* const* backup_hosts, const uint16_t* backup_ports,
+    size_t backup_count);
 KVS_EXPORT void kvs_service_detach(kvs_service* service, uint64_t region_id);
 // Answers one encoded request; `sink` receives the encoded reply (always
 // one: malformed requests get an INVALID_ARGUMENT reply).

@@ -16,7 +16,12 @@ struct kvs_service {
 };
 
 struct kvs_fabric_server {
+  kvs_service* service = nullptr;
   std::unique_ptr<kvs::channel::Server> server;
+  // Replication needs the server's buffers: it stops before the server.
+  ~kvs_fabric_server() {
+    if (service != nullptr) service->service.DisableReplication();
+  }
 };
 
 struct kvs_fabric_client {
@@ -71,9 +76,15 @@ void kvs_service_attach(kvs_service* service, uint64_t region_id,
 void kvs_service_attach_placed(kvs_service* service, uint64_t region_id,
                                uint64_t epoch, kvs_region* region, int primary,
                                const void* start, size_t start_size,
-                               const void* end, size_t end_size, int has_end) {
+                               const void* end, size_t end_size, int has_end,
+                               const char* const* backup_hosts,
+                               const uint16_t* backup_ports,
+                               size_t backup_count) {
   kvs::service::Placement placement;
   placement.primary = primary != 0;
+  for (size_t i = 0; i < backup_count; ++i) {
+    placement.backups.push_back({backup_hosts[i], backup_ports[i]});
+  }
   placement.start.assign(static_cast<const char*>(start), start_size);
   if (has_end != 0) {
     placement.end.emplace(static_cast<const char*>(end), end_size);
@@ -113,6 +124,11 @@ kvs_status kvs_fabric_server_start(const kvs_fabric_options* options,
   status = kvs::channel::Server::Start(server_options, &service->service,
                                        &started->server);
   if (!status.ok()) return Report(status);
+  // The service replicates through this server: its buffers for the
+  // regions it backs up, its provider for the connections to backups.
+  service->service.EnableReplication(started->server.get(),
+                                     server_options.endpoint);
+  started->service = service;
   *server = started.release();
   return KVS_OK;
 }

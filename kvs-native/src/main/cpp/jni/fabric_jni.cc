@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "jni/arrays.h"
 #include "jni/exceptions.h"
@@ -45,17 +46,34 @@ void ServiceAttach(JNIEnv*, jclass, jlong service, jlong region_id, jlong epoch,
       static_cast<uint64_t>(epoch), reinterpret_cast<kvs_region*>(region));
 }
 
-// `end` null: unbounded.
+// `end` null: unbounded. Backups as parallel arrays of hosts and ports.
 void ServiceAttachPlaced(JNIEnv* env, jclass, jlong service, jlong region_id,
                          jlong epoch, jlong region, jboolean primary,
-                         jbyteArray start, jbyteArray end) {
+                         jbyteArray start, jbyteArray end,
+                         jobjectArray backup_hosts, jintArray backup_ports) {
   const std::string start_bytes = StringOfBytes(env, start);
   const std::string end_bytes = StringOfBytes(env, end);
+  std::vector<std::string> hosts;
+  std::vector<uint16_t> ports;
+  const jsize backups =
+      backup_hosts != nullptr ? env->GetArrayLength(backup_hosts) : 0;
+  for (jsize i = 0; i < backups; ++i) {
+    auto host =
+        static_cast<jstring>(env->GetObjectArrayElement(backup_hosts, i));
+    hosts.push_back(StringOf(env, host));
+    env->DeleteLocalRef(host);
+    jint port = 0;
+    env->GetIntArrayRegion(backup_ports, i, 1, &port);
+    ports.push_back(static_cast<uint16_t>(port));
+  }
+  std::vector<const char*> host_pointers;
+  for (const auto& host : hosts) host_pointers.push_back(host.c_str());
   kvs_service_attach_placed(
       reinterpret_cast<kvs_service*>(service), static_cast<uint64_t>(region_id),
       static_cast<uint64_t>(epoch), reinterpret_cast<kvs_region*>(region),
       primary ? 1 : 0, start_bytes.data(), start_bytes.size(), end_bytes.data(),
-      end_bytes.size(), end != nullptr ? 1 : 0);
+      end_bytes.size(), end != nullptr ? 1 : 0, host_pointers.data(),
+      ports.data(), ports.size());
 }
 
 void ServiceDetach(JNIEnv*, jclass, jlong service, jlong region_id) {
@@ -184,7 +202,8 @@ bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class) {
   static const JNINativeMethod kMethods[] = {
       KVS_NATIVE("serviceCreate", "()J", ServiceCreate),
       KVS_NATIVE("serviceAttach", "(JJJJ)V", ServiceAttach),
-      KVS_NATIVE("serviceAttachPlaced", "(JJJJZ[B[B)V", ServiceAttachPlaced),
+      KVS_NATIVE("serviceAttachPlaced", "(JJJJZ[B[B[Ljava/lang/String;[I)V",
+                 ServiceAttachPlaced),
       KVS_NATIVE("serviceDetach", "(JJ)V", ServiceDetach),
       KVS_NATIVE("serviceHandle", "(JLjava/nio/ByteBuffer;II)[B",
                  ServiceHandle),

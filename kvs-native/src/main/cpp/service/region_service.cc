@@ -25,10 +25,62 @@ void Fail(const wire::Request& request, const Status& status,
 
 }  // namespace
 
+RegionService::~RegionService() { DisableReplication(); }
+
+void RegionService::EnableReplication(channel::Server* server,
+                                      const fabric::EndpointOptions& endpoint) {
+  replication::ReplicatorOptions options;
+  options.endpoint = endpoint;
+  auto replicator = std::make_shared<replication::Replicator>(options);
+  std::unique_lock<std::shared_mutex> lock(mutex_);
+  replica_host_ = server;
+  replicator_ = std::move(replicator);
+}
+
+void RegionService::DisableReplication() {
+  std::shared_ptr<replication::Replicator> replicator;
+  std::vector<std::shared_ptr<replication::ReplicaSink>> sinks;
+  {
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    replicator = std::move(replicator_);
+    replica_host_ = nullptr;
+    for (auto& [region_id, attached] : regions_) {
+      if (attached.sink) sinks.push_back(std::move(attached.sink));
+    }
+  }
+  // Outside the lock: closing streams waits for the backups, and the last
+  // reference to a sink applies what its buffer holds.
+  replicator.reset();
+  sinks.clear();
+}
+
 void RegionService::Attach(uint64_t region_id, uint64_t epoch,
                            lsm::Region* region, Placement placement) {
-  std::unique_lock<std::shared_mutex> lock(mutex_);
-  regions_[region_id] = {epoch, region, std::move(placement)};
+  std::shared_ptr<replication::Replicator> replicator;
+  std::shared_ptr<replication::ReplicaSink> old_sink;
+  const bool replicated = placement.primary && !placement.backups.empty();
+  const std::vector<replication::BackupTarget> backups = placement.backups;
+  {
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    replicator = replicator_;
+    Attached& attached = regions_[region_id];
+    // A backup keeps its buffers only while its epoch stays; a new epoch
+    // (or a promotion) starts a new stream.
+    if (attached.epoch != epoch || placement.primary) {
+      old_sink = std::move(attached.sink);
+    }
+    attached.epoch = epoch;
+    attached.region = region;
+    attached.placement = std::move(placement);
+  }
+  old_sink.reset();
+  if (replicator != nullptr) {
+    if (replicated) {
+      replicator->Open(region_id, epoch, backups);
+    } else {
+      (void)replicator->Close(region_id);
+    }
+  }
 }
 
 Status RegionService::CheckPlacement(const wire::Request& request,
@@ -70,11 +122,80 @@ Status RegionService::CheckPlacement(const wire::Request& request,
 }
 
 void RegionService::Detach(uint64_t region_id) {
-  std::unique_lock<std::shared_mutex> lock(mutex_);
-  regions_.erase(region_id);
+  std::shared_ptr<replication::Replicator> replicator;
+  std::shared_ptr<replication::ReplicaSink> sink;
+  {
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    replicator = replicator_;
+    const auto it = regions_.find(region_id);
+    if (it == regions_.end()) return;
+    sink = std::move(it->second.sink);
+    regions_.erase(it);
+  }
+  // The primary hands its last records over; a backup applies its buffer.
+  if (replicator != nullptr) (void)replicator->Close(region_id);
+  sink.reset();
+}
+
+void RegionService::HandleReplication(std::string_view message,
+                                      std::string* reply) {
+  replication::Control control;
+  replication::ControlReply answer;
+  answer.status = replication::DecodeControl(message, &control);
+  if (answer.status.ok()) {
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    const auto it = regions_.find(control.region_id);
+    if (it == regions_.end() || it->second.placement.primary) {
+      answer.status =
+          Status::FromCode(Status::Code::kWrongRegion,
+                           "region " + std::to_string(control.region_id) +
+                               " is not held here as a backup");
+    } else if (it->second.epoch != control.epoch) {
+      answer.status = Status::FromCode(
+          Status::Code::kStaleEpoch,
+          "region " + std::to_string(control.region_id) + " is at epoch " +
+              std::to_string(it->second.epoch) + " here, not " +
+              std::to_string(control.epoch));
+    } else if (control.type == replication::ControlType::kOpen) {
+      if (replica_host_ == nullptr) {
+        answer.status = Status::InvalidArgument("replication is not enabled");
+      } else {
+        std::shared_ptr<replication::ReplicaSink> old =
+            std::move(it->second.sink);
+        lock.unlock();
+        old.reset();  // applies what the last stream left
+        std::unique_ptr<replication::ReplicaSink> sink;
+        lock.lock();
+        const auto again = regions_.find(control.region_id);
+        if (again == regions_.end() || again->second.epoch != control.epoch ||
+            replica_host_ == nullptr) {
+          answer.status = Status::FromCode(Status::Code::kStaleEpoch,
+                                           "region changed during OPEN");
+        } else {
+          answer.status = replication::ReplicaSink::Create(
+              replica_host_, again->second.region, control.region_id, &sink);
+          if (answer.status.ok()) {
+            answer.buffers = sink->buffers();
+            again->second.sink = std::move(sink);
+          }
+        }
+      }
+    } else {
+      std::shared_ptr<replication::ReplicaSink> sink = it->second.sink;
+      lock.unlock();
+      answer.status = sink == nullptr
+                          ? Status::InvalidArgument("FLUSH before OPEN")
+                          : sink->Flush(control);
+    }
+  }
+  replication::EncodeControlReply(answer, reply);
 }
 
 void RegionService::Handle(std::string_view bytes, std::string* reply) {
+  if (replication::IsControl(bytes)) {
+    HandleReplication(bytes, reply);
+    return;
+  }
   wire::Request request;
   const Status decoded = wire::DecodeRequest(bytes, &request);
   if (!decoded.ok()) {
@@ -100,6 +221,7 @@ void RegionService::Execute(const wire::Request& request, std::string* reply) {
   }
   lsm::Region* region = nullptr;
   Placement placement;
+  std::shared_ptr<replication::Replicator> replicating;
   {
     std::shared_lock<std::shared_mutex> lock(mutex_);
     const auto it = regions_.find(request.region_id);
@@ -128,6 +250,7 @@ void RegionService::Execute(const wire::Request& request, std::string* reply) {
     }
     region = it->second.region;
     placement = it->second.placement;
+    if (!placement.backups.empty()) replicating = replicator_;
   }
   wire::Reply result;
   result.opcode = request.opcode;
@@ -141,11 +264,23 @@ void RegionService::Execute(const wire::Request& request, std::string* reply) {
     case wire::Opcode::kNoop:
       break;
     case wire::Opcode::kPut:
-      status = region->Put(request.key, request.value);
+    case wire::Opcode::kDelete: {
+      const bool put = request.opcode == wire::Opcode::kPut;
+      const auto apply = [&] {
+        return put ? region->Put(request.key, request.value)
+                   : region->Delete(request.key);
+      };
+      status =
+          replicating == nullptr
+              ? apply()
+              : replicating->Write(
+                    request.region_id,
+                    {put ? replication::RecordType::kPut
+                         : replication::RecordType::kDelete,
+                     request.key, put ? request.value : std::string_view()},
+                    apply);
       break;
-    case wire::Opcode::kDelete:
-      status = region->Delete(request.key);
-      break;
+    }
     case wire::Opcode::kGet:
       status = region->Get(request.key, &value);
       result.value = value;

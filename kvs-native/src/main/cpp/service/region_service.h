@@ -5,6 +5,11 @@
 // WRONG_REGION, one with another epoch STALE_EPOCH, one for a region held
 // as a backup NOT_PRIMARY.
 //
+// Value-log replication (replication/): once EnableReplication names the
+// fabric server, a primary placed with backups replicates every write to
+// them before answering, and the service answers the replication messages
+// a primary sends it for the regions it holds as a backup.
+//
 // Thread safety: Handle may run on many threads at once; Attach and Detach
 // may run concurrently with it.
 
@@ -13,13 +18,17 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "channel/server.h"
 #include "lsm/region.h"
+#include "replication/replica_sink.h"
+#include "replication/replicator.h"
 #include "wire/messages.h"
 
 namespace kvs::service {
@@ -29,6 +38,9 @@ struct Placement {
   bool primary = true;  // a backup answers client requests NOT_PRIMARY
   std::string start;    // the key range [start, end); no end: unbounded
   std::optional<std::string> end;
+  // A primary's backups (their fabric servers): its writes are replicated
+  // to them and acknowledged once every one holds them. Empty: none.
+  std::vector<replication::BackupTarget> backups;
 
   bool Contains(std::string_view key) const {
     return key >= std::string_view(start) &&
@@ -45,6 +57,15 @@ class RegionService final : public channel::RequestHandler {
               Placement placement = {});
   void Detach(uint64_t region_id);
 
+  // Replication over the fabric server `server` (this service's handler;
+  // not owned), whose endpoint options the primary side's connections use.
+  // Regions attached before keep their placement until attached again.
+  void EnableReplication(channel::Server* server,
+                         const fabric::EndpointOptions& endpoint);
+  // Closes every stream and replica buffer; before `server` stops.
+  void DisableReplication();
+  ~RegionService() override;
+
   // channel::RequestHandler: a malformed request gets an INVALID_ARGUMENT
   // reply (with request id 0 if even the header is unreadable).
   void Handle(std::string_view request, std::string* reply) override;
@@ -58,12 +79,17 @@ class RegionService final : public channel::RequestHandler {
     uint64_t epoch;
     lsm::Region* region;
     Placement placement;
+    // Held as a backup: where the primary's records land (after OPEN).
+    std::shared_ptr<replication::ReplicaSink> sink;
   };
+  void HandleReplication(std::string_view message, std::string* reply);
   // The status for a request outside what `attached` serves, or OK.
   static Status CheckPlacement(const wire::Request& request,
                                const Attached& attached);
   mutable std::shared_mutex mutex_;
   std::map<uint64_t, Attached> regions_;
+  channel::Server* replica_host_ = nullptr;              // under mutex_
+  std::shared_ptr<replication::Replicator> replicator_;  // under mutex_
 };
 
 }  // namespace kvs::service

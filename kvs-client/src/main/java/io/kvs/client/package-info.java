@@ -1,8 +1,22 @@
 /**
  * The KVS client library: what an application adds as a Maven dependency to read and write a KVS
- * cluster. It will hold the region map cache, routing by key, bounded retries on NOT_PRIMARY /
- * WRONG_REGION / STALE_EPOCH, and the asynchronous ({@code CompletableFuture}) and blocking APIs
- * over the {@code tcp} and {@code fabric} transports (see docs/ARCHITECTURE.md). Empty until the
- * cluster issue lands.
+ * cluster.
+ *
+ * <p>{@link io.kvs.client.KvsClient} is the entry point: built from a ZooKeeper connect string
+ * ({@link io.kvs.client.KvsClient#builder()}), it keeps the cluster's region map in a Curator
+ * cache, routes each request to the primary of the region holding its key, retries within an
+ * operation timeout when the map is out of date or a server is unavailable, and offers put, get,
+ * delete, multi-get and scans (across regions, in key order) both asynchronously ({@code
+ * CompletableFuture}) and blocking. Two {@linkplain io.kvs.client.Transport transports}: {@code
+ * TCP} (Netty, pure Java, the default) and {@code FABRIC} (the one-sided libfabric transport of
+ * {@code kvs-native}, an optional dependency loaded only when chosen). Errors are {@link
+ * io.kvs.core.KvsException}s; a region that stays unavailable yields a {@link
+ * io.kvs.client.RegionUnavailableException}.
+ *
+ * <p>Everything else in the package is internal: the metadata cache ({@code MetadataCache}), the
+ * connections ({@code Connections}, {@code TcpConnection}, {@code FabricConnection}) and the
+ * operations with their retry loop ({@code Operation}, {@code KeyOperation}, {@code
+ * MultiGetOperation}, {@code ScanOperation}, {@code Backoff}). docs/PROTOCOL.md specifies the
+ * requests; docs/ARCHITECTURE.md and DESIGN.md §5 the control plane.
  */
 package io.kvs.client;

@@ -4,7 +4,9 @@ import io.kvs.core.ClosedException;
 import io.kvs.engine.Region;
 import io.kvs.nativelib.NativeLibrary;
 import io.kvs.nativelib.internal.NativeMethods;
+import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
@@ -42,9 +44,26 @@ public final class RegionService implements AutoCloseable {
    * Serves {@code region} as {@code regionId} at {@code epoch}, held as primary or as a backup
    * (whose client requests get NOT_PRIMARY), for keys in {@code [start, end)} ({@code end} empty:
    * unbounded; keys outside get WRONG_REGION). Replaces an earlier attachment.
+   *
+   * <p>A primary with {@code backups} (each backup server's fabric bootstrap address) replicates
+   * every write to them and answers it once all hold it; this needs a {@link
+   * io.kvs.fabric.FabricServer} started on this service (its provider is the one used). A write
+   * that cannot be replicated fails with IO_ERROR naming the backup.
    */
   public void attach(
-      long regionId, long epoch, Region region, boolean primary, byte[] start, byte[] end) {
+      long regionId,
+      long epoch,
+      Region region,
+      boolean primary,
+      byte[] start,
+      byte[] end,
+      List<InetSocketAddress> backups) {
+    String[] hosts = new String[backups.size()];
+    int[] ports = new int[backups.size()];
+    for (int i = 0; i < hosts.length; i++) {
+      hosts[i] = backups.get(i).getHostString();
+      ports[i] = backups.get(i).getPort();
+    }
     lock.readLock().lock();
     try {
       NativeMethods.serviceAttachPlaced(
@@ -54,7 +73,9 @@ public final class RegionService implements AutoCloseable {
           region.nativeHandle(),
           primary,
           start,
-          end.length == 0 ? null : end);
+          end.length == 0 ? null : end,
+          hosts,
+          ports);
     } finally {
       lock.readLock().unlock();
     }

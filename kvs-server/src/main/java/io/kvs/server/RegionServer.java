@@ -1,5 +1,8 @@
 package io.kvs.server;
 
+import io.kvs.core.KvsException;
+import io.kvs.core.StatusCode;
+import io.kvs.core.cluster.ClusterJson;
 import io.kvs.core.cluster.ClusterPaths;
 import io.kvs.core.cluster.ServerInfo;
 import io.kvs.engine.Engine;
@@ -16,6 +19,7 @@ import java.time.Duration;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.KeeperException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,7 +56,18 @@ public final class RegionServer implements AutoCloseable {
     }
     engine = Engine.open(options.directory().resolve("volume"), engineOptions.build());
     service = RegionService.create();
-    regions = new HostedRegions(options.id(), engine, service, options.directory());
+    curator =
+        CuratorFrameworkFactory.builder()
+            .connectString(options.zookeeper())
+            .sessionTimeoutMs(10_000)
+            .connectionTimeoutMs(10_000)
+            .retryPolicy(new ExponentialBackoffRetry(100, 10, 2_000))
+            .build();
+    curator.start();
+    ClusterPaths paths = new ClusterPaths(options.cluster());
+    regions =
+        new HostedRegions(
+            options.id(), engine, service, options.directory(), id -> lookUp(paths, id));
     tcp =
         TcpFrontEnd.start(
             service,
@@ -74,18 +89,19 @@ public final class RegionServer implements AutoCloseable {
             fabric != null ? fabric.port() : 0,
             fabric != null ? options.fabricProvider() : "",
             control.port());
-    curator =
-        CuratorFrameworkFactory.builder()
-            .connectString(options.zookeeper())
-            .sessionTimeoutMs(10_000)
-            .connectionTimeoutMs(10_000)
-            .retryPolicy(new ExponentialBackoffRetry(100, 10, 2_000))
-            .build();
-    curator.start();
-    membership =
-        Membership.register(
-            curator, new ClusterPaths(options.cluster()), info, Duration.ofSeconds(30));
+    membership = Membership.register(curator, paths, info, Duration.ofSeconds(30));
     LOG.info("region server {} up: {}", options.id(), info);
+  }
+
+  private ServerInfo lookUp(ClusterPaths paths, String id) {
+    try {
+      return ClusterJson.decodeServer(curator.getData().forPath(paths.server(id)));
+    } catch (KeeperException.NoNodeException e) {
+      return null;
+    } catch (Exception e) {
+      throw KvsException.of(
+          StatusCode.IO_ERROR, "cannot look server " + id + " up in ZooKeeper: " + e);
+    }
   }
 
   /** Starts a server and registers it in the cluster. */
@@ -107,13 +123,13 @@ public final class RegionServer implements AutoCloseable {
   public void close() throws java.io.IOException {
     LOG.info("region server {} stopping", options.id());
     membership.close();
-    curator.close();
     control.close();
+    tcp.close(); // drains client requests
+    regions.closeAll(); // primaries hand their last records to the backups
     if (fabric != null) {
       fabric.close();
     }
-    tcp.close();
-    regions.closeAll();
+    curator.close();
     service.close();
     engine.close();
     LOG.info("region server {} stopped", options.id());

@@ -154,7 +154,9 @@ public final class NativeMethods {
       long region,
       boolean primary,
       byte[] start,
-      byte[] end);
+      byte[] end,
+      String[] backupHosts,
+      int[] backupPorts);
 
   /** Stops serving {@code regionId}. */
   public static native void serviceDetach(long service, long regionId);

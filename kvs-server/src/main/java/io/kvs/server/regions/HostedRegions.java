@@ -5,15 +5,18 @@ import io.kvs.core.StatusCode;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionRole;
 import io.kvs.core.cluster.ReplicationMode;
+import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.control.HeldRegion;
 import io.kvs.engine.Engine;
 import io.kvs.engine.Region;
 import io.kvs.service.RegionService;
+import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,12 +33,23 @@ public final class HostedRegions {
   private final Engine engine;
   private final RegionService service;
   private final EpochStore epochs;
+  private final Function<String, ServerInfo> servers;
   private final Map<Long, Hosted> hosted = new TreeMap<>();
 
   private record Hosted(RegionDescriptor descriptor, RegionRole role, Region region) {}
 
-  public HostedRegions(String serverId, Engine engine, RegionService service, Path directory) {
+  /**
+   * @param servers looks a live server up by id (null if it is not live): where a primary finds its
+   *     backups
+   */
+  public HostedRegions(
+      String serverId,
+      Engine engine,
+      RegionService service,
+      Path directory,
+      Function<String, ServerInfo> servers) {
     this.serverId = serverId;
+    this.servers = servers;
     this.engine = engine;
     this.service = service;
     this.epochs = new EpochStore(directory);
@@ -60,6 +74,10 @@ public final class HostedRegions {
           "server " + serverId + " is not a member of region " + descriptor.id());
     }
     fence(descriptor.id(), descriptor.epoch());
+    List<InetSocketAddress> backups =
+        role == RegionRole.PRIMARY && mode == ReplicationMode.BUILD_INDEX
+            ? backupEndpoints(descriptor)
+            : List.of();
     epochs.raise(descriptor.id(), descriptor.epoch());
     Hosted current = hosted.get(descriptor.id());
     Region region = current != null ? current.region() : openOrCreate(descriptor.id());
@@ -69,7 +87,8 @@ public final class HostedRegions {
         region,
         role == RegionRole.PRIMARY,
         descriptor.start(),
-        descriptor.end());
+        descriptor.end(),
+        backups);
     hosted.put(descriptor.id(), new Hosted(descriptor, role, region));
     LOG.info("opened {} as {} ({})", descriptor, role, mode.configName());
   }
@@ -83,7 +102,7 @@ public final class HostedRegions {
     fence(regionId, epoch);
     epochs.raise(regionId, epoch);
     if (hosted.remove(regionId) != null) {
-      service.detach(regionId);
+      service.detach(regionId); // a primary hands its last records to the backups first
       LOG.info("closed region {} at epoch {}", regionId, epoch);
     }
   }
@@ -109,6 +128,29 @@ public final class HostedRegions {
       entry.getValue().region().sync();
     }
     hosted.clear();
+  }
+
+  private List<InetSocketAddress> backupEndpoints(RegionDescriptor descriptor) {
+    List<InetSocketAddress> endpoints = new ArrayList<>();
+    for (String backup : descriptor.backups()) {
+      ServerInfo info = servers.apply(backup);
+      if (info == null) {
+        throw KvsException.of(
+            StatusCode.IO_ERROR,
+            "region " + descriptor.id() + ": backup " + backup + " is not a live server");
+      }
+      if (!info.hasFabric()) {
+        throw KvsException.of(
+            StatusCode.INVALID_ARGUMENT,
+            "region "
+                + descriptor.id()
+                + ": backup "
+                + backup
+                + " serves no fabric transport, which replication needs");
+      }
+      endpoints.add(InetSocketAddress.createUnresolved(info.host(), info.fabricPort()));
+    }
+    return endpoints;
   }
 
   private void fence(long regionId, long epoch) {

@@ -1,0 +1,24 @@
+package io.kvs.client;
+
+import io.kvs.core.wire.Reply;
+import io.kvs.core.wire.Request;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One pipelined connection to one region server over one transport, shared by every thread of a
+ * client. Implementations replace the request id with their own.
+ */
+interface Connection {
+  /**
+   * Sends {@code request}; the future completes with its reply, or fails if the connection broke
+   * (after which {@link #isOpen()} is false) or the transport refused the request. Futures may
+   * complete on the transport's own thread: chain with the {@code *Async} variants.
+   */
+  CompletableFuture<Reply> send(Request request);
+
+  /** Whether requests can still be sent. */
+  boolean isOpen();
+
+  /** Closes the connection; outstanding requests fail. Idempotent. */
+  void close();
+}

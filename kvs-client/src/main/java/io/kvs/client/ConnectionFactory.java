@@ -1,0 +1,52 @@
+package io.kvs.client;
+
+import io.kvs.core.KvsException;
+import io.kvs.core.StatusCode;
+import io.kvs.core.cluster.ServerInfo;
+import java.lang.reflect.InvocationTargetException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+
+/** Opens connections of one transport; owns what they share (event loops). */
+interface ConnectionFactory {
+  /**
+   * The address this transport reaches {@code server} at, or null if the server does not serve it.
+   */
+  String endpoint(ServerInfo server);
+
+  /** Connects to {@code server}, asynchronously. */
+  CompletableFuture<Connection> connect(ServerInfo server);
+
+  /** Releases what the connections shared; close the connections first. */
+  void close();
+
+  /**
+   * The factory of {@code transport}. The fabric factory is loaded by name, so that a client of the
+   * tcp transport never loads a class of the optional {@code kvs-native} dependency.
+   *
+   * @param blocking runs blocking work (the fabric transport's connect)
+   * @throws KvsException if the fabric transport is chosen and kvs-native is not on the class path
+   */
+  static ConnectionFactory create(Transport transport, Executor blocking) {
+    if (transport == Transport.TCP) {
+      return new TcpConnectionFactory();
+    }
+    try {
+      Class.forName("io.kvs.fabric.FabricClient", false, ConnectionFactory.class.getClassLoader());
+      return Class.forName("io.kvs.client.FabricConnectionFactory")
+          .asSubclass(ConnectionFactory.class)
+          .getDeclaredConstructor(Executor.class)
+          .newInstance(blocking);
+    } catch (ClassNotFoundException | LinkageError e) {
+      throw new KvsException(
+          StatusCode.INVALID_ARGUMENT,
+          "the fabric transport needs io.kvs:kvs-native on the class path: " + e,
+          e);
+    } catch (InvocationTargetException e) {
+      throw new KvsException(
+          StatusCode.INTERNAL, "cannot start the fabric transport: " + e.getCause(), e.getCause());
+    } catch (ReflectiveOperationException e) {
+      throw new KvsException(StatusCode.INTERNAL, "cannot start the fabric transport: " + e, e);
+    }
+  }
+}

@@ -1,0 +1,106 @@
+package io.kvs.client;
+
+import io.kvs.core.StatusCode;
+import io.kvs.core.cluster.RegionDescriptor;
+import io.kvs.core.wire.Reply;
+import io.kvs.core.wire.Request;
+import java.util.EnumSet;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+
+/** An operation on one key (put, get, delete): one request to the region holding it. */
+final class KeyOperation<T> extends Operation<T> {
+  /** Builds the request for a region id and epoch. */
+  interface RequestFactory {
+    Request create(long regionId, long epoch);
+  }
+
+  private static final Set<StatusCode> OK = EnumSet.of(StatusCode.OK);
+  private static final Set<StatusCode> OK_OR_NOT_FOUND =
+      EnumSet.of(StatusCode.OK, StatusCode.NOT_FOUND);
+
+  private final byte[] key;
+  private final RequestFactory requests;
+  private final Set<StatusCode> accepted;
+  private final Function<Reply, T> reader;
+  private volatile T value;
+
+  private KeyOperation(
+      ClientContext context,
+      String name,
+      byte[] key,
+      RequestFactory requests,
+      Set<StatusCode> accepted,
+      Function<Reply, T> reader) {
+    super(context, name);
+    this.key = key;
+    this.requests = requests;
+    this.accepted = accepted;
+    this.reader = reader;
+  }
+
+  static CompletableFuture<Void> put(ClientContext context, byte[] key, byte[] value) {
+    return new KeyOperation<Void>(
+            context,
+            "put",
+            key,
+            (region, epoch) -> Request.put(0, region, epoch, key, value),
+            OK,
+            reply -> null)
+        .start();
+  }
+
+  static CompletableFuture<Optional<byte[]>> get(ClientContext context, byte[] key) {
+    return new KeyOperation<Optional<byte[]>>(
+            context,
+            "get",
+            key,
+            (region, epoch) -> Request.get(0, region, epoch, key),
+            OK_OR_NOT_FOUND,
+            reply ->
+                reply.status() == StatusCode.OK
+                    ? Optional.of(reply.value())
+                    : Optional.<byte[]>empty())
+        .start();
+  }
+
+  /** Deleting a key that has no value succeeds. */
+  static CompletableFuture<Void> delete(ClientContext context, byte[] key) {
+    return new KeyOperation<Void>(
+            context,
+            "delete",
+            key,
+            (region, epoch) -> Request.delete(0, region, epoch, key),
+            OK_OR_NOT_FOUND,
+            reply -> null)
+        .start();
+  }
+
+  @Override
+  CompletableFuture<Step> round(Topology topology) {
+    RegionDescriptor region = topology.regions().regionFor(key).orElse(null);
+    if (region == null) {
+      return CompletableFuture.completedFuture(
+          Step.retry(Problem.noRegion(key, topology.regions().size()), false));
+    }
+    return exchange(topology, region, requests.create(region.id(), region.epoch()))
+        .thenApply(
+            outcome -> {
+              if (outcome.problem() != null) {
+                return Step.retry(outcome.problem(), false);
+              }
+              if (!accepted.contains(outcome.reply().status())) {
+                throw failure(outcome.reply(), region, outcome.serverId());
+              }
+              value = reader.apply(outcome.reply());
+              return Step.DONE;
+            });
+  }
+
+  @Override
+  T value() {
+    return value;
+  }
+}

@@ -1,0 +1,403 @@
+package io.kvs.client;
+
+import io.kvs.core.ClosedException;
+import io.kvs.core.InvalidRequestException;
+import io.kvs.core.KeyValue;
+import io.kvs.core.KvsException;
+import io.kvs.core.StatusCode;
+import io.kvs.core.cluster.ClusterPaths;
+import io.kvs.core.cluster.Keys;
+import io.kvs.core.cluster.RegionMap;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ForkJoinWorkerThread;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.BoundedExponentialBackoffRetry;
+
+/**
+ * A client of a KVS cluster: reads and writes keys, routed by the cluster's region map, over the
+ * {@linkplain Transport transport} chosen. Create one with {@link #builder()}, share it between
+ * threads (it is thread-safe and pipelines requests over one connection per server), and close it
+ * when done.
+ *
+ * <p><b>Routing and retries.</b> The region map (every region's key range, primary and epoch) is
+ * read from ZooKeeper and kept current by a Curator cache. Each request goes to the primary of the
+ * region holding its key and carries the region's epoch. When a server answers NOT_PRIMARY,
+ * WRONG_REGION, STALE_EPOCH or CLOSED, the client re-reads the region from ZooKeeper and retries as
+ * soon as its map changes; when a server is overloaded or unreachable, or a region has no primary,
+ * it retries with exponential backoff (5 ms doubling to 500 ms). An operation that gets no further
+ * within the {@linkplain KvsClientBuilder#operationTimeout operation timeout} fails with a {@link
+ * RegionUnavailableException} naming the region and the last reason.
+ *
+ * <p><b>Errors.</b> Every failure is a {@link KvsException} carrying a {@link StatusCode}: keys and
+ * values beyond the protocol's limits (key 1 to 4,096 bytes, value up to 1 MiB) fail with an {@link
+ * InvalidRequestException} before anything is sent; an error status from a server fails with the
+ * exception {@link KvsException#of} picks for it; any operation on a closed client fails with a
+ * {@link ClosedException}. The asynchronous methods report errors through their futures; the
+ * blocking ones throw them. Null arguments throw {@link NullPointerException} at once.
+ *
+ * <p><b>Asynchronous use.</b> Futures complete on the client's own threads; actions that block
+ * should be chained with the {@code *Async} variants of {@link CompletableFuture}. Byte arrays
+ * passed in are not copied: do not change them until the operation completes.
+ */
+public final class KvsClient implements AutoCloseable {
+  private final CuratorFramework curator;
+  private final MetadataCache metadata;
+  private final ConnectionFactory factory;
+  private final ClientContext context;
+  private final ExecutorService blocking;
+  private final ForkJoinPool callbacks;
+  private final ScheduledThreadPoolExecutor timer;
+  private final AtomicBoolean closed = new AtomicBoolean();
+
+  private KvsClient(
+      CuratorFramework curator,
+      MetadataCache metadata,
+      ConnectionFactory factory,
+      ClientContext context,
+      ExecutorService blocking,
+      ForkJoinPool callbacks,
+      ScheduledThreadPoolExecutor timer) {
+    this.curator = curator;
+    this.metadata = metadata;
+    this.factory = factory;
+    this.context = context;
+    this.blocking = blocking;
+    this.callbacks = callbacks;
+    this.timer = timer;
+  }
+
+  /**
+   * A builder for a client; {@link KvsClientBuilder#zookeeper} is required.
+   *
+   * @return a builder with the defaults
+   */
+  public static KvsClientBuilder builder() {
+    return new KvsClientBuilder();
+  }
+
+  static KvsClient open(String zookeeper, String cluster, Transport transport, Duration timeout) {
+    ClusterPaths paths = new ClusterPaths(cluster);
+    ExecutorService blocking = Executors.newCachedThreadPool(daemonThreads("kvs-client-blocking"));
+    ForkJoinPool callbacks =
+        new ForkJoinPool(
+            Math.max(2, Runtime.getRuntime().availableProcessors()),
+            pool -> {
+              ForkJoinWorkerThread thread =
+                  ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(pool);
+              thread.setName("kvs-client-callbacks-" + thread.getPoolIndex());
+              thread.setDaemon(true);
+              return thread;
+            },
+            null,
+            true);
+    ScheduledThreadPoolExecutor timer =
+        new ScheduledThreadPoolExecutor(1, daemonThreads("kvs-client-timer"));
+    timer.setRemoveOnCancelPolicy(true);
+    ConnectionFactory factory = null;
+    CuratorFramework curator = null;
+    MetadataCache metadata = null;
+    try {
+      factory = ConnectionFactory.create(transport, blocking);
+      long deadline = System.nanoTime() + timeout.toNanos();
+      curator =
+          CuratorFrameworkFactory.builder()
+              .connectString(zookeeper)
+              .sessionTimeoutMs(30_000)
+              .connectionTimeoutMs((int) Math.min(timeout.toMillis(), 15_000))
+              .retryPolicy(new BoundedExponentialBackoffRetry(50, 1000, 29))
+              .build();
+      curator.start();
+      if (!curator.blockUntilConnected(
+          (int) Math.max(1, timeout.toMillis()), TimeUnit.MILLISECONDS)) {
+        throw new KvsException(
+            StatusCode.IO_ERROR,
+            "cannot connect to ZooKeeper at " + zookeeper + " within " + Problem.format(timeout));
+      }
+      metadata = new MetadataCache(curator, paths);
+      metadata.start(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+      Connections connections = new Connections(factory, blocking);
+      ClientContext context = new ClientContext(metadata, connections, callbacks, timer, timeout);
+      return new KvsClient(curator, metadata, factory, context, blocking, callbacks, timer);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      shutDown(metadata, curator, factory, blocking, callbacks, timer);
+      throw new KvsException(StatusCode.IO_ERROR, "interrupted while connecting to ZooKeeper", e);
+    } catch (RuntimeException | Error e) {
+      shutDown(metadata, curator, factory, blocking, callbacks, timer);
+      throw e;
+    }
+  }
+
+  private static ThreadFactory daemonThreads(String prefix) {
+    AtomicInteger count = new AtomicInteger();
+    return task -> {
+      Thread thread = new Thread(task, prefix + "-" + count.incrementAndGet());
+      thread.setDaemon(true);
+      return thread;
+    };
+  }
+
+  // --- Asynchronous operations ---------------------------------------------------------------
+
+  /**
+   * Stores {@code value} under {@code key}, replacing any earlier value.
+   *
+   * @param key 1 to 4,096 bytes
+   * @param value up to 1 MiB
+   * @return completes when the region's primary has acknowledged the write
+   */
+  public CompletableFuture<Void> putAsync(byte[] key, byte[] value) {
+    Objects.requireNonNull(key, "key");
+    Objects.requireNonNull(value, "value");
+    try {
+      Checks.key(key, "key");
+      Checks.value(value);
+    } catch (KvsException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return ifOpen(() -> KeyOperation.put(context, key, value));
+  }
+
+  /**
+   * Reads the value of {@code key}.
+   *
+   * @param key 1 to 4,096 bytes
+   * @return the value, or empty if the key has none
+   */
+  public CompletableFuture<Optional<byte[]>> getAsync(byte[] key) {
+    Objects.requireNonNull(key, "key");
+    try {
+      Checks.key(key, "key");
+    } catch (KvsException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return ifOpen(() -> KeyOperation.get(context, key));
+  }
+
+  /**
+   * Deletes {@code key}'s value; deleting a key without a value succeeds.
+   *
+   * @param key 1 to 4,096 bytes
+   * @return completes when the region's primary has acknowledged the delete
+   */
+  public CompletableFuture<Void> deleteAsync(byte[] key) {
+    Objects.requireNonNull(key, "key");
+    try {
+      Checks.key(key, "key");
+    } catch (KvsException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return ifOpen(() -> KeyOperation.delete(context, key));
+  }
+
+  /**
+   * Reads the values of many keys: they are grouped by region and each region is asked once (in
+   * requests of up to 1,024 keys), all regions at once.
+   *
+   * @param keys each 1 to 4,096 bytes; duplicates allowed
+   * @return one entry per key, in the order of {@code keys}: the value, or empty if it has none
+   */
+  public CompletableFuture<List<Optional<byte[]>>> multiGetAsync(List<byte[]> keys) {
+    List<byte[]> copy = List.copyOf(Objects.requireNonNull(keys, "keys"));
+    try {
+      for (byte[] key : copy) {
+        Checks.key(key, "multi-get key");
+      }
+    } catch (KvsException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    if (copy.isEmpty()) {
+      return ifOpen(() -> CompletableFuture.completedFuture(List.of()));
+    }
+    return ifOpen(() -> MultiGetOperation.start(context, copy));
+  }
+
+  /**
+   * Reads the pairs with keys in {@code [from, to)}, in key order, at most {@code limit} of them.
+   * The scan continues across regions until it has {@code limit} pairs or reaches {@code to}. It is
+   * not a snapshot: each region (and each page of at most 4 MiB within one) is read at its own
+   * moment.
+   *
+   * @param from the first key (inclusive); empty: from the first key of all
+   * @param to the end (exclusive); empty: to the last key of all
+   * @param limit the most pairs to return, at least 1
+   * @return the pairs, in key order
+   */
+  public CompletableFuture<List<KeyValue>> scanAsync(byte[] from, byte[] to, int limit) {
+    Objects.requireNonNull(from, "from");
+    Objects.requireNonNull(to, "to");
+    try {
+      Checks.bound(from, "scan start");
+      Checks.bound(to, "scan end");
+      Checks.limit(limit);
+    } catch (KvsException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    if (to.length > 0 && Keys.compare(from, to) >= 0) {
+      return ifOpen(() -> CompletableFuture.completedFuture(List.of()));
+    }
+    return ifOpen(() -> ScanOperation.start(context, from, to, limit));
+  }
+
+  private <T> CompletableFuture<T> ifOpen(Supplier<CompletableFuture<T>> start) {
+    if (context.isClosed()) {
+      return CompletableFuture.failedFuture(ClientContext.closedError());
+    }
+    return start.get();
+  }
+
+  // --- Blocking operations -------------------------------------------------------------------
+
+  /**
+   * Stores {@code value} under {@code key}; blocks until acknowledged. See {@link #putAsync}.
+   *
+   * @param key 1 to 4,096 bytes
+   * @param value up to 1 MiB
+   * @throws KvsException why it failed
+   */
+  public void put(byte[] key, byte[] value) {
+    await(putAsync(key, value));
+  }
+
+  /**
+   * Reads the value of {@code key}; blocks. See {@link #getAsync}.
+   *
+   * @param key 1 to 4,096 bytes
+   * @return the value, or empty if the key has none
+   * @throws KvsException why it failed
+   */
+  public Optional<byte[]> get(byte[] key) {
+    return await(getAsync(key));
+  }
+
+  /**
+   * Deletes {@code key}'s value; blocks until acknowledged. See {@link #deleteAsync}.
+   *
+   * @param key 1 to 4,096 bytes
+   * @throws KvsException why it failed
+   */
+  public void delete(byte[] key) {
+    await(deleteAsync(key));
+  }
+
+  /**
+   * Reads the values of many keys; blocks. See {@link #multiGetAsync}.
+   *
+   * @param keys each 1 to 4,096 bytes
+   * @return one entry per key, in the order of {@code keys}
+   * @throws KvsException why it failed
+   */
+  public List<Optional<byte[]>> multiGet(List<byte[]> keys) {
+    return await(multiGetAsync(keys));
+  }
+
+  /**
+   * Reads the pairs with keys in {@code [from, to)}, at most {@code limit}; blocks. See {@link
+   * #scanAsync}.
+   *
+   * @param from the first key (inclusive); empty: from the first key of all
+   * @param to the end (exclusive); empty: to the last key of all
+   * @param limit the most pairs to return, at least 1
+   * @return the pairs, in key order
+   * @throws KvsException why it failed
+   */
+  public List<KeyValue> scan(byte[] from, byte[] to, int limit) {
+    return await(scanAsync(from, to, limit));
+  }
+
+  /**
+   * Waits for {@code future}, uninterruptibly (operation timeouts bound the wait) but keeping the
+   * interrupt status, and throws the KvsException it failed with.
+   */
+  private static <T> T await(CompletableFuture<T> future) {
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          return future.get();
+        } catch (InterruptedException e) {
+          interrupted = true;
+        } catch (ExecutionException e) {
+          throw Operation.unwrap(e);
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  // --- Metadata and lifecycle ----------------------------------------------------------------
+
+  /**
+   * The region map the client routes by: the latest snapshot of its cache, immutable. It may lag
+   * behind ZooKeeper briefly.
+   *
+   * @return every region, in key order, with its primary and epoch
+   */
+  public RegionMap regionMap() {
+    return metadata.current().regions();
+  }
+
+  /** The client's metadata cache (tests). */
+  MetadataCache metadata() {
+    return metadata;
+  }
+
+  /** Connections currently open (tests). */
+  int openConnections() {
+    return context.connections.open();
+  }
+
+  /**
+   * Closes the client: outstanding operations fail with {@link ClosedException}, connections, the
+   * region map cache and the ZooKeeper session are closed, and later operations fail with {@link
+   * ClosedException}. Idempotent.
+   */
+  @Override
+  public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    context.close();
+    context.connections.close();
+    shutDown(metadata, curator, factory, blocking, callbacks, timer);
+  }
+
+  private static void shutDown(
+      MetadataCache metadata,
+      CuratorFramework curator,
+      ConnectionFactory factory,
+      ExecutorService blocking,
+      ForkJoinPool callbacks,
+      ScheduledThreadPoolExecutor timer) {
+    if (metadata != null) {
+      metadata.close();
+    }
+    if (curator != null) {
+      curator.close();
+    }
+    if (factory != null) {
+      factory.close();
+    }
+    timer.shutdownNow();
+    blocking.shutdown();
+    callbacks.shutdown();
+  }
+}

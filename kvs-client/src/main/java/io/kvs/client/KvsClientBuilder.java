@@ -1,0 +1,114 @@
+package io.kvs.client;
+
+import io.kvs.core.KvsException;
+import io.kvs.core.cluster.ClusterPaths;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Settings of a {@link KvsClient}; {@link KvsClient#builder()} makes one. Only {@link #zookeeper}
+ * is required:
+ *
+ * <pre>{@code
+ * try (KvsClient client = KvsClient.builder()
+ *     .zookeeper("127.0.0.1:2181")
+ *     .cluster("default")
+ *     .transport(Transport.TCP)
+ *     .operationTimeout(Duration.ofSeconds(10))
+ *     .build()) {
+ *   client.put(key, value);
+ * }
+ * }</pre>
+ *
+ * Not thread-safe; a builder may build several clients.
+ */
+public final class KvsClientBuilder {
+  /** The cluster name used unless {@link #cluster} sets another. */
+  public static final String DEFAULT_CLUSTER = "default";
+
+  /** The operation timeout used unless {@link #operationTimeout} sets another. */
+  public static final Duration DEFAULT_OPERATION_TIMEOUT = Duration.ofSeconds(10);
+
+  private String zookeeper;
+  private String cluster = DEFAULT_CLUSTER;
+  private Transport transport = Transport.TCP;
+  private Duration operationTimeout = DEFAULT_OPERATION_TIMEOUT;
+
+  KvsClientBuilder() {}
+
+  /**
+   * The ZooKeeper ensemble holding the cluster's metadata, as a connect string ({@code
+   * host:port[,host:port...]}). Required.
+   *
+   * @param connectString the ensemble's connect string
+   * @return this builder
+   */
+  public KvsClientBuilder zookeeper(String connectString) {
+    Objects.requireNonNull(connectString, "connectString");
+    if (connectString.isBlank()) {
+      throw new IllegalArgumentException("the ZooKeeper connect string is empty");
+    }
+    this.zookeeper = connectString;
+    return this;
+  }
+
+  /**
+   * The cluster's name: its metadata lives under {@code /kvs/<cluster>} in ZooKeeper. Default
+   * {@value #DEFAULT_CLUSTER}.
+   *
+   * @param name the cluster's name
+   * @return this builder
+   * @throws IllegalArgumentException if the name is not {@code [A-Za-z0-9_.-]+}
+   */
+  public KvsClientBuilder cluster(String name) {
+    new ClusterPaths(name); // checks the name
+    this.cluster = name;
+    return this;
+  }
+
+  /**
+   * How to reach the region servers. Default {@link Transport#TCP}.
+   *
+   * @param transport the transport
+   * @return this builder
+   */
+  public KvsClientBuilder transport(Transport transport) {
+    this.transport = Objects.requireNonNull(transport, "transport");
+    return this;
+  }
+
+  /**
+   * How long an operation may go without progress before it fails: retries after redirections,
+   * unreachable or overloaded servers, and a missing primary all happen within it. A scan or
+   * multi-get that keeps making progress may take longer in total. Also bounds how long {@link
+   * #build()} waits for ZooKeeper and the region map. Default 10 s.
+   *
+   * @param timeout at least 1 ms
+   * @return this builder
+   * @throws IllegalArgumentException if not positive
+   */
+  public KvsClientBuilder operationTimeout(Duration timeout) {
+    Objects.requireNonNull(timeout, "timeout");
+    if (timeout.isNegative() || timeout.isZero() || timeout.toMillis() < 1) {
+      throw new IllegalArgumentException("the operation timeout must be at least 1 ms: " + timeout);
+    }
+    this.operationTimeout = timeout;
+    return this;
+  }
+
+  /**
+   * Connects to ZooKeeper and loads the cluster's region map (waiting at most the operation timeout
+   * for each), and returns the client. Connections to region servers are opened on first use.
+   *
+   * @return the client, to be closed
+   * @throws IllegalStateException if no ZooKeeper connect string was set
+   * @throws KvsException if ZooKeeper cannot be reached or the region map cannot be loaded in time,
+   *     or the fabric transport was chosen and {@code kvs-native} is not on the class path
+   */
+  public KvsClient build() {
+    if (zookeeper == null) {
+      throw new IllegalStateException("set the ZooKeeper connect string with zookeeper(...)");
+    }
+    return KvsClient.open(zookeeper, cluster, transport, operationTimeout);
+  }
+}

@@ -1,0 +1,319 @@
+package io.kvs.client;
+
+import io.kvs.core.InvalidRequestException;
+import io.kvs.core.KvsException;
+import io.kvs.core.StatusCode;
+import io.kvs.core.cluster.RegionDescriptor;
+import io.kvs.core.cluster.ServerInfo;
+import io.kvs.core.wire.Reply;
+import io.kvs.core.wire.Request;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One client operation: rounds of requests routed by the current {@link Topology}, with retries.
+ *
+ * <p>A round that does not get through (the server is not the region's primary, does not hold the
+ * region, has another epoch, is shutting down, is overloaded or cannot be reached; or the map has
+ * no usable primary for the key) is retried: the region's znode is re-read at once, and the next
+ * round starts as soon as the map changes, or after a backoff (5 ms doubling to 500 ms, jittered).
+ * The operation fails with a {@link RegionUnavailableException} once it has made no progress for
+ * the operation timeout. Any other error status fails it at once.
+ *
+ * @param <T> the result
+ */
+abstract class Operation<T> {
+  final ClientContext context;
+  final String name;
+  private final CompletableFuture<T> result = new CompletableFuture<>();
+  private final Backoff backoff = new Backoff();
+  private final long timeoutNanos;
+  private volatile long deadline;
+  private volatile Problem lastProblem; // since the last progress
+
+  /** What came back from sending one request: a reply to act on, or a problem to retry. */
+  record Outcome(Reply reply, Problem problem, String serverId) {}
+
+  Operation(ClientContext context, String name) {
+    this.context = context;
+    this.name = name;
+    this.timeoutNanos = context.operationTimeout.toNanos();
+  }
+
+  /** Runs one round against {@code topology}; fails only with a final error. */
+  abstract CompletableFuture<Step> round(Topology topology);
+
+  /** The result, once a round returned {@link Step#DONE}. */
+  abstract T value();
+
+  /** Starts the operation. */
+  final CompletableFuture<T> start() {
+    context.track(result);
+    deadline = System.nanoTime() + timeoutNanos;
+    next();
+    return result;
+  }
+
+  private void next() {
+    if (result.isDone()) {
+      return;
+    }
+    if (context.isClosed()) {
+      result.completeExceptionally(ClientContext.closedError());
+      return;
+    }
+    Problem last = lastProblem;
+    if (last != null && System.nanoTime() - deadline >= 0) {
+      // Out of time after a backoff: report why the last attempt failed, not that no time was left.
+      result.completeExceptionally(last.timedOut(name, context.operationTimeout));
+      return;
+    }
+    Topology topology = context.metadata.current();
+    CompletableFuture<Step> step;
+    try {
+      step = round(topology);
+    } catch (RuntimeException e) {
+      step = CompletableFuture.failedFuture(e);
+    }
+    try {
+      step.whenCompleteAsync((done, error) -> after(topology, done, error), context.callbacks);
+    } catch (RejectedExecutionException e) {
+      result.completeExceptionally(ClientContext.closedError()); // the client's threads are gone
+    }
+  }
+
+  private void after(Topology seen, Step step, Throwable error) {
+    try {
+      if (error != null) {
+        result.completeExceptionally(unwrap(error));
+        return;
+      }
+      if (step.progressed()) {
+        deadline = System.nanoTime() + timeoutNanos;
+        backoff.reset();
+        lastProblem = null;
+      }
+      switch (step.kind()) {
+        case DONE -> result.complete(value());
+        case CONTINUE -> next();
+        case RETRY -> retry(seen, step.problem());
+      }
+    } catch (RuntimeException e) {
+      result.completeExceptionally(e);
+    }
+  }
+
+  private void retry(Topology seen, Problem problem) {
+    lastProblem = problem;
+    if (context.isClosed()) {
+      result.completeExceptionally(ClientContext.closedError());
+      return;
+    }
+    long remaining = deadline - System.nanoTime();
+    if (remaining <= 0) {
+      result.completeExceptionally(problem.timedOut(name, context.operationTimeout));
+      return;
+    }
+    if (problem.regionId() >= 0 && problem.action() != Problem.Action.BACK_OFF) {
+      context.metadata.refreshRegion(problem.regionId());
+    }
+    if (problem.action() == Problem.Action.RECONNECT && !problem.serverId().isEmpty()) {
+      context.metadata.refreshServer(problem.serverId());
+    }
+    CompletableFuture<Void> wake = new CompletableFuture<>();
+    if (problem.action() != Problem.Action.BACK_OFF) {
+      context.metadata.wakeOnChange(seen.version(), wake);
+    }
+    ScheduledFuture<?> timer;
+    try {
+      timer =
+          context.timer.schedule(
+              () -> wake.complete(null),
+              Math.min(backoff.nextNanos(), remaining),
+              TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException e) {
+      result.completeExceptionally(ClientContext.closedError());
+      return;
+    }
+    try {
+      wake.whenCompleteAsync(
+          (v, e) -> {
+            timer.cancel(false);
+            context.metadata.forget(wake);
+            next();
+          },
+          context.callbacks);
+    } catch (RejectedExecutionException e) {
+      result.completeExceptionally(ClientContext.closedError());
+    }
+  }
+
+  /** The time left before the operation times out, at least 1 ns. */
+  final long remainingNanos() {
+    return Math.max(1, deadline - System.nanoTime());
+  }
+
+  /**
+   * Sends {@code request} to the primary of {@code region}; a problem if the map names no live
+   * primary, the connection fails, or the server redirects or sheds the request.
+   */
+  final CompletableFuture<Outcome> exchange(
+      Topology topology, RegionDescriptor region, Request request) {
+    String primary = region.primary();
+    if (primary.isEmpty()) {
+      return problem(
+          StatusCode.NOT_PRIMARY,
+          region,
+          "",
+          "it has no primary (state " + region.state() + ")",
+          Problem.Action.REFRESH);
+    }
+    ServerInfo server = topology.servers().get(primary);
+    if (server == null) {
+      return problem(
+          StatusCode.NOT_PRIMARY,
+          region,
+          primary,
+          "its primary " + primary + " is not a live server",
+          Problem.Action.RECONNECT);
+    }
+    AtomicBoolean connected = new AtomicBoolean();
+    return context
+        .connections
+        .get(server)
+        .copy()
+        .orTimeout(remainingNanos(), TimeUnit.NANOSECONDS)
+        .thenCompose(
+            connection -> {
+              connected.set(true);
+              return connection
+                  .send(request)
+                  .orTimeout(remainingNanos(), TimeUnit.NANOSECONDS)
+                  .whenComplete(
+                      (reply, error) -> {
+                        if (error != null && !connection.isOpen()) {
+                          context.connections.drop(server.id(), connection);
+                        }
+                      });
+            })
+        .handle((reply, error) -> outcome(region, server, connected.get(), reply, error));
+  }
+
+  private Outcome outcome(
+      RegionDescriptor region, ServerInfo server, boolean connected, Reply reply, Throwable error) {
+    if (error != null) {
+      Throwable cause = unwrapRaw(error);
+      if (cause instanceof TimeoutException) {
+        return problemOutcome(
+            StatusCode.IO_ERROR,
+            region,
+            server.id(),
+            connected
+                ? "no reply from server " + server.id() + " within the operation timeout"
+                : "cannot reach server "
+                    + server.id()
+                    + " ("
+                    + server.host()
+                    + "): no connection within the operation timeout",
+            Problem.Action.RECONNECT);
+      }
+      if (cause instanceof KvsException kvs && kvs.status() == StatusCode.OVERLOADED) {
+        return problemOutcome(
+            StatusCode.OVERLOADED,
+            region,
+            server.id(),
+            "server " + server.id() + ": " + kvs.getMessage(),
+            Problem.Action.BACK_OFF);
+      }
+      if (cause instanceof InvalidRequestException invalid) {
+        throw invalid; // the transport cannot carry this request: retrying will not help
+      }
+      return problemOutcome(
+          StatusCode.IO_ERROR,
+          region,
+          server.id(),
+          "cannot reach server " + server.id() + " (" + server.host() + "): " + cause.getMessage(),
+          Problem.Action.RECONNECT);
+    }
+    StatusCode status = reply.status();
+    switch (status) {
+      case NOT_PRIMARY, WRONG_REGION, STALE_EPOCH, CLOSED:
+        return problemOutcome(
+            status,
+            region,
+            server.id(),
+            status + " from server " + server.id() + describe(reply),
+            Problem.Action.REFRESH);
+      case BUSY, OVERLOADED:
+        return problemOutcome(
+            status,
+            region,
+            server.id(),
+            status + " from server " + server.id() + describe(reply),
+            Problem.Action.BACK_OFF);
+      default:
+        return new Outcome(reply, null, server.id());
+    }
+  }
+
+  private static String describe(Reply reply) {
+    return reply.message().isEmpty() ? "" : " (" + reply.message() + ")";
+  }
+
+  private CompletableFuture<Outcome> problem(
+      StatusCode status,
+      RegionDescriptor region,
+      String serverId,
+      String reason,
+      Problem.Action action) {
+    return CompletableFuture.completedFuture(
+        problemOutcome(status, region, serverId, reason, action));
+  }
+
+  private static Outcome problemOutcome(
+      StatusCode status,
+      RegionDescriptor region,
+      String serverId,
+      String reason,
+      Problem.Action action) {
+    return new Outcome(null, new Problem(status, region.id(), serverId, reason, action), serverId);
+  }
+
+  /** The final error for a reply with an error status that retrying cannot fix. */
+  final KvsException failure(Reply reply, RegionDescriptor region, String serverId) {
+    return KvsException.of(
+        reply.status(),
+        name
+            + ": "
+            + reply.status()
+            + " from server "
+            + serverId
+            + " for region "
+            + region.id()
+            + describe(reply));
+  }
+
+  private static Throwable unwrapRaw(Throwable error) {
+    Throwable cause = error;
+    while ((cause instanceof CompletionException || cause instanceof ExecutionException)
+        && cause.getCause() != null) {
+      cause = cause.getCause();
+    }
+    return cause;
+  }
+
+  /** The KvsException behind {@code error}; anything else wrapped in one (INTERNAL). */
+  static KvsException unwrap(Throwable error) {
+    Throwable cause = unwrapRaw(error);
+    if (cause instanceof KvsException kvs) {
+      return kvs;
+    }
+    return new KvsException(StatusCode.INTERNAL, "unexpected client error: " + cause, cause);
+  }
+}

@@ -1,0 +1,101 @@
+package io.kvs.client;
+
+import io.kvs.core.ClosedException;
+import io.kvs.core.KvsException;
+import io.kvs.core.StatusCode;
+import io.kvs.core.wire.Reply;
+import io.kvs.core.wire.Request;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.SimpleChannelInboundHandler;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A pipelined Netty TCP connection: requests are written as they come, replies matched by request
+ * id. When the channel closes, every outstanding request fails.
+ */
+final class TcpConnection implements Connection {
+  private final Channel channel;
+  private final Handler handler;
+  private final AtomicLong nextId = new AtomicLong(1);
+
+  TcpConnection(Channel channel, Handler handler) {
+    this.channel = channel;
+    this.handler = handler;
+  }
+
+  @Override
+  public CompletableFuture<Reply> send(Request request) {
+    long id = nextId.getAndIncrement();
+    CompletableFuture<Reply> future = new CompletableFuture<>();
+    handler.pending.put(id, future);
+    future.whenComplete((reply, error) -> handler.pending.remove(id));
+    if (!channel.isActive()) {
+      future.completeExceptionally(handler.closedError());
+      return future;
+    }
+    channel
+        .writeAndFlush(request.withRequestId(id))
+        .addListener(
+            written -> {
+              if (!written.isSuccess()) {
+                future.completeExceptionally(
+                    new KvsException(
+                        StatusCode.IO_ERROR,
+                        "sending to " + channel.remoteAddress() + " failed: " + written.cause(),
+                        written.cause()));
+              }
+            });
+    return future;
+  }
+
+  @Override
+  public boolean isOpen() {
+    return channel.isActive();
+  }
+
+  @Override
+  public void close() {
+    channel.close();
+  }
+
+  /** Completes replies; fails everything outstanding when the channel goes. */
+  static final class Handler extends SimpleChannelInboundHandler<Reply> {
+    final Map<Long, CompletableFuture<Reply>> pending = new ConcurrentHashMap<>();
+    private volatile Throwable cause;
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext context, Reply reply) {
+      CompletableFuture<Reply> future = pending.remove(reply.requestId());
+      if (future != null) {
+        future.complete(reply);
+      }
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext context, Throwable error) {
+      cause = error; // a malformed or oversized reply, or an I/O error: the connection is unusable
+      context.close();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext context) {
+      KvsException closed = closedError();
+      for (CompletableFuture<Reply> future : pending.values()) {
+        future.completeExceptionally(closed);
+      }
+      pending.clear();
+      context.fireChannelInactive();
+    }
+
+    KvsException closedError() {
+      Throwable why = cause;
+      return why == null
+          ? new ClosedException("connection closed")
+          : new KvsException(StatusCode.IO_ERROR, "connection failed: " + why, why);
+    }
+  }
+}

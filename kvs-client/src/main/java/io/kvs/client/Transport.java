@@ -1,0 +1,16 @@
+package io.kvs.client;
+
+/** How a {@link KvsClient} reaches the region servers. */
+public enum Transport {
+  /**
+   * The Netty TCP framing of the wire protocol (docs/PROTOCOL.md, "Netty TCP framing"): pure Java,
+   * works everywhere. The default.
+   */
+  TCP,
+  /**
+   * The one-sided fabric transport of {@code kvs-native} (libfabric {@code shm}, {@code tcp} or
+   * {@code verbs}, whichever provider each server announces). Needs {@code kvs-native} on the class
+   * path and libfabric on the host; every server must serve it.
+   */
+  FABRIC
+}

@@ -1,0 +1,217 @@
+package io.kvs.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvs.core.KeyValue;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** Put, get, delete, multi-get and scans against real servers, over both transports. */
+class KvsClientOperationsTest extends ClusterTestBase {
+  private static final Duration TIMEOUT = Duration.ofSeconds(10);
+
+  /** 260 keys "a0".."z9" (every region holds some), each its own value. */
+  private static void putAlphabet(KvsClient client) {
+    List<CompletableFuture<Void>> puts = new ArrayList<>();
+    for (char c = 'a'; c <= 'z'; c++) {
+      for (int i = 0; i < 10; i++) {
+        String key = "" + c + i;
+        puts.add(client.putAsync(bytes(key), bytes("value-" + key)));
+      }
+    }
+    CompletableFuture.allOf(puts.toArray(CompletableFuture<?>[]::new)).join();
+  }
+
+  private static List<String> keys(List<KeyValue> pairs) {
+    return pairs.stream().map(pair -> text(pair.key())).toList();
+  }
+
+  private static List<String> alphabetKeys(char from, int fromIndex, int count) {
+    List<String> keys = new ArrayList<>();
+    for (char c = from; c <= 'z' && keys.size() < count; c++) {
+      for (int i = c == from ? fromIndex : 0; i < 10 && keys.size() < count; i++) {
+        keys.add("" + c + i);
+      }
+    }
+    return keys;
+  }
+
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  void putGetAndDeleteReachTheRegionOfEachKey(Transport transport) throws Exception {
+    startCluster(transport);
+    KvsClient client = cluster.client(transport, TIMEOUT);
+    assertThat(client.regionMap().size()).isEqualTo(4);
+
+    for (String key : List.of("apple", "dog", "kiwi", "zebra")) {
+      client.put(bytes(key), bytes("v-" + key));
+    }
+    assertThat(client.get(bytes("kiwi")))
+        .hasValueSatisfying(v -> assertThat(text(v)).isEqualTo("v-kiwi"));
+    assertThat(client.get(bytes("missing"))).isEmpty();
+    // Each write went to its region's primary: a-c region 1 on s1, d-g region 2 on s2, ...
+    assertThat(cluster.server("s1").region(1).get(bytes("apple"))).isEqualTo(bytes("v-apple"));
+    assertThat(cluster.server("s2").region(2).get(bytes("dog"))).isEqualTo(bytes("v-dog"));
+    assertThat(cluster.server("s1").region(3).get(bytes("kiwi"))).isEqualTo(bytes("v-kiwi"));
+    assertThat(cluster.server("s2").region(4).get(bytes("zebra"))).isEqualTo(bytes("v-zebra"));
+
+    client.delete(bytes("dog"));
+    assertThat(client.get(bytes("dog"))).isEmpty();
+    client.delete(bytes("never-written")); // deleting nothing succeeds
+
+    // The asynchronous forms, many at once.
+    List<CompletableFuture<Void>> puts = new ArrayList<>();
+    for (int i = 0; i < 200; i++) {
+      puts.add(client.putAsync(bytes(Character.toString('a' + i % 26) + i), bytes("async" + i)));
+    }
+    CompletableFuture.allOf(puts.toArray(CompletableFuture<?>[]::new)).get(10, TimeUnit.SECONDS);
+    assertThat(client.getAsync(bytes("f5")).get(10, TimeUnit.SECONDS))
+        .hasValueSatisfying(v -> assertThat(text(v)).isEqualTo("async5"));
+    client.deleteAsync(bytes("f5")).get(10, TimeUnit.SECONDS);
+    assertThat(client.getAsync(bytes("f5")).get(10, TimeUnit.SECONDS)).isEmpty();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  void multiGetAnswersInTheOrderOfTheKeys(Transport transport) throws Exception {
+    startCluster(transport);
+    KvsClient client = cluster.client(transport, TIMEOUT);
+    putAlphabet(client);
+
+    List<byte[]> keys = new ArrayList<>();
+    for (String key : List.of("z9", "a0", "nope", "k3", "e7", "a0", "q1", "")) {
+      if (!key.isEmpty()) {
+        keys.add(bytes(key));
+      }
+    }
+    List<Optional<byte[]>> values = client.multiGet(keys);
+    assertThat(values).hasSize(keys.size());
+    List<String> texts =
+        values.stream().map(v -> v.map(ClusterTestBase::text).orElse("-")).toList();
+    assertThat(texts)
+        .containsExactly(
+            "value-z9", "value-a0", "-", "value-k3", "value-e7", "value-a0", "value-q1");
+    assertThat(client.multiGet(List.of())).isEmpty();
+
+    // More keys in one region than one request may carry (1,024): split and reassembled.
+    List<CompletableFuture<Void>> puts = new ArrayList<>();
+    List<byte[]> many = new ArrayList<>();
+    for (int i = 0; i < 1500; i++) {
+      byte[] key = bytes(String.format("m%04d", i));
+      many.add(key);
+      if (i % 3 != 0) {
+        puts.add(client.putAsync(key, bytes("m" + i)));
+      }
+    }
+    many.add(bytes("b1"));
+    CompletableFuture.allOf(puts.toArray(CompletableFuture<?>[]::new)).get(20, TimeUnit.SECONDS);
+    List<Optional<byte[]>> got = client.multiGetAsync(many).get(20, TimeUnit.SECONDS);
+    for (int i = 0; i < 1500; i++) {
+      if (i % 3 == 0) {
+        assertThat(got.get(i)).as("m%04d", i).isEmpty();
+      } else {
+        assertThat(got.get(i).map(ClusterTestBase::text)).as("m%04d", i).hasValue("m" + i);
+      }
+    }
+    assertThat(got.get(1500).map(ClusterTestBase::text)).hasValue("value-b1");
+  }
+
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  void scansCrossRegionsInKeyOrder(Transport transport) throws Exception {
+    startCluster(transport);
+    KvsClient client = cluster.client(transport, TIMEOUT);
+    putAlphabet(client);
+
+    List<KeyValue> all = client.scan(new byte[0], new byte[0], 1000);
+    assertThat(keys(all)).isEqualTo(alphabetKeys('a', 0, 260));
+    assertThat(all.get(42)).isEqualTo(new KeyValue(bytes("e2"), bytes("value-e2")));
+
+    // A limit below one region's content stops inside the region.
+    assertThat(keys(client.scan(bytes("b5"), new byte[0], 7))).isEqualTo(alphabetKeys('b', 5, 7));
+    // Crossing one boundary ("d"), and several ("h", "p"), with limits.
+    assertThat(keys(client.scan(bytes("c7"), new byte[0], 12))).isEqualTo(alphabetKeys('c', 7, 12));
+    assertThat(keys(client.scan(bytes("g5"), new byte[0], 100)))
+        .isEqualTo(alphabetKeys('g', 5, 100));
+    // A `to` bound inside a region, and one on a region boundary.
+    assertThat(keys(client.scan(bytes("a"), bytes("e5"), 1000)))
+        .isEqualTo(alphabetKeys('a', 0, 45));
+    assertThat(keys(client.scan(bytes("c"), bytes("p"), 1000)))
+        .isEqualTo(alphabetKeys('c', 0, 130));
+    assertThat(keys(client.scanAsync(bytes("c"), bytes("q"), 1000).get(10, TimeUnit.SECONDS)))
+        .isEqualTo(alphabetKeys('c', 0, 140));
+    // The last region, and ranges holding nothing.
+    assertThat(keys(client.scan(bytes("x"), new byte[0], 1000)))
+        .isEqualTo(alphabetKeys('x', 0, 30));
+    assertThat(client.scan(bytes("q"), bytes("q"), 10)).isEmpty();
+    assertThat(client.scan(bytes("q"), bytes("b"), 10)).isEmpty();
+    assertThat(client.scan(bytes("zz"), new byte[0], 10)).isEmpty();
+    assertThat(client.scan(bytes("d55"), bytes("d6"), 10)).isEmpty();
+  }
+
+  /** A region holding more than one reply's worth (4 MiB) is read in pages. */
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  void scansPageThroughLargeValues(Transport transport) throws Exception {
+    startCluster(transport);
+    KvsClient client = cluster.client(transport, TIMEOUT);
+    List<CompletableFuture<Void>> puts = new ArrayList<>();
+    for (int i = 0; i < 12; i++) {
+      byte[] value = new byte[512 << 10];
+      Arrays.fill(value, (byte) i);
+      puts.add(client.putAsync(bytes(String.format("e%02d", i)), value));
+    }
+    puts.add(client.putAsync(bytes("h0"), bytes("next region")));
+    CompletableFuture.allOf(puts.toArray(CompletableFuture<?>[]::new)).get(30, TimeUnit.SECONDS);
+
+    List<KeyValue> pairs = client.scan(bytes("e"), bytes("i"), 100);
+    assertThat(pairs).hasSize(13);
+    for (int i = 0; i < 12; i++) {
+      assertThat(text(pairs.get(i).key())).isEqualTo(String.format("e%02d", i));
+      assertThat(pairs.get(i).value()).hasSize(512 << 10).containsOnly((byte) i);
+    }
+    assertThat(text(pairs.get(12).value())).isEqualTo("next region");
+  }
+
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  void threadsShareOneConnectionPerServer(Transport transport) throws Exception {
+    startCluster(transport);
+    KvsClient client = cluster.client(transport, TIMEOUT);
+    ExecutorService threads = Executors.newFixedThreadPool(4);
+    try {
+      List<Future<?>> done = new ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        int thread = t;
+        done.add(
+            threads.submit(
+                () -> {
+                  for (int i = 0; i < 200; i++) {
+                    byte[] key =
+                        bytes((char) ('a' + (i * 7 + thread) % 26) + "-" + thread + "-" + i);
+                    client.put(key, key);
+                    assertThat(client.get(key)).hasValue(key);
+                  }
+                  return null;
+                }));
+      }
+      for (Future<?> future : done) {
+        future.get(30, TimeUnit.SECONDS);
+      }
+    } finally {
+      threads.shutdownNow();
+    }
+    assertThat(client.openConnections()).isEqualTo(2); // s1 and s2; s3 holds nothing
+    assertThat(client.scan(new byte[0], new byte[0], 10_000)).hasSize(800);
+  }
+}

@@ -1,0 +1,89 @@
+#include "replication/replica_sink.h"
+
+#include <cstring>
+#include <string>
+
+namespace kvs::replication {
+
+ReplicaSink::ReplicaSink(channel::Server* server, lsm::Region* region,
+                         uint64_t region_id)
+    : server_(server), region_(region), region_id_(region_id) {}
+
+Status ReplicaSink::Create(channel::Server* server, lsm::Region* region,
+                           uint64_t region_id,
+                           std::unique_ptr<ReplicaSink>* sink) {
+  std::unique_ptr<ReplicaSink> created(
+      new ReplicaSink(server, region, region_id));
+  for (auto& buffer : created->buffers_) {
+    const Status status = server->CreateReplicaBuffer(kBufferBytes, &buffer);
+    if (!status.ok()) {
+      return status;  // the destructor releases what was created
+    }
+    std::memset(buffer.data, 0, buffer.size);
+  }
+  *sink = std::move(created);
+  return Status::Ok();
+}
+
+ReplicaSink::~ReplicaSink() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  channel::Server::ReplicaBuffer& filling = buffers_[filling_];
+  if (filling.data != nullptr) {
+    const std::string_view bytes(filling.data, filling.size);
+    const Status applied =
+        ApplyLocked(filling_, bytes.substr(0, ValidPrefix(bytes)));
+    (void)applied;  // best effort: the region reports its own errors
+  }
+  for (auto& buffer : buffers_) {
+    if (buffer.data != nullptr) {
+      (void)server_->ReleaseReplicaBuffer(buffer.remote.key);
+    }
+  }
+}
+
+std::vector<fabric::RemoteBuffer> ReplicaSink::buffers() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<fabric::RemoteBuffer> remotes;
+  for (const auto& buffer : buffers_) remotes.push_back(buffer.remote);
+  return remotes;
+}
+
+Status ReplicaSink::Flush(const Control& control) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (control.sequence != next_sequence_ || control.buffer != filling_) {
+    return Status::InvalidArgument(
+        "region " + std::to_string(region_id_) + ": FLUSH " +
+        std::to_string(control.sequence) + " of buffer " +
+        std::to_string(control.buffer) + " out of order (expected " +
+        std::to_string(next_sequence_) + " of buffer " +
+        std::to_string(filling_) + ")");
+  }
+  const std::string_view bytes(buffers_[filling_].data, control.bytes);
+  KVS_RETURN_IF_ERROR(ApplyLocked(filling_, bytes));
+  ++next_sequence_;
+  filling_ = (filling_ + 1) % kBuffers;
+  ++stats_.flushes;
+  return Status::Ok();
+}
+
+Status ReplicaSink::ApplyLocked(size_t buffer, std::string_view bytes) {
+  std::vector<Record> records;
+  KVS_RETURN_IF_ERROR(DecodeRecords(bytes, &records));
+  for (const Record& record : records) {
+    KVS_RETURN_IF_ERROR(record.type == RecordType::kPut
+                            ? region_->Put(record.key, record.value)
+                            : region_->Delete(record.key));
+  }
+  KVS_RETURN_IF_ERROR(region_->Sync());
+  stats_.records_applied += records.size();
+  stats_.bytes_applied += bytes.size();
+  std::memset(buffers_[buffer].data, 0, bytes.size());
+  return Status::Ok();
+}
+
+SinkStats ReplicaSink::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+}  // namespace kvs::replication

@@ -1,0 +1,66 @@
+// ReplicaSink: a backup's end of one region's value-log replication.
+//
+// On OPEN it registers two replica buffers (kBufferBytes each) that the
+// primary writes records into one-sidedly; the backup's CPU takes no part
+// until a FLUSH names a buffer and how many bytes it holds. Build-Index:
+// the backup then applies the buffer's records to its own region (its own
+// write-ahead log, L0 and compactions), makes them durable, and clears the
+// buffer for reuse. Closing applies whatever whole records the buffer being
+// filled holds (what the primary acknowledged but had not flushed yet).
+//
+// Thread safety: all methods may be called concurrently.
+
+#ifndef KVS_REPLICATION_REPLICA_SINK_H_
+#define KVS_REPLICATION_REPLICA_SINK_H_
+
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "channel/server.h"
+#include "lsm/region.h"
+#include "replication/replication_format.h"
+#include "util/status.h"
+
+namespace kvs::replication {
+
+struct SinkStats {
+  uint64_t flushes = 0;
+  uint64_t records_applied = 0;
+  uint64_t bytes_applied = 0;
+};
+
+class ReplicaSink {
+ public:
+  // Registers the buffers with `server` (not owned; must outlive the sink).
+  static Status Create(channel::Server* server, lsm::Region* region,
+                       uint64_t region_id, std::unique_ptr<ReplicaSink>* sink);
+  // Applies what the buffer being filled holds, then releases the buffers.
+  ~ReplicaSink();
+  ReplicaSink(const ReplicaSink&) = delete;
+  ReplicaSink& operator=(const ReplicaSink&) = delete;
+
+  // The buffers, for the OPEN reply.
+  std::vector<fabric::RemoteBuffer> buffers() const;
+  // Applies buffer `control.buffer`'s first `control.bytes` bytes. The
+  // flushes of a stream must come in sequence, alternating buffers.
+  Status Flush(const Control& control);
+  SinkStats stats() const;
+
+ private:
+  ReplicaSink(channel::Server* server, lsm::Region* region, uint64_t region_id);
+  Status ApplyLocked(size_t buffer, std::string_view bytes);
+
+  channel::Server* const server_;
+  lsm::Region* const region_;
+  const uint64_t region_id_;
+  mutable std::mutex mutex_;
+  channel::Server::ReplicaBuffer buffers_[kBuffers];
+  uint64_t next_sequence_ = 0;
+  size_t filling_ = 0;  // the buffer the primary writes into now
+  SinkStats stats_;
+};
+
+}  // namespace kvs::replication
+
+#endif  // KVS_REPLICATION_REPLICA_SINK_H_

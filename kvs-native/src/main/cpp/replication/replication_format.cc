@@ -1,0 +1,159 @@
+#include "replication/replication_format.h"
+
+#include "util/coding.h"
+#include "util/crc32c.h"
+
+namespace kvs::replication {
+namespace {
+
+constexpr size_t kRecordHeaderBytes = 8;
+constexpr size_t kKeyBytesMax = 4096;
+constexpr size_t kValueBytesMax = size_t{1} << 20;
+constexpr size_t kReplyHeaderBytes = 8;
+
+uint32_t RecordCrc(const char* begin, size_t size) {
+  return crc32c::Mask(crc32c::Value(begin, size));
+}
+
+// Decodes the record at `bytes`; its size, or 0 if it is not a whole valid
+// record.
+size_t DecodeOne(std::string_view bytes, Record* record) {
+  if (bytes.size() < kRecordOverheadBytes) return 0;
+  const char* in = bytes.data();
+  const auto type = static_cast<uint8_t>(in[0]);
+  const uint16_t key_size = coding::DecodeFixed16(in + 2);
+  const uint32_t value_size = coding::DecodeFixed32(in + 4);
+  if ((type != 1 && type != 2) || in[1] != 0 || key_size == 0 ||
+      key_size > kKeyBytesMax || value_size > kValueBytesMax ||
+      (type == 2 && value_size != 0)) {
+    return 0;
+  }
+  const size_t size = kRecordOverheadBytes + key_size + value_size;
+  if (bytes.size() < size) return 0;
+  const size_t covered = kRecordHeaderBytes + key_size + value_size;
+  if (coding::DecodeFixed32(in + covered) != RecordCrc(in, covered)) return 0;
+  record->type = static_cast<RecordType>(type);
+  record->key = bytes.substr(kRecordHeaderBytes, key_size);
+  record->value = bytes.substr(kRecordHeaderBytes + key_size, value_size);
+  return size;
+}
+
+}  // namespace
+
+size_t RecordBytes(const Record& record) {
+  return kRecordOverheadBytes + record.key.size() + record.value.size();
+}
+
+void EncodeRecord(const Record& record, std::string* out) {
+  const size_t start = out->size();
+  out->push_back(static_cast<char>(record.type));
+  out->push_back(0);
+  coding::PutFixed16(out, static_cast<uint16_t>(record.key.size()));
+  coding::PutFixed32(out, static_cast<uint32_t>(record.value.size()));
+  out->append(record.key);
+  out->append(record.value);
+  coding::PutFixed32(out, RecordCrc(out->data() + start, out->size() - start));
+}
+
+Status DecodeRecords(std::string_view bytes, std::vector<Record>* records) {
+  size_t offset = 0;
+  while (offset < bytes.size()) {
+    Record record;
+    const size_t size = DecodeOne(bytes.substr(offset), &record);
+    if (size == 0) {
+      return Status::Corruption("malformed replicated record at offset " +
+                                std::to_string(offset));
+    }
+    records->push_back(record);
+    offset += size;
+  }
+  return Status::Ok();
+}
+
+size_t ValidPrefix(std::string_view bytes) {
+  size_t offset = 0;
+  Record record;
+  while (size_t size = DecodeOne(bytes.substr(offset), &record)) {
+    offset += size;
+  }
+  return offset;
+}
+
+bool IsControl(std::string_view message) {
+  return message.size() >= 4 && coding::DecodeFixed32(message.data()) == kMagic;
+}
+
+void EncodeControl(const Control& control, std::string* out) {
+  coding::PutFixed32(out, kMagic);
+  out->push_back(static_cast<char>(control.type));
+  out->append(3, '\0');
+  coding::PutFixed64(out, control.region_id);
+  coding::PutFixed64(out, control.epoch);
+  coding::PutFixed32(out, control.buffer);
+  coding::PutFixed32(out, control.bytes);
+  coding::PutFixed64(out, control.sequence);
+}
+
+Status DecodeControl(std::string_view bytes, Control* control) {
+  if (bytes.size() != kControlBytes || !IsControl(bytes)) {
+    return Status::InvalidArgument("not a replication control message");
+  }
+  const char* in = bytes.data();
+  const auto type = static_cast<uint8_t>(in[4]);
+  if ((type != 1 && type != 2) || in[5] != 0 || in[6] != 0 || in[7] != 0) {
+    return Status::InvalidArgument("unknown replication control message");
+  }
+  control->type = static_cast<ControlType>(type);
+  control->region_id = coding::DecodeFixed64(in + 8);
+  control->epoch = coding::DecodeFixed64(in + 16);
+  control->buffer = coding::DecodeFixed32(in + 24);
+  control->bytes = coding::DecodeFixed32(in + 28);
+  control->sequence = coding::DecodeFixed64(in + 32);
+  if (control->type == ControlType::kFlush &&
+      (control->buffer >= kBuffers || control->bytes > kBufferBytes)) {
+    return Status::InvalidArgument("FLUSH names no buffer range");
+  }
+  return Status::Ok();
+}
+
+void EncodeControlReply(const ControlReply& reply, std::string* out) {
+  out->push_back(static_cast<char>(reply.status.code()));
+  out->append(kReplyHeaderBytes - 1, '\0');
+  if (!reply.status.ok()) {
+    out->append(reply.status.message().substr(0, 4096));
+    return;
+  }
+  for (const fabric::RemoteBuffer& buffer : reply.buffers) {
+    coding::PutFixed64(out, buffer.address);
+    coding::PutFixed64(out, buffer.key);
+    coding::PutFixed64(out, buffer.size);
+  }
+}
+
+Status DecodeControlReply(std::string_view bytes, ControlReply* reply) {
+  if (bytes.size() < kReplyHeaderBytes) {
+    return Status::Corruption("short replication reply");
+  }
+  const auto raw = static_cast<uint8_t>(bytes[0]);
+  // A code this version does not know is reported as INTERNAL.
+  const auto code = raw > static_cast<uint8_t>(Status::Code::kOverloaded)
+                        ? Status::Code::kInternal
+                        : static_cast<Status::Code>(raw);
+  const std::string_view body = bytes.substr(kReplyHeaderBytes);
+  if (code != Status::Code::kOk) {
+    reply->status = Status::FromCode(code, body);
+    return Status::Ok();
+  }
+  if (body.size() % 24 != 0) {
+    return Status::Corruption("malformed replication reply");
+  }
+  reply->status = Status::Ok();
+  for (size_t i = 0; i < body.size(); i += 24) {
+    reply->buffers.push_back({coding::DecodeFixed64(body.data() + i),
+                              coding::DecodeFixed64(body.data() + i + 8),
+                              coding::DecodeFixed64(body.data() + i + 16)});
+  }
+  return Status::Ok();
+}
+
+}  // namespace kvs::replication

@@ -1,0 +1,462 @@
+#include "replication/replicator.h"
+
+#include <sched.h>
+
+#include <array>
+#include <deque>
+#include <utility>
+
+namespace kvs::replication {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+}  // namespace
+
+struct Replicator::Peer {
+  std::string name;  // host:port
+  std::unique_ptr<channel::Client> client;
+};
+
+struct Replicator::Stream {
+  enum class State { kConnecting, kOpening, kReady, kClosed, kFailed };
+  struct Queued {
+    uint64_t ticket;
+    std::string bytes;
+  };
+  // Records written with one one-sided write per backup.
+  struct Batch {
+    std::string bytes;
+    size_t buffer = 0;
+    uint64_t offset = 0;
+    uint64_t last_ticket = 0;
+    std::vector<bool> posted;
+    size_t completions = 0;
+  };
+
+  uint64_t region_id = 0;
+  uint64_t epoch = 0;
+  std::vector<BackupTarget> targets;
+
+  // Held across a write's local apply and its queueing.
+  std::mutex order;
+
+  std::mutex mutex;  // everything below
+  std::condition_variable changed;
+  State state = State::kConnecting;
+  Status failure;
+  bool closing = false;
+  std::deque<Queued> queue;
+  uint64_t next_ticket = 1;
+  uint64_t done_ticket = 0;  // every backup holds the records through this
+
+  // Replication thread only.
+  std::vector<std::shared_ptr<Peer>> peers;
+  std::vector<std::array<fabric::RemoteBuffer, kBuffers>> buffers;
+  size_t opens_pending = 0;
+  size_t filling = 0;
+  uint64_t offset = 0;
+  uint64_t sequence = 0;
+  size_t flush_pending = 0;  // replies outstanding for the last FLUSH
+  std::deque<std::shared_ptr<Batch>> batches;
+};
+
+Replicator::Replicator(ReplicatorOptions options)
+    : options_(std::move(options)), thread_([this] { Run(); }) {}
+
+Replicator::~Replicator() {
+  std::vector<uint64_t> regions;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [region_id, stream] : streams_) {
+      regions.push_back(region_id);
+    }
+  }
+  for (const uint64_t region_id : regions) {
+    (void)Close(region_id);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    running_ = false;
+    work_.notify_all();
+  }
+  thread_.join();
+}
+
+void Replicator::Open(uint64_t region_id, uint64_t epoch,
+                      std::vector<BackupTarget> backups) {
+  (void)Close(region_id);
+  auto stream = std::make_shared<Stream>();
+  stream->region_id = region_id;
+  stream->epoch = epoch;
+  stream->targets = std::move(backups);
+  std::lock_guard<std::mutex> lock(mutex_);
+  streams_[region_id] = std::move(stream);
+  work_.notify_all();
+}
+
+bool Replicator::Replicates(uint64_t region_id) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return streams_.count(region_id) != 0;
+}
+
+Status Replicator::Close(uint64_t region_id) {
+  std::shared_ptr<Stream> stream;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = streams_.find(region_id);
+    if (it == streams_.end()) return Status::Ok();
+    stream = it->second;
+    work_.notify_all();
+  }
+  Status result;
+  {
+    std::lock_guard<std::mutex> order(stream->order);  // no write in between
+    std::unique_lock<std::mutex> lock(stream->mutex);
+    stream->closing = true;
+    {
+      std::lock_guard<std::mutex> work_lock(mutex_);
+      work_.notify_all();
+    }
+    const bool done =
+        stream->changed.wait_until(lock, Clock::now() + options_.timeout, [&] {
+          return stream->state == Stream::State::kClosed ||
+                 stream->state == Stream::State::kFailed;
+        });
+    if (!done) {
+      result =
+          Status::IoError("region " + std::to_string(region_id) +
+                          ": backups did not take the last records in time");
+    } else if (stream->state == Stream::State::kFailed) {
+      result = stream->failure;
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = streams_.find(region_id);
+  if (it != streams_.end() && it->second == stream) streams_.erase(it);
+  return result;
+}
+
+Status Replicator::Write(uint64_t region_id, const Record& record,
+                         const std::function<Status()>& apply) {
+  std::shared_ptr<Stream> stream;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = streams_.find(region_id);
+    if (it != streams_.end()) stream = it->second;
+  }
+  if (stream == nullptr) return apply();
+  uint64_t ticket = 0;
+  {
+    std::lock_guard<std::mutex> order(stream->order);
+    {
+      std::lock_guard<std::mutex> lock(stream->mutex);
+      if (!stream->failure.ok()) return stream->failure;
+      if (stream->closing) {
+        return Status::Closed("region " + std::to_string(region_id) +
+                              " is closing");
+      }
+    }
+    KVS_RETURN_IF_ERROR(apply());
+    std::string bytes;
+    EncodeRecord(record, &bytes);
+    std::lock_guard<std::mutex> lock(stream->mutex);
+    ticket = stream->next_ticket++;
+    stream->queue.push_back({ticket, std::move(bytes)});
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    work_.notify_all();
+  }
+  std::unique_lock<std::mutex> lock(stream->mutex);
+  const bool done = stream->changed.wait_until(
+      lock, Clock::now() + options_.timeout,
+      [&] { return stream->done_ticket >= ticket || !stream->failure.ok(); });
+  if (!stream->failure.ok()) return stream->failure;
+  if (!done) {
+    return Status::IoError("region " + std::to_string(region_id) +
+                           ": backups did not take the write in time");
+  }
+  return Status::Ok();
+}
+
+ReplicatorStats Replicator::stats() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return stats_;
+}
+
+std::shared_ptr<Replicator::Peer> Replicator::PeerFor(
+    const BackupTarget& target, Status* status) {
+  const std::string name = target.host + ":" + std::to_string(target.port);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = peers_.find(name);
+    if (it != peers_.end() && it->second->client->health().ok()) {
+      return it->second;
+    }
+  }
+  channel::ClientOptions client_options;
+  client_options.endpoint = options_.endpoint;
+  client_options.request_timeout = options_.timeout;
+  auto peer = std::make_shared<Peer>();
+  peer->name = name;
+  *status = channel::Client::Connect(client_options, target.host, target.port,
+                                     &peer->client);
+  if (!status->ok()) {
+    *status = Status::IoError(
+        "backup " + name + " unreachable: " + std::string(status->message()));
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  peers_[name] = peer;
+  return peer;
+}
+
+void Replicator::Fail(Stream* stream, const Status& status) {
+  std::lock_guard<std::mutex> lock(stream->mutex);
+  if (stream->failure.ok()) {
+    stream->failure = Status::IoError(
+        "region " + std::to_string(stream->region_id) +
+        " replication failed: " + std::string(status.message()));
+  }
+  stream->state = Stream::State::kFailed;
+  stream->changed.notify_all();
+}
+
+void Replicator::Run() {
+  while (true) {
+    std::vector<std::shared_ptr<Stream>> streams;
+    std::vector<std::shared_ptr<Peer>> peers;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!running_) return;
+      for (const auto& [region_id, stream] : streams_)
+        streams.push_back(stream);
+      for (const auto& [name, peer] : peers_) peers.push_back(peer);
+    }
+    bool busy = false;
+    for (const auto& stream : streams) busy |= Pump(stream.get());
+    for (const auto& peer : peers) {
+      if (peer->client->health().ok()) {
+        busy |= peer->client->Poll() > 0;
+        busy |= peer->client->outstanding() > 0;
+      }
+    }
+    if (busy) {
+      sched_yield();
+      continue;
+    }
+    std::unique_lock<std::mutex> lock(mutex_);
+    work_.wait_for(lock, std::chrono::milliseconds(1));
+  }
+}
+
+bool Replicator::SendFlush(Stream* stream, std::unique_lock<std::mutex>* lock) {
+  const size_t backups = stream->targets.size();
+  std::string flush;
+  EncodeControl({ControlType::kFlush, stream->region_id, stream->epoch,
+                 static_cast<uint32_t>(stream->filling),
+                 static_cast<uint32_t>(stream->offset), stream->sequence},
+                &flush);
+  stream->flush_pending = backups;
+  for (size_t i = 0; i < backups; ++i) {
+    Peer* peer = stream->peers[i].get();
+    const Status submitted = peer->client->Submit(
+        flush, [this, stream, peer](Status status, std::string_view reply) {
+          ControlReply decoded;
+          if (status.ok()) status = DecodeControlReply(reply, &decoded);
+          if (status.ok()) status = decoded.status;
+          if (!status.ok()) {
+            Fail(stream,
+                 Status::IoError("backup " + peer->name +
+                                 " refused FLUSH: " + status.ToString()));
+            return;
+          }
+          std::lock_guard<std::mutex> flush_lock(stream->mutex);
+          --stream->flush_pending;
+          stream->changed.notify_all();
+        });
+    if (!submitted.ok()) {
+      lock->unlock();
+      Fail(stream, Status::IoError("backup " + peer->name + ": " +
+                                   submitted.ToString()));
+      return false;
+    }
+  }
+  std::lock_guard<std::mutex> stats_lock(mutex_);
+  stats_.flushes += backups;
+  return true;
+}
+
+bool Replicator::Pump(Stream* stream) {
+  Stream::State state;
+  {
+    std::lock_guard<std::mutex> lock(stream->mutex);
+    state = stream->state;
+  }
+  const size_t backups = stream->targets.size();
+  switch (state) {
+    case Stream::State::kClosed:
+    case Stream::State::kFailed:
+      return false;
+    case Stream::State::kConnecting: {
+      stream->buffers.assign(backups, {});
+      for (const BackupTarget& target : stream->targets) {
+        Status status;
+        auto peer = PeerFor(target, &status);
+        if (peer == nullptr) {
+          Fail(stream, status);
+          return false;
+        }
+        stream->peers.push_back(std::move(peer));
+      }
+      std::string open;
+      EncodeControl(
+          {ControlType::kOpen, stream->region_id, stream->epoch, 0, 0, 0},
+          &open);
+      stream->opens_pending = backups;
+      for (size_t i = 0; i < backups; ++i) {
+        Peer* peer = stream->peers[i].get();
+        const Status submitted = peer->client->Submit(
+            open,
+            [this, stream, i, peer](Status status, std::string_view reply) {
+              ControlReply decoded;
+              if (status.ok()) status = DecodeControlReply(reply, &decoded);
+              if (status.ok()) status = decoded.status;
+              if (status.ok() && decoded.buffers.size() != kBuffers) {
+                status = Status::Corruption("OPEN reply without two buffers");
+              }
+              if (!status.ok()) {
+                Fail(stream,
+                     Status::IoError("backup " + peer->name +
+                                     " refused OPEN: " + status.ToString()));
+                return;
+              }
+              for (size_t b = 0; b < kBuffers; ++b) {
+                stream->buffers[i][b] = decoded.buffers[b];
+              }
+              --stream->opens_pending;
+            });
+        if (!submitted.ok()) {
+          Fail(stream, Status::IoError("backup " + peer->name + ": " +
+                                       submitted.ToString()));
+          return false;
+        }
+      }
+      std::lock_guard<std::mutex> lock(stream->mutex);
+      stream->state = Stream::State::kOpening;
+      return true;
+    }
+    case Stream::State::kOpening: {
+      if (stream->opens_pending > 0) return false;
+      std::lock_guard<std::mutex> lock(stream->mutex);
+      if (stream->state == Stream::State::kOpening) {
+        stream->state = Stream::State::kReady;
+      }
+      return true;
+    }
+    case Stream::State::kReady:
+      break;
+  }
+  for (const auto& peer : stream->peers) {
+    if (!peer->client->health().ok()) {
+      Fail(stream, Status::IoError("backup " + peer->name + ": " +
+                                   peer->client->health().ToString()));
+      return false;
+    }
+  }
+  bool progressed = false;
+  std::unique_lock<std::mutex> lock(stream->mutex);
+  // Post batches not yet posted on every backup (a full staging buffer
+  // makes a write wait).
+  for (const auto& batch : stream->batches) {
+    for (size_t i = 0; i < backups; ++i) {
+      if (batch->posted[i]) continue;
+      Peer* peer = stream->peers[i].get();
+      const Status posted = peer->client->WriteRemote(
+          stream->buffers[i][batch->buffer], batch->offset, batch->bytes,
+          [this, stream, batch, peer, backups](Status status) {
+            if (!status.ok()) {
+              Fail(stream, Status::IoError("write to backup " + peer->name +
+                                           " failed: " + status.ToString()));
+              return;
+            }
+            std::lock_guard<std::mutex> done_lock(stream->mutex);
+            ++batch->completions;
+            while (!stream->batches.empty() &&
+                   stream->batches.front()->completions == backups) {
+              stream->done_ticket = stream->batches.front()->last_ticket;
+              stream->batches.pop_front();
+            }
+            stream->changed.notify_all();
+          });
+      if (posted.IsBusy()) return progressed;
+      if (!posted.ok()) {
+        lock.unlock();
+        Fail(stream, Status::IoError("backup " + peer->name + ": " +
+                                     posted.ToString()));
+        return false;
+      }
+      batch->posted[i] = true;
+      progressed = true;
+      std::lock_guard<std::mutex> stats_lock(mutex_);
+      ++stats_.writes;
+    }
+  }
+  while (!stream->queue.empty()) {
+    const size_t next = stream->queue.front().bytes.size();
+    if (stream->offset + next > kBufferBytes) {
+      if (stream->flush_pending > 0 || !stream->batches.empty()) break;
+      // Hand the full buffer over; fill the other one.
+      if (!SendFlush(stream, &lock)) return false;
+      ++stream->sequence;
+      stream->filling = (stream->filling + 1) % kBuffers;
+      stream->offset = 0;
+      progressed = true;
+      continue;
+    }
+    auto batch = std::make_shared<Stream::Batch>();
+    batch->buffer = stream->filling;
+    batch->offset = stream->offset;
+    batch->posted.assign(backups, false);
+    uint64_t records = 0;
+    while (!stream->queue.empty()) {
+      Stream::Queued& queued = stream->queue.front();
+      if (stream->offset + batch->bytes.size() + queued.bytes.size() >
+              kBufferBytes ||
+          (!batch->bytes.empty() && batch->bytes.size() + queued.bytes.size() >
+                                        options_.batch_bytes_max)) {
+        break;
+      }
+      batch->bytes += queued.bytes;
+      batch->last_ticket = queued.ticket;
+      stream->queue.pop_front();
+      ++records;
+    }
+    stream->offset += batch->bytes.size();
+    stream->batches.push_back(batch);
+    {
+      std::lock_guard<std::mutex> stats_lock(mutex_);
+      stats_.records += records;
+      stats_.bytes += batch->bytes.size() * backups;
+    }
+    progressed = true;
+    // Posted on the next round (above), after this lock is released once.
+  }
+  if (stream->closing && stream->queue.empty() && stream->batches.empty() &&
+      stream->flush_pending == 0) {
+    if (stream->offset > 0) {
+      // The last, partial buffer: the backups apply it.
+      if (!SendFlush(stream, &lock)) return false;
+      ++stream->sequence;
+      stream->offset = 0;
+      return true;
+    }
+    stream->state = Stream::State::kClosed;
+    stream->changed.notify_all();
+    return true;
+  }
+  return progressed;
+}
+
+}  // namespace kvs::replication
