@@ -38,6 +38,7 @@
 #include "log/log_format.h"
 #include "log/log_reader.h"
 #include "lsm/level.h"
+#include "replication/replication_format.h"
 #include "testing/fuzz_device.h"
 #include "testing/memory_device.h"
 #include "testing/tree_entries.h"
@@ -486,6 +487,25 @@ void AddMessageFormatSeeds(Corpus* corpus) {
   }
 }
 
+// Replica-buffer records, control messages and replies.
+void AddReplicationSeeds(Corpus* corpus) {
+  auto& seeds = (*corpus)["replication_format_fuzz"];
+  std::string records;
+  replication::EncodeRecord({replication::RecordType::kPut, "key", "value"},
+                            &records);
+  replication::EncodeRecord({replication::RecordType::kDelete, "gone", ""},
+                            &records);
+  seeds["records"] = records;
+  std::string flush;
+  replication::EncodeControl(
+      {replication::ControlType::kFlush, 7, 3, 1, 4096, 2}, &flush);
+  seeds["flush"] = flush;
+  std::string reply;
+  replication::EncodeControlReply({Status::Ok(), {{1, 2, 3}, {4, 5, 6}}},
+                                  &reply);
+  seeds["open_reply"] = reply;
+}
+
 Corpus MakeSeeds() {
   Corpus corpus;
   AddSuperblockSeeds(&corpus);
@@ -499,6 +519,7 @@ Corpus MakeSeeds() {
   AddLogReaderSeeds(&corpus);
   AddWireSeeds(&corpus);
   AddMessageFormatSeeds(&corpus);
+  AddReplicationSeeds(&corpus);
   return corpus;
 }
 

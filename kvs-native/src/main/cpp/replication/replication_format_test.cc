@@ -1,0 +1,75 @@
+#include "replication/replication_format.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace kvs::replication {
+namespace {
+
+TEST(ReplicationFormat, RecordsRoundTripAndDamageIsFound) {
+  std::string bytes;
+  EncodeRecord({RecordType::kPut, "key", "value"}, &bytes);
+  EncodeRecord({RecordType::kDelete, "gone", ""}, &bytes);
+  EncodeRecord(
+      {RecordType::kPut, std::string(4096, 'k'), std::string(1 << 20, 'v')},
+      &bytes);
+  std::vector<Record> records;
+  ASSERT_TRUE(DecodeRecords(bytes, &records).ok());
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[0].key, "key");
+  EXPECT_EQ(records[0].value, "value");
+  EXPECT_EQ(records[1].type, RecordType::kDelete);
+  EXPECT_EQ(records[2].value.size(), size_t{1} << 20);
+  EXPECT_EQ(ValidPrefix(bytes), bytes.size());
+  // A zeroed tail (a buffer not filled to its end) ends the valid prefix.
+  const size_t first = RecordBytes({RecordType::kPut, "key", "value"});
+  std::string partial = bytes.substr(0, first) + std::string(100, '\0');
+  EXPECT_EQ(ValidPrefix(partial), first);
+  // A flipped bit is found: by DecodeRecords as an error, by ValidPrefix
+  // as the end.
+  std::string damaged = bytes;
+  damaged[first + 9] ^= 0x10;
+  records.clear();
+  const Status status = DecodeRecords(damaged, &records);
+  EXPECT_TRUE(status.IsCorruption());
+  EXPECT_NE(status.message().find(std::to_string(first)), std::string::npos);
+  EXPECT_EQ(ValidPrefix(damaged), first);
+}
+
+TEST(ReplicationFormat, ControlMessagesAndRepliesRoundTrip) {
+  std::string bytes;
+  EncodeControl({ControlType::kFlush, 7, 3, 1, 12345, 9}, &bytes);
+  EXPECT_TRUE(IsControl(bytes));
+  Control control;
+  ASSERT_TRUE(DecodeControl(bytes, &control).ok());
+  EXPECT_EQ(control.region_id, 7u);
+  EXPECT_EQ(control.epoch, 3u);
+  EXPECT_EQ(control.buffer, 1u);
+  EXPECT_EQ(control.bytes, 12345u);
+  EXPECT_EQ(control.sequence, 9u);
+  // A FLUSH naming no buffer, and client requests, are not control.
+  std::string bad;
+  EncodeControl({ControlType::kFlush, 7, 3, 2, 0, 0}, &bad);
+  EXPECT_FALSE(DecodeControl(bad, &control).ok());
+  EXPECT_FALSE(IsControl(std::string("\x01\x01\0\0", 4)));
+
+  std::string reply;
+  EncodeControlReply({Status::Ok(), {{1, 2, 3}, {4, 5, 6}}}, &reply);
+  ControlReply decoded;
+  ASSERT_TRUE(DecodeControlReply(reply, &decoded).ok());
+  ASSERT_EQ(decoded.buffers.size(), 2u);
+  EXPECT_EQ(decoded.buffers[1].key, 5u);
+  reply.clear();
+  EncodeControlReply(
+      {Status::FromCode(Status::Code::kStaleEpoch, "epoch 4 here"), {}},
+      &reply);
+  decoded = {};
+  ASSERT_TRUE(DecodeControlReply(reply, &decoded).ok());
+  EXPECT_EQ(decoded.status.code(), Status::Code::kStaleEpoch);
+  EXPECT_EQ(decoded.status.message(), "epoch 4 here");
+}
+
+}  // namespace
+}  // namespace kvs::replication
