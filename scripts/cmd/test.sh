@@ -1,7 +1,8 @@
 # summary: run every check and test: formatting, native (CTest) and Java tests, sanitizers
 #
 # Steps, all run even when an earlier one fails, then summarized:
-#   1. C++ formatting (clang-format, .clang-format at the root)
+#   1. C++ formatting (clang-format, .clang-format at the root) and the demo
+#      cluster's Compose file (docker-compose config; no engine needed)
 #   2. Maven verify: CMake build with -Werror, CTest, Surefire, Failsafe
 #      (against the packaged jars), Java formatting (Spotless)
 #   3. the native tests again, built with AddressSanitizer + UBSan
@@ -15,6 +16,7 @@ cmd_test() {
 
   say "1/4 Checking C++ formatting (clang-format $(clang-format --version | grep -o '[0-9][0-9.]*' | head -1))"
   if check_cpp_format; then note "C++ formatting: ok"; else failed+=("C++ formatting"); fi
+  if check_compose_file; then note "docker/compose.yaml: valid"; else failed+=("Compose file"); fi
 
   say "2/4 Building and testing with Maven (CMake + CTest, Surefire, Failsafe, Spotless)"
   if (cd "$KVS_HOME" && mvn_cmd verify); then
@@ -48,6 +50,10 @@ check_cpp_format() {
     return 1
   fi
   note "${#files[@]} files checked"
+}
+
+check_compose_file() {
+  (cd "$KVS_HOME" && docker-compose -f docker/compose.yaml config --quiet)
 }
 
 run_sanitized_native_tests() {

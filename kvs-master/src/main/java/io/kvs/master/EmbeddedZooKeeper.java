@@ -27,11 +27,19 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
    * {@code 127.0.0.1:port} (0 picks a free port).
    */
   public static EmbeddedZooKeeper start(Path directory, int port) throws Exception {
+    return start(directory, "127.0.0.1", port);
+  }
+
+  /**
+   * Starts a server keeping its data under {@code directory}, listening on {@code host:port} (0
+   * picks a free port; host {@code 0.0.0.0} listens on every interface, as in a container).
+   */
+  public static EmbeddedZooKeeper start(Path directory, String host, int port) throws Exception {
     Files.createDirectories(directory.resolve("data"));
     int clientPort = port != 0 ? port : freePort();
     Properties config = new Properties();
     config.setProperty("clientPort", Integer.toString(clientPort));
-    config.setProperty("clientPortAddress", "127.0.0.1");
+    config.setProperty("clientPortAddress", host);
     config.setProperty("dataDir", directory.resolve("data").toAbsolutePath().toString());
     config.setProperty("tickTime", "500");
     config.setProperty("initLimit", "10");
@@ -51,7 +59,8 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
       server.close();
       throw e;
     }
-    return new EmbeddedZooKeeper(server, "127.0.0.1:" + clientPort);
+    String reachable = host.equals("0.0.0.0") ? "127.0.0.1" : host;
+    return new EmbeddedZooKeeper(server, reachable + ":" + clientPort);
   }
 
   /** The connect string clients use. */

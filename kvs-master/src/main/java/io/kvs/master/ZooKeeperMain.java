@@ -16,9 +16,10 @@ public final class ZooKeeperMain {
   private ZooKeeperMain() {}
 
   public static void main(String[] args) throws Exception {
-    Flags flags = Flags.parse(args, Set.of("dir", "port"));
+    Flags flags = Flags.parse(args, Set.of("dir", "host", "port"));
     Path dir = Path.of(flags.require("dir"));
-    EmbeddedZooKeeper zookeeper = EmbeddedZooKeeper.start(dir, flags.getInt("port", 0));
+    EmbeddedZooKeeper zookeeper =
+        EmbeddedZooKeeper.start(dir, flags.get("host", "127.0.0.1"), flags.getInt("port", 0));
     Files.writeString(
         dir.resolve("zookeeper.connect"), zookeeper.connectString() + "\n", StandardCharsets.UTF_8);
     CountDownLatch stopped = new CountDownLatch(1);
