@@ -117,6 +117,9 @@ struct Server::Impl {
   };
   std::mutex replicas_mutex;
   std::map<uint64_t, std::unique_ptr<Replica>> replicas;
+  // Replica buffers registered: writes into them land unseen (no message),
+  // and need this side's progress, so naps stay short while there are any.
+  std::atomic<size_t> replica_count{0};
 
   std::vector<std::unique_ptr<Worker>> workers;
   size_t current_worker = 0;  // spinner only
@@ -282,9 +285,14 @@ struct Server::Impl {
                  now - idle_since > options.spin_idle) {
         // Naps that double while nothing comes, up to spin_sleep_max: an
         // idle server costs little CPU, a busy one none of its latency.
+        // Peers writing into replica buffers wait for our progress: keep
+        // the naps at their shortest while there are any.
         std::this_thread::sleep_for(nap);
-        nap = std::min(nap * 2,
-                       std::max(options.spin_sleep, options.spin_sleep_max));
+        const auto longest =
+            replica_count.load(std::memory_order_relaxed) > 0
+                ? options.spin_sleep
+                : std::max(options.spin_sleep, options.spin_sleep_max);
+        nap = std::min(nap * 2, longest);
       } else {
         // Spinning, but never in the way of a thread that has work: on a
         // machine with fewer cores than spinning threads (clients and
@@ -572,6 +580,7 @@ Status Server::CreateReplicaBuffer(size_t bytes, ReplicaBuffer* buffer) {
                     bytes};
   std::lock_guard<std::mutex> lock(impl_->replicas_mutex);
   impl_->replicas[buffer->remote.key] = std::move(replica);
+  impl_->replica_count.store(impl_->replicas.size());
   return Status::Ok();
 }
 
@@ -581,6 +590,7 @@ Status Server::ReleaseReplicaBuffer(uint64_t key) {
     return Status::NotFound("no replica buffer with key " +
                             std::to_string(key));
   }
+  impl_->replica_count.store(impl_->replicas.size());
   return Status::Ok();
 }
 

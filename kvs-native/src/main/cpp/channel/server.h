@@ -61,7 +61,9 @@ struct ServerOptions {
   // The spinning thread naps between polls once it has found nothing for
   // `spin_idle` (0: never naps, the seeds' behaviour): first `spin_sleep`,
   // doubling while idle up to `spin_sleep_max` (the most latency an idle
-  // connection's next request sees). With no connection it blocks.
+  // connection's next request sees). With no connection it blocks. While
+  // replica buffers exist (peers write into them unseen and need this
+  // side's progress) naps stay at `spin_sleep`.
   std::chrono::microseconds spin_idle{200};
   std::chrono::microseconds spin_sleep{20};
   std::chrono::microseconds spin_sleep_max{1000};

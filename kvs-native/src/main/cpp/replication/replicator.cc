@@ -197,6 +197,11 @@ std::shared_ptr<Replicator::Peer> Replicator::PeerFor(
   }
   channel::ClientOptions client_options;
   client_options.endpoint = options_.endpoint;
+  // A backup busy applying a buffer (or a loaded machine) may leave writes
+  // unprogressed for a while: that is backpressure up to the timeout, not a
+  // dead peer.
+  client_options.endpoint.post_timeout = std::chrono::duration_cast<
+      decltype(client_options.endpoint.post_timeout)>(options_.timeout);
   client_options.request_timeout = options_.timeout;
   auto peer = std::make_shared<Peer>();
   peer->name = name;
