@@ -2,12 +2,15 @@
 #
 #   ./kvs local start [--servers 3] [--regions 32] [--replication 2]
 #                     [--mode build-index|none] [--masters 1] [--fabric shm|tcp|none]
+#                     [--split-points K1,K2,... | --split-prefix PREFIX]
 #   ./kvs local status
 #   ./kvs local stop
 #
 # Every process (ZooKeeper, masters, region servers) runs on its own, with its
 # directory and log file under the cluster directory (KVS_LOCAL_DIR, default
-# target/local). Starting again over that directory reuses its data.
+# target/local). Starting again over that directory reuses its data. Regions
+# split the key space evenly over the first two key bytes unless split points
+# are given; for YCSB's keys use --split-prefix usertable:user.
 
 cmd_local() {
   local action="${1:-status}"

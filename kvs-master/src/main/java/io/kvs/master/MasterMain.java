@@ -19,12 +19,16 @@ import org.slf4j.LoggerFactory;
  * <pre>
  * MasterMain --id m1 --dir DIR [--zookeeper HOST:PORT,...] [--cluster default]
  *            [--regions 32] [--replication 2] [--mode build-index|none] [--servers 3]
+ *            [--split-points K1,K2,... | --split-prefix PREFIX]
  * </pre>
  *
  * Without {@code --zookeeper} it runs an embedded ZooKeeper with its data under {@code
  * DIR/zookeeper} and writes its connect string to {@code DIR/zookeeper.connect}. The bootstrap
- * options (regions, replication, mode) only matter for a cluster that does not exist yet; {@code
- * --servers} is how many live servers the first assignment waits for. Stops cleanly on SIGTERM.
+ * options (regions, replication, mode, splits) only matter for a cluster that does not exist yet;
+ * {@code --servers} is how many live servers the first assignment waits for. Regions split the key
+ * space at {@code --split-points} (UTF-8, {@code \xNN} escapes; one fewer than regions), or evenly
+ * over decimal numbers after {@code --split-prefix} (e.g. {@code usertable:user} for YCSB), or
+ * evenly over the first two key bytes. Stops cleanly on SIGTERM.
  */
 public final class MasterMain {
   private static final Logger LOG = LoggerFactory.getLogger(MasterMain.class);
@@ -58,8 +62,14 @@ public final class MasterMain {
     }
     ReplicationMode mode = ReplicationMode.fromConfigName(flags.get("mode", "build-index"));
     int replication = mode == ReplicationMode.NONE ? 1 : flags.getInt("replication", 2);
-    ClusterConfig config =
-        new ClusterConfig(flags.getInt("regions", 32), replication, mode, List.of());
+    int regions = flags.getInt("regions", 32);
+    List<byte[]> splits = List.of();
+    if (flags.has("split-points")) {
+      splits = SplitPoints.parse(flags.require("split-points"));
+    } else if (flags.has("split-prefix")) {
+      splits = ClusterConfig.decimalSplits(flags.require("split-prefix"), regions);
+    }
+    ClusterConfig config = new ClusterConfig(regions, replication, mode, splits);
     Master master =
         Master.start(
             new MasterOptions(

@@ -50,6 +50,23 @@ public record ClusterConfig(
   }
 
   /**
+   * {@code regions - 1} split points for keys that are {@code prefix} followed by a decimal number
+   * of many digits (YCSB's {@code user<hash>}): three-digit boundaries spread evenly over {@code
+   * 100..922}, the leading digits of such numbers.
+   */
+  public static List<byte[]> decimalSplits(String prefix, int regions) {
+    if (regions > 823) {
+      throw new IllegalArgumentException("at most 823 regions split after a decimal prefix");
+    }
+    List<byte[]> splits = new ArrayList<>();
+    for (int i = 1; i < regions; i++) {
+      int digits = 100 + (int) ((long) i * 823 / regions);
+      splits.add((prefix + digits).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+    return splits;
+  }
+
+  /**
    * {@code regions - 1} split points spread evenly over the first two key bytes (so that keys with
    * uniformly random leading bytes spread evenly).
    */

@@ -10,6 +10,7 @@ import java.util.Set;
  * <pre>
  * LocalCluster start  --dir DIR [--servers 3] [--regions 32] [--replication 2]
  *                     [--mode build-index|none] [--masters 1] [--fabric shm|tcp|none]
+ *                     [--split-points K1,K2,... | --split-prefix PREFIX]
  * LocalCluster status --dir DIR
  * LocalCluster stop   --dir DIR
  * </pre>
@@ -32,7 +33,16 @@ public final class LocalCluster {
           Flags flags =
               Flags.parse(
                   rest,
-                  Set.of("dir", "servers", "regions", "replication", "mode", "masters", "fabric"));
+                  Set.of(
+                      "dir",
+                      "servers",
+                      "regions",
+                      "replication",
+                      "mode",
+                      "masters",
+                      "fabric",
+                      "split-points",
+                      "split-prefix"));
           new LocalStart(new ClusterDirectory(Path.of(flags.require("dir"))), flags).run();
         }
         case "status" -> {
@@ -57,7 +67,8 @@ public final class LocalCluster {
   private static void usage() {
     System.err.println(
         "usage: ./kvs local start [--servers 3] [--regions 32] [--replication 2]"
-            + " [--mode build-index|none] [--masters 1] [--fabric shm|tcp|none]\n"
+            + " [--mode build-index|none] [--masters 1] [--fabric shm|tcp|none]"
+            + " [--split-points K1,K2,... | --split-prefix PREFIX]\n"
             + "       ./kvs local status\n"
             + "       ./kvs local stop");
   }
