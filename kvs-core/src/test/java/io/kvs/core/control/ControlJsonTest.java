@@ -1,0 +1,48 @@
+package io.kvs.core.control;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvs.core.StatusCode;
+import io.kvs.core.cluster.RegionDescriptor;
+import io.kvs.core.cluster.RegionRole;
+import io.kvs.core.cluster.RegionState;
+import io.kvs.core.cluster.ReplicationMode;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class ControlJsonTest {
+  @Test
+  void commandsAndRepliesRoundTrip() {
+    RegionDescriptor region =
+        new RegionDescriptor(
+            3, new byte[0], new byte[] {9}, "s1", List.of("s2"), 5, RegionState.OPENING);
+    ControlCommand open = new ControlCommand.Open(region, ReplicationMode.BUILD_INDEX);
+    assertThat(ControlJson.decodeCommand(ControlJson.encode(open))).isEqualTo(open);
+    ControlCommand close = new ControlCommand.Close(3, 6);
+    assertThat(ControlJson.decodeCommand(ControlJson.encode(close))).isEqualTo(close);
+    ControlCommand list = new ControlCommand.ListRegions();
+    assertThat(ControlJson.decodeCommand(ControlJson.encode(list))).isEqualTo(list);
+    ControlReply reply =
+        new ControlReply(StatusCode.OK, "", List.of(new HeldRegion(3, 5, RegionRole.BACKUP)));
+    assertThat(ControlJson.decodeReply(ControlJson.encode(reply))).isEqualTo(reply);
+    ControlReply refused = ControlReply.failed(StatusCode.STALE_EPOCH, "epoch 6 here");
+    assertThat(ControlJson.decodeReply(ControlJson.encode(refused))).isEqualTo(refused);
+  }
+
+  @Test
+  void unknownOrIncompleteCommandsAreRejected() {
+    assertThatThrownBy(
+            () ->
+                ControlJson.decodeCommand(
+                    "{\"command\":\"drop\"}".getBytes(StandardCharsets.UTF_8)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("unknown command");
+    assertThatThrownBy(
+            () ->
+                ControlJson.decodeCommand(
+                    "{\"command\":\"open\",\"mode\":\"none\"}".getBytes(StandardCharsets.UTF_8)))
+        .hasMessageContaining("without a region");
+  }
+}
