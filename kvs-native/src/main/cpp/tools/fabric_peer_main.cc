@@ -6,6 +6,9 @@
 //       a request whose payload never follows, print "WROTE", wait forever
 //   kvs_fabric_peer <shm|tcp> <port> calls N   make N round trips, print
 //       "OK N"
+//   kvs_fabric_peer <shm|tcp> <port> leave N   make N round trips of 100 KB
+//       (replies in parts), keep 4 more outstanding, print "LEAVING" and
+//       exit without closing the connection
 //   kvs_fabric_peer <shm|tcp> 0 serve          start an echo server, print
 //       "PORT p" (its bootstrap port), serve until killed
 //
@@ -122,6 +125,31 @@ int Calls(const fabric::EndpointOptions& options, uint16_t port, int count) {
   return 0;
 }
 
+int Leave(const fabric::EndpointOptions& options, uint16_t port, int count) {
+  channel::ClientOptions client_options;
+  client_options.endpoint = options;
+  client_options.reply_buffer_bytes = 1u << 20;
+  client_options.request_buffer_bytes = 1u << 20;
+  std::unique_ptr<channel::Client> client;
+  Status status =
+      channel::Client::Connect(client_options, ServerHost(), port, &client);
+  if (!status.ok()) return Fail(status);
+  const std::string big(100 * 1024, 'b');
+  std::string reply;
+  for (int i = 0; i < count; ++i) {
+    status = client->Call(big, &reply);
+    if (!status.ok()) return Fail(status);
+  }
+  for (int i = 0; i < 4; ++i) {
+    status = client->Submit(big, [](Status, std::string_view) {});
+    if (!status.ok() && !status.IsBusy()) return Fail(status);
+  }
+  client->Poll();
+  std::printf("LEAVING\n");
+  std::fflush(stdout);
+  std::_Exit(0);  // no goodbye: the process is simply gone
+}
+
 class Echo : public channel::RequestHandler {
  public:
   void Handle(std::string_view request, std::string* reply) override {
@@ -145,15 +173,18 @@ int Serve(const fabric::EndpointOptions& options) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(
-        stderr,
-        "usage: kvs_fabric_peer <shm|tcp> <port> partial|calls N|serve\n");
+    std::fprintf(stderr,
+                 "usage: kvs_fabric_peer <shm|tcp> <port> partial|calls "
+                 "N|leave N|serve\n");
     return 2;
   }
   const fabric::EndpointOptions options = Options(argv[1]);
   const auto port = static_cast<uint16_t>(std::atoi(argv[2]));
   if (std::strcmp(argv[3], "partial") == 0) return Partial(options, port);
   if (std::strcmp(argv[3], "serve") == 0) return Serve(options);
+  if (std::strcmp(argv[3], "leave") == 0 && argc > 4) {
+    return Leave(options, port, std::atoi(argv[4]));
+  }
   if (std::strcmp(argv[3], "calls") == 0 && argc > 4) {
     return Calls(options, port, std::atoi(argv[4]));
   }

@@ -93,6 +93,36 @@ TEST_P(FabricPeerTest, AClientKilledMidMessageIsReleasedAndOthersServed) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+// Known failure on shm, found here and open (docs/PROTOCOL.md, "Known
+// problems"): after a client process exits with 100 KB replies in flight,
+// the next client's connection is closed by the server within a few rounds.
+// Set KVS_RUN_KNOWN_FAILURES=1 to run it on shm.
+TEST_P(FabricPeerTest, ClientsLeavingMidReplyDoNotStallTheNextOnes) {
+  if (std::string(GetParam()) == "shm" &&
+      std::getenv("KVS_RUN_KNOWN_FAILURES") == nullptr) {
+    GTEST_SKIP() << "known failure on shm (see the comment above)";
+  }
+  FILE* out = nullptr;
+  char line[64] = {};
+  int status = 0;
+  for (int round = 0; round < 3; ++round) {
+    const pid_t leaver = Spawn(
+        {GetParam(), std::to_string(server_->port()), "leave", "20"}, &out);
+    ASSERT_NE(std::fgets(line, sizeof line, out), nullptr);
+    EXPECT_STREQ(line, "LEAVING\n");
+    ::waitpid(leaver, &status, 0);
+    std::fclose(out);
+    const pid_t calls = Spawn(
+        {GetParam(), std::to_string(server_->port()), "calls", "200"}, &out);
+    ASSERT_NE(std::fgets(line, sizeof line, out), nullptr)
+        << "round " << round << ": the next client got no answers";
+    EXPECT_STREQ(line, "OK 200\n");
+    ::waitpid(calls, &status, 0);
+    std::fclose(out);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+}
+
 TEST_P(FabricPeerTest, AServerProcessKilledFailsTheClientsCallsInTime) {
   FILE* out = nullptr;
   const pid_t pid = Spawn({GetParam(), "0", "serve"}, &out);
