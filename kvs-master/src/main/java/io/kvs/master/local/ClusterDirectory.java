@@ -95,6 +95,17 @@ final class ClusterDirectory {
     // A pid the system reused for something else is not ours.
     return ProcessHandle.of(Long.parseLong(pid))
         .filter(ProcessHandle::isAlive)
-        .filter(p -> p.info().commandLine().map(c -> c.contains("io.kvs.")).orElse(true));
+        .filter(ClusterDirectory::isKvsProcess);
+  }
+
+  // Reads the whole command line: the JDK's ProcessHandle.Info truncates it to 4 KiB, and ours
+  // carry long class paths before the main class.
+  private static boolean isKvsProcess(ProcessHandle process) {
+    Path cmdline = Path.of("/proc", Long.toString(process.pid()), "cmdline");
+    try {
+      return new String(Files.readAllBytes(cmdline), StandardCharsets.UTF_8).contains("io.kvs.");
+    } catch (IOException e) {
+      return process.info().commandLine().map(c -> c.contains("io.kvs.")).orElse(true);
+    }
   }
 }

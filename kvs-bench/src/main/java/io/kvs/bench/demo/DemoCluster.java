@@ -1,0 +1,230 @@
+package io.kvs.bench.demo;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * The demo's local cluster: started and stopped by running {@code io.kvs.master.local.LocalCluster}
+ * as a process on this JVM's class path, in a session of its own (through {@code setsid} where
+ * there is one) so that a Ctrl-C at the terminal reaches the demo, which then stops the cluster in
+ * order (servers first), rather than every process at once. The class path goes through a {@link
+ * ClassPathJar}, so that {@code LocalCluster stop} recognises the processes however long it is.
+ * What the tool prints goes to {@code launcher.log} in the cluster directory. {@link #stop()} is
+ * idempotent and also runs from a shutdown hook, so the cluster is stopped however the demo ends.
+ */
+final class DemoCluster implements AutoCloseable {
+  private static final String LOCAL_CLUSTER = "io.kvs.master.local.LocalCluster";
+  private static final Duration START_TIMEOUT = Duration.ofMinutes(3);
+  private static final Duration STOP_TIMEOUT = Duration.ofMinutes(4);
+
+  private final Path dir;
+  private final Path launcherLog;
+  private final Thread hook;
+  private final Runnable onInterrupt;
+  private volatile Process starting;
+  private boolean stopped;
+
+  private DemoCluster(Path dir, Runnable onInterrupt) {
+    this.dir = dir;
+    this.onInterrupt = onInterrupt;
+    this.launcherLog = dir.resolve("launcher.log");
+    this.hook = new Thread(this::stopFromHook, "kvs-demo-stop");
+  }
+
+  /**
+   * Wipes {@code dir} (stopping a cluster left running there) and starts a cluster in it.
+   *
+   * @param options the options of {@code LocalCluster start} after {@code --dir}
+   * @param onInterrupt runs first when the JVM shuts down (Ctrl-C) before the cluster was stopped
+   * @throws IllegalStateException if the cluster did not start; what it printed is in the message
+   */
+  static DemoCluster start(Path dir, List<String> options, Runnable onInterrupt)
+      throws IOException, InterruptedException {
+    Path root = dir.toAbsolutePath().normalize();
+    prepare(root);
+    DemoCluster cluster = new DemoCluster(root, onInterrupt);
+    Runtime.getRuntime().addShutdownHook(cluster.hook);
+    List<String> arguments = new ArrayList<>(List.of("start", "--dir", root.toString()));
+    arguments.addAll(options);
+    cluster.starting = cluster.launch(arguments);
+    try {
+      cluster.await(cluster.starting, START_TIMEOUT, "start");
+    } catch (IOException | InterruptedException | RuntimeException e) {
+      try {
+        cluster.close();
+      } catch (IOException | RuntimeException suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    } finally {
+      cluster.starting = null;
+    }
+    return cluster;
+  }
+
+  /** The cluster's directory. */
+  Path dir() {
+    return dir;
+  }
+
+  /** The ZooKeeper connect string and cluster name of the running cluster. */
+  String[] connect() throws IOException {
+    Properties state = new Properties();
+    try (Reader in = Files.newBufferedReader(dir.resolve("cluster.properties"))) {
+      state.load(in);
+    }
+    return new String[] {state.getProperty("zookeeper"), state.getProperty("cluster", "default")};
+  }
+
+  /** Stops every process of the cluster (servers, masters, ZooKeeper); once. */
+  synchronized void stop() throws IOException, InterruptedException {
+    if (stopped) {
+      return;
+    }
+    Process start = starting;
+    if (start != null) {
+      start.destroy(); // processes it started are recorded already; stop finds them
+      start.waitFor(10, TimeUnit.SECONDS);
+    }
+    await(launch(List.of("stop", "--dir", dir.toString())), STOP_TIMEOUT, "stop");
+    stopped = true;
+  }
+
+  @Override
+  public void close() throws IOException {
+    try {
+      stop();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new java.io.InterruptedIOException("interrupted while stopping the cluster in " + dir);
+    }
+    try {
+      Runtime.getRuntime().removeShutdownHook(hook);
+    } catch (IllegalStateException e) {
+      // the JVM is shutting down: the hook is running or has run
+    }
+  }
+
+  private void stopFromHook() {
+    boolean needed;
+    synchronized (this) {
+      needed = !stopped;
+    }
+    if (needed) {
+      onInterrupt.run();
+      System.out.println();
+      System.out.println("interrupted: stopping the demo cluster in " + dir);
+    }
+    try {
+      stop();
+    } catch (IOException | InterruptedException | RuntimeException e) {
+      System.err.println("kvs demo: could not stop the cluster in " + dir + ": " + e);
+    }
+  }
+
+  /**
+   * Stops a cluster left running in {@code dir}, then empties it: only a directory this class (or
+   * {@code LocalCluster}) made, or an empty one.
+   */
+  private static void prepare(Path dir) throws IOException, InterruptedException {
+    if (Files.exists(dir.resolve("cluster.properties"))) {
+      DemoCluster leftOver = new DemoCluster(dir, () -> {});
+      leftOver.stop();
+    } else if (Files.isDirectory(dir)
+        && !Files.exists(dir.resolve("launcher.log"))
+        && !Files.exists(dir.resolve("classpath.jar"))) {
+      try (Stream<Path> entries = Files.list(dir)) {
+        if (entries.findAny().isPresent()) {
+          throw new IllegalStateException(
+              dir + " is not empty and holds no cluster: choose another --dir");
+        }
+      }
+    }
+    deleteTree(dir);
+    Files.createDirectories(dir);
+  }
+
+  private Process launch(List<String> arguments) throws IOException {
+    Files.createDirectories(dir);
+    List<String> command = new ArrayList<>();
+    if (Files.isExecutable(Path.of("/usr/bin/setsid"))) {
+      command.add("/usr/bin/setsid");
+    }
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("-Dkvs.log.level=WARN");
+    command.add("-cp");
+    command.add(
+        ClassPathJar.write(dir.resolve("classpath.jar"), System.getProperty("java.class.path"))
+            .toString());
+    command.add(LOCAL_CLUSTER);
+    command.addAll(arguments);
+    return new ProcessBuilder(command)
+        .redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(launcherLog.toFile()))
+        .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
+        .start();
+  }
+
+  private void await(Process process, Duration timeout, String what)
+      throws IOException, InterruptedException {
+    if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      process.destroyForcibly();
+      throw new IllegalStateException(
+          "LocalCluster " + what + " did not finish within " + timeout + "; see " + launcherLog);
+    }
+    if (process.exitValue() != 0) {
+      throw new IllegalStateException(
+          "LocalCluster "
+              + what
+              + " failed (exit status "
+              + process.exitValue()
+              + "); it printed:\n"
+              + tail(launcherLog, 30)
+              + "\nserver, master and ZooKeeper logs are in "
+              + dir.resolve("logs"));
+    }
+  }
+
+  private static String tail(Path file, int lines) throws IOException {
+    List<String> all = Files.readAllLines(file, StandardCharsets.UTF_8);
+    return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+  }
+
+  private static void deleteTree(Path root) throws IOException {
+    if (!Files.exists(root)) {
+      return;
+    }
+    Files.walkFileTree(
+        root,
+        new SimpleFileVisitor<>() {
+          @Override
+          public FileVisitResult visitFile(Path file, BasicFileAttributes attributes)
+              throws IOException {
+            Files.delete(file);
+            return FileVisitResult.CONTINUE;
+          }
+
+          @Override
+          public FileVisitResult postVisitDirectory(Path directory, IOException e)
+              throws IOException {
+            if (e != null) {
+              throw e;
+            }
+            Files.delete(directory);
+            return FileVisitResult.CONTINUE;
+          }
+        });
+  }
+}

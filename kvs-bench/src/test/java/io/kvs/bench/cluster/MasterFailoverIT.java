@@ -1,0 +1,114 @@
+package io.kvs.bench.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvs.client.KvsClient;
+import io.kvs.client.Transport;
+import io.kvs.core.cluster.RegionDescriptor;
+import io.kvs.core.cluster.RegionMap;
+import io.kvs.core.cluster.RegionState;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.CleanupMode;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Two masters: when the active one is stopped the standby takes over, and it is the one that takes
+ * a stopped server's regions offline and reopens them when the server is back.
+ */
+class MasterFailoverIT {
+  private static final int REGIONS = 8;
+  private static final int KEYS = 500;
+
+  // Kept when a test fails: the processes' logs are in it.
+  @TempDir(cleanup = CleanupMode.ON_SUCCESS)
+  Path dir;
+
+  private ProcessCluster cluster;
+
+  @AfterEach
+  void stopCluster() throws Exception {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  @Test
+  void theStandbyMasterTakesOverAndStillReopensRegions() throws Exception {
+    cluster =
+        ProcessCluster.start(
+            dir,
+            "--servers",
+            "3",
+            "--regions",
+            Integer.toString(REGIONS),
+            "--replication",
+            "2",
+            "--masters",
+            "2");
+    try (KvsClient client = cluster.client(Transport.FABRIC)) {
+      ProcessCluster.awaitAllOpen(client, REGIONS, Duration.ofSeconds(30));
+      for (int i = 0; i < KEYS; i++) {
+        client.put(TestKeys.key("failover", i), TestKeys.value("failover", i, 0));
+      }
+
+      String active = await(cluster::activeMaster, "an active master");
+      String standby = active.equals("m1") ? "m2" : "m1";
+      cluster.stopProcess("master-" + active);
+      String successor =
+          await(
+              () -> cluster.activeMaster().filter(id -> !id.equals(active)), "a new active master");
+      assertThat(successor).isEqualTo(standby);
+
+      RegionMap before = client.regionMap();
+      cluster.stopProcess("server-s1");
+      ProcessCluster.awaitCondition(
+          "the new master takes the regions of s1 offline; map: " + client.regionMap().regions(),
+          Duration.ofSeconds(60),
+          () -> ProcessCluster.regionsOf(client, "s1", RegionState.OFFLINE));
+      cluster.startServer("s1");
+      ProcessCluster.awaitAllOpen(client, REGIONS, Duration.ofSeconds(90));
+      for (RegionDescriptor region : client.regionMap().regions()) {
+        RegionDescriptor old = before.byId(region.id()).orElseThrow();
+        if (old.members().contains("s1")) {
+          assertThat(region.epoch())
+              .as("epoch of region %d", region.id())
+              .isGreaterThan(old.epoch());
+        }
+      }
+
+      for (int i = 0; i < KEYS; i++) {
+        assertThat(client.get(TestKeys.key("failover", i)))
+            .as("key %d", i)
+            .hasValue(TestKeys.value("failover", i, 0));
+      }
+      client.put(TestKeys.key("failover", KEYS), TestKeys.value("failover", KEYS, 1));
+      assertThat(client.get(TestKeys.key("failover", KEYS)))
+          .hasValue(TestKeys.value("failover", KEYS, 1));
+    }
+  }
+
+  /** A lookup that may come up empty for a while (an election in progress). */
+  private interface Lookup {
+    Optional<String> get() throws Exception;
+  }
+
+  private static String await(Lookup lookup, String what) {
+    String[] found = new String[1];
+    ProcessCluster.awaitCondition(
+        what,
+        Duration.ofSeconds(60),
+        () -> {
+          try {
+            found[0] = lookup.get().orElse(null);
+          } catch (Exception e) {
+            found[0] = null; // ZooKeeper busy: ask again
+          }
+          return found[0] != null;
+        });
+    return found[0];
+  }
+}

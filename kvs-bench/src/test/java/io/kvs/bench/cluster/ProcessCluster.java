@@ -1,0 +1,322 @@
+package io.kvs.bench.cluster;
+
+import static org.assertj.core.api.Assertions.fail;
+
+import io.kvs.bench.demo.ClassPathJar;
+import io.kvs.client.KvsClient;
+import io.kvs.client.Transport;
+import io.kvs.core.cluster.ClusterPaths;
+import io.kvs.core.cluster.RegionDescriptor;
+import io.kvs.core.cluster.RegionState;
+import java.io.IOException;
+import java.io.Reader;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+
+/**
+ * A local cluster of processes for integration tests, run by {@code
+ * io.kvs.master.local.LocalCluster} in a JVM of its own on this test JVM's class path (so its
+ * ZooKeeper, masters and region servers are separate processes, as {@code ./kvs local start} runs
+ * them). It stops and restarts single processes the way an operator would: SIGTERM, wait for the
+ * exit, start the same command again; a restarted server is recorded in {@code cluster.properties}
+ * so that {@link #close()} ({@code LocalCluster stop}) stops it too.
+ */
+final class ProcessCluster implements AutoCloseable {
+  private static final String LOCAL_CLUSTER = "io.kvs.master.local.LocalCluster";
+  private static final String REGION_SERVER = "io.kvs.server.RegionServerMain";
+  private static final Duration START_TIMEOUT = Duration.ofMinutes(3);
+  private static final Duration STOP_TIMEOUT = Duration.ofMinutes(3);
+
+  private final Path dir;
+  private final List<Process> spawned = new ArrayList<>();
+  private boolean stopped;
+
+  private ProcessCluster(Path dir) {
+    this.dir = dir;
+  }
+
+  /**
+   * Starts a cluster in {@code dir} ({@code LocalCluster start --dir dir options...}); returns once
+   * every region is open. A start that fails stops whatever it started.
+   */
+  static ProcessCluster start(Path dir, String... options) throws Exception {
+    ProcessCluster cluster = new ProcessCluster(dir.toAbsolutePath());
+    List<String> arguments = new ArrayList<>(List.of("start", "--dir", cluster.dir.toString()));
+    arguments.addAll(List.of(options));
+    try {
+      cluster.runTool(arguments, START_TIMEOUT);
+    } catch (Exception | AssertionError e) {
+      try {
+        cluster.close();
+      } catch (Exception | AssertionError suppressed) {
+        e.addSuppressed(suppressed);
+      }
+      throw e;
+    }
+    return cluster;
+  }
+
+  Path dir() {
+    return dir;
+  }
+
+  /** The directory of region server {@code id}; its engine volume is {@code volume} in it. */
+  Path serverDir(String id) {
+    return dir.resolve("servers").resolve(id);
+  }
+
+  String zookeeper() throws IOException {
+    return state().getProperty("zookeeper");
+  }
+
+  /** A client of the cluster over {@code transport}, with a generous operation timeout. */
+  KvsClient client(Transport transport) throws IOException {
+    return KvsClient.builder()
+        .zookeeper(zookeeper())
+        .cluster("default")
+        .transport(transport)
+        .operationTimeout(Duration.ofSeconds(30))
+        .build();
+  }
+
+  /** The process recorded as {@code name} ({@code server-s1}, {@code master-m1}, ...). */
+  ProcessHandle process(String name) throws IOException {
+    String pid = state().getProperty("pid." + name);
+    if (pid == null) {
+      throw new IllegalArgumentException("no process " + name + " in " + dir);
+    }
+    return ProcessHandle.of(Long.parseLong(pid))
+        .filter(ProcessHandle::isAlive)
+        .orElseThrow(() -> new IllegalStateException(name + " (pid " + pid + ") is not running"));
+  }
+
+  /** Stops process {@code name} as {@code LocalCluster stop} would: SIGTERM, then its exit. */
+  void stopProcess(String name) throws Exception {
+    ProcessHandle process = process(name);
+    process.destroy();
+    process.onExit().get(STOP_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+  }
+
+  /**
+   * Starts region server {@code id} again, with the arguments {@code LocalCluster start} gave it,
+   * logging to the same file, and records its new pid.
+   */
+  void startServer(String id) throws IOException {
+    String name = "server-" + id;
+    List<String> command =
+        List.of(
+            javaCommand(),
+            "-Xmx1g",
+            "-cp",
+            classPath(),
+            REGION_SERVER,
+            "--id",
+            id,
+            "--dir",
+            serverDir(id).toString(),
+            "--zookeeper",
+            zookeeper(),
+            "--fabric",
+            "shm");
+    Process process =
+        new ProcessBuilder(command)
+            .redirectErrorStream(true)
+            .redirectOutput(
+                ProcessBuilder.Redirect.appendTo(
+                    dir.resolve("logs").resolve(name + ".log").toFile()))
+            .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
+            .start();
+    spawned.add(process);
+    Properties state = state();
+    state.setProperty("pid." + name, Long.toString(process.pid()));
+    Path temporary = dir.resolve("cluster.properties.tmp");
+    try (Writer out = Files.newBufferedWriter(temporary, StandardCharsets.UTF_8)) {
+      state.store(out, "KVS local cluster");
+    }
+    Files.move(temporary, dir.resolve("cluster.properties"), StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  /** The id of the active master: the first LeaderLatch participant in ZooKeeper. */
+  Optional<String> activeMaster() throws Exception {
+    try (CuratorFramework curator =
+        CuratorFrameworkFactory.newClient(zookeeper(), 10_000, 5_000, new RetryOneTime(200))) {
+      curator.start();
+      if (!curator.blockUntilConnected(10, TimeUnit.SECONDS)) {
+        throw new IllegalStateException("cannot reach ZooKeeper at " + zookeeper());
+      }
+      String masters = new ClusterPaths("default").masters();
+      List<String> participants = new ArrayList<>(curator.getChildren().forPath(masters));
+      participants.sort(Comparator.comparing(child -> child.substring(child.lastIndexOf('-') + 1)));
+      for (String participant : participants) {
+        try {
+          byte[] id = curator.getData().forPath(masters + "/" + participant);
+          return Optional.of(new String(id, StandardCharsets.UTF_8));
+        } catch (org.apache.zookeeper.KeeperException.NoNodeException e) {
+          // gone meanwhile: the next one leads
+        }
+      }
+      return Optional.empty();
+    }
+  }
+
+  /** Stops every process of the cluster ({@code LocalCluster stop}); idempotent. */
+  @Override
+  public void close() throws IOException {
+    if (stopped) {
+      return;
+    }
+    List<String> left = new ArrayList<>();
+    try {
+      runTool(List.of("stop", "--dir", dir.toString()), STOP_TIMEOUT);
+    } finally {
+      stopped = true;
+      // Never leave a process behind, even if the tool missed one: and say so.
+      Properties state =
+          Files.exists(dir.resolve("cluster.properties")) ? state() : new Properties();
+      for (String name : state.stringPropertyNames()) {
+        if (name.startsWith("pid.")) {
+          Optional<ProcessHandle> process =
+              ProcessHandle.of(Long.parseLong(state.getProperty(name)))
+                  .filter(ProcessHandle::isAlive)
+                  .filter(this::ours);
+          if (process.isPresent()) {
+            left.add(name.substring(4));
+            process.get().destroyForcibly();
+          }
+        }
+      }
+      for (Process process : spawned) {
+        process.destroyForcibly();
+      }
+    }
+    if (!left.isEmpty()) {
+      fail("LocalCluster stop left " + left + " running (killed now)");
+    }
+  }
+
+  /** Whether {@code process} runs with this cluster's directory in its arguments. */
+  private boolean ours(ProcessHandle process) {
+    try {
+      byte[] commandLine =
+          Files.readAllBytes(Path.of("/proc", Long.toString(process.pid()), "cmdline"));
+      return new String(commandLine, StandardCharsets.UTF_8).contains(dir.toString());
+    } catch (IOException e) {
+      return false; // gone meanwhile
+    }
+  }
+
+  /** Waits until every region of {@code client}'s map is open (and there are {@code regions}). */
+  static void awaitAllOpen(KvsClient client, int regions, Duration timeout) {
+    awaitCondition(
+        "all " + regions + " regions open; map: " + client.regionMap().regions(),
+        timeout,
+        () ->
+            client.regionMap().size() == regions
+                && client.regionMap().regions().stream()
+                    .allMatch(region -> region.state() == RegionState.OPEN));
+  }
+
+  /** Whether every region with {@code server} in its group is in {@code state}. */
+  static boolean regionsOf(KvsClient client, String server, RegionState state) {
+    List<RegionDescriptor> held =
+        client.regionMap().regions().stream()
+            .filter(region -> region.members().contains(server))
+            .toList();
+    return !held.isEmpty() && held.stream().allMatch(region -> region.state() == state);
+  }
+
+  /** Polls {@code condition} until it holds; fails the test after {@code timeout}. */
+  static void awaitCondition(String what, Duration timeout, BooleanSupplier condition) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        fail("not within " + timeout + ": " + what);
+      }
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+    }
+  }
+
+  private Properties state() throws IOException {
+    Properties state = new Properties();
+    try (Reader in =
+        Files.newBufferedReader(dir.resolve("cluster.properties"), StandardCharsets.UTF_8)) {
+      state.load(in);
+    }
+    return state;
+  }
+
+  private void runTool(List<String> arguments, Duration timeout) throws IOException {
+    Files.createDirectories(dir);
+    Path output = dir.resolve("launcher.log");
+    List<String> command =
+        new ArrayList<>(List.of(javaCommand(), "-cp", classPath(), LOCAL_CLUSTER));
+    command.addAll(arguments);
+    Process process =
+        new ProcessBuilder(command)
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(output.toFile()))
+            .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
+            .start();
+    boolean exited;
+    try {
+      exited = process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new java.io.InterruptedIOException(
+          "interrupted while running LocalCluster " + arguments);
+    }
+    if (!exited) {
+      process.destroyForcibly();
+      fail(
+          "LocalCluster " + arguments + " did not finish within " + timeout + ":\n" + read(output));
+    }
+    if (process.exitValue() != 0) {
+      fail(
+          "LocalCluster "
+              + arguments
+              + " failed with status "
+              + process.exitValue()
+              + ":\n"
+              + read(output)
+              + "\n(logs in "
+              + dir.resolve("logs")
+              + ")");
+    }
+  }
+
+  private static String read(Path file) throws IOException {
+    return Files.exists(file) ? Files.readString(file, StandardCharsets.UTF_8) : "";
+  }
+
+  /**
+   * This JVM's class path (which holds kvs-master, kvs-server and their dependencies) through a
+   * {@link ClassPathJar}: the test class path is longer than the 4 KiB of command line by which
+   * {@code LocalCluster stop} recognises its processes.
+   */
+  private String classPath() throws IOException {
+    Path jar = dir.resolve("classpath.jar");
+    if (!Files.exists(jar)) {
+      ClassPathJar.write(jar, System.getProperty("java.class.path"));
+    }
+    return jar.toString();
+  }
+
+  private static String javaCommand() {
+    return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+  }
+}

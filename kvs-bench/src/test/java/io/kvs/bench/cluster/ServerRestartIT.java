@@ -1,0 +1,174 @@
+package io.kvs.bench.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvs.client.KvsClient;
+import io.kvs.client.Transport;
+import io.kvs.core.InvalidRequestException;
+import io.kvs.core.StatusCode;
+import io.kvs.core.cluster.RegionDescriptor;
+import io.kvs.core.cluster.RegionMap;
+import io.kvs.core.cluster.RegionState;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.CleanupMode;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * One cluster of processes (three region servers, replication 2, build-index) for two tests: a
+ * region server stopped cleanly and started again rejoins with its data, and requests beyond the
+ * protocol's limits are refused clearly while the cluster keeps serving.
+ */
+class ServerRestartIT {
+  private static final int REGIONS = 8;
+  private static final int KEYS = 2_000;
+
+  // Kept when a test fails: the processes' logs are in it.
+  @TempDir(cleanup = CleanupMode.ON_SUCCESS)
+  static Path dir;
+
+  private static ProcessCluster cluster;
+
+  @BeforeAll
+  static void startCluster() throws Exception {
+    cluster =
+        ProcessCluster.start(
+            dir, "--servers", "3", "--regions", Integer.toString(REGIONS), "--replication", "2");
+  }
+
+  @AfterAll
+  static void stopCluster() throws Exception {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  @Test
+  void aServerStoppedCleanlyAndRestartedRejoinsWithItsData() throws Exception {
+    try (KvsClient client = cluster.client(Transport.TCP)) {
+      ProcessCluster.awaitAllOpen(client, REGIONS, Duration.ofSeconds(30));
+      List<CompletableFuture<Void>> writes = new ArrayList<>();
+      for (int i = 0; i < KEYS; i++) {
+        writes.add(client.putAsync(TestKeys.key("restart", i), TestKeys.value("restart", i, 0)));
+      }
+      CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).join();
+      for (int i = 0; i < KEYS; i += 10) {
+        client.delete(TestKeys.key("restart", i));
+      }
+      RegionMap before = client.regionMap();
+
+      cluster.stopProcess("server-s2");
+      // The master takes every region s2 is in offline; the others keep serving.
+      ProcessCluster.awaitCondition(
+          "regions with s2 offline, the rest open; map: " + client.regionMap().regions(),
+          Duration.ofSeconds(60),
+          () ->
+              ProcessCluster.regionsOf(client, "s2", RegionState.OFFLINE)
+                  && client.regionMap().regions().stream()
+                      .filter(region -> !region.members().contains("s2"))
+                      .allMatch(region -> region.state() == RegionState.OPEN));
+      RegionDescriptor untouched =
+          before.regions().stream()
+              .filter(region -> !region.members().contains("s2"))
+              .findFirst()
+              .orElseThrow();
+      int served = 0;
+      for (int i = 1; i < KEYS; i += 10) {
+        byte[] key = TestKeys.key("restart", i);
+        if (untouched.contains(key)) {
+          assertThat(client.get(key)).hasValue(TestKeys.value("restart", i, 0));
+          served++;
+        }
+      }
+      assertThat(served)
+          .as("keys read from region %d while s2 is down", untouched.id())
+          .isPositive();
+
+      cluster.startServer("s2");
+      ProcessCluster.awaitAllOpen(client, REGIONS, Duration.ofSeconds(90));
+      for (RegionDescriptor region : client.regionMap().regions()) {
+        RegionDescriptor old = before.byId(region.id()).orElseThrow();
+        assertThat(region.members()).as("group of region %d", region.id()).isEqualTo(old.members());
+        if (old.members().contains("s2")) {
+          assertThat(region.epoch())
+              .as("epoch of region %d", region.id())
+              .isGreaterThan(old.epoch());
+        }
+      }
+
+      List<byte[]> keys = new ArrayList<>();
+      for (int i = 0; i < KEYS; i++) {
+        keys.add(TestKeys.key("restart", i));
+      }
+      List<Optional<byte[]>> values = client.multiGet(keys);
+      for (int i = 0; i < KEYS; i++) {
+        assertThat(values.get(i).orElse(null))
+            .as("key %d after the restart", i)
+            .isEqualTo(i % 10 == 0 ? null : TestKeys.value("restart", i, 0));
+      }
+      // And it takes writes again, on every region.
+      for (int i = 0; i < 200; i++) {
+        client.put(TestKeys.key("after", i), TestKeys.value("after", i, 0));
+      }
+      for (int i = 0; i < 200; i++) {
+        assertThat(client.get(TestKeys.key("after", i))).hasValue(TestKeys.value("after", i, 0));
+      }
+    }
+  }
+
+  @Test
+  void oversizedKeysAndValuesAreRefusedAndTheClusterKeepsServing() throws Exception {
+    byte[] hugeKey = new byte[4097];
+    byte[] hugeValue = new byte[(1 << 20) + 1];
+    byte[] key = TestKeys.key("limits", 1);
+    for (Transport transport : Transport.values()) {
+      try (KvsClient client = cluster.client(transport)) {
+        ProcessCluster.awaitAllOpen(client, REGIONS, Duration.ofSeconds(90));
+        assertThatThrownBy(() -> client.put(hugeKey, new byte[1]))
+            .isInstanceOf(InvalidRequestException.class)
+            .hasMessage("key of 4097 bytes exceeds the limit of 4096 bytes")
+            .satisfies(
+                e ->
+                    assertThat(((InvalidRequestException) e).status())
+                        .isEqualTo(StatusCode.TOO_LARGE));
+        assertThatThrownBy(() -> client.get(hugeKey))
+            .isInstanceOf(InvalidRequestException.class)
+            .hasMessageContaining("4097 bytes");
+        assertThatThrownBy(() -> client.delete(hugeKey))
+            .isInstanceOf(InvalidRequestException.class);
+        assertThatThrownBy(() -> client.multiGet(List.of(key, hugeKey)))
+            .isInstanceOf(InvalidRequestException.class);
+        assertThatThrownBy(() -> client.scan(hugeKey, new byte[0], 10))
+            .isInstanceOf(InvalidRequestException.class)
+            .hasMessageContaining("scan start");
+        assertThatThrownBy(() -> client.put(key, hugeValue))
+            .isInstanceOf(InvalidRequestException.class)
+            .hasMessageContaining("value of 1048577 bytes exceeds the limit of 1048576 bytes")
+            .satisfies(
+                e ->
+                    assertThat(((InvalidRequestException) e).status())
+                        .isEqualTo(StatusCode.TOO_LARGE));
+        assertThat(client.putAsync(key, hugeValue))
+            .failsWithin(Duration.ofSeconds(5))
+            .withThrowableOfType(java.util.concurrent.ExecutionException.class)
+            .withCauseInstanceOf(InvalidRequestException.class);
+        assertThatThrownBy(() -> client.put(new byte[0], new byte[1]))
+            .isInstanceOf(InvalidRequestException.class)
+            .hasMessage("key is empty");
+
+        // The cluster still serves this client.
+        byte[] value = TestKeys.value("limits", 1, transport.ordinal());
+        client.put(key, value);
+        assertThat(client.get(key)).hasValue(value);
+      }
+    }
+  }
+}
