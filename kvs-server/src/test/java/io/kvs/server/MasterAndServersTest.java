@@ -68,7 +68,7 @@ class MasterAndServersTest {
                 "test",
                 "127.0.0.1",
                 0,
-                "none",
+                "tcp", // replication between servers runs over the fabric transport
                 0,
                 0,
                 64L << 20));
