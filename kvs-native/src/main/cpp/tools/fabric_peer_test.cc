@@ -94,8 +94,9 @@ TEST_P(FabricPeerTest, AClientKilledMidMessageIsReleasedAndOthersServed) {
 }
 
 // Known failure on shm, found here and open (docs/PROTOCOL.md, "Known
-// problems"): after a client process exits with 100 KB replies in flight,
-// the next client's connection is closed by the server within a few rounds.
+// problems"): writes to a client process that died with 100 KB replies in
+// flight never complete and fill the server endpoint's shared transmit
+// queue, so the next client's replies cannot be posted and it is dropped.
 // Set KVS_RUN_KNOWN_FAILURES=1 to run it on shm.
 TEST_P(FabricPeerTest, ClientsLeavingMidReplyDoNotStallTheNextOnes) {
   if (std::string(GetParam()) == "shm" &&
