@@ -71,7 +71,8 @@ void RegionService::Attach(uint64_t region_id, uint64_t epoch,
     }
     attached.epoch = epoch;
     attached.region = region;
-    attached.placement = std::move(placement);
+    attached.placement =
+        std::make_shared<const Placement>(std::move(placement));
   }
   old_sink.reset();
   if (replicator != nullptr) {
@@ -85,7 +86,7 @@ void RegionService::Attach(uint64_t region_id, uint64_t epoch,
 
 Status RegionService::CheckPlacement(const wire::Request& request,
                                      const Attached& attached) {
-  const Placement& placement = attached.placement;
+  const Placement& placement = *attached.placement;
   if (!placement.primary) {
     return Status::FromCode(Status::Code::kNotPrimary,
                             "region " + std::to_string(request.region_id) +
@@ -145,7 +146,7 @@ void RegionService::HandleReplication(std::string_view message,
   if (answer.status.ok()) {
     std::unique_lock<std::shared_mutex> lock(mutex_);
     const auto it = regions_.find(control.region_id);
-    if (it == regions_.end() || it->second.placement.primary) {
+    if (it == regions_.end() || it->second.placement->primary) {
       answer.status =
           Status::FromCode(Status::Code::kWrongRegion,
                            "region " + std::to_string(control.region_id) +
@@ -220,7 +221,7 @@ void RegionService::Execute(const wire::Request& request, std::string* reply) {
     return;
   }
   lsm::Region* region = nullptr;
-  Placement placement;
+  std::shared_ptr<const Placement> placed;
   std::shared_ptr<replication::Replicator> replicating;
   {
     std::shared_lock<std::shared_mutex> lock(mutex_);
@@ -243,15 +244,16 @@ void RegionService::Execute(const wire::Request& request, std::string* reply) {
            reply);
       return;
     }
-    const Status placed = CheckPlacement(request, it->second);
-    if (!placed.ok()) {
-      Fail(request, placed, reply);
+    const Status allowed = CheckPlacement(request, it->second);
+    if (!allowed.ok()) {
+      Fail(request, allowed, reply);
       return;
     }
     region = it->second.region;
-    placement = it->second.placement;
-    if (!placement.backups.empty()) replicating = replicator_;
+    placed = it->second.placement;
+    if (!placed->backups.empty()) replicating = replicator_;
   }
+  const Placement& placement = *placed;
   wire::Reply result;
   result.opcode = request.opcode;
   result.request_id = request.request_id;

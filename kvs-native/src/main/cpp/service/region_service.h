@@ -78,7 +78,8 @@ class RegionService final : public channel::RequestHandler {
   struct Attached {
     uint64_t epoch;
     lsm::Region* region;
-    Placement placement;
+    // Shared, immutable: a request takes a reference, not a copy.
+    std::shared_ptr<const Placement> placement;
     // Held as a backup: where the primary's records land (after OPEN).
     std::shared_ptr<replication::ReplicaSink> sink;
   };
