@@ -1,6 +1,7 @@
 package io.kvs.master;
 
 import io.kvs.core.cli.Flags;
+import io.kvs.core.cli.Shutdown;
 import io.kvs.core.cluster.ClusterConfig;
 import io.kvs.core.cluster.ReplicationMode;
 import java.nio.charset.StandardCharsets;
@@ -9,7 +10,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -80,23 +80,10 @@ public final class MasterMain {
                 flags.getInt("servers", replication),
                 Duration.ofSeconds(2),
                 Duration.ofSeconds(30)));
-    CountDownLatch stopped = new CountDownLatch(1);
-    EmbeddedZooKeeper ownZooKeeper = embedded;
-    Runtime.getRuntime()
-        .addShutdownHook(
-            new Thread(
-                () -> {
-                  try {
-                    master.close();
-                  } catch (Exception e) {
-                    LOG.warn("stopping the master: {}", e.toString());
-                  }
-                  if (ownZooKeeper != null) {
-                    ownZooKeeper.close();
-                  }
-                  stopped.countDown();
-                },
-                "kvs-master-shutdown"));
-    stopped.await();
+    if (embedded != null) {
+      Shutdown.closeOnStopAndWait("master", master, embedded);
+    } else {
+      Shutdown.closeOnStopAndWait("master", master);
+    }
   }
 }

@@ -1,11 +1,11 @@
 package io.kvs.master;
 
 import io.kvs.core.cli.Flags;
+import io.kvs.core.cli.Shutdown;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Set;
-import java.util.concurrent.CountDownLatch;
 
 /**
  * A single-node ZooKeeper as its own process, for a local cluster whose masters come and go: {@code
@@ -22,15 +22,6 @@ public final class ZooKeeperMain {
         EmbeddedZooKeeper.start(dir, flags.get("host", "127.0.0.1"), flags.getInt("port", 0));
     Files.writeString(
         dir.resolve("zookeeper.connect"), zookeeper.connectString() + "\n", StandardCharsets.UTF_8);
-    CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime()
-        .addShutdownHook(
-            new Thread(
-                () -> {
-                  zookeeper.close();
-                  stopped.countDown();
-                },
-                "kvs-zookeeper-shutdown"));
-    stopped.await();
+    Shutdown.closeOnStopAndWait("zookeeper", zookeeper);
   }
 }

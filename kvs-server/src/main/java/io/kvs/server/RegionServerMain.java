@@ -1,11 +1,9 @@
 package io.kvs.server;
 
 import io.kvs.core.cli.Flags;
+import io.kvs.core.cli.Shutdown;
 import java.nio.file.Path;
 import java.util.Set;
-import java.util.concurrent.CountDownLatch;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The region server process.
@@ -19,8 +17,6 @@ import org.slf4j.LoggerFactory;
  * Stops cleanly on SIGTERM: leaves the cluster, drains the transports, syncs the engine.
  */
 public final class RegionServerMain {
-  private static final Logger LOG = LoggerFactory.getLogger(RegionServerMain.class);
-
   private RegionServerMain() {}
 
   public static void main(String[] args) throws Exception {
@@ -51,19 +47,6 @@ public final class RegionServerMain {
                 flags.getInt("fabric-port", 0),
                 flags.getInt("control-port", 0),
                 flags.getLong("memory", 0)));
-    CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime()
-        .addShutdownHook(
-            new Thread(
-                () -> {
-                  try {
-                    server.close();
-                  } catch (Exception e) {
-                    LOG.warn("stopping the region server: {}", e.toString());
-                  }
-                  stopped.countDown();
-                },
-                "kvs-server-shutdown"));
-    stopped.await();
+    Shutdown.closeOnStopAndWait("region-server", server);
   }
 }

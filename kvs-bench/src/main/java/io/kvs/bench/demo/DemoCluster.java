@@ -1,13 +1,11 @@
 package io.kvs.bench.demo;
 
+import io.kvs.bench.Directories;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -152,7 +150,7 @@ final class DemoCluster implements AutoCloseable {
         }
       }
     }
-    deleteTree(dir);
+    Directories.deleteRecursively(dir);
     Files.createDirectories(dir);
   }
 
@@ -200,31 +198,5 @@ final class DemoCluster implements AutoCloseable {
   private static String tail(Path file, int lines) throws IOException {
     List<String> all = Files.readAllLines(file, StandardCharsets.UTF_8);
     return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
-  }
-
-  private static void deleteTree(Path root) throws IOException {
-    if (!Files.exists(root)) {
-      return;
-    }
-    Files.walkFileTree(
-        root,
-        new SimpleFileVisitor<>() {
-          @Override
-          public FileVisitResult visitFile(Path file, BasicFileAttributes attributes)
-              throws IOException {
-            Files.delete(file);
-            return FileVisitResult.CONTINUE;
-          }
-
-          @Override
-          public FileVisitResult postVisitDirectory(Path directory, IOException e)
-              throws IOException {
-            if (e != null) {
-              throw e;
-            }
-            Files.delete(directory);
-            return FileVisitResult.CONTINUE;
-          }
-        });
   }
 }

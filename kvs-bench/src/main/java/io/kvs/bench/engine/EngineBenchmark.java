@@ -1,17 +1,15 @@
 package io.kvs.bench.engine;
 
+import io.kvs.bench.Directories;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryNotEmptyException;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -256,7 +254,7 @@ public final class EngineBenchmark {
       for (KvMix mix : config.mixes()) {
         for (SystemKind kind : config.systems()) {
           Path directory = config.dataDir().resolve(mix.name()).resolve(kind.id());
-          deleteRecursively(directory);
+          Directories.deleteRecursively(directory);
           Files.createDirectories(directory);
           Dataset dataset = new Dataset(mix, config.seed(), capacity(config, mix));
           try (KvSystem system = kind.open(directory, config.settings())) {
@@ -278,7 +276,7 @@ public final class EngineBenchmark {
             }
           }
           if (!config.keepData()) {
-            deleteRecursively(directory);
+            Directories.deleteRecursively(directory);
           }
         }
         if (!config.keepData()) {
@@ -439,31 +437,5 @@ public final class EngineBenchmark {
     } catch (DirectoryNotEmptyException e) {
       // Someone else's files: leave them.
     }
-  }
-
-  static void deleteRecursively(Path directory) throws IOException {
-    if (!Files.exists(directory)) {
-      return;
-    }
-    Files.walkFileTree(
-        directory,
-        new SimpleFileVisitor<>() {
-          @Override
-          public FileVisitResult visitFile(Path file, BasicFileAttributes attributes)
-              throws IOException {
-            Files.delete(file);
-            return FileVisitResult.CONTINUE;
-          }
-
-          @Override
-          public FileVisitResult postVisitDirectory(Path dir, IOException failure)
-              throws IOException {
-            if (failure != null) {
-              throw failure;
-            }
-            Files.delete(dir);
-            return FileVisitResult.CONTINUE;
-          }
-        });
   }
 }

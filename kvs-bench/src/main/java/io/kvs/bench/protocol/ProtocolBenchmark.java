@@ -1,6 +1,7 @@
 package io.kvs.bench.protocol;
 
 import io.kvs.bench.BarChart;
+import io.kvs.bench.Directories;
 import io.kvs.bench.JsonLine;
 import io.kvs.bench.TextTable;
 import io.kvs.core.StatusCode;
@@ -12,7 +13,6 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -132,7 +132,7 @@ public final class ProtocolBenchmark {
       if (!server.waitFor(20, TimeUnit.SECONDS)) {
         server.destroyForcibly();
       }
-      deleteRecursively(serverData);
+      Directories.deleteRecursively(serverData);
     }
     report(results, outDir, quick);
   }
@@ -375,16 +375,5 @@ public final class ProtocolBenchmark {
       }
     }
     return null;
-  }
-
-  private static void deleteRecursively(Path path) throws IOException {
-    if (Files.isDirectory(path)) {
-      try (DirectoryStream<Path> entries = Files.newDirectoryStream(path)) {
-        for (Path entry : entries) {
-          deleteRecursively(entry);
-        }
-      }
-    }
-    Files.deleteIfExists(path);
   }
 }
