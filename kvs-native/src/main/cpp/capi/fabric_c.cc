@@ -102,6 +102,7 @@ void kvs_service_handle(kvs_service* service, const void* request, size_t size,
                         kvs_value_sink sink, void* sink_context) {
   std::string reply;
   service->service.Handle(
+      /*session=*/nullptr,
       std::string_view(static_cast<const char*>(request), size), &reply);
   sink(sink_context, reply.data(), reply.size());
 }
@@ -124,10 +125,10 @@ kvs_status kvs_fabric_server_start(const kvs_fabric_options* options,
   status = kvs::channel::Server::Start(server_options, &service->service,
                                        &started->server);
   if (!status.ok()) return Report(status);
-  // The service replicates through this server: its buffers for the
-  // regions it backs up, its provider for the connections to backups.
-  service->service.EnableReplication(started->server.get(),
-                                     server_options.endpoint);
+  // The service replicates through this server: its connections carry the
+  // buffers of the regions it backs up; its provider makes the connections
+  // to backups.
+  service->service.EnableReplication(server_options.endpoint);
   started->service = service;
   *server = started.release();
   return KVS_OK;

@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,7 +31,28 @@ using Clock = std::chrono::steady_clock;
 // with as many bytes as the decimal number after it says.
 class TestHandler : public RequestHandler {
  public:
-  void Handle(std::string_view request, std::string* reply) override {
+  void Handle(Session* session, std::string_view request,
+              std::string* reply) override {
+    if (request == "replica") {
+      // A 2 MiB replica buffer on this connection: "<address> <key> <size>".
+      std::lock_guard<std::mutex> lock(mutex_);
+      const Status status = session->CreateReplicaBuffer(2u << 20, &replica_);
+      if (!status.ok()) {
+        reply->assign(status.ToString());
+        return;
+      }
+      const fabric::RemoteBuffer& remote = replica_->remote();
+      reply->assign(std::to_string(remote.address) + " " +
+                    std::to_string(remote.key) + " " +
+                    std::to_string(remote.size));
+      return;
+    }
+    if (request == "drop replica") {
+      std::lock_guard<std::mutex> lock(mutex_);
+      reply->assign(replica_ != nullptr ? "dropped" : "none");
+      replica_.reset();
+      return;
+    }
     if (!request.empty() && request[0] == '#') {
       const size_t size = std::stoul(std::string(request.substr(1)));
       reply->resize(size);
@@ -45,7 +67,9 @@ class TestHandler : public RequestHandler {
           std::stoul(std::string(request.substr(4)), &length_at);
       const size_t length =
           std::stoul(std::string(request.substr(4 + length_at)));
-      reply->assign(std::to_string(crc32c::Value(replica + offset, length)));
+      std::lock_guard<std::mutex> lock(mutex_);
+      reply->assign(
+          std::to_string(crc32c::Value(replica_->data() + offset, length)));
       return;
     }
     if (request == "stall") {
@@ -54,7 +78,11 @@ class TestHandler : public RequestHandler {
     }
     reply->assign(request.rbegin(), request.rend());
   }
-  const char* replica = nullptr;  // set by tests that use a replica buffer
+  // The replica buffer a "replica" request made, or null.
+  const char* replica() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return replica_ != nullptr ? replica_->data() : nullptr;
+  }
 
   void Release() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -66,6 +94,7 @@ class TestHandler : public RequestHandler {
   std::mutex mutex_;
   std::condition_variable released_;
   bool release_ = false;
+  std::unique_ptr<ReplicaBuffer> replica_;
 };
 
 std::string Reversed(std::string_view text) {
@@ -278,11 +307,15 @@ TEST_P(ChannelTest, AServerThatGoesAwayFailsTheCallsInTime) {
 // The replication channel's primitives: a backup's buffer written
 // one-sidedly at offsets, then a control message that finds the bytes.
 TEST_P(ChannelTest, ReplicationWritesLandInAReplicaBufferBeforeLaterMessages) {
-  Server::ReplicaBuffer replica;
-  ASSERT_TRUE(server_->CreateReplicaBuffer(2u << 20, &replica).ok());
-  handler_.replica = replica.data;
   auto client = NewClient();
   ASSERT_NE(client, nullptr);
+  std::string described;
+  ASSERT_TRUE(client->Call("replica", &described).ok());
+  fabric::RemoteBuffer remote;
+  std::istringstream fields(described);
+  ASSERT_TRUE(fields >> remote.address >> remote.key >> remote.size)
+      << described;
+  ASSERT_EQ(remote.size, 2u << 20);
   std::string segment(2u << 20, '\0');
   for (size_t i = 0; i < segment.size(); ++i) {
     segment[i] = static_cast<char>((i * 131) >> 7);
@@ -291,7 +324,7 @@ TEST_P(ChannelTest, ReplicationWritesLandInAReplicaBufferBeforeLaterMessages) {
   for (size_t offset = 0; offset < segment.size();) {
     const size_t chunk = std::min<size_t>(100000, segment.size() - offset);
     const Status status = client->WriteRemote(
-        replica.remote, offset, std::string_view(segment).substr(offset, chunk),
+        remote, offset, std::string_view(segment).substr(offset, chunk),
         [&](Status s) {
           EXPECT_TRUE(s.ok()) << s.ToString();
           ++completed;
@@ -313,17 +346,20 @@ TEST_P(ChannelTest, ReplicationWritesLandInAReplicaBufferBeforeLaterMessages) {
       client->Call("crc 0 " + std::to_string(segment.size()), &reply).ok());
   EXPECT_EQ(reply,
             std::to_string(crc32c::Value(segment.data(), segment.size())));
-  EXPECT_EQ(std::string(replica.data, segment.size()), segment);
+  EXPECT_EQ(std::string(handler_.replica(), segment.size()), segment);
   // Writes outside the buffer are refused before anything is sent.
-  EXPECT_EQ(client
-                ->WriteRemote(replica.remote, replica.size - 10, "0123456789a",
-                              nullptr)
-                .code(),
-            Status::Code::kInvalidArgument);
+  EXPECT_EQ(
+      client->WriteRemote(remote, remote.size - 10, "0123456789a", nullptr)
+          .code(),
+      Status::Code::kInvalidArgument);
   EXPECT_TRUE(client->health().ok());
+  // The buffer outlives its connection until its owner lets it go.
   client.reset();
-  EXPECT_TRUE(server_->ReleaseReplicaBuffer(replica.remote.key).ok());
-  EXPECT_TRUE(server_->ReleaseReplicaBuffer(replica.remote.key).IsNotFound());
+  EXPECT_NE(handler_.replica(), nullptr);
+  auto next = NewClient();
+  ASSERT_NE(next, nullptr);
+  ASSERT_TRUE(next->Call("drop replica", &reply).ok());
+  EXPECT_EQ(reply, "dropped");
 }
 
 // A peer that writes a well-sealed but wrong message (a reply slot outside

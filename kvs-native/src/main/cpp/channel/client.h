@@ -89,7 +89,7 @@ class Client {
   ClientStats stats() const;
 
   // Replication channel, writing side (a primary): writes `bytes` at
-  // `offset` of a peer's buffer (Server::CreateReplicaBuffer, described in a
+  // `offset` of a peer's buffer (Session::CreateReplicaBuffer, described in a
   // control message) one-sidedly; `done` is called from a later Poll when
   // the write completed. The bytes are copied first (into a registered
   // staging buffer of `options.write_staging_bytes`): BUSY while it is full.

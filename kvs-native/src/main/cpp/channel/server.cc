@@ -29,11 +29,15 @@ using Clock = std::chrono::steady_clock;
 // One client: its request buffer (written by the client), a staging mirror
 // of its reply buffer (where replies are built before being written to the
 // same offset of the client's buffer), and the polling state.
-struct Connection {
+struct Connection : Session {
   uint64_t id = 0;
   int socket = -1;
   fi_addr_t peer = 0;
-  fabric::Endpoint* endpoint = nullptr;
+  // Its own endpoint: dropped (closing it) once the connection is let go,
+  // while workers posting to it and replica buffers registered on it hold
+  // their own references.
+  std::shared_ptr<fabric::Endpoint> endpoint;
+  std::shared_ptr<std::atomic<size_t>> replica_buffers;
   io::AlignedBuffer requests;
   std::unique_ptr<fabric::MemoryRegion> requests_region;
   io::AlignedBuffer staging;
@@ -60,19 +64,47 @@ struct Connection {
     std::lock_guard<std::mutex> lock(write_mutex);
     return !closed.exchange(true);
   }
-  // Registers a write about to be posted; false once closed.
-  bool BeginWrite() {
+  // Registers a write about to be posted and returns the endpoint to post
+  // it on; null once closed.
+  std::shared_ptr<fabric::Endpoint> BeginWrite() {
     std::lock_guard<std::mutex> lock(write_mutex);
-    if (closed.load()) return false;
+    if (closed.load() || endpoint == nullptr) return nullptr;
     writes.fetch_add(1);
-    return true;
+    return endpoint;
+  }
+  // Closes the endpoint (once its last user lets go), dropping the writes
+  // still in flight to a peer that stopped driving them.
+  void CloseEndpoint() {
+    std::shared_ptr<fabric::Endpoint> closing;
+    {
+      std::lock_guard<std::mutex> lock(write_mutex);
+      requests_region.reset();  // regions before their endpoint
+      staging_region.reset();
+      closing = std::move(endpoint);
+    }
+    // Outside the lock: freeing the dropped writes' callbacks takes it.
+    closing.reset();
   }
 
-  ~Connection() {
-    // Regions before the buffers they cover; the endpoint outlives us.
+  Status CreateReplicaBuffer(size_t bytes,
+                             std::unique_ptr<ReplicaBuffer>* buffer) override {
+    std::shared_ptr<fabric::Endpoint> registering;
+    {
+      std::lock_guard<std::mutex> lock(write_mutex);
+      registering = endpoint;
+    }
+    if (registering == nullptr) {
+      return Status::Closed("the connection closed");
+    }
+    return ReplicaBuffer::Register(std::move(registering), bytes,
+                                   replica_buffers, buffer);
+  }
+
+  ~Connection() override {
+    // Regions before the buffers they cover and the endpoint they are on.
     requests_region.reset();
     staging_region.reset();
-    if (endpoint != nullptr) endpoint->RemovePeer(peer);
+    endpoint.reset();
     if (socket >= 0) ::close(socket);
   }
 };
@@ -97,7 +129,6 @@ struct Worker {
 struct Server::Impl {
   ServerOptions options;
   RequestHandler* handler = nullptr;
-  std::unique_ptr<fabric::Endpoint> endpoint;
   int listen_socket = -1;
   uint16_t port = 0;
   std::atomic<bool> running{true};
@@ -110,16 +141,10 @@ struct Server::Impl {
   std::vector<std::shared_ptr<Connection>> closing;  // spinner only
   std::atomic<uint64_t> next_connection_id{1};
 
-  // Replica buffers by key: the memory and its registration.
-  struct Replica {
-    io::AlignedBuffer memory;
-    std::unique_ptr<fabric::MemoryRegion> region;
-  };
-  std::mutex replicas_mutex;
-  std::map<uint64_t, std::unique_ptr<Replica>> replicas;
-  // Replica buffers registered: writes into them land unseen (no message),
-  // and need this side's progress, so naps stay short while there are any.
-  std::atomic<size_t> replica_count{0};
+  // Replica buffers alive: writes into them land unseen (no message), and
+  // need this side's progress, so naps stay short while there are any.
+  std::shared_ptr<std::atomic<size_t>> replica_buffers =
+      std::make_shared<std::atomic<size_t>>(0);
 
   std::vector<std::unique_ptr<Worker>> workers;
   size_t current_worker = 0;  // spinner only
@@ -144,16 +169,22 @@ struct Server::Impl {
       if (worker->thread.joinable()) worker->thread.join();
     }
     // Let writes in flight finish (or fail) before their buffers go.
+    for (auto& connection : connections) closing.push_back(connection);
     const auto deadline = Clock::now() + std::chrono::seconds(2);
-    while (endpoint != nullptr && endpoint->outstanding() > 0 &&
-           Clock::now() < deadline) {
-      endpoint->Progress();
+    for (bool writing = true; writing && Clock::now() < deadline;) {
+      writing = false;
+      for (auto& connection : closing) {
+        if (connection->endpoint == nullptr) continue;
+        connection->endpoint->Progress();
+        writing |= connection->endpoint->outstanding() > 0;
+      }
     }
     for (auto& worker : workers) worker->queue.clear();
+    for (auto& connection : closing) connection->CloseEndpoint();
+    for (auto& connection : incoming) connection->CloseEndpoint();
     incoming.clear();
     connections.clear();
     closing.clear();
-    replicas.clear();
     if (listen_socket >= 0) ::close(listen_socket);
   }
 
@@ -213,7 +244,10 @@ struct Server::Impl {
         reply_bytes > kBufferBytesMax || reply_bytes % kUnitBytes != 0) {
       return Status::InvalidArgument("buffer sizes outside the limits");
     }
-    connection->endpoint = endpoint.get();
+    std::unique_ptr<fabric::Endpoint> opened;
+    KVS_RETURN_IF_ERROR(fabric::Endpoint::Open(options.endpoint, &opened));
+    std::shared_ptr<fabric::Endpoint> endpoint = std::move(opened);
+    connection->endpoint = endpoint;  // outlives the regions on it
     KVS_RETURN_IF_ERROR(endpoint->AddPeer(hello.address, &connection->peer));
     connection->requests.Resize(request_bytes);
     std::memset(connection->requests.data(), 0, request_bytes);
@@ -224,6 +258,7 @@ struct Server::Impl {
     KVS_RETURN_IF_ERROR(endpoint->Register(
         connection->staging.data(), reply_bytes, &connection->staging_region));
     connection->reply_buffer = hello.reply_buffer;
+    connection->replica_buffers = replica_buffers;
     connection->id = next_connection_id.fetch_add(1);
     welcome->address = endpoint->address();
     welcome->request_buffer = {connection->requests_region->RemoteAddress(0),
@@ -243,7 +278,7 @@ struct Server::Impl {
     auto nap = options.spin_sleep;
     uint64_t rounds = 0;
     while (running.load(std::memory_order_acquire)) {
-      bool busy = endpoint->Progress() > 0;
+      bool busy = false;
       {
         std::unique_lock<std::mutex> lock(incoming_mutex);
         if (connections.empty() && closing.empty() && incoming.empty()) {
@@ -264,6 +299,7 @@ struct Server::Impl {
       for (size_t i = 0; i < connections.size();) {
         Connection& connection = *connections[i];
         bool keep = true;
+        busy |= connection.endpoint->Progress() > 0;
         busy |= PollConnection(connections[i], &keep);
         if (keep && check_liveness && PeerClosed(connection.socket)) {
           keep = false;
@@ -289,7 +325,7 @@ struct Server::Impl {
         // the naps at their shortest while there are any.
         std::this_thread::sleep_for(nap);
         const auto longest =
-            replica_count.load(std::memory_order_relaxed) > 0
+            replica_buffers->load(std::memory_order_relaxed) > 0
                 ? options.spin_sleep
                 : std::max(options.spin_sleep, options.spin_sleep_max);
         nap = std::min(nap * 2, longest);
@@ -410,6 +446,8 @@ struct Server::Impl {
   // for a client that stopped driving progress (it died).
   void Close(const std::shared_ptr<Connection>& connection) {
     connection->MarkClosed();
+    // A worker waiting to post to it gives up now.
+    connection->endpoint->Abort();
     connection->closing_since = Clock::now();
     closing.push_back(connection);
     closed.fetch_add(1);
@@ -420,9 +458,11 @@ struct Server::Impl {
     const auto now = Clock::now();
     for (size_t i = 0; i < closing.size();) {
       Connection& connection = *closing[i];
+      connection.endpoint->Progress();
       if (connection.writes.load() == 0 ||
           now - connection.closing_since > options.incomplete_timeout) {
         ::shutdown(connection.socket, SHUT_RDWR);
+        connection.CloseEndpoint();
         closing[i] = std::move(closing.back());
         closing.pop_back();
         continue;
@@ -486,7 +526,7 @@ struct Server::Impl {
       connection.parts.erase(it);
     } else {
       reply->clear();
-      handler->Handle(task.payload, reply);
+      handler->Handle(&connection, task.payload, reply);
     }
     SendReply(task, *reply, offset);
   }
@@ -495,7 +535,8 @@ struct Server::Impl {
   // fit (keeping the whole reply for the client's fetch).
   void SendReply(const Task& task, const std::string& reply, uint32_t offset) {
     Connection& connection = *task.connection;
-    if (!connection.BeginWrite()) {
+    const std::shared_ptr<fabric::Endpoint> endpoint = connection.BeginWrite();
+    if (endpoint == nullptr) {
       return;  // the client went away while its request was handled
     }
     const MessageHeader& request = task.header;
@@ -544,8 +585,11 @@ Status Server::Start(const ServerOptions& options, RequestHandler* handler,
   impl->options = options;
   impl->handler = handler;
   KVS_CHECK(options.workers > 0 && options.queue_threshold > 0);
-  KVS_RETURN_IF_ERROR(
-      fabric::Endpoint::Open(options.endpoint, &impl->endpoint));
+  {
+    // Fail early on a provider this machine lacks, not at the first client.
+    std::unique_ptr<fabric::Endpoint> probe;
+    KVS_RETURN_IF_ERROR(fabric::Endpoint::Open(options.endpoint, &probe));
+  }
   KVS_RETURN_IF_ERROR(
       Listen(options.host, options.port, &impl->listen_socket, &impl->port));
   for (size_t i = 0; i < options.workers; ++i) {
@@ -564,34 +608,31 @@ Status Server::Start(const ServerOptions& options, RequestHandler* handler,
 
 uint16_t Server::port() const { return impl_->port; }
 
-Status Server::CreateReplicaBuffer(size_t bytes, ReplicaBuffer* buffer) {
+Status ReplicaBuffer::Register(std::shared_ptr<fabric::Endpoint> endpoint,
+                               size_t bytes,
+                               std::shared_ptr<std::atomic<size_t>> live,
+                               std::unique_ptr<ReplicaBuffer>* buffer) {
   if (bytes == 0 || bytes % kUnitBytes != 0 || bytes > kBufferBytesMax) {
     return Status::InvalidArgument(
         "a replica buffer is a multiple of 64 bytes up to 64 MiB");
   }
-  auto replica = std::make_unique<Impl::Replica>();
-  replica->memory.Resize(bytes);
-  std::memset(replica->memory.data(), 0, bytes);
-  KVS_RETURN_IF_ERROR(impl_->endpoint->Register(replica->memory.data(), bytes,
-                                                &replica->region));
-  buffer->data = replica->memory.data();
-  buffer->size = bytes;
-  buffer->remote = {replica->region->RemoteAddress(0), replica->region->key(),
-                    bytes};
-  std::lock_guard<std::mutex> lock(impl_->replicas_mutex);
-  impl_->replicas[buffer->remote.key] = std::move(replica);
-  impl_->replica_count.store(impl_->replicas.size());
+  std::unique_ptr<ReplicaBuffer> created(new ReplicaBuffer());
+  created->memory_.Resize(bytes);
+  std::memset(created->memory_.data(), 0, bytes);
+  KVS_RETURN_IF_ERROR(
+      endpoint->Register(created->memory_.data(), bytes, &created->region_));
+  created->remote_ = {created->region_->RemoteAddress(0),
+                      created->region_->key(), bytes};
+  created->endpoint_ = std::move(endpoint);
+  created->live_ = std::move(live);
+  if (created->live_ != nullptr) created->live_->fetch_add(1);
+  *buffer = std::move(created);
   return Status::Ok();
 }
 
-Status Server::ReleaseReplicaBuffer(uint64_t key) {
-  std::lock_guard<std::mutex> lock(impl_->replicas_mutex);
-  if (impl_->replicas.erase(key) == 0) {
-    return Status::NotFound("no replica buffer with key " +
-                            std::to_string(key));
-  }
-  impl_->replica_count.store(impl_->replicas.size());
-  return Status::Ok();
+ReplicaBuffer::~ReplicaBuffer() {
+  region_.reset();  // before the memory and the endpoint
+  if (live_ != nullptr) live_->fetch_sub(1);
 }
 
 ServerStats Server::stats() const {

@@ -2,13 +2,16 @@
 // Talos §3.6, docs/PROTOCOL.md "Fabric messages").
 //
 // Each client connection owns a request buffer in the server's memory that
-// the client fills with one-sided writes. A spinning thread polls every
+// the client fills with one-sided writes, and an endpoint of its own (as an
+// RDMA reliable connection owns its queue pair): a peer that dies with our
+// writes to it in flight can only clog its own endpoint's transmit queue,
+// which closes with the connection. A spinning thread polls every
 // connection's rendezvous point (where the next message's header goes),
-// drives the endpoint's progress, and hands whole requests to workers; no
-// receive call, no interrupt. Workers run the RequestHandler and write each
-// reply one-sidedly into the slot of the client's reply buffer that the
-// request named. A reply larger than its slot goes in parts: the first
-// part says the total, the client fetches the rest.
+// drives each connection's endpoint's progress, and hands whole requests to
+// workers; no receive call, no interrupt. Workers run the RequestHandler and
+// write each reply one-sidedly into the slot of the client's reply buffer that
+// the request named. A reply larger than its slot goes in parts: the first part
+// says the total, the client fetches the rest.
 //
 // Scheduling (the seeds' policy): the spinning thread keeps giving tasks to
 // the current worker until its private queue holds `queue_threshold`, then
@@ -34,17 +37,62 @@
 #include <string_view>
 
 #include "fabric/endpoint.h"
+#include "io/aligned_buffer.h"
 #include "util/status.h"
 
 namespace kvs::channel {
+
+// A buffer that a connected peer writes one-sidedly: the replication
+// channel's receiving side (a backup's buffer of one 2 MiB log segment per
+// region and log in the cluster). Registered on the endpoint of the
+// connection that asked for it -- the one its writer's writes arrive on --
+// and keeps that endpoint open while it lives. Read `data` once a later
+// message says the bytes are there.
+class ReplicaBuffer {
+ public:
+  // `bytes`: a multiple of 64 up to 64 MiB, zeroed. `live` (optional)
+  // counts the buffers alive.
+  static Status Register(std::shared_ptr<fabric::Endpoint> endpoint,
+                         size_t bytes,
+                         std::shared_ptr<std::atomic<size_t>> live,
+                         std::unique_ptr<ReplicaBuffer>* buffer);
+  ~ReplicaBuffer();
+  ReplicaBuffer(const ReplicaBuffer&) = delete;
+  ReplicaBuffer& operator=(const ReplicaBuffer&) = delete;
+
+  char* data() { return memory_.data(); }
+  const char* data() const { return memory_.data(); }
+  size_t size() const { return memory_.size(); }
+  // What the writer needs, for a control message.
+  const fabric::RemoteBuffer& remote() const { return remote_; }
+
+ private:
+  ReplicaBuffer() = default;
+  std::shared_ptr<fabric::Endpoint> endpoint_;
+  io::AlignedBuffer memory_;
+  std::unique_ptr<fabric::MemoryRegion> region_;
+  fabric::RemoteBuffer remote_;
+  std::shared_ptr<std::atomic<size_t>> live_;
+};
+
+// The connection a request arrived on, as a handler sees it.
+class Session {
+ public:
+  virtual ~Session() = default;
+  // A replica buffer the peer of this connection may write into.
+  virtual Status CreateReplicaBuffer(
+      size_t bytes, std::unique_ptr<ReplicaBuffer>* buffer) = 0;
+};
 
 class RequestHandler {
  public:
   virtual ~RequestHandler() = default;
   // Handles one request's payload and appends the reply payload to `reply`.
   // Called on worker threads, concurrently; `request` is valid during the
-  // call only.
-  virtual void Handle(std::string_view request, std::string* reply) = 0;
+  // call only. `session` is the fabric connection the request came on
+  // (valid during the call only), or null for a request from elsewhere.
+  virtual void Handle(Session* session, std::string_view request,
+                      std::string* reply) = 0;
 };
 
 struct ServerOptions {
@@ -92,20 +140,6 @@ class Server {
 
   uint16_t port() const;
   ServerStats stats() const;
-
-  // Replication channel, receiving side (a backup): a buffer of `bytes`
-  // (a multiple of 64; one 2 MiB log segment per region and log in the
-  // cluster) that connected peers may write one-sidedly. Hand `remote` to
-  // the writer in a control message; read `data` once a later message says
-  // the bytes are there. Freed with ReleaseReplicaBuffer or the server.
-  struct ReplicaBuffer {
-    char* data = nullptr;
-    size_t size = 0;
-    fabric::RemoteBuffer remote;
-  };
-  Status CreateReplicaBuffer(size_t bytes, ReplicaBuffer* buffer);
-  // NOT_FOUND if no buffer has this key.
-  Status ReleaseReplicaBuffer(uint64_t key);
 
  private:
   struct Impl;

@@ -21,6 +21,8 @@ namespace kvs::fabric {
 struct Endpoint::WriteContext {
   struct fi_context2 context;
   Completion done;
+  WriteContext* previous = nullptr;
+  WriteContext* next = nullptr;
 };
 
 bool ParseProvider(std::string_view name, Provider* provider) {
@@ -76,8 +78,14 @@ Endpoint::Endpoint(const EndpointOptions& options) : options_(options) {}
 
 Endpoint::~Endpoint() {
   // Writes still in flight will never be reported: free their contexts
-  // after the endpoint (and so the provider's use of them) is gone.
+  // (and what their callbacks hold) once the endpoint, and so the
+  // provider's use of them, is gone.
   if (ep_ != nullptr) fi_close(&ep_->fid);
+  while (in_flight_ != nullptr) {
+    WriteContext* context = in_flight_;
+    in_flight_ = context->next;
+    delete context;
+  }
   if (av_ != nullptr) fi_close(&av_->fid);
   if (cq_ != nullptr) fi_close(&cq_->fid);
   if (domain_ != nullptr) fi_close(&domain_->fid);
@@ -249,9 +257,14 @@ Status Endpoint::PostWrite(fi_addr_t peer, const char* source, size_t size,
                            const MemoryRegion& local, uint64_t remote_address,
                            uint64_t remote_key, Completion done) {
   auto* context = new WriteContext{{}, std::move(done)};
+  Track(context);
   const auto deadline =
       std::chrono::steady_clock::now() + options_.post_timeout;
   for (;;) {
+    if (aborted_.load(std::memory_order_acquire)) {
+      Finish(context);
+      return Status::Closed(provider_name_ + ": the endpoint was aborted");
+    }
     const ssize_t posted =
         fi_write(ep_, source, size, local.descriptor(), peer, remote_address,
                  remote_key, &context->context);
@@ -260,7 +273,7 @@ Status Endpoint::PostWrite(fi_addr_t peer, const char* source, size_t size,
       return Status::Ok();
     }
     if (posted != -FI_EAGAIN) {
-      delete context;
+      Finish(context);
       return Status::IoError(
           provider_name_ + ": " +
           api_->Describe("fi_write", static_cast<int>(posted)));
@@ -268,12 +281,32 @@ Status Endpoint::PostWrite(fi_addr_t peer, const char* source, size_t size,
     // The transmit queue is full: completing writes frees room.
     Progress();
     if (std::chrono::steady_clock::now() >= deadline) {
-      delete context;
+      Finish(context);
       return Status::Busy(provider_name_ + ": transmit queue stayed full for " +
                           std::to_string(options_.post_timeout.count()) +
                           " ms");
     }
   }
+}
+
+void Endpoint::Track(WriteContext* context) {
+  std::lock_guard<std::mutex> lock(in_flight_mutex_);
+  context->next = in_flight_;
+  if (in_flight_ != nullptr) in_flight_->previous = context;
+  in_flight_ = context;
+}
+
+void Endpoint::Finish(WriteContext* context) {
+  {
+    std::lock_guard<std::mutex> lock(in_flight_mutex_);
+    if (context->previous != nullptr) {
+      context->previous->next = context->next;
+    } else {
+      in_flight_ = context->next;
+    }
+    if (context->next != nullptr) context->next->previous = context->previous;
+  }
+  delete context;
 }
 
 size_t Endpoint::Progress() {
@@ -286,7 +319,7 @@ size_t Endpoint::Progress() {
         auto* context = static_cast<WriteContext*>(entries[i].op_context);
         outstanding_.fetch_sub(1, std::memory_order_relaxed);
         if (context->done) context->done(Status::Ok());
-        delete context;
+        Finish(context);
       }
       completed += static_cast<size_t>(read);
       if (read < 16) return completed;
@@ -302,7 +335,7 @@ size_t Endpoint::Progress() {
         if (context != nullptr) {
           outstanding_.fetch_sub(1, std::memory_order_relaxed);
           if (context->done) context->done(status);
-          delete context;
+          Finish(context);
           ++completed;
         }
       }

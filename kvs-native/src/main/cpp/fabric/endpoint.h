@@ -29,6 +29,12 @@
 // Thread safety: the domain is opened FI_THREAD_SAFE, so PostWrite and
 // Progress may be called from different threads; a completion callback runs
 // on the thread that called Progress.
+//
+// Lifetime: every object (fabric, domain, queues, address vector) belongs
+// to one endpoint, so closing it releases all it holds -- including the
+// transmit queue entries of writes to a peer that died and will never
+// drive their progress. Writes still in flight then are dropped without
+// their callbacks.
 
 #ifndef KVS_FABRIC_ENDPOINT_H_
 #define KVS_FABRIC_ENDPOINT_H_
@@ -42,6 +48,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "fabric/libfabric.h"
@@ -138,10 +145,15 @@ class Endpoint {
   // Writes `size` bytes at `source` (inside `local`) to `remote_address`
   // of the peer's buffer with `remote_key`. `done` is called from Progress
   // once the write completed (or failed). The source bytes must stay
-  // unchanged until then.
+  // unchanged until then. BUSY if the transmit queue stays full for the
+  // post timeout; CLOSED once aborted.
   Status PostWrite(fi_addr_t peer, const char* source, size_t size,
                    const MemoryRegion& local, uint64_t remote_address,
                    uint64_t remote_key, Completion done);
+
+  // Makes PostWrite refuse (CLOSED) from now on, including a call waiting
+  // for room in the transmit queue: the peer is gone.
+  void Abort() { aborted_.store(true, std::memory_order_release); }
 
   // Drives the provider: delivers writes peers make into our buffers and
   // completes our own writes. Returns how many of our writes completed.
@@ -160,6 +172,9 @@ class Endpoint {
   struct WriteContext;
   explicit Endpoint(const EndpointOptions& options);
   Status Init();
+  void Track(WriteContext* context);
+  // Unlinks and frees a write's context.
+  void Finish(WriteContext* context);
 
   const EndpointOptions options_;
   const LibFabric* api_ = nullptr;
@@ -174,6 +189,10 @@ class Endpoint {
   std::string provider_name_;
   std::atomic<size_t> outstanding_{0};
   std::atomic<uint64_t> next_key_{1};
+  std::atomic<bool> aborted_{false};
+  // Writes in flight, to free those never completed when closing.
+  std::mutex in_flight_mutex_;
+  WriteContext* in_flight_ = nullptr;  // a doubly linked list
 };
 
 }  // namespace kvs::fabric

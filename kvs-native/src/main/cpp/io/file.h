@@ -69,6 +69,10 @@ struct FileOptions {
   bool direct_io = true;
   // Create the file if it does not exist (never for block devices).
   bool create = false;
+  // Take an exclusive lock (flock) held while the file is open: a second
+  // open with `lock`, from this process or another, fails with BUSY
+  // instead of two writers corrupting one volume.
+  bool lock = true;
 };
 
 // Opens `path`. For a block device, Size() is the device size.

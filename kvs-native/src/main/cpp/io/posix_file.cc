@@ -1,5 +1,6 @@
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -158,6 +159,16 @@ Status OpenPosixFile(const std::string& path, const FileOptions& options,
   }
   if (fd < 0) {
     return Status::FromErrno("open " + path, errno);
+  }
+  if (options.lock && ::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int error = errno;
+    ::close(fd);
+    if (error == EWOULDBLOCK) {
+      return Status::Busy(path +
+                          " is in use: another engine (in this process or "
+                          "another) has it open");
+    }
+    return Status::FromErrno("lock " + path, error);
   }
   struct stat info {};
   if (::fstat(fd, &info) != 0) {

@@ -101,6 +101,26 @@ TEST_F(PosixFileTest, OpeningAMissingFileWithoutCreateFails) {
   EXPECT_NE(status.message().find("No such file"), std::string_view::npos);
 }
 
+// Two engines writing one volume would corrupt it: the second open is
+// refused while the first holds the file, and allowed once it closed.
+TEST_F(PosixFileTest, AFileOpenTwiceIsBusyUntilTheFirstOneCloses) {
+  std::unique_ptr<File> first;
+  ASSERT_TRUE(
+      OpenPosixFile(path_, {.direct_io = false, .create = true}, &first).ok());
+  std::unique_ptr<File> second;
+  const Status status =
+      OpenPosixFile(path_, {.direct_io = false, .create = true}, &second);
+  EXPECT_TRUE(status.IsBusy()) << status.ToString();
+  EXPECT_NE(status.message().find("in use"), std::string_view::npos);
+  EXPECT_EQ(second, nullptr);
+  // Without the lock (a reader that knows better) it opens.
+  EXPECT_TRUE(
+      OpenPosixFile(path_, {.direct_io = false, .lock = false}, &second).ok());
+  second.reset();
+  first.reset();
+  EXPECT_TRUE(OpenPosixFile(path_, {.direct_io = false}, &second).ok());
+}
+
 TEST_F(PosixFileTest, ADirectoryIsRejected) {
   std::unique_ptr<File> file;
   const Status status = OpenPosixFile(directory_, {.direct_io = false}, &file);

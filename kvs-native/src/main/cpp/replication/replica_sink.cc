@@ -5,21 +5,16 @@
 
 namespace kvs::replication {
 
-ReplicaSink::ReplicaSink(channel::Server* server, lsm::Region* region,
-                         uint64_t region_id)
-    : server_(server), region_(region), region_id_(region_id) {}
+ReplicaSink::ReplicaSink(lsm::Region* region, uint64_t region_id)
+    : region_(region), region_id_(region_id) {}
 
-Status ReplicaSink::Create(channel::Server* server, lsm::Region* region,
+Status ReplicaSink::Create(channel::Session* session, lsm::Region* region,
                            uint64_t region_id,
                            std::unique_ptr<ReplicaSink>* sink) {
-  std::unique_ptr<ReplicaSink> created(
-      new ReplicaSink(server, region, region_id));
+  std::unique_ptr<ReplicaSink> created(new ReplicaSink(region, region_id));
   for (auto& buffer : created->buffers_) {
-    const Status status = server->CreateReplicaBuffer(kBufferBytes, &buffer);
-    if (!status.ok()) {
-      return status;  // the destructor releases what was created
-    }
-    std::memset(buffer.data, 0, buffer.size);
+    // Zeroed; the destructor releases what was created on failure.
+    KVS_RETURN_IF_ERROR(session->CreateReplicaBuffer(kBufferBytes, &buffer));
   }
   *sink = std::move(created);
   return Status::Ok();
@@ -27,24 +22,19 @@ Status ReplicaSink::Create(channel::Server* server, lsm::Region* region,
 
 ReplicaSink::~ReplicaSink() {
   std::lock_guard<std::mutex> lock(mutex_);
-  channel::Server::ReplicaBuffer& filling = buffers_[filling_];
-  if (filling.data != nullptr) {
-    const std::string_view bytes(filling.data, filling.size);
+  const channel::ReplicaBuffer* filling = buffers_[filling_].get();
+  if (filling != nullptr) {
+    const std::string_view bytes(filling->data(), filling->size());
     const Status applied =
         ApplyLocked(filling_, bytes.substr(0, ValidPrefix(bytes)));
     (void)applied;  // best effort: the region reports its own errors
-  }
-  for (auto& buffer : buffers_) {
-    if (buffer.data != nullptr) {
-      (void)server_->ReleaseReplicaBuffer(buffer.remote.key);
-    }
   }
 }
 
 std::vector<fabric::RemoteBuffer> ReplicaSink::buffers() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<fabric::RemoteBuffer> remotes;
-  for (const auto& buffer : buffers_) remotes.push_back(buffer.remote);
+  for (const auto& buffer : buffers_) remotes.push_back(buffer->remote());
   return remotes;
 }
 
@@ -58,7 +48,7 @@ Status ReplicaSink::Flush(const Control& control) {
         std::to_string(next_sequence_) + " of buffer " +
         std::to_string(filling_) + ")");
   }
-  const std::string_view bytes(buffers_[filling_].data, control.bytes);
+  const std::string_view bytes(buffers_[filling_]->data(), control.bytes);
   KVS_RETURN_IF_ERROR(ApplyLocked(filling_, bytes));
   ++next_sequence_;
   filling_ = (filling_ + 1) % kBuffers;
@@ -77,7 +67,7 @@ Status ReplicaSink::ApplyLocked(size_t buffer, std::string_view bytes) {
   KVS_RETURN_IF_ERROR(region_->Sync());
   stats_.records_applied += records.size();
   stats_.bytes_applied += bytes.size();
-  std::memset(buffers_[buffer].data, 0, bytes.size());
+  std::memset(buffers_[buffer]->data(), 0, bytes.size());
   return Status::Ok();
 }
 

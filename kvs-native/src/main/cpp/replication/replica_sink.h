@@ -1,7 +1,8 @@
 // ReplicaSink: a backup's end of one region's value-log replication.
 //
-// On OPEN it registers two replica buffers (kBufferBytes each) that the
-// primary writes records into one-sidedly; the backup's CPU takes no part
+// On OPEN it registers two replica buffers (kBufferBytes each), on the
+// connection the OPEN came on, that the primary writes records into
+// one-sidedly; the backup's CPU takes no part
 // until a FLUSH names a buffer and how many bytes it holds. Build-Index:
 // the backup then applies the buffer's records to its own region (its own
 // write-ahead log, L0 and compactions), makes them durable, and clears the
@@ -32,8 +33,9 @@ struct SinkStats {
 
 class ReplicaSink {
  public:
-  // Registers the buffers with `server` (not owned; must outlive the sink).
-  static Status Create(channel::Server* server, lsm::Region* region,
+  // Registers the buffers on the connection of `session` (used during the
+  // call only; the buffers keep what they need of it).
+  static Status Create(channel::Session* session, lsm::Region* region,
                        uint64_t region_id, std::unique_ptr<ReplicaSink>* sink);
   // Applies what the buffer being filled holds, then releases the buffers.
   ~ReplicaSink();
@@ -48,14 +50,13 @@ class ReplicaSink {
   SinkStats stats() const;
 
  private:
-  ReplicaSink(channel::Server* server, lsm::Region* region, uint64_t region_id);
+  ReplicaSink(lsm::Region* region, uint64_t region_id);
   Status ApplyLocked(size_t buffer, std::string_view bytes);
 
-  channel::Server* const server_;
   lsm::Region* const region_;
   const uint64_t region_id_;
   mutable std::mutex mutex_;
-  channel::Server::ReplicaBuffer buffers_[kBuffers];
+  std::unique_ptr<channel::ReplicaBuffer> buffers_[kBuffers];
   uint64_t next_sequence_ = 0;
   size_t filling_ = 0;  // the buffer the primary writes into now
   SinkStats stats_;

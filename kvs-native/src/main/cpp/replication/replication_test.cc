@@ -53,7 +53,7 @@ class ReplicationTest : public ::testing::TestWithParam<fabric::Provider> {
     ASSERT_TRUE(
         channel::Server::Start(server_options, &node->service, &node->server)
             .ok());
-    node->service.EnableReplication(node->server.get(), Endpoint());
+    node->service.EnableReplication(Endpoint());
   }
 
   void Place(uint64_t primary_epoch, uint64_t backup_epoch) {
@@ -70,7 +70,7 @@ class ReplicationTest : public ::testing::TestWithParam<fabric::Provider> {
     std::string bytes;
     wire::EncodeRequest(request, &bytes);
     reply_.clear();
-    primary_.service.Handle(bytes, &reply_);
+    primary_.service.Handle(nullptr, bytes, &reply_);
     wire::Reply reply;
     EXPECT_TRUE(wire::DecodeReply(reply_, &reply).ok());
     return reply;

@@ -27,13 +27,12 @@ void Fail(const wire::Request& request, const Status& status,
 
 RegionService::~RegionService() { DisableReplication(); }
 
-void RegionService::EnableReplication(channel::Server* server,
-                                      const fabric::EndpointOptions& endpoint) {
+void RegionService::EnableReplication(const fabric::EndpointOptions& endpoint) {
   replication::ReplicatorOptions options;
   options.endpoint = endpoint;
   auto replicator = std::make_shared<replication::Replicator>(options);
   std::unique_lock<std::shared_mutex> lock(mutex_);
-  replica_host_ = server;
+  replicating_ = true;
   replicator_ = std::move(replicator);
 }
 
@@ -43,7 +42,7 @@ void RegionService::DisableReplication() {
   {
     std::unique_lock<std::shared_mutex> lock(mutex_);
     replicator = std::move(replicator_);
-    replica_host_ = nullptr;
+    replicating_ = false;
     for (auto& [region_id, attached] : regions_) {
       if (attached.sink) sinks.push_back(std::move(attached.sink));
     }
@@ -138,7 +137,8 @@ void RegionService::Detach(uint64_t region_id) {
   sink.reset();
 }
 
-void RegionService::HandleReplication(std::string_view message,
+void RegionService::HandleReplication(channel::Session* session,
+                                      std::string_view message,
                                       std::string* reply) {
   replication::Control control;
   replication::ControlReply answer;
@@ -158,8 +158,12 @@ void RegionService::HandleReplication(std::string_view message,
               std::to_string(it->second.epoch) + " here, not " +
               std::to_string(control.epoch));
     } else if (control.type == replication::ControlType::kOpen) {
-      if (replica_host_ == nullptr) {
+      if (!replicating_) {
         answer.status = Status::InvalidArgument("replication is not enabled");
+      } else if (session == nullptr) {
+        answer.status = Status::InvalidArgument(
+            "replication needs a fabric connection: its buffers are written "
+            "one-sidedly");
       } else {
         std::shared_ptr<replication::ReplicaSink> old =
             std::move(it->second.sink);
@@ -169,12 +173,12 @@ void RegionService::HandleReplication(std::string_view message,
         lock.lock();
         const auto again = regions_.find(control.region_id);
         if (again == regions_.end() || again->second.epoch != control.epoch ||
-            replica_host_ == nullptr) {
+            !replicating_) {
           answer.status = Status::FromCode(Status::Code::kStaleEpoch,
                                            "region changed during OPEN");
         } else {
           answer.status = replication::ReplicaSink::Create(
-              replica_host_, again->second.region, control.region_id, &sink);
+              session, again->second.region, control.region_id, &sink);
           if (answer.status.ok()) {
             answer.buffers = sink->buffers();
             again->second.sink = std::move(sink);
@@ -192,9 +196,10 @@ void RegionService::HandleReplication(std::string_view message,
   replication::EncodeControlReply(answer, reply);
 }
 
-void RegionService::Handle(std::string_view bytes, std::string* reply) {
+void RegionService::Handle(channel::Session* session, std::string_view bytes,
+                           std::string* reply) {
   if (replication::IsControl(bytes)) {
-    HandleReplication(bytes, reply);
+    HandleReplication(session, bytes, reply);
     return;
   }
   wire::Request request;

@@ -57,18 +57,20 @@ class RegionService final : public channel::RequestHandler {
               Placement placement = {});
   void Detach(uint64_t region_id);
 
-  // Replication over the fabric server `server` (this service's handler;
-  // not owned), whose endpoint options the primary side's connections use.
-  // Regions attached before keep their placement until attached again.
-  void EnableReplication(channel::Server* server,
-                         const fabric::EndpointOptions& endpoint);
-  // Closes every stream and replica buffer; before `server` stops.
+  // Replication over the fabric: backups take replica buffers on the
+  // connections primaries open to them; primaries connect to their backups
+  // with `endpoint`. Regions attached before keep their placement until
+  // attached again.
+  void EnableReplication(const fabric::EndpointOptions& endpoint);
+  // Closes every stream and replica buffer; before the fabric server stops.
   void DisableReplication();
   ~RegionService() override;
 
   // channel::RequestHandler: a malformed request gets an INVALID_ARGUMENT
   // reply (with request id 0 if even the header is unreadable).
-  void Handle(std::string_view request, std::string* reply) override;
+  // Replication control messages need `session` (the fabric connection).
+  void Handle(channel::Session* session, std::string_view request,
+              std::string* reply) override;
 
   // Decodes, executes and encodes; for transports that hold a decoded
   // request already.
@@ -83,13 +85,14 @@ class RegionService final : public channel::RequestHandler {
     // Held as a backup: where the primary's records land (after OPEN).
     std::shared_ptr<replication::ReplicaSink> sink;
   };
-  void HandleReplication(std::string_view message, std::string* reply);
+  void HandleReplication(channel::Session* session, std::string_view message,
+                         std::string* reply);
   // The status for a request outside what `attached` serves, or OK.
   static Status CheckPlacement(const wire::Request& request,
                                const Attached& attached);
   mutable std::shared_mutex mutex_;
   std::map<uint64_t, Attached> regions_;
-  channel::Server* replica_host_ = nullptr;              // under mutex_
+  bool replicating_ = false;                             // under mutex_
   std::shared_ptr<replication::Replicator> replicator_;  // under mutex_
 };
 

@@ -33,7 +33,7 @@ class RegionServiceTest : public ::testing::Test {
     std::string bytes;
     wire::EncodeRequest(request, &bytes);
     reply_bytes_.clear();
-    service_.Handle(bytes, &reply_bytes_);
+    service_.Handle(nullptr, bytes, &reply_bytes_);
     wire::Reply reply;
     EXPECT_TRUE(wire::DecodeReply(reply_bytes_, &reply).ok());
     EXPECT_EQ(reply.request_id, request.request_id);
@@ -111,7 +111,7 @@ TEST_F(RegionServiceTest, RoutingErrorsAndMalformedRequestsGetTheirStatus) {
   EXPECT_EQ(Call(request).status, Status::Code::kWrongRegion);
   // Bytes that are no request at all.
   std::string reply;
-  service_.Handle("not a request", &reply);
+  service_.Handle(nullptr, "not a request", &reply);
   wire::Reply decoded;
   ASSERT_TRUE(wire::DecodeReply(reply, &decoded).ok());
   EXPECT_EQ(decoded.status, Status::Code::kInvalidArgument);

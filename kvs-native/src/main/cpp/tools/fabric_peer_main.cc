@@ -152,7 +152,8 @@ int Leave(const fabric::EndpointOptions& options, uint16_t port, int count) {
 
 class Echo : public channel::RequestHandler {
  public:
-  void Handle(std::string_view request, std::string* reply) override {
+  void Handle(channel::Session* /*session*/, std::string_view request,
+              std::string* reply) override {
     reply->assign(request);
   }
 };
