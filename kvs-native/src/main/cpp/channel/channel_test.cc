@@ -7,6 +7,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <random>
@@ -151,6 +153,28 @@ class ChannelTest : public ::testing::TestWithParam<fabric::Provider> {
   TestHandler handler_;
   std::unique_ptr<Server> server_;
 };
+
+// The benchmarks split a server's CPU time by thread name.
+std::map<std::string, int> ThreadNames() {
+  std::map<std::string, int> names;
+  for (const auto& task :
+       std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    ++names[name];
+  }
+  return names;
+}
+
+TEST_P(ChannelTest, ServerThreadsAreNamedByRole) {
+  // Each thread names itself as it starts.
+  EXPECT_TRUE(Eventually([] {
+    std::map<std::string, int> names = ThreadNames();
+    return names["kvs-fab-spin"] == 1 && names["kvs-fab-accept"] == 1 &&
+           names["kvs-fab-worker"] == 2;  // ServerOptions' default
+  }));
+}
 
 TEST_P(ChannelTest, RepliesOfEverySizeArriveWholeFetchingWhatDidNotFit) {
   auto client = NewClient();

@@ -20,6 +20,7 @@
 #include "channel/message_format.h"
 #include "io/aligned_buffer.h"
 #include "util/check.h"
+#include "util/thread_name.h"
 
 namespace kvs::channel {
 namespace {
@@ -598,10 +599,19 @@ Status Server::Start(const ServerOptions& options, RequestHandler* handler,
   Impl* raw = impl.get();
   for (auto& worker : impl->workers) {
     Worker* w = worker.get();
-    worker->thread = std::thread([raw, w] { raw->WorkLoop(w); });
+    worker->thread = std::thread([raw, w] {
+      SetThreadName(kThreadFabricWorker);
+      raw->WorkLoop(w);
+    });
   }
-  impl->spinner = std::thread([raw] { raw->SpinLoop(); });
-  impl->acceptor = std::thread([raw] { raw->AcceptLoop(); });
+  impl->spinner = std::thread([raw] {
+    SetThreadName(kThreadFabricSpin);
+    raw->SpinLoop();
+  });
+  impl->acceptor = std::thread([raw] {
+    SetThreadName(kThreadFabricAccept);
+    raw->AcceptLoop();
+  });
   server->reset(new Server(std::move(impl)));
   return Status::Ok();
 }

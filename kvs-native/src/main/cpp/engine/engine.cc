@@ -9,6 +9,7 @@
 #include "alloc/superblock.h"
 #include "io/aligned_buffer.h"
 #include "util/coding.h"
+#include "util/thread_name.h"
 
 namespace kvs::engine {
 namespace {
@@ -55,8 +56,12 @@ Engine::Engine(const EngineOptions& options,
       l0_budget_(static_cast<uint64_t>(
           static_cast<double>(options.memory_budget_bytes) *
           (1.0 - options.cache_share))),
-      compactions_(std::max(1u, options.compaction_threads)) {
-  maintenance_ = std::thread([this] { MaintenanceLoop(); });
+      compactions_(std::max(1u, options.compaction_threads),
+                   kThreadCompaction) {
+  maintenance_ = std::thread([this] {
+    SetThreadName(kThreadMaintenance);
+    MaintenanceLoop();
+  });
 }
 
 Engine::~Engine() {

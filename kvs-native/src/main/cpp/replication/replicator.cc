@@ -6,6 +6,8 @@
 #include <deque>
 #include <utility>
 
+#include "util/thread_name.h"
+
 namespace kvs::replication {
 namespace {
 
@@ -62,7 +64,10 @@ struct Replicator::Stream {
 };
 
 Replicator::Replicator(ReplicatorOptions options)
-    : options_(std::move(options)), thread_([this] { Run(); }) {}
+    : options_(std::move(options)), thread_([this] {
+        SetThreadName(kThreadReplication);
+        Run();
+      }) {}
 
 Replicator::~Replicator() {
   std::vector<uint64_t> regions;

@@ -1,13 +1,20 @@
 #include "util/thread_pool.h"
 
+#include <utility>
+
 #include "util/check.h"
+#include "util/thread_name.h"
 
 namespace kvs {
 
-ThreadPool::ThreadPool(unsigned threads) {
+ThreadPool::ThreadPool(unsigned threads, std::string name)
+    : name_(std::move(name)) {
   KVS_CHECK(threads > 0);
   for (unsigned i = 0; i < threads; ++i) {
-    threads_.emplace_back([this] { Run(); });
+    threads_.emplace_back([this] {
+      if (!name_.empty()) SetThreadName(name_.c_str());
+      Run();
+    });
   }
 }
 

@@ -20,7 +20,8 @@ namespace kvs {
 
 class ThreadPool {
  public:
-  explicit ThreadPool(unsigned threads);
+  // `name`: the threads' name (util/thread_name.h); empty: inherited.
+  explicit ThreadPool(unsigned threads, std::string name = "");
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -34,6 +35,7 @@ class ThreadPool {
   std::condition_variable wakeup_;
   std::deque<std::function<void()>> queue_;
   bool stopping_ = false;
+  const std::string name_;
   std::vector<std::thread> threads_;
 };
 

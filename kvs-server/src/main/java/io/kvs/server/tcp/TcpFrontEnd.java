@@ -21,6 +21,7 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.handler.codec.LengthFieldPrepender;
+import io.netty.util.concurrent.DefaultThreadFactory;
 import java.net.InetSocketAddress;
 import java.nio.ByteOrder;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -86,8 +87,14 @@ public final class TcpFrontEnd implements AutoCloseable {
   private TcpFrontEnd(RegionService service, Options options) throws InterruptedException {
     this.service = service;
     this.options = options;
-    this.bossGroup = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-    this.ioGroup = new MultiThreadIoEventLoopGroup(options.eventLoops(), NioIoHandler.newFactory());
+    this.bossGroup =
+        new MultiThreadIoEventLoopGroup(
+            1, new DefaultThreadFactory("kvs-tcp-accept"), NioIoHandler.newFactory());
+    this.ioGroup =
+        new MultiThreadIoEventLoopGroup(
+            options.eventLoops(),
+            new DefaultThreadFactory("kvs-tcp-io"),
+            NioIoHandler.newFactory());
     AtomicInteger threads = new AtomicInteger();
     this.pool =
         new ThreadPoolExecutor(
