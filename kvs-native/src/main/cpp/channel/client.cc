@@ -81,6 +81,8 @@ Status Client::Connect(const ClientOptions& options, const std::string& host,
 
 Status Client::Init(const std::string& host, uint16_t port) {
   KVS_RETURN_IF_ERROR(fabric::Endpoint::Open(options_.endpoint, &endpoint_));
+  endpoint_->SetPeerGoneCheck(
+      [this] { return socket_ < 0 || PeerClosed(socket_); });
   staging_.Resize(options_.request_buffer_bytes);
   std::memset(staging_.data(), 0, staging_.size());
   replies_.Resize(options_.reply_buffer_bytes);
@@ -346,7 +348,8 @@ Status Client::WriteRemote(const fabric::RemoteBuffer& target, uint64_t offset,
         writes_done_.push_back(id);
         if (done) done(status);
         if (!status.ok()) Break(status);
-      });
+      },
+      fabric::Endpoint::Semantics::kDelivered);
   if (!posted.ok()) {
     write_ring_->Release(id);
     return BreakOnPostFailure(posted);

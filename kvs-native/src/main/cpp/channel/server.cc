@@ -181,8 +181,13 @@ struct Server::Impl {
       }
     }
     for (auto& worker : workers) worker->queue.clear();
-    for (auto& connection : closing) connection->CloseEndpoint();
-    for (auto& connection : incoming) connection->CloseEndpoint();
+    // Let the clients go now, whoever still holds a connection object.
+    for (auto* group : {&closing, &incoming}) {
+      for (auto& connection : *group) {
+        ::shutdown(connection->socket, SHUT_RDWR);
+        connection->CloseEndpoint();
+      }
+    }
     incoming.clear();
     connections.clear();
     closing.clear();
@@ -247,6 +252,8 @@ struct Server::Impl {
     }
     std::unique_ptr<fabric::Endpoint> opened;
     KVS_RETURN_IF_ERROR(fabric::Endpoint::Open(options.endpoint, &opened));
+    const int socket = connection->socket;
+    opened->SetPeerGoneCheck([socket] { return PeerClosed(socket); });
     std::shared_ptr<fabric::Endpoint> endpoint = std::move(opened);
     connection->endpoint = endpoint;  // outlives the regions on it
     KVS_RETURN_IF_ERROR(endpoint->AddPeer(hello.address, &connection->peer));

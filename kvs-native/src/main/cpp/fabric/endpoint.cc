@@ -255,23 +255,44 @@ Status Endpoint::Register(char* data, size_t size,
 
 Status Endpoint::PostWrite(fi_addr_t peer, const char* source, size_t size,
                            const MemoryRegion& local, uint64_t remote_address,
-                           uint64_t remote_key, Completion done) {
+                           uint64_t remote_key, Completion done,
+                           Semantics semantics) {
   auto* context = new WriteContext{{}, std::move(done)};
   Track(context);
   const auto deadline =
       std::chrono::steady_clock::now() + options_.post_timeout;
+  uint64_t retries = 0;
   for (;;) {
     if (aborted_.load(std::memory_order_acquire)) {
       Finish(context);
       return Status::Closed(provider_name_ + ": the endpoint was aborted");
     }
-    const ssize_t posted =
-        fi_write(ep_, source, size, local.descriptor(), peer, remote_address,
-                 remote_key, &context->context);
-    if (posted == 0) {
-      outstanding_.fetch_add(1, std::memory_order_relaxed);
-      return Status::Ok();
+    // Counted before it is posted: its completion may come first.
+    outstanding_.fetch_add(1, std::memory_order_relaxed);
+    ssize_t posted = 0;
+    if (semantics == Semantics::kDelivered) {
+      struct iovec vector {
+        const_cast<char*>(source), size
+      };
+      void* descriptor = local.descriptor();
+      struct fi_rma_iov target {
+        remote_address, size, remote_key
+      };
+      struct fi_msg_rma message {};
+      message.msg_iov = &vector;
+      message.desc = &descriptor;
+      message.iov_count = 1;
+      message.addr = peer;
+      message.rma_iov = &target;
+      message.rma_iov_count = 1;
+      message.context = &context->context;
+      posted = fi_writemsg(ep_, &message, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+    } else {
+      posted = fi_write(ep_, source, size, local.descriptor(), peer,
+                        remote_address, remote_key, &context->context);
     }
+    if (posted == 0) return Status::Ok();
+    outstanding_.fetch_sub(1, std::memory_order_relaxed);
     if (posted != -FI_EAGAIN) {
       Finish(context);
       return Status::IoError(
@@ -280,6 +301,12 @@ Status Endpoint::PostWrite(fi_addr_t peer, const char* source, size_t size,
     }
     // The transmit queue is full: completing writes frees room.
     Progress();
+    if (peer_gone_ && ++retries % 64 == 0 && peer_gone_()) {
+      Finish(context);
+      return Status::Closed(provider_name_ +
+                            ": the peer went away while the transmit queue "
+                            "was full");
+    }
     if (std::chrono::steady_clock::now() >= deadline) {
       Finish(context);
       return Status::Busy(provider_name_ + ": transmit queue stayed full for " +

@@ -147,9 +147,25 @@ class Endpoint {
   // once the write completed (or failed). The source bytes must stay
   // unchanged until then. BUSY if the transmit queue stays full for the
   // post timeout; CLOSED once aborted.
+  //
+  // What "completed" means: by default, that the source may be reused
+  // (tcp reports that once the bytes are in the kernel's socket buffer,
+  // before the peer has them). With `Semantics::kDelivered` the write
+  // completes only once the bytes are in the peer's memory
+  // (FI_DELIVERY_COMPLETE), which replication needs: a primary
+  // acknowledges a write only once every backup holds it.
+  enum class Semantics { kBuffered, kDelivered };
   Status PostWrite(fi_addr_t peer, const char* source, size_t size,
                    const MemoryRegion& local, uint64_t remote_address,
-                   uint64_t remote_key, Completion done);
+                   uint64_t remote_key, Completion done,
+                   Semantics semantics = Semantics::kBuffered);
+
+  // A check PostWrite makes now and then while the transmit queue stays
+  // full (tcp;ofi_rxm keeps answering EAGAIN while it tries to reconnect to
+  // a peer that died): true ends the wait with CLOSED. Set before use.
+  void SetPeerGoneCheck(std::function<bool()> peer_gone) {
+    peer_gone_ = std::move(peer_gone);
+  }
 
   // Makes PostWrite refuse (CLOSED) from now on, including a call waiting
   // for room in the transmit queue: the peer is gone.
@@ -190,6 +206,7 @@ class Endpoint {
   std::atomic<size_t> outstanding_{0};
   std::atomic<uint64_t> next_key_{1};
   std::atomic<bool> aborted_{false};
+  std::function<bool()> peer_gone_;
   // Writes in flight, to free those never completed when closing.
   std::mutex in_flight_mutex_;
   WriteContext* in_flight_ = nullptr;  // a doubly linked list

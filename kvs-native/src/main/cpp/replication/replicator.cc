@@ -378,80 +378,84 @@ bool Replicator::Pump(Stream* stream) {
   bool progressed = false;
   std::unique_lock<std::mutex> lock(stream->mutex);
   // Post batches not yet posted on every backup (a full staging buffer
-  // makes a write wait).
-  for (const auto& batch : stream->batches) {
-    for (size_t i = 0; i < backups; ++i) {
-      if (batch->posted[i]) continue;
-      Peer* peer = stream->peers[i].get();
-      const Status posted = peer->client->WriteRemote(
-          stream->buffers[i][batch->buffer], batch->offset, batch->bytes,
-          [this, stream, batch, peer, backups](Status status) {
-            if (!status.ok()) {
-              Fail(stream, Status::IoError("write to backup " + peer->name +
-                                           " failed: " + status.ToString()));
-              return;
-            }
-            std::lock_guard<std::mutex> done_lock(stream->mutex);
-            ++batch->completions;
-            while (!stream->batches.empty() &&
-                   stream->batches.front()->completions == backups) {
-              stream->done_ticket = stream->batches.front()->last_ticket;
-              stream->batches.pop_front();
-            }
-            stream->changed.notify_all();
-          });
-      if (posted.IsBusy()) return progressed;
-      if (!posted.ok()) {
-        lock.unlock();
-        Fail(stream, Status::IoError("backup " + peer->name + ": " +
-                                     posted.ToString()));
-        return false;
+  // makes a write wait), then batch what is queued and post that at once.
+  for (bool batched = true; batched;) {
+    for (const auto& batch : stream->batches) {
+      for (size_t i = 0; i < backups; ++i) {
+        if (batch->posted[i]) continue;
+        Peer* peer = stream->peers[i].get();
+        const Status posted = peer->client->WriteRemote(
+            stream->buffers[i][batch->buffer], batch->offset, batch->bytes,
+            [this, stream, batch, peer, backups](Status status) {
+              if (!status.ok()) {
+                Fail(stream, Status::IoError("write to backup " + peer->name +
+                                             " failed: " + status.ToString()));
+                return;
+              }
+              std::lock_guard<std::mutex> done_lock(stream->mutex);
+              ++batch->completions;
+              while (!stream->batches.empty() &&
+                     stream->batches.front()->completions == backups) {
+                stream->done_ticket = stream->batches.front()->last_ticket;
+                stream->batches.pop_front();
+              }
+              stream->changed.notify_all();
+            });
+        if (posted.IsBusy()) return progressed;
+        if (!posted.ok()) {
+          lock.unlock();
+          Fail(stream, Status::IoError("backup " + peer->name + ": " +
+                                       posted.ToString()));
+          return false;
+        }
+        batch->posted[i] = true;
+        progressed = true;
+        std::lock_guard<std::mutex> stats_lock(mutex_);
+        ++stats_.writes;
       }
-      batch->posted[i] = true;
-      progressed = true;
-      std::lock_guard<std::mutex> stats_lock(mutex_);
-      ++stats_.writes;
     }
-  }
-  while (!stream->queue.empty()) {
-    const size_t next = stream->queue.front().bytes.size();
-    if (stream->offset + next > kBufferBytes) {
-      if (stream->flush_pending > 0 || !stream->batches.empty()) break;
-      // Hand the full buffer over; fill the other one.
-      if (!SendFlush(stream, &lock)) return false;
-      ++stream->sequence;
-      stream->filling = (stream->filling + 1) % kBuffers;
-      stream->offset = 0;
-      progressed = true;
-      continue;
-    }
-    auto batch = std::make_shared<Stream::Batch>();
-    batch->buffer = stream->filling;
-    batch->offset = stream->offset;
-    batch->posted.assign(backups, false);
-    uint64_t records = 0;
+    batched = false;
     while (!stream->queue.empty()) {
-      Stream::Queued& queued = stream->queue.front();
-      if (stream->offset + batch->bytes.size() + queued.bytes.size() >
-              kBufferBytes ||
-          (!batch->bytes.empty() && batch->bytes.size() + queued.bytes.size() >
-                                        options_.batch_bytes_max)) {
-        break;
+      const size_t next = stream->queue.front().bytes.size();
+      if (stream->offset + next > kBufferBytes) {
+        if (stream->flush_pending > 0 || !stream->batches.empty()) break;
+        // Hand the full buffer over; fill the other one.
+        if (!SendFlush(stream, &lock)) return false;
+        ++stream->sequence;
+        stream->filling = (stream->filling + 1) % kBuffers;
+        stream->offset = 0;
+        progressed = true;
+        continue;
       }
-      batch->bytes += queued.bytes;
-      batch->last_ticket = queued.ticket;
-      stream->queue.pop_front();
-      ++records;
+      auto batch = std::make_shared<Stream::Batch>();
+      batch->buffer = stream->filling;
+      batch->offset = stream->offset;
+      batch->posted.assign(backups, false);
+      uint64_t records = 0;
+      while (!stream->queue.empty()) {
+        Stream::Queued& queued = stream->queue.front();
+        if (stream->offset + batch->bytes.size() + queued.bytes.size() >
+                kBufferBytes ||
+            (!batch->bytes.empty() &&
+             batch->bytes.size() + queued.bytes.size() >
+                 options_.batch_bytes_max)) {
+          break;
+        }
+        batch->bytes += queued.bytes;
+        batch->last_ticket = queued.ticket;
+        stream->queue.pop_front();
+        ++records;
+      }
+      stream->offset += batch->bytes.size();
+      stream->batches.push_back(batch);
+      {
+        std::lock_guard<std::mutex> stats_lock(mutex_);
+        stats_.records += records;
+        stats_.bytes += batch->bytes.size() * backups;
+      }
+      progressed = true;
+      batched = true;
     }
-    stream->offset += batch->bytes.size();
-    stream->batches.push_back(batch);
-    {
-      std::lock_guard<std::mutex> stats_lock(mutex_);
-      stats_.records += records;
-      stats_.bytes += batch->bytes.size() * backups;
-    }
-    progressed = true;
-    // Posted on the next round (above), after this lock is released once.
   }
   if (stream->closing && stream->queue.empty() && stream->batches.empty() &&
       stream->flush_pending == 0) {

@@ -48,6 +48,8 @@ public final class MasterMain {
                 "regions",
                 "replication",
                 "mode",
+                "split-points",
+                "split-prefix",
                 "servers"));
     Path dir = Path.of(flags.require("dir"));
     Files.createDirectories(dir);

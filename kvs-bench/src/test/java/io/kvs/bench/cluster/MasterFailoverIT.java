@@ -7,9 +7,11 @@ import io.kvs.client.Transport;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionMap;
 import io.kvs.core.cluster.RegionState;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.CleanupMode;
@@ -21,6 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class MasterFailoverIT {
   private static final int REGIONS = 8;
+  private static final String SPLITS = "b,d,f,h,k,m,p";
   private static final int KEYS = 500;
 
   // Kept when a test fails: the processes' logs are in it.
@@ -48,9 +51,18 @@ class MasterFailoverIT {
             "--replication",
             "2",
             "--masters",
-            "2");
+            "2",
+            // Passed through to the masters (checked below).
+            "--split-points",
+            SPLITS);
     try (KvsClient client = cluster.client(Transport.FABRIC)) {
       ProcessCluster.awaitAllOpen(client, REGIONS, Duration.ofSeconds(30));
+      assertThat(
+              client.regionMap().regions().stream()
+                  .skip(1)
+                  .map(region -> new String(region.start(), StandardCharsets.UTF_8))
+                  .collect(Collectors.joining(",")))
+          .isEqualTo(SPLITS);
       for (int i = 0; i < KEYS; i++) {
         client.put(TestKeys.key("failover", i), TestKeys.value("failover", i, 0));
       }

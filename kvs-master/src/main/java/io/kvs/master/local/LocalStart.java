@@ -61,28 +61,34 @@ final class LocalStart {
     directory.save(state);
     System.out.printf("zookeeper at %s%n", zookeeper);
 
+    List<String> splits = new ArrayList<>();
+    for (String flag : List.of("split-points", "split-prefix")) {
+      if (flags.has(flag)) {
+        splits.add("--" + flag);
+        splits.add(flags.require(flag));
+      }
+    }
     for (int i = 1; i <= masters; i++) {
       String id = "m" + i;
-      spawn(
-          state,
-          "master-" + id,
-          MasterMain.class.getName(),
-          "512m",
-          List.of(
-              "--id",
-              id,
-              "--dir",
-              directory.master(id).toString(),
-              "--zookeeper",
-              zookeeper,
-              "--regions",
-              Integer.toString(flags.getInt("regions", 32)),
-              "--replication",
-              Integer.toString(replication),
-              "--mode",
-              mode.configName(),
-              "--servers",
-              Integer.toString(servers)));
+      List<String> arguments =
+          new ArrayList<>(
+              List.of(
+                  "--id",
+                  id,
+                  "--dir",
+                  directory.master(id).toString(),
+                  "--zookeeper",
+                  zookeeper,
+                  "--regions",
+                  Integer.toString(flags.getInt("regions", 32)),
+                  "--replication",
+                  Integer.toString(replication),
+                  "--mode",
+                  mode.configName(),
+                  "--servers",
+                  Integer.toString(servers)));
+      arguments.addAll(splits);
+      spawn(state, "master-" + id, MasterMain.class.getName(), "512m", arguments);
     }
     for (int i = 1; i <= servers; i++) {
       String id = "s" + i;

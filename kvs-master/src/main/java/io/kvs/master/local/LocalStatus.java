@@ -7,6 +7,9 @@ import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionMap;
 import io.kvs.core.cluster.RegionState;
 import io.kvs.core.cluster.ServerInfo;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -108,7 +111,26 @@ final class LocalStatus {
           throw new IllegalStateException(
               "regions not all open within " + timeout + "; see " + directory.logs());
         }
+        failIfExited(state);
         Thread.sleep(100); // the master's progress shows only in ZooKeeper: poll it
+      }
+    }
+  }
+
+  /** A process that exited while the cluster starts will not open its regions: say so now. */
+  private void failIfExited(Map<String, String> state) throws IOException {
+    for (Map.Entry<String, String> entry : state.entrySet()) {
+      if (entry.getKey().startsWith("pid.")
+          && ClusterDirectory.running(entry.getValue()).isEmpty()) {
+        String name = entry.getKey().substring(4);
+        Path log = directory.logs().resolve(name + ".log");
+        List<String> lines = Files.exists(log) ? Files.readAllLines(log) : List.of();
+        throw new IllegalStateException(
+            name
+                + " exited while the cluster was starting; the end of "
+                + log
+                + ":\n  "
+                + String.join("\n  ", lines.subList(Math.max(0, lines.size() - 5), lines.size())));
       }
     }
   }
