@@ -345,14 +345,20 @@ TEST_P(ChannelTest, ReplicationWritesLandInAReplicaBufferBeforeLaterMessages) {
     segment[i] = static_cast<char>((i * 131) >> 7);
   }
   int completed = 0;
+  // Callbacks come from Poll only, never from inside WriteRemote (whose
+  // caller may hold locks the callback takes).
+  bool writing = false;
   for (size_t offset = 0; offset < segment.size();) {
     const size_t chunk = std::min<size_t>(100000, segment.size() - offset);
+    writing = true;
     const Status status = client->WriteRemote(
         remote, offset, std::string_view(segment).substr(offset, chunk),
         [&](Status s) {
           EXPECT_TRUE(s.ok()) << s.ToString();
+          EXPECT_FALSE(writing) << "called from inside WriteRemote";
           ++completed;
         });
+    writing = false;
     if (status.IsBusy()) {
       client->Poll();
       continue;

@@ -133,8 +133,9 @@ Status Client::SendMessage(const MessageHeader& header,
   if (!space) {
     return Status::Busy("the server's request buffer is full");
   }
+  // Noted, and acted on in Poll (see writes_done_).
   auto failed = [this](Status status) {
-    if (!status.ok()) Break(status);
+    if (!status.ok() && write_failure_.ok()) write_failure_ = status;
   };
   if (space->wrapped_from) {
     // Tell the server the rest of its buffer is empty: next at offset 0.
@@ -344,12 +345,14 @@ Status Client::WriteRemote(const fabric::RemoteBuffer& target, uint64_t offset,
       server_, at, bytes.size(), *write_staging_region_,
       target.address + offset, target.key,
       [this, id, done = std::move(done)](Status status) mutable {
-        // Delivered from Poll: the staging space returns, then the owner.
-        writes_done_.push_back(id);
-        if (done) done(status);
-        if (!status.ok()) Break(status);
+        writes_done_.push_back({id, std::move(status), std::move(done)});
       },
-      fabric::Endpoint::Semantics::kDelivered);
+      // On one host (shm) a completed write is in the peer's shared memory
+      // already; over a network the default completion can come while the
+      // bytes are still in our socket buffer (tcp).
+      options_.endpoint.provider == fabric::Provider::kShm
+          ? fabric::Endpoint::Semantics::kBuffered
+          : fabric::Endpoint::Semantics::kDelivered);
   if (!posted.ok()) {
     write_ring_->Release(id);
     return BreakOnPostFailure(posted);
@@ -360,8 +363,16 @@ Status Client::WriteRemote(const fabric::RemoteBuffer& target, uint64_t offset,
 size_t Client::Poll() {
   if (!broken_.ok()) return 0;
   endpoint_->Progress();
-  for (const uint64_t id : writes_done_) write_ring_->Release(id);
-  writes_done_.clear();
+  // Finished remote writes: the staging space returns, then the owner hears.
+  std::vector<FinishedWrite> finished_writes;
+  finished_writes.swap(writes_done_);
+  for (FinishedWrite& write : finished_writes) {
+    write_ring_->Release(write.staging_id);
+    if (write.done) write.done(write.status);
+    if (!write.status.ok()) Break(write.status);
+  }
+  if (!write_failure_.ok()) Break(write_failure_);
+  if (!broken_.ok()) return 0;
   if (++polls_ % 256 == 0 && PeerClosed(socket_)) {
     Break(Status::IoError("the server closed the connection"));
     return 0;

@@ -84,6 +84,11 @@ class Client {
   Status Call(std::string_view request, std::string* reply);
 
   size_t outstanding() const { return outstanding_.size(); }
+  // Writes (messages and remote writes) posted whose completion Poll has
+  // not delivered yet.
+  size_t writes_in_flight() const {
+    return endpoint_->outstanding() + writes_done_.size();
+  }
   // OK while usable; else why it broke.
   const Status& health() const { return broken_; }
   ClientStats stats() const;
@@ -124,7 +129,16 @@ class Client {
   io::AlignedBuffer write_staging_;
   std::unique_ptr<fabric::MemoryRegion> write_staging_region_;
   std::unique_ptr<RingAllocator> write_ring_;
-  std::vector<uint64_t> writes_done_;  // staging space to release
+  // Remote writes completed, reported from Poll (never from inside the
+  // provider's progress, which a post may drive while its caller holds
+  // locks its callback takes).
+  struct FinishedWrite {
+    uint64_t staging_id = 0;  // staging space to release
+    Status status;
+    std::function<void(Status)> done;
+  };
+  std::vector<FinishedWrite> writes_done_;
+  Status write_failure_;  // of a message write
   uint32_t sequence_ = 0;
   uint64_t next_request_id_ = 1;
   uint32_t reply_slot_bytes_ = 0;

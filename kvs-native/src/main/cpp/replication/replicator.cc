@@ -1,6 +1,7 @@
 #include "replication/replicator.h"
 
 #include <sched.h>
+#include <sys/prctl.h>
 
 #include <array>
 #include <deque>
@@ -12,6 +13,9 @@ namespace kvs::replication {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// How long the replication thread naps while backups complete its writes.
+constexpr std::chrono::microseconds kWaitNap{20};
 
 }  // namespace
 
@@ -234,6 +238,8 @@ void Replicator::Fail(Stream* stream, const Status& status) {
 }
 
 void Replicator::Run() {
+  // Naps must be short: the default 50 us timer slack would stretch them.
+  ::prctl(PR_SET_TIMERSLACK, 1000, 0, 0, 0);
   while (true) {
     std::vector<std::shared_ptr<Stream>> streams;
     std::vector<std::shared_ptr<Peer>> peers;
@@ -245,15 +251,21 @@ void Replicator::Run() {
       for (const auto& [name, peer] : peers_) peers.push_back(peer);
     }
     bool busy = false;
+    bool waiting = false;  // for backups to complete writes or answer
     for (const auto& stream : streams) busy |= Pump(stream.get());
     for (const auto& peer : peers) {
       if (peer->client->health().ok()) {
         busy |= peer->client->Poll() > 0;
-        busy |= peer->client->outstanding() > 0;
+        waiting |= peer->client->outstanding() > 0 ||
+                   peer->client->writes_in_flight() > 0;
       }
     }
-    if (busy) {
-      sched_yield();
+    if (busy) continue;
+    if (waiting) {
+      // The backups' progress, not ours, completes what is in flight: give
+      // them the core (with fewer cores than spinning threads, yielding
+      // kept it from them) and look again shortly.
+      std::this_thread::sleep_for(kWaitNap);
       continue;
     }
     std::unique_lock<std::mutex> lock(mutex_);
