@@ -89,7 +89,7 @@ class LogTest : public ::testing::Test {
 
   alloc::VolumeOptions volume_options_;
   LogWriterOptions options_;
-  LogIdentity identity_{7, LogKind::kSmall, "r/7/log/small/", {}};
+  LogIdentity identity_{7, LogKind::kSmall, "r/7/log/small/", {}, {}};
   std::shared_ptr<MemoryDevice> device_;
   std::unique_ptr<alloc::Volume> volume_;
   std::unique_ptr<io::SyncGroup> sync_group_;
@@ -127,6 +127,60 @@ TEST_F(LogTest, SyncedRecordsReplayInOrderAcrossSegments) {
   }
   EXPECT_EQ(records.back().type, RecordType::kDelete);
   EXPECT_FALSE(tail.ended);
+}
+
+// Value-log replication mirrors a log from what on_append reports: replayed
+// into zeroed segments, the reports rebuild every segment byte for byte,
+// headers, sync marks and end records included, in chain order.
+TEST_F(LogTest, AppendedBytesRebuildEverySegmentByteForByte) {
+  std::map<uint64_t, std::string> mirrors;  // by segment
+  std::vector<uint64_t> chain;              // segments in report order
+  LogIdentity mirrored{8, LogKind::kLarge, "r/8/log/large/", {}, {}};
+  mirrored.on_append = [&](const AppendedBytes& appended) {
+    std::string& mirror = mirrors[appended.segment];
+    if (mirror.empty()) {
+      mirror.assign(kSegment, '\0');
+      EXPECT_EQ(appended.chain_index, chain.size());
+      EXPECT_EQ(appended.offset, 0u) << "a segment starts with its header";
+      chain.push_back(appended.segment);
+    }
+    ASSERT_LE(appended.offset + appended.bytes.size(), kSegment);
+    mirror.replace(appended.offset, appended.bytes.size(), appended.bytes);
+  };
+  std::unique_ptr<LogWriter> writer;
+  ASSERT_TRUE(LogWriter::Open(volume_.get(), sync_group_.get(), mirrored,
+                              options_, nullptr, &writer)
+                  .ok());
+  testing::RandomBytes random(3);
+  AppendResult result;
+  for (int i = 0; i < 5000; ++i) {
+    ASSERT_TRUE(
+        writer
+            ->Append(i % 50 == 0 ? RecordType::kDelete : RecordType::kPut,
+                     random.Key(1, 40),
+                     i % 50 == 0 ? std::string()
+                                 : random.Bytes(random.Uniform(2000)),
+                     &lsn_, 0, &result)
+            .ok());
+    if (i % 700 == 0) {
+      ASSERT_TRUE(writer->SyncTo(result.end_position).ok());  // sync marks
+    }
+  }
+  ASSERT_TRUE(writer->SyncTo(result.end_position).ok());
+  ASSERT_GE(chain.size(), 3u);
+  std::vector<uint64_t> segments;
+  for (const auto& [index, segment] : writer->segments()) {
+    segments.push_back(segment);
+  }
+  EXPECT_EQ(chain, segments);
+  for (const uint64_t segment : chain) {
+    std::string device(kSegment, '\0');
+    ASSERT_TRUE(
+        volume_->file()
+            ->Read(alloc::DeviceOffset(segment, 0), kSegment, device.data())
+            .ok());
+    EXPECT_TRUE(device == mirrors[segment]) << "segment " << segment;
+  }
 }
 
 TEST_F(LogTest, ReadsRecordsFromTheBufferAndFromTheDevice) {
@@ -245,7 +299,7 @@ TEST_F(LogTest, RecordsOfAnEarlierUseOfASegmentAreNeverReplayed) {
   writer_->ReleaseSegmentsBefore(current + 1, &release);
   ASSERT_TRUE(volume_->Commit(release).ok());
   writer_.reset();
-  identity_ = {8, LogKind::kSmall, "r/8/log/small/", {}};
+  identity_ = {8, LogKind::kSmall, "r/8/log/small/", {}, {}};
   ASSERT_TRUE(LogWriter::Open(volume_.get(), sync_group_.get(), identity_,
                               options_, nullptr, &writer_)
                   .ok());

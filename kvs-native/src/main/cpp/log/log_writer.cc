@@ -161,6 +161,10 @@ Status LogWriter::AppendLocked(const Record& record, AppendResult* result) {
     MakeRoomInChunkLocked(size);
   }
   EncodeRecord(record, nonce_, chunk_.data() + fill_);
+  if (identity_.on_append) {
+    identity_.on_append({chain_index_, segment_, chunk_start_ + fill_,
+                         std::string_view(chunk_.data() + fill_, size)});
+  }
   result->lsn = record.lsn;
   result->device_offset = alloc::DeviceOffset(segment_, chunk_start_ + fill_);
   result->size = static_cast<uint32_t>(size);
@@ -213,6 +217,10 @@ Status LogWriter::RollLocked(bool end_current) {
   chunk_start_ = 0;
   fill_ = kSegmentHeaderBytes;
   written_end_ = 0;
+  if (identity_.on_append) {
+    identity_.on_append({chain_index_, segment_, 0,
+                         std::string_view(chunk_.data(), kSegmentHeaderBytes)});
+  }
   ++stats_.segments;
   return Status::Ok();
 }

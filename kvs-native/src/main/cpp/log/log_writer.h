@@ -52,6 +52,16 @@ struct SealedSegment {
   uint64_t max_lsn = 0;    // highest LSN of its records (0: none)
 };
 
+// Bytes a log put at an offset of one of its segments: a segment header,
+// a record, a sync mark or an end record. Replaying them in order into a
+// zeroed segment of the same size rebuilds the segment byte for byte.
+struct AppendedBytes {
+  uint64_t chain_index = 0;
+  uint64_t segment = 0;
+  uint64_t offset = 0;     // in the segment
+  std::string_view bytes;  // valid during the call only
+};
+
 struct LogIdentity {
   uint64_t region_id = 0;
   LogKind kind = LogKind::kSmall;
@@ -61,6 +71,12 @@ struct LogIdentity {
   // that commits the next segment, so the owner can record it atomically.
   // Must not take locks that are held while calling into the log.
   std::function<void(const SealedSegment&, alloc::MetadataBatch*)> on_seal;
+  // Called (under the log's lock, so in log order) for every byte range
+  // the log appends, before Append returns: what value-log replication
+  // mirrors into a backup's segment. A segment is complete once bytes of
+  // the next chain index arrive (its last range is its end record). Must
+  // not call into the log.
+  std::function<void(const AppendedBytes&)> on_append;
 };
 
 // Where an existing log ends (from ReplayLog).

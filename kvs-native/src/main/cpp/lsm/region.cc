@@ -115,12 +115,15 @@ Status Region::Open(const RegionContext& context, std::string name, uint64_t id,
 
 Status Region::OpenLogs(bool recover) {
   const log::LogIdentity small{
-      id_, log::LogKind::kSmall, LogPrefix(id_, log::LogKind::kSmall), {}};
+      id_, log::LogKind::kSmall, LogPrefix(id_, log::LogKind::kSmall), {}, {}};
   const log::LogIdentity large{
-      id_, log::LogKind::kLarge, LogPrefix(id_, log::LogKind::kLarge),
+      id_,
+      log::LogKind::kLarge,
+      LogPrefix(id_, log::LogKind::kLarge),
       [this](const log::SealedSegment& sealed, alloc::MetadataBatch* batch) {
         OnLargeSegmentSealed(sealed, batch);
-      }};
+      },
+      {}};
   if (!recover) {
     KVS_RETURN_IF_ERROR(
         log::LogWriter::Open(context_.volume, context_.sync_group, small,
