@@ -1,0 +1,168 @@
+#include "replication/log_mirror.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "alloc/device_offset.h"
+#include "alloc/metadata_batch.h"
+#include "io/aligned_buffer.h"
+#include "util/coding.h"
+#include "util/limits.h"
+
+namespace kvs::replication {
+namespace {
+
+constexpr size_t kEntryBytes = 8 + 8 + 4 + 1;
+
+std::string Hex(uint64_t value) {
+  char digits[17];
+  std::snprintf(digits, sizeof(digits), "%016llx",
+                static_cast<unsigned long long>(value));
+  return digits;
+}
+
+std::string EncodeEntry(const MirroredSegment& entry) {
+  std::string out;
+  coding::PutFixed64(&out, entry.backup_segment);
+  coding::PutFixed64(&out, entry.chain_index);
+  coding::PutFixed32(&out, entry.bytes);
+  out.push_back(entry.sealed ? 1 : 0);
+  return out;
+}
+
+bool DecodeEntry(std::string_view in, MirroredSegment* entry) {
+  if (in.size() != kEntryBytes || static_cast<uint8_t>(in[20]) > 1) {
+    return false;
+  }
+  entry->backup_segment = coding::DecodeFixed64(in.data());
+  entry->chain_index = coding::DecodeFixed64(in.data() + 8);
+  entry->bytes = coding::DecodeFixed32(in.data() + 16);
+  entry->sealed = in[20] == 1;
+  return entry->bytes <= limits::segment_size_bytes;
+}
+
+}  // namespace
+
+std::string LogMapPrefix(uint64_t region_id, log::LogKind kind) {
+  return "r/" + Hex(region_id) + "/logmap/" + log::LogKindName(kind) + "/";
+}
+
+LogMirror::LogMirror(alloc::Volume* volume, std::string prefix)
+    : volume_(volume), prefix_(std::move(prefix)) {}
+
+std::string LogMirror::Key(uint64_t primary_segment) const {
+  return prefix_ + Hex(primary_segment);
+}
+
+Status LogMirror::Open(alloc::Volume* volume, uint64_t region_id,
+                       log::LogKind kind, std::unique_ptr<LogMirror>* mirror) {
+  std::unique_ptr<LogMirror> opened(
+      new LogMirror(volume, LogMapPrefix(region_id, kind)));
+  for (const auto& [key, value] : volume->CatalogScan(opened->prefix_)) {
+    const std::string digits = key.substr(opened->prefix_.size());
+    MirroredSegment entry;
+    char* end = nullptr;
+    const uint64_t primary = std::strtoull(digits.c_str(), &end, 16);
+    if (digits.size() != 16 || end != digits.c_str() + 16 ||
+        !DecodeEntry(value, &entry) ||
+        !volume->IsAllocated(entry.backup_segment)) {
+      return Status::Corruption("log map entry " + key + " is damaged");
+    }
+    opened->segments_[primary] = entry;
+  }
+  *mirror = std::move(opened);
+  return Status::Ok();
+}
+
+Status LogMirror::Persist(uint64_t primary_segment, uint64_t chain_index,
+                          std::string_view bytes, bool sealed) {
+  if (bytes.size() > limits::segment_size_bytes) {
+    return Status::InvalidArgument("a log segment copy of " +
+                                   std::to_string(bytes.size()) +
+                                   " bytes is larger than a segment");
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto existing = segments_.find(primary_segment);
+  if (existing != segments_.end() &&
+      (existing->second.bytes > bytes.size() ||
+       existing->second.chain_index != chain_index)) {
+    return Status::InvalidArgument(
+        "segment " + std::to_string(primary_segment) +
+        " already has a copy that this one would not extend");
+  }
+  const size_t aligned = (bytes.size() + limits::io_alignment_bytes - 1) /
+                         limits::io_alignment_bytes *
+                         limits::io_alignment_bytes;
+  io::AlignedBuffer block(aligned);
+  std::memset(block.data(), 0, aligned);
+  std::memcpy(block.data(), bytes.data(), bytes.size());
+  uint64_t segment = 0;
+  KVS_RETURN_IF_ERROR(volume_->Reserve(&segment));
+  Status status = aligned == 0 ? Status::Ok()
+                               : volume_->file()->Write(
+                                     alloc::DeviceOffset(segment, 0),
+                                     std::string_view(block.data(), aligned));
+  if (status.ok()) status = volume_->file()->Sync();
+  const MirroredSegment entry{segment, chain_index,
+                              static_cast<uint32_t>(bytes.size()), sealed};
+  if (status.ok()) {
+    // The copy is durable: now the map may name it.
+    alloc::MetadataBatch batch;
+    batch.Allocate(segment);
+    if (existing != segments_.end()) {
+      batch.Free(existing->second.backup_segment);
+    }
+    batch.Put(Key(primary_segment), EncodeEntry(entry));
+    status = volume_->Commit(batch);
+  }
+  if (!status.ok()) {
+    volume_->Unreserve(segment);
+    return status;
+  }
+  segments_[primary_segment] = entry;
+  return Status::Ok();
+}
+
+Status LogMirror::Translate(uint64_t primary_offset,
+                            uint64_t* backup_offset) const {
+  const uint64_t primary = alloc::SegmentOf(primary_offset);
+  const uint64_t within = alloc::OffsetInSegment(primary_offset);
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = segments_.find(primary);
+  if (it == segments_.end()) {
+    return Status::NotFound("no copy of the primary's log segment " +
+                            std::to_string(primary));
+  }
+  if (within >= it->second.bytes) {
+    return Status::InvalidArgument(
+        "offset " + std::to_string(within) + " is past the " +
+        std::to_string(it->second.bytes) + " bytes copied of segment " +
+        std::to_string(primary));
+  }
+  *backup_offset = alloc::DeviceOffset(it->second.backup_segment, within);
+  return Status::Ok();
+}
+
+Status LogMirror::Trim(const std::vector<uint64_t>& primary_segments) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  alloc::MetadataBatch batch;
+  std::vector<uint64_t> trimmed;
+  for (const uint64_t primary : primary_segments) {
+    const auto it = segments_.find(primary);
+    if (it == segments_.end()) continue;
+    batch.Free(it->second.backup_segment);
+    batch.Delete(Key(primary));
+    trimmed.push_back(primary);
+  }
+  if (trimmed.empty()) return Status::Ok();
+  KVS_RETURN_IF_ERROR(volume_->Commit(batch));
+  for (const uint64_t primary : trimmed) segments_.erase(primary);
+  return Status::Ok();
+}
+
+std::map<uint64_t, MirroredSegment> LogMirror::segments() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return segments_;
+}
+
+}  // namespace kvs::replication

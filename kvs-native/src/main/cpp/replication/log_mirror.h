@@ -1,0 +1,93 @@
+// LogMirror: a backup's copy of one of a primary region's logs (small or
+// large), segment by segment, byte for byte (Tebis §3.2: flush-tail).
+//
+// The primary writes a log segment's bytes into a backup buffer at their
+// own offsets (LogIdentity::on_append); when the segment is sealed (or the
+// stream closes with a partial tail), the backup persists the buffer here:
+// into a segment of its own, synced, and then the log map entry naming it,
+// committed in the same metadata batch as the segment's allocation. A
+// primary device offset translates to the backup's copy by replacing the
+// segment number (the offset in the segment is the same), which is how
+// Send-Index rewrites value pointers in shipped index segments.
+//
+// Catalog, per entry ("r/<region>/logmap/<kind>/<primary segment, %016x>"):
+//
+// | field          | encoding |
+// |----------------|----------|
+// | backup segment | fixed64  |
+// | chain index    | fixed64  |
+// | bytes          | fixed32: how much of the segment the copy holds |
+// | sealed         | u8: 1 if the primary had finished the segment |
+//
+// Errors: a failed write or commit leaves the map as it was (the reserved
+// segment is returned); the volume's errors are sticky.
+//
+// Thread safety: all methods may be called concurrently.
+
+#ifndef KVS_REPLICATION_LOG_MIRROR_H_
+#define KVS_REPLICATION_LOG_MIRROR_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "alloc/volume.h"
+#include "log/log_format.h"
+#include "util/status.h"
+
+namespace kvs::replication {
+
+struct MirroredSegment {
+  uint64_t backup_segment = 0;
+  uint64_t chain_index = 0;
+  uint32_t bytes = 0;
+  bool sealed = false;
+};
+
+class LogMirror {
+ public:
+  // Loads the map of `region_id`'s `kind` log from `volume` (not owned).
+  static Status Open(alloc::Volume* volume, uint64_t region_id,
+                     log::LogKind kind, std::unique_ptr<LogMirror>* mirror);
+  LogMirror(const LogMirror&) = delete;
+  LogMirror& operator=(const LogMirror&) = delete;
+
+  // Persists `bytes` (the first bytes.size() bytes of the primary's
+  // `primary_segment`, chain index `chain_index`) as its copy, replacing
+  // an earlier, shorter copy (a partial tail persisted before). Durable on
+  // return. InvalidArgument for more than a segment, or for less than an
+  // existing copy holds.
+  Status Persist(uint64_t primary_segment, uint64_t chain_index,
+                 std::string_view bytes, bool sealed);
+
+  // The backup's offset of the byte at `primary_offset`; NotFound for a
+  // segment not mirrored, OutOfRange-like InvalidArgument past its copy.
+  Status Translate(uint64_t primary_offset, uint64_t* backup_offset) const;
+
+  // Frees the copies of `primary_segments` (the primary's GC freed them);
+  // unknown segments are ignored.
+  Status Trim(const std::vector<uint64_t>& primary_segments);
+
+  // Every copy, by primary segment.
+  std::map<uint64_t, MirroredSegment> segments() const;
+
+ private:
+  LogMirror(alloc::Volume* volume, std::string prefix);
+  std::string Key(uint64_t primary_segment) const;
+
+  alloc::Volume* const volume_;
+  const std::string prefix_;
+  mutable std::mutex mutex_;
+  std::map<uint64_t, MirroredSegment> segments_;
+};
+
+// The catalog prefix of a region's log map for `kind`.
+std::string LogMapPrefix(uint64_t region_id, log::LogKind kind);
+
+}  // namespace kvs::replication
+
+#endif  // KVS_REPLICATION_LOG_MIRROR_H_
