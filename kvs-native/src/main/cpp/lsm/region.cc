@@ -114,16 +114,26 @@ Status Region::Open(const RegionContext& context, std::string name, uint64_t id,
 }
 
 Status Region::OpenLogs(bool recover) {
-  const log::LogIdentity small{
-      id_, log::LogKind::kSmall, LogPrefix(id_, log::LogKind::kSmall), {}, {}};
+  auto appended = [this](log::LogKind kind) {
+    std::function<void(const log::AppendedBytes&)> hook;
+    if (context_.on_log_append) {
+      hook = [this, kind](const log::AppendedBytes& bytes) {
+        context_.on_log_append(id_, kind, bytes);
+      };
+    }
+    return hook;
+  };
+  const log::LogIdentity small{id_,
+                               log::LogKind::kSmall,
+                               LogPrefix(id_, log::LogKind::kSmall),
+                               {},
+                               appended(log::LogKind::kSmall)};
   const log::LogIdentity large{
-      id_,
-      log::LogKind::kLarge,
-      LogPrefix(id_, log::LogKind::kLarge),
+      id_, log::LogKind::kLarge, LogPrefix(id_, log::LogKind::kLarge),
       [this](const log::SealedSegment& sealed, alloc::MetadataBatch* batch) {
         OnLargeSegmentSealed(sealed, batch);
       },
-      {}};
+      appended(log::LogKind::kLarge)};
   if (!recover) {
     KVS_RETURN_IF_ERROR(
         log::LogWriter::Open(context_.volume, context_.sync_group, small,

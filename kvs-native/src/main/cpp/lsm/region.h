@@ -95,6 +95,12 @@ struct RegionContext {
   std::function<void(uint64_t region_id, size_t level,
                      const LevelDescriptor& descriptor)>
       on_level_installed;
+  // Value-log replication: every byte range the region's small or large
+  // log appends (log::AppendedBytes), in each log's order, on the writing
+  // thread before the write returns. Must not call back into the region.
+  std::function<void(uint64_t region_id, log::LogKind kind,
+                     const log::AppendedBytes& appended)>
+      on_log_append;
 };
 
 // Per-level statistics cover L1..L8; deeper levels count into the last slot.
