@@ -113,6 +113,20 @@ Status Engine::Open(std::unique_ptr<io::File> file,
   return Status::Ok();
 }
 
+void Engine::SetReplicationTap(lsm::ReplicationTap* tap) {
+  std::unique_lock<std::shared_mutex> lock(tap_mutex_);
+  tap_ = tap;
+  tapped_.store(tap != nullptr, std::memory_order_release);
+}
+
+template <typename Event>
+void Engine::Tap(const Event& event) const {
+  // Without a tap (no replication), writers share no lock for it.
+  if (!tapped_.load(std::memory_order_acquire)) return;
+  std::shared_lock<std::shared_mutex> lock(tap_mutex_);
+  if (tap_ != nullptr) event(tap_);
+}
+
 lsm::RegionContext Engine::Context() const {
   lsm::RegionContext context;
   context.volume = volume_.get();
@@ -123,6 +137,24 @@ lsm::RegionContext Engine::Context() const {
   context.records = const_cast<lsm::RecordReader*>(&records_);
   context.compactions = const_cast<ThreadPool*>(&compactions_);
   context.l0_budget = const_cast<lsm::L0Budget*>(&l0_budget_);
+  context.on_log_append = [this](uint64_t region_id, log::LogKind kind,
+                                 const log::AppendedBytes& appended) {
+    Tap([&](lsm::ReplicationTap* tap) {
+      tap->OnLogAppend(region_id, kind, appended);
+    });
+  };
+  context.on_index_segment = [this](uint64_t region_id, uint64_t segment,
+                                    std::string_view bytes) {
+    Tap([&](lsm::ReplicationTap* tap) {
+      tap->OnIndexSegment(region_id, segment, bytes);
+    });
+  };
+  context.on_level_installed = [this](uint64_t region_id, size_t level,
+                                      const lsm::LevelDescriptor& descriptor) {
+    Tap([&](lsm::ReplicationTap* tap) {
+      tap->OnLevelInstalled(region_id, level, descriptor);
+    });
+  };
   return context;
 }
 

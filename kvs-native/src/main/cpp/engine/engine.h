@@ -17,11 +17,13 @@
 #ifndef KVS_ENGINE_ENGINE_H_
 #define KVS_ENGINE_ENGINE_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -33,6 +35,7 @@
 #include "lsm/node_cache.h"
 #include "lsm/record_reader.h"
 #include "lsm/region.h"
+#include "lsm/replication_tap.h"
 #include "util/status.h"
 #include "util/thread_pool.h"
 
@@ -88,6 +91,11 @@ class Engine {
 
   alloc::Volume* volume() const { return volume_.get(); }
 
+  // Sends every region's replication events to `tap` (not owned; null:
+  // nowhere), from now on. Returns once no event is being delivered to the
+  // tap it replaces, which may then be destroyed.
+  void SetReplicationTap(lsm::ReplicationTap* tap);
+
  private:
   Engine(const EngineOptions& options, std::unique_ptr<alloc::Volume> volume);
   // Runs every flush_interval_ms: flushes logs (sync=false) and keeps the
@@ -95,6 +103,9 @@ class Engine {
   void MaintenanceLoop();
   void EnforceL0Budget();
   lsm::RegionContext Context() const;
+  // Delivers one event to the tap, if there is one.
+  template <typename Event>
+  void Tap(const Event& event) const;
 
   const EngineOptions options_;
   const std::unique_ptr<alloc::Volume> volume_;
@@ -105,6 +116,10 @@ class Engine {
   // Declared before regions_, so destroyed after them: each region waits
   // for its own compaction in its destructor, then the pool stops.
   ThreadPool compactions_;
+
+  mutable std::shared_mutex tap_mutex_;  // held shared while delivering
+  lsm::ReplicationTap* tap_ = nullptr;
+  std::atomic<bool> tapped_{false};
 
   mutable std::mutex mutex_;  // guards regions_
   std::map<std::string, std::unique_ptr<lsm::Region>, std::less<>> regions_;

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <mutex>
+#include <set>
+
 #include "engine/engine.h"
 #include "testing/memory_device.h"
 #include "util/limits.h"
@@ -45,6 +48,73 @@ TEST(EngineRegionsTest, AThousandRegionsShareOneVolume) {
     ASSERT_TRUE(region->Get("key", &value).ok()) << i;
     EXPECT_EQ(value, "value of " + std::to_string(i));
   }
+}
+
+}  // namespace
+}  // namespace kvs::engine
+
+namespace kvs::engine {
+namespace {
+
+// Counts what a replication service would receive.
+class CountingTap : public lsm::ReplicationTap {
+ public:
+  void OnLogAppend(uint64_t region_id, log::LogKind kind,
+                   const log::AppendedBytes& appended) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    regions.insert(region_id);
+    (kind == log::LogKind::kSmall ? small_bytes : large_bytes) +=
+        appended.bytes.size();
+  }
+  void OnIndexSegment(uint64_t, uint64_t, std::string_view) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++index_segments;
+  }
+  void OnLevelInstalled(uint64_t, size_t,
+                        const lsm::LevelDescriptor&) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    ++levels;
+  }
+  std::mutex mutex;
+  std::set<uint64_t> regions;
+  uint64_t small_bytes = 0, large_bytes = 0, index_segments = 0, levels = 0;
+};
+
+// A tap set after the regions opened gets every region's events from then
+// on, and none once it is removed.
+TEST(EngineRegionsTest, AReplicationTapSetLateSeesEveryRegionsEvents) {
+  auto device = testing::MemoryDevice::Create(256 * limits::segment_size_bytes);
+  EngineOptions options;
+  options.region.l0_size_bytes = 1 << 20;
+  std::unique_ptr<Engine> engine;
+  ASSERT_TRUE(Engine::Open(device->Open(), options, true, &engine).ok());
+  lsm::Region* first = nullptr;
+  lsm::Region* second = nullptr;
+  ASSERT_TRUE(engine->CreateRegion("first", &first).ok());
+  ASSERT_TRUE(engine->CreateRegion("second", &second).ok());
+  ASSERT_TRUE(first->Put("before", "the tap").ok());
+  CountingTap tap;
+  engine->SetReplicationTap(&tap);
+  for (int i = 0; i < 3000; ++i) {
+    const std::string key = "key" + std::to_string(i);
+    ASSERT_TRUE(first->Put(key, std::string(i % 2 == 0 ? 50 : 3000, 'v')).ok());
+    ASSERT_TRUE(second->Put(key, "small").ok());
+  }
+  first->WaitForCompactions();
+  engine->SetReplicationTap(nullptr);
+  uint64_t small_bytes = 0;
+  {
+    std::lock_guard<std::mutex> lock(tap.mutex);
+    EXPECT_EQ(tap.regions, (std::set<uint64_t>{first->id(), second->id()}));
+    EXPECT_GT(tap.small_bytes, 3000u * 50);
+    EXPECT_GT(tap.large_bytes, 1500u * 3000);
+    EXPECT_GT(tap.index_segments, 0u);  // the 1 MiB L0s were compacted
+    EXPECT_GT(tap.levels, 0u);
+    small_bytes = tap.small_bytes;
+  }
+  ASSERT_TRUE(second->Put("after", "the tap").ok());
+  std::lock_guard<std::mutex> lock(tap.mutex);
+  EXPECT_EQ(tap.small_bytes, small_bytes);
 }
 
 }  // namespace

@@ -1,0 +1,37 @@
+// ReplicationTap: where a region's replication events go -- the bytes its
+// logs append (value-log replication), the index segments its compactions
+// finish and the levels they install (Send-Index). The engine forwards its
+// regions' RegionContext hooks to the tap set on it (Engine::
+// SetReplicationTap), so a replication service can attach after the
+// regions are open.
+//
+// Thread safety: called from writer and compaction threads concurrently;
+// an implementation must not call back into the region.
+
+#ifndef KVS_LSM_REPLICATION_TAP_H_
+#define KVS_LSM_REPLICATION_TAP_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "log/log_writer.h"
+#include "lsm/level.h"
+
+namespace kvs::lsm {
+
+class ReplicationTap {
+ public:
+  virtual ~ReplicationTap() = default;
+  // `region_id` is the engine's id of the region (Region::id()).
+  virtual void OnLogAppend(uint64_t region_id, log::LogKind kind,
+                           const log::AppendedBytes& appended) = 0;
+  virtual void OnIndexSegment(uint64_t region_id, uint64_t segment,
+                              std::string_view bytes) = 0;
+  virtual void OnLevelInstalled(uint64_t region_id, size_t level,
+                                const LevelDescriptor& descriptor) = 0;
+};
+
+}  // namespace kvs::lsm
+
+#endif  // KVS_LSM_REPLICATION_TAP_H_
