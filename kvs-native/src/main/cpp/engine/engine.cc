@@ -150,9 +150,10 @@ lsm::RegionContext Engine::Context() const {
     });
   };
   context.on_level_installed = [this](uint64_t region_id, size_t level,
-                                      const lsm::LevelDescriptor& descriptor) {
+                                      const lsm::LevelDescriptor& descriptor,
+                                      std::optional<size_t> emptied) {
     Tap([&](lsm::ReplicationTap* tap) {
-      tap->OnLevelInstalled(region_id, level, descriptor);
+      tap->OnLevelInstalled(region_id, level, descriptor, emptied);
     });
   };
   return context;

@@ -70,8 +70,8 @@ class CountingTap : public lsm::ReplicationTap {
     std::lock_guard<std::mutex> lock(mutex);
     ++index_segments;
   }
-  void OnLevelInstalled(uint64_t, size_t,
-                        const lsm::LevelDescriptor&) override {
+  void OnLevelInstalled(uint64_t, size_t, const lsm::LevelDescriptor&,
+                        std::optional<size_t>) override {
     std::lock_guard<std::mutex> lock(mutex);
     ++levels;
   }

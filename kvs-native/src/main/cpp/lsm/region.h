@@ -87,13 +87,16 @@ struct RegionContext {
   // Replication hooks (Send-Index ships what they report). Called from the
   // compaction thread: for every finished index segment of a compaction's
   // output (its number and bytes, before the level is installed), and once
-  // the new level is installed (durable). Must not call back into the
+  // the new level is installed (durable) -- `level` (0 is L1) now holds
+  // `descriptor` (empty: the level is gone) and `emptied`, if any, the
+  // source level merged into it, holds nothing. Must not call back into the
   // region.
   std::function<void(uint64_t region_id, uint64_t segment,
                      std::string_view bytes)>
       on_index_segment;
   std::function<void(uint64_t region_id, size_t level,
-                     const LevelDescriptor& descriptor)>
+                     const LevelDescriptor& descriptor,
+                     std::optional<size_t> emptied)>
       on_level_installed;
   // Value-log replication: every byte range the region's small or large
   // log appends (log::AppendedBytes), in each log's order, on the writing
@@ -191,6 +194,9 @@ class Region {
 
   // The catalog key prefix of everything this region owns.
   static std::string CatalogPrefix(uint64_t id);
+  // The catalog key of region `id`'s level `level` (0 is L1): its
+  // LevelDescriptor.
+  static std::string LevelCatalogKey(uint64_t id, size_t level);
 
  private:
   Region(const RegionContext& context, std::string name, uint64_t id,

@@ -10,11 +10,15 @@
 
 namespace kvs::lsm {
 
-std::string Region::LevelKey(size_t level) const {
+std::string Region::LevelCatalogKey(uint64_t id, size_t level) {
   // level 0 is L1; two digits keep catalog order equal to level order.
   char digits[3];
   std::snprintf(digits, sizeof(digits), "%02zu", level + 1);
-  return CatalogPrefix(id_) + "level/" + digits;
+  return CatalogPrefix(id) + "level/" + digits;
+}
+
+std::string Region::LevelKey(size_t level) const {
+  return LevelCatalogKey(id_, level);
 }
 
 uint64_t Region::LevelCapacityBytes(size_t level) const {
@@ -321,7 +325,7 @@ Status Region::Install(size_t output, CompactionResult& result,
   level_written_bytes_[slot].fetch_add(result.bytes_written,
                                        std::memory_order_relaxed);
   if (context_.on_level_installed) {
-    context_.on_level_installed(id_, output, result.output);
+    context_.on_level_installed(id_, output, result.output, merged_source);
   }
   std::lock_guard<std::mutex> lock(retired_mutex_);
   retired_.push_back(std::move(retired));

@@ -473,7 +473,8 @@ TEST_F(RegionCompactionTest, ReplicationHooksReportEverySegmentAndInstall) {
     EXPECT_TRUE(shipped.insert(segment).second);  // once per compaction
   };
   context_.on_level_installed = [&](uint64_t, size_t level,
-                                    const LevelDescriptor& descriptor) {
+                                    const LevelDescriptor& descriptor,
+                                    std::optional<size_t>) {
     std::lock_guard<std::mutex> lock(mutex);
     // Every index segment of the installed level was shipped first.
     for (uint64_t segment : descriptor.index_segments) {

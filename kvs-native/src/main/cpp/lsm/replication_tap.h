@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "log/log_writer.h"
@@ -28,8 +29,10 @@ class ReplicationTap {
                            const log::AppendedBytes& appended) = 0;
   virtual void OnIndexSegment(uint64_t region_id, uint64_t segment,
                               std::string_view bytes) = 0;
+  // See RegionContext::on_level_installed.
   virtual void OnLevelInstalled(uint64_t region_id, size_t level,
-                                const LevelDescriptor& descriptor) = 0;
+                                const LevelDescriptor& descriptor,
+                                std::optional<size_t> emptied) = 0;
 };
 
 }  // namespace kvs::lsm

@@ -90,33 +90,41 @@ Status LogMirror::Persist(uint64_t primary_segment, uint64_t chain_index,
         "segment " + std::to_string(primary_segment) +
         " already has a copy that this one would not extend");
   }
-  const size_t aligned = (bytes.size() + limits::io_alignment_bytes - 1) /
-                         limits::io_alignment_bytes *
-                         limits::io_alignment_bytes;
-  io::AlignedBuffer block(aligned);
-  std::memset(block.data(), 0, aligned);
-  std::memcpy(block.data(), bytes.data(), bytes.size());
+  // A longer copy extends the earlier one in place (index segments
+  // shipped meanwhile may point into it already): only the blocks from the
+  // one the earlier copy ended in are written, the bytes before them stay.
+  const bool extend = existing != segments_.end();
+  const size_t from = extend ? existing->second.bytes /
+                                   limits::io_alignment_bytes *
+                                   limits::io_alignment_bytes
+                             : 0;
+  const size_t to = (bytes.size() + limits::io_alignment_bytes - 1) /
+                    limits::io_alignment_bytes * limits::io_alignment_bytes;
+  io::AlignedBuffer blocks(to - from);
+  std::memset(blocks.data(), 0, to - from);
+  std::memcpy(blocks.data(), bytes.data() + from, bytes.size() - from);
   uint64_t segment = 0;
-  KVS_RETURN_IF_ERROR(volume_->Reserve(&segment));
-  Status status = aligned == 0 ? Status::Ok()
-                               : volume_->file()->Write(
-                                     alloc::DeviceOffset(segment, 0),
-                                     std::string_view(block.data(), aligned));
+  if (extend) {
+    segment = existing->second.backup_segment;
+  } else {
+    KVS_RETURN_IF_ERROR(volume_->Reserve(&segment));
+  }
+  Status status = to == from ? Status::Ok()
+                             : volume_->file()->Write(
+                                   alloc::DeviceOffset(segment, from),
+                                   std::string_view(blocks.data(), to - from));
   if (status.ok()) status = volume_->file()->Sync();
   const MirroredSegment entry{segment, chain_index,
                               static_cast<uint32_t>(bytes.size()), sealed};
   if (status.ok()) {
-    // The copy is durable: now the map may name it.
+    // The copy is durable: now the map may name it (or its new length).
     alloc::MetadataBatch batch;
-    batch.Allocate(segment);
-    if (existing != segments_.end()) {
-      batch.Free(existing->second.backup_segment);
-    }
+    if (!extend) batch.Allocate(segment);
     batch.Put(Key(primary_segment), EncodeEntry(entry));
     status = volume_->Commit(batch);
   }
   if (!status.ok()) {
-    volume_->Unreserve(segment);
+    if (!extend) volume_->Unreserve(segment);
     return status;
   }
   segments_[primary_segment] = entry;

@@ -2,8 +2,9 @@
 // large), segment by segment, byte for byte (Tebis §3.2: flush-tail).
 //
 // The primary writes a log segment's bytes into a backup buffer at their
-// own offsets (LogIdentity::on_append); when the segment is sealed (or the
-// stream closes with a partial tail), the backup persists the buffer here:
+// own offsets (LogIdentity::on_append); when the segment is sealed (or a
+// partial tail must be durable: the stream closes, or an index shipped next
+// may point into it), the backup persists the buffer here:
 // into a segment of its own, synced, and then the log map entry naming it,
 // committed in the same metadata batch as the segment's allocation. A
 // primary device offset translates to the backup's copy by replacing the
@@ -57,10 +58,11 @@ class LogMirror {
   LogMirror& operator=(const LogMirror&) = delete;
 
   // Persists `bytes` (the first bytes.size() bytes of the primary's
-  // `primary_segment`, chain index `chain_index`) as its copy, replacing
-  // an earlier, shorter copy (a partial tail persisted before). Durable on
-  // return. InvalidArgument for more than a segment, or for less than an
-  // existing copy holds.
+  // `primary_segment`, chain index `chain_index`) as its copy. A copy that
+  // exists already (a partial tail persisted before) is extended in place,
+  // in the same backup segment, so pointers translated into it stay valid.
+  // Durable on return. InvalidArgument for more than a segment, or for
+  // less than an existing copy holds.
   Status Persist(uint64_t primary_segment, uint64_t chain_index,
                  std::string_view bytes, bool sealed);
 

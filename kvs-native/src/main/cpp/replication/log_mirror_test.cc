@@ -75,16 +75,20 @@ TEST_F(LogMirrorTest, CopiesSurviveAReopenAndTranslateOffsets) {
             Status::Code::kInvalidArgument);
 }
 
-TEST_F(LogMirrorTest, ALongerCopyReplacesAPartialOneAndFreesIt) {
+TEST_F(LogMirrorTest, ALongerCopyExtendsAPartialOneInPlace) {
   const std::string whole = Bytes(kSegment, 'q');
   ASSERT_TRUE(mirror_->Persist(12, 3, whole.substr(0, 5000), false).ok());
   const uint64_t partial = mirror_->segments().at(12).backup_segment;
   ASSERT_TRUE(mirror_->Persist(12, 3, whole, true).ok());
   const MirroredSegment entry = mirror_->segments().at(12);
   EXPECT_TRUE(entry.sealed);
-  EXPECT_NE(entry.backup_segment, partial);
-  EXPECT_FALSE(volume_->IsAllocated(partial));
-  EXPECT_TRUE(volume_->IsAllocated(entry.backup_segment));
+  EXPECT_EQ(entry.bytes, kSegment);
+  // The same segment: what was translated before still holds its bytes.
+  EXPECT_EQ(entry.backup_segment, partial);
+  EXPECT_EQ(ReadCopy(alloc::DeviceOffset(12, 4000), 2000),
+            whole.substr(4000, 2000));
+  EXPECT_EQ(ReadCopy(alloc::DeviceOffset(12, kSegment - 100), 100),
+            whole.substr(kSegment - 100));
   // Never shorter, never of another chain position.
   EXPECT_EQ(mirror_->Persist(12, 3, whole.substr(0, 10), true).code(),
             Status::Code::kInvalidArgument);
@@ -93,7 +97,8 @@ TEST_F(LogMirrorTest, ALongerCopyReplacesAPartialOneAndFreesIt) {
   EXPECT_EQ(mirror_->Persist(13, 0, whole + "x", true).code(),
             Status::Code::kInvalidArgument);
   Reopen();
-  EXPECT_EQ(mirror_->segments().at(12).backup_segment, entry.backup_segment);
+  EXPECT_EQ(mirror_->segments().at(12).backup_segment, partial);
+  EXPECT_EQ(ReadCopy(alloc::DeviceOffset(12, 0), 6000), whole.substr(0, 6000));
 }
 
 TEST_F(LogMirrorTest, TrimmedCopiesAreFreedAndForgotten) {

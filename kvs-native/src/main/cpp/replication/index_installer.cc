@@ -1,0 +1,287 @@
+#include "replication/index_installer.h"
+
+#include <cstring>
+#include <string>
+
+#include "alloc/device_offset.h"
+#include "alloc/metadata_batch.h"
+#include "btree/node_format.h"
+#include "btree/pointer_rewrite.h"
+#include "io/aligned_buffer.h"
+#include "lsm/region.h"
+#include "util/coding.h"
+#include "util/limits.h"
+
+namespace kvs::replication {
+namespace {
+
+namespace format = btree::node_format;
+
+size_t AlignUp(size_t size) {
+  return (size + limits::io_alignment_bytes - 1) / limits::io_alignment_bytes *
+         limits::io_alignment_bytes;
+}
+
+// The size of the well-formed node at node[0..available), or 0 if the bytes
+// there are not one (the Bloom filter, or zeros, follows the nodes).
+size_t NodeAt(const char* node, size_t available) {
+  if (available < format::header_size_bytes ||
+      coding::DecodeFixed32(node + format::magic_offset) != format::magic) {
+    return 0;
+  }
+  const auto type = static_cast<uint8_t>(node[format::node_type_offset]);
+  if (type != static_cast<uint8_t>(btree::NodeType::kLeaf) &&
+      type != static_cast<uint8_t>(btree::NodeType::kIndex)) {
+    return 0;
+  }
+  const size_t size = btree::NodeSizeBytes(static_cast<btree::NodeType>(type));
+  if (size > available ||
+      !btree::ValidateNode(std::string_view(node, size)).ok()) {
+    return 0;
+  }
+  return size;
+}
+
+}  // namespace
+
+IndexInstaller::IndexInstaller(alloc::Volume* volume, uint64_t region_id,
+                               LogMaps logs)
+    : volume_(volume), region_id_(region_id), logs_(logs) {}
+
+IndexInstaller::~IndexInstaller() { Abandon(); }
+
+Status IndexInstaller::Open(alloc::Volume* volume, uint64_t region_id,
+                            LogMaps logs,
+                            std::unique_ptr<IndexInstaller>* installer) {
+  std::unique_ptr<IndexInstaller> opened(
+      new IndexInstaller(volume, region_id, logs));
+  const std::string prefix = lsm::Region::CatalogPrefix(region_id) + "level/";
+  for (const auto& [key, value] : volume->CatalogScan(prefix)) {
+    const std::string digits = key.substr(prefix.size());
+    const int number = std::atoi(digits.c_str());
+    lsm::LevelDescriptor descriptor;
+    if (digits.size() != 2 || number < 1 ||
+        !lsm::LevelDescriptor::Decode(value, &descriptor).ok()) {
+      return Status::Corruption("installed level " + key + " is damaged");
+    }
+    opened->levels_[static_cast<size_t>(number - 1)] = std::move(descriptor);
+  }
+  *installer = std::move(opened);
+  return Status::Ok();
+}
+
+void IndexInstaller::Abandon() {
+  for (const auto& [primary, backup] : index_map_) volume_->Unreserve(backup);
+  index_map_.clear();
+  received_.clear();
+  layouts_.clear();
+}
+
+Status IndexInstaller::IndexSegment(uint64_t primary, uint64_t* backup) {
+  const auto it = index_map_.find(primary);
+  if (it != index_map_.end()) {
+    *backup = it->second;
+    return Status::Ok();
+  }
+  KVS_RETURN_IF_ERROR(volume_->Reserve(backup));
+  index_map_[primary] = *backup;
+  return Status::Ok();
+}
+
+Status IndexInstaller::TranslateIndexOffset(uint64_t primary_offset,
+                                            uint64_t* backup) {
+  uint64_t segment = 0;
+  KVS_RETURN_IF_ERROR(IndexSegment(alloc::SegmentOf(primary_offset), &segment));
+  *backup =
+      alloc::DeviceOffset(segment, alloc::OffsetInSegment(primary_offset));
+  return Status::Ok();
+}
+
+Status IndexInstaller::TranslateLogOffset(uint64_t primary_offset,
+                                          uint64_t* backup) const {
+  Status status = Status::NotFound("no log copies");
+  for (const LogMirror* mirror : {logs_.large, logs_.medium}) {
+    if (mirror == nullptr) continue;
+    status = mirror->Translate(primary_offset, backup);
+    if (!status.IsNotFound()) return status;
+  }
+  return Status::NotFound("a value pointer into segment " +
+                          std::to_string(alloc::SegmentOf(primary_offset)) +
+                          ", of which this backup has no log copy");
+}
+
+Status IndexInstaller::ReceiveSegment(uint64_t primary_segment,
+                                      std::string_view bytes) {
+  if (bytes.empty() || bytes.size() > limits::segment_size_bytes) {
+    return Status::InvalidArgument("a shipped index segment of " +
+                                   std::to_string(bytes.size()) + " bytes");
+  }
+  if (received_.count(primary_segment) != 0) {
+    return Status::InvalidArgument("index segment " +
+                                   std::to_string(primary_segment) +
+                                   " shipped twice in one compaction");
+  }
+  const size_t size = AlignUp(bytes.size());
+  io::AlignedBuffer segment(size);
+  std::memset(segment.data(), 0, size);
+  std::memcpy(segment.data(), bytes.data(), bytes.size());
+  size_t offset = 0;
+  while (const size_t node_size =
+             NodeAt(segment.data() + offset, bytes.size() - offset)) {
+    char* node = segment.data() + offset;
+    const btree::NodeHeader header = btree::DecodeNodeHeader(node);
+    const bool leaf = header.type == btree::NodeType::kLeaf;
+    // Pointers come in array order, then a leaf's next leaf.
+    size_t index = 0;
+    const Status rewritten = btree::RewriteNodePointers(
+        node, node_size, [&](uint64_t old_offset, uint64_t* new_offset) {
+          const bool value_pointer = leaf && index < header.pointer_count;
+          ++index;
+          return value_pointer ? TranslateLogOffset(old_offset, new_offset)
+                               : TranslateIndexOffset(old_offset, new_offset);
+        });
+    if (!rewritten.ok()) {
+      Abandon();
+      return Status::InvalidArgument(
+          "index segment " + std::to_string(primary_segment) + ", node at " +
+          std::to_string(offset) + ": " + rewritten.ToString());
+    }
+    stats_.pointers += index;
+    ++stats_.nodes;
+    offset += node_size;
+  }
+  uint64_t backup = 0;
+  Status status = IndexSegment(primary_segment, &backup);
+  if (status.ok()) {
+    status = volume_->file()->Write(alloc::DeviceOffset(backup, 0),
+                                    std::string_view(segment.data(), size));
+  }
+  if (!status.ok()) {
+    Abandon();
+    return status;
+  }
+  received_.insert(primary_segment);
+  size_t data_end = bytes.size();
+  while (data_end > offset && bytes[data_end - 1] == '\0') --data_end;
+  layouts_[primary_segment] = {offset, data_end};
+  ++stats_.segments;
+  return Status::Ok();
+}
+
+Status IndexInstaller::Install(size_t level,
+                               const lsm::LevelDescriptor& primary,
+                               std::optional<size_t> emptied,
+                               lsm::LevelDescriptor* installed) {
+  auto reject = [this](const std::string& why) {
+    Abandon();
+    return Status::InvalidArgument("cannot install the shipped level: " + why);
+  };
+  lsm::LevelDescriptor translated = primary;
+  if (!primary.empty()) {
+    const std::set<uint64_t> own(primary.index_segments.begin(),
+                                 primary.index_segments.end());
+    for (const uint64_t segment : own) {
+      if (received_.count(segment) == 0) {
+        return reject("index segment " + std::to_string(segment) +
+                      " never arrived");
+      }
+    }
+    for (const auto& [segment, backup] : index_map_) {
+      if (own.count(segment) == 0) {
+        return reject("a node points into segment " + std::to_string(segment) +
+                      ", which is not the level's");
+      }
+    }
+    auto inside_nodes = [&](uint64_t offset) {
+      return alloc::OffsetInSegment(offset) <
+             layouts_[alloc::SegmentOf(offset)].nodes_end;
+    };
+    if (!inside_nodes(primary.root)) {
+      return reject("the root is not a shipped node");
+    }
+    KVS_RETURN_IF_ERROR(TranslateIndexOffset(primary.root, &translated.root));
+    translated.index_segments.clear();
+    for (const uint64_t segment : primary.index_segments) {
+      translated.index_segments.push_back(index_map_.at(segment));
+    }
+    // Every byte of a shipped segment is a rewritten node, a Bloom filter
+    // chunk right after the nodes (WriteBlob: one chunk per 2 MiB of the
+    // filter), or zero: anything else (a damaged node) is refused.
+    std::map<uint64_t, uint64_t> expected_end;
+    for (const auto& [segment, layout] : layouts_) {
+      expected_end[segment] = layout.nodes_end;
+    }
+    translated.bloom_chunks.clear();
+    for (size_t i = 0; i < primary.bloom_chunks.size(); ++i) {
+      const uint64_t chunk = primary.bloom_chunks[i];
+      const uint64_t segment = alloc::SegmentOf(chunk);
+      const uint64_t start = i * limits::segment_size_bytes;
+      if (own.count(segment) == 0 || start >= primary.bloom_bytes ||
+          alloc::OffsetInSegment(chunk) != layouts_[segment].nodes_end) {
+        return reject("a Bloom filter chunk is not right after the nodes");
+      }
+      expected_end[segment] += AlignUp(std::min<uint64_t>(
+          limits::segment_size_bytes, primary.bloom_bytes - start));
+      uint64_t backup = 0;
+      KVS_RETURN_IF_ERROR(TranslateIndexOffset(chunk, &backup));
+      translated.bloom_chunks.push_back(backup);
+    }
+    for (const auto& [segment, layout] : layouts_) {
+      if (layout.data_end > expected_end[segment]) {
+        return reject("segment " + std::to_string(segment) +
+                      " holds bytes that are neither nodes nor the filter "
+                      "(at " +
+                      std::to_string(expected_end[segment]) + ")");
+      }
+    }
+    translated.medium_segments.clear();
+    const auto medium = logs_.medium != nullptr
+                            ? logs_.medium->segments()
+                            : std::map<uint64_t, MirroredSegment>();
+    for (const uint64_t segment : primary.medium_segments) {
+      const auto it = medium.find(segment);
+      if (it == medium.end()) {
+        return reject("no copy of medium-log segment " +
+                      std::to_string(segment));
+      }
+      translated.medium_segments.push_back(it->second.backup_segment);
+    }
+  } else if (!index_map_.empty()) {
+    return reject("segments shipped for an empty level");
+  }
+  // The new segments are durable before the catalog names them.
+  Status status = volume_->file()->Sync();
+  alloc::MetadataBatch batch;
+  for (const auto& [segment, backup] : index_map_) batch.Allocate(backup);
+  std::vector<size_t> replaced = {level};
+  if (emptied.has_value()) replaced.push_back(*emptied);
+  for (const size_t old : replaced) {
+    const auto it = levels_.find(old);
+    if (it == levels_.end()) continue;
+    for (const uint64_t segment : it->second.index_segments) {
+      batch.Free(segment);
+    }
+    if (old != level || translated.empty()) {
+      batch.Delete(lsm::Region::LevelCatalogKey(region_id_, old));
+    }
+  }
+  if (!translated.empty()) {
+    batch.Put(lsm::Region::LevelCatalogKey(region_id_, level),
+              translated.Encode());
+  }
+  if (status.ok()) status = volume_->Commit(batch);
+  if (!status.ok()) {
+    Abandon();
+    return status;
+  }
+  index_map_.clear();  // committed: no longer ours to return
+  received_.clear();
+  layouts_.clear();
+  for (const size_t old : replaced) levels_.erase(old);
+  if (!translated.empty()) levels_[level] = translated;
+  ++stats_.levels;
+  if (installed != nullptr) *installed = translated;
+  return Status::Ok();
+}
+
+}  // namespace kvs::replication

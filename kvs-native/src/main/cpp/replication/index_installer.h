@@ -1,0 +1,112 @@
+// IndexInstaller: a backup's end of Send-Index for one region (Tebis §3.3).
+//
+// The primary ships every index segment of a compaction's output as it
+// finishes it (ReceiveSegment), then says which level it installed
+// (Install). Each shipped segment gets a segment of the backup's own,
+// reserved the first time anything names it (a leaf's next-leaf pointer may
+// name a segment not shipped yet). Its nodes' pointers are rewritten --
+// value-log pointers through the log mirrors, child and next-leaf pointers
+// through this compaction's segment map (btree::RewriteNodePointers) --
+// and it is written; the Bloom filter bytes after the nodes are copied as
+// they are. Install translates the level's descriptor, makes the new
+// segments durable and commits, in one metadata batch, their allocation,
+// the level's catalog entry (the key any region uses, so a promoted backup
+// opens its levels as a region does) and the release of the index segments
+// of the level it replaces and of the level merged into it. The backup
+// itself never compacts.
+//
+// Errors: a segment that is not a well-formed shipment (a node that fails
+// validation after the first one, a pointer into a segment the backup has
+// no copy of) is rejected and the compaction's segments returned; nothing
+// is installed until every segment of the level arrived whole.
+//
+// Thread safety: not thread-safe; one compaction of a region at a time.
+
+#ifndef KVS_REPLICATION_INDEX_INSTALLER_H_
+#define KVS_REPLICATION_INDEX_INSTALLER_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string_view>
+
+#include "alloc/volume.h"
+#include "lsm/level.h"
+#include "replication/log_mirror.h"
+#include "util/status.h"
+
+namespace kvs::replication {
+
+struct InstallerStats {
+  uint64_t segments = 0;  // shipped segments written
+  uint64_t nodes = 0;     // nodes rewritten
+  uint64_t pointers = 0;  // pointers translated
+  uint64_t levels = 0;    // levels installed
+};
+
+class IndexInstaller {
+ public:
+  // Where value-log pointers go: the copies of the primary's large log and
+  // of its medium log (either may be null if the region has none).
+  struct LogMaps {
+    const LogMirror* large = nullptr;
+    const LogMirror* medium = nullptr;
+  };
+
+  // Loads the levels installed before from `volume`'s catalog.
+  static Status Open(alloc::Volume* volume, uint64_t region_id, LogMaps logs,
+                     std::unique_ptr<IndexInstaller>* installer);
+  // Returns the segments reserved for a compaction that never installed.
+  ~IndexInstaller();
+  IndexInstaller(const IndexInstaller&) = delete;
+  IndexInstaller& operator=(const IndexInstaller&) = delete;
+
+  // One index segment of the compaction in progress: `bytes` from its
+  // offset 0 (nodes, then possibly Bloom filter bytes).
+  Status ReceiveSegment(uint64_t primary_segment, std::string_view bytes);
+
+  // The primary installed `primary` (its offsets) at `level` (0 is L1) and
+  // emptied level `emptied`, if any. `*installed` (optional) receives the
+  // backup's descriptor.
+  Status Install(size_t level, const lsm::LevelDescriptor& primary,
+                 std::optional<size_t> emptied,
+                 lsm::LevelDescriptor* installed);
+
+  // The installed levels, in backup offsets, by level.
+  const std::map<size_t, lsm::LevelDescriptor>& levels() const {
+    return levels_;
+  }
+  InstallerStats stats() const { return stats_; }
+
+ private:
+  IndexInstaller(alloc::Volume* volume, uint64_t region_id, LogMaps logs);
+  // The backup segment for primary index segment `primary`, reserved now
+  // if nothing named it before.
+  Status IndexSegment(uint64_t primary, uint64_t* backup);
+  Status TranslateIndexOffset(uint64_t primary_offset, uint64_t* backup);
+  Status TranslateLogOffset(uint64_t primary_offset, uint64_t* backup) const;
+  // Unreserves this compaction's segments and forgets them.
+  void Abandon();
+
+  alloc::Volume* const volume_;
+  const uint64_t region_id_;
+  const LogMaps logs_;
+  std::map<size_t, lsm::LevelDescriptor> levels_;
+  // The compaction in progress: primary -> backup index segments, and
+  // which of them arrived.
+  std::map<uint64_t, uint64_t> index_map_;
+  std::set<uint64_t> received_;
+  // Per received segment: where its nodes end (Bloom filter bytes may
+  // follow) and where its last non-zero byte ends.
+  struct Layout {
+    uint64_t nodes_end = 0;
+    uint64_t data_end = 0;
+  };
+  std::map<uint64_t, Layout> layouts_;
+  InstallerStats stats_;
+};
+
+}  // namespace kvs::replication
+
+#endif  // KVS_REPLICATION_INDEX_INSTALLER_H_
