@@ -20,8 +20,11 @@ namespace {
 // Appends medium KV pairs to fresh segments of the transient medium log.
 class MediumLogAppender {
  public:
-  MediumLogAppender(alloc::Volume* volume, uint64_t region_id)
-      : volume_(volume), region_id_(region_id) {}
+  MediumLogAppender(alloc::Volume* volume, uint64_t region_id,
+                    std::function<void(const log::AppendedBytes&)> on_append)
+      : volume_(volume),
+        region_id_(region_id),
+        on_append_(std::move(on_append)) {}
 
   Status Append(std::string_view key, std::string_view value,
                 btree::LeafValue* pointer) {
@@ -31,6 +34,7 @@ class MediumLogAppender {
       KVS_RETURN_IF_ERROR(Roll());
     }
     log::EncodeRecord(record, nonce_, buffer_.data() + used_);
+    Report(used_, size);
     *pointer = btree::LeafValue::InLog(alloc::DeviceOffset(segment_, used_),
                                        static_cast<uint32_t>(size));
     used_ += size;
@@ -58,7 +62,15 @@ class MediumLogAppender {
         buffer_.data());
     used_ = log::kSegmentHeaderBytes;
     open_ = true;
+    Report(0, log::kSegmentHeaderBytes);
     return Status::Ok();
+  }
+
+  void Report(size_t offset, size_t size) const {
+    if (on_append_) {
+      on_append_({segments_.size() - 1, segment_, offset,
+                  std::string_view(buffer_.data() + offset, size)});
+    }
   }
 
   Status WriteCurrent() {
@@ -70,6 +82,7 @@ class MediumLogAppender {
 
   alloc::Volume* const volume_;
   const uint64_t region_id_;
+  const std::function<void(const log::AppendedBytes&)> on_append_;
   io::AlignedBuffer buffer_;
   std::vector<uint64_t> segments_;
   uint64_t segment_ = 0;
@@ -217,7 +230,7 @@ Status RunCompaction(alloc::Volume* volume, const CompactionJob& job,
   KVS_CHECK((job.source_l0 != nullptr) != (job.source_level != nullptr));
   *result = CompactionResult{};
   SegmentWriter index(volume, job.on_index_segment);
-  MediumLogAppender medium(volume, job.region_id);
+  MediumLogAppender medium(volume, job.region_id, job.on_medium_append);
   btree::TreeBuilder builder(&index);
   btree::BloomFilterBuilder bloom(job.bloom_bits_per_key);
   // Every input read of this compaction, for the statistics.

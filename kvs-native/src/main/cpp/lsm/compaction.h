@@ -19,11 +19,13 @@
 #define KVS_LSM_COMPACTION_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
 
 #include "alloc/volume.h"
+#include "log/log_writer.h"
 #include "lsm/kv_placement.h"
 #include "lsm/l0_table.h"
 #include "lsm/level.h"
@@ -42,6 +44,10 @@ struct CompactionJob {
   double bloom_bits_per_key = 10;
   // Called per finished index segment (Send-Index ships it).
   SegmentWriter::SegmentHook on_index_segment;
+  // Every byte range the compaction appends to the medium log (segment
+  // headers and records), in order, before any index segment that may
+  // point at it is reported: what Send-Index mirrors like the other logs.
+  std::function<void(const log::AppendedBytes&)> on_medium_append;
 };
 
 struct CompactionResult {

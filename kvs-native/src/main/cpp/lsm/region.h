@@ -100,7 +100,9 @@ struct RegionContext {
       on_level_installed;
   // Value-log replication: every byte range the region's small or large
   // log appends (log::AppendedBytes), in each log's order, on the writing
-  // thread before the write returns. Must not call back into the region.
+  // thread before the write returns; and what compactions append to the
+  // medium log, on the compaction thread, before the index segments that
+  // may point at it. Must not call back into the region.
   std::function<void(uint64_t region_id, log::LogKind kind,
                      const log::AppendedBytes& appended)>
       on_log_append;

@@ -186,6 +186,11 @@ void Region::PrepareJob(CompactionJob* job) const {
       return Status::Ok();
     };
   }
+  if (context_.on_log_append) {
+    job->on_medium_append = [this](const log::AppendedBytes& appended) {
+      context_.on_log_append(id_, log::LogKind::kMedium, appended);
+    };
+  }
 }
 
 Status Region::CompactImmutable() {

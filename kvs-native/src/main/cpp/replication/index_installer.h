@@ -15,6 +15,11 @@
 // of the level it replaces and of the level merged into it. The backup
 // itself never compacts.
 //
+// Value pointers are looked up in the large log's copies, then the medium
+// log's: a primary segment number must name at most one live copy, so the
+// primary trims a segment's copies (LogMirror::Trim) before it reuses the
+// segment in any log.
+//
 // Errors: a segment that is not a well-formed shipment (a node that fails
 // validation after the first one, a pointer into a segment the backup has
 // no copy of) is rejected and the compaction's segments returned; nothing

@@ -61,11 +61,14 @@ class IndexInstallerTest : public ::testing::Test {
       taken.Allocate(segment);
     }
     ASSERT_TRUE(backup_.volume->Commit(taken).ok());
-    ASSERT_TRUE(
-        LogMirror::Open(backup_.volume.get(), 1, log::LogKind::kLarge, &large_)
-            .ok());
-    ASSERT_TRUE(IndexInstaller::Open(backup_.volume.get(), 1,
-                                     {large_.get(), nullptr}, &installer_)
+    for (Mirrored* log : {&large_, &medium_}) {
+      ASSERT_TRUE(
+          LogMirror::Open(backup_.volume.get(), 1, log->kind, &log->mirror)
+              .ok());
+    }
+    ASSERT_TRUE(IndexInstaller::Open(
+                    backup_.volume.get(), 1,
+                    {large_.mirror.get(), medium_.mirror.get()}, &installer_)
                     .ok());
     sync_group_ = std::make_unique<io::SyncGroup>(primary_.volume->file());
     records_ = std::make_unique<lsm::RecordReader>(primary_.volume->file());
@@ -76,32 +79,36 @@ class IndexInstallerTest : public ::testing::Test {
     context_.compactions = &pool_;
     context_.on_log_append = [this](uint64_t, log::LogKind kind,
                                     const log::AppendedBytes& appended) {
-      if (kind != log::LogKind::kLarge) return;  // small values live in L0
+      if (kind == log::LogKind::kSmall) return;  // small values live in L0
       std::lock_guard<std::mutex> lock(mutex_);
-      if (filling_ && appended.segment != segment_) PersistTail(true);
-      if (!filling_) {
-        // A segment the primary freed (GC, dead records) and reuses: its
-        // old copy is dead too (what the primary's TRIM will say).
-        const auto copies = large_->segments();
-        const auto old = copies.find(appended.segment);
-        if (old != copies.end() &&
-            old->second.chain_index != appended.chain_index) {
-          EXPECT_TRUE(large_->Trim({appended.segment}).ok());
-        }
-        filling_ = true;
-        segment_ = appended.segment;
-        chain_index_ = appended.chain_index;
-        tail_.assign(kSegment, '\0');
-        end_ = 0;
+      Mirrored& log = kind == log::LogKind::kLarge ? large_ : medium_;
+      if (log.filling && appended.segment != log.segment) {
+        log.Persist(/*sealed=*/true);
       }
-      tail_.replace(appended.offset, appended.bytes.size(), appended.bytes);
-      end_ = std::max<size_t>(end_, appended.offset + appended.bytes.size());
+      if (appended.offset == 0) {
+        // A segment starts. If the primary had it before (freed, reused),
+        // in this log or another, the old copy is dead too (what the
+        // primary's TRIM will say; a stale copy in another log would
+        // translate pointers into the wrong bytes).
+        for (Mirrored* other : {&large_, &medium_}) {
+          EXPECT_TRUE(other->mirror->Trim({appended.segment}).ok());
+        }
+        log.filling = true;
+        log.segment = appended.segment;
+        log.chain_index = appended.chain_index;
+        log.tail.assign(kSegment, '\0');
+        log.end = 0;
+      }
+      ASSERT_TRUE(log.filling);
+      log.tail.replace(appended.offset, appended.bytes.size(), appended.bytes);
+      log.end =
+          std::max<size_t>(log.end, appended.offset + appended.bytes.size());
     };
     context_.on_index_segment = [this](uint64_t, uint64_t segment,
                                        std::string_view bytes) {
       std::lock_guard<std::mutex> lock(mutex_);
-      // The index may point into the log's tail: persist it first.
-      if (filling_) PersistTail(false);
+      // The index may point into the logs' tails: persist them first.
+      PersistTails();
       std::string shipped(bytes);
       if (tamper_) tamper_(&shipped);
       const Status status = installer_->ReceiveSegment(segment, shipped);
@@ -111,36 +118,36 @@ class IndexInstallerTest : public ::testing::Test {
                                          const lsm::LevelDescriptor& descriptor,
                                          std::optional<size_t> emptied) {
       std::lock_guard<std::mutex> lock(mutex_);
+      PersistTails();
       const Status status =
           installer_->Install(level, descriptor, emptied, nullptr);
       if (!status.ok()) errors_.push_back(status);
     };
     options_.l0_size_bytes = 1 << 20;
+    options_.growth_factor = 2;  // several levels: medium values in the log
     ASSERT_TRUE(
         lsm::Region::Create(context_, "users", 1, options_, &region_).ok());
   }
 
   void TearDown() override { region_.reset(); }
 
-  void PersistTail(bool sealed) {
-    const Status status =
-        large_->Persist(segment_, chain_index_,
-                        std::string_view(tail_).substr(0, end_), sealed);
-    EXPECT_TRUE(status.ok()) << status.ToString();
-    if (sealed) filling_ = false;
+  void PersistTails() {
+    for (Mirrored* log : {&large_, &medium_}) {
+      if (log->filling) log->Persist(/*sealed=*/false);
+    }
   }
 
-  // Small and large values (medium-log shipping is not built yet),
-  // overwrites and deletes, over several compactions.
+  // Values of every size category, overwrites and deletes, over several
+  // compactions.
   void Write(int operations) {
     testing::RandomBytes random(5);
     for (int i = 0; i < operations; ++i) {
-      const std::string key = "key" + std::to_string(i % 3000);
+      const std::string key = "key" + std::to_string(i % 6000);
       if (i % 29 == 0) {
         ASSERT_TRUE(region_->Delete(key).ok());
       } else {
-        ASSERT_TRUE(
-            region_->Put(key, random.Bytes(i % 2 == 0 ? 8 : 3000)).ok());
+        const size_t size = i % 3 == 0 ? 8 : i % 3 == 1 ? 500 : 3000;
+        ASSERT_TRUE(region_->Put(key, random.Bytes(size)).ok());
       }
     }
     region_->WaitForCompactions();
@@ -208,19 +215,34 @@ class IndexInstallerTest : public ::testing::Test {
   lsm::RegionContext context_;
   lsm::RegionOptions options_;
   std::unique_ptr<lsm::Region> region_;
-  std::unique_ptr<LogMirror> large_;
+  // A log of the primary as the backup copies it: the segment being
+  // filled, persisted when the next one starts or an index may need it.
+  struct Mirrored {
+    explicit Mirrored(log::LogKind log_kind) : kind(log_kind) {}
+    log::LogKind kind;
+    std::unique_ptr<LogMirror> mirror;
+    bool filling = false;
+    uint64_t segment = 0;
+    uint64_t chain_index = 0;
+    std::string tail;
+    size_t end = 0;
+
+    void Persist(bool sealed) {
+      const Status status = mirror->Persist(
+          segment, chain_index, std::string_view(tail).substr(0, end), sealed);
+      EXPECT_TRUE(status.ok()) << status.ToString();
+      if (sealed) filling = false;
+    }
+  };
+  Mirrored large_{log::LogKind::kLarge};
+  Mirrored medium_{log::LogKind::kMedium};
   std::unique_ptr<IndexInstaller> installer_;
 
   // Applied to every shipped segment before the backup gets it.
   std::function<void(std::string*)> tamper_;
   std::vector<Status> errors_;  // what the installer refused
 
-  std::mutex mutex_;  // the mirrored log tail, tamper_, errors_
-  bool filling_ = false;
-  uint64_t segment_ = 0;
-  uint64_t chain_index_ = 0;
-  std::string tail_;
-  size_t end_ = 0;
+  std::mutex mutex_;  // the mirrored logs, tamper_, errors_
 };
 
 TEST_F(IndexInstallerTest, InstalledLevelsReadAsThePrimarysAcrossCompactions) {
@@ -230,6 +252,12 @@ TEST_F(IndexInstallerTest, InstalledLevelsReadAsThePrimarysAcrossCompactions) {
   EXPECT_EQ(installer_->stats().levels, region_->stats().compactions);
   EXPECT_GT(installer_->stats().pointers, installer_->stats().nodes);
   ExpectSameLevels();
+  // Medium values went through the medium log's copies.
+  size_t medium_segments = 0;
+  for (const auto& [level, descriptor] : installer_->levels()) {
+    medium_segments += descriptor.medium_segments.size();
+  }
+  EXPECT_GT(medium_segments, 0u);
   // The installed levels survive a reopen of the backup's installer, and
   // the replaced levels' segments were freed: the backup holds what its
   // levels and log copies name, and nothing more.
@@ -237,11 +265,12 @@ TEST_F(IndexInstallerTest, InstalledLevelsReadAsThePrimarysAcrossCompactions) {
   for (const auto& [level, descriptor] : installer_->levels()) {
     named += descriptor.index_segments.size();
   }
-  named += large_->segments().size();
+  named += large_.mirror->segments().size() + medium_.mirror->segments().size();
   EXPECT_EQ(backup_.volume->stats().allocated_segments, named);
   std::unique_ptr<IndexInstaller> reopened;
   ASSERT_TRUE(IndexInstaller::Open(backup_.volume.get(), 1,
-                                   {large_.get(), nullptr}, &reopened)
+                                   {large_.mirror.get(), medium_.mirror.get()},
+                                   &reopened)
                   .ok());
   EXPECT_EQ(reopened->levels().size(), installer_->levels().size());
   for (const auto& [level, descriptor] : installer_->levels()) {
@@ -271,7 +300,8 @@ TEST_F(IndexInstallerTest, ADamagedShippedSegmentIsNeverInstalled) {
   EXPECT_EQ(installer_->stats().levels, 0u);
   EXPECT_EQ(backup_.volume->stats().reserved_segments, 0u);
   EXPECT_EQ(backup_.volume->stats().allocated_segments,
-            3 + 7 + large_->segments().size());
+            3 + 7 + large_.mirror->segments().size() +
+                medium_.mirror->segments().size());
 }
 
 }  // namespace
