@@ -8,6 +8,7 @@
 #include "btree/node_format.h"
 #include "btree/pointer_rewrite.h"
 #include "io/aligned_buffer.h"
+#include "lsm/node_cache.h"
 #include "lsm/region.h"
 #include "util/coding.h"
 #include "util/limits.h"
@@ -248,6 +249,15 @@ Status IndexInstaller::Install(size_t level,
     }
   } else if (!index_map_.empty()) {
     return reject("segments shipped for an empty level");
+  }
+  if (!translated.empty() && translated.bloom_bytes > 0) {
+    // The filter as the backup would load it (Level::Open validates it);
+    // nodes are read only later, and were validated when rewritten.
+    lsm::NodeCache no_nodes(volume_->file(), 0);
+    std::shared_ptr<lsm::Level> level_check;
+    const Status filter =
+        lsm::Level::Open(volume_->file(), &no_nodes, translated, &level_check);
+    if (!filter.ok()) return reject("its Bloom filter: " + filter.ToString());
   }
   // The new segments are durable before the catalog names them.
   Status status = volume_->file()->Sync();

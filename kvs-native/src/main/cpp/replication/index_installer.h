@@ -20,10 +20,14 @@
 // primary trims a segment's copies (LogMirror::Trim) before it reuses the
 // segment in any log.
 //
-// Errors: a segment that is not a well-formed shipment (a node that fails
-// validation after the first one, a pointer into a segment the backup has
-// no copy of) is rejected and the compaction's segments returned; nothing
-// is installed until every segment of the level arrived whole.
+// Errors: a shipment that is not well formed -- a node that fails
+// validation, bytes that are neither nodes nor the Bloom filter after them,
+// a filter that does not load, a pointer into a segment the backup has no
+// copy of, a root outside the shipped nodes -- is refused and the
+// compaction's segments returned; nothing is installed until every segment
+// of the level arrived whole. How the nodes link up (child levels, key
+// ranges, the next-leaf chain) is checked by readers, which answer
+// Corruption, never a wrong value (btree/tree_reader.h).
 //
 // Thread safety: not thread-safe; one compaction of a region at a time.
 

@@ -506,6 +506,34 @@ void AddReplicationSeeds(Corpus* corpus) {
   seeds["open_reply"] = reply;
 }
 
+void AddIndexInstallerSeeds(Corpus* corpus) {
+  auto& seeds = (*corpus)["index_installer_fuzz"];
+  // A level built into segment 5, its value pointers in the large-log
+  // segments the target's backup holds copies of.
+  TreeEntriesOptions options;
+  options.count = 300;
+  const TreeEntries entries = RandomTreeEntries(9, options);
+  MemoryNodeStore store(/*first_segment=*/5);
+  uint64_t root = 0;
+  ASSERT_TRUE(BuildTree(entries, &store, &root).ok());
+  uint64_t end = 0;
+  for (const MemoryNodeStore::WrittenNode& node : store.written()) {
+    ASSERT_EQ(alloc::SegmentOf(node.offset), 5u);
+    end = std::max<uint64_t>(end,
+                             alloc::OffsetInSegment(node.offset) + node.size);
+  }
+  std::string segment;
+  ASSERT_TRUE(store.Read(alloc::DeviceOffset(5, 0), end, &segment).ok());
+  lsm::LevelDescriptor level;
+  level.root = root;
+  level.entries = entries.size();
+  level.index_segments = {5};
+  const std::string descriptor = level.Encode();
+  std::string input;
+  coding::PutFixed16(&input, static_cast<uint16_t>(descriptor.size()));
+  seeds["level"] = input + descriptor + segment;
+}
+
 Corpus MakeSeeds() {
   Corpus corpus;
   AddSuperblockSeeds(&corpus);
@@ -520,6 +548,7 @@ Corpus MakeSeeds() {
   AddWireSeeds(&corpus);
   AddMessageFormatSeeds(&corpus);
   AddReplicationSeeds(&corpus);
+  AddIndexInstallerSeeds(&corpus);
   return corpus;
 }
 
