@@ -1,11 +1,11 @@
 #include "replication/log_mirror.h"
 
-#include <cstdio>
 #include <cstring>
 
 #include "alloc/device_offset.h"
 #include "alloc/metadata_batch.h"
 #include "io/aligned_buffer.h"
+#include "lsm/region.h"
 #include "util/coding.h"
 #include "util/limits.h"
 
@@ -13,13 +13,6 @@ namespace kvs::replication {
 namespace {
 
 constexpr size_t kEntryBytes = 8 + 8 + 4 + 1;
-
-std::string Hex(uint64_t value) {
-  char digits[17];
-  std::snprintf(digits, sizeof(digits), "%016llx",
-                static_cast<unsigned long long>(value));
-  return digits;
-}
 
 std::string EncodeEntry(const MirroredSegment& entry) {
   std::string out;
@@ -44,14 +37,15 @@ bool DecodeEntry(std::string_view in, MirroredSegment* entry) {
 }  // namespace
 
 std::string LogMapPrefix(uint64_t region_id, log::LogKind kind) {
-  return "r/" + Hex(region_id) + "/logmap/" + log::LogKindName(kind) + "/";
+  return lsm::Region::CatalogPrefix(region_id) + "logmap/" +
+         log::LogKindName(kind) + "/";
 }
 
 LogMirror::LogMirror(alloc::Volume* volume, std::string prefix)
     : volume_(volume), prefix_(std::move(prefix)) {}
 
 std::string LogMirror::Key(uint64_t primary_segment) const {
-  return prefix_ + Hex(primary_segment);
+  return prefix_ + coding::Hex16(primary_segment);
 }
 
 Status LogMirror::Open(alloc::Volume* volume, uint64_t region_id,
