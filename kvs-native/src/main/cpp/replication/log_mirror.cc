@@ -146,15 +146,29 @@ Status LogMirror::Translate(uint64_t primary_offset,
 }
 
 Status LogMirror::Trim(const std::vector<uint64_t>& primary_segments) {
+  std::vector<FreedSegment> any;
+  for (const uint64_t primary : primary_segments) any.push_back({primary, 0});
+  return TrimMatching(any, /*match_chain=*/false);
+}
+
+Status LogMirror::TrimFreed(const std::vector<FreedSegment>& freed) {
+  return TrimMatching(freed, /*match_chain=*/true);
+}
+
+Status LogMirror::TrimMatching(const std::vector<FreedSegment>& freed,
+                               bool match_chain) {
   std::lock_guard<std::mutex> lock(mutex_);
   alloc::MetadataBatch batch;
   std::vector<uint64_t> trimmed;
-  for (const uint64_t primary : primary_segments) {
-    const auto it = segments_.find(primary);
-    if (it == segments_.end()) continue;
+  for (const FreedSegment& segment : freed) {
+    const auto it = segments_.find(segment.primary_segment);
+    if (it == segments_.end() ||
+        (match_chain && it->second.chain_index != segment.chain_index)) {
+      continue;
+    }
     batch.Free(it->second.backup_segment);
-    batch.Delete(Key(primary));
-    trimmed.push_back(primary);
+    batch.Delete(Key(segment.primary_segment));
+    trimmed.push_back(segment.primary_segment);
   }
   if (trimmed.empty()) return Status::Ok();
   KVS_RETURN_IF_ERROR(volume_->Commit(batch));

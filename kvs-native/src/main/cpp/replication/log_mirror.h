@@ -70,9 +70,18 @@ class LogMirror {
   // segment not mirrored, OutOfRange-like InvalidArgument past its copy.
   Status Translate(uint64_t primary_offset, uint64_t* backup_offset) const;
 
-  // Frees the copies of `primary_segments` (the primary's GC freed them);
-  // unknown segments are ignored.
+  // Frees the copies of `primary_segments` whatever they hold (the primary
+  // reuses them: the first bytes of a new segment arrived); unknown
+  // segments are ignored.
   Status Trim(const std::vector<uint64_t>& primary_segments);
+  // Frees the copies of the primary's freed segments (its GC): only a copy
+  // still of the chain position named, so a TRIM that arrives after the
+  // segment was reused never removes the newer copy.
+  struct FreedSegment {
+    uint64_t primary_segment = 0;
+    uint64_t chain_index = 0;
+  };
+  Status TrimFreed(const std::vector<FreedSegment>& freed);
 
   // Every copy, by primary segment.
   std::map<uint64_t, MirroredSegment> segments() const;
@@ -80,6 +89,9 @@ class LogMirror {
  private:
   LogMirror(alloc::Volume* volume, std::string prefix);
   std::string Key(uint64_t primary_segment) const;
+  // Frees the copies named; with `match_chain` only those still of the
+  // chain index named.
+  Status TrimMatching(const std::vector<FreedSegment>& freed, bool match_chain);
 
   alloc::Volume* const volume_;
   const std::string prefix_;

@@ -101,6 +101,17 @@ TEST_F(LogMirrorTest, ALongerCopyExtendsAPartialOneInPlace) {
   EXPECT_EQ(ReadCopy(alloc::DeviceOffset(12, 0), 6000), whole.substr(0, 6000));
 }
 
+// A TRIM for a segment the primary has reused since leaves the new copy.
+TEST_F(LogMirrorTest, ALateTrimNeverRemovesANewerCopy) {
+  ASSERT_TRUE(mirror_->Persist(30, 4, Bytes(8192, 'n'), true).ok());
+  ASSERT_TRUE(mirror_->TrimFreed({{30, 2}}).ok());  // an older use of 30
+  ASSERT_EQ(mirror_->segments().count(30), 1u);
+  const uint64_t copy = mirror_->segments().at(30).backup_segment;
+  ASSERT_TRUE(mirror_->TrimFreed({{30, 4}, {31, 0}}).ok());
+  EXPECT_EQ(mirror_->segments().count(30), 0u);
+  EXPECT_FALSE(volume_->IsAllocated(copy));
+}
+
 TEST_F(LogMirrorTest, TrimmedCopiesAreFreedAndForgotten) {
   ASSERT_TRUE(mirror_->Persist(20, 0, Bytes(8192, 'x'), true).ok());
   ASSERT_TRUE(mirror_->Persist(21, 1, Bytes(8192, 'y'), true).ok());
