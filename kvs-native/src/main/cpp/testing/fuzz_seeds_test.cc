@@ -39,6 +39,7 @@
 #include "log/log_reader.h"
 #include "lsm/level.h"
 #include "replication/replication_format.h"
+#include "replication/send_index_format.h"
 #include "testing/fuzz_device.h"
 #include "testing/memory_device.h"
 #include "testing/tree_entries.h"
@@ -504,6 +505,33 @@ void AddReplicationSeeds(Corpus* corpus) {
   replication::EncodeControlReply({Status::Ok(), {{1, 2, 3}, {4, 5, 6}}},
                                   &reply);
   seeds["open_reply"] = reply;
+  // Send-Index messages.
+  replication::IndexControl flush_tail;
+  flush_tail.type = replication::IndexControlType::kFlushTail;
+  flush_tail.kind = log::LogKind::kLarge;
+  flush_tail.sealed = true;
+  flush_tail.bytes = 4096;
+  flush_tail.chain_index = 3;
+  flush_tail.primary_segment = 40;
+  std::string encoded;
+  replication::EncodeIndexControl(flush_tail, &encoded);
+  seeds["flush_tail"] = encoded;
+  replication::IndexControl install;
+  install.type = replication::IndexControlType::kInstallLevel;
+  install.level = 1;
+  install.emptied = 0;
+  install.descriptor.root = (7ull << 21) + 8192;
+  install.descriptor.entries = 10;
+  install.descriptor.index_segments = {7};
+  encoded.clear();
+  replication::EncodeIndexControl(install, &encoded);
+  seeds["install_level"] = encoded;
+  replication::IndexControl trim;
+  trim.type = replication::IndexControlType::kTrim;
+  trim.trimmed = {{log::LogKind::kMedium, 12, 2}};
+  encoded.clear();
+  replication::EncodeIndexControl(trim, &encoded);
+  seeds["trim"] = encoded;
 }
 
 void AddIndexInstallerSeeds(Corpus* corpus) {
