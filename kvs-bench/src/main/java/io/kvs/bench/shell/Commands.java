@@ -3,7 +3,6 @@ package io.kvs.bench.shell;
 import io.kvs.client.KvsClient;
 import io.kvs.core.KeyValue;
 import io.kvs.core.KvsException;
-import io.kvs.core.cluster.Keys;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionMap;
 import java.io.PrintWriter;
@@ -171,16 +170,10 @@ final class Commands {
         "%-6s %-28s %-8s %-12s %-6s %s%n",
         "region", "range", "primary", "backups", "epoch", "state");
     for (RegionDescriptor region : map.regions()) {
-      String range =
-          "["
-              + Keys.print(region.start())
-              + ", "
-              + (region.end().length == 0 ? "+inf" : Keys.print(region.end()))
-              + ")";
       out.printf(
           "%-6d %-28s %-8s %-12s %-6d %s%n",
           region.id(),
-          range,
+          region.rangeText(),
           region.primary().isEmpty() ? "-" : region.primary(),
           region.backups().isEmpty() ? "-" : String.join(",", region.backups()),
           region.epoch(),

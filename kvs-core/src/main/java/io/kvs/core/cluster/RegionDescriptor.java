@@ -91,15 +91,18 @@ public record RegionDescriptor(
     return Objects.hash(id, epoch, Arrays.hashCode(start), Arrays.hashCode(end), primary, backups);
   }
 
+  /** The key range for people: {@code [start, end)}, an unbounded end as {@code +inf}. */
+  public String rangeText() {
+    return "[" + Keys.print(start) + ", " + (end.length == 0 ? "+inf" : Keys.print(end)) + ")";
+  }
+
   @Override
   public String toString() {
     return "region "
         + id
-        + " ["
-        + Keys.print(start)
-        + ", "
-        + (end.length == 0 ? "+inf" : Keys.print(end))
-        + ") epoch "
+        + " "
+        + rangeText()
+        + " epoch "
         + epoch
         + " "
         + state

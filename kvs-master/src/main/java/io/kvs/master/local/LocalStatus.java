@@ -2,7 +2,6 @@ package io.kvs.master.local;
 
 import io.kvs.core.cluster.ClusterJson;
 import io.kvs.core.cluster.ClusterPaths;
-import io.kvs.core.cluster.Keys;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionMap;
 import io.kvs.core.cluster.RegionState;
@@ -75,16 +74,10 @@ final class LocalStatus {
           "id", "range", "primary", "backups", "epoch", "state");
       int open = 0;
       for (RegionDescriptor region : map.regions()) {
-        String range =
-            "["
-                + Keys.print(region.start())
-                + ", "
-                + (region.end().length == 0 ? "+inf" : Keys.print(region.end()))
-                + ")";
         System.out.printf(
             "  %-4d %-24s %-8s %-10s %-6d %s%n",
             region.id(),
-            range,
+            region.rangeText(),
             region.primary(),
             String.join(",", region.backups()),
             region.epoch(),
