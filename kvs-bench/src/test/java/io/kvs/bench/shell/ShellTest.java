@@ -1,24 +1,14 @@
 package io.kvs.bench.shell;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
 
-import io.kvs.client.KvsClient;
-import io.kvs.core.cluster.ClusterConfig;
-import io.kvs.core.cluster.RegionState;
-import io.kvs.core.cluster.ReplicationMode;
-import io.kvs.master.EmbeddedZooKeeper;
-import io.kvs.master.Master;
-import io.kvs.master.MasterOptions;
-import io.kvs.server.RegionServer;
-import io.kvs.server.ServerOptions;
+import io.kvs.bench.InProcessCluster;
 import java.io.BufferedReader;
 import java.io.PrintWriter;
 import java.io.StringReader;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
@@ -34,9 +24,7 @@ class ShellTest {
   private static final String CLUSTER = "shell";
 
   @TempDir static Path directory;
-  private static EmbeddedZooKeeper zookeeper;
-  private static final List<RegionServer> servers = new ArrayList<>();
-  private static Master master;
+  private static InProcessCluster cluster;
 
   /** What one run printed (standard output and error interleaved) and its exit status. */
   private record Run(int status, String output) {
@@ -47,60 +35,18 @@ class ShellTest {
 
   @BeforeAll
   static void startCluster() throws Exception {
-    zookeeper = EmbeddedZooKeeper.start(directory.resolve("zookeeper"), 0);
-    for (String id : List.of("s1", "s2", "s3")) {
-      servers.add(
-          RegionServer.start(
-              new ServerOptions(
-                  id,
-                  directory.resolve(id),
-                  zookeeper.connectString(),
-                  CLUSTER,
-                  "127.0.0.1",
-                  0,
-                  "none",
-                  0,
-                  0,
-                  64L << 20)));
-    }
-    master =
-        Master.start(
-            new MasterOptions(
-                "m1",
-                zookeeper.connectString(),
-                CLUSTER,
-                new ClusterConfig(4, 1, ReplicationMode.NONE, List.of()),
-                3,
-                Duration.ofMillis(200),
-                Duration.ofSeconds(20)));
-    try (KvsClient client =
-        KvsClient.builder().zookeeper(zookeeper.connectString()).cluster(CLUSTER).build()) {
-      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-      while (client.regionMap().size() != 4
-          || !client.regionMap().regions().stream().allMatch(r -> r.state() == RegionState.OPEN)) {
-        if (System.nanoTime() > deadline) {
-          fail("regions not all open within 30 s: " + client.regionMap().regions());
-        }
-        Thread.sleep(20); // polling the client's map: no event to wait on
-      }
-    }
+    cluster = InProcessCluster.start(directory, CLUSTER, 4, List.of());
   }
 
   @AfterAll
   static void stopCluster() throws Exception {
-    if (master != null) {
-      master.close();
-    }
-    for (RegionServer server : servers) {
-      server.close();
-    }
-    if (zookeeper != null) {
-      zookeeper.close();
+    if (cluster != null) {
+      cluster.close();
     }
   }
 
   private static Run run(String input, boolean interactive, String... args) {
-    List<String> all = new ArrayList<>(List.of("--zookeeper", zookeeper.connectString()));
+    List<String> all = new ArrayList<>(List.of("--zookeeper", cluster.zookeeper()));
     all.addAll(List.of("--cluster", CLUSTER));
     all.addAll(List.of(args));
     return runRaw(input, interactive, all.toArray(String[]::new));
@@ -212,7 +158,7 @@ class ShellTest {
   void interactiveSessionsGreetAndPrompt() {
     Run run = run("put e-i 1\nexit\n", true);
     assertThat(run.output())
-        .startsWith("connected to cluster 'shell' at " + zookeeper.connectString() + " over tcp")
+        .startsWith("connected to cluster 'shell' at " + cluster.zookeeper() + " over tcp")
         .contains("kvs> OK\nkvs> ");
     assertThat(run.status()).isZero();
   }
@@ -242,7 +188,7 @@ class ShellTest {
     Files.writeString(
         local.resolve("cluster.properties"),
         "zookeeper="
-            + zookeeper.connectString().replace(":", "\\:")
+            + cluster.zookeeper().replace(":", "\\:")
             + "\ncluster="
             + CLUSTER
             + "\npid.zookeeper="

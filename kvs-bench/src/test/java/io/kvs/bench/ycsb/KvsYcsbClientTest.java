@@ -1,19 +1,11 @@
 package io.kvs.bench.ycsb;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
 
+import io.kvs.bench.InProcessCluster;
 import io.kvs.client.KvsClient;
 import io.kvs.core.KeyValue;
-import io.kvs.core.cluster.ClusterConfig;
 import io.kvs.core.cluster.RegionDescriptor;
-import io.kvs.core.cluster.RegionState;
-import io.kvs.core.cluster.ReplicationMode;
-import io.kvs.master.EmbeddedZooKeeper;
-import io.kvs.master.Master;
-import io.kvs.master.MasterOptions;
-import io.kvs.server.RegionServer;
-import io.kvs.server.ServerOptions;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -28,7 +20,6 @@ import java.util.Set;
 import java.util.Vector;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -72,55 +63,19 @@ class KvsYcsbClientTest {
       Pattern.compile("^\\[([A-Z-]+)\\], (Operations|Return=[A-Z_]+), (\\d+)$");
 
   @TempDir Path directory;
-  private EmbeddedZooKeeper zookeeper;
-  private final List<RegionServer> servers = new ArrayList<>();
-  private Master master;
+  private InProcessCluster cluster;
   private KvsClient client;
   private Tracer tracer;
 
   @BeforeEach
   void startCluster() throws Exception {
-    zookeeper = EmbeddedZooKeeper.start(directory.resolve("zookeeper"), 0);
-    String zk = zookeeper.connectString();
-    for (String id : List.of("s1", "s2", "s3")) {
-      servers.add(
-          RegionServer.start(
-              new ServerOptions(
-                  id,
-                  directory.resolve(id),
-                  zk,
-                  CLUSTER,
-                  "127.0.0.1",
-                  0,
-                  "none",
-                  0,
-                  0,
-                  64L << 20)));
-    }
-    master =
-        Master.start(
-            new MasterOptions(
-                "m1",
-                zk,
-                CLUSTER,
-                new ClusterConfig(4, 1, ReplicationMode.NONE, SPLITS),
-                3,
-                Duration.ofMillis(200),
-                Duration.ofSeconds(20)));
+    cluster = InProcessCluster.start(directory, CLUSTER, 4, SPLITS);
     client =
         KvsClient.builder()
-            .zookeeper(zk)
+            .zookeeper(cluster.zookeeper())
             .cluster(CLUSTER)
             .operationTimeout(Duration.ofSeconds(20))
             .build();
-    long deadline = System.nanoTime() + DEADLINE.toNanos();
-    while (client.regionMap().size() != 4
-        || !client.regionMap().regions().stream().allMatch(r -> r.state() == RegionState.OPEN)) {
-      if (System.nanoTime() > deadline) {
-        fail("regions not all open within " + DEADLINE + ": " + client.regionMap().regions());
-      }
-      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5)); // poll the client's map
-    }
     tracer = new Tracer.Builder("YCSB test").conf(HTraceConfiguration.fromMap(Map.of())).build();
   }
 
@@ -132,13 +87,9 @@ class KvsYcsbClientTest {
     if (client != null) {
       client.close();
     }
-    if (master != null) {
-      master.close();
+    if (cluster != null) {
+      cluster.close();
     }
-    for (RegionServer server : servers) {
-      server.close();
-    }
-    zookeeper.close();
   }
 
   @Test
@@ -147,7 +98,7 @@ class KvsYcsbClientTest {
     properties.setProperty("recordcount", "500");
     properties.setProperty("operationcount", "1000");
     properties.setProperty("dataintegrity", "true");
-    properties.setProperty("kvs.zookeeper", zookeeper.connectString());
+    properties.setProperty("kvs.zookeeper", cluster.zookeeper());
     properties.setProperty("kvs.cluster", CLUSTER);
     properties.setProperty("kvs.timeout.ms", "20000");
     Measurements.setProperties(properties);
