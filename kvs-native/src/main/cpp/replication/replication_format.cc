@@ -83,12 +83,18 @@ bool IsControl(std::string_view message) {
   return message.size() >= 4 && coding::DecodeFixed32(message.data()) == kMagic;
 }
 
-void EncodeControl(const Control& control, std::string* out) {
+void EncodeControlHead(uint8_t type, uint64_t region_id, uint64_t epoch,
+                       std::string* out) {
   coding::PutFixed32(out, kMagic);
-  out->push_back(static_cast<char>(control.type));
+  out->push_back(static_cast<char>(type));
   out->append(3, '\0');
-  coding::PutFixed64(out, control.region_id);
-  coding::PutFixed64(out, control.epoch);
+  coding::PutFixed64(out, region_id);
+  coding::PutFixed64(out, epoch);
+}
+
+void EncodeControl(const Control& control, std::string* out) {
+  EncodeControlHead(static_cast<uint8_t>(control.type), control.region_id,
+                    control.epoch, out);
   coding::PutFixed32(out, control.buffer);
   coding::PutFixed32(out, control.bytes);
   coding::PutFixed64(out, control.sequence);

@@ -84,6 +84,10 @@ struct Control {
 
 // Whether `message` is a replication control message (by its magic).
 bool IsControl(std::string_view message);
+// Appends the head every control message starts with (24 bytes: magic,
+// type, three zero bytes, region id, epoch); send_index_format.h shares it.
+void EncodeControlHead(uint8_t type, uint64_t region_id, uint64_t epoch,
+                       std::string* out);
 void EncodeControl(const Control& control, std::string* out);
 Status DecodeControl(std::string_view bytes, Control* control);
 

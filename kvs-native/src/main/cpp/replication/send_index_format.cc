@@ -41,11 +41,8 @@ bool IsIndexControl(std::string_view message) {
 }
 
 void EncodeIndexControl(const IndexControl& control, std::string* out) {
-  coding::PutFixed32(out, kMagic);
-  out->push_back(static_cast<char>(control.type));
-  out->append(3, '\0');
-  coding::PutFixed64(out, control.region_id);
-  coding::PutFixed64(out, control.epoch);
+  EncodeControlHead(static_cast<uint8_t>(control.type), control.region_id,
+                    control.epoch, out);
   switch (control.type) {
     case IndexControlType::kFlushTail:
       out->push_back(static_cast<char>(control.kind));
