@@ -78,6 +78,11 @@ void IndexInstaller::Abandon() {
   layouts_.clear();
 }
 
+uint64_t IndexInstaller::NodesEnd(uint64_t primary) const {
+  const auto it = layouts_.find(primary);
+  return it == layouts_.end() ? 0 : it->second.nodes_end;
+}
+
 Status IndexInstaller::IndexSegment(uint64_t primary, uint64_t* backup) {
   const auto it = index_map_.find(primary);
   if (it != index_map_.end()) {
@@ -195,7 +200,7 @@ Status IndexInstaller::Install(size_t level,
     }
     auto inside_nodes = [&](uint64_t offset) {
       return alloc::OffsetInSegment(offset) <
-             layouts_[alloc::SegmentOf(offset)].nodes_end;
+             NodesEnd(alloc::SegmentOf(offset));
     };
     if (!inside_nodes(primary.root)) {
       return reject("the root is not a shipped node");
@@ -218,7 +223,7 @@ Status IndexInstaller::Install(size_t level,
       const uint64_t segment = alloc::SegmentOf(chunk);
       const uint64_t start = i * limits::segment_size_bytes;
       if (own.count(segment) == 0 || start >= primary.bloom_bytes ||
-          alloc::OffsetInSegment(chunk) != layouts_[segment].nodes_end) {
+          alloc::OffsetInSegment(chunk) != NodesEnd(segment)) {
         return reject("a Bloom filter chunk is not right after the nodes");
       }
       expected_end[segment] += AlignUp(std::min<uint64_t>(

@@ -94,6 +94,8 @@ class IndexInstaller {
   // if nothing named it before.
   Status IndexSegment(uint64_t primary, uint64_t* backup);
   Status TranslateIndexOffset(uint64_t primary_offset, uint64_t* backup);
+  // Where the nodes of received segment `primary` end (0: not received).
+  uint64_t NodesEnd(uint64_t primary) const;
   Status TranslateLogOffset(uint64_t primary_offset, uint64_t* backup) const;
   // Unreserves this compaction's segments and forgets them.
   void Abandon();
