@@ -216,6 +216,11 @@ KVS_EXPORT void kvs_fabric_options_init(kvs_fabric_options* options);
 // natively; other front ends (Netty) hand it request bytes.
 typedef struct kvs_service kvs_service;
 KVS_EXPORT kvs_service* kvs_service_create(void);
+// The engine the attached regions live in (it must outlive the service):
+// send-index replication taps its regions and keeps the copies of the
+// regions this server backs up on its volume. Before a fabric server starts.
+KVS_EXPORT void kvs_service_use_engine(kvs_service* service,
+                                       kvs_engine* engine);
 // Serves `region` as `region_id` at `epoch` until detached; the region must
 // stay open meanwhile.
 KVS_EXPORT void kvs_service_attach(kvs_service* service, uint64_t region_id,
@@ -225,12 +230,34 @@ KVS_EXPORT void kvs_service_attach(kvs_service* service, uint64_t region_id,
 // `has_end` is 0; keys outside get WRONG_REGION). A primary with backups
 // (the fabric bootstrap host and port of each) replicates every write to
 // them before answering; that needs a fabric server started on the service.
+// `mode`: KVS_REPLICATION_BUILD_INDEX (records the backups apply) or
+// KVS_REPLICATION_SEND_INDEX (log segments and compacted index segments;
+// needs kvs_service_use_engine on both ends).
+#define KVS_REPLICATION_BUILD_INDEX 0
+#define KVS_REPLICATION_SEND_INDEX 1
 KVS_EXPORT void kvs_service_attach_placed(
     kvs_service* service, uint64_t region_id, uint64_t epoch,
     kvs_region* region, int primary, const void* start, size_t start_size,
     const void* end, size_t end_size, int has_end,
     const char* const* backup_hosts, const uint16_t* backup_ports,
-    size_t backup_count);
+    size_t backup_count, int mode);
+
+// Replication counters of a service since it started: what it sent as a
+// primary (to all backups) and did as a backup (Send-Index streams open now).
+typedef struct kvs_replication_stats {
+  uint64_t log_bytes;            // records or log bytes written one-sidedly
+  uint64_t index_bytes;          // index segment bytes written one-sidedly
+  uint64_t writes;               // one-sided writes
+  uint64_t flushes;              // FLUSH and FLUSH-TAIL messages
+  uint64_t index_messages;       // SHIP-SEGMENT and INSTALL-LEVEL messages
+  uint64_t backup_tail_bytes;    // log bytes persisted as copies
+  uint64_t backup_segments;      // index segments rewritten
+  uint64_t backup_levels;        // levels installed
+  uint64_t backup_log_cpu_ns;    // CPU persisting log copies
+  uint64_t backup_index_cpu_ns;  // CPU rewriting and installing indexes
+} kvs_replication_stats;
+KVS_EXPORT void kvs_service_replication_stats(const kvs_service* service,
+                                              kvs_replication_stats* stats);
 KVS_EXPORT void kvs_service_detach(kvs_service* service, uint64_t region_id);
 // Answers one encoded request; `sink` receives the encoded reply (always
 // one: malformed requests get an INVALID_ARGUMENT reply).

@@ -8,16 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "capi/engine_handle.h"
 #include "capi/last_error.h"
 #include "engine/engine.h"
 #include "kvs/kvs.h"
-
-// An engine handle owns the engine. A region handle is the address of the
-// lsm::Region, which the engine keeps alive until the region is dropped or
-// the engine closed, so it needs no allocation or closing of its own.
-struct kvs_engine {
-  std::unique_ptr<kvs::engine::Engine> engine;
-};
 
 namespace {
 

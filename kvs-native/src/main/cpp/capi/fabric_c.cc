@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "capi/engine_handle.h"
 #include "capi/last_error.h"
 #include "channel/client.h"
 #include "channel/server.h"
@@ -67,6 +68,28 @@ void kvs_fabric_options_init(kvs_fabric_options* options) {
 
 kvs_service* kvs_service_create(void) { return new kvs_service(); }
 
+void kvs_service_use_engine(kvs_service* service, kvs_engine* engine) {
+  service->service.UseEngine(engine->engine.get());
+}
+
+void kvs_service_replication_stats(const kvs_service* service,
+                                   kvs_replication_stats* stats) {
+  const kvs::replication::ReplicatorStats sent =
+      service->service.ReplicationStats();
+  const kvs::replication::SendIndexSinkStats held =
+      service->service.BackupStats();
+  stats->log_bytes = sent.bytes;
+  stats->index_bytes = sent.index_bytes;
+  stats->writes = sent.writes;
+  stats->flushes = sent.flushes;
+  stats->index_messages = sent.index_messages;
+  stats->backup_tail_bytes = held.tail_bytes;
+  stats->backup_segments = held.segments;
+  stats->backup_levels = held.levels;
+  stats->backup_log_cpu_ns = held.log_cpu_ns;
+  stats->backup_index_cpu_ns = held.index_cpu_ns;
+}
+
 void kvs_service_attach(kvs_service* service, uint64_t region_id,
                         uint64_t epoch, kvs_region* region) {
   service->service.Attach(region_id, epoch,
@@ -79,9 +102,12 @@ void kvs_service_attach_placed(kvs_service* service, uint64_t region_id,
                                const void* end, size_t end_size, int has_end,
                                const char* const* backup_hosts,
                                const uint16_t* backup_ports,
-                               size_t backup_count) {
+                               size_t backup_count, int mode) {
   kvs::service::Placement placement;
   placement.primary = primary != 0;
+  placement.mode = mode == KVS_REPLICATION_SEND_INDEX
+                       ? kvs::replication::ReplicationMode::kSendIndex
+                       : kvs::replication::ReplicationMode::kBuildIndex;
   for (size_t i = 0; i < backup_count; ++i) {
     placement.backups.push_back({backup_hosts[i], backup_ports[i]});
   }

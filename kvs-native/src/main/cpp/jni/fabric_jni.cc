@@ -50,7 +50,8 @@ void ServiceAttach(JNIEnv*, jclass, jlong service, jlong region_id, jlong epoch,
 void ServiceAttachPlaced(JNIEnv* env, jclass, jlong service, jlong region_id,
                          jlong epoch, jlong region, jboolean primary,
                          jbyteArray start, jbyteArray end,
-                         jobjectArray backup_hosts, jintArray backup_ports) {
+                         jobjectArray backup_hosts, jintArray backup_ports,
+                         jint mode) {
   const std::string start_bytes = StringOfBytes(env, start);
   const std::string end_bytes = StringOfBytes(env, end);
   std::vector<std::string> hosts;
@@ -73,7 +74,33 @@ void ServiceAttachPlaced(JNIEnv* env, jclass, jlong service, jlong region_id,
       static_cast<uint64_t>(epoch), reinterpret_cast<kvs_region*>(region),
       primary ? 1 : 0, start_bytes.data(), start_bytes.size(), end_bytes.data(),
       end_bytes.size(), end != nullptr ? 1 : 0, host_pointers.data(),
-      ports.data(), ports.size());
+      ports.data(), ports.size(), static_cast<int>(mode));
+}
+
+void ServiceUseEngine(JNIEnv*, jclass, jlong service, jlong engine) {
+  kvs_service_use_engine(reinterpret_cast<kvs_service*>(service),
+                         reinterpret_cast<kvs_engine*>(engine));
+}
+
+// The counters in kvs_replication_stats order.
+jlongArray ServiceReplicationStats(JNIEnv* env, jclass, jlong service) {
+  kvs_replication_stats stats{};
+  kvs_service_replication_stats(reinterpret_cast<kvs_service*>(service),
+                                &stats);
+  const jlong values[] = {static_cast<jlong>(stats.log_bytes),
+                          static_cast<jlong>(stats.index_bytes),
+                          static_cast<jlong>(stats.writes),
+                          static_cast<jlong>(stats.flushes),
+                          static_cast<jlong>(stats.index_messages),
+                          static_cast<jlong>(stats.backup_tail_bytes),
+                          static_cast<jlong>(stats.backup_segments),
+                          static_cast<jlong>(stats.backup_levels),
+                          static_cast<jlong>(stats.backup_log_cpu_ns),
+                          static_cast<jlong>(stats.backup_index_cpu_ns)};
+  const jsize count = static_cast<jsize>(std::size(values));
+  jlongArray result = env->NewLongArray(count);
+  if (result != nullptr) env->SetLongArrayRegion(result, 0, count, values);
+  return result;
 }
 
 void ServiceDetach(JNIEnv*, jclass, jlong service, jlong region_id) {
@@ -202,8 +229,10 @@ bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class) {
   static const JNINativeMethod kMethods[] = {
       KVS_NATIVE("serviceCreate", "()J", ServiceCreate),
       KVS_NATIVE("serviceAttach", "(JJJJ)V", ServiceAttach),
-      KVS_NATIVE("serviceAttachPlaced", "(JJJJZ[B[B[Ljava/lang/String;[I)V",
+      KVS_NATIVE("serviceAttachPlaced", "(JJJJZ[B[B[Ljava/lang/String;[II)V",
                  ServiceAttachPlaced),
+      KVS_NATIVE("serviceUseEngine", "(JJ)V", ServiceUseEngine),
+      KVS_NATIVE("serviceReplicationStats", "(J)[J", ServiceReplicationStats),
       KVS_NATIVE("serviceDetach", "(JJ)V", ServiceDetach),
       KVS_NATIVE("serviceHandle", "(JLjava/nio/ByteBuffer;II)[B",
                  ServiceHandle),

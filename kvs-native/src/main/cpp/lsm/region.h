@@ -108,6 +108,21 @@ struct RegionContext {
       on_log_append;
 };
 
+// What a replication catch-up is told about a region (Region::ReportState):
+// the same events RegionContext's replication hooks carry, for the state
+// the region has now.
+struct StateVisitor {
+  // Bytes of a log segment from its offset 0 (small and large logs: every
+  // live segment, the current one up to where the log ends; medium: every
+  // segment a level holds).
+  std::function<void(log::LogKind kind, const log::AppendedBytes& appended)>
+      log_bytes;
+  // An index segment of level `level`, from its offset 0 (trailing zeros
+  // left off), before the level itself.
+  std::function<void(uint64_t segment, std::string_view bytes)> index_segment;
+  std::function<void(size_t level, const LevelDescriptor& descriptor)> level;
+};
+
 // Per-level statistics cover L1..L8; deeper levels count into the last slot.
 inline constexpr size_t kStatsLevels = 8;
 
@@ -186,6 +201,14 @@ class Region {
   // Switches a non-empty active L0 and schedules its compaction now, unless
   // a compaction is already running (the engine's memory budget uses it).
   void RequestCompaction();
+
+  // Replication catch-up: with writers, compactions and GC held off,
+  // reports to `visitor` everything a backup needs to mirror the region
+  // from nothing (its logs' live segments, its levels' medium and index
+  // segments, its levels), then runs `then`, still holding them off, so
+  // that whatever the region appends afterwards follows what was reported.
+  Status ReportState(const StateVisitor& visitor,
+                     const std::function<void()>& then);
 
   // Blocks until no compaction is queued or running (tests, benchmarks).
   void WaitForCompactions();

@@ -55,7 +55,10 @@ Status SegmentWriter::Write(uint64_t device_offset, std::string_view node) {
 }
 
 Status SegmentWriter::FlushSegment(uint64_t segment, Pending& pending) {
-  const size_t length = io::AlignedBuffer::RoundUp(pending.used);
+  // The whole segment, zeros after the nodes included: a segment reused
+  // holds stale bytes, and a replication catch-up reads an index segment
+  // back whole (Region::ReportState), trusting zeros to follow its data.
+  const size_t length = limits::segment_size_bytes;
   KVS_RETURN_IF_ERROR(volume_->file()->Write(alloc::SegmentStart(segment),
                                              pending.buffer.view(length)));
   bytes_written_ += length;

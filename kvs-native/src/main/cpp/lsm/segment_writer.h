@@ -1,7 +1,8 @@
 // SegmentWriter: the NodeSink compaction builds a level into. Packs nodes
 // into segments reserved from the volume, buffers each segment, and writes
-// it (direct I/O, one large write) once every node allocated in it has been
-// written -- then calls the per-segment hook (what Send-Index ships).
+// it whole (direct I/O, one large write, zeros after its nodes) once every node
+// allocated in it has been written -- then calls the per-segment hook (what
+// Send-Index ships).
 //
 // The segments stay reserved (not allocated) until the caller commits them
 // in the batch that installs the level; Abandon() returns them on failure.

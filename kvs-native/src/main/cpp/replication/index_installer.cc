@@ -71,6 +71,20 @@ Status IndexInstaller::Open(alloc::Volume* volume, uint64_t region_id,
   return Status::Ok();
 }
 
+Status IndexInstaller::Clear() {
+  Abandon();
+  alloc::MetadataBatch batch;
+  for (const auto& [level, descriptor] : levels_) {
+    for (const uint64_t segment : descriptor.index_segments) {
+      batch.Free(segment);
+    }
+    batch.Delete(lsm::Region::LevelCatalogKey(region_id_, level));
+  }
+  KVS_RETURN_IF_ERROR(volume_->Commit(batch));
+  levels_.clear();
+  return Status::Ok();
+}
+
 void IndexInstaller::Abandon() {
   for (const auto& [primary, backup] : index_map_) volume_->Unreserve(backup);
   index_map_.clear();

@@ -82,6 +82,10 @@ class IndexInstaller {
                  std::optional<size_t> emptied,
                  lsm::LevelDescriptor* installed);
 
+  // Forgets every installed level (and the compaction in progress), freeing
+  // their index segments: the primary ships its whole state again.
+  Status Clear();
+
   // The installed levels, in backup offsets, by level.
   const std::map<size_t, lsm::LevelDescriptor>& levels() const {
     return levels_;

@@ -22,6 +22,7 @@
 #include "lsm/level.h"
 #include "lsm/node_cache.h"
 #include "lsm/region.h"
+#include "testing/level_compare.h"
 #include "testing/memory_device.h"
 #include "testing/random_keys.h"
 #include "util/limits.h"
@@ -40,11 +41,6 @@ struct Node {
     device = testing::MemoryDevice::Create(256 * kSegment);
     ASSERT_TRUE(alloc::Volume::Create(device->Open(), {}, &volume).ok());
     nodes = std::make_unique<lsm::NodeCache>(volume->file(), 8 << 20);
-  }
-  std::string Read(uint64_t offset, size_t size) const {
-    std::string bytes(size, '\0');
-    EXPECT_TRUE(volume->file()->Read(offset, size, bytes.data()).ok());
-    return bytes;
   }
 };
 
@@ -178,48 +174,12 @@ class IndexInstallerTest : public ::testing::Test {
 
   void ExpectSameLevel(const lsm::LevelDescriptor& primary,
                        const lsm::LevelDescriptor& backup) {
-    std::shared_ptr<lsm::Level> ours, theirs;
-    ASSERT_TRUE(lsm::Level::Open(primary_.volume->file(), primary_.nodes.get(),
-                                 primary, &ours)
-                    .ok());
-    // A fresh cache: the backup reuses the segments of replaced levels.
-    lsm::NodeCache backup_nodes(backup_.volume->file(), 8 << 20);
-    const Status opened = lsm::Level::Open(backup_.volume->file(),
-                                           &backup_nodes, backup, &theirs);
-    ASSERT_TRUE(opened.ok()) << opened.ToString();
-    btree::TreeReader::Iterator a(&ours->tree()), b(&theirs->tree());
-    a.SeekToFirst();
-    b.SeekToFirst();
-    uint64_t entries = 0, in_log = 0;
-    for (; a.Valid(); a.Next(), b.Next()) {
-      ASSERT_TRUE(b.Valid()) << b.status().ToString();
-      ASSERT_EQ(a.key(), b.key());
-      const btree::LeafValue x = a.value(), y = b.value();
-      ASSERT_EQ(x.kind, y.kind);
-      EXPECT_TRUE(theirs->MayContain(b.key()));
-      if (x.kind == btree::EntryKind::kPutInline) {
-        ASSERT_EQ(x.inline_bytes, y.inline_bytes);
-      } else if (x.kind == btree::EntryKind::kPutInLog) {
-        ASSERT_EQ(x.log_record_size_bytes, y.log_record_size_bytes);
-        // Segment numbers may coincide now and then (both volumes reuse
-        // freed segments); the bytes behind them must always match.
-        moved_pointers_ += x.log_offset != y.log_offset ? 1 : 0;
-        ASSERT_EQ(primary_.Read(x.log_offset, x.log_record_size_bytes),
-                  backup_.Read(y.log_offset, y.log_record_size_bytes));
-        ++in_log;
-        const auto& medium = primary.medium_segments;
-        if (std::find(medium.begin(), medium.end(),
-                      alloc::SegmentOf(x.log_offset)) != medium.end()) {
-          ++medium_values_checked_;
-        }
-      }
-      ++entries;
-    }
-    ASSERT_TRUE(a.status().ok()) << a.status().ToString();
-    EXPECT_FALSE(b.Valid());
-    EXPECT_TRUE(b.status().ok()) << b.status().ToString();
-    EXPECT_EQ(entries, primary.entries);
-    EXPECT_GT(in_log, 0u);
+    testing::LevelComparison counts;
+    testing::ExpectSameLevel(primary_.volume->file(), primary_.nodes.get(),
+                             primary, backup_.volume->file(), backup, &counts);
+    EXPECT_GT(counts.in_log, 0u);
+    medium_values_checked_ += counts.medium_values;
+    moved_pointers_ += counts.moved_pointers;
   }
 
   int written_ = 0;

@@ -176,6 +176,12 @@ Status LogMirror::TrimMatching(const std::vector<FreedSegment>& freed,
   return Status::Ok();
 }
 
+Status LogMirror::Clear() {
+  std::vector<uint64_t> all;
+  for (const auto& [primary, copy] : segments()) all.push_back(primary);
+  return Trim(all);
+}
+
 std::map<uint64_t, MirroredSegment> LogMirror::segments() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return segments_;

@@ -83,6 +83,9 @@ class LogMirror {
   };
   Status TrimFreed(const std::vector<FreedSegment>& freed);
 
+  // Frees every copy (the primary ships its whole state again).
+  Status Clear();
+
   // Every copy, by primary segment.
   std::map<uint64_t, MirroredSegment> segments() const;
 

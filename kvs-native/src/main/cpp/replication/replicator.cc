@@ -7,6 +7,7 @@
 #include <deque>
 #include <utility>
 
+#include "replication/replicator_stream.h"
 #include "util/thread_name.h"
 
 namespace kvs::replication {
@@ -19,53 +20,10 @@ constexpr std::chrono::microseconds kWaitNap{20};
 
 }  // namespace
 
-struct Replicator::Peer {
-  std::string name;  // host:port
-  std::unique_ptr<channel::Client> client;
-};
+// The ticket of the last Send-Index event this thread queued.
+thread_local uint64_t last_queued_ticket = 0;
 
-struct Replicator::Stream {
-  enum class State { kConnecting, kOpening, kReady, kClosed, kFailed };
-  struct Queued {
-    uint64_t ticket;
-    std::string bytes;
-  };
-  // Records written with one one-sided write per backup.
-  struct Batch {
-    std::string bytes;
-    size_t buffer = 0;
-    uint64_t offset = 0;
-    uint64_t last_ticket = 0;
-    std::vector<bool> posted;
-    size_t completions = 0;
-  };
-
-  uint64_t region_id = 0;
-  uint64_t epoch = 0;
-  std::vector<BackupTarget> targets;
-
-  // Held across a write's local apply and its queueing.
-  std::mutex order;
-
-  std::mutex mutex;  // everything below
-  std::condition_variable changed;
-  State state = State::kConnecting;
-  Status failure;
-  bool closing = false;
-  std::deque<Queued> queue;
-  uint64_t next_ticket = 1;
-  uint64_t done_ticket = 0;  // every backup holds the records through this
-
-  // Replication thread only.
-  std::vector<std::shared_ptr<Peer>> peers;
-  std::vector<std::array<fabric::RemoteBuffer, kBuffers>> buffers;
-  size_t opens_pending = 0;
-  size_t filling = 0;
-  uint64_t offset = 0;
-  uint64_t sequence = 0;
-  size_t flush_pending = 0;  // replies outstanding for the last FLUSH
-  std::deque<std::shared_ptr<Batch>> batches;
-};
+namespace {}  // namespace
 
 Replicator::Replicator(ReplicatorOptions options)
     : options_(std::move(options)), thread_([this] {
@@ -74,6 +32,16 @@ Replicator::Replicator(ReplicatorOptions options)
       }) {}
 
 Replicator::~Replicator() {
+  CloseAll();
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    running_ = false;
+    work_.notify_all();
+  }
+  thread_.join();
+}
+
+void Replicator::CloseAll() {
   std::vector<uint64_t> regions;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -84,23 +52,54 @@ Replicator::~Replicator() {
   for (const uint64_t region_id : regions) {
     (void)Close(region_id);
   }
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    running_ = false;
-    work_.notify_all();
-  }
-  thread_.join();
 }
 
 void Replicator::Open(uint64_t region_id, uint64_t epoch,
-                      std::vector<BackupTarget> backups) {
+                      std::vector<BackupTarget> backups, ReplicationMode mode,
+                      lsm::Region* region) {
   (void)Close(region_id);
   auto stream = std::make_shared<Stream>();
   stream->region_id = region_id;
   stream->epoch = epoch;
+  stream->mode = mode;
   stream->targets = std::move(backups);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    streams_[region_id] = stream;
+    if (mode == ReplicationMode::kSendIndex) {
+      by_engine_region_[region->id()] = stream;
+    }
+  }
+  if (mode == ReplicationMode::kSendIndex) {
+    // The catch-up: the region's state, then (from `then` on, with the
+    // region still held off) its events, so none is missed or doubled.
+    lsm::StateVisitor visitor;
+    auto queue = [&](Stream::Event&& event) {
+      std::lock_guard<std::mutex> lock(stream->mutex);
+      event.ticket = stream->next_ticket++;
+      stream->events.push_back(std::move(event));
+    };
+    visitor.log_bytes = [&](log::LogKind kind,
+                            const log::AppendedBytes& appended) {
+      queue(Stream::Event::LogBytes(kind, appended));
+    };
+    visitor.index_segment = [&](uint64_t segment, std::string_view bytes) {
+      queue(Stream::Event::IndexSegment(segment, bytes));
+    };
+    visitor.level = [&](size_t level, const lsm::LevelDescriptor& descriptor) {
+      queue(Stream::Event::InstallLevel(level, descriptor, std::nullopt));
+    };
+    const Status reported = region->ReportState(visitor, [&] {
+      std::lock_guard<std::mutex> lock(stream->mutex);
+      stream->live = true;
+    });
+    if (!reported.ok()) {
+      Fail(stream.get(),
+           Status::IoError("catch-up of region " + std::to_string(region_id) +
+                           ": " + reported.ToString()));
+    }
+  }
   std::lock_guard<std::mutex> lock(mutex_);
-  streams_[region_id] = std::move(stream);
   work_.notify_all();
 }
 
@@ -143,6 +142,11 @@ Status Replicator::Close(uint64_t region_id) {
   std::lock_guard<std::mutex> lock(mutex_);
   const auto it = streams_.find(region_id);
   if (it != streams_.end() && it->second == stream) streams_.erase(it);
+  for (auto engine = by_engine_region_.begin();
+       engine != by_engine_region_.end();) {
+    engine = engine->second == stream ? by_engine_region_.erase(engine)
+                                      : std::next(engine);
+  }
   return result;
 }
 
@@ -166,12 +170,20 @@ Status Replicator::Write(uint64_t region_id, const Record& record,
                               " is closing");
       }
     }
-    KVS_RETURN_IF_ERROR(apply());
-    std::string bytes;
-    EncodeRecord(record, &bytes);
-    std::lock_guard<std::mutex> lock(stream->mutex);
-    ticket = stream->next_ticket++;
-    stream->queue.push_back({ticket, std::move(bytes)});
+    if (stream->mode == ReplicationMode::kSendIndex) {
+      // The region's log appends are queued as it makes them (Queue, on
+      // this thread): wait for the last of them.
+      last_queued_ticket = 0;
+      KVS_RETURN_IF_ERROR(apply());
+      ticket = last_queued_ticket;
+    } else {
+      KVS_RETURN_IF_ERROR(apply());
+      std::string bytes;
+      EncodeRecord(record, &bytes);
+      std::lock_guard<std::mutex> lock(stream->mutex);
+      ticket = stream->next_ticket++;
+      stream->queue.push_back({ticket, std::move(bytes)});
+    }
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -310,73 +322,127 @@ bool Replicator::SendFlush(Stream* stream, std::unique_lock<std::mutex>* lock) {
   return true;
 }
 
-bool Replicator::Pump(Stream* stream) {
+bool Replicator::Connect(Stream* stream) {
   Stream::State state;
   {
     std::lock_guard<std::mutex> lock(stream->mutex);
     state = stream->state;
   }
   const size_t backups = stream->targets.size();
+  const size_t buffers = stream->mode == ReplicationMode::kSendIndex
+                             ? kSendIndexBuffers
+                             : kBuffers;
+  if (state == Stream::State::kOpening) {
+    if (stream->opens_pending > 0) return false;
+    std::lock_guard<std::mutex> lock(stream->mutex);
+    if (stream->state == Stream::State::kOpening) {
+      stream->state = Stream::State::kReady;
+    }
+    return true;
+  }
+  stream->buffers.assign(backups, {});
+  for (const BackupTarget& target : stream->targets) {
+    Status status;
+    auto peer = PeerFor(target, &status);
+    if (peer == nullptr) {
+      Fail(stream, status);
+      return false;
+    }
+    stream->peers.push_back(std::move(peer));
+  }
+  // OPEN's buffer field names the mode (replication_format.h).
+  std::string open;
+  EncodeControl({ControlType::kOpen, stream->region_id, stream->epoch,
+                 static_cast<uint32_t>(stream->mode), 0, 0},
+                &open);
+  stream->opens_pending = backups;
+  for (size_t i = 0; i < backups; ++i) {
+    Peer* peer = stream->peers[i].get();
+    const Status submitted =
+        peer->client->Submit(open, [this, stream, i, peer, buffers](
+                                       Status status, std::string_view reply) {
+          ControlReply decoded;
+          if (status.ok()) status = DecodeControlReply(reply, &decoded);
+          if (status.ok()) status = decoded.status;
+          if (status.ok() && decoded.buffers.size() != buffers) {
+            status = Status::Corruption(
+                "OPEN reply with " + std::to_string(decoded.buffers.size()) +
+                " buffers, not " + std::to_string(buffers));
+          }
+          if (!status.ok()) {
+            Fail(stream,
+                 Status::IoError("backup " + peer->name +
+                                 " refused OPEN: " + status.ToString()));
+            return;
+          }
+          stream->buffers[i] = decoded.buffers;
+          --stream->opens_pending;
+        });
+    if (!submitted.ok()) {
+      Fail(stream, Status::IoError("backup " + peer->name + ": " +
+                                   submitted.ToString()));
+      return false;
+    }
+  }
+  std::lock_guard<std::mutex> lock(stream->mutex);
+  stream->state = Stream::State::kOpening;
+  return true;
+}
+
+bool Replicator::PostBatches(Stream* stream, std::unique_lock<std::mutex>* lock,
+                             bool* progressed) {
+  const size_t backups = stream->targets.size();
+  for (const auto& batch : stream->batches) {
+    for (size_t i = 0; i < backups; ++i) {
+      if (batch->posted[i]) continue;
+      Peer* peer = stream->peers[i].get();
+      const Status posted = peer->client->WriteRemote(
+          stream->buffers[i][batch->buffer], batch->offset, batch->bytes,
+          [this, stream, batch, peer, backups](Status status) {
+            if (!status.ok()) {
+              Fail(stream, Status::IoError("write to backup " + peer->name +
+                                           " failed: " + status.ToString()));
+              return;
+            }
+            std::lock_guard<std::mutex> done_lock(stream->mutex);
+            ++batch->completions;
+            while (!stream->batches.empty() &&
+                   stream->batches.front()->completions == backups) {
+              stream->done_ticket = std::max(
+                  stream->done_ticket, stream->batches.front()->last_ticket);
+              stream->batches.pop_front();
+            }
+            stream->changed.notify_all();
+          });
+      if (posted.IsBusy()) return true;  // a full staging buffer: later
+      if (!posted.ok()) {
+        lock->unlock();
+        Fail(stream, Status::IoError("backup " + peer->name + ": " +
+                                     posted.ToString()));
+        return false;
+      }
+      batch->posted[i] = true;
+      *progressed = true;
+      std::lock_guard<std::mutex> stats_lock(mutex_);
+      ++stats_.writes;
+    }
+  }
+  return true;
+}
+
+bool Replicator::Pump(Stream* stream) {
+  Stream::State state;
+  {
+    std::lock_guard<std::mutex> lock(stream->mutex);
+    state = stream->state;
+  }
   switch (state) {
     case Stream::State::kClosed:
     case Stream::State::kFailed:
       return false;
-    case Stream::State::kConnecting: {
-      stream->buffers.assign(backups, {});
-      for (const BackupTarget& target : stream->targets) {
-        Status status;
-        auto peer = PeerFor(target, &status);
-        if (peer == nullptr) {
-          Fail(stream, status);
-          return false;
-        }
-        stream->peers.push_back(std::move(peer));
-      }
-      std::string open;
-      EncodeControl(
-          {ControlType::kOpen, stream->region_id, stream->epoch, 0, 0, 0},
-          &open);
-      stream->opens_pending = backups;
-      for (size_t i = 0; i < backups; ++i) {
-        Peer* peer = stream->peers[i].get();
-        const Status submitted = peer->client->Submit(
-            open,
-            [this, stream, i, peer](Status status, std::string_view reply) {
-              ControlReply decoded;
-              if (status.ok()) status = DecodeControlReply(reply, &decoded);
-              if (status.ok()) status = decoded.status;
-              if (status.ok() && decoded.buffers.size() != kBuffers) {
-                status = Status::Corruption("OPEN reply without two buffers");
-              }
-              if (!status.ok()) {
-                Fail(stream,
-                     Status::IoError("backup " + peer->name +
-                                     " refused OPEN: " + status.ToString()));
-                return;
-              }
-              for (size_t b = 0; b < kBuffers; ++b) {
-                stream->buffers[i][b] = decoded.buffers[b];
-              }
-              --stream->opens_pending;
-            });
-        if (!submitted.ok()) {
-          Fail(stream, Status::IoError("backup " + peer->name + ": " +
-                                       submitted.ToString()));
-          return false;
-        }
-      }
-      std::lock_guard<std::mutex> lock(stream->mutex);
-      stream->state = Stream::State::kOpening;
-      return true;
-    }
-    case Stream::State::kOpening: {
-      if (stream->opens_pending > 0) return false;
-      std::lock_guard<std::mutex> lock(stream->mutex);
-      if (stream->state == Stream::State::kOpening) {
-        stream->state = Stream::State::kReady;
-      }
-      return true;
-    }
+    case Stream::State::kConnecting:
+    case Stream::State::kOpening:
+      return Connect(stream);
     case Stream::State::kReady:
       break;
   }
@@ -387,45 +453,16 @@ bool Replicator::Pump(Stream* stream) {
       return false;
     }
   }
+  if (stream->mode == ReplicationMode::kSendIndex) {
+    return PumpSendIndex(stream);
+  }
+  const size_t backups = stream->targets.size();
   bool progressed = false;
   std::unique_lock<std::mutex> lock(stream->mutex);
   // Post batches not yet posted on every backup (a full staging buffer
   // makes a write wait), then batch what is queued and post that at once.
   for (bool batched = true; batched;) {
-    for (const auto& batch : stream->batches) {
-      for (size_t i = 0; i < backups; ++i) {
-        if (batch->posted[i]) continue;
-        Peer* peer = stream->peers[i].get();
-        const Status posted = peer->client->WriteRemote(
-            stream->buffers[i][batch->buffer], batch->offset, batch->bytes,
-            [this, stream, batch, peer, backups](Status status) {
-              if (!status.ok()) {
-                Fail(stream, Status::IoError("write to backup " + peer->name +
-                                             " failed: " + status.ToString()));
-                return;
-              }
-              std::lock_guard<std::mutex> done_lock(stream->mutex);
-              ++batch->completions;
-              while (!stream->batches.empty() &&
-                     stream->batches.front()->completions == backups) {
-                stream->done_ticket = stream->batches.front()->last_ticket;
-                stream->batches.pop_front();
-              }
-              stream->changed.notify_all();
-            });
-        if (posted.IsBusy()) return progressed;
-        if (!posted.ok()) {
-          lock.unlock();
-          Fail(stream, Status::IoError("backup " + peer->name + ": " +
-                                       posted.ToString()));
-          return false;
-        }
-        batch->posted[i] = true;
-        progressed = true;
-        std::lock_guard<std::mutex> stats_lock(mutex_);
-        ++stats_.writes;
-      }
-    }
+    if (!PostBatches(stream, &lock, &progressed)) return false;
     batched = false;
     while (!stream->queue.empty()) {
       const size_t next = stream->queue.front().bytes.size();

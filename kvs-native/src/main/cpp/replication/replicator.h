@@ -12,6 +12,17 @@
 // other one fills; a stream switches back to a buffer only after its FLUSH
 // was answered, so each backup applies records in order.
 //
+// Send-Index (ReplicationMode::kSendIndex): instead of records, the stream
+// carries what the region reports through lsm::ReplicationTap (the Replicator
+// is the engine's tap): log bytes written one-sidedly at their own offsets
+// into per-(log, chain parity) buffers, FLUSH-TAIL when a segment is done or
+// before an index segment that may point into a tail, each finished index
+// segment through the index buffer with SHIP-SEGMENT, INSTALL-LEVEL
+// (send_index_format.h, send_index_sink.h). Opening such a stream first
+// reports the region's whole state (Region::ReportState: the catch-up),
+// then its events in order. A write returns once every backup holds its log
+// bytes.
+//
 // Failures: a backup that cannot be reached, breaks its connection or
 // refuses a message fails the stream: its waiting and later writes fail
 // with IO_ERROR naming the backup, until the region is opened again (the
@@ -34,7 +45,10 @@
 #include <vector>
 
 #include "channel/client.h"
+#include "lsm/region.h"
+#include "lsm/replication_tap.h"
 #include "replication/replication_format.h"
+#include "replication/send_index_format.h"
 #include "util/status.h"
 
 namespace kvs::replication {
@@ -43,6 +57,13 @@ struct BackupTarget {
   std::string host;  // the backup server's fabric bootstrap
   uint16_t port = 0;
 };
+
+enum class ReplicationMode : uint8_t {
+  kBuildIndex = 0,  // records; every backup applies them to its own region
+  kSendIndex = 1,   // log segments and compacted index segments
+};
+
+struct StreamEvent;  // replicator_stream.h
 
 struct ReplicatorOptions {
   fabric::EndpointOptions endpoint;  // this server's provider and node
@@ -53,26 +74,34 @@ struct ReplicatorOptions {
 
 struct ReplicatorStats {
   uint64_t records = 0;
-  uint64_t bytes = 0;    // record bytes replicated (to each backup)
-  uint64_t writes = 0;   // one-sided writes posted (all backups)
-  uint64_t flushes = 0;  // FLUSH messages (all backups)
+  uint64_t bytes = 0;           // record bytes replicated (to each backup)
+  uint64_t writes = 0;          // one-sided writes posted (all backups)
+  uint64_t flushes = 0;         // FLUSH and FLUSH-TAIL messages (all backups)
+  uint64_t index_bytes = 0;     // index segment bytes (to each backup)
+  uint64_t index_messages = 0;  // SHIP-SEGMENT and INSTALL-LEVEL (all)
 };
 
-class Replicator {
+class Replicator final : public lsm::ReplicationTap {
  public:
   explicit Replicator(ReplicatorOptions options);
   // Closes every stream (flushing it) and every connection.
-  ~Replicator();
+  ~Replicator() override;
   Replicator(const Replicator&) = delete;
   Replicator& operator=(const Replicator&) = delete;
 
   // Starts replicating `region_id` at `epoch` to `backups`, replacing an
-  // earlier stream of the region (closed first).
+  // earlier stream of the region (closed first). Send-Index needs `region`
+  // (whose state the stream starts with; its events must reach this
+  // Replicator as the engine's tap).
   void Open(uint64_t region_id, uint64_t epoch,
-            std::vector<BackupTarget> backups);
+            std::vector<BackupTarget> backups,
+            ReplicationMode mode = ReplicationMode::kBuildIndex,
+            lsm::Region* region = nullptr);
   // Flushes what the region's stream holds to its backups and forgets it;
   // bounded by the timeout. OK if the region has no stream.
   Status Close(uint64_t region_id);
+  // Closes every stream (Close each).
+  void CloseAll();
   bool Replicates(uint64_t region_id) const;
 
   // Runs `apply` (the local write) and, if it succeeds, replicates
@@ -82,11 +111,38 @@ class Replicator {
 
   ReplicatorStats stats() const;
 
+  // lsm::ReplicationTap: events of regions with a Send-Index stream.
+  void OnLogAppend(uint64_t engine_region_id, log::LogKind kind,
+                   const log::AppendedBytes& appended) override;
+  void OnIndexSegment(uint64_t engine_region_id, uint64_t segment,
+                      std::string_view bytes) override;
+  void OnLevelInstalled(uint64_t engine_region_id, size_t level,
+                        const lsm::LevelDescriptor& descriptor,
+                        std::optional<size_t> emptied) override;
+
  private:
   struct Stream;
   struct Peer;
   void Run();
   bool Pump(Stream* stream);
+  // The opening states, common to both modes; true if it moved on.
+  bool Connect(Stream* stream);
+  // Posts batches not posted on every backup yet; false if the stream
+  // failed (the lock is then released). `*progressed` is set if any was.
+  bool PostBatches(Stream* stream, std::unique_lock<std::mutex>* lock,
+                   bool* progressed);
+  // Send-Index's ready state (replicator_send_index.cc).
+  bool PumpSendIndex(Stream* stream);
+  // Queues a Send-Index event of the stream of `engine_region_id`, if it
+  // is live.
+  void Queue(uint64_t engine_region_id, StreamEvent&& event);
+  // Sends a Send-Index control message to every backup; `pending` (under
+  // the stream's mutex) counts the replies outstanding.
+  bool SendIndexControl(Stream* stream, const IndexControl& control,
+                        size_t* pending, std::unique_lock<std::mutex>* lock);
+  // Sends FLUSH-TAIL of log `log`'s buffer to every backup.
+  bool SendFlushTail(Stream* stream, size_t log, bool sealed,
+                     std::unique_lock<std::mutex>* lock);
   // Sends FLUSH of the buffer being filled to every backup (caller holds
   // the stream's mutex); false if the stream failed.
   bool SendFlush(Stream* stream, std::unique_lock<std::mutex>* lock);
@@ -97,6 +153,8 @@ class Replicator {
   mutable std::mutex mutex_;  // streams_, peers_, running_
   std::condition_variable work_;
   std::map<uint64_t, std::shared_ptr<Stream>> streams_;
+  // Send-Index streams by the engine's id of their region.
+  std::map<uint64_t, std::shared_ptr<Stream>> by_engine_region_;
   std::map<std::string, std::shared_ptr<Peer>> peers_;  // by host:port
   bool running_ = true;
   std::thread thread_;

@@ -47,7 +47,8 @@ void EncodeIndexControl(const IndexControl& control, std::string* out) {
     case IndexControlType::kFlushTail:
       out->push_back(static_cast<char>(control.kind));
       out->push_back(control.sealed ? 1 : 0);
-      out->append(2, '\0');
+      out->push_back(control.starts ? 1 : 0);
+      out->push_back('\0');
       coding::PutFixed32(out, control.bytes);
       coding::PutFixed64(out, control.chain_index);
       coding::PutFixed64(out, control.primary_segment);
@@ -96,16 +97,19 @@ Status DecodeIndexControl(std::string_view bytes, IndexControl* control) {
       if (bytes.size() != kFlushTailBytes) return Malformed("FLUSH-TAIL size");
       const auto kind = static_cast<uint8_t>(body[0]);
       const auto sealed = static_cast<uint8_t>(body[1]);
+      const auto starts = static_cast<uint8_t>(body[2]);
       decoded.bytes = coding::DecodeFixed32(body + 4);
-      if (!ValidKind(kind) || sealed > 1 || !Zero(body + 2, 2) ||
-          !Zero(body + 28, 4) || decoded.bytes > limits::segment_size_bytes) {
+      decoded.buffer = coding::DecodeFixed32(body + 24);
+      if (!ValidKind(kind) || sealed > 1 || starts > 1 || !Zero(body + 3, 1) ||
+          !Zero(body + 28, 4) || decoded.bytes > limits::segment_size_bytes ||
+          decoded.buffer > 1) {
         return Malformed("FLUSH-TAIL fields");
       }
       decoded.kind = static_cast<log::LogKind>(kind);
       decoded.sealed = sealed == 1;
+      decoded.starts = starts == 1;
       decoded.chain_index = coding::DecodeFixed64(body + 8);
       decoded.primary_segment = coding::DecodeFixed64(body + 16);
-      decoded.buffer = coding::DecodeFixed32(body + 24);
       break;
     }
     case IndexControlType::kShipSegment:

@@ -8,9 +8,11 @@
 //
 //   3 FLUSH-TAIL: persist the log bytes a buffer holds as the copy of a
 //     primary segment (LogMirror::Persist)
-//       kind u8 (1 small, 2 large, 3 medium), sealed u8 (0 or 1), zero[2],
-//       bytes u32 (<= 2 MiB), chain_index u64, primary_segment u64,
-//       buffer u32, zero u32
+//       kind u8 (1 small, 2 large, 3 medium), sealed u8 (0 or 1), starts u8
+//       (1: the first FLUSH-TAIL since the segment started, so an older
+//       copy of it is stale), zero u8, bytes u32 (<= 2 MiB), chain_index
+//       u64, primary_segment u64, buffer u32 (the log's buffer: 0 or 1),
+//       zero u32
 //   4 SHIP-SEGMENT: the index buffer holds a finished index segment
 //       primary_segment u64, bytes u32 (1 .. 2 MiB), zero u32
 //   5 INSTALL-LEVEL: the primary installed a level (IndexInstaller::Install)
@@ -63,6 +65,7 @@ struct IndexControl {
   // FLUSH-TAIL
   log::LogKind kind = log::LogKind::kSmall;
   bool sealed = false;
+  bool starts = false;
   uint32_t buffer = 0;
   uint64_t chain_index = 0;
   // FLUSH-TAIL and SHIP-SEGMENT

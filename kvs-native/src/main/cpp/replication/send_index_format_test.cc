@@ -50,9 +50,11 @@ TEST(SendIndexFormatTest, EveryMessageRoundTrips) {
   flush.chain_index = 17;
   flush.primary_segment = 4242;
   flush.buffer = 1;
+  flush.starts = true;
   const IndexControl f = RoundTrip(flush);
   EXPECT_EQ(f.kind, log::LogKind::kMedium);
   EXPECT_TRUE(f.sealed);
+  EXPECT_TRUE(f.starts);
   EXPECT_EQ(f.chain_index, 17u);
   EXPECT_EQ(f.primary_segment, 4242u);
   EXPECT_EQ(f.bytes, 2u << 20);
@@ -113,6 +115,12 @@ TEST(SendIndexFormatTest, MalformedMessagesAreRefused) {
   std::string reserved = flush_bytes;
   reserved[5] = 1;
   EXPECT_TRUE(refused(reserved));
+  std::string bad_starts = flush_bytes;
+  bad_starts[26] = 2;
+  EXPECT_TRUE(refused(bad_starts));
+  std::string bad_buffer = flush_bytes;
+  bad_buffer[48] = 2;  // a log has buffers 0 and 1
+  EXPECT_TRUE(refused(bad_buffer));
 
   IndexControl trim;
   trim.type = IndexControlType::kTrim;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "lsm/region_iterator.h"
+#include "replication/send_index_format.h"
 
 namespace kvs::service {
 namespace {
@@ -27,11 +28,17 @@ void Fail(const wire::Request& request, const Status& status,
 
 RegionService::~RegionService() { DisableReplication(); }
 
+void RegionService::UseEngine(engine::Engine* engine) {
+  std::unique_lock<std::shared_mutex> lock(mutex_);
+  engine_ = engine;
+}
+
 void RegionService::EnableReplication(const fabric::EndpointOptions& endpoint) {
   replication::ReplicatorOptions options;
   options.endpoint = endpoint;
   auto replicator = std::make_shared<replication::Replicator>(options);
   std::unique_lock<std::shared_mutex> lock(mutex_);
+  if (engine_ != nullptr) engine_->SetReplicationTap(replicator.get());
   replicating_ = true;
   replicator_ = std::move(replicator);
 }
@@ -39,34 +46,54 @@ void RegionService::EnableReplication(const fabric::EndpointOptions& endpoint) {
 void RegionService::DisableReplication() {
   std::shared_ptr<replication::Replicator> replicator;
   std::vector<std::shared_ptr<replication::ReplicaSink>> sinks;
+  std::vector<std::shared_ptr<replication::SendIndexSink>> index_sinks;
+  engine::Engine* engine = nullptr;
   {
     std::unique_lock<std::shared_mutex> lock(mutex_);
     replicator = std::move(replicator_);
     replicating_ = false;
+    engine = engine_;
     for (auto& [region_id, attached] : regions_) {
       if (attached.sink) sinks.push_back(std::move(attached.sink));
+      if (attached.index_sink) {
+        index_sinks.push_back(std::move(attached.index_sink));
+      }
     }
   }
   // Outside the lock: closing streams waits for the backups, and the last
-  // reference to a sink applies what its buffer holds.
+  // reference to a sink applies what its buffer holds. The streams close
+  // first: a closing Send-Index stream still takes the region's events.
+  if (replicator != nullptr) replicator->CloseAll();
+  if (engine != nullptr) engine->SetReplicationTap(nullptr);
   replicator.reset();
   sinks.clear();
+  index_sinks.clear();
 }
 
 void RegionService::Attach(uint64_t region_id, uint64_t epoch,
                            lsm::Region* region, Placement placement) {
   std::shared_ptr<replication::Replicator> replicator;
-  std::shared_ptr<replication::ReplicaSink> old_sink;
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    replicator = replicator_;
+  }
   const bool replicated = placement.primary && !placement.backups.empty();
-  const std::vector<replication::BackupTarget> backups = placement.backups;
+  // A primary's stream is open before the placement lets writes in, so
+  // none goes unreplicated.
+  if (replicator != nullptr && replicated) {
+    replicator->Open(region_id, epoch, placement.backups, placement.mode,
+                     region);
+  }
+  std::shared_ptr<replication::ReplicaSink> old_sink;
+  std::shared_ptr<replication::SendIndexSink> old_index_sink;
   {
     std::unique_lock<std::shared_mutex> lock(mutex_);
-    replicator = replicator_;
     Attached& attached = regions_[region_id];
     // A backup keeps its buffers only while its epoch stays; a new epoch
     // (or a promotion) starts a new stream.
     if (attached.epoch != epoch || placement.primary) {
       old_sink = std::move(attached.sink);
+      old_index_sink = std::move(attached.index_sink);
     }
     attached.epoch = epoch;
     attached.region = region;
@@ -74,12 +101,9 @@ void RegionService::Attach(uint64_t region_id, uint64_t epoch,
         std::make_shared<const Placement>(std::move(placement));
   }
   old_sink.reset();
-  if (replicator != nullptr) {
-    if (replicated) {
-      replicator->Open(region_id, epoch, backups);
-    } else {
-      (void)replicator->Close(region_id);
-    }
+  old_index_sink.reset();
+  if (replicator != nullptr && !replicated) {
+    (void)replicator->Close(region_id);
   }
 }
 
@@ -124,17 +148,20 @@ Status RegionService::CheckPlacement(const wire::Request& request,
 void RegionService::Detach(uint64_t region_id) {
   std::shared_ptr<replication::Replicator> replicator;
   std::shared_ptr<replication::ReplicaSink> sink;
+  std::shared_ptr<replication::SendIndexSink> index_sink;
   {
     std::unique_lock<std::shared_mutex> lock(mutex_);
     replicator = replicator_;
     const auto it = regions_.find(region_id);
     if (it == regions_.end()) return;
     sink = std::move(it->second.sink);
+    index_sink = std::move(it->second.index_sink);
     regions_.erase(it);
   }
   // The primary hands its last records over; a backup applies its buffer.
   if (replicator != nullptr) (void)replicator->Close(region_id);
   sink.reset();
+  index_sink.reset();
 }
 
 void RegionService::HandleReplication(channel::Session* session,
@@ -167,16 +194,40 @@ void RegionService::HandleReplication(channel::Session* session,
       } else {
         std::shared_ptr<replication::ReplicaSink> old =
             std::move(it->second.sink);
+        std::shared_ptr<replication::SendIndexSink> old_index =
+            std::move(it->second.index_sink);
         lock.unlock();
         old.reset();  // applies what the last stream left
-        std::unique_ptr<replication::ReplicaSink> sink;
+        old_index.reset();
         lock.lock();
         const auto again = regions_.find(control.region_id);
         if (again == regions_.end() || again->second.epoch != control.epoch ||
             !replicating_) {
           answer.status = Status::FromCode(Status::Code::kStaleEpoch,
                                            "region changed during OPEN");
+        } else if (control.buffer ==
+                   static_cast<uint32_t>(
+                       replication::ReplicationMode::kSendIndex)) {
+          std::unique_ptr<replication::SendIndexSink> sink;
+          answer.status =
+              engine_ == nullptr
+                  ? Status::InvalidArgument(
+                        "send-index needs the service to know its engine")
+                  : replication::SendIndexSink::Create(
+                        session, engine_->volume(), again->second.region->id(),
+                        &sink);
+          if (answer.status.ok()) {
+            answer.buffers = sink->buffers();
+            again->second.index_sink = std::move(sink);
+          }
+        } else if (control.buffer !=
+                   static_cast<uint32_t>(
+                       replication::ReplicationMode::kBuildIndex)) {
+          answer.status = Status::InvalidArgument(
+              "OPEN names an unknown replication mode " +
+              std::to_string(control.buffer));
         } else {
+          std::unique_ptr<replication::ReplicaSink> sink;
           answer.status = replication::ReplicaSink::Create(
               session, again->second.region, control.region_id, &sink);
           if (answer.status.ok()) {
@@ -196,8 +247,78 @@ void RegionService::HandleReplication(channel::Session* session,
   replication::EncodeControlReply(answer, reply);
 }
 
+void RegionService::HandleIndexControl(std::string_view message,
+                                       std::string* reply) {
+  replication::IndexControl control;
+  replication::ControlReply answer;
+  answer.status = replication::DecodeIndexControl(message, &control);
+  std::shared_ptr<replication::SendIndexSink> sink;
+  if (answer.status.ok()) {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    const auto it = regions_.find(control.region_id);
+    if (it == regions_.end() || it->second.placement->primary) {
+      answer.status =
+          Status::FromCode(Status::Code::kWrongRegion,
+                           "region " + std::to_string(control.region_id) +
+                               " is not held here as a backup");
+    } else if (it->second.epoch != control.epoch) {
+      answer.status = Status::FromCode(
+          Status::Code::kStaleEpoch,
+          "region " + std::to_string(control.region_id) + " is at epoch " +
+              std::to_string(it->second.epoch) + " here, not " +
+              std::to_string(control.epoch));
+    } else if (it->second.index_sink == nullptr) {
+      answer.status = Status::InvalidArgument(
+          "region " + std::to_string(control.region_id) +
+          " has no send-index stream (OPEN first)");
+    } else {
+      sink = it->second.index_sink;
+    }
+  }
+  if (sink != nullptr) answer.status = sink->Handle(control);
+  replication::EncodeControlReply(answer, reply);
+}
+
+Status RegionService::BackupLevels(
+    uint64_t region_id, std::map<size_t, lsm::LevelDescriptor>* levels) const {
+  std::shared_lock<std::shared_mutex> lock(mutex_);
+  const auto it = regions_.find(region_id);
+  if (it == regions_.end() || it->second.index_sink == nullptr) {
+    return Status::NotFound("region " + std::to_string(region_id) +
+                            " has no send-index stream here");
+  }
+  *levels = it->second.index_sink->levels();
+  return Status::Ok();
+}
+
+replication::ReplicatorStats RegionService::ReplicationStats() const {
+  std::shared_lock<std::shared_mutex> lock(mutex_);
+  return replicator_ != nullptr ? replicator_->stats()
+                                : replication::ReplicatorStats{};
+}
+
+replication::SendIndexSinkStats RegionService::BackupStats() const {
+  std::shared_lock<std::shared_mutex> lock(mutex_);
+  replication::SendIndexSinkStats total;
+  for (const auto& [region_id, attached] : regions_) {
+    if (attached.index_sink == nullptr) continue;
+    const replication::SendIndexSinkStats one = attached.index_sink->stats();
+    total.tails += one.tails;
+    total.tail_bytes += one.tail_bytes;
+    total.segments += one.segments;
+    total.levels += one.levels;
+    total.log_cpu_ns += one.log_cpu_ns;
+    total.index_cpu_ns += one.index_cpu_ns;
+  }
+  return total;
+}
+
 void RegionService::Handle(channel::Session* session, std::string_view bytes,
                            std::string* reply) {
+  if (replication::IsIndexControl(bytes)) {
+    HandleIndexControl(bytes, reply);
+    return;
+  }
   if (replication::IsControl(bytes)) {
     HandleReplication(session, bytes, reply);
     return;

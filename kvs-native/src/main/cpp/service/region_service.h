@@ -26,9 +26,11 @@
 #include <vector>
 
 #include "channel/server.h"
+#include "engine/engine.h"
 #include "lsm/region.h"
 #include "replication/replica_sink.h"
 #include "replication/replicator.h"
+#include "replication/send_index_sink.h"
 #include "wire/messages.h"
 
 namespace kvs::service {
@@ -41,6 +43,9 @@ struct Placement {
   // A primary's backups (their fabric servers): its writes are replicated
   // to them and acknowledged once every one holds them. Empty: none.
   std::vector<replication::BackupTarget> backups;
+  // How: records the backups apply (build-index), or log segments and
+  // compacted index segments (send-index).
+  replication::ReplicationMode mode = replication::ReplicationMode::kBuildIndex;
 
   bool Contains(std::string_view key) const {
     return key >= std::string_view(start) &&
@@ -56,6 +61,12 @@ class RegionService final : public channel::RequestHandler {
   void Attach(uint64_t region_id, uint64_t epoch, lsm::Region* region,
               Placement placement = {});
   void Detach(uint64_t region_id);
+
+  // The engine the attached regions live in (not owned; it must outlive
+  // the service): Send-Index taps its regions' log appends and
+  // compactions, and keeps the copies of the regions it backs up on its
+  // volume. Call before EnableReplication.
+  void UseEngine(engine::Engine* engine);
 
   // Replication over the fabric: backups take replica buffers on the
   // connections primaries open to them; primaries connect to their backups
@@ -76,6 +87,14 @@ class RegionService final : public channel::RequestHandler {
   // request already.
   void Execute(const wire::Request& request, std::string* reply);
 
+  // The levels installed by Send-Index for `region_id`, held here as a
+  // backup (backup offsets); NotFound if it has no Send-Index stream.
+  Status BackupLevels(uint64_t region_id,
+                      std::map<size_t, lsm::LevelDescriptor>* levels) const;
+  replication::ReplicatorStats ReplicationStats() const;
+  // Summed over the Send-Index streams this server backs up now.
+  replication::SendIndexSinkStats BackupStats() const;
+
  private:
   struct Attached {
     uint64_t epoch;
@@ -84,14 +103,17 @@ class RegionService final : public channel::RequestHandler {
     std::shared_ptr<const Placement> placement;
     // Held as a backup: where the primary's records land (after OPEN).
     std::shared_ptr<replication::ReplicaSink> sink;
+    std::shared_ptr<replication::SendIndexSink> index_sink;  // send-index
   };
   void HandleReplication(channel::Session* session, std::string_view message,
                          std::string* reply);
+  void HandleIndexControl(std::string_view message, std::string* reply);
   // The status for a request outside what `attached` serves, or OK.
   static Status CheckPlacement(const wire::Request& request,
                                const Attached& attached);
   mutable std::shared_mutex mutex_;
   std::map<uint64_t, Attached> regions_;
+  engine::Engine* engine_ = nullptr;                     // under mutex_
   bool replicating_ = false;                             // under mutex_
   std::shared_ptr<replication::Replicator> replicator_;  // under mutex_
 };

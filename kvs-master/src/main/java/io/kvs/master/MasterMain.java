@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>
  * MasterMain --id m1 --dir DIR [--zookeeper HOST:PORT,...] [--cluster default]
- *            [--regions 32] [--replication 2] [--mode build-index|none] [--servers 3]
+ *            [--regions 32] [--replication 2] [--mode send-index|build-index|none] [--servers 3]
  *            [--split-points K1,K2,... | --split-prefix PREFIX]
  * </pre>
  *
@@ -62,7 +62,7 @@ public final class MasterMain {
       Files.writeString(dir.resolve("zookeeper.connect"), zookeeper + "\n", StandardCharsets.UTF_8);
       LOG.info("embedded ZooKeeper at {}", zookeeper);
     }
-    ReplicationMode mode = ReplicationMode.fromConfigName(flags.get("mode", "build-index"));
+    ReplicationMode mode = ReplicationMode.fromConfigName(flags.get("mode", "send-index"));
     int replication = mode == ReplicationMode.NONE ? 1 : flags.getInt("replication", 2);
     int regions = flags.getInt("regions", 32);
     List<byte[]> splits = List.of();

@@ -111,6 +111,21 @@ public final class Engine implements AutoCloseable {
     }
   }
 
+  /**
+   * The native handle, for the services of this library (a region service tapping the engine's
+   * regions); not for applications. The engine must outlive its users.
+   *
+   * @throws io.kvs.core.ClosedException if the engine is closed
+   */
+  public long nativeHandle() {
+    guard.enter();
+    try {
+      return handle;
+    } finally {
+      guard.exit();
+    }
+  }
+
   private static byte[] nameBytes(String name) {
     Objects.requireNonNull(name, "name");
     return name.getBytes(StandardCharsets.UTF_8);

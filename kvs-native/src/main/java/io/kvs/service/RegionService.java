@@ -1,6 +1,8 @@
 package io.kvs.service;
 
 import io.kvs.core.ClosedException;
+import io.kvs.core.cluster.ReplicationMode;
+import io.kvs.engine.Engine;
 import io.kvs.engine.Region;
 import io.kvs.nativelib.NativeLibrary;
 import io.kvs.nativelib.internal.NativeMethods;
@@ -30,6 +32,17 @@ public final class RegionService implements AutoCloseable {
     return new RegionService(NativeMethods.serviceCreate());
   }
 
+  /**
+   * A service with no region attached, serving regions of {@code engine}: send-index replication
+   * taps the engine's regions, and keeps the copies of the regions this server backs up on its
+   * volume. The engine must outlive the service.
+   */
+  public static RegionService create(Engine engine) {
+    RegionService service = create();
+    NativeMethods.serviceUseEngine(service.handle, engine.nativeHandle());
+    return service;
+  }
+
   /** Serves {@code region} as {@code regionId} at {@code epoch}, replacing an earlier one. */
   public void attach(long regionId, long epoch, Region region) {
     lock.readLock().lock();
@@ -46,8 +59,9 @@ public final class RegionService implements AutoCloseable {
    * unbounded; keys outside get WRONG_REGION). Replaces an earlier attachment.
    *
    * <p>A primary with {@code backups} (each backup server's fabric bootstrap address) replicates
-   * every write to them and answers it once all hold it; this needs a {@link
-   * io.kvs.fabric.FabricServer} started on this service (its provider is the one used). A write
+   * every write to them in {@code mode} and answers it once all hold it; this needs a {@link
+   * io.kvs.fabric.FabricServer} started on this service (its provider is the one used), and for
+   * {@link ReplicationMode#SEND_INDEX} services created with their engine on both ends. A write
    * that cannot be replicated fails with IO_ERROR naming the backup.
    */
   public void attach(
@@ -57,7 +71,8 @@ public final class RegionService implements AutoCloseable {
       boolean primary,
       byte[] start,
       byte[] end,
-      List<InetSocketAddress> backups) {
+      List<InetSocketAddress> backups,
+      ReplicationMode mode) {
     String[] hosts = new String[backups.size()];
     int[] ports = new int[backups.size()];
     for (int i = 0; i < hosts.length; i++) {
@@ -75,7 +90,29 @@ public final class RegionService implements AutoCloseable {
           start,
           end.length == 0 ? null : end,
           hosts,
-          ports);
+          ports,
+          mode == ReplicationMode.SEND_INDEX ? 1 : 0);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /** What this service replicated as a primary and did as a backup, since it started. */
+  public ReplicationStats replicationStats() {
+    lock.readLock().lock();
+    try {
+      long[] counters = NativeMethods.serviceReplicationStats(live());
+      return new ReplicationStats(
+          counters[0],
+          counters[1],
+          counters[2],
+          counters[3],
+          counters[4],
+          counters[5],
+          counters[6],
+          counters[7],
+          counters[8],
+          counters[9]);
     } finally {
       lock.readLock().unlock();
     }

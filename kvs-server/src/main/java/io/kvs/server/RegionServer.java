@@ -55,7 +55,7 @@ public final class RegionServer implements AutoCloseable {
       engineOptions.memoryBudgetBytes(options.memoryBudgetBytes());
     }
     engine = Engine.open(options.directory().resolve("volume"), engineOptions.build());
-    service = RegionService.create();
+    service = RegionService.create(engine);
     curator =
         CuratorFrameworkFactory.builder()
             .connectString(options.zookeeper())

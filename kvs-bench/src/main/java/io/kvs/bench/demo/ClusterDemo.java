@@ -24,7 +24,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * {@code ./kvs demo}: a local cluster of separate processes (ZooKeeper, a master, three region
- * servers replicating in build-index mode), driven through the client library.
+ * servers replicating in send-index mode), driven through the client library.
  *
  * <p>It starts the cluster (through {@code io.kvs.master.local.LocalCluster}, in a fresh
  * directory), loads keys asynchronously, runs a mixed workload (50% reads, 45% updates, 5% scans)
@@ -77,8 +77,7 @@ public final class ClusterDemo {
       throw new IllegalArgumentException("counts and durations must be positive");
     }
     if (replication < 2 || replication > 3 || replication > servers) {
-      throw new IllegalArgumentException(
-          "--replication is 2 or 3, at most --servers (build-index replication)");
+      throw new IllegalArgumentException("--replication is 2 or 3, at most --servers");
     }
   }
 
@@ -113,8 +112,8 @@ public final class ClusterDemo {
         "a cluster of separate processes on this machine: ZooKeeper, a master, %d region servers",
         servers);
     note(
-        "%d regions, replication %d (build-index: a write is on every backup before it is"
-            + " acknowledged)",
+        "%d regions, replication %d (send-index: a write is on every backup before it is"
+            + " acknowledged; only primaries compact, backups install the indexes they ship)",
         regions, replication);
     note(
         "%,d keys, then %d s of reads, updates and scans from %d threads, over %s",
@@ -140,7 +139,7 @@ public final class ClusterDemo {
                   "--replication",
                   Integer.toString(replication),
                   "--mode",
-                  "build-index"),
+                  "send-index"),
               this::interrupt);
     } catch (IllegalStateException e) {
       if (interrupted) {

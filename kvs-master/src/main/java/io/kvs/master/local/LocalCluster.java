@@ -9,7 +9,7 @@ import java.util.Set;
  *
  * <pre>
  * LocalCluster start  --dir DIR [--servers 3] [--regions 32] [--replication 2]
- *                     [--mode build-index|none] [--masters 1] [--fabric shm|tcp|none]
+ *                     [--mode send-index|build-index|none] [--masters 1] [--fabric shm|tcp|none]
  *                     [--split-points K1,K2,... | --split-prefix PREFIX]
  * LocalCluster status --dir DIR
  * LocalCluster stop   --dir DIR
@@ -67,7 +67,7 @@ public final class LocalCluster {
   private static void usage() {
     System.err.println(
         "usage: ./kvs local start [--servers 3] [--regions 32] [--replication 2]"
-            + " [--mode build-index|none] [--masters 1] [--fabric shm|tcp|none]"
+            + " [--mode send-index|build-index|none] [--masters 1] [--fabric shm|tcp|none]"
             + " [--split-points K1,K2,... | --split-prefix PREFIX]\n"
             + "       ./kvs local status\n"
             + "       ./kvs local stop");

@@ -38,7 +38,7 @@ final class LocalStart {
     }
     int servers = flags.getInt("servers", 3);
     int masters = flags.getInt("masters", 1);
-    ReplicationMode mode = ReplicationMode.fromConfigName(flags.get("mode", "build-index"));
+    ReplicationMode mode = ReplicationMode.fromConfigName(flags.get("mode", "send-index"));
     int replication = mode == ReplicationMode.NONE ? 1 : flags.getInt("replication", 2);
     if (servers < replication) {
       throw new IllegalArgumentException(

@@ -156,7 +156,14 @@ public final class NativeMethods {
       byte[] start,
       byte[] end,
       String[] backupHosts,
-      int[] backupPorts);
+      int[] backupPorts,
+      int mode);
+
+  /** Lets the service tap {@code engine}'s regions for send-index replication. */
+  public static native void serviceUseEngine(long service, long engine);
+
+  /** The service's replication counters, in {@code kvs_replication_stats} order. */
+  public static native long[] serviceReplicationStats(long service);
 
   /** Stops serving {@code regionId}. */
   public static native void serviceDetach(long service, long regionId);

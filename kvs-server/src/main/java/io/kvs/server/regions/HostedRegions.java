@@ -75,9 +75,7 @@ public final class HostedRegions {
     }
     fence(descriptor.id(), descriptor.epoch());
     List<InetSocketAddress> backups =
-        role == RegionRole.PRIMARY && mode == ReplicationMode.BUILD_INDEX
-            ? backupEndpoints(descriptor)
-            : List.of();
+        role == RegionRole.PRIMARY && mode.replicates() ? backupEndpoints(descriptor) : List.of();
     epochs.raise(descriptor.id(), descriptor.epoch());
     Hosted current = hosted.get(descriptor.id());
     Region region = current != null ? current.region() : openOrCreate(descriptor.id());
@@ -88,7 +86,8 @@ public final class HostedRegions {
         role == RegionRole.PRIMARY,
         descriptor.start(),
         descriptor.end(),
-        backups);
+        backups,
+        mode);
     hosted.put(descriptor.id(), new Hosted(descriptor, role, region));
     LOG.info("opened {} as {} ({})", descriptor, role, mode.configName());
   }

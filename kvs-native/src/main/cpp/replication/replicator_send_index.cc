@@ -1,0 +1,285 @@
+// The Replicator's Send-Index streams: the region's events in, log bytes,
+// index segments and control messages out (replicator.h).
+
+#include <algorithm>
+
+#include "replication/replicator.h"
+#include "replication/replicator_stream.h"
+
+namespace kvs::replication {
+namespace {
+
+using Event = StreamEvent;
+
+constexpr log::LogKind kLogKinds[kSendIndexLogs] = {
+    log::LogKind::kSmall, log::LogKind::kLarge, log::LogKind::kMedium};
+
+size_t LogIndex(log::LogKind kind) {
+  return static_cast<size_t>(kind) - static_cast<size_t>(log::LogKind::kSmall);
+}
+
+}  // namespace
+
+void Replicator::Queue(uint64_t engine_region_id, StreamEvent&& event) {
+  std::shared_ptr<Stream> stream;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = by_engine_region_.find(engine_region_id);
+    if (it == by_engine_region_.end()) return;
+    stream = it->second;
+  }
+  {
+    std::lock_guard<std::mutex> lock(stream->mutex);
+    if (!stream->live || !stream->failure.ok()) return;
+    event.ticket = stream->next_ticket++;
+    last_queued_ticket = event.ticket;
+    stream->events.push_back(std::move(event));
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  work_.notify_all();
+}
+
+void Replicator::OnLogAppend(uint64_t engine_region_id, log::LogKind kind,
+                             const log::AppendedBytes& appended) {
+  Queue(engine_region_id, Event::LogBytes(kind, appended));
+}
+
+void Replicator::OnIndexSegment(uint64_t engine_region_id, uint64_t segment,
+                                std::string_view bytes) {
+  Queue(engine_region_id, Event::IndexSegment(segment, bytes));
+}
+
+void Replicator::OnLevelInstalled(uint64_t engine_region_id, size_t level,
+                                  const lsm::LevelDescriptor& descriptor,
+                                  std::optional<size_t> emptied) {
+  Queue(engine_region_id, Event::InstallLevel(level, descriptor, emptied));
+}
+
+bool Replicator::SendIndexControl(Stream* stream, const IndexControl& control,
+                                  size_t* pending,
+                                  std::unique_lock<std::mutex>* lock) {
+  std::string message;
+  EncodeIndexControl(control, &message);
+  const size_t backups = stream->targets.size();
+  *pending += backups;
+  for (size_t i = 0; i < backups; ++i) {
+    Peer* peer = stream->peers[i].get();
+    const auto type = control.type;
+    const Status submitted = peer->client->Submit(
+        message, [this, stream, peer, pending, type](Status status,
+                                                     std::string_view reply) {
+          ControlReply decoded;
+          if (status.ok()) status = DecodeControlReply(reply, &decoded);
+          if (status.ok()) status = decoded.status;
+          if (!status.ok()) {
+            Fail(stream,
+                 Status::IoError("backup " + peer->name + " refused " +
+                                 std::to_string(static_cast<int>(type)) + ": " +
+                                 status.ToString()));
+            return;
+          }
+          std::lock_guard<std::mutex> reply_lock(stream->mutex);
+          --*pending;
+          stream->changed.notify_all();
+        });
+    if (!submitted.ok()) {
+      lock->unlock();
+      Fail(stream, Status::IoError("backup " + peer->name + ": " +
+                                   submitted.ToString()));
+      return false;
+    }
+  }
+  return true;
+}
+
+bool Replicator::SendFlushTail(Stream* stream, size_t log, bool sealed,
+                               std::unique_lock<std::mutex>* lock) {
+  Stream::LogState& state = stream->logs[log];
+  IndexControl control;
+  control.type = IndexControlType::kFlushTail;
+  control.region_id = stream->region_id;
+  control.epoch = stream->epoch;
+  control.kind = kLogKinds[log];
+  control.sealed = sealed;
+  control.starts = state.started;
+  control.buffer = static_cast<uint32_t>(state.parity);
+  control.chain_index = state.chain_index;
+  control.primary_segment = state.segment;
+  control.bytes = static_cast<uint32_t>(state.end);
+  if (!SendIndexControl(stream, control, &state.flushes_pending[state.parity],
+                        lock)) {
+    return false;
+  }
+  state.started = false;
+  state.flushed = state.end;
+  std::lock_guard<std::mutex> stats_lock(mutex_);
+  stats_.flushes += stream->targets.size();
+  return true;
+}
+
+bool Replicator::PumpSendIndex(Stream* stream) {
+  const size_t backups = stream->targets.size();
+  bool progressed = false;
+  std::unique_lock<std::mutex> lock(stream->mutex);
+  // Nothing in flight: every write completed, every message answered.
+  const auto quiet = [&] {
+    if (!stream->batches.empty() || stream->index_replies_pending > 0) {
+      return false;
+    }
+    for (const Stream::LogState& log : stream->logs) {
+      if (log.flushes_pending[0] > 0 || log.flushes_pending[1] > 0) {
+        return false;
+      }
+    }
+    return true;
+  };
+  // FLUSH-TAIL of the large and medium tails an index segment may point
+  // into; true if any was sent (the caller waits for the replies).
+  bool failed = false;
+  const auto flush_tails = [&](std::initializer_list<log::LogKind> kinds) {
+    bool sent = false;
+    for (const log::LogKind kind : kinds) {
+      Stream::LogState& log = stream->logs[LogIndex(kind)];
+      if (log.active && log.end > log.flushed) {
+        if (!SendFlushTail(stream, LogIndex(kind), /*sealed=*/false, &lock)) {
+          failed = true;
+          return true;
+        }
+        sent = true;
+      }
+    }
+    return sent;
+  };
+  const auto add_bytes = [&](size_t buffer, uint64_t offset,
+                             std::string_view bytes, uint64_t ticket) {
+    if (!stream->batches.empty()) {
+      Stream::Batch& last = *stream->batches.back();
+      const bool unposted = std::none_of(last.posted.begin(), last.posted.end(),
+                                         [](bool posted) { return posted; });
+      if (unposted && last.buffer == buffer &&
+          last.offset + last.bytes.size() == offset &&
+          last.bytes.size() + bytes.size() <= options_.batch_bytes_max) {
+        last.bytes.append(bytes);
+        last.last_ticket = ticket;
+        return;
+      }
+    }
+    auto batch = std::make_shared<Stream::Batch>();
+    batch->buffer = buffer;
+    batch->offset = offset;
+    batch->bytes = bytes;
+    batch->last_ticket = ticket;
+    batch->posted.assign(backups, false);
+    stream->batches.push_back(std::move(batch));
+  };
+
+  for (bool moved = true; moved;) {
+    if (!PostBatches(stream, &lock, &progressed)) return false;
+    moved = false;
+    while (!stream->events.empty()) {
+      Event& event = stream->events.front();
+      if (event.type == Event::Type::kLogBytes) {
+        const size_t index = LogIndex(event.kind);
+        Stream::LogState& log = stream->logs[index];
+        if (log.active && event.segment != log.segment) {
+          // The segment is done: the backups persist it once its bytes
+          // are there, while the next one fills the other buffer.
+          if (!stream->batches.empty()) break;
+          if (!SendFlushTail(stream, index, /*sealed=*/true, &lock)) {
+            return false;
+          }
+          log.active = false;
+        }
+        if (!log.active) {
+          const size_t parity = event.chain_index % 2;
+          if (log.flushes_pending[parity] > 0) break;  // still persisting
+          log.active = true;
+          log.segment = event.segment;
+          log.chain_index = event.chain_index;
+          log.parity = parity;
+          log.end = 0;
+          log.flushed = 0;
+          log.started = true;
+        }
+        if (event.offset + event.bytes.size() > kBufferBytes) {
+          lock.unlock();
+          Fail(stream, Status::Corruption("log bytes past a segment's end"));
+          return false;
+        }
+        add_bytes(LogBuffer(event.kind, log.parity), event.offset, event.bytes,
+                  event.ticket);
+        log.end =
+            std::max<uint64_t>(log.end, event.offset + event.bytes.size());
+        {
+          std::lock_guard<std::mutex> stats_lock(mutex_);
+          stats_.bytes += event.bytes.size() * backups;
+        }
+      } else {
+        // An index segment or a level: after everything before it landed,
+        // with the log tails it may point into persisted.
+        if (!quiet()) break;
+        const bool sent =
+            flush_tails({log::LogKind::kLarge, log::LogKind::kMedium});
+        if (failed) return false;
+        if (sent) {
+          progressed = true;
+          break;
+        }
+        if (event.type == Event::Type::kIndexSegment) {
+          if (!stream->index_posted) {
+            add_bytes(kIndexBuffer, 0, event.bytes, event.ticket);
+            stream->index_posted = true;
+            moved = true;
+            break;  // SHIP-SEGMENT once the bytes are there
+          }
+          IndexControl control;
+          control.type = IndexControlType::kShipSegment;
+          control.region_id = stream->region_id;
+          control.epoch = stream->epoch;
+          control.primary_segment = event.segment;
+          control.bytes = static_cast<uint32_t>(event.bytes.size());
+          if (!SendIndexControl(stream, control, &stream->index_replies_pending,
+                                &lock)) {
+            return false;
+          }
+          stream->index_posted = false;
+          std::lock_guard<std::mutex> stats_lock(mutex_);
+          stats_.index_bytes += event.bytes.size() * backups;
+          stats_.index_messages += backups;
+        } else {
+          IndexControl control;
+          control.type = IndexControlType::kInstallLevel;
+          control.region_id = stream->region_id;
+          control.epoch = stream->epoch;
+          control.level = static_cast<uint32_t>(event.level);
+          if (event.emptied) {
+            control.emptied = static_cast<uint32_t>(*event.emptied);
+          }
+          control.descriptor = event.descriptor;
+          if (!SendIndexControl(stream, control, &stream->index_replies_pending,
+                                &lock)) {
+            return false;
+          }
+          std::lock_guard<std::mutex> stats_lock(mutex_);
+          stats_.index_messages += backups;
+        }
+      }
+      stream->events.pop_front();
+      progressed = true;
+      moved = true;
+    }
+  }
+  if (stream->closing && stream->events.empty() && quiet()) {
+    // The tails, so the backups hold every byte acknowledged.
+    const bool sent = flush_tails(
+        {log::LogKind::kSmall, log::LogKind::kLarge, log::LogKind::kMedium});
+    if (failed) return false;
+    if (sent) return true;
+    stream->state = Stream::State::kClosed;
+    stream->changed.notify_all();
+    return true;
+  }
+  return progressed;
+}
+
+}  // namespace kvs::replication

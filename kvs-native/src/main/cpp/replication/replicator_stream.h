@@ -1,0 +1,145 @@
+// The Replicator's per-region stream and per-backup-server connection
+// (replicator.h); private to replication/replicator*.cc.
+
+#ifndef KVS_REPLICATION_REPLICATOR_STREAM_H_
+#define KVS_REPLICATION_REPLICATOR_STREAM_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "channel/client.h"
+#include "log/log_format.h"
+#include "lsm/level.h"
+#include "lsm/region.h"
+#include "replication/replicator.h"
+#include "replication/send_index_sink.h"
+
+namespace kvs::replication {
+
+// The ticket of the last Send-Index event this thread queued (a write
+// waits for its own log bytes).
+extern thread_local uint64_t last_queued_ticket;
+
+// Send-Index: what a region reported (lsm::ReplicationTap), in order.
+struct StreamEvent {
+  enum class Type { kLogBytes, kIndexSegment, kInstallLevel };
+  Type type = Type::kLogBytes;
+  uint64_t ticket = 0;
+  log::LogKind kind = log::LogKind::kSmall;  // kLogBytes
+  uint64_t chain_index = 0;                  // kLogBytes
+  uint64_t segment = 0;                      // kLogBytes, kIndexSegment
+  uint64_t offset = 0;                       // kLogBytes
+  std::string bytes;                         // kLogBytes, kIndexSegment
+  size_t level = 0;                          // kInstallLevel
+  lsm::LevelDescriptor descriptor;           // kInstallLevel
+  std::optional<size_t> emptied;             // kInstallLevel
+
+  static StreamEvent LogBytes(log::LogKind kind,
+                              const log::AppendedBytes& appended) {
+    StreamEvent event;
+    event.type = Type::kLogBytes;
+    event.kind = kind;
+    event.chain_index = appended.chain_index;
+    event.segment = appended.segment;
+    event.offset = appended.offset;
+    event.bytes = appended.bytes;
+    return event;
+  }
+  static StreamEvent IndexSegment(uint64_t segment, std::string_view bytes) {
+    StreamEvent event;
+    event.type = Type::kIndexSegment;
+    event.segment = segment;
+    event.bytes = bytes;
+    return event;
+  }
+  static StreamEvent InstallLevel(size_t level,
+                                  const lsm::LevelDescriptor& descriptor,
+                                  std::optional<size_t> emptied) {
+    StreamEvent event;
+    event.type = Type::kInstallLevel;
+    event.level = level;
+    event.descriptor = descriptor;
+    event.emptied = emptied;
+    return event;
+  }
+};
+
+struct Replicator::Peer {
+  std::string name;  // host:port
+  std::unique_ptr<channel::Client> client;
+};
+
+struct Replicator::Stream {
+  enum class State { kConnecting, kOpening, kReady, kClosed, kFailed };
+  // Build-index: a record to replicate.
+  struct Queued {
+    uint64_t ticket;
+    std::string bytes;
+  };
+  using Event = StreamEvent;
+  // Bytes written with one one-sided write per backup.
+  struct Batch {
+    std::string bytes;
+    size_t buffer = 0;
+    uint64_t offset = 0;
+    uint64_t last_ticket = 0;
+    std::vector<bool> posted;
+    size_t completions = 0;
+  };
+  // Send-Index: the log segment a log's buffer is being filled with.
+  struct LogState {
+    bool active = false;
+    uint64_t segment = 0;
+    uint64_t chain_index = 0;
+    size_t parity = 0;     // its buffer: chain index % 2
+    uint64_t end = 0;      // bytes written into the buffer
+    uint64_t flushed = 0;  // bytes a FLUSH-TAIL named
+    bool started = false;  // no FLUSH-TAIL since the segment started
+    size_t flushes_pending[2] = {0, 0};  // replies, per buffer
+  };
+
+  uint64_t region_id = 0;
+  uint64_t epoch = 0;
+  ReplicationMode mode = ReplicationMode::kBuildIndex;
+  std::vector<BackupTarget> targets;
+
+  // Held across a write's local apply and its queueing.
+  std::mutex order;
+
+  std::mutex mutex;  // everything below
+  std::condition_variable changed;
+  State state = State::kConnecting;
+  Status failure;
+  bool closing = false;
+  std::deque<Queued> queue;
+  // Send-Index: whether the region's events are queued (from the end of
+  // its catch-up report on), and the queue.
+  bool live = false;
+  std::deque<Event> events;
+  uint64_t next_ticket = 1;
+  uint64_t done_ticket = 0;  // every backup holds the bytes through this
+  // Replies outstanding for SHIP-SEGMENT and INSTALL-LEVEL.
+  size_t index_replies_pending = 0;
+  LogState logs[kSendIndexLogs];
+
+  // Replication thread only.
+  std::vector<std::shared_ptr<Peer>> peers;
+  std::vector<std::vector<fabric::RemoteBuffer>> buffers;  // per backup
+  size_t opens_pending = 0;
+  size_t filling = 0;
+  uint64_t offset = 0;
+  uint64_t sequence = 0;
+  size_t flush_pending = 0;   // replies outstanding for the last FLUSH
+  bool index_posted = false;  // the front index segment's bytes are posted
+  std::deque<std::shared_ptr<Batch>> batches;
+};
+
+}  // namespace kvs::replication
+
+#endif  // KVS_REPLICATION_REPLICATOR_STREAM_H_

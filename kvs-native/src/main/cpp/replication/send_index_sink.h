@@ -1,0 +1,91 @@
+// SendIndexSink: a backup's end of one region's Send-Index stream (Tebis
+// §3.2-3.3).
+//
+// On OPEN it registers seven replica buffers on the connection the OPEN
+// came on: two per log (small, large, medium; the primary fills one with a
+// segment's bytes at their own offsets while the other is persisted) and
+// one for index segments. The backup's CPU takes no part in the one-sided
+// writes; the control messages (send_index_format.h) drive it:
+//
+// - FLUSH-TAIL persists a log buffer's bytes as the copy of a primary
+//   segment (LogMirror); a sealed segment's buffer is zeroed for the next.
+//   Before a primary segment's first copy, copies of that segment in any of
+//   the region's logs are trimmed: the primary freed and reused it.
+// - SHIP-SEGMENT hands the index buffer to the IndexInstaller (pointer
+//   rewriting), INSTALL-LEVEL installs the level, TRIM trims freed copies.
+//
+// A new stream starts from nothing: Create forgets what the region's copies
+// and installed levels held (the primary's catch-up ships its whole state
+// first), so a backup never keeps a half-installed level or a stale copy.
+//
+// Thread safety: all methods may be called concurrently (one at a time
+// inside).
+
+#ifndef KVS_REPLICATION_SEND_INDEX_SINK_H_
+#define KVS_REPLICATION_SEND_INDEX_SINK_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "alloc/volume.h"
+#include "channel/server.h"
+#include "lsm/level.h"
+#include "replication/index_installer.h"
+#include "replication/log_mirror.h"
+#include "replication/replication_format.h"
+#include "replication/send_index_format.h"
+#include "util/status.h"
+
+namespace kvs::replication {
+
+// The buffers of a Send-Index stream, in the OPEN reply's order.
+inline constexpr size_t kSendIndexLogs = 3;  // small, large, medium
+inline constexpr size_t kSendIndexBuffers = kSendIndexLogs * 2 + 1;
+inline constexpr size_t kIndexBuffer = kSendIndexLogs * 2;
+// The buffer of `kind`'s log with parity `parity` (chain index % 2).
+size_t LogBuffer(log::LogKind kind, size_t parity);
+
+struct SendIndexSinkStats {
+  uint64_t tails = 0;         // FLUSH-TAILs persisted
+  uint64_t tail_bytes = 0;    // bytes persisted by them
+  uint64_t segments = 0;      // index segments rewritten
+  uint64_t levels = 0;        // levels installed
+  uint64_t log_cpu_ns = 0;    // CPU spent persisting log copies
+  uint64_t index_cpu_ns = 0;  // CPU spent rewriting and installing
+};
+
+class SendIndexSink {
+ public:
+  // Registers the buffers on the connection of `session` (used during the
+  // call only) and opens the copies and levels of engine region
+  // `region_id` on `volume` (not owned), emptied.
+  static Status Create(channel::Session* session, alloc::Volume* volume,
+                       uint64_t region_id,
+                       std::unique_ptr<SendIndexSink>* sink);
+  SendIndexSink(const SendIndexSink&) = delete;
+  SendIndexSink& operator=(const SendIndexSink&) = delete;
+
+  std::vector<fabric::RemoteBuffer> buffers() const;
+  Status Handle(const IndexControl& control);
+
+  // The installed levels, in backup offsets (tests, verification).
+  std::map<size_t, lsm::LevelDescriptor> levels() const;
+  SendIndexSinkStats stats() const;
+
+ private:
+  SendIndexSink() = default;
+  Status FlushTail(const IndexControl& control);
+  LogMirror* Mirror(log::LogKind kind) const;
+
+  mutable std::mutex mutex_;
+  std::unique_ptr<channel::ReplicaBuffer> buffers_[kSendIndexBuffers];
+  std::unique_ptr<LogMirror> mirrors_[kSendIndexLogs];
+  std::unique_ptr<IndexInstaller> installer_;
+  SendIndexSinkStats stats_;
+};
+
+}  // namespace kvs::replication
+
+#endif  // KVS_REPLICATION_SEND_INDEX_SINK_H_

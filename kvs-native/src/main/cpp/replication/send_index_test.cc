@@ -1,0 +1,202 @@
+// Send-Index between two region services, each behind its own fabric
+// server (shm and tcp): the primary ships its log segments and compacted
+// index segments; the backup's installed levels must read as the
+// primary's after every batch of writes -- including those the primary
+// held before the stream opened (the catch-up) and after a reopen at a new
+// epoch, which starts the backup over.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "channel/server.h"
+#include "engine/engine.h"
+#include "service/region_service.h"
+#include "testing/level_compare.h"
+#include "testing/memory_device.h"
+#include "testing/random_keys.h"
+
+namespace kvs::replication {
+namespace {
+
+struct Node {
+  std::shared_ptr<testing::MemoryDevice> device;
+  std::unique_ptr<engine::Engine> engine;
+  lsm::Region* region = nullptr;
+  service::RegionService service;
+  std::unique_ptr<channel::Server> server;
+};
+
+class SendIndexTest : public ::testing::TestWithParam<fabric::Provider> {
+ protected:
+  void SetUp() override {
+    StartNode(&primary_);
+    StartNode(&backup_);
+  }
+
+  void TearDown() override {
+    primary_.service.DisableReplication();
+    backup_.service.DisableReplication();
+  }
+
+  fabric::EndpointOptions Endpoint() const {
+    fabric::EndpointOptions endpoint;
+    endpoint.provider = GetParam();
+    if (GetParam() == fabric::Provider::kTcp) endpoint.node = "127.0.0.1";
+    return endpoint;
+  }
+
+  void StartNode(Node* node) {
+    engine::EngineOptions options;
+    options.volume.grow_step_segments = 4;
+    options.region.l0_size_bytes = 1 << 20;
+    // Several levels, kept: upper ones keep medium values in the medium
+    // log, so pointers go through both log copies.
+    options.region.growth_factor = 2;
+    options.region.stale_fraction_max = 1.0;
+    node->device = testing::MemoryDevice::Create(1024u << 20);
+    ASSERT_TRUE(
+        engine::Engine::Open(node->device->Open(), options, true, &node->engine)
+            .ok());
+    ASSERT_TRUE(node->engine->CreateRegion("r7", &node->region).ok());
+    node->service.UseEngine(node->engine.get());
+    channel::ServerOptions server_options;
+    server_options.endpoint = Endpoint();
+    ASSERT_TRUE(
+        channel::Server::Start(server_options, &node->service, &node->server)
+            .ok());
+    node->service.EnableReplication(Endpoint());
+  }
+
+  void Place(uint64_t epoch) {
+    service::Placement as_backup;
+    as_backup.primary = false;
+    backup_.service.Attach(7, epoch, backup_.region, as_backup);
+    service::Placement as_primary;
+    as_primary.mode = ReplicationMode::kSendIndex;
+    as_primary.backups.push_back(
+        {"127.0.0.1", static_cast<uint16_t>(backup_.server->port())});
+    primary_.service.Attach(7, epoch, primary_.region, as_primary);
+    epoch_ = epoch;
+  }
+
+  // Values of every size category, overwrites and deletes, through the
+  // service (so replicated) or straight into the region (before the
+  // stream exists).
+  void Write(int operations, bool through_service) {
+    testing::RandomBytes random(5 + written_);
+    for (int i = written_; i < written_ + operations; ++i) {
+      const std::string key = "key" + std::to_string(i % 6000);
+      const bool remove = i % 29 == 0;
+      const size_t size = i % 3 == 0 ? 8 : i % 3 == 1 ? 500 : 3000;
+      const std::string value = remove ? "" : random.Bytes(size);
+      if (!through_service) {
+        ASSERT_TRUE((remove ? primary_.region->Delete(key)
+                            : primary_.region->Put(key, value))
+                        .ok());
+        continue;
+      }
+      wire::Request request;
+      request.opcode = remove ? wire::Opcode::kDelete : wire::Opcode::kPut;
+      request.region_id = 7;
+      request.epoch = epoch_;
+      request.key = key;
+      request.value = value;
+      std::string bytes, reply_bytes;
+      wire::EncodeRequest(request, &bytes);
+      primary_.service.Handle(nullptr, bytes, &reply_bytes);
+      wire::Reply reply;
+      ASSERT_TRUE(wire::DecodeReply(reply_bytes, &reply).ok());
+      ASSERT_EQ(reply.status, Status::Code::kOk) << reply.message;
+    }
+    written_ += operations;
+    primary_.region->WaitForCompactions();
+  }
+
+  // Waits until the backup installed as many levels, of the same sizes,
+  // as the primary holds, then compares them entry by entry.
+  void ExpectBackupCaughtUp() {
+    std::vector<lsm::LevelDescriptor> primary_levels =
+        primary_.region->LevelDescriptors();
+    std::map<size_t, lsm::LevelDescriptor> backup_levels;
+    const auto matches = [&] {
+      if (!backup_.service.BackupLevels(7, &backup_levels).ok()) return false;
+      size_t present = 0;
+      for (size_t level = 0; level < primary_levels.size(); ++level) {
+        if (primary_levels[level].empty()) continue;
+        ++present;
+        const auto it = backup_levels.find(level);
+        if (it == backup_levels.end() ||
+            it->second.entries != primary_levels[level].entries ||
+            it->second.kv_bytes != primary_levels[level].kv_bytes) {
+          return false;
+        }
+      }
+      return present == backup_levels.size();
+    };
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!matches()) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+          << "the backup did not install the primary's levels";
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    size_t compared = 0;
+    for (size_t level = 0; level < primary_levels.size(); ++level) {
+      if (primary_levels[level].empty()) continue;
+      lsm::NodeCache nodes(primary_.engine->volume()->file(), 8 << 20);
+      testing::ExpectSameLevel(
+          primary_.engine->volume()->file(), &nodes, primary_levels[level],
+          backup_.engine->volume()->file(), backup_levels.at(level), &counts_);
+      ++compared;
+    }
+    EXPECT_GT(compared, 0u);
+  }
+
+  Node primary_, backup_;
+  uint64_t epoch_ = 0;
+  int written_ = 0;
+  testing::LevelComparison counts_;
+};
+
+TEST_P(SendIndexTest, BackupLevelsReadAsThePrimarysAcrossCompactions) {
+  // Data from before the stream: the catch-up ships it.
+  Write(3000, /*through_service=*/false);
+  ASSERT_GE(primary_.region->stats().compactions, 1u);
+  Place(3);
+  ExpectBackupCaughtUp();
+  for (int batch = 0; batch < 6; ++batch) {
+    Write(2000, /*through_service=*/true);
+    ExpectBackupCaughtUp();
+  }
+  EXPECT_GT(primary_.region->stats().compactions, 5u);
+  EXPECT_GT(counts_.medium_values, 0u);
+  EXPECT_GT(counts_.moved_pointers, 0u);
+  const ReplicatorStats shipped = primary_.service.ReplicationStats();
+  EXPECT_GT(shipped.index_bytes, 0u);
+  EXPECT_GT(backup_.service.BackupStats().segments, 0u);
+  // The backup ran no compaction of its own: its region holds nothing.
+  EXPECT_EQ(backup_.region->stats().compactions, 0u);
+  EXPECT_EQ(backup_.region->stats().l0_entries, 0u);
+
+  // A new epoch starts the backup over; it catches up again.
+  Place(4);
+  ExpectBackupCaughtUp();
+  Write(2000, /*through_service=*/true);
+  ExpectBackupCaughtUp();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Providers, SendIndexTest,
+    ::testing::Values(fabric::Provider::kShm, fabric::Provider::kTcp),
+    [](const auto& param_info) {
+      return std::string(param_info.param == fabric::Provider::kShm ? "shm"
+                                                                    : "tcp");
+    });
+
+}  // namespace
+}  // namespace kvs::replication

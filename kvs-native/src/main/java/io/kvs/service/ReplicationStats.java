@@ -1,0 +1,28 @@
+package io.kvs.service;
+
+/**
+ * A region service's replication counters since it started: what it sent as a primary (summed over
+ * its backups) and what it did as a backup for the Send-Index streams open now.
+ *
+ * @param logBytes records (build-index) or log bytes (send-index) written one-sidedly
+ * @param indexBytes index segment bytes written one-sidedly (send-index)
+ * @param writes one-sided writes
+ * @param flushes FLUSH and FLUSH-TAIL messages
+ * @param indexMessages SHIP-SEGMENT and INSTALL-LEVEL messages
+ * @param backupTailBytes log bytes persisted as copies of a primary's segments
+ * @param backupSegments index segments rewritten and written
+ * @param backupLevels levels installed
+ * @param backupLogCpuNanos CPU spent persisting log copies
+ * @param backupIndexCpuNanos CPU spent rewriting pointers and installing levels
+ */
+public record ReplicationStats(
+    long logBytes,
+    long indexBytes,
+    long writes,
+    long flushes,
+    long indexMessages,
+    long backupTailBytes,
+    long backupSegments,
+    long backupLevels,
+    long backupLogCpuNanos,
+    long backupIndexCpuNanos) {}
