@@ -1,4 +1,4 @@
-# summary: run a benchmark: engine (KVS vs RocksDB vs BlobDB, YCSB), protocol (fabric vs Netty); --quick for the short profile
+# summary: run a benchmark: engine (KVS vs RocksDB vs BlobDB, YCSB), protocol (fabric vs Netty), replication (send-index vs build-index); --quick for the short profile
 #
 #   ./kvs bench engine [--quick] [options]
 #
@@ -7,15 +7,16 @@
 # under target/bench/. Options of a benchmark follow its name; see the class
 # comment of its main class (e.g. io.kvs.bench.engine.EngineBenchmark).
 
-# Benchmark name -> main class. New benchmarks (protocol, replication) are one
-# line here.
+# Benchmark name -> main class. A new benchmark is one line here.
 declare -A KVS_BENCHMARKS=(
   [engine]=io.kvs.bench.engine.EngineBenchmark
   [protocol]=io.kvs.bench.protocol.ProtocolBenchmark
+  [replication]=io.kvs.bench.replication.ReplicationBenchmark
 )
 declare -A KVS_BENCHMARK_SUMMARIES=(
   [engine]="storage engines under YCSB: KVS vs RocksDB vs RocksDB+BlobDB (--quick: ~10 min)"
   [protocol]="wire round trips: fabric shm and tcp vs Netty TCP, one server handler (--quick: ~1 min)"
+  [replication]="replication modes on a local cluster under YCSB: none vs build-index vs send-index, RF 2 and 3 (--quick: ~15 min)"
 )
 
 cmd_bench() {

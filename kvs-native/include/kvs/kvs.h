@@ -243,18 +243,20 @@ KVS_EXPORT void kvs_service_attach_placed(
     size_t backup_count, int mode);
 
 // Replication counters of a service since it started: what it sent as a
-// primary (to all backups) and did as a backup (Send-Index streams open now).
+// primary (to all backups) and did as a backup (for the streams open now).
 typedef struct kvs_replication_stats {
   uint64_t log_bytes;            // records or log bytes written one-sidedly
   uint64_t index_bytes;          // index segment bytes written one-sidedly
   uint64_t writes;               // one-sided writes
   uint64_t flushes;              // FLUSH and FLUSH-TAIL messages
   uint64_t index_messages;       // SHIP-SEGMENT and INSTALL-LEVEL messages
+  uint64_t index_cpu_ns;         // CPU shipping index segments and levels
   uint64_t backup_tail_bytes;    // log bytes persisted as copies
   uint64_t backup_segments;      // index segments rewritten
   uint64_t backup_levels;        // levels installed
   uint64_t backup_log_cpu_ns;    // CPU persisting log copies
-  uint64_t backup_index_cpu_ns;  // CPU rewriting and installing indexes
+  uint64_t backup_index_cpu_ns;  // CPU on indexes: rewriting, installing
+                                 // (send-index); applying records (build-index)
 } kvs_replication_stats;
 KVS_EXPORT void kvs_service_replication_stats(const kvs_service* service,
                                               kvs_replication_stats* stats);

@@ -83,6 +83,7 @@ void kvs_service_replication_stats(const kvs_service* service,
   stats->writes = sent.writes;
   stats->flushes = sent.flushes;
   stats->index_messages = sent.index_messages;
+  stats->index_cpu_ns = sent.index_cpu_ns;
   stats->backup_tail_bytes = held.tail_bytes;
   stats->backup_segments = held.segments;
   stats->backup_levels = held.levels;

@@ -156,6 +156,13 @@ lsm::RegionContext Engine::Context() const {
       tap->OnLevelInstalled(region_id, level, descriptor, emptied);
     });
   };
+  context.on_log_released =
+      [this](uint64_t region_id, log::LogKind kind,
+             const std::vector<log::ReleasedSegment>& released) {
+        Tap([&](lsm::ReplicationTap* tap) {
+          tap->OnLogReleased(region_id, kind, released);
+        });
+      };
   return context;
 }
 

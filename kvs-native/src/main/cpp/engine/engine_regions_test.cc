@@ -75,6 +75,8 @@ class CountingTap : public lsm::ReplicationTap {
     std::lock_guard<std::mutex> lock(mutex);
     ++levels;
   }
+  void OnLogReleased(uint64_t, log::LogKind,
+                     const std::vector<log::ReleasedSegment>&) override {}
   std::mutex mutex;
   std::set<uint64_t> regions;
   uint64_t small_bytes = 0, large_bytes = 0, index_segments = 0, levels = 0;

@@ -322,30 +322,36 @@ std::map<uint64_t, uint64_t> LogWriter::segments() const {
   return segments_;
 }
 
-void LogWriter::ReleaseSegmentsBefore(uint64_t chain_index,
-                                      alloc::MetadataBatch* batch) {
+std::vector<ReleasedSegment> LogWriter::ReleaseSegmentsBefore(
+    uint64_t chain_index, alloc::MetadataBatch* batch) {
   std::lock_guard<std::mutex> lock(mutex_);
   const uint64_t limit = std::min(chain_index, chain_index_);
+  std::vector<ReleasedSegment> released;
   for (auto it = segments_.begin();
        it != segments_.end() && it->first < limit;) {
+    released.push_back({it->first, it->second});
     batch->Free(it->second);
     batch->Delete(SegmentCatalogKey(identity_.catalog_prefix, it->first));
     it = segments_.erase(it);
   }
+  return released;
 }
 
-void LogWriter::ReleaseSegment(uint64_t segment, alloc::MetadataBatch* batch) {
+ReleasedSegment LogWriter::ReleaseSegment(uint64_t segment,
+                                          alloc::MetadataBatch* batch) {
   std::lock_guard<std::mutex> lock(mutex_);
   KVS_CHECK_MSG(segment != segment_, "releasing the current log segment");
   for (auto it = segments_.begin(); it != segments_.end(); ++it) {
     if (it->second == segment) {
+      const ReleasedSegment released{it->first, segment};
       batch->Free(segment);
       batch->Delete(SegmentCatalogKey(identity_.catalog_prefix, it->first));
       segments_.erase(it);
-      return;
+      return released;
     }
   }
   KVS_CHECK_MSG(false, "releasing a segment the log does not own");
+  return {};
 }
 
 LogWriterStats LogWriter::stats() const {

@@ -44,6 +44,12 @@
 
 namespace kvs::log {
 
+// A segment a log gave up (its release is in the caller's batch).
+struct ReleasedSegment {
+  uint64_t chain_index = 0;
+  uint64_t segment = 0;
+};
+
 // What a segment held when the log moved on from it.
 struct SealedSegment {
   uint64_t chain_index = 0;
@@ -141,11 +147,12 @@ class LogWriter {
   std::map<uint64_t, uint64_t> segments() const;
   // Adds to `batch` the release of every segment with chain index below
   // `chain_index` (never the current one) and forgets them; the caller
-  // commits the batch.
-  void ReleaseSegmentsBefore(uint64_t chain_index, alloc::MetadataBatch* batch);
+  // commits the batch. Returns them.
+  std::vector<ReleasedSegment> ReleaseSegmentsBefore(
+      uint64_t chain_index, alloc::MetadataBatch* batch);
   // Adds to `batch` the release of sealed segment `segment` (garbage
   // collected) and forgets it. Requires it is not the current segment.
-  void ReleaseSegment(uint64_t segment, alloc::MetadataBatch* batch);
+  ReleasedSegment ReleaseSegment(uint64_t segment, alloc::MetadataBatch* batch);
   LogWriterStats stats() const;
   const LogIdentity& identity() const { return identity_; }
 

@@ -513,6 +513,10 @@ Status Region::Sync() {
 
 Status Region::Flush() { return Sync(); }
 
+std::map<uint64_t, uint64_t> Region::LogSegments(log::LogKind kind) const {
+  return (kind == log::LogKind::kLarge ? large_log_ : small_log_)->segments();
+}
+
 RegionStats Region::stats() const {
   RegionStats stats;
   stats.puts = puts_.load();

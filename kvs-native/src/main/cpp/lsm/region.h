@@ -106,6 +106,13 @@ struct RegionContext {
   std::function<void(uint64_t region_id, log::LogKind kind,
                      const log::AppendedBytes& appended)>
       on_log_append;
+  // Segments of the small or large log the region freed (committed), after
+  // the level that stopped pointing at them was reported installed: what
+  // Send-Index's GC mirroring trims on the backups. Must not call back into
+  // the region.
+  std::function<void(uint64_t region_id, log::LogKind kind,
+                     const std::vector<log::ReleasedSegment>& released)>
+      on_log_released;
 };
 
 // What a replication catch-up is told about a region (Region::ReportState):
@@ -212,6 +219,9 @@ class Region {
 
   // Blocks until no compaction is queued or running (tests, benchmarks).
   void WaitForCompactions();
+  // The live segments of the small or large log, by chain index (tests,
+  // tools).
+  std::map<uint64_t, uint64_t> LogSegments(log::LogKind kind) const;
   // Per-level entry counts and sizes, for tests and statistics.
   std::vector<LevelDescriptor> LevelDescriptors() const;
   const std::string& name() const { return name_; }
@@ -274,10 +284,14 @@ class Region {
   // Sealed large-log segments whose records are all garbage. Caller holds
   // gc_mutex_.
   std::vector<uint64_t> DeadSegmentsLocked() const;
-  // Adds their release to `batch`. Must not hold gc_mutex_ (takes the
-  // large log's lock, which the seal hook holds while taking gc_mutex_).
-  void ReleaseSegments(const std::vector<uint64_t>& segments,
-                       alloc::MetadataBatch* batch);
+  // Adds their release to `batch` and returns them. Must not hold
+  // gc_mutex_ (takes the large log's lock, which the seal hook holds while
+  // taking gc_mutex_).
+  std::vector<log::ReleasedSegment> ReleaseSegments(
+      const std::vector<uint64_t>& segments, alloc::MetadataBatch* batch);
+  // Reports committed releases (RegionContext::on_log_released).
+  void ReportReleased(log::LogKind kind,
+                      const std::vector<log::ReleasedSegment>& released) const;
   void ForgetSegmentsLocked(const std::vector<uint64_t>& segments);
   void OnLargeSegmentSealed(const log::SealedSegment& sealed,
                             alloc::MetadataBatch* batch);

@@ -226,8 +226,11 @@ Status Region::CompactImmutable() {
   alloc::MetadataBatch batch;
   batch.Put(CatalogPrefix(id_) + "state", coding::Fixed64String(max_lsn));
   // The write-ahead log before the switch is now in L1.
-  small_log_->ReleaseSegmentsBefore(alloc::SegmentOf(small_position), &batch);
+  const std::vector<log::ReleasedSegment> small_released =
+      small_log_->ReleaseSegmentsBefore(alloc::SegmentOf(small_position),
+                                        &batch);
   KVS_RETURN_IF_ERROR(Install(0, result, batch, std::nullopt));
+  ReportReleased(log::LogKind::kSmall, small_released);
   uint64_t released = 0;
   {
     std::unique_lock<std::shared_mutex> lock(l0_mutex_);
@@ -300,7 +303,8 @@ Status Region::Install(size_t output, CompactionResult& result,
     // pointer to is released in the same batch: no pointer outlives it.
     dead = DeadSegmentsLocked();
   }
-  ReleaseSegments(dead, &batch);
+  const std::vector<log::ReleasedSegment> released =
+      ReleaseSegments(dead, &batch);
   KVS_RETURN_IF_ERROR(context_.volume->Commit(batch));
   {
     std::lock_guard<std::mutex> lock(gc_mutex_);
@@ -332,6 +336,7 @@ Status Region::Install(size_t output, CompactionResult& result,
   if (context_.on_level_installed) {
     context_.on_level_installed(id_, output, result.output, merged_source);
   }
+  ReportReleased(log::LogKind::kLarge, released);
   std::lock_guard<std::mutex> lock(retired_mutex_);
   retired_.push_back(std::move(retired));
   return Status::Ok();

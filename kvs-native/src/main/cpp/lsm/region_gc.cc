@@ -47,12 +47,22 @@ std::vector<uint64_t> Region::DeadSegmentsLocked() const {
   return dead;
 }
 
-void Region::ReleaseSegments(const std::vector<uint64_t>& segments,
-                             alloc::MetadataBatch* batch) {
+std::vector<log::ReleasedSegment> Region::ReleaseSegments(
+    const std::vector<uint64_t>& segments, alloc::MetadataBatch* batch) {
+  std::vector<log::ReleasedSegment> released;
   for (uint64_t segment : segments) {
-    large_log_->ReleaseSegment(segment, batch);
+    released.push_back(large_log_->ReleaseSegment(segment, batch));
     batch->Delete(CatalogPrefix(id_) + "gc/" + coding::Hex16(segment));
     batch->Delete(CatalogPrefix(id_) + "sealed/" + coding::Hex16(segment));
+  }
+  return released;
+}
+
+void Region::ReportReleased(
+    log::LogKind kind,
+    const std::vector<log::ReleasedSegment>& released) const {
+  if (context_.on_log_released && !released.empty()) {
+    context_.on_log_released(id_, kind, released);
   }
 }
 
@@ -74,8 +84,10 @@ Status Region::CollectGarbage() {
   }
   if (!dead.empty()) {
     alloc::MetadataBatch batch;
-    ReleaseSegments(dead, &batch);
+    const std::vector<log::ReleasedSegment> released =
+        ReleaseSegments(dead, &batch);
     KVS_RETURN_IF_ERROR(context_.volume->Commit(batch));
+    ReportReleased(log::LogKind::kLarge, released);
     std::lock_guard<std::mutex> lock(gc_mutex_);
     ForgetSegmentsLocked(dead);
   }

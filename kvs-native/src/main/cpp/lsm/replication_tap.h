@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "log/log_writer.h"
 #include "lsm/level.h"
@@ -33,6 +34,10 @@ class ReplicationTap {
   virtual void OnLevelInstalled(uint64_t region_id, size_t level,
                                 const LevelDescriptor& descriptor,
                                 std::optional<size_t> emptied) = 0;
+  // See RegionContext::on_log_released.
+  virtual void OnLogReleased(
+      uint64_t region_id, log::LogKind kind,
+      const std::vector<log::ReleasedSegment>& released) = 0;
 };
 
 }  // namespace kvs::lsm

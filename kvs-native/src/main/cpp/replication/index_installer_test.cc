@@ -175,8 +175,10 @@ class IndexInstallerTest : public ::testing::Test {
   void ExpectSameLevel(const lsm::LevelDescriptor& primary,
                        const lsm::LevelDescriptor& backup) {
     testing::LevelComparison counts;
-    testing::ExpectSameLevel(primary_.volume->file(), primary_.nodes.get(),
-                             primary, backup_.volume->file(), backup, &counts);
+    const Status same = testing::CompareLevels(
+        primary_.volume->file(), primary_.nodes.get(), primary,
+        backup_.volume->file(), backup, &counts);
+    ASSERT_TRUE(same.ok()) << same.ToString();
     EXPECT_GT(counts.in_log, 0u);
     medium_values_checked_ += counts.medium_values;
     moved_pointers_ += counts.moved_pointers;

@@ -94,9 +94,10 @@ Status LogMirror::Persist(uint64_t primary_segment, uint64_t chain_index,
                              : 0;
   const size_t to = (bytes.size() + limits::io_alignment_bytes - 1) /
                     limits::io_alignment_bytes * limits::io_alignment_bytes;
-  io::AlignedBuffer blocks(to - from);
-  std::memset(blocks.data(), 0, to - from);
-  std::memcpy(blocks.data(), bytes.data() + from, bytes.size() - from);
+  io::AlignedBuffer blocks(to - from);  // zeroed
+  if (bytes.size() > from) {
+    std::memcpy(blocks.data(), bytes.data() + from, bytes.size() - from);
+  }
   uint64_t segment = 0;
   if (extend) {
     segment = existing->second.backup_segment;

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <string>
 
+#include "util/thread_cpu.h"
+
 namespace kvs::replication {
 
 ReplicaSink::ReplicaSink(lsm::Region* region, uint64_t region_id)
@@ -49,7 +51,10 @@ Status ReplicaSink::Flush(const Control& control) {
         std::to_string(filling_) + ")");
   }
   const std::string_view bytes(buffers_[filling_]->data(), control.bytes);
-  KVS_RETURN_IF_ERROR(ApplyLocked(filling_, bytes));
+  const uint64_t start = ThreadCpuNanos();
+  const Status applied = ApplyLocked(filling_, bytes);
+  stats_.apply_cpu_ns += ThreadCpuNanos() - start;
+  KVS_RETURN_IF_ERROR(applied);
   ++next_sequence_;
   filling_ = (filling_ + 1) % kBuffers;
   ++stats_.flushes;

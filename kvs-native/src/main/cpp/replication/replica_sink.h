@@ -29,6 +29,7 @@ struct SinkStats {
   uint64_t flushes = 0;
   uint64_t records_applied = 0;
   uint64_t bytes_applied = 0;
+  uint64_t apply_cpu_ns = 0;  // CPU applying records (backup index upkeep)
 };
 
 class ReplicaSink {

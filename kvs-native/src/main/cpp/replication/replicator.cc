@@ -68,6 +68,7 @@ void Replicator::Open(uint64_t region_id, uint64_t epoch,
     streams_[region_id] = stream;
     if (mode == ReplicationMode::kSendIndex) {
       by_engine_region_[region->id()] = stream;
+      send_index_streams_.store(by_engine_region_.size());
     }
   }
   if (mode == ReplicationMode::kSendIndex) {
@@ -147,6 +148,7 @@ Status Replicator::Close(uint64_t region_id) {
     engine = engine->second == stream ? by_engine_region_.erase(engine)
                                       : std::next(engine);
   }
+  send_index_streams_.store(by_engine_region_.size());
   return result;
 }
 

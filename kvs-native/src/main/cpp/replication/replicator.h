@@ -33,6 +33,7 @@
 #ifndef KVS_REPLICATION_REPLICATOR_H_
 #define KVS_REPLICATION_REPLICATOR_H_
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -79,6 +80,10 @@ struct ReplicatorStats {
   uint64_t flushes = 0;         // FLUSH and FLUSH-TAIL messages (all backups)
   uint64_t index_bytes = 0;     // index segment bytes (to each backup)
   uint64_t index_messages = 0;  // SHIP-SEGMENT and INSTALL-LEVEL (all)
+  // CPU of the replication thread spent on index segments and levels
+  // (the rest of its CPU carries log bytes), and of the engine's threads
+  // copying them into the stream.
+  uint64_t index_cpu_ns = 0;
 };
 
 class Replicator final : public lsm::ReplicationTap {
@@ -119,6 +124,9 @@ class Replicator final : public lsm::ReplicationTap {
   void OnLevelInstalled(uint64_t engine_region_id, size_t level,
                         const lsm::LevelDescriptor& descriptor,
                         std::optional<size_t> emptied) override;
+  void OnLogReleased(
+      uint64_t engine_region_id, log::LogKind kind,
+      const std::vector<log::ReleasedSegment>& released) override;
 
  private:
   struct Stream;
@@ -153,8 +161,10 @@ class Replicator final : public lsm::ReplicationTap {
   mutable std::mutex mutex_;  // streams_, peers_, running_
   std::condition_variable work_;
   std::map<uint64_t, std::shared_ptr<Stream>> streams_;
-  // Send-Index streams by the engine's id of their region.
+  // Send-Index streams by the engine's id of their region; its size, read
+  // without the lock so events of other regions cost no lock.
   std::map<uint64_t, std::shared_ptr<Stream>> by_engine_region_;
+  std::atomic<size_t> send_index_streams_{0};
   std::map<std::string, std::shared_ptr<Peer>> peers_;  // by host:port
   bool running_ = true;
   std::thread thread_;

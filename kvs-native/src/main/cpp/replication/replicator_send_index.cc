@@ -5,6 +5,7 @@
 
 #include "replication/replicator.h"
 #include "replication/replicator_stream.h"
+#include "util/thread_cpu.h"
 
 namespace kvs::replication {
 namespace {
@@ -41,17 +42,31 @@ void Replicator::Queue(uint64_t engine_region_id, StreamEvent&& event) {
 
 void Replicator::OnLogAppend(uint64_t engine_region_id, log::LogKind kind,
                              const log::AppendedBytes& appended) {
+  // Without a Send-Index stream every event is dropped: build no copy.
+  if (send_index_streams_.load(std::memory_order_relaxed) == 0) return;
   Queue(engine_region_id, Event::LogBytes(kind, appended));
 }
 
 void Replicator::OnIndexSegment(uint64_t engine_region_id, uint64_t segment,
                                 std::string_view bytes) {
+  if (send_index_streams_.load(std::memory_order_relaxed) == 0) return;
+  const uint64_t start = ThreadCpuNanos();
   Queue(engine_region_id, Event::IndexSegment(segment, bytes));
+  std::lock_guard<std::mutex> lock(mutex_);
+  stats_.index_cpu_ns += ThreadCpuNanos() - start;
+}
+
+void Replicator::OnLogReleased(
+    uint64_t engine_region_id, log::LogKind kind,
+    const std::vector<log::ReleasedSegment>& released) {
+  if (send_index_streams_.load(std::memory_order_relaxed) == 0) return;
+  Queue(engine_region_id, Event::Trim(kind, released));
 }
 
 void Replicator::OnLevelInstalled(uint64_t engine_region_id, size_t level,
                                   const lsm::LevelDescriptor& descriptor,
                                   std::optional<size_t> emptied) {
+  if (send_index_streams_.load(std::memory_order_relaxed) == 0) return;
   Queue(engine_region_id, Event::InstallLevel(level, descriptor, emptied));
 }
 
@@ -181,7 +196,12 @@ bool Replicator::PumpSendIndex(Stream* stream) {
       if (event.type == Event::Type::kLogBytes) {
         const size_t index = LogIndex(event.kind);
         Stream::LogState& log = stream->logs[index];
-        if (log.active && event.segment != log.segment) {
+        // Bytes at offset 0 start a segment (its header), even one of the
+        // same number and chain index: compactions restart the medium
+        // log's chain, and a freed segment may be reserved again at once.
+        if (log.active &&
+            (event.segment != log.segment ||
+             event.chain_index != log.chain_index || event.offset == 0)) {
           // The segment is done: the backups persist it once its bytes
           // are there, while the next one fills the other buffer.
           if (!stream->batches.empty()) break;
@@ -218,10 +238,16 @@ bool Replicator::PumpSendIndex(Stream* stream) {
         // An index segment or a level: after everything before it landed,
         // with the log tails it may point into persisted.
         if (!quiet()) break;
+        const uint64_t cpu_start = ThreadCpuNanos();
+        const auto count_cpu = [&] {
+          std::lock_guard<std::mutex> stats_lock(mutex_);
+          stats_.index_cpu_ns += ThreadCpuNanos() - cpu_start;
+        };
         const bool sent =
             flush_tails({log::LogKind::kLarge, log::LogKind::kMedium});
         if (failed) return false;
         if (sent) {
+          count_cpu();
           progressed = true;
           break;
         }
@@ -230,6 +256,7 @@ bool Replicator::PumpSendIndex(Stream* stream) {
             add_bytes(kIndexBuffer, 0, event.bytes, event.ticket);
             stream->index_posted = true;
             moved = true;
+            count_cpu();
             break;  // SHIP-SEGMENT once the bytes are there
           }
           IndexControl control;
@@ -243,9 +270,29 @@ bool Replicator::PumpSendIndex(Stream* stream) {
             return false;
           }
           stream->index_posted = false;
+          count_cpu();
           std::lock_guard<std::mutex> stats_lock(mutex_);
           stats_.index_bytes += event.bytes.size() * backups;
           stats_.index_messages += backups;
+        } else if (event.type == Event::Type::kTrim) {
+          // After the levels that stopped pointing at the segments.
+          IndexControl control;
+          control.type = IndexControlType::kTrim;
+          control.region_id = stream->region_id;
+          control.epoch = stream->epoch;
+          for (size_t at = 0; at < event.trimmed.size();
+               at += kTrimSegmentsMax) {
+            control.trimmed.assign(
+                event.trimmed.begin() + static_cast<long>(at),
+                event.trimmed.begin() + static_cast<long>(std::min(
+                                            event.trimmed.size(),
+                                            at + kTrimSegmentsMax)));
+            if (!SendIndexControl(stream, control,
+                                  &stream->index_replies_pending, &lock)) {
+              return false;
+            }
+          }
+          count_cpu();
         } else {
           IndexControl control;
           control.type = IndexControlType::kInstallLevel;
@@ -260,6 +307,7 @@ bool Replicator::PumpSendIndex(Stream* stream) {
                                 &lock)) {
             return false;
           }
+          count_cpu();
           std::lock_guard<std::mutex> stats_lock(mutex_);
           stats_.index_messages += backups;
         }

@@ -28,7 +28,7 @@ extern thread_local uint64_t last_queued_ticket;
 
 // Send-Index: what a region reported (lsm::ReplicationTap), in order.
 struct StreamEvent {
-  enum class Type { kLogBytes, kIndexSegment, kInstallLevel };
+  enum class Type { kLogBytes, kIndexSegment, kInstallLevel, kTrim };
   Type type = Type::kLogBytes;
   uint64_t ticket = 0;
   log::LogKind kind = log::LogKind::kSmall;  // kLogBytes
@@ -39,6 +39,7 @@ struct StreamEvent {
   size_t level = 0;                          // kInstallLevel
   lsm::LevelDescriptor descriptor;           // kInstallLevel
   std::optional<size_t> emptied;             // kInstallLevel
+  std::vector<TrimmedCopy> trimmed;          // kTrim
 
   static StreamEvent LogBytes(log::LogKind kind,
                               const log::AppendedBytes& appended) {
@@ -56,6 +57,15 @@ struct StreamEvent {
     event.type = Type::kIndexSegment;
     event.segment = segment;
     event.bytes = bytes;
+    return event;
+  }
+  static StreamEvent Trim(log::LogKind kind,
+                          const std::vector<log::ReleasedSegment>& released) {
+    StreamEvent event;
+    event.type = Type::kTrim;
+    for (const log::ReleasedSegment& segment : released) {
+      event.trimmed.push_back({kind, segment.segment, segment.chain_index});
+    }
     return event;
   }
   static StreamEvent InstallLevel(size_t level,

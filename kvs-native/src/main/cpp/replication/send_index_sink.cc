@@ -1,22 +1,16 @@
 #include "replication/send_index_sink.h"
 
-#include <time.h>
-
 #include <cstring>
+#include <set>
 #include <string>
+
+#include "util/thread_cpu.h"
 
 namespace kvs::replication {
 namespace {
 
 constexpr log::LogKind kKinds[kSendIndexLogs] = {
     log::LogKind::kSmall, log::LogKind::kLarge, log::LogKind::kMedium};
-
-uint64_t ThreadCpuNanos() {
-  timespec now{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-  return static_cast<uint64_t>(now.tv_sec) * 1'000'000'000u +
-         static_cast<uint64_t>(now.tv_nsec);
-}
 
 size_t KindIndex(log::LogKind kind) {
   return static_cast<size_t>(kind) - static_cast<size_t>(log::LogKind::kSmall);
@@ -80,9 +74,7 @@ Status SendIndexSink::Handle(const IndexControl& control) {
       if (status.ok()) ++stats_.segments;
       break;
     case IndexControlType::kInstallLevel:
-      status = installer_->Install(control.level, control.descriptor,
-                                   control.emptied, nullptr);
-      if (status.ok()) ++stats_.levels;
+      status = InstallLevel(control);
       break;
     case IndexControlType::kTrim: {
       std::vector<LogMirror::FreedSegment> freed[kSendIndexLogs];
@@ -101,6 +93,34 @@ Status SendIndexSink::Handle(const IndexControl& control) {
   return status;
 }
 
+Status SendIndexSink::InstallLevel(const IndexControl& control) {
+  // Medium segments leave the levels when the primary frees them (merged
+  // into the last level): their copies go with them.
+  std::set<uint64_t> before;
+  for (const auto& [level, descriptor] : installer_->levels()) {
+    if (level == control.level || level == control.emptied) {
+      before.insert(descriptor.medium_segments.begin(),
+                    descriptor.medium_segments.end());
+    }
+  }
+  KVS_RETURN_IF_ERROR(installer_->Install(control.level, control.descriptor,
+                                          control.emptied, nullptr));
+  ++stats_.levels;
+  const auto installed = installer_->levels().find(control.level);
+  if (installed != installer_->levels().end()) {
+    for (const uint64_t segment : installed->second.medium_segments) {
+      before.erase(segment);
+    }
+  }
+  if (before.empty()) return Status::Ok();
+  LogMirror* medium = Mirror(log::LogKind::kMedium);
+  std::vector<uint64_t> dropped;
+  for (const auto& [primary, copy] : medium->segments()) {
+    if (before.count(copy.backup_segment) != 0) dropped.push_back(primary);
+  }
+  return medium->Trim(dropped);
+}
+
 Status SendIndexSink::FlushTail(const IndexControl& control) {
   if (control.buffer > 1) {
     return Status::InvalidArgument("FLUSH-TAIL names buffer " +
@@ -115,6 +135,16 @@ Status SendIndexSink::FlushTail(const IndexControl& control) {
     for (auto& each : mirrors_) {
       KVS_RETURN_IF_ERROR(each->Trim({control.primary_segment}));
     }
+  } else {
+    // A later flush of a segment whose copy is gone: the primary freed it
+    // meanwhile (a medium segment merged away while its buffer was still
+    // being filled, say). Nothing to keep.
+    const auto copies = mirror->segments();
+    const auto copy = copies.find(control.primary_segment);
+    if (copy == copies.end() ||
+        copy->second.chain_index != control.chain_index) {
+      return Status::Ok();
+    }
   }
   char* data = buffers_[LogBuffer(control.kind, control.buffer)]->data();
   KVS_RETURN_IF_ERROR(
@@ -125,6 +155,12 @@ Status SendIndexSink::FlushTail(const IndexControl& control) {
   // The buffer's next segment lands on zeros, as on a fresh segment.
   if (control.sealed) std::memset(data, 0, kBufferBytes);
   return Status::Ok();
+}
+
+std::map<uint64_t, MirroredSegment> SendIndexSink::copies(
+    log::LogKind kind) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return Mirror(kind)->segments();
 }
 
 std::map<size_t, lsm::LevelDescriptor> SendIndexSink::levels() const {

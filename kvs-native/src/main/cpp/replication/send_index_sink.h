@@ -12,7 +12,9 @@
 //   Before a primary segment's first copy, copies of that segment in any of
 //   the region's logs are trimmed: the primary freed and reused it.
 // - SHIP-SEGMENT hands the index buffer to the IndexInstaller (pointer
-//   rewriting), INSTALL-LEVEL installs the level, TRIM trims freed copies.
+//   rewriting), INSTALL-LEVEL installs the level (and drops the copies of
+//   medium segments no level holds any more: the primary freed them), TRIM
+//   drops the copies of log segments the primary freed.
 //
 // A new stream starts from nothing: Create forgets what the region's copies
 // and installed levels held (the primary's catch-up ships its whole state
@@ -72,11 +74,14 @@ class SendIndexSink {
 
   // The installed levels, in backup offsets (tests, verification).
   std::map<size_t, lsm::LevelDescriptor> levels() const;
+  // The copies of the primary's `kind` log, by primary segment.
+  std::map<uint64_t, MirroredSegment> copies(log::LogKind kind) const;
   SendIndexSinkStats stats() const;
 
  private:
   SendIndexSink() = default;
   Status FlushTail(const IndexControl& control);
+  Status InstallLevel(const IndexControl& control);
   LogMirror* Mirror(log::LogKind kind) const;
 
   mutable std::mutex mutex_;

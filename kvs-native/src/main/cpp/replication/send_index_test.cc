@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <thread>
@@ -120,6 +121,7 @@ class SendIndexTest : public ::testing::TestWithParam<fabric::Provider> {
   // Waits until the backup installed as many levels, of the same sizes,
   // as the primary holds, then compares them entry by entry.
   void ExpectBackupCaughtUp() {
+    SCOPED_TRACE("after " + std::to_string(written_) + " writes");
     std::vector<lsm::LevelDescriptor> primary_levels =
         primary_.region->LevelDescriptors();
     std::map<size_t, lsm::LevelDescriptor> backup_levels;
@@ -149,12 +151,58 @@ class SendIndexTest : public ::testing::TestWithParam<fabric::Provider> {
     for (size_t level = 0; level < primary_levels.size(); ++level) {
       if (primary_levels[level].empty()) continue;
       lsm::NodeCache nodes(primary_.engine->volume()->file(), 8 << 20);
-      testing::ExpectSameLevel(
+      const Status same = testing::CompareLevels(
           primary_.engine->volume()->file(), &nodes, primary_levels[level],
           backup_.engine->volume()->file(), backup_levels.at(level), &counts_);
+      ASSERT_TRUE(same.ok()) << "level " << level << ": " << same.ToString();
       ++compared;
     }
     EXPECT_GT(compared, 0u);
+  }
+
+  // GC mirroring: once the stream caught up, every copy the backup keeps is
+  // of a segment the primary still holds: a live segment of that log, or a
+  // medium segment one of its levels holds.
+  void ExpectNoStaleCopies() {
+    const auto stale = [&](std::string* which) {
+      std::set<uint64_t> medium;
+      for (const lsm::LevelDescriptor& level :
+           primary_.region->LevelDescriptors()) {
+        medium.insert(level.medium_segments.begin(),
+                      level.medium_segments.end());
+      }
+      for (const log::LogKind kind : {log::LogKind::kSmall,
+                                      log::LogKind::kLarge,
+                                      log::LogKind::kMedium}) {
+        std::set<uint64_t> live = medium;
+        if (kind != log::LogKind::kMedium) {
+          live.clear();
+          for (const auto& [chain, segment] :
+               primary_.region->LogSegments(kind)) {
+            live.insert(segment);
+          }
+        }
+        std::map<uint64_t, MirroredSegment> copies;
+        if (!backup_.service.BackupCopies(7, kind, &copies).ok()) return true;
+        for (const auto& [segment, copy] : copies) {
+          if (live.count(segment) == 0) {
+            *which = std::string(log::LogKindName(kind)) + " segment " +
+                     std::to_string(segment);
+            return true;
+          }
+        }
+      }
+      return false;
+    };
+    std::string which;
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (stale(&which)) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+          << "the backup still holds a copy of " << which
+          << ", which the primary freed";
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
   }
 
   Node primary_, backup_;
@@ -172,6 +220,7 @@ TEST_P(SendIndexTest, BackupLevelsReadAsThePrimarysAcrossCompactions) {
   for (int batch = 0; batch < 6; ++batch) {
     Write(2000, /*through_service=*/true);
     ExpectBackupCaughtUp();
+    ExpectNoStaleCopies();
   }
   EXPECT_GT(primary_.region->stats().compactions, 5u);
   EXPECT_GT(counts_.medium_values, 0u);

@@ -291,6 +291,19 @@ Status RegionService::BackupLevels(
   return Status::Ok();
 }
 
+Status RegionService::BackupCopies(
+    uint64_t region_id, log::LogKind kind,
+    std::map<uint64_t, replication::MirroredSegment>* copies) const {
+  std::shared_lock<std::shared_mutex> lock(mutex_);
+  const auto it = regions_.find(region_id);
+  if (it == regions_.end() || it->second.index_sink == nullptr) {
+    return Status::NotFound("region " + std::to_string(region_id) +
+                            " has no send-index stream here");
+  }
+  *copies = it->second.index_sink->copies(kind);
+  return Status::Ok();
+}
+
 replication::ReplicatorStats RegionService::ReplicationStats() const {
   std::shared_lock<std::shared_mutex> lock(mutex_);
   return replicator_ != nullptr ? replicator_->stats()
@@ -301,6 +314,9 @@ replication::SendIndexSinkStats RegionService::BackupStats() const {
   std::shared_lock<std::shared_mutex> lock(mutex_);
   replication::SendIndexSinkStats total;
   for (const auto& [region_id, attached] : regions_) {
+    if (attached.sink != nullptr) {
+      total.index_cpu_ns += attached.sink->stats().apply_cpu_ns;
+    }
     if (attached.index_sink == nullptr) continue;
     const replication::SendIndexSinkStats one = attached.index_sink->stats();
     total.tails += one.tails;

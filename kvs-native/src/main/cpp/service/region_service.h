@@ -91,8 +91,13 @@ class RegionService final : public channel::RequestHandler {
   // backup (backup offsets); NotFound if it has no Send-Index stream.
   Status BackupLevels(uint64_t region_id,
                       std::map<size_t, lsm::LevelDescriptor>* levels) const;
+  // The copies of `region_id`'s `kind` log held here as its backup.
+  Status BackupCopies(
+      uint64_t region_id, log::LogKind kind,
+      std::map<uint64_t, replication::MirroredSegment>* copies) const;
   replication::ReplicatorStats ReplicationStats() const;
-  // Summed over the Send-Index streams this server backs up now.
+  // Summed over the streams this server backs up now (index_cpu_ns also
+  // counts Build-Index backups applying records: their index upkeep).
   replication::SendIndexSinkStats BackupStats() const;
 
  private:

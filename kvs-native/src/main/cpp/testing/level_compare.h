@@ -1,7 +1,8 @@
 // Test helper: whether a backup's copy of a level (Send-Index) reads as the
 // primary's -- same keys and kinds, same inline values, value records at
 // the backup's (translated) offsets holding the primary's bytes, a Bloom
-// filter that knows every key. Reports mismatches as gtest failures.
+// filter that knows every key. (No gtest here: fuzz targets link the
+// testing helpers too.)
 
 #ifndef KVS_TESTING_LEVEL_COMPARE_H_
 #define KVS_TESTING_LEVEL_COMPARE_H_
@@ -11,6 +12,7 @@
 #include "io/file.h"
 #include "lsm/level.h"
 #include "lsm/node_cache.h"
+#include "util/status.h"
 
 namespace kvs::testing {
 
@@ -22,8 +24,9 @@ struct LevelComparison {
 };
 
 // Compares `primary` (read through `primary_nodes`) with `backup` (read
-// through a fresh cache: a backup reuses the segments of replaced levels).
-void ExpectSameLevel(io::File* primary_file, lsm::NodeCache* primary_nodes,
+// through a fresh cache: a backup reuses the segments of replaced levels);
+// Corruption naming the first difference.
+Status CompareLevels(io::File* primary_file, lsm::NodeCache* primary_nodes,
                      const lsm::LevelDescriptor& primary, io::File* backup_file,
                      const lsm::LevelDescriptor& backup,
                      LevelComparison* counts);

@@ -112,7 +112,8 @@ public final class RegionService implements AutoCloseable {
           counters[6],
           counters[7],
           counters[8],
-          counters[9]);
+          counters[9],
+          counters[10]);
     } finally {
       lock.readLock().unlock();
     }

@@ -9,11 +9,13 @@ package io.kvs.service;
  * @param writes one-sided writes
  * @param flushes FLUSH and FLUSH-TAIL messages
  * @param indexMessages SHIP-SEGMENT and INSTALL-LEVEL messages
+ * @param indexShipCpuNanos CPU spent shipping index segments and levels (the primary's side)
  * @param backupTailBytes log bytes persisted as copies of a primary's segments
  * @param backupSegments index segments rewritten and written
  * @param backupLevels levels installed
  * @param backupLogCpuNanos CPU spent persisting log copies
- * @param backupIndexCpuNanos CPU spent rewriting pointers and installing levels
+ * @param backupIndexCpuNanos CPU spent on backup indexes: rewriting pointers and installing levels
+ *     (send-index), applying records (build-index)
  */
 public record ReplicationStats(
     long logBytes,
@@ -21,6 +23,7 @@ public record ReplicationStats(
     long writes,
     long flushes,
     long indexMessages,
+    long indexShipCpuNanos,
     long backupTailBytes,
     long backupSegments,
     long backupLevels,

@@ -54,6 +54,9 @@ public final class RegionServer implements AutoCloseable {
     if (options.memoryBudgetBytes() > 0) {
       engineOptions.memoryBudgetBytes(options.memoryBudgetBytes());
     }
+    if (options.l0SizeBytes() > 0) {
+      engineOptions.l0SizeBytes(options.l0SizeBytes());
+    }
     engine = Engine.open(options.directory().resolve("volume"), engineOptions.build());
     service = RegionService.create(engine);
     curator =

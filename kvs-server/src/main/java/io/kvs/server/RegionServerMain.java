@@ -11,7 +11,7 @@ import java.util.Set;
  * <pre>
  * RegionServerMain --id s1 --dir DIR --zookeeper HOST:PORT [--cluster default] [--host 127.0.0.1]
  *                  [--tcp-port 0] [--fabric shm|tcp|verbs|none] [--fabric-port 0]
- *                  [--control-port 0] [--memory BYTES]
+ *                  [--control-port 0] [--memory BYTES] [--l0-size BYTES]
  * </pre>
  *
  * Stops cleanly on SIGTERM: leaves the cluster, drains the transports, syncs the engine.
@@ -33,7 +33,8 @@ public final class RegionServerMain {
                 "fabric",
                 "fabric-port",
                 "control-port",
-                "memory"));
+                "memory",
+                "l0-size"));
     RegionServer server =
         RegionServer.start(
             new ServerOptions(
@@ -46,7 +47,8 @@ public final class RegionServerMain {
                 flags.get("fabric", "shm"),
                 flags.getInt("fabric-port", 0),
                 flags.getInt("control-port", 0),
-                flags.getLong("memory", 0)));
+                flags.getLong("memory", 0),
+                flags.getLong("l0-size", 0)));
     Shutdown.closeOnStopAndWait("region-server", server);
   }
 }

@@ -17,6 +17,8 @@ import java.util.Objects;
  * @param fabricPort the fabric bootstrap port (0: free port)
  * @param controlPort the control RPC port (0: free port)
  * @param memoryBudgetBytes the engine's memory budget (L0 and caches), 0 for its default
+ * @param l0SizeBytes how much a region's in-memory level holds before it is compacted, 0 for the
+ *     engine's default
  */
 public record ServerOptions(
     String id,
@@ -28,7 +30,8 @@ public record ServerOptions(
     String fabricProvider,
     int fabricPort,
     int controlPort,
-    long memoryBudgetBytes) {
+    long memoryBudgetBytes,
+    long l0SizeBytes) {
   public ServerOptions {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(directory, "directory");
@@ -36,6 +39,32 @@ public record ServerOptions(
     cluster = cluster == null ? "default" : cluster;
     host = host == null ? "127.0.0.1" : host;
     fabricProvider = fabricProvider == null ? "none" : fabricProvider;
+  }
+
+  /** Options with the engine's default L0 size. */
+  public ServerOptions(
+      String id,
+      Path directory,
+      String zookeeper,
+      String cluster,
+      String host,
+      int tcpPort,
+      String fabricProvider,
+      int fabricPort,
+      int controlPort,
+      long memoryBudgetBytes) {
+    this(
+        id,
+        directory,
+        zookeeper,
+        cluster,
+        host,
+        tcpPort,
+        fabricProvider,
+        fabricPort,
+        controlPort,
+        memoryBudgetBytes,
+        0);
   }
 
   /** Defaults for one machine: free ports, shm fabric transport. */

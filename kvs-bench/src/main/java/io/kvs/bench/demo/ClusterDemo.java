@@ -1,6 +1,7 @@
 package io.kvs.bench.demo;
 
 import io.kvs.bench.Latencies;
+import io.kvs.bench.LaunchedCluster;
 import io.kvs.bench.TextTable;
 import io.kvs.client.KvsClient;
 import io.kvs.client.Transport;
@@ -126,10 +127,10 @@ public final class ClusterDemo {
 
     heading("Starting the cluster in " + dir.toAbsolutePath().normalize());
     long start = System.nanoTime();
-    DemoCluster cluster;
+    LaunchedCluster cluster;
     try {
       cluster =
-          DemoCluster.start(
+          LaunchedCluster.start(
               dir,
               List.of(
                   "--servers",

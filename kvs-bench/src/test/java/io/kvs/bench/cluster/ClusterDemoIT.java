@@ -2,7 +2,7 @@ package io.kvs.bench.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvs.bench.demo.ClassPathJar;
+import io.kvs.bench.ClassPathJar;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -2,7 +2,7 @@ package io.kvs.bench.cluster;
 
 import static org.assertj.core.api.Assertions.fail;
 
-import io.kvs.bench.demo.ClassPathJar;
+import io.kvs.bench.ClassPathJar;
 import io.kvs.client.KvsClient;
 import io.kvs.client.Transport;
 import io.kvs.core.cluster.ClusterPaths;

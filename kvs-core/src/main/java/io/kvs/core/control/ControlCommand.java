@@ -17,4 +17,10 @@ public sealed interface ControlCommand {
 
   /** List the regions the server holds. */
   record ListRegions() implements ControlCommand {}
+
+  /**
+   * Report the server's counters (replication, and its regions' engine statistics summed by role):
+   * for benchmarks and tools.
+   */
+  record Stats() implements ControlCommand {}
 }

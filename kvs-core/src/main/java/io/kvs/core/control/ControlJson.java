@@ -15,6 +15,8 @@ import io.kvs.core.cluster.RegionRole;
 import io.kvs.core.cluster.ReplicationMode;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 /** The JSON bodies of control frames (docs/PROTOCOL.md, "Control RPC"). */
 public final class ControlJson {
@@ -32,6 +34,8 @@ public final class ControlJson {
       node.put("command", "close");
       node.put("regionId", close.regionId());
       node.put("epoch", close.epoch());
+    } else if (command instanceof ControlCommand.Stats) {
+      node.put("command", "stats");
     } else {
       node.put("command", "list");
     }
@@ -55,6 +59,7 @@ public final class ControlJson {
       case "close" ->
           new ControlCommand.Close(longValue(node, "regionId"), longValue(node, "epoch"));
       case "list" -> new ControlCommand.ListRegions();
+      case "stats" -> new ControlCommand.Stats();
       default -> throw new IllegalArgumentException("unknown command " + text(node, "command"));
     };
   }
@@ -70,6 +75,8 @@ public final class ControlJson {
       region.put("epoch", held.epoch());
       region.put("role", held.role().name());
     }
+    ObjectNode stats = node.putObject("stats");
+    reply.stats().forEach(stats::put);
     return ClusterJson.write(node);
   }
 
@@ -86,7 +93,20 @@ public final class ControlJson {
               longValue(region, "epoch"),
               RegionRole.valueOf(text(region, "role"))));
     }
+    Map<String, Long> stats = new TreeMap<>();
+    JsonNode counters = node.get("stats");
+    if (counters != null) {
+      if (!counters.isObject()) {
+        throw new IllegalArgumentException("stats is not an object");
+      }
+      for (Map.Entry<String, JsonNode> counter : counters.properties()) {
+        if (!counter.getValue().canConvertToLong()) {
+          throw new IllegalArgumentException("stat " + counter.getKey() + " is no integer");
+        }
+        stats.put(counter.getKey(), counter.getValue().asLong());
+      }
+    }
     return new ControlReply(
-        StatusCode.fromCode(integer(node, "status")), text(node, "message"), regions);
+        StatusCode.fromCode(integer(node, "status")), text(node, "message"), regions, stats);
   }
 }

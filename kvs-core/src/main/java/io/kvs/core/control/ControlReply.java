@@ -2,15 +2,24 @@ package io.kvs.core.control;
 
 import io.kvs.core.StatusCode;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
- * A region server's answer to a {@link ControlCommand}: a status, a message when it failed, and for
- * {@link ControlCommand.ListRegions} the regions it holds.
+ * A region server's answer to a {@link ControlCommand}: a status, a message when it failed, for
+ * {@link ControlCommand.ListRegions} the regions it holds, and for {@link ControlCommand.Stats} its
+ * counters by name.
  */
-public record ControlReply(StatusCode status, String message, List<HeldRegion> regions) {
+public record ControlReply(
+    StatusCode status, String message, List<HeldRegion> regions, Map<String, Long> stats) {
   public ControlReply {
     message = message == null ? "" : message;
     regions = List.copyOf(regions == null ? List.of() : regions);
+    stats = java.util.Collections.unmodifiableMap(new TreeMap<>(stats == null ? Map.of() : stats));
+  }
+
+  public ControlReply(StatusCode status, String message, List<HeldRegion> regions) {
+    this(status, message, regions, Map.of());
   }
 
   public static ControlReply ok() {

@@ -10,6 +10,7 @@ import io.kvs.core.cluster.RegionState;
 import io.kvs.core.cluster.ReplicationMode;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class ControlJsonTest {
@@ -18,8 +19,10 @@ class ControlJsonTest {
     RegionDescriptor region =
         new RegionDescriptor(
             3, new byte[0], new byte[] {9}, "s1", List.of("s2"), 5, RegionState.OPENING);
-    ControlCommand open = new ControlCommand.Open(region, ReplicationMode.BUILD_INDEX);
-    assertThat(ControlJson.decodeCommand(ControlJson.encode(open))).isEqualTo(open);
+    for (ReplicationMode mode : ReplicationMode.values()) {
+      ControlCommand open = new ControlCommand.Open(region, mode);
+      assertThat(ControlJson.decodeCommand(ControlJson.encode(open))).isEqualTo(open);
+    }
     ControlCommand close = new ControlCommand.Close(3, 6);
     assertThat(ControlJson.decodeCommand(ControlJson.encode(close))).isEqualTo(close);
     ControlCommand list = new ControlCommand.ListRegions();
@@ -29,6 +32,26 @@ class ControlJsonTest {
     assertThat(ControlJson.decodeReply(ControlJson.encode(reply))).isEqualTo(reply);
     ControlReply refused = ControlReply.failed(StatusCode.STALE_EPOCH, "epoch 6 here");
     assertThat(ControlJson.decodeReply(ControlJson.encode(refused))).isEqualTo(refused);
+    ControlCommand stats = new ControlCommand.Stats();
+    assertThat(ControlJson.decodeCommand(ControlJson.encode(stats))).isEqualTo(stats);
+    ControlReply counters =
+        new ControlReply(
+            StatusCode.OK,
+            "",
+            List.of(),
+            Map.of("replication.logBytes", 1L << 40, "backup.l0Bytes", 0L));
+    assertThat(ControlJson.decodeReply(ControlJson.encode(counters))).isEqualTo(counters);
+  }
+
+  @Test
+  void statsThatAreNoIntegersAreRejected() {
+    assertThatThrownBy(
+            () ->
+                ControlJson.decodeReply(
+                    "{\"status\":0,\"message\":\"\",\"regions\":[],\"stats\":{\"a\":\"x\"}}"
+                        .getBytes(StandardCharsets.UTF_8)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("no integer");
   }
 
   @Test

@@ -10,7 +10,8 @@ import java.util.Set;
  * <pre>
  * LocalCluster start  --dir DIR [--servers 3] [--regions 32] [--replication 2]
  *                     [--mode send-index|build-index|none] [--masters 1] [--fabric shm|tcp|none]
- *                     [--split-points K1,K2,... | --split-prefix PREFIX]
+ *                     [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]
+ *                     [--l0-size BYTES]
  * LocalCluster status --dir DIR
  * LocalCluster stop   --dir DIR
  * </pre>
@@ -42,7 +43,9 @@ public final class LocalCluster {
                       "masters",
                       "fabric",
                       "split-points",
-                      "split-prefix"));
+                      "split-prefix",
+                      "memory",
+                      "l0-size"));
           new LocalStart(new ClusterDirectory(Path.of(flags.require("dir"))), flags).run();
         }
         case "status" -> {
@@ -68,7 +71,8 @@ public final class LocalCluster {
     System.err.println(
         "usage: ./kvs local start [--servers 3] [--regions 32] [--replication 2]"
             + " [--mode send-index|build-index|none] [--masters 1] [--fabric shm|tcp|none]"
-            + " [--split-points K1,K2,... | --split-prefix PREFIX]\n"
+            + " [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]"
+            + " [--l0-size BYTES]\n"
             + "       ./kvs local status\n"
             + "       ./kvs local stop");
   }

@@ -105,7 +105,11 @@ final class LocalStart {
               "--zookeeper",
               zookeeper,
               "--fabric",
-              flags.get("fabric", "shm")));
+              flags.get("fabric", "shm"),
+              "--memory",
+              Long.toString(flags.getLong("memory", 0)),
+              "--l0-size",
+              Long.toString(flags.getLong("l0-size", 0))));
     }
     directory.save(state);
     System.out.printf(

@@ -20,7 +20,7 @@ import org.apache.curator.retry.RetryOneTime;
 import org.apache.zookeeper.KeeperException;
 
 /** Prints a local cluster: processes, servers, masters, and every region with its group. */
-final class LocalStatus {
+public final class LocalStatus {
   private final ClusterDirectory directory;
 
   LocalStatus(ClusterDirectory directory) {
@@ -125,6 +125,17 @@ final class LocalStatus {
                 + ":\n  "
                 + String.join("\n  ", lines.subList(Math.max(0, lines.size() - 5), lines.size())));
       }
+    }
+  }
+
+  /**
+   * The live region servers of cluster {@code cluster} whose ZooKeeper is {@code zookeeper} (as a
+   * local cluster's {@code cluster.properties} names them), by id: for tools and benchmarks.
+   */
+  public static Map<String, ServerInfo> liveServers(String zookeeper, String cluster)
+      throws Exception {
+    try (CuratorFramework curator = connect(zookeeper)) {
+      return servers(curator, new ClusterPaths(cluster));
     }
   }
 

@@ -17,6 +17,7 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import java.net.InetSocketAddress;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -81,6 +82,9 @@ public final class ControlServer implements AutoCloseable {
       if (command instanceof ControlCommand.Close close) {
         regions.close(close.regionId(), close.epoch());
         return ControlReply.ok();
+      }
+      if (command instanceof ControlCommand.Stats) {
+        return new ControlReply(StatusCode.OK, "", List.of(), regions.stats());
       }
       return new ControlReply(StatusCode.OK, "", regions.list());
     } catch (KvsException e) {

@@ -9,7 +9,9 @@ import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.control.HeldRegion;
 import io.kvs.engine.Engine;
 import io.kvs.engine.Region;
+import io.kvs.engine.RegionStats;
 import io.kvs.service.RegionService;
+import io.kvs.service.ReplicationStats;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -112,6 +114,39 @@ public final class HostedRegions {
     hosted.forEach(
         (id, region) -> held.add(new HeldRegion(id, region.descriptor().epoch(), region.role())));
     return held;
+  }
+
+  /**
+   * This server's counters: its replication statistics ({@link RegionService#replicationStats()})
+   * and its regions' engine statistics summed by role ({@code primary.*}, {@code backup.*}).
+   */
+  public synchronized Map<String, Long> stats() {
+    Map<String, Long> stats = new TreeMap<>();
+    ReplicationStats replication = service.replicationStats();
+    stats.put("replication.logBytes", replication.logBytes());
+    stats.put("replication.indexBytes", replication.indexBytes());
+    stats.put("replication.writes", replication.writes());
+    stats.put("replication.flushes", replication.flushes());
+    stats.put("replication.indexMessages", replication.indexMessages());
+    stats.put("replication.indexShipCpuNanos", replication.indexShipCpuNanos());
+    stats.put("replication.backupTailBytes", replication.backupTailBytes());
+    stats.put("replication.backupSegments", replication.backupSegments());
+    stats.put("replication.backupLevels", replication.backupLevels());
+    stats.put("replication.backupLogCpuNanos", replication.backupLogCpuNanos());
+    stats.put("replication.backupIndexCpuNanos", replication.backupIndexCpuNanos());
+    for (Hosted region : hosted.values()) {
+      String role = region.role() == RegionRole.PRIMARY ? "primary." : "backup.";
+      RegionStats engineStats = region.region().stats();
+      stats.merge(role + "regions", 1L, Long::sum);
+      stats.merge(role + "l0Bytes", engineStats.l0Bytes(), Long::sum);
+      stats.merge(role + "puts", engineStats.puts() + engineStats.deletes(), Long::sum);
+      stats.merge(role + "compactions", engineStats.compactions(), Long::sum);
+      stats.merge(role + "compactionBytesWritten", engineStats.compactionBytesWritten(), Long::sum);
+      stats.merge(role + "compactionBytesRead", engineStats.compactionBytesRead(), Long::sum);
+      stats.merge(
+          role + "logBytes", engineStats.smallLogBytes() + engineStats.largeLogBytes(), Long::sum);
+    }
+    return stats;
   }
 
   /** The engine region behind cluster region {@code regionId}, if held (tests, tools). */

@@ -1,4 +1,4 @@
-package io.kvs.bench.demo;
+package io.kvs.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

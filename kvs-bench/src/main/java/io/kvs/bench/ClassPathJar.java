@@ -1,4 +1,4 @@
-package io.kvs.bench.demo;
+package io.kvs.bench;
 
 import java.io.File;
 import java.io.IOException;

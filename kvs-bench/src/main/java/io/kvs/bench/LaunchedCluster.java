@@ -1,6 +1,5 @@
-package io.kvs.bench.demo;
+package io.kvs.bench;
 
-import io.kvs.bench.Directories;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
@@ -14,15 +13,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
- * The demo's local cluster: started and stopped by running {@code io.kvs.master.local.LocalCluster}
- * as a process on this JVM's class path, in a session of its own (through {@code setsid} where
- * there is one) so that a Ctrl-C at the terminal reaches the demo, which then stops the cluster in
- * order (servers first), rather than every process at once. The class path goes through a {@link
- * ClassPathJar}, so that {@code LocalCluster stop} recognises the processes however long it is.
- * What the tool prints goes to {@code launcher.log} in the cluster directory. {@link #stop()} is
- * idempotent and also runs from a shutdown hook, so the cluster is stopped however the demo ends.
+ * A local cluster for the demo and the benchmarks: started and stopped by running {@code
+ * io.kvs.master.local.LocalCluster} as a process on this JVM's class path, in a session of its own
+ * (through {@code setsid} where there is one) so that a Ctrl-C at the terminal reaches the demo,
+ * which then stops the cluster in order (servers first), rather than every process at once. The
+ * class path goes through a {@link ClassPathJar}, so that {@code LocalCluster stop} recognises the
+ * processes however long it is. What the tool prints goes to {@code launcher.log} in the cluster
+ * directory. {@link #stop()} is idempotent and also runs from a shutdown hook, so the cluster is
+ * stopped however the demo ends.
  */
-final class DemoCluster implements AutoCloseable {
+public final class LaunchedCluster implements AutoCloseable {
   private static final String LOCAL_CLUSTER = "io.kvs.master.local.LocalCluster";
   private static final Duration START_TIMEOUT = Duration.ofMinutes(3);
   private static final Duration STOP_TIMEOUT = Duration.ofMinutes(4);
@@ -34,11 +34,11 @@ final class DemoCluster implements AutoCloseable {
   private volatile Process starting;
   private boolean stopped;
 
-  private DemoCluster(Path dir, Runnable onInterrupt) {
+  private LaunchedCluster(Path dir, Runnable onInterrupt) {
     this.dir = dir;
     this.onInterrupt = onInterrupt;
     this.launcherLog = dir.resolve("launcher.log");
-    this.hook = new Thread(this::stopFromHook, "kvs-demo-stop");
+    this.hook = new Thread(this::stopFromHook, "kvs-cluster-stop");
   }
 
   /**
@@ -48,11 +48,11 @@ final class DemoCluster implements AutoCloseable {
    * @param onInterrupt runs first when the JVM shuts down (Ctrl-C) before the cluster was stopped
    * @throws IllegalStateException if the cluster did not start; what it printed is in the message
    */
-  static DemoCluster start(Path dir, List<String> options, Runnable onInterrupt)
+  public static LaunchedCluster start(Path dir, List<String> options, Runnable onInterrupt)
       throws IOException, InterruptedException {
     Path root = dir.toAbsolutePath().normalize();
     prepare(root);
-    DemoCluster cluster = new DemoCluster(root, onInterrupt);
+    LaunchedCluster cluster = new LaunchedCluster(root, onInterrupt);
     Runtime.getRuntime().addShutdownHook(cluster.hook);
     List<String> arguments = new ArrayList<>(List.of("start", "--dir", root.toString()));
     arguments.addAll(options);
@@ -73,12 +73,12 @@ final class DemoCluster implements AutoCloseable {
   }
 
   /** The cluster's directory. */
-  Path dir() {
+  public Path dir() {
     return dir;
   }
 
   /** The ZooKeeper connect string and cluster name of the running cluster. */
-  String[] connect() throws IOException {
+  public String[] connect() throws IOException {
     Properties state = new Properties();
     try (Reader in = Files.newBufferedReader(dir.resolve("cluster.properties"))) {
       state.load(in);
@@ -87,7 +87,7 @@ final class DemoCluster implements AutoCloseable {
   }
 
   /** Stops every process of the cluster (servers, masters, ZooKeeper); once. */
-  synchronized void stop() throws IOException, InterruptedException {
+  public synchronized void stop() throws IOException, InterruptedException {
     if (stopped) {
       return;
     }
@@ -138,7 +138,7 @@ final class DemoCluster implements AutoCloseable {
    */
   private static void prepare(Path dir) throws IOException, InterruptedException {
     if (Files.exists(dir.resolve("cluster.properties"))) {
-      DemoCluster leftOver = new DemoCluster(dir, () -> {});
+      LaunchedCluster leftOver = new LaunchedCluster(dir, () -> {});
       leftOver.stop();
     } else if (Files.isDirectory(dir)
         && !Files.exists(dir.resolve("launcher.log"))

@@ -1,0 +1,395 @@
+package io.kvs.bench.replication;
+
+import io.kvs.bench.LaunchedCluster;
+import io.kvs.bench.engine.KvMix;
+import io.kvs.core.cluster.ServerInfo;
+import io.kvs.master.local.LocalStatus;
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+
+/**
+ * {@code ./kvs bench replication [--quick]}: the replication modes side by side on a local cluster
+ * of processes (ZooKeeper, a master, three region servers on this machine; 32 regions), driven by
+ * the real YCSB client over the fabric transport: {@code none}, {@code build-index} (every backup
+ * re-inserts every write: the baseline) and {@code send-index} (backups install the primary's
+ * index), at replication factors 2 and 3. For each mix of KV sizes a fresh cluster is loaded (YCSB
+ * Load A) and then runs workloads (Run A; B to D in the full profile).
+ *
+ * <p>Per phase it reports ops/s; server CPU per operation, all servers, split by thread role into
+ * request handling, compaction, log replication, index shipping, backup index upkeep and other; the
+ * CPU spent on backups' indexes per operation (Send-Index: rewriting and installing shipped
+ * segments; Build-Index: applying records plus the backups' share of compaction, by compaction
+ * bytes); device I/O amplification (bytes read and written by the servers per byte written by
+ * YCSB); network amplification (replication bytes sent per byte written); L0 bytes held for backup
+ * regions at the end; latency percentiles per operation type. A table, JSON lines in {@code
+ * target/bench/replication.json}, and a chart ({@code replication.png}) like the seeds' Figures
+ * 6-8.
+ *
+ * <p>Usage: {@code [--quick] [--records N] [--operations N] [--threads N] [--modes
+ * none,build-index,send-index] [--rf 2,3] [--mixes SD,...] [--workloads a,b,c,d] [--memory BYTES]
+ * [--l0-size BYTES] [--regions N] [--out-dir DIR] [--data-dir DIR] [--ycsb-lib DIR]}. The quick
+ * profile loads 400,000 records and runs 200,000 operations with 1 MiB region L0s, so that
+ * compactions (and Build-Index backups' own inserts) happen in a short run.
+ */
+public final class ReplicationBenchmark {
+  private static final String SPLIT_PREFIX = "usertable:user";
+
+  /** Bytes of a YCSB key as the binding stores it ({@code usertable:user} and about 19 digits). */
+  private static final int KEY_BYTES = 33;
+
+  /** Bytes the binding adds to one field's value: version, count, name length, "field0", size. */
+  private static final int FIELD_OVERHEAD_BYTES = 11;
+
+  /** Field lengths giving KV pairs of each size class with the key and overhead above. */
+  private static final int SMALL_FIELD = 8;
+
+  private static final int MEDIUM_FIELD = 80;
+  private static final int LARGE_FIELD = 990;
+
+  private final Options options;
+  private final List<PhaseResult> results = new ArrayList<>();
+
+  private ReplicationBenchmark(Options options) {
+    this.options = options;
+  }
+
+  /** What the command line asks for. */
+  record Options(
+      boolean quick,
+      long records,
+      long operations,
+      int threads,
+      List<String> modes,
+      List<Integer> replicationFactors,
+      List<KvMix> mixes,
+      List<String> workloads,
+      long memoryBytes,
+      long l0SizeBytes,
+      int regions,
+      Path outDir,
+      Path dataDir,
+      Path ycsbLib) {}
+
+  /** One measured phase of one case. */
+  record PhaseResult(
+      String mode,
+      int rf,
+      String mix,
+      String workload,
+      YcsbPhase.Result ycsb,
+      List<ServerSample> servers,
+      List<ServerSample> endSamples,
+      double kvBytesPerWrite) {}
+
+  public static void main(String[] args) throws Exception {
+    Options options = parse(args);
+    new ReplicationBenchmark(options).run();
+  }
+
+  static Options parse(String[] args) {
+    boolean quick = false;
+    long records = -1;
+    long operations = -1;
+    int threads = 8;
+    List<String> modes = List.of("none", "build-index", "send-index");
+    List<Integer> rfs = List.of(2, 3);
+    List<KvMix> mixes = null;
+    List<String> workloads = null;
+    long memory = 64L << 20;
+    long l0Size = -1;
+    int regions = 32;
+    Path outDir = Paths.get("target", "bench");
+    Path dataDir = Paths.get("target", "bench", "data");
+    Path ycsbLib = null;
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--quick" -> quick = true;
+        case "--records" -> records = Long.parseLong(args[++i]);
+        case "--operations" -> operations = Long.parseLong(args[++i]);
+        case "--threads" -> threads = Integer.parseInt(args[++i]);
+        case "--modes" -> modes = List.of(args[++i].split(","));
+        case "--rf" -> rfs = List.of(args[++i].split(",")).stream().map(Integer::valueOf).toList();
+        case "--mixes" ->
+            mixes = List.of(args[++i].split(",")).stream().map(KvMix::valueOf).toList();
+        case "--workloads" -> workloads = List.of(args[++i].split(","));
+        case "--memory" -> memory = Long.parseLong(args[++i]);
+        case "--l0-size" -> l0Size = Long.parseLong(args[++i]);
+        case "--regions" -> regions = Integer.parseInt(args[++i]);
+        case "--out-dir" -> outDir = Paths.get(args[++i]);
+        case "--data-dir" -> dataDir = Paths.get(args[++i]);
+        case "--ycsb-lib" -> ycsbLib = Paths.get(args[++i]);
+        default -> throw new IllegalArgumentException("unknown option " + args[i]);
+      }
+    }
+    for (String mode : modes) {
+      if (!List.of("none", "build-index", "send-index").contains(mode)) {
+        throw new IllegalArgumentException("unknown mode " + mode);
+      }
+    }
+    if (mixes == null) {
+      mixes = quick ? List.of(KvMix.SD) : List.of(KvMix.values());
+    }
+    if (workloads == null) {
+      workloads = quick ? List.of("a") : List.of("a", "b", "c", "d");
+    }
+    // Enough data per region that its L0 is compacted several times and a
+    // Build-Index backup applies several 2 MiB buffers.
+    if (records < 0) {
+      records = quick ? 400_000 : 2_000_000;
+    }
+    if (operations < 0) {
+      operations = quick ? 200_000 : records;
+    }
+    if (l0Size < 0) {
+      l0Size = quick ? 1L << 20 : 4L << 20;
+    }
+    if (ycsbLib == null) {
+      ycsbLib = defaultYcsbLib();
+    }
+    return new Options(
+        quick,
+        records,
+        operations,
+        threads,
+        modes,
+        rfs,
+        mixes,
+        workloads,
+        memory,
+        l0Size,
+        regions,
+        outDir,
+        dataDir,
+        ycsbLib);
+  }
+
+  /** YCSB core sits next to this module's jar ({@code kvs-bench/target/ycsb-lib}). */
+  private static Path defaultYcsbLib() {
+    try {
+      Path jar =
+          Paths.get(
+              ReplicationBenchmark.class
+                  .getProtectionDomain()
+                  .getCodeSource()
+                  .getLocation()
+                  .toURI());
+      return jar.getParent().resolve("ycsb-lib");
+    } catch (java.net.URISyntaxException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private void run() throws Exception {
+    System.out.printf(
+        Locale.ROOT,
+        "replication benchmark (%s): %d regions on 3 servers, %,d records, %,d operations per run,"
+            + " %d YCSB threads over fabric shm, server memory budget %d MiB, region L0 %d"
+            + " KiB%n",
+        options.quick() ? "quick" : "full",
+        options.regions(),
+        options.records(),
+        options.operations(),
+        options.threads(),
+        options.memoryBytes() >> 20,
+        options.l0SizeBytes() >> 10);
+    Files.createDirectories(options.dataDir());
+    for (KvMix mix : options.mixes()) {
+      for (String mode : options.modes()) {
+        List<Integer> rfs = mode.equals("none") ? List.of(1) : options.replicationFactors();
+        for (int rf : rfs) {
+          runCase(mode, rf, mix);
+        }
+      }
+    }
+    new ReplicationReport(results, options).write();
+  }
+
+  private void runCase(String mode, int rf, KvMix mix) throws Exception {
+    String name = mode + "-rf" + rf + "-" + mix.name().toLowerCase(Locale.ROOT);
+    Path dir = options.dataDir().resolve("replication-" + name).toAbsolutePath();
+    System.out.printf(Locale.ROOT, "%n== %s, RF %d, mix %s%n", mode, rf, mix);
+    List<String> clusterOptions =
+        List.of(
+            "--servers",
+            "3",
+            "--regions",
+            Integer.toString(options.regions()),
+            "--replication",
+            Integer.toString(Math.max(rf, 2)),
+            "--mode",
+            mode,
+            "--fabric",
+            "shm",
+            "--split-prefix",
+            SPLIT_PREFIX,
+            "--memory",
+            Long.toString(options.memoryBytes()),
+            "--l0-size",
+            Long.toString(options.l0SizeBytes()));
+    try (LaunchedCluster cluster = LaunchedCluster.start(dir, clusterOptions, () -> {})) {
+      Properties state = new Properties();
+      try (Reader in = Files.newBufferedReader(dir.resolve("cluster.properties"))) {
+        state.load(in);
+      }
+      Map<String, ServerInfo> servers =
+          LocalStatus.liveServers(state.getProperty("zookeeper"), state.getProperty("cluster"));
+      Path histogram = dir.resolve("field-lengths.txt");
+      writeHistogram(mix, histogram);
+      double kvBytes = averageKvBytes(mix);
+      phase(mode, rf, mix, "load-a", true, "a", servers, state, dir, histogram, kvBytes);
+      for (String workload : options.workloads()) {
+        phase(
+            mode,
+            rf,
+            mix,
+            "run-" + workload,
+            false,
+            workload,
+            servers,
+            state,
+            dir,
+            histogram,
+            kvBytes);
+      }
+      cluster.stop();
+    }
+  }
+
+  private void phase(
+      String mode,
+      int rf,
+      KvMix mix,
+      String label,
+      boolean load,
+      String workload,
+      Map<String, ServerInfo> servers,
+      Properties state,
+      Path dir,
+      Path histogram,
+      double kvBytes)
+      throws Exception {
+    List<ServerSample> before = sample(servers, state);
+    YcsbPhase.Result ycsb =
+        YcsbPhase.run(
+            load,
+            options.ycsbLib(),
+            ycsbProperties(workload, dir, histogram),
+            options.threads(),
+            dir.resolve("ycsb-" + label + ".log"));
+    List<ServerSample> after = sample(servers, state);
+    List<ServerSample> deltas = new ArrayList<>();
+    for (int i = 0; i < before.size(); i++) {
+      deltas.add(after.get(i).since(before.get(i)));
+    }
+    PhaseResult result = new PhaseResult(mode, rf, mix.name(), label, ycsb, deltas, after, kvBytes);
+    results.add(result);
+    ReplicationReport.printPhase(result);
+    for (Map.Entry<String, YcsbPhase.Operation> op : ycsb.operations().entrySet()) {
+      if (op.getValue().failures() > 0) {
+        throw new IllegalStateException(
+            label
+                + ": "
+                + op.getValue().failures()
+                + " "
+                + op.getKey()
+                + " operations failed; see "
+                + dir.resolve("ycsb-" + label + ".log"));
+      }
+    }
+  }
+
+  private static List<ServerSample> sample(Map<String, ServerInfo> servers, Properties state)
+      throws IOException {
+    List<ServerSample> samples = new ArrayList<>();
+    for (ServerInfo server : servers.values()) {
+      String pid = state.getProperty("pid.server-" + server.id());
+      if (pid == null) {
+        throw new IllegalStateException("no process of server " + server.id());
+      }
+      samples.add(ServerSample.take(Long.parseLong(pid), server.host(), server.controlPort()));
+    }
+    return samples;
+  }
+
+  private Map<String, String> ycsbProperties(String workload, Path dir, Path histogram) {
+    Map<String, String> p = new LinkedHashMap<>();
+    p.put("workload", "site.ycsb.workloads.CoreWorkload");
+    p.put("kvs.local.dir", dir.toString());
+    p.put("kvs.transport", "fabric");
+    p.put("recordcount", Long.toString(options.records()));
+    p.put("operationcount", Long.toString(options.operations()));
+    p.put("fieldcount", "1");
+    p.put("fieldlengthdistribution", "histogram");
+    p.put("fieldlengthhistogram", histogram.toString());
+    p.put("readallfields", "true");
+    p.put("writeallfields", "true");
+    p.put("requestdistribution", workload.equals("d") ? "latest" : "zipfian");
+    p.put("measurementtype", "hdrhistogram");
+    p.put("hdrhistogram.percentiles", "50,99,99.9");
+    double read;
+    double update;
+    double insert;
+    switch (workload) {
+      case "a" -> {
+        read = 0.5;
+        update = 0.5;
+        insert = 0;
+      }
+      case "b" -> {
+        read = 0.95;
+        update = 0.05;
+        insert = 0;
+      }
+      case "c" -> {
+        read = 1;
+        update = 0;
+        insert = 0;
+      }
+      case "d" -> {
+        read = 0.95;
+        update = 0;
+        insert = 0.05;
+      }
+      default -> throw new IllegalArgumentException("workload " + workload + " (a to d)");
+    }
+    p.put("readproportion", Double.toString(read));
+    p.put("updateproportion", Double.toString(update));
+    p.put("insertproportion", Double.toString(insert));
+    p.put("scanproportion", "0");
+    return p;
+  }
+
+  /**
+   * YCSB's histogram distribution of field lengths: buckets of one byte from 0 (each line its
+   * count), drawing the mix's classes with its percentages.
+   */
+  private static void writeHistogram(KvMix mix, Path file) throws IOException {
+    long[] counts = new long[LARGE_FIELD + 1];
+    counts[SMALL_FIELD] += mix.smallPercent();
+    counts[MEDIUM_FIELD] += mix.mediumPercent();
+    counts[LARGE_FIELD] += mix.largePercent();
+    StringBuilder text = new StringBuilder("BlockSize\t1\n");
+    for (int i = 0; i < counts.length; i++) {
+      text.append(i).append('\t').append(counts[i]).append('\n');
+    }
+    Files.writeString(file, text);
+  }
+
+  private static double averageKvBytes(KvMix mix) {
+    return KEY_BYTES
+        + FIELD_OVERHEAD_BYTES
+        + (mix.smallPercent() * SMALL_FIELD
+                + mix.mediumPercent() * MEDIUM_FIELD
+                + mix.largePercent() * LARGE_FIELD)
+            / 100.0;
+  }
+}

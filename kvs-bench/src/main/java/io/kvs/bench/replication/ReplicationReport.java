@@ -1,0 +1,311 @@
+package io.kvs.bench.replication;
+
+import io.kvs.bench.BarChart;
+import io.kvs.bench.JsonLine;
+import io.kvs.bench.TextTable;
+import io.kvs.bench.replication.ReplicationBenchmark.PhaseResult;
+import io.kvs.bench.replication.ServerSample.ThreadRole;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/** The replication benchmark's numbers per phase: table, ratios, JSON lines and chart. */
+final class ReplicationReport {
+  private static final List<String> MODES = List.of("none", "build-index", "send-index");
+
+  /** What one phase measured, per operation of the phase (CPU in microseconds). */
+  record Metrics(
+      double opsPerSec,
+      double cpuUsPerOp,
+      double requestUs,
+      double compactionUs,
+      double logReplicationUs,
+      double indexShippingUs,
+      double backupIndexUs,
+      double otherUs,
+      double backupIndexCpuUsPerOp,
+      double ioAmplification,
+      double networkAmplification,
+      long backupL0Bytes) {}
+
+  private final List<PhaseResult> results;
+  private final ReplicationBenchmark.Options options;
+
+  ReplicationReport(List<PhaseResult> results, ReplicationBenchmark.Options options) {
+    this.results = results;
+    this.options = options;
+  }
+
+  static Metrics metrics(PhaseResult r) {
+    double ops = Math.max(1, r.ycsb().operationCount());
+    double userBytes = Math.max(1, r.ycsb().writes() * r.kvBytesPerWrite());
+    double requests = 0;
+    double compaction = 0;
+    double replication = 0;
+    double other = 0;
+    double shipping = 0;
+    double backupLog = 0;
+    double backupIndex = 0;
+    double backupCompactionBytes = 0;
+    double compactionBytes = 0;
+    double deviceBytes = 0;
+    double networkBytes = 0;
+    long backupL0 = 0;
+    for (ServerSample s : r.servers()) {
+      requests += s.cpuNanos().get(ThreadRole.REQUESTS);
+      compaction += s.cpuNanos().get(ThreadRole.COMPACTION);
+      replication += s.cpuNanos().get(ThreadRole.REPLICATION);
+      other += s.cpuNanos().get(ThreadRole.OTHER);
+      shipping += s.counter("replication.indexShipCpuNanos");
+      backupLog += s.counter("replication.backupLogCpuNanos");
+      backupIndex += s.counter("replication.backupIndexCpuNanos");
+      backupCompactionBytes += s.counter("backup.compactionBytesWritten");
+      compactionBytes +=
+          s.counter("backup.compactionBytesWritten") + s.counter("primary.compactionBytesWritten");
+      deviceBytes += s.deviceReadBytes() + s.deviceWriteBytes();
+      networkBytes += s.counter("replication.logBytes") + s.counter("replication.indexBytes");
+    }
+    for (ServerSample s : r.endSamples()) {
+      backupL0 += s.counter("backup.l0Bytes");
+    }
+    double total = requests + compaction + replication + other;
+    // Backups' work runs on request threads (the fabric workers answer their primaries'
+    // messages); index shipping partly on compaction threads (copying segments into the stream).
+    double requestOnly = Math.max(0, requests - backupLog - backupIndex);
+    double logReplication = Math.max(0, replication + backupLog - shipping);
+    double compactionOnly = Math.max(0, compaction - Math.max(0, shipping - replication));
+    double backupShare = compactionBytes > 0 ? backupCompactionBytes / compactionBytes : 0;
+    double micros = 1e3 * ops;
+    return new Metrics(
+        r.ycsb().opsPerSec(),
+        total / micros,
+        requestOnly / micros,
+        compactionOnly / micros,
+        logReplication / micros,
+        shipping / micros,
+        backupIndex / micros,
+        other / micros,
+        (backupIndex + compaction * backupShare) / micros,
+        deviceBytes / userBytes,
+        networkBytes / userBytes,
+        backupL0);
+  }
+
+  static void printPhase(PhaseResult r) {
+    Metrics m = metrics(r);
+    System.out.printf(
+        Locale.ROOT,
+        "  %-8s %,10.0f ops/s  %7.1f us/op CPU  backup index %6.2f us/op  io amp %5.2f"
+            + "  net amp %5.2f  backup L0 %,d B%n",
+        r.workload(),
+        m.opsPerSec(),
+        m.cpuUsPerOp(),
+        m.backupIndexCpuUsPerOp(),
+        m.ioAmplification(),
+        m.networkAmplification(),
+        m.backupL0Bytes());
+  }
+
+  void write() throws IOException {
+    TextTable table =
+        new TextTable(
+            4,
+            "mode",
+            "rf",
+            "mix",
+            "phase",
+            "ops/s",
+            "CPU us/op",
+            "req",
+            "compact",
+            "log repl",
+            "idx ship",
+            "bkp idx",
+            "other",
+            "bkp idx+cmp",
+            "io amp",
+            "net amp",
+            "bkp L0 MiB",
+            "write p50/p99/p99.9 us");
+    List<String> json = new ArrayList<>();
+    for (PhaseResult r : results) {
+      Metrics m = metrics(r);
+      YcsbPhase.Operation write = r.ycsb().operations().get("INSERT");
+      if (write == null || write.count() == 0) {
+        write = r.ycsb().operations().getOrDefault("UPDATE", r.ycsb().operations().get("READ"));
+      }
+      table.row(
+          r.mode(),
+          Integer.toString(r.rf()),
+          r.mix(),
+          r.workload(),
+          f("%,.0f", m.opsPerSec()),
+          f("%.1f", m.cpuUsPerOp()),
+          f("%.1f", m.requestUs()),
+          f("%.1f", m.compactionUs()),
+          f("%.1f", m.logReplicationUs()),
+          f("%.2f", m.indexShippingUs()),
+          f("%.2f", m.backupIndexUs()),
+          f("%.1f", m.otherUs()),
+          f("%.2f", m.backupIndexCpuUsPerOp()),
+          f("%.2f", m.ioAmplification()),
+          f("%.2f", m.networkAmplification()),
+          f("%.1f", m.backupL0Bytes() / 1048576.0),
+          write == null ? "-" : f("%.0f/%.0f/%.0f", write.p50(), write.p99(), write.p999()));
+      for (Map.Entry<String, YcsbPhase.Operation> op : r.ycsb().operations().entrySet()) {
+        if (op.getKey().equals("CLEANUP")) {
+          continue;
+        }
+        json.add(
+            new JsonLine()
+                .put("mode", r.mode())
+                .put("rf", r.rf())
+                .put("mix", r.mix())
+                .put("workload", r.workload())
+                .put("operation", op.getKey())
+                .put("ops_per_sec", m.opsPerSec())
+                .put("cpu_us_per_op", m.cpuUsPerOp())
+                .put("request_cpu_us_per_op", m.requestUs())
+                .put("compaction_cpu_us_per_op", m.compactionUs())
+                .put("log_replication_cpu_us_per_op", m.logReplicationUs())
+                .put("index_shipping_cpu_us_per_op", m.indexShippingUs())
+                .put("index_rewrite_cpu_us_per_op", m.backupIndexUs())
+                .put("other_cpu_us_per_op", m.otherUs())
+                .put("backup_index_cpu_us_per_op", m.backupIndexCpuUsPerOp())
+                .put("io_amplification", m.ioAmplification())
+                .put("network_amplification", m.networkAmplification())
+                .put("backup_l0_bytes", m.backupL0Bytes())
+                .put("operations", op.getValue().count())
+                .put("p50_us", op.getValue().p50())
+                .put("p99_us", op.getValue().p99())
+                .put("p999_us", op.getValue().p999())
+                .put("profile", options.quick() ? "quick" : "full")
+                .toString());
+      }
+    }
+    System.out.println();
+    System.out.print(table);
+    System.out.println();
+    printRatios();
+    Files.createDirectories(options.outDir());
+    Files.write(options.outDir().resolve("replication.json"), json);
+    chart();
+    System.out.println();
+    System.out.println("results: " + options.outDir().resolve("replication.json").toAbsolutePath());
+    System.out.println("chart:   " + options.outDir().resolve("replication.png").toAbsolutePath());
+  }
+
+  private void printRatios() {
+    for (PhaseResult send : results) {
+      if (!send.mode().equals("send-index")) {
+        continue;
+      }
+      PhaseResult build = find("build-index", send.rf(), send.mix(), send.workload());
+      PhaseResult none = find("none", 1, send.mix(), send.workload());
+      Metrics s = metrics(send);
+      if (build != null) {
+        Metrics b = metrics(build);
+        System.out.printf(
+            Locale.ROOT,
+            "  send-index / build-index, RF %d, %s %s: ops/s %.2fx, CPU/op %.2fx, backup index"
+                + " CPU %.3fx, io amp %.2fx, net amp %.2fx%n",
+            send.rf(),
+            send.mix(),
+            send.workload(),
+            s.opsPerSec() / b.opsPerSec(),
+            s.cpuUsPerOp() / b.cpuUsPerOp(),
+            s.backupIndexCpuUsPerOp() / b.backupIndexCpuUsPerOp(),
+            s.ioAmplification() / b.ioAmplification(),
+            s.networkAmplification() / b.networkAmplification());
+      }
+      if (none != null) {
+        Metrics n = metrics(none);
+        System.out.printf(
+            Locale.ROOT,
+            "  send-index / none,        RF %d, %s %s: ops/s %.2fx, CPU/op %.2fx%n",
+            send.rf(),
+            send.mix(),
+            send.workload(),
+            s.opsPerSec() / n.opsPerSec(),
+            s.cpuUsPerOp() / n.cpuUsPerOp());
+      }
+    }
+  }
+
+  private PhaseResult find(String mode, int rf, String mix, String workload) {
+    for (PhaseResult r : results) {
+      if (r.mode().equals(mode)
+          && r.rf() == rf
+          && r.mix().equals(mix)
+          && r.workload().equals(workload)) {
+        return r;
+      }
+    }
+    return null;
+  }
+
+  /** Groups: each mix, phase and RF; series: the modes (none repeated in every RF group). */
+  private void chart() throws IOException {
+    List<String> groups = new ArrayList<>();
+    List<PhaseResult[]> rows = new ArrayList<>();
+    for (PhaseResult r : results) {
+      if (r.mode().equals("none")) {
+        continue;
+      }
+      String group = r.mix() + " " + r.workload() + " RF" + r.rf();
+      if (groups.contains(group)) {
+        continue;
+      }
+      groups.add(group);
+      PhaseResult[] row = new PhaseResult[MODES.size()];
+      row[0] = find("none", 1, r.mix(), r.workload());
+      row[1] = find("build-index", r.rf(), r.mix(), r.workload());
+      row[2] = find("send-index", r.rf(), r.mix(), r.workload());
+      rows.add(row);
+    }
+    if (groups.isEmpty()) {
+      return;
+    }
+    double[][] ops = new double[groups.size()][MODES.size()];
+    double[][] cpu = new double[groups.size()][MODES.size()];
+    double[][] backup = new double[groups.size()][MODES.size()];
+    double[][] io = new double[groups.size()][MODES.size()];
+    double[][] net = new double[groups.size()][MODES.size()];
+    double[][] p99 = new double[groups.size()][MODES.size()];
+    for (int g = 0; g < groups.size(); g++) {
+      for (int s = 0; s < MODES.size(); s++) {
+        PhaseResult r = rows.get(g)[s];
+        Metrics m = r == null ? null : metrics(r);
+        ops[g][s] = m == null ? Double.NaN : m.opsPerSec();
+        cpu[g][s] = m == null ? Double.NaN : m.cpuUsPerOp();
+        backup[g][s] = m == null ? Double.NaN : m.backupIndexCpuUsPerOp();
+        io[g][s] = m == null ? Double.NaN : m.ioAmplification();
+        net[g][s] = m == null ? Double.NaN : m.networkAmplification();
+        YcsbPhase.Operation write =
+            r == null
+                ? null
+                : r.ycsb().operations().getOrDefault("INSERT", r.ycsb().operations().get("UPDATE"));
+        p99[g][s] = write == null ? Double.NaN : write.p99();
+      }
+    }
+    BarChart.write(
+        options.outDir().resolve("replication.png"),
+        "Replication: none, Build-Index, Send-Index; 3 servers, 32 regions, YCSB over fabric shm",
+        MODES,
+        List.of(
+            new BarChart.Panel("Throughput", "ops/s", groups, ops),
+            new BarChart.Panel("Server CPU per operation", "us/op", groups, cpu),
+            new BarChart.Panel("Backup index upkeep CPU per operation", "us/op", groups, backup),
+            new BarChart.Panel("Device I/O amplification", "x", groups, io),
+            new BarChart.Panel("Network amplification", "x", groups, net),
+            new BarChart.Panel("Write p99 latency", "us", groups, p99)),
+        3);
+  }
+
+  private static String f(String format, Object... values) {
+    return String.format(Locale.ROOT, format, values);
+  }
+}
