@@ -92,7 +92,7 @@ jlongArray ServiceReplicationStats(JNIEnv* env, jclass, jlong service) {
                           static_cast<jlong>(stats.writes),
                           static_cast<jlong>(stats.flushes),
                           static_cast<jlong>(stats.index_messages),
-      static_cast<jlong>(stats.index_cpu_ns),
+                          static_cast<jlong>(stats.index_cpu_ns),
                           static_cast<jlong>(stats.backup_tail_bytes),
                           static_cast<jlong>(stats.backup_segments),
                           static_cast<jlong>(stats.backup_levels),

@@ -284,9 +284,9 @@ bool Replicator::PumpSendIndex(Stream* stream) {
                at += kTrimSegmentsMax) {
             control.trimmed.assign(
                 event.trimmed.begin() + static_cast<long>(at),
-                event.trimmed.begin() + static_cast<long>(std::min(
-                                            event.trimmed.size(),
-                                            at + kTrimSegmentsMax)));
+                event.trimmed.begin() +
+                    static_cast<long>(
+                        std::min(event.trimmed.size(), at + kTrimSegmentsMax)));
             if (!SendIndexControl(stream, control,
                                   &stream->index_replies_pending, &lock)) {
               return false;

@@ -9,8 +9,8 @@
 
 #include <chrono>
 #include <map>
-#include <set>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -171,9 +171,9 @@ class SendIndexTest : public ::testing::TestWithParam<fabric::Provider> {
         medium.insert(level.medium_segments.begin(),
                       level.medium_segments.end());
       }
-      for (const log::LogKind kind : {log::LogKind::kSmall,
-                                      log::LogKind::kLarge,
-                                      log::LogKind::kMedium}) {
+      for (const log::LogKind kind :
+           {log::LogKind::kSmall, log::LogKind::kLarge,
+            log::LogKind::kMedium}) {
         std::set<uint64_t> live = medium;
         if (kind != log::LogKind::kMedium) {
           live.clear();
