@@ -261,6 +261,15 @@ typedef struct kvs_replication_stats {
 KVS_EXPORT void kvs_service_replication_stats(const kvs_service* service,
                                               kvs_replication_stats* stats);
 KVS_EXPORT void kvs_service_detach(kvs_service* service, uint64_t region_id);
+// A digest of a region's device levels as this service holds them (a
+// primary's own, or the levels a send-index backup installed): equal
+// digests mean the levels read the same. `digest`, `entries` and `levels`
+// receive the digest, the entries read and the non-empty levels.
+KVS_EXPORT kvs_status kvs_service_levels_digest(const kvs_service* service,
+                                                uint64_t region_id,
+                                                uint64_t* digest,
+                                                uint64_t* entries,
+                                                uint64_t* levels);
 // Answers one encoded request; `sink` receives the encoded reply (always
 // one: malformed requests get an INVALID_ARGUMENT reply).
 KVS_EXPORT void kvs_service_handle(kvs_service* service, const void* request,

@@ -121,6 +121,18 @@ void kvs_service_attach_placed(kvs_service* service, uint64_t region_id,
                           std::move(placement));
 }
 
+kvs_status kvs_service_levels_digest(const kvs_service* service,
+                                     uint64_t region_id, uint64_t* digest,
+                                     uint64_t* entries, uint64_t* levels) {
+  kvs::replication::LevelsDigest result;
+  const Status status = service->service.LevelsDigest(region_id, &result);
+  if (!status.ok()) return Report(status);
+  *digest = result.digest;
+  *entries = result.entries;
+  *levels = result.levels;
+  return KVS_OK;
+}
+
 void kvs_service_detach(kvs_service* service, uint64_t region_id) {
   service->service.Detach(region_id);
 }

@@ -77,6 +77,24 @@ void ServiceAttachPlaced(JNIEnv* env, jclass, jlong service, jlong region_id,
       ports.data(), ports.size(), static_cast<int>(mode));
 }
 
+// {digest, entries, levels}; throws for a region not held or not comparable.
+jlongArray ServiceLevelsDigest(JNIEnv* env, jclass, jlong service,
+                               jlong region_id) {
+  uint64_t digest = 0, entries = 0, levels = 0;
+  if (Failed(env,
+             kvs_service_levels_digest(reinterpret_cast<kvs_service*>(service),
+                                       static_cast<uint64_t>(region_id),
+                                       &digest, &entries, &levels))) {
+    return nullptr;
+  }
+  const jlong values[] = {static_cast<jlong>(digest),
+                          static_cast<jlong>(entries),
+                          static_cast<jlong>(levels)};
+  jlongArray result = env->NewLongArray(3);
+  if (result != nullptr) env->SetLongArrayRegion(result, 0, 3, values);
+  return result;
+}
+
 void ServiceUseEngine(JNIEnv*, jclass, jlong service, jlong engine) {
   kvs_service_use_engine(reinterpret_cast<kvs_service*>(service),
                          reinterpret_cast<kvs_engine*>(engine));
@@ -233,6 +251,7 @@ bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class) {
       KVS_NATIVE("serviceAttachPlaced", "(JJJJZ[B[B[Ljava/lang/String;[II)V",
                  ServiceAttachPlaced),
       KVS_NATIVE("serviceUseEngine", "(JJ)V", ServiceUseEngine),
+      KVS_NATIVE("serviceLevelsDigest", "(JJ)[J", ServiceLevelsDigest),
       KVS_NATIVE("serviceReplicationStats", "(J)[J", ServiceReplicationStats),
       KVS_NATIVE("serviceDetach", "(JJ)V", ServiceDetach),
       KVS_NATIVE("serviceHandle", "(JLjava/nio/ByteBuffer;II)[B",

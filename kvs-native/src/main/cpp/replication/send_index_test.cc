@@ -158,6 +158,14 @@ class SendIndexTest : public ::testing::TestWithParam<fabric::Provider> {
       ++compared;
     }
     EXPECT_GT(compared, 0u);
+    // The digests ./kvs local verify compares agree, and see every entry.
+    LevelsDigest ours, theirs;
+    ASSERT_TRUE(primary_.service.LevelsDigest(7, &ours).ok());
+    ASSERT_TRUE(backup_.service.LevelsDigest(7, &theirs).ok());
+    EXPECT_EQ(ours.digest, theirs.digest);
+    EXPECT_EQ(ours.levels, compared);
+    EXPECT_EQ(theirs.entries, ours.entries);
+    EXPECT_GT(ours.entries, 0u);
   }
 
   // GC mirroring: once the stream caught up, every copy the backup keeps is

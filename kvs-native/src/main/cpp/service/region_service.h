@@ -28,6 +28,7 @@
 #include "channel/server.h"
 #include "engine/engine.h"
 #include "lsm/region.h"
+#include "replication/level_digest.h"
 #include "replication/replica_sink.h"
 #include "replication/replicator.h"
 #include "replication/send_index_sink.h"
@@ -91,6 +92,12 @@ class RegionService final : public channel::RequestHandler {
   // backup (backup offsets); NotFound if it has no Send-Index stream.
   Status BackupLevels(uint64_t region_id,
                       std::map<size_t, lsm::LevelDescriptor>* levels) const;
+  // A digest of `region_id`'s device levels as held here: a primary's own
+  // levels, or the levels a Send-Index backup installed (replication/
+  // level_digest.h). InvalidArgument for a Build-Index backup (its index is
+  // its own), NotFound for a region not held.
+  Status LevelsDigest(uint64_t region_id,
+                      replication::LevelsDigest* digest) const;
   // The copies of `region_id`'s `kind` log held here as its backup.
   Status BackupCopies(
       uint64_t region_id, log::LogKind kind,

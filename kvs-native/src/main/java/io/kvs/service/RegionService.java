@@ -97,6 +97,23 @@ public final class RegionService implements AutoCloseable {
     }
   }
 
+  /**
+   * A digest of region {@code regionId}'s device levels as this service holds them: a primary's own
+   * levels, or the levels a send-index backup installed. Equal digests mean the levels read the
+   * same (for comparing a backup with its primary). Returns {digest, entries, non-empty levels}.
+   *
+   * @throws io.kvs.core.KvsException NOT_FOUND for a region not held, INVALID_ARGUMENT for a
+   *     build-index backup; a digest taken while the levels change may fail or differ
+   */
+  public long[] levelsDigest(long regionId) {
+    lock.readLock().lock();
+    try {
+      return NativeMethods.serviceLevelsDigest(live(), regionId);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
   /** What this service replicated as a primary and did as a backup, since it started. */
   public ReplicationStats replicationStats() {
     lock.readLock().lock();

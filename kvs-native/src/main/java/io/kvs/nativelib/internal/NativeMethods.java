@@ -162,6 +162,9 @@ public final class NativeMethods {
   /** Lets the service tap {@code engine}'s regions for send-index replication. */
   public static native void serviceUseEngine(long service, long engine);
 
+  /** {digest, entries, levels} of a region's device levels as the service holds them. */
+  public static native long[] serviceLevelsDigest(long service, long regionId);
+
   /** The service's replication counters, in {@code kvs_replication_stats} order. */
   public static native long[] serviceReplicationStats(long service);
 
