@@ -287,30 +287,29 @@ void Replicator::Run() {
   }
 }
 
-bool Replicator::SendFlush(Stream* stream, std::unique_lock<std::mutex>* lock) {
+bool Replicator::SendToBackups(Stream* stream, const std::string& message,
+                               const std::string& what, size_t* pending,
+                               std::unique_lock<std::mutex>* lock) {
   const size_t backups = stream->targets.size();
-  std::string flush;
-  EncodeControl({ControlType::kFlush, stream->region_id, stream->epoch,
-                 static_cast<uint32_t>(stream->filling),
-                 static_cast<uint32_t>(stream->offset), stream->sequence},
-                &flush);
-  stream->flush_pending = backups;
+  *pending += backups;
   for (size_t i = 0; i < backups; ++i) {
     Peer* peer = stream->peers[i].get();
     const Status submitted = peer->client->Submit(
-        flush, [this, stream, peer](Status status, std::string_view reply) {
+        message, [this, owner = stream->shared_from_this(), peer, pending,
+                  what](Status status, std::string_view reply) {
+          // The stream lives until its callbacks ran.
+          Stream* const live = owner.get();
           ControlReply decoded;
           if (status.ok()) status = DecodeControlReply(reply, &decoded);
           if (status.ok()) status = decoded.status;
           if (!status.ok()) {
-            Fail(stream,
-                 Status::IoError("backup " + peer->name +
-                                 " refused FLUSH: " + status.ToString()));
+            Fail(live, Status::IoError("backup " + peer->name + " refused " +
+                                       what + ": " + status.ToString()));
             return;
           }
-          std::lock_guard<std::mutex> flush_lock(stream->mutex);
-          --stream->flush_pending;
-          stream->changed.notify_all();
+          std::lock_guard<std::mutex> reply_lock(live->mutex);
+          --*pending;
+          live->changed.notify_all();
         });
     if (!submitted.ok()) {
       lock->unlock();
@@ -319,8 +318,20 @@ bool Replicator::SendFlush(Stream* stream, std::unique_lock<std::mutex>* lock) {
       return false;
     }
   }
+  return true;
+}
+
+bool Replicator::SendFlush(Stream* stream, std::unique_lock<std::mutex>* lock) {
+  std::string flush;
+  EncodeControl({ControlType::kFlush, stream->region_id, stream->epoch,
+                 static_cast<uint32_t>(stream->filling),
+                 static_cast<uint32_t>(stream->offset), stream->sequence},
+                &flush);
+  if (!SendToBackups(stream, flush, "FLUSH", &stream->flush_pending, lock)) {
+    return false;
+  }
   std::lock_guard<std::mutex> stats_lock(mutex_);
-  stats_.flushes += backups;
+  stats_.flushes += stream->targets.size();
   return true;
 }
 
@@ -360,9 +371,11 @@ bool Replicator::Connect(Stream* stream) {
   stream->opens_pending = backups;
   for (size_t i = 0; i < backups; ++i) {
     Peer* peer = stream->peers[i].get();
-    const Status submitted =
-        peer->client->Submit(open, [this, stream, i, peer, buffers](
-                                       Status status, std::string_view reply) {
+    const Status submitted = peer->client->Submit(
+        open, [this, owner = stream->shared_from_this(), i, peer, buffers](
+                  Status status, std::string_view reply) {
+          // The stream lives until its callbacks ran.
+          Stream* const live = owner.get();
           ControlReply decoded;
           if (status.ok()) status = DecodeControlReply(reply, &decoded);
           if (status.ok()) status = decoded.status;
@@ -372,13 +385,12 @@ bool Replicator::Connect(Stream* stream) {
                 " buffers, not " + std::to_string(buffers));
           }
           if (!status.ok()) {
-            Fail(stream,
-                 Status::IoError("backup " + peer->name +
-                                 " refused OPEN: " + status.ToString()));
+            Fail(live, Status::IoError("backup " + peer->name +
+                                       " refused OPEN: " + status.ToString()));
             return;
           }
-          stream->buffers[i] = decoded.buffers;
-          --stream->opens_pending;
+          live->buffers[i] = decoded.buffers;
+          --live->opens_pending;
         });
     if (!submitted.ok()) {
       Fail(stream, Status::IoError("backup " + peer->name + ": " +
@@ -400,21 +412,24 @@ bool Replicator::PostBatches(Stream* stream, std::unique_lock<std::mutex>* lock,
       Peer* peer = stream->peers[i].get();
       const Status posted = peer->client->WriteRemote(
           stream->buffers[i][batch->buffer], batch->offset, batch->bytes,
-          [this, stream, batch, peer, backups](Status status) {
+          [this, owner = stream->shared_from_this(), batch, peer,
+           backups](Status status) {
+            // The stream lives until its callbacks ran.
+            Stream* const live = owner.get();
             if (!status.ok()) {
-              Fail(stream, Status::IoError("write to backup " + peer->name +
-                                           " failed: " + status.ToString()));
+              Fail(live, Status::IoError("write to backup " + peer->name +
+                                         " failed: " + status.ToString()));
               return;
             }
-            std::lock_guard<std::mutex> done_lock(stream->mutex);
+            std::lock_guard<std::mutex> done_lock(live->mutex);
             ++batch->completions;
-            while (!stream->batches.empty() &&
-                   stream->batches.front()->completions == backups) {
-              stream->done_ticket = std::max(
-                  stream->done_ticket, stream->batches.front()->last_ticket);
-              stream->batches.pop_front();
+            while (!live->batches.empty() &&
+                   live->batches.front()->completions == backups) {
+              live->done_ticket = std::max(live->done_ticket,
+                                           live->batches.front()->last_ticket);
+              live->batches.pop_front();
             }
-            stream->changed.notify_all();
+            live->changed.notify_all();
           });
       if (posted.IsBusy()) return true;  // a full staging buffer: later
       if (!posted.ok()) {

@@ -154,6 +154,12 @@ class Replicator final : public lsm::ReplicationTap {
   // Sends FLUSH of the buffer being filled to every backup (caller holds
   // the stream's mutex); false if the stream failed.
   bool SendFlush(Stream* stream, std::unique_lock<std::mutex>* lock);
+  // Sends `message` (a control message named `what`) to every backup;
+  // `pending` (under the stream's mutex) counts the replies outstanding.
+  // False if the stream failed (the lock is then released).
+  bool SendToBackups(Stream* stream, const std::string& message,
+                     const std::string& what, size_t* pending,
+                     std::unique_lock<std::mutex>* lock);
   std::shared_ptr<Peer> PeerFor(const BackupTarget& target, Status* status);
   void Fail(Stream* stream, const Status& status);
 

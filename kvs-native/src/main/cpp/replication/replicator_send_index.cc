@@ -73,38 +73,15 @@ void Replicator::OnLevelInstalled(uint64_t engine_region_id, size_t level,
 bool Replicator::SendIndexControl(Stream* stream, const IndexControl& control,
                                   size_t* pending,
                                   std::unique_lock<std::mutex>* lock) {
+  static const char* const kNames[] = {"FLUSH-TAIL", "SHIP-SEGMENT",
+                                       "INSTALL-LEVEL", "TRIM"};
   std::string message;
   EncodeIndexControl(control, &message);
-  const size_t backups = stream->targets.size();
-  *pending += backups;
-  for (size_t i = 0; i < backups; ++i) {
-    Peer* peer = stream->peers[i].get();
-    const auto type = control.type;
-    const Status submitted = peer->client->Submit(
-        message, [this, stream, peer, pending, type](Status status,
-                                                     std::string_view reply) {
-          ControlReply decoded;
-          if (status.ok()) status = DecodeControlReply(reply, &decoded);
-          if (status.ok()) status = decoded.status;
-          if (!status.ok()) {
-            Fail(stream,
-                 Status::IoError("backup " + peer->name + " refused " +
-                                 std::to_string(static_cast<int>(type)) + ": " +
-                                 status.ToString()));
-            return;
-          }
-          std::lock_guard<std::mutex> reply_lock(stream->mutex);
-          --*pending;
-          stream->changed.notify_all();
-        });
-    if (!submitted.ok()) {
-      lock->unlock();
-      Fail(stream, Status::IoError("backup " + peer->name + ": " +
-                                   submitted.ToString()));
-      return false;
-    }
-  }
-  return true;
+  return SendToBackups(
+      stream, message,
+      kNames[static_cast<size_t>(control.type) -
+             static_cast<size_t>(IndexControlType::kFlushTail)],
+      pending, lock);
 }
 
 bool Replicator::SendFlushTail(Stream* stream, size_t log, bool sealed,
@@ -135,6 +112,7 @@ bool Replicator::SendFlushTail(Stream* stream, size_t log, bool sealed,
 bool Replicator::PumpSendIndex(Stream* stream) {
   const size_t backups = stream->targets.size();
   bool progressed = false;
+  uint64_t log_bytes = 0;  // counted once per pass, not per event
   std::unique_lock<std::mutex> lock(stream->mutex);
   // Nothing in flight: every write completed, every message answered.
   const auto quiet = [&] {
@@ -230,10 +208,7 @@ bool Replicator::PumpSendIndex(Stream* stream) {
                   event.ticket);
         log.end =
             std::max<uint64_t>(log.end, event.offset + event.bytes.size());
-        {
-          std::lock_guard<std::mutex> stats_lock(mutex_);
-          stats_.bytes += event.bytes.size() * backups;
-        }
+        log_bytes += event.bytes.size() * backups;
       } else {
         // An index segment or a level: after everything before it landed,
         // with the log tails it may point into persisted.
@@ -316,6 +291,10 @@ bool Replicator::PumpSendIndex(Stream* stream) {
       progressed = true;
       moved = true;
     }
+  }
+  if (log_bytes > 0) {
+    std::lock_guard<std::mutex> stats_lock(mutex_);
+    stats_.bytes += log_bytes;
   }
   if (stream->closing && stream->events.empty() && quiet()) {
     // The tails, so the backups hold every byte acknowledged.

@@ -85,7 +85,7 @@ struct Replicator::Peer {
   std::unique_ptr<channel::Client> client;
 };
 
-struct Replicator::Stream {
+struct Replicator::Stream : std::enable_shared_from_this<Replicator::Stream> {
   enum class State { kConnecting, kOpening, kReady, kClosed, kFailed };
   // Build-index: a record to replicate.
   struct Queued {

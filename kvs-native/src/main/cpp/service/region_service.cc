@@ -164,6 +164,24 @@ void RegionService::Detach(uint64_t region_id) {
   index_sink.reset();
 }
 
+Status RegionService::CheckBackup(
+    std::map<uint64_t, Attached>::const_iterator it, uint64_t region_id,
+    uint64_t epoch) const {
+  if (it == regions_.end() || it->second.placement->primary) {
+    return Status::FromCode(Status::Code::kWrongRegion,
+                            "region " + std::to_string(region_id) +
+                                " is not held here as a backup");
+  }
+  if (it->second.epoch != epoch) {
+    return Status::FromCode(Status::Code::kStaleEpoch,
+                            "region " + std::to_string(region_id) +
+                                " is at epoch " +
+                                std::to_string(it->second.epoch) +
+                                " here, not " + std::to_string(epoch));
+  }
+  return Status::Ok();
+}
+
 void RegionService::HandleReplication(channel::Session* session,
                                       std::string_view message,
                                       std::string* reply) {
@@ -173,17 +191,9 @@ void RegionService::HandleReplication(channel::Session* session,
   if (answer.status.ok()) {
     std::unique_lock<std::shared_mutex> lock(mutex_);
     const auto it = regions_.find(control.region_id);
-    if (it == regions_.end() || it->second.placement->primary) {
-      answer.status =
-          Status::FromCode(Status::Code::kWrongRegion,
-                           "region " + std::to_string(control.region_id) +
-                               " is not held here as a backup");
-    } else if (it->second.epoch != control.epoch) {
-      answer.status = Status::FromCode(
-          Status::Code::kStaleEpoch,
-          "region " + std::to_string(control.region_id) + " is at epoch " +
-              std::to_string(it->second.epoch) + " here, not " +
-              std::to_string(control.epoch));
+    answer.status = CheckBackup(it, control.region_id, control.epoch);
+    if (!answer.status.ok()) {
+      // refused: the reply says why
     } else if (control.type == replication::ControlType::kOpen) {
       if (!replicating_) {
         answer.status = Status::InvalidArgument("replication is not enabled");
@@ -256,17 +266,9 @@ void RegionService::HandleIndexControl(std::string_view message,
   if (answer.status.ok()) {
     std::shared_lock<std::shared_mutex> lock(mutex_);
     const auto it = regions_.find(control.region_id);
-    if (it == regions_.end() || it->second.placement->primary) {
-      answer.status =
-          Status::FromCode(Status::Code::kWrongRegion,
-                           "region " + std::to_string(control.region_id) +
-                               " is not held here as a backup");
-    } else if (it->second.epoch != control.epoch) {
-      answer.status = Status::FromCode(
-          Status::Code::kStaleEpoch,
-          "region " + std::to_string(control.region_id) + " is at epoch " +
-              std::to_string(it->second.epoch) + " here, not " +
-              std::to_string(control.epoch));
+    answer.status = CheckBackup(it, control.region_id, control.epoch);
+    if (!answer.status.ok()) {
+      // refused: the reply says why
     } else if (it->second.index_sink == nullptr) {
       answer.status = Status::InvalidArgument(
           "region " + std::to_string(control.region_id) +

@@ -120,6 +120,10 @@ class RegionService final : public channel::RequestHandler {
   void HandleReplication(channel::Session* session, std::string_view message,
                          std::string* reply);
   void HandleIndexControl(std::string_view message, std::string* reply);
+  // OK if `it` (of regions_, under mutex_) is a region held as a backup at
+  // `epoch`; else WRONG_REGION or STALE_EPOCH for a replication message.
+  Status CheckBackup(std::map<uint64_t, Attached>::const_iterator it,
+                     uint64_t region_id, uint64_t epoch) const;
   // The status for a request outside what `attached` serves, or OK.
   static Status CheckPlacement(const wire::Request& request,
                                const Attached& attached);
