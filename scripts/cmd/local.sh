@@ -1,23 +1,27 @@
-# summary: a cluster of local processes: start [--servers 3] [--regions 32] [--replication 2] [--mode build-index|none], status, stop
+# summary: a cluster of local processes: start [--servers 3] [--regions 32] [--replication 2] [--mode send-index|build-index|none], status, verify, stop
 #
 #   ./kvs local start [--servers 3] [--regions 32] [--replication 2]
-#                     [--mode build-index|none] [--masters 1] [--fabric shm|tcp|none]
+#                     [--mode send-index|build-index|none] [--masters 1] [--fabric shm|tcp|none]
 #                     [--split-points K1,K2,... | --split-prefix PREFIX]
 #   ./kvs local status
+#   ./kvs local verify [--patience SECONDS]
 #   ./kvs local stop
 #
 # Every process (ZooKeeper, masters, region servers) runs on its own, with its
 # directory and log file under the cluster directory (KVS_LOCAL_DIR, default
 # target/local). Starting again over that directory reuses its data. Regions
 # split the key space evenly over the first two key bytes unless split points
-# are given; for YCSB's keys use --split-prefix usertable:user.
+# are given; for YCSB's keys use --split-prefix usertable:user. verify checks
+# that every region's backups hold what its primary holds (digests of the
+# send-index levels, or of full scans), retrying for up to --patience seconds
+# (default 30) while compactions and writes move the replicas on.
 
 cmd_local() {
   local action="${1:-status}"
   [[ $# -gt 0 ]] && shift
   case "$action" in
-    start | status | stop) ;;
-    *) die "usage: ./kvs local start|status|stop [options]" ;;
+    start | status | verify | stop) ;;
+    *) die "usage: ./kvs local start|status|verify|stop [options]" ;;
   esac
   if [[ "$action" == start ]]; then
     ensure_packages "${KVS_BUILD_PACKAGES[@]}"

@@ -408,14 +408,19 @@ struct Server::Impl {
       connection.rendezvous += header.message_bytes;
       if (connection.rendezvous == capacity) connection.rendezvous = 0;
       requests.fetch_add(1);
-      Dispatch(Task{shared, header, payload});
+      if (handler->IsControl(payload)) {
+        Enqueue(workers.back().get(), Task{shared, header, payload});
+      } else {
+        Dispatch(Task{shared, header, payload});
+      }
     }
   }
 
   // The seeds' policy: stay with the current worker below the threshold,
   // else the next running one below it, else wake a sleeping one.
+  // (Over the request workers: the last worker serves control requests.)
   void Dispatch(Task task) {
-    const size_t count = workers.size();
+    const size_t count = workers.size() - 1;
     size_t chosen = current_worker;
     if (workers[chosen]->queued.load() >= options.queue_threshold ||
         workers[chosen]->sleeping.load()) {
@@ -439,13 +444,16 @@ struct Server::Impl {
       // the clients' buffers, which bound their outstanding requests).
     }
     current_worker = chosen;
-    Worker& worker = *workers[chosen];
-    std::lock_guard<std::mutex> lock(worker.mutex);
-    worker.queue.push_back(std::move(task));
-    worker.queued.fetch_add(1);
-    if (worker.sleeping.load()) {
+    Enqueue(workers[chosen].get(), std::move(task));
+  }
+
+  void Enqueue(Worker* worker, Task task) {
+    std::lock_guard<std::mutex> lock(worker->mutex);
+    worker->queue.push_back(std::move(task));
+    worker->queued.fetch_add(1);
+    if (worker->sleeping.load()) {
       wakeups.fetch_add(1);
-      worker.wake.notify_one();
+      worker->wake.notify_one();
     }
   }
 
@@ -600,14 +608,15 @@ Status Server::Start(const ServerOptions& options, RequestHandler* handler,
   }
   KVS_RETURN_IF_ERROR(
       Listen(options.host, options.port, &impl->listen_socket, &impl->port));
-  for (size_t i = 0; i < options.workers; ++i) {
+  for (size_t i = 0; i <= options.workers; ++i) {
     impl->workers.push_back(std::make_unique<Worker>());
   }
   Impl* raw = impl.get();
   for (auto& worker : impl->workers) {
     Worker* w = worker.get();
-    worker->thread = std::thread([raw, w] {
-      SetThreadName(kThreadFabricWorker);
+    const bool control = w == impl->workers.back().get();
+    worker->thread = std::thread([raw, w, control] {
+      SetThreadName(control ? kThreadFabricControl : kThreadFabricWorker);
       raw->WorkLoop(w);
     });
   }

@@ -93,6 +93,15 @@ class RequestHandler {
   // (valid during the call only), or null for a request from elsewhere.
   virtual void Handle(Session* session, std::string_view request,
                       std::string* reply) = 0;
+  // Whether `request` must never wait behind other requests: it goes to a
+  // worker of its own. A request whose handling waits for a peer (a
+  // primary's write waits for its backups) must not hold up the messages
+  // that peer's progress needs (the backups' replication control), or two
+  // servers replicating to each other could each wait for the other.
+  virtual bool IsControl(std::string_view request) const {
+    (void)request;
+    return false;
+  }
 };
 
 struct ServerOptions {
@@ -103,6 +112,8 @@ struct ServerOptions {
   // Largest request buffer a client may ask for.
   uint32_t request_buffer_bytes_max = 4u << 20;
   size_t max_connections = 1024;
+  // Workers for requests; one more serves control requests
+  // (RequestHandler::IsControl).
   size_t workers = 2;
   size_t queue_threshold = 64;
   std::chrono::microseconds worker_idle{100};

@@ -77,8 +77,7 @@ void Replicator::Open(uint64_t region_id, uint64_t epoch,
     lsm::StateVisitor visitor;
     auto queue = [&](Stream::Event&& event) {
       std::lock_guard<std::mutex> lock(stream->mutex);
-      event.ticket = stream->next_ticket++;
-      stream->events.push_back(std::move(event));
+      stream->Push(std::move(event));
     };
     visitor.log_bytes = [&](log::LogKind kind,
                             const log::AppendedBytes& appended) {
@@ -425,9 +424,20 @@ bool Replicator::PostBatches(Stream* stream, std::unique_lock<std::mutex>* lock,
             ++batch->completions;
             while (!live->batches.empty() &&
                    live->batches.front()->completions == backups) {
-              live->done_ticket = std::max(live->done_ticket,
-                                           live->batches.front()->last_ticket);
+              const Stream::Batch& landed = *live->batches.front();
+              if (live->mode == ReplicationMode::kBuildIndex) {
+                live->done_ticket =
+                    std::max(live->done_ticket, landed.last_ticket);
+              } else if (landed.lane < kSendIndexLogs) {
+                Stream::LogState& log = live->logs[landed.lane];
+                --log.batches;
+                log.landed = std::max<uint64_t>(
+                    log.landed, landed.offset + landed.bytes.size());
+              }
               live->batches.pop_front();
+            }
+            if (live->mode == ReplicationMode::kSendIndex) {
+              live->done_ticket = live->FirstLogTicketPending() - 1;
             }
             live->changed.notify_all();
           });

@@ -21,6 +21,28 @@ size_t LogIndex(log::LogKind kind) {
 
 }  // namespace
 
+void Replicator::Stream::Push(Event&& event) {
+  event.ticket = next_ticket++;
+  const size_t lane = event.type == Event::Type::kLogBytes
+                          ? LogIndex(event.kind)
+                          : Stream::kIndexLane;
+  lanes[lane].push_back(std::move(event));
+}
+
+uint64_t Replicator::Stream::FirstLogTicketPending() const {
+  uint64_t first = next_ticket;
+  for (size_t lane = 0; lane < kSendIndexLogs; ++lane) {
+    if (!lanes[lane].empty())
+      first = std::min(first, lanes[lane].front().ticket);
+  }
+  for (const auto& batch : batches) {
+    if (batch->lane < kSendIndexLogs) {
+      first = std::min(first, batch->first_ticket);
+    }
+  }
+  return first;
+}
+
 void Replicator::Queue(uint64_t engine_region_id, StreamEvent&& event) {
   std::shared_ptr<Stream> stream;
   {
@@ -32,9 +54,8 @@ void Replicator::Queue(uint64_t engine_region_id, StreamEvent&& event) {
   {
     std::lock_guard<std::mutex> lock(stream->mutex);
     if (!stream->live || !stream->failure.ok()) return;
-    event.ticket = stream->next_ticket++;
-    last_queued_ticket = event.ticket;
-    stream->events.push_back(std::move(event));
+    stream->Push(std::move(event));
+    last_queued_ticket = stream->next_ticket - 1;
   }
   std::lock_guard<std::mutex> lock(mutex_);
   work_.notify_all();
@@ -97,43 +118,64 @@ bool Replicator::SendFlushTail(Stream* stream, size_t log, bool sealed,
   control.buffer = static_cast<uint32_t>(state.parity);
   control.chain_index = state.chain_index;
   control.primary_segment = state.segment;
-  control.bytes = static_cast<uint32_t>(state.end);
+  control.bytes = static_cast<uint32_t>(state.landed);
   if (!SendIndexControl(stream, control, &state.flushes_pending[state.parity],
                         lock)) {
     return false;
   }
   state.started = false;
-  state.flushed = state.end;
+  state.flushed = state.landed;
   std::lock_guard<std::mutex> stats_lock(mutex_);
   stats_.flushes += stream->targets.size();
   return true;
 }
 
+// The lanes: each log's bytes flow in order on their own lane, and the
+// index events (segments, levels, trims) on theirs, one at a time (each
+// waits for the replies to the one before). Between lanes, tickets order
+// only what must be ordered:
+// - an index event waits until every backup holds the log bytes queued
+//   before it, with the large and medium tails persisted (FLUSH-TAIL), so
+//   every pointer it carries translates;
+// - log bytes that start a segment wait until the levels and trims queued
+//   before them were answered: the segment's first FLUSH-TAIL drops older
+//   copies of its number, which an installed level may still point into
+//   until the backups installed the level that stopped doing so.
+// Writes thus never wait behind an index shipment, except at a segment
+// boundary while a level queued before it is installed.
 bool Replicator::PumpSendIndex(Stream* stream) {
   const size_t backups = stream->targets.size();
   bool progressed = false;
   uint64_t log_bytes = 0;  // counted once per pass, not per event
   std::unique_lock<std::mutex> lock(stream->mutex);
-  // Nothing in flight: every write completed, every message answered.
-  const auto quiet = [&] {
-    if (!stream->batches.empty() || stream->index_replies_pending > 0) {
-      return false;
-    }
+  const auto flushes_pending = [&] {
     for (const Stream::LogState& log : stream->logs) {
       if (log.flushes_pending[0] > 0 || log.flushes_pending[1] > 0) {
-        return false;
+        return true;
       }
     }
-    return true;
+    return false;
   };
-  // FLUSH-TAIL of the large and medium tails an index segment may point
-  // into; true if any was sent (the caller waits for the replies).
+  // Whether a level or trim queued before `ticket` is still unanswered.
+  const auto freeing_before = [&](uint64_t ticket) {
+    if (stream->index_replies_pending > 0 && stream->freeing_ticket != 0 &&
+        stream->freeing_ticket < ticket) {
+      return true;
+    }
+    for (const Event& event : stream->lanes[Stream::kIndexLane]) {
+      if (event.ticket > ticket) break;
+      if (event.type != Event::Type::kIndexSegment) return true;
+    }
+    return false;
+  };
+  // FLUSH-TAIL of the landed bytes of `kinds`' tails; true if any was sent
+  // (the caller waits for the replies).
   bool failed = false;
   const auto flush_tails = [&](std::initializer_list<log::LogKind> kinds) {
     bool sent = false;
     for (const log::LogKind kind : kinds) {
       Stream::LogState& log = stream->logs[LogIndex(kind)];
-      if (log.active && log.end > log.flushed) {
+      if (log.active && log.landed > log.flushed) {
         if (!SendFlushTail(stream, LogIndex(kind), /*sealed=*/false, &lock)) {
           failed = true;
           return true;
@@ -143,160 +185,192 @@ bool Replicator::PumpSendIndex(Stream* stream) {
     }
     return sent;
   };
-  const auto add_bytes = [&](size_t buffer, uint64_t offset,
+  const auto add_bytes = [&](size_t lane, size_t buffer, uint64_t offset,
                              std::string_view bytes, uint64_t ticket) {
-    if (!stream->batches.empty()) {
-      Stream::Batch& last = *stream->batches.back();
-      const bool unposted = std::none_of(last.posted.begin(), last.posted.end(),
-                                         [](bool posted) { return posted; });
-      if (unposted && last.buffer == buffer &&
-          last.offset + last.bytes.size() == offset &&
-          last.bytes.size() + bytes.size() <= options_.batch_bytes_max) {
-        last.bytes.append(bytes);
-        last.last_ticket = ticket;
+    std::shared_ptr<Stream::Batch>& open = stream->open_batches[lane];
+    if (open != nullptr) {
+      const bool unposted =
+          std::none_of(open->posted.begin(), open->posted.end(),
+                       [](bool posted) { return posted; });
+      if (unposted && open->buffer == buffer &&
+          open->offset + open->bytes.size() == offset &&
+          open->bytes.size() + bytes.size() <= options_.batch_bytes_max) {
+        open->bytes.append(bytes);
+        open->last_ticket = ticket;
         return;
       }
     }
     auto batch = std::make_shared<Stream::Batch>();
+    batch->lane = lane;
     batch->buffer = buffer;
     batch->offset = offset;
     batch->bytes = bytes;
+    batch->first_ticket = ticket;
     batch->last_ticket = ticket;
     batch->posted.assign(backups, false);
+    if (lane < kSendIndexLogs) ++stream->logs[lane].batches;
+    open = batch;
     stream->batches.push_back(std::move(batch));
   };
-
-  for (bool moved = true; moved;) {
-    if (!PostBatches(stream, &lock, &progressed)) return false;
-    moved = false;
-    while (!stream->events.empty()) {
-      Event& event = stream->events.front();
-      if (event.type == Event::Type::kLogBytes) {
-        const size_t index = LogIndex(event.kind);
-        Stream::LogState& log = stream->logs[index];
-        // Bytes at offset 0 start a segment (its header), even one of the
-        // same number and chain index: compactions restart the medium
-        // log's chain, and a freed segment may be reserved again at once.
-        if (log.active &&
-            (event.segment != log.segment ||
-             event.chain_index != log.chain_index || event.offset == 0)) {
-          // The segment is done: the backups persist it once its bytes
-          // are there, while the next one fills the other buffer.
-          if (!stream->batches.empty()) break;
-          if (!SendFlushTail(stream, index, /*sealed=*/true, &lock)) {
-            return false;
-          }
-          log.active = false;
-        }
-        if (!log.active) {
-          const size_t parity = event.chain_index % 2;
-          if (log.flushes_pending[parity] > 0) break;  // still persisting
-          log.active = true;
-          log.segment = event.segment;
-          log.chain_index = event.chain_index;
-          log.parity = parity;
-          log.end = 0;
-          log.flushed = 0;
-          log.started = true;
-        }
-        if (event.offset + event.bytes.size() > kBufferBytes) {
-          lock.unlock();
-          Fail(stream, Status::Corruption("log bytes past a segment's end"));
+  // Moves log `lane`'s events into batches while it may; false if the
+  // stream failed.
+  const auto pump_log = [&](size_t lane) {
+    std::deque<Event>& events = stream->lanes[lane];
+    Stream::LogState& log = stream->logs[lane];
+    while (!events.empty()) {
+      Event& event = events.front();
+      // Bytes at offset 0 start a segment (its header), even one of the
+      // same number and chain index: compactions restart the medium log's
+      // chain, and a freed segment may be reserved again at once.
+      const bool starts = !log.active || event.segment != log.segment ||
+                          event.chain_index != log.chain_index ||
+                          event.offset == 0;
+      if (starts && freeing_before(event.ticket)) return true;
+      if (log.active && starts) {
+        // The segment is done: the backups persist it once its bytes are
+        // there, while the next one fills the other buffer.
+        if (log.batches > 0) return true;
+        if (!SendFlushTail(stream, lane, /*sealed=*/true, &lock)) return false;
+        log.active = false;
+        progressed = true;
+      }
+      if (!log.active) {
+        const size_t parity = event.chain_index % 2;
+        if (log.flushes_pending[parity] > 0) return true;  // persisting
+        log.active = true;
+        log.segment = event.segment;
+        log.chain_index = event.chain_index;
+        log.parity = parity;
+        log.end = 0;
+        log.landed = 0;
+        log.flushed = 0;
+        log.started = true;
+      }
+      if (event.offset + event.bytes.size() > kBufferBytes) {
+        lock.unlock();
+        Fail(stream, Status::Corruption("log bytes past a segment's end"));
+        return false;
+      }
+      add_bytes(lane, LogBuffer(event.kind, log.parity), event.offset,
+                event.bytes, event.ticket);
+      log.end = std::max<uint64_t>(log.end, event.offset + event.bytes.size());
+      log_bytes += event.bytes.size() * backups;
+      events.pop_front();
+      progressed = true;
+    }
+    return true;
+  };
+  // Moves the index lane on by at most one event; false if the stream
+  // failed.
+  const auto pump_index = [&] {
+    std::deque<Event>& events = stream->lanes[Stream::kIndexLane];
+    const bool bytes_in_flight =
+        std::any_of(stream->batches.begin(), stream->batches.end(),
+                    [](const std::shared_ptr<Stream::Batch>& batch) {
+                      return batch->lane == Stream::kIndexLane;
+                    });
+    if (events.empty() || stream->index_replies_pending > 0 ||
+        bytes_in_flight) {
+      return true;
+    }
+    Event& event = events.front();
+    if (stream->FirstLogTicketPending() < event.ticket || flushes_pending()) {
+      return true;
+    }
+    const uint64_t cpu_start = ThreadCpuNanos();
+    const auto count_cpu = [&] {
+      std::lock_guard<std::mutex> stats_lock(mutex_);
+      stats_.index_cpu_ns += ThreadCpuNanos() - cpu_start;
+    };
+    const bool flushed =
+        flush_tails({log::LogKind::kLarge, log::LogKind::kMedium});
+    if (failed) return false;
+    if (flushed) {
+      count_cpu();
+      progressed = true;
+      return true;
+    }
+    IndexControl control;
+    control.region_id = stream->region_id;
+    control.epoch = stream->epoch;
+    stream->freeing_ticket = 0;
+    if (event.type == Event::Type::kIndexSegment) {
+      if (!stream->index_posted) {
+        add_bytes(Stream::kIndexLane, kIndexBuffer, 0, event.bytes,
+                  event.ticket);
+        stream->index_posted = true;
+        count_cpu();
+        progressed = true;
+        return true;  // SHIP-SEGMENT once the bytes are there
+      }
+      control.type = IndexControlType::kShipSegment;
+      control.primary_segment = event.segment;
+      control.bytes = static_cast<uint32_t>(event.bytes.size());
+      if (!SendIndexControl(stream, control, &stream->index_replies_pending,
+                            &lock)) {
+        return false;
+      }
+      stream->index_posted = false;
+      std::lock_guard<std::mutex> stats_lock(mutex_);
+      stats_.index_bytes += event.bytes.size() * backups;
+      stats_.index_messages += backups;
+    } else if (event.type == Event::Type::kTrim) {
+      control.type = IndexControlType::kTrim;
+      for (size_t at = 0; at < event.trimmed.size(); at += kTrimSegmentsMax) {
+        control.trimmed.assign(
+            event.trimmed.begin() + static_cast<long>(at),
+            event.trimmed.begin() +
+                static_cast<long>(
+                    std::min(event.trimmed.size(), at + kTrimSegmentsMax)));
+        if (!SendIndexControl(stream, control, &stream->index_replies_pending,
+                              &lock)) {
           return false;
         }
-        add_bytes(LogBuffer(event.kind, log.parity), event.offset, event.bytes,
-                  event.ticket);
-        log.end =
-            std::max<uint64_t>(log.end, event.offset + event.bytes.size());
-        log_bytes += event.bytes.size() * backups;
-      } else {
-        // An index segment or a level: after everything before it landed,
-        // with the log tails it may point into persisted.
-        if (!quiet()) break;
-        const uint64_t cpu_start = ThreadCpuNanos();
-        const auto count_cpu = [&] {
-          std::lock_guard<std::mutex> stats_lock(mutex_);
-          stats_.index_cpu_ns += ThreadCpuNanos() - cpu_start;
-        };
-        const bool sent =
-            flush_tails({log::LogKind::kLarge, log::LogKind::kMedium});
-        if (failed) return false;
-        if (sent) {
-          count_cpu();
-          progressed = true;
-          break;
-        }
-        if (event.type == Event::Type::kIndexSegment) {
-          if (!stream->index_posted) {
-            add_bytes(kIndexBuffer, 0, event.bytes, event.ticket);
-            stream->index_posted = true;
-            moved = true;
-            count_cpu();
-            break;  // SHIP-SEGMENT once the bytes are there
-          }
-          IndexControl control;
-          control.type = IndexControlType::kShipSegment;
-          control.region_id = stream->region_id;
-          control.epoch = stream->epoch;
-          control.primary_segment = event.segment;
-          control.bytes = static_cast<uint32_t>(event.bytes.size());
-          if (!SendIndexControl(stream, control, &stream->index_replies_pending,
-                                &lock)) {
-            return false;
-          }
-          stream->index_posted = false;
-          count_cpu();
-          std::lock_guard<std::mutex> stats_lock(mutex_);
-          stats_.index_bytes += event.bytes.size() * backups;
-          stats_.index_messages += backups;
-        } else if (event.type == Event::Type::kTrim) {
-          // After the levels that stopped pointing at the segments.
-          IndexControl control;
-          control.type = IndexControlType::kTrim;
-          control.region_id = stream->region_id;
-          control.epoch = stream->epoch;
-          for (size_t at = 0; at < event.trimmed.size();
-               at += kTrimSegmentsMax) {
-            control.trimmed.assign(
-                event.trimmed.begin() + static_cast<long>(at),
-                event.trimmed.begin() +
-                    static_cast<long>(
-                        std::min(event.trimmed.size(), at + kTrimSegmentsMax)));
-            if (!SendIndexControl(stream, control,
-                                  &stream->index_replies_pending, &lock)) {
-              return false;
-            }
-          }
-          count_cpu();
-        } else {
-          IndexControl control;
-          control.type = IndexControlType::kInstallLevel;
-          control.region_id = stream->region_id;
-          control.epoch = stream->epoch;
-          control.level = static_cast<uint32_t>(event.level);
-          if (event.emptied) {
-            control.emptied = static_cast<uint32_t>(*event.emptied);
-          }
-          control.descriptor = event.descriptor;
-          if (!SendIndexControl(stream, control, &stream->index_replies_pending,
-                                &lock)) {
-            return false;
-          }
-          count_cpu();
-          std::lock_guard<std::mutex> stats_lock(mutex_);
-          stats_.index_messages += backups;
-        }
       }
-      stream->events.pop_front();
-      progressed = true;
-      moved = true;
+      stream->freeing_ticket = event.ticket;
+    } else {
+      control.type = IndexControlType::kInstallLevel;
+      control.level = static_cast<uint32_t>(event.level);
+      if (event.emptied) {
+        control.emptied = static_cast<uint32_t>(*event.emptied);
+      }
+      control.descriptor = event.descriptor;
+      if (!SendIndexControl(stream, control, &stream->index_replies_pending,
+                            &lock)) {
+        return false;
+      }
+      stream->freeing_ticket = event.ticket;
+      std::lock_guard<std::mutex> stats_lock(mutex_);
+      stats_.index_messages += backups;
     }
-  }
+    count_cpu();
+    events.pop_front();
+    progressed = true;
+    return true;
+  };
+
+  // Post, then move every lane on; again while that posted or sent more.
+  bool any = false;
+  do {
+    progressed = false;
+    if (!PostBatches(stream, &lock, &progressed)) return false;
+    for (auto& open : stream->open_batches) open = nullptr;
+    for (size_t lane = 0; lane < kSendIndexLogs; ++lane) {
+      if (!pump_log(lane)) return false;
+    }
+    if (!pump_index()) return false;
+    any |= progressed;
+  } while (progressed);
+  progressed = any;
   if (log_bytes > 0) {
     std::lock_guard<std::mutex> stats_lock(mutex_);
     stats_.bytes += log_bytes;
   }
-  if (stream->closing && stream->events.empty() && quiet()) {
+  const bool lanes_empty =
+      std::all_of(std::begin(stream->lanes), std::end(stream->lanes),
+                  [](const std::deque<Event>& lane) { return lane.empty(); });
+  if (stream->closing && lanes_empty && stream->batches.empty() &&
+      stream->index_replies_pending == 0 && !flushes_pending()) {
     // The tails, so the backups hold every byte acknowledged.
     const bool sent = flush_tails(
         {log::LogKind::kSmall, log::LogKind::kLarge, log::LogKind::kMedium});

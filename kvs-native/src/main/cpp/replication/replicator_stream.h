@@ -93,12 +93,17 @@ struct Replicator::Stream : std::enable_shared_from_this<Replicator::Stream> {
     std::string bytes;
   };
   using Event = StreamEvent;
+  // Send-Index: the lane of the index events (the logs' lanes are their
+  // LogIndex).
+  static constexpr size_t kIndexLane = kSendIndexLogs;
   // Bytes written with one one-sided write per backup.
   struct Batch {
     std::string bytes;
     size_t buffer = 0;
     uint64_t offset = 0;
+    uint64_t first_ticket = 0;
     uint64_t last_ticket = 0;
+    size_t lane = kIndexLane;  // Send-Index
     std::vector<bool> posted;
     size_t completions = 0;
   };
@@ -109,7 +114,9 @@ struct Replicator::Stream : std::enable_shared_from_this<Replicator::Stream> {
     uint64_t chain_index = 0;
     size_t parity = 0;     // its buffer: chain index % 2
     uint64_t end = 0;      // bytes written into the buffer
+    uint64_t landed = 0;   // of which every backup holds a prefix this long
     uint64_t flushed = 0;  // bytes a FLUSH-TAIL named
+    size_t batches = 0;    // batches of this log not yet landed
     bool started = false;  // no FLUSH-TAIL since the segment started
     size_t flushes_pending[2] = {0, 0};  // replies, per buffer
   };
@@ -129,14 +136,26 @@ struct Replicator::Stream : std::enable_shared_from_this<Replicator::Stream> {
   bool closing = false;
   std::deque<Queued> queue;
   // Send-Index: whether the region's events are queued (from the end of
-  // its catch-up report on), and the queue.
+  // its catch-up report on), and the queues: one lane per log and one for
+  // index events (replicator_send_index.cc orders the lanes).
   bool live = false;
-  std::deque<Event> events;
+  std::deque<Event> lanes[kSendIndexLogs + 1];
   uint64_t next_ticket = 1;
   uint64_t done_ticket = 0;  // every backup holds the bytes through this
-  // Replies outstanding for SHIP-SEGMENT and INSTALL-LEVEL.
+  // Replies outstanding for SHIP-SEGMENT, INSTALL-LEVEL and TRIM, and the
+  // ticket of the last of these sent if it frees segments on the backups.
   size_t index_replies_pending = 0;
+  uint64_t freeing_ticket = 0;
   LogState logs[kSendIndexLogs];
+  // The batch of each lane events are still appended to (null: none).
+  std::shared_ptr<Batch> open_batches[kSendIndexLogs + 1];
+
+  // Send-Index: queues `event` on its lane with the next ticket (caller
+  // holds `mutex`).
+  void Push(Event&& event);
+  // Send-Index: the lowest ticket of log bytes some backup may not hold
+  // yet, or next_ticket if none (caller holds `mutex`).
+  uint64_t FirstLogTicketPending() const;
 
   // Replication thread only.
   std::vector<std::shared_ptr<Peer>> peers;

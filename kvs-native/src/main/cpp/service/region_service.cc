@@ -366,6 +366,11 @@ replication::SendIndexSinkStats RegionService::BackupStats() const {
   return total;
 }
 
+bool RegionService::IsControl(std::string_view request) const {
+  return replication::IsIndexControl(request) ||
+         replication::IsControl(request);
+}
+
 void RegionService::Handle(channel::Session* session, std::string_view bytes,
                            std::string* reply) {
   if (replication::IsIndexControl(bytes)) {

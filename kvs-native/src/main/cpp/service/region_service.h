@@ -83,6 +83,9 @@ class RegionService final : public channel::RequestHandler {
   // Replication control messages need `session` (the fabric connection).
   void Handle(channel::Session* session, std::string_view request,
               std::string* reply) override;
+  // Replication control messages (a backup's side): never behind client
+  // writes, which may be waiting for this server's own backups.
+  bool IsControl(std::string_view request) const override;
 
   // Decodes, executes and encodes; for transports that hold a decoded
   // request already.

@@ -15,6 +15,7 @@ namespace kvs {
 inline constexpr char kThreadFabricAccept[] = "kvs-fab-accept";
 inline constexpr char kThreadFabricSpin[] = "kvs-fab-spin";
 inline constexpr char kThreadFabricWorker[] = "kvs-fab-worker";
+inline constexpr char kThreadFabricControl[] = "kvs-fab-control";
 inline constexpr char kThreadReplication[] = "kvs-replicate";
 inline constexpr char kThreadMaintenance[] = "kvs-maintain";
 inline constexpr char kThreadCompaction[] = "kvs-compact";

@@ -260,6 +260,17 @@ final class ProcessCluster implements AutoCloseable {
     return state;
   }
 
+  /**
+   * Runs {@code LocalCluster verify} over this cluster and returns what it printed; fails the test
+   * if it finds a region whose backups do not hold what its primary holds.
+   */
+  String verify() throws IOException {
+    Path output = dir.resolve("launcher.log");
+    long before = Files.exists(output) ? Files.size(output) : 0;
+    runTool(List.of("verify", "--dir", dir.toString()), START_TIMEOUT);
+    return read(output).substring((int) before);
+  }
+
   private void runTool(List<String> arguments, Duration timeout) throws IOException {
     Files.createDirectories(dir);
     Path output = dir.resolve("launcher.log");

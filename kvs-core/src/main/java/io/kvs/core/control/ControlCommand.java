@@ -23,4 +23,20 @@ public sealed interface ControlCommand {
    * for benchmarks and tools.
    */
   record Stats() implements ControlCommand {}
+
+  /**
+   * Report a digest of what region {@code regionId} holds here, for comparing a region's replicas
+   * ({@code ./kvs local verify}). The reply's counters: {@code digest}, {@code entries}, {@code
+   * levels} and {@code scope} ({@link #DIGEST_LEVELS} or {@link #DIGEST_SCAN}).
+   */
+  record Digest(long regionId) implements ControlCommand {}
+
+  /**
+   * A Digest's scope under send-index: the device levels (a primary's own, a backup's installed); a
+   * backup keeps no L0, so those are what two replicas share.
+   */
+  long DIGEST_LEVELS = 0;
+
+  /** A Digest's scope under build-index and none: every live pair of a full scan of the region. */
+  long DIGEST_SCAN = 1;
 }

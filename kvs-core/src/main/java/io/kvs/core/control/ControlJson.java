@@ -36,6 +36,9 @@ public final class ControlJson {
       node.put("epoch", close.epoch());
     } else if (command instanceof ControlCommand.Stats) {
       node.put("command", "stats");
+    } else if (command instanceof ControlCommand.Digest digest) {
+      node.put("command", "digest");
+      node.put("regionId", digest.regionId());
     } else {
       node.put("command", "list");
     }
@@ -60,6 +63,7 @@ public final class ControlJson {
           new ControlCommand.Close(longValue(node, "regionId"), longValue(node, "epoch"));
       case "list" -> new ControlCommand.ListRegions();
       case "stats" -> new ControlCommand.Stats();
+      case "digest" -> new ControlCommand.Digest(longValue(node, "regionId"));
       default -> throw new IllegalArgumentException("unknown command " + text(node, "command"));
     };
   }

@@ -34,6 +34,8 @@ class ControlJsonTest {
     assertThat(ControlJson.decodeReply(ControlJson.encode(refused))).isEqualTo(refused);
     ControlCommand stats = new ControlCommand.Stats();
     assertThat(ControlJson.decodeCommand(ControlJson.encode(stats))).isEqualTo(stats);
+    ControlCommand digest = new ControlCommand.Digest(17);
+    assertThat(ControlJson.decodeCommand(ControlJson.encode(digest))).isEqualTo(digest);
     ControlReply counters =
         new ControlReply(
             StatusCode.OK,

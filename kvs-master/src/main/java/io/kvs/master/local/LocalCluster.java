@@ -2,10 +2,11 @@ package io.kvs.master.local;
 
 import io.kvs.core.cli.Flags;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Set;
 
 /**
- * {@code ./kvs local start|status|stop}: a cluster of separate processes on this machine.
+ * {@code ./kvs local start|status|verify|stop}: a cluster of separate processes on this machine.
  *
  * <pre>
  * LocalCluster start  --dir DIR [--servers 3] [--regions 32] [--replication 2]
@@ -13,6 +14,7 @@ import java.util.Set;
  *                     [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]
  *                     [--l0-size BYTES]
  * LocalCluster status --dir DIR
+ * LocalCluster verify --dir DIR [--patience SECONDS]
  * LocalCluster stop   --dir DIR
  * </pre>
  *
@@ -52,6 +54,12 @@ public final class LocalCluster {
           Flags flags = Flags.parse(rest, Set.of("dir"));
           System.exit(new LocalStatus(new ClusterDirectory(Path.of(flags.require("dir")))).run());
         }
+        case "verify" -> {
+          Flags flags = Flags.parse(rest, Set.of("dir", "patience"));
+          Duration patience = Duration.ofSeconds(flags.getInt("patience", 30));
+          System.exit(
+              new LocalVerify(new ClusterDirectory(Path.of(flags.require("dir"))), patience).run());
+        }
         case "stop" -> {
           Flags flags = Flags.parse(rest, Set.of("dir"));
           new LocalStop(new ClusterDirectory(Path.of(flags.require("dir")))).run();
@@ -74,6 +82,7 @@ public final class LocalCluster {
             + " [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]"
             + " [--l0-size BYTES]\n"
             + "       ./kvs local status\n"
+            + "       ./kvs local verify [--patience SECONDS]\n"
             + "       ./kvs local stop");
   }
 }

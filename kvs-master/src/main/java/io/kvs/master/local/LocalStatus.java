@@ -139,7 +139,7 @@ public final class LocalStatus {
     }
   }
 
-  private static CuratorFramework connect(String zookeeper) throws InterruptedException {
+  static CuratorFramework connect(String zookeeper) throws InterruptedException {
     CuratorFramework curator =
         CuratorFrameworkFactory.newClient(zookeeper, 10_000, 5_000, new RetryOneTime(200));
     curator.start();
@@ -150,7 +150,7 @@ public final class LocalStatus {
     return curator;
   }
 
-  private static Map<String, ServerInfo> servers(CuratorFramework curator, ClusterPaths paths)
+  static Map<String, ServerInfo> servers(CuratorFramework curator, ClusterPaths paths)
       throws Exception {
     Map<String, ServerInfo> servers = new TreeMap<>();
     for (String child : children(curator, paths.servers())) {

@@ -86,6 +86,9 @@ public final class ControlServer implements AutoCloseable {
       if (command instanceof ControlCommand.Stats) {
         return new ControlReply(StatusCode.OK, "", List.of(), regions.stats());
       }
+      if (command instanceof ControlCommand.Digest digest) {
+        return new ControlReply(StatusCode.OK, "", List.of(), regions.digest(digest.regionId()));
+      }
       return new ControlReply(StatusCode.OK, "", regions.list());
     } catch (KvsException e) {
       return ControlReply.failed(e.status(), e.getMessage());

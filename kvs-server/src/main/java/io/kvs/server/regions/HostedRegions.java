@@ -6,6 +6,7 @@ import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionRole;
 import io.kvs.core.cluster.ReplicationMode;
 import io.kvs.core.cluster.ServerInfo;
+import io.kvs.core.control.ControlCommand;
 import io.kvs.core.control.HeldRegion;
 import io.kvs.engine.Engine;
 import io.kvs.engine.Region;
@@ -38,7 +39,8 @@ public final class HostedRegions {
   private final Function<String, ServerInfo> servers;
   private final Map<Long, Hosted> hosted = new TreeMap<>();
 
-  private record Hosted(RegionDescriptor descriptor, RegionRole role, Region region) {}
+  private record Hosted(
+      RegionDescriptor descriptor, RegionRole role, Region region, ReplicationMode mode) {}
 
   /**
    * @param servers looks a live server up by id (null if it is not live): where a primary finds its
@@ -90,7 +92,7 @@ public final class HostedRegions {
         descriptor.end(),
         backups,
         mode);
-    hosted.put(descriptor.id(), new Hosted(descriptor, role, region));
+    hosted.put(descriptor.id(), new Hosted(descriptor, role, region, mode));
     LOG.info("opened {} as {} ({})", descriptor, role, mode.configName());
   }
 
@@ -147,6 +149,32 @@ public final class HostedRegions {
           role + "logBytes", engineStats.smallLogBytes() + engineStats.largeLogBytes(), Long::sum);
     }
     return stats;
+  }
+
+  /**
+   * A digest of what region {@code regionId} holds here, as {@link
+   * io.kvs.core.control.ControlCommand.Digest} describes it: under send-index of its device levels,
+   * otherwise of a full scan (taken outside this object's lock).
+   *
+   * @throws KvsException NOT_FOUND for a region not held here
+   */
+  public Map<String, Long> digest(long regionId) {
+    Hosted region;
+    synchronized (this) {
+      region = hosted.get(regionId);
+    }
+    if (region == null) {
+      throw KvsException.of(StatusCode.NOT_FOUND, "region " + regionId + " is not held here");
+    }
+    if (region.mode() == ReplicationMode.SEND_INDEX) {
+      long[] levels = service.levelsDigest(regionId);
+      return Map.of(
+          "digest", levels[0],
+          "entries", levels[1],
+          "levels", levels[2],
+          "scope", ControlCommand.DIGEST_LEVELS);
+    }
+    return ScanDigest.of(region.region());
   }
 
   /** The engine region behind cluster region {@code regionId}, if held (tests, tools). */

@@ -1,0 +1,142 @@
+package io.kvs.bench.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvs.client.KvsClient;
+import io.kvs.client.Transport;
+import io.kvs.core.cluster.ServerInfo;
+import io.kvs.core.control.ControlClient;
+import io.kvs.core.control.ControlCommand;
+import io.kvs.core.control.ControlReply;
+import io.kvs.master.local.LocalStatus;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.CleanupMode;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Send-Index on a cluster of processes (three servers, replication factor 3, L0s small enough that
+ * every region compacts many times): the backups install the levels their primary ships, hold no L0
+ * of their own, and {@code ./kvs local verify} finds every backup's levels equal to its primary's;
+ * after a backup restarts (and catches up), again.
+ */
+class SendIndexClusterIT {
+  private static final int REGIONS = 4;
+  private static final int KEYS = 20_000;
+
+  // Kept when a test fails: the processes' logs are in it.
+  @TempDir(cleanup = CleanupMode.ON_SUCCESS)
+  Path dir;
+
+  private ProcessCluster cluster;
+
+  @AfterEach
+  void stopCluster() throws Exception {
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  /** Small, medium and large values (DESIGN.md §8), so every log and the medium log are shipped. */
+  private static byte[] value(int i, int round) {
+    int length = new int[] {12, 100, 1_500}[i % 3];
+    byte[] value = Arrays.copyOf(("v" + i + "r" + round + "-").getBytes(), length);
+    Arrays.fill(value, Math.min(length, 12), length, (byte) (i + round));
+    return value;
+  }
+
+  @Test
+  void backupsInstallThePrimarysLevelsAndVerifyFindsThemEqual() throws Exception {
+    cluster =
+        ProcessCluster.start(
+            dir,
+            "--servers",
+            "3",
+            "--regions",
+            Integer.toString(REGIONS),
+            "--replication",
+            "3",
+            "--mode",
+            "send-index",
+            "--l0-size",
+            Integer.toString(1 << 20));
+    try (KvsClient client = cluster.client(Transport.FABRIC)) {
+      ProcessCluster.awaitAllOpen(client, REGIONS, Duration.ofSeconds(30));
+      write(client, 0);
+      for (int i = 0; i < KEYS; i += 7) {
+        client.delete(TestKeys.key("si", i));
+      }
+      write(client, 1);
+
+      String report = cluster.verify();
+      assertThat(report).contains(REGIONS + " of " + REGIONS + " regions");
+      Map<String, Map<String, Long>> stats = stats();
+      for (Map.Entry<String, Map<String, Long>> server : stats.entrySet()) {
+        Map<String, Long> counters = server.getValue();
+        assertThat(counters.get("replication.backupLevels"))
+            .as("levels %s installed as a backup", server.getKey())
+            .isPositive();
+        assertThat(counters.get("replication.backupSegments"))
+            .as("index segments %s rewrote", server.getKey())
+            .isPositive();
+        // Backups hold no L0 and compact nothing: their primaries do it for them.
+        assertThat(counters.get("backup.l0Bytes")).as("backup L0 on %s", server.getKey()).isZero();
+        assertThat(counters.get("backup.compactions"))
+            .as("backup compactions on %s", server.getKey())
+            .isZero();
+        assertThat(counters.get("primary.compactions"))
+            .as("compactions of %s's primaries", server.getKey())
+            .isGreaterThan(2);
+      }
+
+      // A backup restarted cleanly is caught up when its regions reopen, and agrees again.
+      cluster.stopProcess("server-s3");
+      cluster.startServer("s3");
+      ProcessCluster.awaitCondition(
+          "regions reopen with s3",
+          Duration.ofSeconds(90),
+          () -> ProcessCluster.regionsOf(client, "s3", io.kvs.core.cluster.RegionState.OPEN));
+      write(client, 2);
+      assertThat(cluster.verify()).contains(REGIONS + " of " + REGIONS + " regions");
+      for (int i = 0; i < KEYS; i++) {
+        Optional<byte[]> read = client.get(TestKeys.key("si", i));
+        assertThat(read.orElse(null)).as("key %d", i).isEqualTo(value(i, 2));
+      }
+    }
+  }
+
+  private void write(KvsClient client, int round) {
+    List<CompletableFuture<Void>> writes = new ArrayList<>();
+    for (int i = 0; i < KEYS; i++) {
+      writes.add(client.putAsync(TestKeys.key("si", i), value(i, round)));
+      if (writes.size() == 256) {
+        CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).join();
+        writes.clear();
+      }
+    }
+    CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).join();
+  }
+
+  private Map<String, Map<String, Long>> stats() throws Exception {
+    Map<String, ServerInfo> servers = LocalStatus.liveServers(cluster.zookeeper(), "default");
+    Map<String, Map<String, Long>> stats = new java.util.TreeMap<>();
+    try (ControlClient control = new ControlClient(Duration.ofSeconds(30))) {
+      for (ServerInfo server : servers.values()) {
+        ControlReply reply =
+            control.call(server.host(), server.controlPort(), new ControlCommand.Stats());
+        assertThat(reply.isOk()).as("stats of %s: %s", server.id(), reply.message()).isTrue();
+        stats.put(server.id(), reply.stats());
+      }
+    }
+    assertThat(stats).hasSize(3);
+    return stats;
+  }
+}
