@@ -151,9 +151,11 @@ lsm::RegionContext Engine::Context() const {
   };
   context.on_level_installed = [this](uint64_t region_id, size_t level,
                                       const lsm::LevelDescriptor& descriptor,
-                                      std::optional<size_t> emptied) {
+                                      std::optional<size_t> emptied,
+                                      uint64_t compacted_lsn) {
     Tap([&](lsm::ReplicationTap* tap) {
-      tap->OnLevelInstalled(region_id, level, descriptor, emptied);
+      tap->OnLevelInstalled(region_id, level, descriptor, emptied,
+                            compacted_lsn);
     });
   };
   context.on_log_released =

@@ -71,7 +71,7 @@ class CountingTap : public lsm::ReplicationTap {
     ++index_segments;
   }
   void OnLevelInstalled(uint64_t, size_t, const lsm::LevelDescriptor&,
-                        std::optional<size_t>) override {
+                        std::optional<size_t>, uint64_t) override {
     std::lock_guard<std::mutex> lock(mutex);
     ++levels;
   }

@@ -89,14 +89,15 @@ struct RegionContext {
   // output (its number and bytes, before the level is installed), and once
   // the new level is installed (durable) -- `level` (0 is L1) now holds
   // `descriptor` (empty: the level is gone) and `emptied`, if any, the
-  // source level merged into it, holds nothing. Must not call back into the
-  // region.
+  // source level merged into it, holds nothing; every write at or below
+  // `compacted_lsn` is in the levels now (the logs hold what comes after).
+  // Must not call back into the region.
   std::function<void(uint64_t region_id, uint64_t segment,
                      std::string_view bytes)>
       on_index_segment;
   std::function<void(uint64_t region_id, size_t level,
                      const LevelDescriptor& descriptor,
-                     std::optional<size_t> emptied)>
+                     std::optional<size_t> emptied, uint64_t compacted_lsn)>
       on_level_installed;
   // Value-log replication: every byte range the region's small or large
   // log appends (log::AppendedBytes), in each log's order, on the writing
@@ -127,7 +128,11 @@ struct StateVisitor {
   // An index segment of level `level`, from its offset 0 (trailing zeros
   // left off), before the level itself.
   std::function<void(uint64_t segment, std::string_view bytes)> index_segment;
-  std::function<void(size_t level, const LevelDescriptor& descriptor)> level;
+  // A level, after its index segments; `compacted_lsn` as in
+  // RegionContext::on_level_installed.
+  std::function<void(size_t level, const LevelDescriptor& descriptor,
+                     uint64_t compacted_lsn)>
+      level;
 };
 
 // Per-level statistics cover L1..L8; deeper levels count into the last slot.
@@ -217,6 +222,14 @@ class Region {
   Status ReportState(const StateVisitor& visitor,
                      const std::function<void()>& then);
 
+  // Promotion of a Send-Index backup (replication/send_index_sink.h): loads
+  // the levels the backup's installer committed under this region's own
+  // catalog keys, and their compacted LSN, which the region's next writes
+  // follow. InvalidArgument unless the region holds nothing yet (no
+  // level, nothing in L0: a backup's). The caller then applies the writes
+  // logged after that LSN.
+  Status AdoptInstalledLevels();
+
   // Blocks until no compaction is queued or running (tests, benchmarks).
   void WaitForCompactions();
   // The live segments of the small or large log, by chain index (tests,
@@ -232,6 +245,9 @@ class Region {
   // The catalog key of region `id`'s level `level` (0 is L1): its
   // LevelDescriptor.
   static std::string LevelCatalogKey(uint64_t id, size_t level);
+  // The catalog key of region `id`'s compacted LSN (fixed64): every write
+  // at or below it is in the levels.
+  static std::string StateCatalogKey(uint64_t id);
 
  private:
   Region(const RegionContext& context, std::string name, uint64_t id,
@@ -273,9 +289,10 @@ class Region {
   // Commits a compaction's result as level `output` (0 = L1).
   // `merged_source`, if set, is the level merged into `output`: it is
   // emptied in the same step.
+  // `compacted_lsn`: the region's compacted LSN once installed.
   Status Install(size_t output, CompactionResult& result,
                  alloc::MetadataBatch& batch,
-                 std::optional<size_t> merged_source);
+                 std::optional<size_t> merged_source, uint64_t compacted_lsn);
   void ReclaimRetired();
   // Large-log GC: frees dead sealed segments, relocates live records of
   // the most-garbage ones (see region_gc.cc).

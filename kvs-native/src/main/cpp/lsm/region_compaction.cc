@@ -10,6 +10,10 @@
 
 namespace kvs::lsm {
 
+std::string Region::StateCatalogKey(uint64_t id) {
+  return CatalogPrefix(id) + "state";
+}
+
 std::string Region::LevelCatalogKey(uint64_t id, size_t level) {
   // level 0 is L1; two digits keep catalog order equal to level order.
   char digits[3];
@@ -31,7 +35,7 @@ uint64_t Region::LevelCapacityBytes(size_t level) const {
 
 Status Region::LoadLevels() {
   const std::string prefix = CatalogPrefix(id_);
-  const auto state = context_.volume->CatalogGet(prefix + "state");
+  const auto state = context_.volume->CatalogGet(StateCatalogKey(id_));
   if (state.has_value()) {
     if (state->size() != 8) {
       return Status::Corruption("malformed state of region " + name_);
@@ -224,12 +228,12 @@ Status Region::CompactImmutable() {
   CompactionResult result;
   KVS_RETURN_IF_ERROR(RunCompaction(context_.volume, job, &result));
   alloc::MetadataBatch batch;
-  batch.Put(CatalogPrefix(id_) + "state", coding::Fixed64String(max_lsn));
+  batch.Put(StateCatalogKey(id_), coding::Fixed64String(max_lsn));
   // The write-ahead log before the switch is now in L1.
   const std::vector<log::ReleasedSegment> small_released =
       small_log_->ReleaseSegmentsBefore(alloc::SegmentOf(small_position),
                                         &batch);
-  KVS_RETURN_IF_ERROR(Install(0, result, batch, std::nullopt));
+  KVS_RETURN_IF_ERROR(Install(0, result, batch, std::nullopt, max_lsn));
   ReportReleased(log::LogKind::kSmall, small_released);
   uint64_t released = 0;
   {
@@ -263,12 +267,18 @@ Status Region::CompactLevel(size_t source) {
   KVS_RETURN_IF_ERROR(RunCompaction(context_.volume, job, &result));
   alloc::MetadataBatch batch;
   batch.Delete(LevelKey(source));
-  return Install(source + 1, result, batch, source);
+  uint64_t compacted_lsn = 0;
+  {
+    std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+    compacted_lsn = compacted_lsn_;
+  }
+  return Install(source + 1, result, batch, source, compacted_lsn);
 }
 
 Status Region::Install(size_t output, CompactionResult& result,
                        alloc::MetadataBatch& batch,
-                       std::optional<size_t> merged_source) {
+                       std::optional<size_t> merged_source,
+                       uint64_t compacted_lsn) {
   std::shared_ptr<Level> level;
   if (!result.output.empty()) {
     const Status opened = Level::Open(context_.volume->file(), context_.nodes,
@@ -334,7 +344,8 @@ Status Region::Install(size_t output, CompactionResult& result,
   level_written_bytes_[slot].fetch_add(result.bytes_written,
                                        std::memory_order_relaxed);
   if (context_.on_level_installed) {
-    context_.on_level_installed(id_, output, result.output, merged_source);
+    context_.on_level_installed(id_, output, result.output, merged_source,
+                                compacted_lsn);
   }
   ReportReleased(log::LogKind::kLarge, released);
   std::lock_guard<std::mutex> lock(retired_mutex_);

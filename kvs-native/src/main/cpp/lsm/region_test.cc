@@ -474,7 +474,7 @@ TEST_F(RegionCompactionTest, ReplicationHooksReportEverySegmentAndInstall) {
   };
   context_.on_level_installed = [&](uint64_t, size_t level,
                                     const LevelDescriptor& descriptor,
-                                    std::optional<size_t>) {
+                                    std::optional<size_t>, uint64_t) {
     std::lock_guard<std::mutex> lock(mutex);
     // Every index segment of the installed level was shipped first.
     for (uint64_t segment : descriptor.index_segments) {

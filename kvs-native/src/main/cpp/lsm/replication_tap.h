@@ -33,7 +33,8 @@ class ReplicationTap {
   // See RegionContext::on_level_installed.
   virtual void OnLevelInstalled(uint64_t region_id, size_t level,
                                 const LevelDescriptor& descriptor,
-                                std::optional<size_t> emptied) = 0;
+                                std::optional<size_t> emptied,
+                                uint64_t compacted_lsn) = 0;
   // See RegionContext::on_log_released.
   virtual void OnLogReleased(
       uint64_t region_id, log::LogKind kind,

@@ -67,6 +67,14 @@ Status IndexInstaller::Open(alloc::Volume* volume, uint64_t region_id,
     }
     opened->levels_[static_cast<size_t>(number - 1)] = std::move(descriptor);
   }
+  const auto state =
+      volume->CatalogGet(lsm::Region::StateCatalogKey(region_id));
+  if (state.has_value()) {
+    if (state->size() != 8) {
+      return Status::Corruption("the installed levels' LSN is damaged");
+    }
+    opened->compacted_lsn_ = coding::DecodeFixed64(state->data());
+  }
   *installer = std::move(opened);
   return Status::Ok();
 }
@@ -80,8 +88,10 @@ Status IndexInstaller::Clear() {
     }
     batch.Delete(lsm::Region::LevelCatalogKey(region_id_, level));
   }
+  batch.Delete(lsm::Region::StateCatalogKey(region_id_));
   KVS_RETURN_IF_ERROR(volume_->Commit(batch));
   levels_.clear();
+  compacted_lsn_ = 0;
   return Status::Ok();
 }
 
@@ -191,6 +201,7 @@ Status IndexInstaller::ReceiveSegment(uint64_t primary_segment,
 Status IndexInstaller::Install(size_t level,
                                const lsm::LevelDescriptor& primary,
                                std::optional<size_t> emptied,
+                               uint64_t compacted_lsn,
                                lsm::LevelDescriptor* installed) {
   auto reject = [this](const std::string& why) {
     Abandon();
@@ -298,6 +309,8 @@ Status IndexInstaller::Install(size_t level,
     batch.Put(lsm::Region::LevelCatalogKey(region_id_, level),
               translated.Encode());
   }
+  batch.Put(lsm::Region::StateCatalogKey(region_id_),
+            coding::Fixed64String(compacted_lsn));
   if (status.ok()) status = volume_->Commit(batch);
   if (!status.ok()) {
     Abandon();
@@ -308,6 +321,7 @@ Status IndexInstaller::Install(size_t level,
   layouts_.clear();
   for (const size_t old : replaced) levels_.erase(old);
   if (!translated.empty()) levels_[level] = translated;
+  compacted_lsn_ = compacted_lsn;
   ++stats_.levels;
   if (installed != nullptr) *installed = translated;
   return Status::Ok();

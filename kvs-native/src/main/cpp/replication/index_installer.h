@@ -76,10 +76,13 @@ class IndexInstaller {
   Status ReceiveSegment(uint64_t primary_segment, std::string_view bytes);
 
   // The primary installed `primary` (its offsets) at `level` (0 is L1) and
-  // emptied level `emptied`, if any. `*installed` (optional) receives the
-  // backup's descriptor.
+  // emptied level `emptied`, if any, and every write at or below
+  // `compacted_lsn` is in its levels now (committed with the level as the
+  // region's own, Region::StateCatalogKey, so a promoted backup replays
+  // only what came after). `*installed` (optional) receives the backup's
+  // descriptor.
   Status Install(size_t level, const lsm::LevelDescriptor& primary,
-                 std::optional<size_t> emptied,
+                 std::optional<size_t> emptied, uint64_t compacted_lsn,
                  lsm::LevelDescriptor* installed);
 
   // Forgets every installed level (and the compaction in progress), freeing
@@ -91,6 +94,8 @@ class IndexInstaller {
     return levels_;
   }
   InstallerStats stats() const { return stats_; }
+  // The compacted LSN of the installed levels (0: none installed).
+  uint64_t compacted_lsn() const { return compacted_lsn_; }
 
  private:
   IndexInstaller(alloc::Volume* volume, uint64_t region_id, LogMaps logs);
@@ -107,6 +112,7 @@ class IndexInstaller {
   alloc::Volume* const volume_;
   const uint64_t region_id_;
   const LogMaps logs_;
+  uint64_t compacted_lsn_ = 0;
   std::map<size_t, lsm::LevelDescriptor> levels_;
   // The compaction in progress: primary -> backup index segments, and
   // which of them arrived.

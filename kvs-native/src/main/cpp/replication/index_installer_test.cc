@@ -111,15 +111,15 @@ class IndexInstallerTest : public ::testing::Test {
       const Status status = installer_->ReceiveSegment(segment, shipped);
       if (!status.ok()) errors_.push_back(status);
     };
-    context_.on_level_installed = [this](uint64_t, size_t level,
-                                         const lsm::LevelDescriptor& descriptor,
-                                         std::optional<size_t> emptied) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      PersistTails();
-      const Status status =
-          installer_->Install(level, descriptor, emptied, nullptr);
-      if (!status.ok()) errors_.push_back(status);
-    };
+    context_.on_level_installed =
+        [this](uint64_t, size_t level, const lsm::LevelDescriptor& descriptor,
+               std::optional<size_t> emptied, uint64_t compacted_lsn) {
+          std::lock_guard<std::mutex> lock(mutex_);
+          PersistTails();
+          const Status status = installer_->Install(level, descriptor, emptied,
+                                                    compacted_lsn, nullptr);
+          if (!status.ok()) errors_.push_back(status);
+        };
     options_.l0_size_bytes = 1 << 20;
     // Several levels, kept (no merging everything down into the last):
     // the upper ones keep medium values in the medium log.

@@ -86,8 +86,10 @@ void Replicator::Open(uint64_t region_id, uint64_t epoch,
     visitor.index_segment = [&](uint64_t segment, std::string_view bytes) {
       queue(Stream::Event::IndexSegment(segment, bytes));
     };
-    visitor.level = [&](size_t level, const lsm::LevelDescriptor& descriptor) {
-      queue(Stream::Event::InstallLevel(level, descriptor, std::nullopt));
+    visitor.level = [&](size_t level, const lsm::LevelDescriptor& descriptor,
+                        uint64_t compacted_lsn) {
+      queue(Stream::Event::InstallLevel(level, descriptor, std::nullopt,
+                                        compacted_lsn));
     };
     const Status reported = region->ReportState(visitor, [&] {
       std::lock_guard<std::mutex> lock(stream->mutex);
@@ -294,9 +296,13 @@ bool Replicator::SendToBackups(Stream* stream, const std::string& message,
   for (size_t i = 0; i < backups; ++i) {
     Peer* peer = stream->peers[i].get();
     const Status submitted = peer->client->Submit(
-        message, [this, owner = stream->shared_from_this(), peer, pending,
-                  what](Status status, std::string_view reply) {
-          // The stream lives until its callbacks ran.
+        message, [this, weak = stream->weak_from_this(), peer, pending, what](
+                     Status status, std::string_view reply) {
+          // A stream gone meanwhile (closed, replaced) cares no more; a
+          // strong reference here would keep it, and through its peers
+          // this callback, alive for ever.
+          const std::shared_ptr<Stream> owner = weak.lock();
+          if (owner == nullptr) return;
           Stream* const live = owner.get();
           ControlReply decoded;
           if (status.ok()) status = DecodeControlReply(reply, &decoded);
@@ -371,9 +377,13 @@ bool Replicator::Connect(Stream* stream) {
   for (size_t i = 0; i < backups; ++i) {
     Peer* peer = stream->peers[i].get();
     const Status submitted = peer->client->Submit(
-        open, [this, owner = stream->shared_from_this(), i, peer, buffers](
+        open, [this, weak = stream->weak_from_this(), i, peer, buffers](
                   Status status, std::string_view reply) {
-          // The stream lives until its callbacks ran.
+          // A stream gone meanwhile (closed, replaced) cares no more; a
+          // strong reference here would keep it, and through its peers
+          // this callback, alive for ever.
+          const std::shared_ptr<Stream> owner = weak.lock();
+          if (owner == nullptr) return;
           Stream* const live = owner.get();
           ControlReply decoded;
           if (status.ok()) status = DecodeControlReply(reply, &decoded);
@@ -411,9 +421,11 @@ bool Replicator::PostBatches(Stream* stream, std::unique_lock<std::mutex>* lock,
       Peer* peer = stream->peers[i].get();
       const Status posted = peer->client->WriteRemote(
           stream->buffers[i][batch->buffer], batch->offset, batch->bytes,
-          [this, owner = stream->shared_from_this(), batch, peer,
+          [this, weak = stream->weak_from_this(), batch, peer,
            backups](Status status) {
-            // The stream lives until its callbacks ran.
+            // A stream gone meanwhile cares no more (see SendToBackups).
+            const std::shared_ptr<Stream> owner = weak.lock();
+            if (owner == nullptr) return;
             Stream* const live = owner.get();
             if (!status.ok()) {
               Fail(live, Status::IoError("write to backup " + peer->name +

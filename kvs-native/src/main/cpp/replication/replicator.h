@@ -123,7 +123,8 @@ class Replicator final : public lsm::ReplicationTap {
                       std::string_view bytes) override;
   void OnLevelInstalled(uint64_t engine_region_id, size_t level,
                         const lsm::LevelDescriptor& descriptor,
-                        std::optional<size_t> emptied) override;
+                        std::optional<size_t> emptied,
+                        uint64_t compacted_lsn) override;
   void OnLogReleased(
       uint64_t engine_region_id, log::LogKind kind,
       const std::vector<log::ReleasedSegment>& released) override;

@@ -86,9 +86,11 @@ void Replicator::OnLogReleased(
 
 void Replicator::OnLevelInstalled(uint64_t engine_region_id, size_t level,
                                   const lsm::LevelDescriptor& descriptor,
-                                  std::optional<size_t> emptied) {
+                                  std::optional<size_t> emptied,
+                                  uint64_t compacted_lsn) {
   if (send_index_streams_.load(std::memory_order_relaxed) == 0) return;
-  Queue(engine_region_id, Event::InstallLevel(level, descriptor, emptied));
+  Queue(engine_region_id,
+        Event::InstallLevel(level, descriptor, emptied, compacted_lsn));
 }
 
 bool Replicator::SendIndexControl(Stream* stream, const IndexControl& control,
@@ -335,6 +337,7 @@ bool Replicator::PumpSendIndex(Stream* stream) {
         control.emptied = static_cast<uint32_t>(*event.emptied);
       }
       control.descriptor = event.descriptor;
+      control.compacted_lsn = event.compacted_lsn;
       if (!SendIndexControl(stream, control, &stream->index_replies_pending,
                             &lock)) {
         return false;

@@ -39,6 +39,7 @@ struct StreamEvent {
   size_t level = 0;                          // kInstallLevel
   lsm::LevelDescriptor descriptor;           // kInstallLevel
   std::optional<size_t> emptied;             // kInstallLevel
+  uint64_t compacted_lsn = 0;                // kInstallLevel
   std::vector<TrimmedCopy> trimmed;          // kTrim
 
   static StreamEvent LogBytes(log::LogKind kind,
@@ -70,12 +71,14 @@ struct StreamEvent {
   }
   static StreamEvent InstallLevel(size_t level,
                                   const lsm::LevelDescriptor& descriptor,
-                                  std::optional<size_t> emptied) {
+                                  std::optional<size_t> emptied,
+                                  uint64_t compacted_lsn) {
     StreamEvent event;
     event.type = Type::kInstallLevel;
     event.level = level;
     event.descriptor = descriptor;
     event.emptied = emptied;
+    event.compacted_lsn = compacted_lsn;
     return event;
   }
 };

@@ -10,7 +10,7 @@ namespace {
 constexpr size_t kHeadBytes = 24;
 constexpr size_t kFlushTailBytes = kHeadBytes + 32;
 constexpr size_t kShipSegmentBytes = kHeadBytes + 16;
-constexpr size_t kInstallHeadBytes = kHeadBytes + 16;
+constexpr size_t kInstallHeadBytes = kHeadBytes + 24;
 constexpr size_t kTrimHeadBytes = kHeadBytes + 8;
 constexpr size_t kTrimEntryBytes = 24;
 constexpr uint32_t kNoLevel = 0xffffffffu;
@@ -66,6 +66,7 @@ void EncodeIndexControl(const IndexControl& control, std::string* out) {
       coding::PutFixed32(out, control.emptied.value_or(kNoLevel));
       coding::PutFixed32(out, static_cast<uint32_t>(descriptor.size()));
       coding::PutFixed32(out, 0);
+      coding::PutFixed64(out, control.compacted_lsn);
       out->append(descriptor);
       break;
     }
@@ -138,6 +139,7 @@ Status DecodeIndexControl(std::string_view bytes, IndexControl* control) {
         return Malformed("INSTALL-LEVEL fields");
       }
       if (emptied != kNoLevel) decoded.emptied = emptied;
+      decoded.compacted_lsn = coding::DecodeFixed64(body + 16);
       const Status descriptor = lsm::LevelDescriptor::Decode(
           bytes.substr(kInstallHeadBytes), &decoded.descriptor);
       if (!descriptor.ok()) {

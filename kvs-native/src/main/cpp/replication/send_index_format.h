@@ -17,7 +17,8 @@
 //       primary_segment u64, bytes u32 (1 .. 2 MiB), zero u32
 //   5 INSTALL-LEVEL: the primary installed a level (IndexInstaller::Install)
 //       level u32 (< 64), emptied u32 (0xffffffff: none; else < 64 and not
-//       level), descriptor_bytes u32 (<= 64 KiB), zero u32, the
+//       level), descriptor_bytes u32 (<= 64 KiB), zero u32, compacted_lsn
+//       u64 (every write at or below it is in the levels now), the
 //       LevelDescriptor encoding (primary offsets)
 //   6 TRIM: the primary freed log segments (LogMirror::TrimFreed)
 //       count u32 (1 .. 4096), zero u32, then per segment: kind u8,
@@ -74,6 +75,7 @@ struct IndexControl {
   // INSTALL-LEVEL
   uint32_t level = 0;
   std::optional<uint32_t> emptied;
+  uint64_t compacted_lsn = 0;
   lsm::LevelDescriptor descriptor;
   // TRIM
   std::vector<TrimmedCopy> trimmed;

@@ -36,6 +36,7 @@ IndexControl Install() {
   install.descriptor.bloom_bytes = 1250;
   install.descriptor.bloom_chunks = {(78ull << 21) + 65536};
   install.descriptor.medium_segments = {90};
+  install.compacted_lsn = (1ull << 40) + 7;
   return install;
 }
 
@@ -69,6 +70,7 @@ TEST(SendIndexFormatTest, EveryMessageRoundTrips) {
   const IndexControl i = RoundTrip(Install());
   EXPECT_EQ(i.level, 2u);
   EXPECT_EQ(i.emptied, std::optional<uint32_t>(1));
+  EXPECT_EQ(i.compacted_lsn, (1ull << 40) + 7);
   EXPECT_EQ(i.descriptor.Encode(), Install().descriptor.Encode());
   IndexControl no_source = Install();
   no_source.emptied.reset();
@@ -98,7 +100,7 @@ TEST(SendIndexFormatTest, MalformedMessagesAreRefused) {
   EXPECT_TRUE(refused(same_level));
   std::string bad_descriptor = install;
   bad_descriptor.back() ^= 0x7f;
-  bad_descriptor[40] = 9;  // an unknown descriptor version
+  bad_descriptor[48] = 9;  // an unknown descriptor version
   EXPECT_TRUE(refused(bad_descriptor));
 
   IndexControl flush;

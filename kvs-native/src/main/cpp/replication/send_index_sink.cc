@@ -1,9 +1,13 @@
 #include "replication/send_index_sink.h"
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 #include <string>
 
+#include "alloc/device_offset.h"
+#include "io/aligned_buffer.h"
+#include "log/log_format.h"
 #include "util/thread_cpu.h"
 
 namespace kvs::replication {
@@ -26,6 +30,7 @@ Status SendIndexSink::Create(channel::Session* session, alloc::Volume* volume,
                              uint64_t region_id,
                              std::unique_ptr<SendIndexSink>* sink) {
   std::unique_ptr<SendIndexSink> created(new SendIndexSink());
+  created->volume_ = volume;
   for (auto& buffer : created->buffers_) {
     KVS_RETURN_IF_ERROR(session->CreateReplicaBuffer(kBufferBytes, &buffer));
   }
@@ -58,8 +63,16 @@ std::vector<fabric::RemoteBuffer> SendIndexSink::buffers() const {
   return remotes;
 }
 
+void SendIndexSink::Stop() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  stopped_ = true;
+}
+
 Status SendIndexSink::Handle(const IndexControl& control) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (stopped_) {
+    return Status::Closed("the send-index stream of this region is over");
+  }
   const uint64_t start = ThreadCpuNanos();
   Status status;
   switch (control.type) {
@@ -104,7 +117,8 @@ Status SendIndexSink::InstallLevel(const IndexControl& control) {
     }
   }
   KVS_RETURN_IF_ERROR(installer_->Install(control.level, control.descriptor,
-                                          control.emptied, nullptr));
+                                          control.emptied,
+                                          control.compacted_lsn, nullptr));
   ++stats_.levels;
   const auto installed = installer_->levels().find(control.level);
   if (installed != installer_->levels().end()) {
@@ -154,6 +168,72 @@ Status SendIndexSink::FlushTail(const IndexControl& control) {
   stats_.tail_bytes += control.bytes;
   // The buffer's next segment lands on zeros, as on a fresh segment.
   if (control.sealed) std::memset(data, 0, kBufferBytes);
+  return Status::Ok();
+}
+
+Status SendIndexSink::LoggedSince(uint64_t* compacted_lsn,
+                                  std::vector<LoggedWrite>* writes) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const uint64_t after = installer_->compacted_lsn();
+  *compacted_lsn = after;
+  writes->clear();
+  io::AlignedBuffer read(kBufferBytes);
+  for (const log::LogKind kind : {log::LogKind::kSmall, log::LogKind::kLarge}) {
+    // Each segment of the log, by chain index: the bytes a buffer holds
+    // (landed since the last FLUSH-TAIL, and everything before it in the
+    // segment) supersede the persisted copy's.
+    std::map<uint64_t, std::string> segments;
+    for (const auto& [primary, copy] : Mirror(kind)->segments()) {
+      KVS_RETURN_IF_ERROR(volume_->file()->Read(
+          alloc::SegmentStart(copy.backup_segment), kBufferBytes, read.data()));
+      segments[copy.chain_index].assign(read.data(), copy.bytes);
+    }
+    for (size_t parity = 0; parity < 2; ++parity) {
+      const std::string_view landed(buffers_[LogBuffer(kind, parity)]->data(),
+                                    kBufferBytes);
+      log::SegmentHeader header;
+      if (!log::DecodeSegmentHeader(landed, &header).ok() ||
+          header.kind != kind) {
+        continue;  // zeroed: sealed and persisted, or never used
+      }
+      segments[header.chain_index].assign(landed);
+    }
+    for (const auto& [chain_index, bytes] : segments) {
+      log::SegmentHeader header;
+      if (!log::DecodeSegmentHeader(bytes, &header).ok()) {
+        return Status::Corruption(
+            "the copy of chain position " + std::to_string(chain_index) +
+            " of the " + log::LogKindName(kind) + " log has no valid header");
+      }
+      // Records up to the first that does not check out: the end of what
+      // landed (a write is acknowledged only with everything before it).
+      for (size_t offset = log::kSegmentHeaderBytes;;) {
+        log::Record record;
+        size_t size = 0;
+        if (!log::DecodeRecord(std::string_view(bytes).substr(offset),
+                               header.nonce, &record, &size) ||
+            record.type == log::RecordType::kSegmentEnd) {
+          break;
+        }
+        offset += size;
+        if (record.lsn <= after || (record.type != log::RecordType::kPut &&
+                                    record.type != log::RecordType::kDelete)) {
+          continue;
+        }
+        writes->push_back({record.lsn, record.type == log::RecordType::kPut,
+                           std::string(record.key), std::string(record.value)});
+      }
+    }
+  }
+  std::sort(
+      writes->begin(), writes->end(),
+      [](const LoggedWrite& a, const LoggedWrite& b) { return a.lsn < b.lsn; });
+  // A record the large log's GC relocated may still be in its old segment.
+  writes->erase(std::unique(writes->begin(), writes->end(),
+                            [](const LoggedWrite& a, const LoggedWrite& b) {
+                              return a.lsn == b.lsn;
+                            }),
+                writes->end());
   return Status::Ok();
 }
 

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "alloc/volume.h"
@@ -72,6 +73,24 @@ class SendIndexSink {
   std::vector<fabric::RemoteBuffer> buffers() const;
   Status Handle(const IndexControl& control);
 
+  // A write the primary logged after its levels' compacted LSN.
+  struct LoggedWrite {
+    uint64_t lsn = 0;
+    bool put = true;  // else a delete
+    std::string key;
+    std::string value;
+  };
+  // Refuses every later message (the stream is over: its region is being
+  // promoted).
+  void Stop();
+  // For promoting this backup (after Stop): the installed levels'
+  // compacted LSN and
+  // every write of the small and large logs after it, in LSN order, read
+  // from the persisted copies and from what landed in the buffers since
+  // (acknowledged writes may not have been flushed yet).
+  Status LoggedSince(uint64_t* compacted_lsn,
+                     std::vector<LoggedWrite>* writes) const;
+
   // The installed levels, in backup offsets (tests, verification).
   std::map<size_t, lsm::LevelDescriptor> levels() const;
   // The copies of the primary's `kind` log, by primary segment.
@@ -85,6 +104,8 @@ class SendIndexSink {
   LogMirror* Mirror(log::LogKind kind) const;
 
   mutable std::mutex mutex_;
+  alloc::Volume* volume_ = nullptr;
+  bool stopped_ = false;
   std::unique_ptr<channel::ReplicaBuffer> buffers_[kSendIndexBuffers];
   std::unique_ptr<LogMirror> mirrors_[kSendIndexLogs];
   std::unique_ptr<IndexInstaller> installer_;

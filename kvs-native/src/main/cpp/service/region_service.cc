@@ -281,6 +281,32 @@ void RegionService::HandleIndexControl(std::string_view message,
   replication::EncodeControlReply(answer, reply);
 }
 
+Status RegionService::PromoteBackup(uint64_t region_id) {
+  std::shared_ptr<replication::SendIndexSink> sink;
+  lsm::Region* region = nullptr;
+  {
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    const auto it = regions_.find(region_id);
+    if (it == regions_.end() || it->second.placement->primary ||
+        it->second.index_sink == nullptr) {
+      return Status::NotFound("region " + std::to_string(region_id) +
+                              " has no send-index stream here to promote");
+    }
+    sink = std::move(it->second.index_sink);
+    region = it->second.region;
+  }
+  sink->Stop();
+  uint64_t compacted_lsn = 0;
+  std::vector<replication::SendIndexSink::LoggedWrite> writes;
+  KVS_RETURN_IF_ERROR(sink->LoggedSince(&compacted_lsn, &writes));
+  KVS_RETURN_IF_ERROR(region->AdoptInstalledLevels());
+  for (const auto& write : writes) {
+    KVS_RETURN_IF_ERROR(write.put ? region->Put(write.key, write.value)
+                                  : region->Delete(write.key));
+  }
+  return region->Sync();
+}
+
 Status RegionService::BackupLevels(
     uint64_t region_id, std::map<size_t, lsm::LevelDescriptor>* levels) const {
   std::shared_lock<std::shared_mutex> lock(mutex_);

@@ -105,6 +105,13 @@ class RegionService final : public channel::RequestHandler {
   Status BackupCopies(
       uint64_t region_id, log::LogKind kind,
       std::map<uint64_t, replication::MirroredSegment>* copies) const;
+  // Test hook for promoting a Send-Index backup (failure recovery is the
+  // master's, later): ends the region's stream here (later messages are
+  // refused), has the region adopt the levels installed for it and
+  // applies the writes its log copies and buffers hold past them, so it
+  // holds every write its primary acknowledged. Reads of the region then
+  // see them; the copies stay the stream's (see docs/ARCHITECTURE.md).
+  Status PromoteBackup(uint64_t region_id);
   replication::ReplicatorStats ReplicationStats() const;
   // Summed over the streams this server backs up now (index_cpu_ns also
   // counts Build-Index backups applying records: their index upkeep).
