@@ -179,6 +179,7 @@ final class ReplicationReport {
                 .put("network_amplification", m.networkAmplification())
                 .put("backup_l0_bytes", m.backupL0Bytes())
                 .put("operations", op.getValue().count())
+                .put("failed_operations", op.getValue().failures())
                 .put("p50_us", op.getValue().p50())
                 .put("p99_us", op.getValue().p99())
                 .put("p999_us", op.getValue().p999())
