@@ -27,7 +27,8 @@ public sealed interface ControlCommand {
   /**
    * Report a digest of what region {@code regionId} holds here, for comparing a region's replicas
    * ({@code ./kvs local verify}). The reply's counters: {@code digest}, {@code entries}, {@code
-   * levels} and {@code scope} ({@link #DIGEST_LEVELS} or {@link #DIGEST_SCAN}).
+   * levels} and {@code scope} ({@link #DIGEST_LEVELS} or {@link #DIGEST_SCAN}), and for {@link
+   * #DIGEST_LEVELS} {@code l0Entries}, what the region's L0 holds here (a backup's: none).
    */
   record Digest(long regionId) implements ControlCommand {}
 

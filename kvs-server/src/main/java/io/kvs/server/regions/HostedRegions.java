@@ -172,7 +172,8 @@ public final class HostedRegions {
           "digest", levels[0],
           "entries", levels[1],
           "levels", levels[2],
-          "scope", ControlCommand.DIGEST_LEVELS);
+          "scope", ControlCommand.DIGEST_LEVELS,
+          "l0Entries", region.region().stats().l0Entries());
     }
     return ScanDigest.of(region.region());
   }
