@@ -15,7 +15,7 @@ cmd_demo() {
   KVS_DEMO_CLUSTER_DIR="${KVS_DEMO_DIR:-$KVS_HOME/target/demo-cluster}"
   local dir="$KVS_DEMO_CLUSTER_DIR"
   say "Running the demo: a local KVS cluster of separate processes, through the client"
-  note "ZooKeeper, a master and region servers replicating in build-index mode, each its own"
+  note "ZooKeeper, a master and region servers replicating in send-index mode, each its own"
   note "process under $dir (logs in $dir/logs)."
   echo
   # The demo stops its cluster itself (also on Ctrl-C); this catches a demo JVM that died.
