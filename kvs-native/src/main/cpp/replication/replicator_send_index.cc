@@ -187,14 +187,14 @@ bool Replicator::PumpSendIndex(Stream* stream) {
     }
     return sent;
   };
+  // Each lane's batch still being filled in this pass (posted at the next
+  // one): contiguous bytes of a lane join it.
+  std::shared_ptr<Stream::Batch> open_batches[kSendIndexLogs + 1];
   const auto add_bytes = [&](size_t lane, size_t buffer, uint64_t offset,
                              std::string_view bytes, uint64_t ticket) {
-    std::shared_ptr<Stream::Batch>& open = stream->open_batches[lane];
+    std::shared_ptr<Stream::Batch>& open = open_batches[lane];
     if (open != nullptr) {
-      const bool unposted =
-          std::none_of(open->posted.begin(), open->posted.end(),
-                       [](bool posted) { return posted; });
-      if (unposted && open->buffer == buffer &&
+      if (open->buffer == buffer &&
           open->offset + open->bytes.size() == offset &&
           open->bytes.size() + bytes.size() <= options_.batch_bytes_max) {
         open->bytes.append(bytes);
@@ -243,7 +243,6 @@ bool Replicator::PumpSendIndex(Stream* stream) {
         log.segment = event.segment;
         log.chain_index = event.chain_index;
         log.parity = parity;
-        log.end = 0;
         log.landed = 0;
         log.flushed = 0;
         log.started = true;
@@ -255,7 +254,6 @@ bool Replicator::PumpSendIndex(Stream* stream) {
       }
       add_bytes(lane, LogBuffer(event.kind, log.parity), event.offset,
                 event.bytes, event.ticket);
-      log.end = std::max<uint64_t>(log.end, event.offset + event.bytes.size());
       log_bytes += event.bytes.size() * backups;
       events.pop_front();
       progressed = true;
@@ -357,7 +355,7 @@ bool Replicator::PumpSendIndex(Stream* stream) {
   do {
     progressed = false;
     if (!PostBatches(stream, &lock, &progressed)) return false;
-    for (auto& open : stream->open_batches) open = nullptr;
+    for (auto& open : open_batches) open = nullptr;
     for (size_t lane = 0; lane < kSendIndexLogs; ++lane) {
       if (!pump_log(lane)) return false;
     }

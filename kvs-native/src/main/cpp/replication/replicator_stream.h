@@ -116,8 +116,7 @@ struct Replicator::Stream : std::enable_shared_from_this<Replicator::Stream> {
     uint64_t segment = 0;
     uint64_t chain_index = 0;
     size_t parity = 0;     // its buffer: chain index % 2
-    uint64_t end = 0;      // bytes written into the buffer
-    uint64_t landed = 0;   // of which every backup holds a prefix this long
+    uint64_t landed = 0;   // every backup holds a prefix this long
     uint64_t flushed = 0;  // bytes a FLUSH-TAIL named
     size_t batches = 0;    // batches of this log not yet landed
     bool started = false;  // no FLUSH-TAIL since the segment started
@@ -150,8 +149,6 @@ struct Replicator::Stream : std::enable_shared_from_this<Replicator::Stream> {
   size_t index_replies_pending = 0;
   uint64_t freeing_ticket = 0;
   LogState logs[kSendIndexLogs];
-  // The batch of each lane events are still appended to (null: none).
-  std::shared_ptr<Batch> open_batches[kSendIndexLogs + 1];
 
   // Send-Index: queues `event` on its lane with the next ticket (caller
   // holds `mutex`).

@@ -171,11 +171,9 @@ Status SendIndexSink::FlushTail(const IndexControl& control) {
   return Status::Ok();
 }
 
-Status SendIndexSink::LoggedSince(uint64_t* compacted_lsn,
-                                  std::vector<LoggedWrite>* writes) const {
+Status SendIndexSink::LoggedSince(std::vector<LoggedWrite>* writes) const {
   std::lock_guard<std::mutex> lock(mutex_);
   const uint64_t after = installer_->compacted_lsn();
-  *compacted_lsn = after;
   writes->clear();
   io::AlignedBuffer read(kBufferBytes);
   for (const log::LogKind kind : {log::LogKind::kSmall, log::LogKind::kLarge}) {

@@ -83,13 +83,11 @@ class SendIndexSink {
   // Refuses every later message (the stream is over: its region is being
   // promoted).
   void Stop();
-  // For promoting this backup (after Stop): the installed levels'
-  // compacted LSN and
-  // every write of the small and large logs after it, in LSN order, read
-  // from the persisted copies and from what landed in the buffers since
-  // (acknowledged writes may not have been flushed yet).
-  Status LoggedSince(uint64_t* compacted_lsn,
-                     std::vector<LoggedWrite>* writes) const;
+  // For promoting this backup (after Stop): every write of the small and
+  // large logs after the installed levels' compacted LSN, in LSN order,
+  // read from the persisted copies and from what landed in the buffers
+  // since (acknowledged writes may not have been flushed yet).
+  Status LoggedSince(std::vector<LoggedWrite>* writes) const;
 
   // The installed levels, in backup offsets (tests, verification).
   std::map<size_t, lsm::LevelDescriptor> levels() const;

@@ -296,9 +296,8 @@ Status RegionService::PromoteBackup(uint64_t region_id) {
     region = it->second.region;
   }
   sink->Stop();
-  uint64_t compacted_lsn = 0;
   std::vector<replication::SendIndexSink::LoggedWrite> writes;
-  KVS_RETURN_IF_ERROR(sink->LoggedSince(&compacted_lsn, &writes));
+  KVS_RETURN_IF_ERROR(sink->LoggedSince(&writes));
   KVS_RETURN_IF_ERROR(region->AdoptInstalledLevels());
   for (const auto& write : writes) {
     KVS_RETURN_IF_ERROR(write.put ? region->Put(write.key, write.value)
