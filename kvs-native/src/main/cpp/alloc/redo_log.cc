@@ -125,18 +125,31 @@ Status RedoLogWriter::Append(const MetadataBatch& batch,
     KVS_RETURN_IF_ERROR(reserve_(&next));
     const io::AlignedBuffer header =
         EncodeSegmentHeader(volume_id_, generation_, position_.chain_index + 1);
-    KVS_RETURN_IF_ERROR(file_->Write(SegmentStart(next), header.view()));
+    Status written = file_->Write(SegmentStart(next), header.view());
     char link[8];
     coding::EncodeFixed64(link, next);
-    KVS_RETURN_IF_ERROR(
-        WriteRecord(kTypeContinue, std::string_view(link, sizeof(link))));
+    if (written.ok()) {
+      written =
+          WriteRecord(kTypeContinue, std::string_view(link, sizeof(link)));
+    }
+    if (!written.ok()) {
+      // No continue record names it: the chain ends where it did.
+      unreserve_(next);
+      return written;
+    }
     position_.segment = next;
     position_.offset_in_segment = kBlock;
     position_.chain_index++;
     *linked_segment = next;
   }
   KVS_RETURN_IF_ERROR(WriteRecord(kTypeBatch, payload));
-  return file_->Sync();
+  const Status synced = file_->Sync();
+  if (!synced.ok()) {
+    // Whatever the errno, the record's durability is unknown now: never a
+    // NoSpace, which would let the caller write on after it.
+    return Status::IoError(synced.message());
+  }
+  return Status::Ok();
 }
 
 Status ReplayRedoLog(io::File* file, const Superblock& superblock,

@@ -70,13 +70,16 @@ class RedoLogWriter {
   // Reserves a fresh segment for the chain (marks it in use); the writer
   // records it as allocated through the continue record.
   using ReserveSegment = std::function<Status(uint64_t* segment)>;
+  // Returns a segment reserve_ gave that the chain will not use.
+  using UnreserveSegment = std::function<void(uint64_t segment)>;
 
   RedoLogWriter(io::File* file, const VolumeId& volume_id, uint64_t generation,
-                ReserveSegment reserve)
+                ReserveSegment reserve, UnreserveSegment unreserve)
       : file_(file),
         volume_id_(volume_id),
         generation_(generation),
-        reserve_(std::move(reserve)) {}
+        reserve_(std::move(reserve)),
+        unreserve_(std::move(unreserve)) {}
 
   // Writes the header block of a chain's first segment (not synced).
   Status StartChain(uint64_t first_segment, uint64_t first_sequence);
@@ -84,8 +87,14 @@ class RedoLogWriter {
   void Resume(const RedoPosition& position) { position_ = position; }
 
   // Writes `batch` as one record and syncs. On success the batch is durable.
-  // `linked_segment` is set to the new segment when the chain had to grow
-  // (the caller marks it allocated), else left unchanged.
+  // `linked_segment` is set to the new segment when the chain grew (the
+  // caller marks it allocated) -- also when the batch itself then failed,
+  // since the chain keeps the link -- else left unchanged.
+  //
+  // Errors: a NoSpace status (no segment for the chain, or a write refused
+  // for lack of space) means the batch was not written and the writer may
+  // be used again; any other error, a failed sync above all, leaves the
+  // batch's durability unknown and the caller must stop using the chain.
   Status Append(const MetadataBatch& batch, uint64_t* linked_segment);
 
   const RedoPosition& position() const { return position_; }
@@ -98,6 +107,7 @@ class RedoLogWriter {
   const VolumeId volume_id_;
   const uint64_t generation_;
   const ReserveSegment reserve_;
+  const UnreserveSegment unreserve_;
   RedoPosition position_;
   uint64_t bytes_written_ = 0;
 };

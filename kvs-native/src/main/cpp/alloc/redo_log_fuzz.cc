@@ -133,11 +133,13 @@ void CheckAppend(kvs::testing::FuzzDevice* device,
     }
   }
   std::unique_ptr<kvs::io::File> file = device->Open();
-  alloc::RedoLogWriter writer(file.get(), kFuzzVolumeId, kFuzzGeneration,
-                              [](uint64_t* segment) {
-                                *segment = kSpareSegment;
-                                return Status::Ok();
-                              });
+  alloc::RedoLogWriter writer(
+      file.get(), kFuzzVolumeId, kFuzzGeneration,
+      [](uint64_t* segment) {
+        *segment = kSpareSegment;
+        return Status::Ok();
+      },
+      [](uint64_t) {});
   writer.Resume(replayed.replay.end);
   alloc::MetadataBatch batch;
   batch.Allocate(3);

@@ -106,7 +106,10 @@ Status Volume::Open(std::unique_ptr<io::File> file,
 std::unique_ptr<RedoLogWriter> Volume::MakeRedoWriter(uint64_t generation) {
   return std::make_unique<RedoLogWriter>(
       file_.get(), superblock_.volume_id, generation,
-      [this](uint64_t* segment) { return ReserveLocked(segment); });
+      [this](uint64_t* segment) {
+        return ReserveLocked(segment, Purpose::kMetadata);
+      },
+      [this](uint64_t segment) { in_use_.Erase(segment); });
 }
 
 Status Volume::LoadCheckpoint(const Superblock& superblock) {
@@ -208,22 +211,48 @@ Status Volume::Reserve(uint64_t* segment) {
   if (!failed_.ok()) {
     return failed_;
   }
-  return ReserveLocked(segment);
+  return ReserveLocked(segment, Purpose::kData);
 }
 
-Status Volume::ReserveLocked(uint64_t* segment) {
-  std::optional<uint64_t> found = in_use_.FindAbsent(next_search_);
-  if (!found) {
-    const uint64_t capacity = in_use_.capacity() + options_.grow_step_segments;
+uint64_t Volume::FreeSegmentsLocked() const {
+  return in_use_.capacity() - in_use_.count();
+}
+
+uint64_t Volume::MetadataHeadroomLocked() const {
+  return 2 + superblock_.checkpoint_segments.size();
+}
+
+Status Volume::GrowLocked(uint64_t free_wanted) {
+  uint64_t step = std::max<uint64_t>(1, options_.grow_step_segments);
+  while (FreeSegmentsLocked() <= free_wanted) {
+    const uint64_t capacity = in_use_.capacity() + step;
     const Status grown = file_->Grow(capacity * kSegmentBytes);
-    if (!grown.ok()) {
-      return Status::IoError("volume full: " + std::string(grown.message()));
+    if (grown.ok()) {
+      allocated_.Grow(capacity);
+      in_use_.Grow(capacity);
+      continue;
     }
-    allocated_.Grow(capacity);
-    in_use_.Grow(capacity);
-    found = in_use_.FindAbsent(next_search_);
-    KVS_CHECK(found.has_value());
+    if (!grown.IsNoSpace() || step == 1) {
+      return grown.WithContext("volume full: ");
+    }
+    step /= 2;
   }
+  return Status::Ok();
+}
+
+Status Volume::ReserveLocked(uint64_t* segment, Purpose purpose) {
+  const uint64_t keep =
+      purpose == Purpose::kData ? MetadataHeadroomLocked() : 0;
+  if (FreeSegmentsLocked() <= keep) {
+    const Status grown = GrowLocked(keep);
+    if (!grown.ok()) {
+      // A block device, or a file system without room: either way the
+      // volume is full, and that passes once space is freed.
+      return Status::NoSpace(grown.message());
+    }
+  }
+  const std::optional<uint64_t> found = in_use_.FindAbsent(next_search_);
+  KVS_CHECK(found.has_value());
   in_use_.Insert(*found);
   next_search_ = *found + 1;
   *segment = *found;
@@ -263,17 +292,26 @@ Status Volume::Commit(const MetadataBatch& batch) {
   }
   uint64_t linked = 0;
   const Status appended = redo_->Append(batch, &linked);
-  if (!appended.ok()) {
-    return appended.code() == Status::Code::kInvalidArgument ? appended
-                                                             : Fail(appended);
-  }
   if (linked != 0) {
     allocated_.Insert(linked);
     redo_segments_.push_back(linked);
   }
+  if (!appended.ok()) {
+    // Too large, or no space: nothing was written, and the next commit may
+    // succeed. Anything else leaves the chain in an unknown state.
+    return appended.code() == Status::Code::kInvalidArgument ||
+                   appended.IsNoSpace()
+               ? appended
+               : Fail(appended);
+  }
   ApplyLocked(batch, /*release=*/true);
   if (redo_->bytes_written() >= options_.checkpoint_redo_bytes) {
-    return CheckpointLocked();
+    const Status checkpointed = CheckpointLocked();
+    // The batch is durable whatever happens to the checkpoint; one that
+    // found no space is taken again at the next commit.
+    if (!checkpointed.ok() && !checkpointed.IsNoSpace()) {
+      return checkpointed;
+    }
   }
   return Status::Ok();
 }
@@ -291,10 +329,23 @@ Status Volume::CheckpointLocked() {
   const uint64_t next_sequence =
       redo_ ? redo_->position().next_sequence : uint64_t{1};
   uint64_t redo_first = 0;
-  Status status = ReserveLocked(&redo_first);
+  Status status = ReserveLocked(&redo_first, Purpose::kMetadata);
   if (!status.ok()) {
     return status;  // volume full: nothing changed
   }
+  // Until the superblock names them, the new segments are only reserved:
+  // a checkpoint that finds no space returns them and changes nothing.
+  std::vector<uint64_t> blob_segments;
+  auto give_up = [&](Status failure) {
+    if (!failure.IsNoSpace()) {
+      return Fail(failure);
+    }
+    in_use_.Erase(redo_first);
+    for (uint64_t segment : blob_segments) {
+      in_use_.Erase(segment);
+    }
+    return failure;
+  };
   // The checkpoint owns what the metadata owns, minus the previous
   // checkpoint and redo chain (freed once this one is published), plus the
   // new chain's first segment and the checkpoint's own segments.
@@ -308,7 +359,6 @@ Status Volume::CheckpointLocked() {
     checkpoint.allocated.Erase(segment);
   }
   checkpoint.catalog = catalog_;
-  std::vector<uint64_t> blob_segments;
   std::string blob;
   while (true) {
     checkpoint.allocated.Grow(in_use_.capacity());
@@ -330,9 +380,9 @@ Status Volume::CheckpointLocked() {
                                   " bytes exceeds the superblock's limit"));
     }
     uint64_t segment = 0;
-    status = ReserveLocked(&segment);
+    status = ReserveLocked(&segment, Purpose::kMetadata);
     if (!status.ok()) {
-      return Fail(status);
+      return give_up(status);
     }
     blob_segments.push_back(segment);
   }
@@ -345,13 +395,17 @@ Status Volume::CheckpointLocked() {
     const size_t rounded = io::AlignedBuffer::RoundUp(length);
     status = file_->Write(SegmentStart(blob_segments[i]), buffer.view(rounded));
     if (!status.ok()) {
-      return Fail(status);
+      return give_up(status);
     }
   }
   std::unique_ptr<RedoLogWriter> redo = MakeRedoWriter(generation);
   status = redo->StartChain(redo_first, next_sequence);
-  if (status.ok()) {
-    status = file_->Sync();
+  if (!status.ok()) {
+    return give_up(status);
+  }
+  status = file_->Sync();
+  if (!status.ok()) {
+    return Fail(Status::IoError(status.message()));  // never NoSpace
   }
   Superblock next = superblock_;
   next.sequence = superblock_.sequence + 1;

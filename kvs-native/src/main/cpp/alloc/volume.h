@@ -13,9 +13,16 @@
 // so a crash mid-compaction leaks nothing. A freed segment is never handed
 // out again before the batch that frees it is durable.
 //
-// Errors: an I/O error while writing metadata is sticky: every later call
-// that changes metadata fails with it (after a failed fsync the device state
-// is unknown, so continuing could acknowledge lost data).
+// A full device: Reserve fails with a NoSpace status (an IO_ERROR) once the
+// volume cannot grow and only the metadata headroom is left -- enough free
+// segments for the redo chain to link one more segment and for a
+// checkpoint -- so that a commit freeing space (a compaction dropping old
+// versions, a dropped region) still succeeds on a full device. Running out
+// of space is never sticky: the next call tries again.
+//
+// Errors: any other I/O error while writing metadata is sticky: every later
+// call that changes metadata fails with it (after a failed fsync the device
+// state is unknown, so continuing could acknowledge lost data).
 //
 // Thread safety: all methods may be called concurrently.
 
@@ -44,7 +51,8 @@ namespace kvs::alloc {
 struct VolumeOptions {
   // A file volume grows by this many segments at a time (32 MiB): fallocate
   // is called rarely, and the file holds little unused space beyond its
-  // high-water mark.
+  // high-water mark. When the file system has less room than a step, the
+  // step halves, down to one segment, so every last segment gets used.
   uint64_t grow_step_segments = 16;
   // A checkpoint is taken once the redo log holds this many bytes, bounding
   // replay time at open.
@@ -75,7 +83,7 @@ class Volume {
   Volume(const Volume&) = delete;
   Volume& operator=(const Volume&) = delete;
 
-  // Takes a free segment, growing a file volume when none is left. IoError
+  // Takes a free segment, growing a file volume when none is left. NoSpace
   // ("volume full") when a block device or the file system is full.
   Status Reserve(uint64_t* segment);
   // Returns a reserved segment that will not be committed.
@@ -83,7 +91,8 @@ class Volume {
 
   // Applies `batch` durably (one redo record, synced). On success its
   // allocations are owned by the caller's metadata and its frees are
-  // reusable. Requires: allocations reserved, frees allocated.
+  // reusable. Requires: allocations reserved, frees allocated. A NoSpace
+  // error means nothing was committed (the caller may retry later).
   Status Commit(const MetadataBatch& batch);
 
   // Makes a segment freed with MetadataBatch::FreeDeferred reusable.
@@ -109,7 +118,16 @@ class Volume {
  private:
   Volume(std::unique_ptr<io::File> file, const VolumeOptions& options);
 
-  Status ReserveLocked(uint64_t* segment);
+  // Who a segment is for: data may not take the metadata headroom.
+  enum class Purpose { kData, kMetadata };
+  Status ReserveLocked(uint64_t* segment, Purpose purpose);
+  // Grows a file volume so that more than `free_wanted` segments are free,
+  // a step at a time (halving the step when the file system is short).
+  Status GrowLocked(uint64_t free_wanted);
+  uint64_t FreeSegmentsLocked() const;
+  // Free segments kept for metadata: one redo link plus a checkpoint as
+  // large as the last one (and one more segment, as it may grow).
+  uint64_t MetadataHeadroomLocked() const;
   Status CheckpointLocked();
   Status LoadCheckpoint(const Superblock& superblock);
   // Validates a replayed batch against the metadata, then applies it.

@@ -97,7 +97,7 @@ class PosixFile final : public File {
       return Status::Ok();
     }
     if (block_device_) {
-      return Status::IoError("block device " + path_ + " holds " +
+      return Status::NoSpace("block device " + path_ + " holds " +
                              std::to_string(current) + " bytes; " +
                              std::to_string(size_bytes) + " needed");
     }

@@ -50,7 +50,8 @@ bool SyncedPastDamage(std::string_view data, size_t offset, uint64_t nonce,
 
 Status ReplayLog(io::File* file, const LogIdentity& identity,
                  const std::map<uint64_t, uint64_t>& segments,
-                 const RecordVisitor& visit, LogTail* tail) {
+                 const RecordVisitor& visit, LogTail* tail,
+                 std::optional<uint64_t> end_in_last) {
   LogTail result;
   result.segments = segments;
   if (segments.empty()) {
@@ -86,6 +87,19 @@ Status ReplayLog(io::File* file, const LogIdentity& identity,
     while (true) {
       Record record;
       size_t size = 0;
+      if (last && end_in_last && offset >= *end_in_last) {
+        if (offset != *end_in_last) {
+          return Status::Corruption("no record starts at the recovery point " +
+                                    std::to_string(*end_in_last) + " of " +
+                                    Describe(identity, chain_index, segment));
+        }
+        result.nonce = header.nonce;
+        result.end_offset_in_segment = offset;
+        const size_t block_start = offset & ~(kBlock - 1);
+        result.partial_block.assign(data.data() + block_start,
+                                    offset - block_start);
+        break;
+      }
       if (!DecodeRecord(data.substr(offset), header.nonce, &record, &size)) {
         const uint64_t position = alloc::DeviceOffset(chain_index, offset);
         if (!last || SyncedPastDamage(data, offset, header.nonce, position)) {

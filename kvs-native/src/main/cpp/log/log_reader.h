@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 
 #include "io/file.h"
 #include "log/log_format.h"
@@ -29,9 +30,14 @@ using RecordVisitor = std::function<Status(
 
 // `segments` maps chain index to segment number (from the catalog); gaps
 // are allowed (segments released or skipped). An empty map is an empty log.
+// `end_in_last`, if set, is where the caller has decided the log ends, at a
+// record boundary of the last segment (point-in-time recovery): replay
+// stops there and reports the tail there; Corruption if no record starts
+// at that offset.
 Status ReplayLog(io::File* file, const LogIdentity& identity,
                  const std::map<uint64_t, uint64_t>& segments,
-                 const RecordVisitor& visit, LogTail* tail);
+                 const RecordVisitor& visit, LogTail* tail,
+                 std::optional<uint64_t> end_in_last = std::nullopt);
 
 }  // namespace kvs::log
 

@@ -77,12 +77,20 @@ Status LogWriter::Open(alloc::Volume* volume, io::SyncGroup* sync_group,
       }
     }
   }
-  // Ends the recovered tail segment (if not ended yet) and commits a new
-  // one; the volume's sync makes the end record durable with it. A log
-  // with no segment yet gets its first one at its first append, so an
-  // empty region costs no space.
+  // The recovered tail segment is ended (if not ended yet) and a new one
+  // committed at the first append; the volume's sync makes the end record
+  // durable with it. A log with no segment yet gets its first one then
+  // too, so an empty region costs no space.
   if (tail != nullptr && !tail->segments.empty()) {
-    KVS_RETURN_IF_ERROR(opened->RollLocked(!tail->ended));
+    opened->current_ended_ = tail->ended;
+    opened->roll_pending_ = true;
+    opened->next_chain_index_ = opened->chain_index_ + 1;
+    opened->dropped_ = tail->dropped;
+    opened->dropped_catalog_keys_ = tail->dropped_catalog_keys;
+    if (!tail->dropped.empty()) {
+      KVS_CHECK(tail->dropped.begin()->first > opened->chain_index_);
+      opened->next_chain_index_ = tail->dropped.rbegin()->first + 1;
+    }
   }
   *writer = std::move(opened);
   return Status::Ok();
@@ -118,7 +126,9 @@ Status LogWriter::WriteLocked() {
       alloc::DeviceOffset(segment_, from),
       std::string_view(chunk_.data() + (from - chunk_start_), to - from));
   if (!status.ok()) {
-    return FailLocked(status);
+    // Refused for lack of space, the bytes are still in the chunk and the
+    // next write puts them there; after any other error, stop.
+    return status.IsNoSpace() ? status : FailLocked(status);
   }
   stats_.written_bytes += to - from;
   written_end_ = end;
@@ -154,12 +164,19 @@ void LogWriter::MakeRoomInChunkLocked(size_t record_size) {
   fill_ = kept;
 }
 
-Status LogWriter::AppendLocked(const Record& record, AppendResult* result) {
-  const size_t size = record.EncodedSize();
-  if (fill_ + size > chunk_.size()) {
-    KVS_RETURN_IF_ERROR(WriteLocked());
-    MakeRoomInChunkLocked(size);
+Status LogWriter::EnsureChunkRoomLocked(size_t bytes) {
+  if (fill_ + bytes <= chunk_.size()) {
+    return Status::Ok();
   }
+  KVS_RETURN_IF_ERROR(WriteLocked());
+  MakeRoomInChunkLocked(bytes);
+  return Status::Ok();
+}
+
+void LogWriter::AppendLocked(const Record& record, AppendResult* result) {
+  const size_t size = record.EncodedSize();
+  KVS_CHECK(fill_ + size <= chunk_.size());
+  KVS_CHECK(chunk_start_ + fill_ + size <= kSegmentBytes);
   EncodeRecord(record, nonce_, chunk_.data() + fill_);
   if (identity_.on_append) {
     identity_.on_append({chain_index_, segment_, chunk_start_ + fill_,
@@ -171,25 +188,50 @@ Status LogWriter::AppendLocked(const Record& record, AppendResult* result) {
   fill_ += size;
   result->end_position = PositionLocked();
   stats_.appended_bytes += size;
-  return Status::Ok();
 }
 
-Status LogWriter::RollLocked(bool end_current) {
-  if (end_current) {
-    KVS_CHECK(chunk_start_ + fill_ + kRecordHeaderBytes <= kSegmentBytes);
-    AppendResult ignored;
-    KVS_RETURN_IF_ERROR(
-        AppendLocked({0, RecordType::kSegmentEnd, {}, {}}, &ignored));
-    KVS_RETURN_IF_ERROR(WriteLocked());
-  }
+Status LogWriter::RollLocked() {
   uint64_t segment = 0;
-  KVS_RETURN_IF_ERROR(volume_->Reserve(&segment));
-  const uint64_t chain_index = segments_.empty() ? 0 : chain_index_ + 1;
+  const Status reserved = volume_->Reserve(&segment);
+  if (!reserved.ok()) {
+    return reserved.IsNoSpace() ? reserved : FailLocked(reserved);
+  }
+  const bool first = segments_.empty();
+  if (!first) {
+    Status ended = Status::Ok();
+    if (!current_ended_) {
+      // Append always leaves room in the segment for this end record.
+      ended = EnsureChunkRoomLocked(kRecordHeaderBytes);
+      if (ended.ok()) {
+        AppendResult ignored;
+        AppendLocked({0, RecordType::kSegmentEnd, {}, {}}, &ignored);
+        current_ended_ = true;
+      }
+    }
+    // The end record must be on the device before the batch that names the
+    // next segment is durable (the commit's sync covers it).
+    if (ended.ok()) {
+      ended = WriteLocked();
+    }
+    if (!ended.ok()) {
+      volume_->Unreserve(segment);
+      return ended;
+    }
+  }
+  const uint64_t chain_index = first ? 0 : next_chain_index_;
   alloc::MetadataBatch batch;
   batch.Allocate(segment);
-  if (!segments_.empty() && identity_.on_seal) {
-    identity_.on_seal(
-        {chain_index_, segment_, segment_put_bytes_, segment_max_lsn_}, &batch);
+  for (const auto& [dropped_index, dropped_segment] : dropped_) {
+    batch.Free(dropped_segment);
+    batch.Delete(SegmentCatalogKey(identity_.catalog_prefix, dropped_index));
+  }
+  for (const std::string& key : dropped_catalog_keys_) {
+    batch.Delete(key);
+  }
+  const SealedSegment sealed{chain_index_, segment_, segment_put_bytes_,
+                             segment_max_lsn_};
+  if (!first && identity_.on_seal) {
+    identity_.on_seal(sealed, &batch);
   }
   char value[8];
   coding::EncodeFixed64(value, segment);
@@ -198,11 +240,19 @@ Status LogWriter::RollLocked(bool end_current) {
   const Status committed = volume_->Commit(batch);
   if (!committed.ok()) {
     volume_->Unreserve(segment);
-    return FailLocked(committed);
+    return committed.IsNoSpace() ? committed : FailLocked(committed);
   }
+  if (!first && identity_.on_sealed) {
+    identity_.on_sealed(sealed);
+  }
+  dropped_.clear();
+  dropped_catalog_keys_.clear();
+  roll_pending_ = false;
+  current_ended_ = false;
   segments_[chain_index] = segment;
   segment_ = segment;
   chain_index_ = chain_index;
+  next_chain_index_ = chain_index + 1;
   nonce_ = RandomNonce();
   segment_put_bytes_ = 0;
   segment_max_lsn_ = 0;
@@ -237,25 +287,29 @@ Status LogWriter::Append(RecordType type, std::string_view key,
     return failed_;
   }
   const size_t size = kRecordHeaderBytes + key.size() + value.size();
-  if (segments_.empty()) {
-    KVS_RETURN_IF_ERROR(RollLocked(/*end_current=*/false));
-  } else if (chunk_start_ + fill_ + size + kSegmentReserveBytes >
-             kSegmentBytes) {
-    KVS_RETURN_IF_ERROR(RollLocked(/*end_current=*/true));
+  if (segments_.empty() || roll_pending_ || current_ended_ ||
+      chunk_start_ + fill_ + size + kSegmentReserveBytes > kSegmentBytes) {
+    KVS_RETURN_IF_ERROR(RollLocked());
   }
-  if (durable_position_ > marked_position_) {
-    char mark[8];
-    coding::EncodeFixed64(mark, durable_position_);
+  // Everything that can fail comes before the LSN is taken.
+  const bool mark = durable_position_ > marked_position_;
+  KVS_RETURN_IF_ERROR(
+      EnsureChunkRoomLocked(size + (mark ? kRecordHeaderBytes + 8 : 0)));
+  if (mark) {
+    char position[8];
+    coding::EncodeFixed64(position, durable_position_);
     AppendResult ignored;
-    KVS_RETURN_IF_ERROR(AppendLocked(
-        {0, RecordType::kSyncMark, {}, std::string_view(mark, sizeof(mark))},
-        &ignored));
+    AppendLocked({0,
+                  RecordType::kSyncMark,
+                  {},
+                  std::string_view(position, sizeof(position))},
+                 &ignored);
     marked_position_ = durable_position_;
   }
   if (lsn_source != nullptr) {
     lsn = lsn_source->fetch_add(1, std::memory_order_relaxed) + 1;
   }
-  KVS_RETURN_IF_ERROR(AppendLocked({lsn, type, key, value}, result));
+  AppendLocked({lsn, type, key, value}, result);
   if (type == RecordType::kPut) {
     segment_put_bytes_ += result->size;
   }
@@ -332,9 +386,18 @@ std::vector<ReleasedSegment> LogWriter::ReleaseSegmentsBefore(
     released.push_back({it->first, it->second});
     batch->Free(it->second);
     batch->Delete(SegmentCatalogKey(identity_.catalog_prefix, it->first));
-    it = segments_.erase(it);
+    ++it;
   }
   return released;
+}
+
+void LogWriter::Forget(const std::vector<ReleasedSegment>& released) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const ReleasedSegment& segment : released) {
+    KVS_CHECK_MSG(segment.segment != segment_,
+                  "forgetting the current log segment");
+    segments_.erase(segment.chain_index);
+  }
 }
 
 ReleasedSegment LogWriter::ReleaseSegment(uint64_t segment,
@@ -346,7 +409,6 @@ ReleasedSegment LogWriter::ReleaseSegment(uint64_t segment,
       const ReleasedSegment released{it->first, segment};
       batch->Free(segment);
       batch->Delete(SegmentCatalogKey(identity_.catalog_prefix, it->first));
-      segments_.erase(it);
       return released;
     }
   }

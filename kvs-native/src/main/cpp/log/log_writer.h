@@ -17,10 +17,19 @@
 // New segments are reserved from the volume and committed (with their
 // catalog entry) before anything is written into them; a full segment ends
 // with an end record. A log reopened after a crash ends its tail segment and
-// continues in a fresh one, so no record beyond the recovered tail can ever
-// be read again.
+// continues in a fresh one at its first append, so no record beyond the
+// recovered tail can ever be read again (opening writes nothing, so a
+// region opens, and serves reads, on a full device).
 //
-// Errors: an I/O error makes the writer fail every later call (sticky).
+// LSNs: a record's LSN is taken only once nothing can stop the record from
+// entering the buffer, so a failed append never leaves a gap in the LSNs,
+// which recovery would take for the point where the logs end.
+//
+// Errors: a full device (a NoSpace status: no segment to roll to, or a
+// write refused) fails the call and changes nothing -- what was buffered
+// stays buffered and the next call tries again. Any other I/O error makes
+// the writer fail every later call (sticky): after a failed fdatasync the
+// device state is unknown.
 // Thread safety: all methods may be called concurrently.
 
 #ifndef KVS_LOG_LOG_WRITER_H_
@@ -74,8 +83,10 @@ struct LogIdentity {
   // Catalog keys of this log's segments start with this prefix.
   std::string catalog_prefix;
   // Called (under the log's lock) when a segment is sealed, with the batch
-  // that commits the next segment, so the owner can record it atomically.
-  // Must not take locks that are held while calling into the log.
+  // that commits the next segment, so the owner can record it atomically;
+  // then `on_sealed` (below) once that batch is durable (the batch may fail,
+  // for lack of space, and be built again at the next append). Neither may
+  // take locks that are held while calling into the log.
   std::function<void(const SealedSegment&, alloc::MetadataBatch*)> on_seal;
   // Called (under the log's lock, so in log order) for every byte range
   // the log appends, before Append returns: what value-log replication
@@ -83,9 +94,11 @@ struct LogIdentity {
   // the next chain index arrive (its last range is its end record). Must
   // not call into the log.
   std::function<void(const AppendedBytes&)> on_append;
+  std::function<void(const SealedSegment&)> on_sealed;
 };
 
-// Where an existing log ends (from ReplayLog).
+// Where an existing log ends (from ReplayLog, or cut shorter by the
+// region's point-in-time recovery).
 struct LogTail {
   std::map<uint64_t, uint64_t> segments;  // chain index -> segment number
   uint64_t end_offset_in_segment = 0;     // in the last segment
@@ -95,6 +108,11 @@ struct LogTail {
   std::string partial_block;    // bytes [align_down(end), end) of the last one
   uint64_t last_put_bytes = 0;  // put records of the last segment
   uint64_t last_max_lsn = 0;    // and their highest LSN
+  // Segments after the end that recovery dropped (chain index -> segment):
+  // released, with `dropped_catalog_keys` deleted, by the batch that starts
+  // the log's next segment, whose chain index follows all of them.
+  std::map<uint64_t, uint64_t> dropped;
+  std::vector<std::string> dropped_catalog_keys;
 };
 
 struct LogWriterOptions {
@@ -146,13 +164,16 @@ class LogWriter {
   // Segments in chain order.
   std::map<uint64_t, uint64_t> segments() const;
   // Adds to `batch` the release of every segment with chain index below
-  // `chain_index` (never the current one) and forgets them; the caller
-  // commits the batch. Returns them.
+  // `chain_index` (never the current one) and returns them; the caller
+  // commits the batch, then has the log Forget them (a batch that failed,
+  // for lack of space, leaves the log as it was).
   std::vector<ReleasedSegment> ReleaseSegmentsBefore(
       uint64_t chain_index, alloc::MetadataBatch* batch);
   // Adds to `batch` the release of sealed segment `segment` (garbage
-  // collected) and forgets it. Requires it is not the current segment.
+  // collected), as above. Requires it is not the current segment.
   ReleasedSegment ReleaseSegment(uint64_t segment, alloc::MetadataBatch* batch);
+  // Drops segments whose release was committed.
+  void Forget(const std::vector<ReleasedSegment>& released);
   LogWriterStats stats() const;
   const LogIdentity& identity() const { return identity_; }
 
@@ -160,11 +181,16 @@ class LogWriter {
   LogWriter(alloc::Volume* volume, io::SyncGroup* sync_group,
             LogIdentity identity, const LogWriterOptions& options);
 
-  Status AppendLocked(const Record& record, AppendResult* result);
+  // Encodes `record` into the chunk, which must have room for it.
+  void AppendLocked(const Record& record, AppendResult* result);
   Status WriteLocked();
-  // Ends the current segment with an end record if `end_current`, then
-  // reserves, commits and starts the next one.
-  Status RollLocked(bool end_current);
+  // Reserves the next segment, ends the current one with an end record
+  // (once, however often a roll is retried) and puts it on the device,
+  // then commits and starts the next one. A NoSpace error leaves the log
+  // as it was, apart from an end record that stays.
+  Status RollLocked();
+  // Makes room for `bytes` more in the chunk, writing it out if needed.
+  Status EnsureChunkRoomLocked(size_t bytes);
   void MakeRoomInChunkLocked(size_t record_size);
   uint64_t PositionLocked() const;
   Status FailLocked(Status status);
@@ -178,7 +204,14 @@ class LogWriter {
   std::map<uint64_t, uint64_t> segments_;  // chain index -> segment
   uint64_t segment_ = 0;                   // current segment
   uint64_t chain_index_ = 0;
+  uint64_t next_chain_index_ = 0;  // of the next segment
   uint64_t nonce_ = 0;
+  // The current segment has its end record (the roll after it failed);
+  // a reopened log rolls at its first append.
+  bool current_ended_ = false;
+  bool roll_pending_ = false;
+  std::map<uint64_t, uint64_t> dropped_;  // LogTail::dropped, until a roll
+  std::vector<std::string> dropped_catalog_keys_;
   io::AlignedBuffer chunk_;   // bytes [chunk_start_, chunk_start_ + fill_)
   uint64_t chunk_start_ = 0;  // offset in segment, block-aligned
   size_t fill_ = 0;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "alloc/device_offset.h"
 #include "log/log_reader.h"
 #include "util/check.h"
 #include "util/coding.h"
@@ -31,14 +32,6 @@ Status LoadLogSegments(const alloc::Volume& volume, const std::string& prefix,
   }
   return Status::Ok();
 }
-
-// One replayed write, to be merged across logs by LSN.
-struct ReplayedWrite {
-  uint64_t lsn;
-  uint8_t kind;
-  std::string key;
-  std::string payload;
-};
 
 }  // namespace
 
@@ -123,17 +116,20 @@ Status Region::OpenLogs(bool recover) {
     }
     return hook;
   };
-  const log::LogIdentity small{id_,
-                               log::LogKind::kSmall,
-                               LogPrefix(id_, log::LogKind::kSmall),
-                               {},
-                               appended(log::LogKind::kSmall)};
+  const log::LogIdentity small{
+      id_, log::LogKind::kSmall,           LogPrefix(id_, log::LogKind::kSmall),
+      {},  appended(log::LogKind::kSmall), {}};
   const log::LogIdentity large{
-      id_, log::LogKind::kLarge, LogPrefix(id_, log::LogKind::kLarge),
+      id_,
+      log::LogKind::kLarge,
+      LogPrefix(id_, log::LogKind::kLarge),
       [this](const log::SealedSegment& sealed, alloc::MetadataBatch* batch) {
         OnLargeSegmentSealed(sealed, batch);
       },
-      appended(log::LogKind::kLarge)};
+      appended(log::LogKind::kLarge),
+      [this](const log::SealedSegment& sealed) {
+        OnLargeSegmentSealedDurably(sealed);
+      }};
   if (!recover) {
     KVS_RETURN_IF_ERROR(
         log::LogWriter::Open(context_.volume, context_.sync_group, small,
@@ -141,40 +137,52 @@ Status Region::OpenLogs(bool recover) {
     return log::LogWriter::Open(context_.volume, context_.sync_group, large,
                                 context_.log_options, nullptr, &large_log_);
   }
+  const auto started = std::chrono::steady_clock::now();
   const uint64_t compacted_lsn = compacted_lsn_;
   std::vector<ReplayedWrite> writes;
-  uint64_t highest_lsn = compacted_lsn;
-  log::LogTail small_tail, large_tail;
-  std::map<uint64_t, uint64_t> segments;
+  std::map<uint64_t, uint64_t> small_segments, large_segments;
   KVS_RETURN_IF_ERROR(
-      LoadLogSegments(*context_.volume, small.catalog_prefix, &segments));
+      LoadLogSegments(*context_.volume, small.catalog_prefix, &small_segments));
+  KVS_RETURN_IF_ERROR(
+      LoadLogSegments(*context_.volume, large.catalog_prefix, &large_segments));
+  // Where each write lies, so that the logs can be cut there.
+  auto chain_indexes = [](const std::map<uint64_t, uint64_t>& segments) {
+    std::map<uint64_t, uint64_t> by_segment;
+    for (const auto& [chain_index, segment] : segments) {
+      by_segment[segment] = chain_index;
+    }
+    return by_segment;
+  };
+  const std::map<uint64_t, uint64_t> small_chain =
+      chain_indexes(small_segments);
+  const std::map<uint64_t, uint64_t> large_chain =
+      chain_indexes(large_segments);
+  log::LogTail small_tail, large_tail;
   KVS_RETURN_IF_ERROR(log::ReplayLog(
-      context_.volume->file(), small, segments,
-      [&](const log::Record& record, uint64_t, uint32_t) {
-        highest_lsn = std::max(highest_lsn, record.lsn);
+      context_.volume->file(), small, small_segments,
+      [&](const log::Record& record, uint64_t offset, uint32_t) {
         if (record.lsn > compacted_lsn) {
           const bool put = record.type == log::RecordType::kPut;
-          writes.push_back({record.lsn,
-                            put ? uint8_t{kL0InPlace} : uint8_t{kL0Tombstone},
-                            std::string(record.key),
-                            put ? std::string(record.value) : std::string()});
+          writes.push_back(
+              {record.lsn, put ? uint8_t{kL0InPlace} : uint8_t{kL0Tombstone},
+               std::string(record.key),
+               put ? std::string(record.value) : std::string(),
+               log::LogKind::kSmall, small_chain.at(alloc::SegmentOf(offset)),
+               alloc::OffsetInSegment(offset)});
         }
         return Status::Ok();
       },
       &small_tail));
-  segments.clear();
-  KVS_RETURN_IF_ERROR(
-      LoadLogSegments(*context_.volume, large.catalog_prefix, &segments));
   // Sealed large segments whose records are all compacted hold nothing to
   // replay: skip them (the large log is the bulk of the data).
   std::map<uint64_t, uint64_t> to_replay;
   {
     std::lock_guard<std::mutex> lock(gc_mutex_);
-    for (const auto& [chain_index, segment] : segments) {
+    for (const auto& [chain_index, segment] : large_segments) {
       const auto sealed = large_sealed_.find(segment);
       if (sealed == large_sealed_.end() ||
           sealed->second.max_lsn > compacted_lsn ||
-          chain_index == segments.rbegin()->first) {
+          chain_index == large_segments.rbegin()->first) {
         to_replay.emplace(chain_index, segment);
       }
     }
@@ -182,16 +190,17 @@ Status Region::OpenLogs(bool recover) {
   KVS_RETURN_IF_ERROR(log::ReplayLog(
       context_.volume->file(), large, to_replay,
       [&](const log::Record& record, uint64_t offset, uint32_t size) {
-        highest_lsn = std::max(highest_lsn, record.lsn);
         if (record.lsn > compacted_lsn) {
-          writes.push_back({record.lsn, kL0LargePointer,
-                            std::string(record.key),
-                            EncodeLogPointer({offset, size})});
+          writes.push_back(
+              {record.lsn, kL0LargePointer, std::string(record.key),
+               EncodeLogPointer({offset, size}), log::LogKind::kLarge,
+               large_chain.at(alloc::SegmentOf(offset)),
+               alloc::OffsetInSegment(offset)});
         }
         return Status::Ok();
       },
       &large_tail));
-  large_tail.segments = segments;
+  large_tail.segments = large_segments;
   std::sort(writes.begin(), writes.end(),
             [](const ReplayedWrite& a, const ReplayedWrite& b) {
               return a.lsn < b.lsn;
@@ -203,7 +212,22 @@ Status Region::OpenLogs(bool recover) {
                                 " appears twice in its logs");
     }
   }
-  for (const auto& write : writes) {
+  // Point in time: every LSN was appended to one of the two logs, and each
+  // log recovers to a prefix of its own, so the region recovers to the
+  // first LSN missing from both: what lies past it was acknowledged later
+  // than a write that is lost, and must not survive it.
+  size_t kept = 0;
+  while (kept < writes.size() && writes[kept].lsn == compacted_lsn + kept + 1) {
+    ++kept;
+  }
+  if (kept < writes.size()) {
+    KVS_RETURN_IF_ERROR(
+        CutLog(small, small_segments, writes, kept, &small_tail));
+    KVS_RETURN_IF_ERROR(
+        CutLog(large, large_segments, writes, kept, &large_tail));
+  }
+  for (size_t i = 0; i < kept; ++i) {
+    const ReplayedWrite& write = writes[i];
     active_->Insert(write.key, write.lsn, write.kind, write.payload);
     LogPointer pointer;
     active_kv_bytes_.fetch_add(
@@ -213,12 +237,66 @@ Status Region::OpenLogs(bool recover) {
             : write.key.size() + write.payload.size(),
         std::memory_order_relaxed);
   }
-  lsn_.store(highest_lsn);
+  lsn_.store(compacted_lsn + kept);
+  recovery_.replayed_writes = kept;
+  recovery_.dropped_writes = writes.size() - kept;
+  recovery_.cut_lsn = kept < writes.size() ? compacted_lsn + kept + 1 : 0;
   KVS_RETURN_IF_ERROR(log::LogWriter::Open(context_.volume, context_.sync_group,
                                            small, context_.log_options,
                                            &small_tail, &small_log_));
-  return log::LogWriter::Open(context_.volume, context_.sync_group, large,
-                              context_.log_options, &large_tail, &large_log_);
+  KVS_RETURN_IF_ERROR(log::LogWriter::Open(context_.volume, context_.sync_group,
+                                           large, context_.log_options,
+                                           &large_tail, &large_log_));
+  recovery_.micros = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(
+          std::chrono::steady_clock::now() - started)
+          .count());
+  return Status::Ok();
+}
+
+Status Region::CutLog(const log::LogIdentity& identity,
+                      const std::map<uint64_t, uint64_t>& segments,
+                      const std::vector<ReplayedWrite>& writes, size_t kept,
+                      log::LogTail* tail) {
+  // The log's first dropped write: LSNs grow along a log, so it is also the
+  // first in log order, and every later record of the log goes with it.
+  const ReplayedWrite* first = nullptr;
+  for (size_t i = kept; i < writes.size() && first == nullptr; ++i) {
+    if (writes[i].log == identity.kind) first = &writes[i];
+  }
+  if (first == nullptr) {
+    return Status::Ok();  // this log ends before the cut
+  }
+  log::LogTail cut;
+  KVS_RETURN_IF_ERROR(log::ReplayLog(
+      context_.volume->file(), identity,
+      {{first->chain_index, segments.at(first->chain_index)}},
+      [](const log::Record&, uint64_t, uint32_t) { return Status::Ok(); }, &cut,
+      first->offset_in_segment));
+  cut.segments.clear();
+  for (const auto& [chain_index, segment] : segments) {
+    if (chain_index <= first->chain_index) {
+      cut.segments.emplace(chain_index, segment);
+    } else {
+      cut.dropped.emplace(chain_index, segment);
+    }
+  }
+  if (identity.kind == log::LogKind::kLarge) {
+    // The cut segment is no longer sealed (it is sealed again, with what it
+    // keeps, when the log moves on); dropped ones lose their GC state.
+    std::lock_guard<std::mutex> lock(gc_mutex_);
+    large_sealed_.erase(segments.at(first->chain_index));
+    for (const auto& [chain_index, segment] : cut.dropped) {
+      large_sealed_.erase(segment);
+      large_garbage_.erase(segment);
+      cut.dropped_catalog_keys.push_back(CatalogPrefix(id_) + "sealed/" +
+                                         coding::Hex16(segment));
+      cut.dropped_catalog_keys.push_back(CatalogPrefix(id_) + "gc/" +
+                                         coding::Hex16(segment));
+    }
+  }
+  *tail = std::move(cut);
+  return Status::Ok();
 }
 
 Status Region::ValidateKeyValue(std::string_view key,
@@ -285,6 +363,7 @@ Status Region::MakeRoomForWrite() {
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(options_.stall_timeout_ms);
   bool stalled = false;
+  bool retried = false;  // a compaction that found no space
   const auto stall_start = std::chrono::steady_clock::now();
   while (true) {
     L0Budget* budget = context_.l0_budget;
@@ -305,7 +384,16 @@ Status Region::MakeRoomForWrite() {
         if (!ActiveFullLocked() && !over_budget) {
           break;  // another writer switched already
         }
-        if (active_->EntryCount() > 0) {
+        if (immutable_ != nullptr) {
+          // Its compaction found the volume full: try once more, and give
+          // up with that error if it fails again.
+          if (retried) {
+            return compaction_no_space_;
+          }
+          retried = true;
+          compacting_ = true;
+          context_.compactions->Submit([this] { BackgroundCompaction(); });
+        } else if (active_->EntryCount() > 0) {
           SwitchL0Locked();
           break;
         }
@@ -386,7 +474,11 @@ void Region::RequestCompaction() {
     return;
   }
   std::unique_lock<std::shared_mutex> lock(l0_mutex_);
-  if (active_->EntryCount() > 0) {
+  if (immutable_ != nullptr) {
+    // Left by a compaction that found the volume full: try it again.
+    compacting_ = true;
+    context_.compactions->Submit([this] { BackgroundCompaction(); });
+  } else if (active_->EntryCount() > 0) {
     SwitchL0Locked();
   }
 }
@@ -519,6 +611,7 @@ std::map<uint64_t, uint64_t> Region::LogSegments(log::LogKind kind) const {
 
 RegionStats Region::stats() const {
   RegionStats stats;
+  stats.recovery = recovery_;
   stats.puts = puts_.load();
   stats.deletes = deletes_.load();
   stats.gets = gets_.load();

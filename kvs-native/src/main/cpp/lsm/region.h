@@ -13,7 +13,12 @@
 // interval, and Sync() makes everything acknowledged so far durable.
 //
 // Recovery: opening replays the small and large logs past the last
-// compacted LSN, merged in LSN order, into L0.
+// compacted LSN, merged in LSN order, into L0, up to the first LSN missing
+// from both (point in time: each log recovers to a prefix of its own, and
+// without a sync their ends differ). Records past that point are dropped,
+// counted in RecoveryReport, and made unreadable: each log ends where its
+// first dropped record began, and later segments are released, when the
+// log next appends.
 //
 // Thread safety: all public methods may be called concurrently.
 
@@ -135,6 +140,16 @@ struct StateVisitor {
       level;
 };
 
+// What opening a region recovered from its logs (zeros for a new region).
+struct RecoveryReport {
+  uint64_t replayed_writes = 0;  // logged after the levels, now in L0
+  // Writes found in a log past the first LSN missing from both logs (the
+  // point in time recovered), dropped with everything after them.
+  uint64_t dropped_writes = 0;
+  uint64_t cut_lsn = 0;  // that first missing LSN, or 0: nothing dropped
+  uint64_t micros = 0;   // replaying the logs
+};
+
 // Per-level statistics cover L1..L8; deeper levels count into the last slot.
 inline constexpr size_t kStatsLevels = 8;
 
@@ -167,6 +182,7 @@ struct RegionStats {
   uint64_t gc_bytes_read = 0;     // large-log segments read by GC
   uint64_t level_bytes_read[kStatsLevels] = {};
   uint64_t level_bytes_written[kStatsLevels] = {};
+  RecoveryReport recovery;
 };
 
 class Region {
@@ -254,6 +270,23 @@ class Region {
          const RegionOptions& options);
 
   Status OpenLogs(bool recover);
+  // One replayed write, to be merged across logs by LSN, and where it lies.
+  struct ReplayedWrite {
+    uint64_t lsn;
+    uint8_t kind;  // L0 entry kind
+    std::string key;
+    std::string payload;
+    log::LogKind log;
+    uint64_t chain_index;
+    uint64_t offset_in_segment;
+  };
+  // Point-in-time recovery: ends `identity`'s log (segments from the
+  // catalog) before its first write among writes[kept..] (sorted by LSN),
+  // in `tail`; leaves `tail` alone if the log holds none of them.
+  Status CutLog(const log::LogIdentity& identity,
+                const std::map<uint64_t, uint64_t>& segments,
+                const std::vector<ReplayedWrite>& writes, size_t kept,
+                log::LogTail* tail);
   std::shared_ptr<L0Table> NewL0() const;
   // Whether the active L0 has reached its size. Caller holds l0_mutex_.
   bool ActiveFullLocked() const;
@@ -310,8 +343,11 @@ class Region {
   void ReportReleased(log::LogKind kind,
                       const std::vector<log::ReleasedSegment>& released) const;
   void ForgetSegmentsLocked(const std::vector<uint64_t>& segments);
+  // The large log's seal hooks: the segment's totals go into the batch
+  // that starts the next segment, and into the GC state once it is durable.
   void OnLargeSegmentSealed(const log::SealedSegment& sealed,
                             alloc::MetadataBatch* batch);
+  void OnLargeSegmentSealedDurably(const log::SealedSegment& sealed);
   uint64_t LevelCapacityBytes(size_t level) const;
   std::string LevelKey(size_t level) const;
   friend class RegionIterator;  // resolves values like Get
@@ -321,6 +357,7 @@ class Region {
   const uint64_t id_;
   const RegionOptions options_;
 
+  RecoveryReport recovery_;  // set by Open
   std::unique_ptr<log::LogWriter> small_log_;
   std::unique_ptr<log::LogWriter> large_log_;
   std::atomic<uint64_t> lsn_{0};
@@ -346,6 +383,9 @@ class Region {
   std::condition_variable l0_drained_;
   bool compacting_ = false;  // guarded by stall_mutex_
   Status background_error_;  // guarded by stall_mutex_; sticky
+  // The last compaction's NoSpace error (OK once one succeeds), guarded by
+  // stall_mutex_: transient, never sticky.
+  Status compaction_no_space_;
 
   // Levels replaced by compaction, kept until no reader holds them.
   struct Retired {

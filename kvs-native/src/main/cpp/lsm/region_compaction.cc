@@ -171,10 +171,19 @@ void Region::BackgroundCompaction() {
     status = CollectGarbage();
   }
   std::lock_guard<std::mutex> lock(stall_mutex_);
-  if (!status.ok() && background_error_.ok()) {
+  if (status.IsNoSpace()) {
+    // Not the region's end: an immutable L0 not compacted stays, and the
+    // next writer that needs room (or the engine's memory budget) tries
+    // again; until space exists, writers get this error.
+    compaction_no_space_ = status.WithContext(
+        "region " + name_ + ": compaction found the volume full: ");
+  } else if (!status.ok() && background_error_.ok()) {
+    compaction_no_space_ = Status::Ok();
     background_error_ = Status::FromCode(
         status.code(), "region " + name_ + " stopped: compaction failed: " +
                            std::string(status.message()));
+  } else {
+    compaction_no_space_ = Status::Ok();
   }
   compacting_ = false;
   l0_drained_.notify_all();
@@ -234,6 +243,7 @@ Status Region::CompactImmutable() {
       small_log_->ReleaseSegmentsBefore(alloc::SegmentOf(small_position),
                                         &batch);
   KVS_RETURN_IF_ERROR(Install(0, result, batch, std::nullopt, max_lsn));
+  small_log_->Forget(small_released);
   ReportReleased(log::LogKind::kSmall, small_released);
   uint64_t released = 0;
   {
@@ -315,7 +325,20 @@ Status Region::Install(size_t output, CompactionResult& result,
   }
   const std::vector<log::ReleasedSegment> released =
       ReleaseSegments(dead, &batch);
-  KVS_RETURN_IF_ERROR(context_.volume->Commit(batch));
+  const Status committed = context_.volume->Commit(batch);
+  if (!committed.ok()) {
+    // Nothing of the compaction took effect: a later one (after a NoSpace)
+    // redoes it from the same inputs, so take back what it counted.
+    for (uint64_t segment : result.new_segments) {
+      context_.volume->Unreserve(segment);
+    }
+    std::lock_guard<std::mutex> lock(gc_mutex_);
+    for (const auto& [segment, bytes] : result.large_garbage) {
+      large_garbage_[segment] -= bytes;
+    }
+    return committed;
+  }
+  large_log_->Forget(released);
   {
     std::lock_guard<std::mutex> lock(gc_mutex_);
     ForgetSegmentsLocked(dead);

@@ -28,6 +28,9 @@ void Region::OnLargeSegmentSealed(const log::SealedSegment& sealed,
   coding::EncodeFixed64(value.data() + 8, sealed.max_lsn);
   batch->Put(CatalogPrefix(id_) + "sealed/" + coding::Hex16(sealed.segment),
              value);
+}
+
+void Region::OnLargeSegmentSealedDurably(const log::SealedSegment& sealed) {
   std::lock_guard<std::mutex> lock(gc_mutex_);
   large_sealed_[sealed.segment] = {sealed.put_bytes, sealed.max_lsn};
 }
@@ -87,6 +90,7 @@ Status Region::CollectGarbage() {
     const std::vector<log::ReleasedSegment> released =
         ReleaseSegments(dead, &batch);
     KVS_RETURN_IF_ERROR(context_.volume->Commit(batch));
+    large_log_->Forget(released);
     ReportReleased(log::LogKind::kLarge, released);
     std::lock_guard<std::mutex> lock(gc_mutex_);
     ForgetSegmentsLocked(dead);

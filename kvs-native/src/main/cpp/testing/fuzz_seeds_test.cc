@@ -318,7 +318,8 @@ void AddRedoLogSeeds(Corpus* corpus) {
     ASSERT_TRUE(file->Grow(4 * limits::segment_size_bytes).ok());
     alloc::RedoLogWriter writer(
         file.get(), kRedoVolumeId, kRedoGeneration,
-        [](uint64_t*) { return Status::IoError("no segment for seeds"); });
+        [](uint64_t*) { return Status::IoError("no segment for seeds"); },
+        [](uint64_t) {});
     ASSERT_TRUE(writer.StartChain(1, first_sequence).ok());
     uint64_t linked = 0;
     alloc::MetadataBatch small;

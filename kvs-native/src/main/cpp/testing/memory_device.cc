@@ -33,6 +33,9 @@ class MemoryFile final : public io::File {
         d.written_bytes_ + data.size() > *d.fail_writes_after_bytes_) {
       return Status::IoError("injected write error: Input/output error");
     }
+    if (d.refuse_writes_no_space_) {
+      return Status::NoSpace("injected write error: No space left on device");
+    }
     if (offset > d.current_.size() ||
         data.size() > d.current_.size() - offset) {
       return Status::IoError("write past end of memory device");
@@ -72,7 +75,7 @@ class MemoryFile final : public io::File {
       return Status::Ok();
     }
     if (size_bytes > d.capacity_bytes_) {
-      return Status::IoError("fallocate memory device to " +
+      return Status::NoSpace("fallocate memory device to " +
                              std::to_string(size_bytes) +
                              " bytes: No space left on device");
     }
@@ -106,7 +109,7 @@ std::unique_ptr<io::File> MemoryDevice::Open() {
 
 void MemoryDevice::Crash(CrashMode mode, uint64_t seed) {
   std::lock_guard<std::mutex> lock(mutex_);
-  std::string survived = durable_;
+  std::string survived = mode == CrashMode::kProcessKill ? current_ : durable_;
   if (mode == CrashMode::kTearUnsynced) {
     std::mt19937_64 random(seed);
     constexpr size_t block = limits::io_alignment_bytes;
@@ -130,6 +133,21 @@ void MemoryDevice::FailWritesAfter(std::optional<uint64_t> bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
   fail_writes_after_bytes_ = bytes;
   written_bytes_ = 0;
+}
+
+void MemoryDevice::SetCapacity(uint64_t capacity_bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  capacity_bytes_ = capacity_bytes;
+}
+
+void MemoryDevice::RefuseWritesForNoSpace(bool refuse) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  refuse_writes_no_space_ = refuse;
+}
+
+uint64_t MemoryDevice::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return current_.size();
 }
 
 void MemoryDevice::FailNextSync() {

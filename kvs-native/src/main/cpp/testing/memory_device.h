@@ -32,16 +32,27 @@ class MemoryDevice : public std::enable_shared_from_this<MemoryDevice> {
   // A new handle on the device, as after reopening the file.
   std::unique_ptr<io::File> Open();
 
-  enum class CrashMode { kDropUnsynced, kTearUnsynced };
+  // kDropUnsynced and kTearUnsynced model a power cut, kProcessKill a
+  // kill -9: the kernel keeps every completed write, synced or not.
+  enum class CrashMode { kDropUnsynced, kTearUnsynced, kProcessKill };
   // Loses unsynced writes (kTearUnsynced keeps a random subset of their
-  // blocks, with `seed`). Handles opened before the crash are dead, as the
-  // crashed process's file descriptors would be: every call on them fails
-  // with IoError. Open() gives working handles on the surviving state.
+  // blocks, with `seed`; kProcessKill keeps them all). Handles opened before
+  // the crash are dead, as the crashed process's file descriptors would be:
+  // every call on them fails with IoError. Open() gives working handles on
+  // the surviving state.
   void Crash(CrashMode mode, uint64_t seed = 0);
 
   // From now on, the write that would take total written bytes past
   // `bytes` fails with IoError (EIO); nullopt disarms.
   void FailWritesAfter(std::optional<uint64_t> bytes);
+  // Sets how far Grow may take the device (beyond: NoSpace, as fallocate
+  // on a full file system); raising it models space freed elsewhere.
+  void SetCapacity(uint64_t capacity_bytes);
+  // While set, every Write fails with NoSpace and writes nothing (as on a
+  // thin-provisioned or copy-on-write device that is full).
+  void RefuseWritesForNoSpace(bool refuse);
+  // Bytes the device holds (what Grow reached).
+  uint64_t size() const;
   // The next Sync fails with IoError.
   void FailNextSync();
   // Flips one bit of the durable and current state (corruption tests).
@@ -62,7 +73,8 @@ class MemoryDevice : public std::enable_shared_from_this<MemoryDevice> {
       : capacity_bytes_(capacity_bytes) {}
 
   mutable std::mutex mutex_;
-  const uint64_t capacity_bytes_;
+  uint64_t capacity_bytes_;
+  bool refuse_writes_no_space_ = false;
   std::string current_;
   std::string durable_;
   std::vector<PendingWrite> unsynced_;

@@ -1,5 +1,6 @@
 #include "util/status.h"
 
+#include <cerrno>
 #include <cstring>
 
 namespace kvs {
@@ -25,11 +26,23 @@ Status Status::FromErrno(std::string_view context, int error_number) {
   std::string message(context);
   message += ": ";
   message += text;
+  if (error_number == ENOSPC || error_number == EDQUOT) {
+    return NoSpace(message);
+  }
   return Status(Code::kIoError, message);
 }
 
 Status Status::FromCode(Code code, std::string_view message) {
   return Status(code, message);
+}
+
+Status Status::WithContext(std::string_view prefix) const {
+  if (ok()) {
+    return Status();
+  }
+  Status result(code(), std::string(prefix) + state_->message);
+  result.state_->no_space = state_->no_space;
+  return result;
 }
 
 std::string_view Status::message() const {

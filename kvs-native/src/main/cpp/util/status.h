@@ -55,7 +55,17 @@ class [[nodiscard]] Status {
     return Status(Code::kIoError, message);
   }
   // An I/O error from a failed system call: appends strerror(error_number).
+  // ENOSPC and EDQUOT give a NoSpace error.
   static Status FromErrno(std::string_view context, int error_number);
+  // The device or file system is full: an IO_ERROR (so the C ABI and the
+  // wire need no new code) that IsNoSpace() tells apart, because unlike
+  // other I/O errors it is transient -- writes resume once space exists --
+  // and must never stop a log or a region for good.
+  static Status NoSpace(std::string_view message) {
+    Status status(Code::kIoError, message);
+    status.state_->no_space = true;
+    return status;
+  }
   static Status InvalidArgument(std::string_view message) {
     return Status(Code::kInvalidArgument, message);
   }
@@ -79,6 +89,9 @@ class [[nodiscard]] Status {
   bool IsNotFound() const { return code() == Code::kNotFound; }
   bool IsCorruption() const { return code() == Code::kCorruption; }
   bool IsBusy() const { return code() == Code::kBusy; }
+  bool IsNoSpace() const { return state_ != nullptr && state_->no_space; }
+  // The same error with `prefix` before its message (NoSpace kept).
+  Status WithContext(std::string_view prefix) const;
   // The message without the code name; empty for OK.
   std::string_view message() const;
   // "CORRUPTION: <message>" or "OK".
@@ -88,6 +101,7 @@ class [[nodiscard]] Status {
   struct State {
     Code code;
     std::string message;
+    bool no_space = false;
   };
   Status(Code code, std::string_view message);
 
