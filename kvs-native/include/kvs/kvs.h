@@ -189,6 +189,11 @@ typedef struct kvs_region_stats {
   // What compactions into level i+1 read (both inputs) and wrote.
   uint64_t level_bytes_read[KVS_STATS_LEVELS];
   uint64_t level_bytes_written[KVS_STATS_LEVELS];
+  // What opening the region recovered: writes replayed from its logs, and
+  // writes dropped past the first LSN missing from both logs (point-in-time
+  // recovery; that LSN, or 0), and how long the replay took.
+  uint64_t recovery_replayed_writes, recovery_dropped_writes;
+  uint64_t recovery_cut_lsn, recovery_micros;
 } kvs_region_stats;
 KVS_EXPORT void kvs_region_get_stats(kvs_region* region,
                                      kvs_region_stats* stats);

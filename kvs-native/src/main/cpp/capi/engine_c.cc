@@ -189,7 +189,11 @@ void kvs_region_get_stats(kvs_region* region, kvs_region_stats* stats) {
             s.value_bytes_read,
             s.gc_bytes_read,
             {},
-            {}};
+            {},
+            s.recovery.replayed_writes,
+            s.recovery.dropped_writes,
+            s.recovery.cut_lsn,
+            s.recovery.micros};
   std::copy(std::begin(s.level_bytes_read), std::end(s.level_bytes_read),
             stats->level_bytes_read);
   std::copy(std::begin(s.level_bytes_written), std::end(s.level_bytes_written),

@@ -11,8 +11,9 @@ import java.util.Objects;
 
 /**
  * One KVS volume and its regions. Open with {@link #open(Path, EngineOptions)}; close to sync and
- * release everything (a {@link Cleaner} closes a forgotten engine when it becomes unreachable, but
- * do not rely on it). Thread-safe.
+ * release everything (a {@link Cleaner} closes a forgotten engine once neither it nor any of its
+ * region handles is reachable, but do not rely on it). After {@link #close()} every call on the
+ * engine, its regions and their iterators throws {@link io.kvs.core.ClosedException}. Thread-safe.
  */
 public final class Engine implements AutoCloseable {
   private static final Cleaner CLEANER = Cleaner.create();
@@ -24,7 +25,7 @@ public final class Engine implements AutoCloseable {
 
   private Engine(long handle) {
     this.handle = handle;
-    this.cleanable = CLEANER.register(this, new NativeCloser(handle));
+    this.cleanable = CLEANER.register(this, new NativeCloser(handle, guard));
   }
 
   /**
@@ -102,7 +103,7 @@ public final class Engine implements AutoCloseable {
             create
                 ? NativeMethods.regionCreate(handle, bytes)
                 : NativeMethods.regionOpen(handle, bytes);
-        Region wrapper = new Region(name, region, guard);
+        Region wrapper = new Region(name, region, this, guard);
         regions.put(name, wrapper);
         return wrapper;
       }
@@ -140,21 +141,28 @@ public final class Engine implements AutoCloseable {
       }
       regions.clear();
     }
-    if (guard.close()) {
-      cleanable.clean();
-    }
+    cleanable.clean();
   }
 
+  /**
+   * Closes the native engine once, from {@link #close()} or from the cleaner when the engine (and
+   * so every region handle, which keeps it reachable) is unreachable. It closes the guard first, so
+   * no call can run on freed memory and none can succeed afterwards.
+   */
   private static final class NativeCloser implements Runnable {
     private final long handle;
+    private final HandleGuard guard;
 
-    NativeCloser(long handle) {
+    NativeCloser(long handle, HandleGuard guard) {
       this.handle = handle;
+      this.guard = guard;
     }
 
     @Override
     public void run() {
-      NativeMethods.engineClose(handle);
+      if (guard.close()) {
+        NativeMethods.engineClose(handle);
+      }
     }
   }
 }

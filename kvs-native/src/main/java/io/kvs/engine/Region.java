@@ -13,8 +13,8 @@ import java.util.Set;
 
 /**
  * A handle on one region of an {@link Engine}. Closing the handle (or the engine) makes later calls
- * fail with {@link io.kvs.core.ClosedException}; the region itself stays on the volume.
- * Thread-safe.
+ * fail with {@link io.kvs.core.ClosedException}; the region itself stays on the volume. A handle
+ * keeps its engine open while it is reachable, so a program may keep only the region. Thread-safe.
  */
 public final class Region implements AutoCloseable {
   /** The largest key, in bytes. */
@@ -28,19 +28,28 @@ public final class Region implements AutoCloseable {
 
   private final String name;
   private final long handle;
+  // Held so that the engine stays reachable while this handle is: its
+  // cleaner frees the native engine only once nothing can call into it.
+  private final Engine engine;
   private final HandleGuard engineGuard;
   private final HandleGuard guard;
   private final Set<RegionIterator> iterators = new HashSet<>();
 
-  Region(String name, long handle, HandleGuard engineGuard) {
+  Region(String name, long handle, Engine engine, HandleGuard engineGuard) {
     this.name = name;
     this.handle = handle;
+    this.engine = engine;
     this.engineGuard = engineGuard;
     this.guard = new HandleGuard("region '" + name + "'");
   }
 
   public String name() {
     return name;
+  }
+
+  /** The engine this region belongs to. */
+  public Engine engine() {
+    return engine;
   }
 
   /** Writes {@code value} under {@code key}, replacing any previous value. */

@@ -31,6 +31,7 @@ import java.util.List;
  * @param levelBytesRead per level, from L1 (index 0) to L8 (deeper levels count there): device
  *     bytes read by the compactions into that level
  * @param levelBytesWritten per level as above: device bytes written by the compactions into it
+ * @param recovery what opening the region recovered from its logs
  */
 public record RegionStats(
     long puts,
@@ -56,12 +57,26 @@ public record RegionStats(
     long valueBytesRead,
     long gcBytesRead,
     List<Long> levelBytesRead,
-    List<Long> levelBytesWritten) {
+    List<Long> levelBytesWritten,
+    Recovery recovery) {
   /** Levels with their own statistics slot. */
   public static final int LEVELS = 8;
 
   private static final int SCALARS = 22;
-  static final int FIELDS = SCALARS + 2 * LEVELS;
+  private static final int RECOVERY_FIELDS = 4;
+  static final int FIELDS = SCALARS + 2 * LEVELS + RECOVERY_FIELDS;
+
+  /**
+   * What opening a region recovered (zeros for a region created by this engine).
+   *
+   * @param replayedWrites writes replayed from the logs into the in-memory level
+   * @param droppedWrites writes found in a log past the first sequence number missing from both
+   *     logs, dropped because a write acknowledged before them was lost (recovery is to a point in
+   *     time)
+   * @param cutLsn that first missing sequence number, or 0 when nothing was dropped
+   * @param micros how long replaying the logs took
+   */
+  public record Recovery(long replayedWrites, long droppedWrites, long cutLsn, long micros) {}
 
   static RegionStats of(long[] v) {
     return new RegionStats(
@@ -88,7 +103,12 @@ public record RegionStats(
         v[20],
         v[21],
         List.of(box(Arrays.copyOfRange(v, SCALARS, SCALARS + LEVELS))),
-        List.of(box(Arrays.copyOfRange(v, SCALARS + LEVELS, FIELDS))));
+        List.of(box(Arrays.copyOfRange(v, SCALARS + LEVELS, SCALARS + 2 * LEVELS))),
+        new Recovery(
+            v[SCALARS + 2 * LEVELS],
+            v[SCALARS + 2 * LEVELS + 1],
+            v[SCALARS + 2 * LEVELS + 2],
+            v[SCALARS + 2 * LEVELS + 3]));
   }
 
   private static Long[] box(long[] values) {
