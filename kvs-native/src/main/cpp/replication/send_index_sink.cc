@@ -232,6 +232,15 @@ Status SendIndexSink::LoggedSince(std::vector<LoggedWrite>* writes) const {
                               return a.lsn == b.lsn;
                             }),
                 writes->end());
+  // A prefix, as on the primary's own recovery: what landed of each log is
+  // a prefix of that log, and a write past the first LSN missing from both
+  // was never acknowledged (the primary acknowledges a write only once
+  // every backup holds it and everything before it).
+  size_t kept = 0;
+  while (kept < writes->size() && (*writes)[kept].lsn == after + kept + 1) {
+    ++kept;
+  }
+  writes->resize(kept);
   return Status::Ok();
 }
 

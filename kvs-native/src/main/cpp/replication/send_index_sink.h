@@ -86,7 +86,9 @@ class SendIndexSink {
   // For promoting this backup (after Stop): every write of the small and
   // large logs after the installed levels' compacted LSN, in LSN order,
   // read from the persisted copies and from what landed in the buffers
-  // since (acknowledged writes may not have been flushed yet).
+  // since (acknowledged writes may not have been flushed yet), up to the
+  // first LSN missing from both logs (a point in time, never a write that
+  // outlived an earlier one).
   Status LoggedSince(std::vector<LoggedWrite>* writes) const;
 
   // The installed levels, in backup offsets (tests, verification).
