@@ -97,6 +97,44 @@ class LogTest : public ::testing::Test {
   std::atomic<uint64_t> lsn_{0};
 };
 
+// A crash between a roll's end record and the commit of the next segment
+// leaves the log's last segment ended. Reopened, the log rolls only at its
+// first append, so until then records of that segment are read from the
+// device (they once failed as "beyond the appended end": the empty buffer
+// was taken for the segment's contents).
+TEST_F(LogTest, AReopenedLogReadsItsEndedLastSegmentFromTheDevice) {
+  const std::string value(1500, 'v');
+  AppendResult last_in_first;
+  while (writer_->segments().size() < 2) {
+    const AppendResult appended = Put("key", value);
+    if (writer_->segments().size() < 2) last_in_first = appended;
+  }
+  ASSERT_TRUE(writer_->SyncTo(writer_->appended_position()).ok());
+  std::vector<Replayed> records;
+  LogTail tail;
+  ASSERT_TRUE(ReopenAndReplay(&records, &tail).ok());
+  // As if the second segment's commit had not happened.
+  const std::map<uint64_t, uint64_t> first{*tail.segments.begin()};
+  ASSERT_TRUE(
+      ReplayLog(
+          volume_->file(), identity_, first,
+          [](const Record&, uint64_t, uint32_t) { return Status::Ok(); }, &tail)
+          .ok());
+  ASSERT_TRUE(tail.ended);
+  ASSERT_TRUE(LogWriter::Open(volume_.get(), sync_group_.get(), identity_,
+                              options_, &tail, &writer_)
+                  .ok());
+  std::string bytes;
+  const Status read =
+      writer_->Read(last_in_first.device_offset, last_in_first.size, &bytes);
+  ASSERT_TRUE(read.ok()) << read.ToString();
+  Record record;
+  size_t size = 0;
+  ASSERT_TRUE(DecodeRecord(bytes, tail.nonce, &record, &size));
+  EXPECT_EQ(record.lsn, last_in_first.lsn);
+  EXPECT_EQ(record.value, value);
+}
+
 TEST_F(LogTest, SyncedRecordsReplayInOrderAcrossSegments) {
   testing::RandomBytes random(1);
   std::vector<std::pair<std::string, std::string>> written;

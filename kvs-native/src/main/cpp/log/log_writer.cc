@@ -58,7 +58,10 @@ Status LogWriter::Open(alloc::Volume* volume, io::SyncGroup* sync_group,
       const uint64_t end = tail->end_offset_in_segment;
       KVS_CHECK(tail->partial_block.size() == end - AlignDown(end));
       opened->chunk_start_ = AlignDown(end);
-      opened->written_end_ = opened->chunk_start_;
+      // Those bytes are on the device already: nothing is written before
+      // the first append (a cut log keeps the dropped bytes after its end
+      // as they are, so a reopen before then finds the same cut).
+      opened->written_end_ = end;
       std::memcpy(opened->chunk_.data(), tail->partial_block.data(),
                   tail->partial_block.size());
       opened->fill_ = tail->partial_block.size();
@@ -317,6 +320,44 @@ Status LogWriter::Append(RecordType type, std::string_view key,
   return Status::Ok();
 }
 
+Status LogWriter::EndTail() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!failed_.ok()) {
+    return failed_;
+  }
+  if (segments_.empty()) {
+    return Status::Ok();
+  }
+  if (!current_ended_) {
+    KVS_RETURN_IF_ERROR(EnsureChunkRoomLocked(kRecordHeaderBytes));
+    AppendResult ignored;
+    AppendLocked({0, RecordType::kSegmentEnd, {}, {}}, &ignored);
+    current_ended_ = true;
+  }
+  KVS_RETURN_IF_ERROR(WriteLocked());
+  if (dropped_.empty() && dropped_catalog_keys_.empty()) {
+    // Nothing to commit: a sync makes the end record durable.
+    const Status synced = sync_group_->SyncThrough(sync_group_->Ticket());
+    return synced.ok() ? synced : FailLocked(synced);
+  }
+  // The commit's sync covers the end record, written before it.
+  alloc::MetadataBatch batch;
+  for (const auto& [dropped_index, dropped_segment] : dropped_) {
+    batch.Free(dropped_segment);
+    batch.Delete(SegmentCatalogKey(identity_.catalog_prefix, dropped_index));
+  }
+  for (const std::string& key : dropped_catalog_keys_) {
+    batch.Delete(key);
+  }
+  const Status committed = volume_->Commit(batch);
+  if (!committed.ok()) {
+    return committed.IsNoSpace() ? committed : FailLocked(committed);
+  }
+  dropped_.clear();
+  dropped_catalog_keys_.clear();
+  return Status::Ok();
+}
+
 Status LogWriter::Write() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!failed_.ok()) {
@@ -354,11 +395,11 @@ Status LogWriter::Read(uint64_t device_offset, size_t size,
   const uint64_t segment = alloc::SegmentOf(device_offset);
   const uint64_t offset = alloc::OffsetInSegment(device_offset);
   {
+    // Bytes in the chunk may not be on the device yet; everything else of
+    // the log is (a reopened log's chunk may hold none of its tail segment).
     std::lock_guard<std::mutex> lock(mutex_);
-    if (segment == segment_ && offset >= chunk_start_) {
-      if (offset + size > chunk_start_ + fill_) {
-        return Status::InvalidArgument("log read beyond the appended end");
-      }
+    if (segment == segment_ && offset >= chunk_start_ &&
+        offset + size <= chunk_start_ + fill_) {
       out->assign(chunk_.data() + (offset - chunk_start_), size);
       return Status::Ok();
     }
@@ -393,10 +434,14 @@ std::vector<ReleasedSegment> LogWriter::ReleaseSegmentsBefore(
 
 void LogWriter::Forget(const std::vector<ReleasedSegment>& released) {
   std::lock_guard<std::mutex> lock(mutex_);
+  // By chain index: once the release is committed the segment may already
+  // be this log's newest again (a roll reused it), under a later index.
   for (const ReleasedSegment& segment : released) {
-    KVS_CHECK_MSG(segment.segment != segment_,
-                  "forgetting the current log segment");
-    segments_.erase(segment.chain_index);
+    const auto it = segments_.find(segment.chain_index);
+    if (it != segments_.end() && it->second == segment.segment) {
+      KVS_CHECK(segment.chain_index < chain_index_);
+      segments_.erase(it);
+    }
   }
 }
 

@@ -151,6 +151,14 @@ class LogWriter {
                 std::atomic<uint64_t>* lsn_source, uint64_t lsn,
                 AppendResult* result);
 
+  // For a log that recovery cut short (LogTail::dropped, or records past
+  // its end): ends the current segment where the log ends now and releases
+  // the dropped segments, durably, taking no new segment (so it works on a
+  // full device). The region calls it before any of its logs takes a new
+  // write: a write reuses the dropped LSNs, which must by then be gone from
+  // every log.
+  Status EndTail();
+
   // Puts every buffered byte on the device (not necessarily durable).
   Status Write();
   // Returns once the log is durable through `position`.

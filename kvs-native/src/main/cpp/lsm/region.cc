@@ -220,11 +220,12 @@ Status Region::OpenLogs(bool recover) {
   while (kept < writes.size() && writes[kept].lsn == compacted_lsn + kept + 1) {
     ++kept;
   }
+  bool small_cut = false, large_cut = false;
   if (kept < writes.size()) {
     KVS_RETURN_IF_ERROR(
-        CutLog(small, small_segments, writes, kept, &small_tail));
+        CutLog(small, small_segments, writes, kept, &small_tail, &small_cut));
     KVS_RETURN_IF_ERROR(
-        CutLog(large, large_segments, writes, kept, &large_tail));
+        CutLog(large, large_segments, writes, kept, &large_tail, &large_cut));
   }
   for (size_t i = 0; i < kept; ++i) {
     const ReplayedWrite& write = writes[i];
@@ -247,6 +248,10 @@ Status Region::OpenLogs(bool recover) {
   KVS_RETURN_IF_ERROR(log::LogWriter::Open(context_.volume, context_.sync_group,
                                            large, context_.log_options,
                                            &large_tail, &large_log_));
+  // New writes reuse the dropped LSNs, in either log: both logs must have
+  // lost the dropped records for good before the first of them.
+  if (small_cut) KVS_RETURN_IF_ERROR(small_log_->EndTail());
+  if (large_cut) KVS_RETURN_IF_ERROR(large_log_->EndTail());
   recovery_.micros = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(
           std::chrono::steady_clock::now() - started)
@@ -257,13 +262,14 @@ Status Region::OpenLogs(bool recover) {
 Status Region::CutLog(const log::LogIdentity& identity,
                       const std::map<uint64_t, uint64_t>& segments,
                       const std::vector<ReplayedWrite>& writes, size_t kept,
-                      log::LogTail* tail) {
+                      log::LogTail* tail, bool* cut_here) {
   // The log's first dropped write: LSNs grow along a log, so it is also the
   // first in log order, and every later record of the log goes with it.
   const ReplayedWrite* first = nullptr;
   for (size_t i = kept; i < writes.size() && first == nullptr; ++i) {
     if (writes[i].log == identity.kind) first = &writes[i];
   }
+  *cut_here = first != nullptr;
   if (first == nullptr) {
     return Status::Ok();  // this log ends before the cut
   }
@@ -354,7 +360,14 @@ Status Region::Write(log::RecordType type, std::string_view key,
     AccountActiveMemory();
   }
   if (context_.sync) {
-    return target->SyncTo(appended.end_position);
+    KVS_RETURN_IF_ERROR(target->SyncTo(appended.end_position));
+    // Recovery keeps a prefix of the LSNs, so every earlier one must be
+    // durable too, and some may be in the other log: a concurrent writer's,
+    // or a GC relocation's (which syncs nothing itself). Each LSN below
+    // this write's is in its log's buffer by now (taken and appended under
+    // that log's lock), and a log with nothing unsynced returns at once.
+    log::LogWriter* other = large ? small_log_.get() : large_log_.get();
+    return other->SyncTo(other->appended_position());
   }
   return Status::Ok();
 }

@@ -282,11 +282,12 @@ class Region {
   };
   // Point-in-time recovery: ends `identity`'s log (segments from the
   // catalog) before its first write among writes[kept..] (sorted by LSN),
-  // in `tail`; leaves `tail` alone if the log holds none of them.
+  // in `tail`, and sets `cut_here`; leaves `tail` alone if the log holds
+  // none of them.
   Status CutLog(const log::LogIdentity& identity,
                 const std::map<uint64_t, uint64_t>& segments,
                 const std::vector<ReplayedWrite>& writes, size_t kept,
-                log::LogTail* tail);
+                log::LogTail* tail, bool* cut_here);
   std::shared_ptr<L0Table> NewL0() const;
   // Whether the active L0 has reached its size. Caller holds l0_mutex_.
   bool ActiveFullLocked() const;

@@ -104,6 +104,13 @@ TEST(RegionNoSpaceTest, AVolumeThatCannotGrowFailsWritesUntilSpaceExists) {
     if (!refused.ok()) ExpectNoSpace(refused);
   }
   writer.ExpectAcknowledged();
+  // A restart on the full device: opening writes nothing, and the logs'
+  // tails (a segment may have its end record but no successor) read back.
+  ASSERT_TRUE(harness.region()->Sync().ok());
+  harness.CrashAndReopen(MemoryDevice::CrashMode::kDropUnsynced);
+  ASSERT_TRUE(harness.status().ok()) << harness.status().ToString();
+  writer.ExpectAcknowledged();
+  ExpectNoSpace(writer.Next());
   // Space appears (another file on the file system was deleted): writes
   // resume, compactions catch up, and nothing acknowledged is lost across
   // a crash.

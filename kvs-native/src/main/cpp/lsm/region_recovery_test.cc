@@ -47,6 +47,14 @@ TEST(RegionRecoveryTest, AKilledProcessRecoversToAPointInTimeAcrossBothLogs) {
   EXPECT_EQ(report.replayed_writes, 0u);
   EXPECT_GE(report.dropped_writes, 100u);  // what the buffer held, at least
 
+  // Opening ended the cut logs for good: a second open finds nothing past
+  // their ends (a clean close before any write once rewrote the block of
+  // a cut with zeros after it, which the next open took for damage).
+  harness.CloseAndReopen();
+  ASSERT_TRUE(harness.status().ok()) << harness.status().ToString();
+  EXPECT_EQ(harness.region()->stats().recovery.dropped_writes, 0u);
+  EXPECT_EQ(harness.GetOrStatus(BigKey(0)).rfind("NOT_FOUND", 0), 0u);
+
   // The region goes on from the recovered point: new writes reuse the
   // dropped LSNs, and the dropped records never come back.
   ASSERT_TRUE(harness.region()->Put("second", "small").ok());
@@ -69,6 +77,8 @@ TEST(RegionRecoveryTest, SegmentsPastTheRecoveredPointAreReleased) {
   RegionHarness harness(kCapacityBytes, {});
   ASSERT_TRUE(harness.status().ok()) << harness.status().ToString();
   ASSERT_TRUE(harness.region()->Put("kept", "durable").ok());
+  // So that the large log's cut falls inside a block, not on its start.
+  ASSERT_TRUE(harness.region()->Put("kept-large", LargeValue(25)).ok());
   ASSERT_TRUE(harness.region()->Sync().ok());
   ASSERT_TRUE(harness.region()->Put("lost", "small").ok());
   // Over two 2 MiB segments of the large log: it rolls twice, and each
@@ -78,30 +88,36 @@ TEST(RegionRecoveryTest, SegmentsPastTheRecoveredPointAreReleased) {
     ASSERT_TRUE(harness.region()->Put(BigKey(i), LargeValue(i)).ok());
   }
   ASSERT_GE(harness.region()->LogSegments(log::LogKind::kLarge).size(), 3u);
+  const uint64_t allocated = harness.volume()->stats().allocated_segments;
   harness.CrashAndReopen(MemoryDevice::CrashMode::kDropUnsynced);
   ASSERT_TRUE(harness.status().ok()) << harness.status().ToString();
   EXPECT_EQ(harness.GetOrStatus("kept"), "durable");
   EXPECT_EQ(harness.GetOrStatus("lost").rfind("NOT_FOUND", 0), 0u);
   EXPECT_EQ(harness.GetOrStatus(BigKey(kLarge - 1)).rfind("NOT_FOUND", 0), 0u);
   const RecoveryReport report = harness.region()->stats().recovery;
-  EXPECT_EQ(report.cut_lsn, 2u);
+  EXPECT_EQ(report.cut_lsn, 3u);
   EXPECT_GE(report.dropped_writes, 2000u);
+  // The large log's segments after the cut (two at least) are free again.
+  EXPECT_LE(harness.volume()->stats().allocated_segments + 2, allocated);
+  harness.CloseAndReopen();
+  ASSERT_TRUE(harness.status().ok()) << harness.status().ToString();
+  EXPECT_EQ(harness.region()->stats().recovery.dropped_writes, 0u);
+  EXPECT_EQ(harness.GetOrStatus("kept"), "durable");
+  EXPECT_EQ(harness.GetOrStatus("kept-large"), LargeValue(25));
 
-  // The first append ends the large log at the cut and releases the
-  // segments after it (two at least) in the batch that starts the next
-  // one: the log holds two segments then (the cut one and the new one),
-  // and the volume, with a new segment for each log, no more than before.
-  const uint64_t allocated = harness.volume()->stats().allocated_segments;
+  // Opening ended the large log at the cut and released the segments after
+  // it (two at least); the first append takes a new segment for each log:
+  // the large log holds two segments then (the cut one and the new one).
   ASSERT_TRUE(harness.region()->Put("again", LargeValue(2)).ok());
   ASSERT_TRUE(harness.region()->Put("again-small", "x").ok());
   ASSERT_TRUE(harness.region()->Sync().ok());
   EXPECT_EQ(harness.region()->LogSegments(log::LogKind::kLarge).size(), 2u);
-  EXPECT_LE(harness.volume()->stats().allocated_segments, allocated);
   harness.CrashAndReopen(MemoryDevice::CrashMode::kDropUnsynced);
   ASSERT_TRUE(harness.status().ok()) << harness.status().ToString();
   EXPECT_EQ(harness.GetOrStatus("again"), LargeValue(2));
   EXPECT_EQ(harness.GetOrStatus("again-small"), "x");
   EXPECT_EQ(harness.GetOrStatus("kept"), "durable");
+  EXPECT_EQ(harness.GetOrStatus("kept-large"), LargeValue(25));
   EXPECT_EQ(harness.GetOrStatus(BigKey(5)).rfind("NOT_FOUND", 0), 0u);
   EXPECT_EQ(harness.region()->stats().recovery.dropped_writes, 0u);
 }

@@ -37,6 +37,15 @@ void RegionHarness::CrashAndReopen(MemoryDevice::CrashMode mode) {
   // destructor's sync) reaches the device.
   device_->Crash(mode);
   Release();
+  Open();
+}
+
+void RegionHarness::CloseAndReopen() {
+  Release();
+  Open();
+}
+
+void RegionHarness::Open() {
   status_ = alloc::Volume::Open(device_->Open(), {}, &volume_);
   if (!status_.ok()) return;
   MakeContext();

@@ -32,6 +32,8 @@ class RegionHarness {
   // The device loses what `mode` says, then the volume and region are
   // opened again; status() tells how that went.
   void CrashAndReopen(MemoryDevice::CrashMode mode);
+  // A clean close (the region syncs), then the same reopen.
+  void CloseAndReopen();
 
   lsm::Region* region() const { return region_.get(); }
   alloc::Volume* volume() const { return volume_.get(); }
@@ -43,6 +45,7 @@ class RegionHarness {
  private:
   void MakeContext();
   void Release();
+  void Open();
 
   const lsm::RegionOptions options_;
   std::shared_ptr<MemoryDevice> device_;
