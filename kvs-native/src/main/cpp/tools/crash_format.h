@@ -1,7 +1,7 @@
 // Formats shared by the crash worker (crash_worker_main.cc) and the crash
-// test (crash_test.cc): the keys and self-describing values the worker
-// writes, and the acknowledgement journal in which it records what it
-// attempted and what the engine has guaranteed.
+// test (crash_test.cc, crash_check.h): the keys and self-describing values
+// the worker writes, and the acknowledgement journal in which it records
+// what it attempted and what the engine has guaranteed.
 //
 // Header-only on purpose: tools/ is not part of the library, and the two
 // programs must agree on every byte. Only the C ABI (kvs/kvs.h) is used,
@@ -177,25 +177,31 @@ inline std::string DecodeValue(std::string_view value, uint32_t* key,
 // An append-only file of 32-byte records, written by the worker with one
 // write(2) each, read by the test after the worker is killed:
 //
-// | offset | size | field | meaning                                         |
-// |--------|------|-------|-------------------------------------------------|
-// | 0      | 4    | magic | "CRJ1"                                          |
-// | 4      | 1    | type  | JournalType                                     |
-// | 5      | 3    | zero  |                                                 |
-// | 8      | 4    | key   | key index (attempts), else 0                    |
-// | 12     | 4    | zero  |                                                 |
-// | 16     | 8    | seq   | operation sequence number                       |
-// | 24     | 4    | crc   | CRC32C of [0, 24)                               |
-// | 28     | 4    | zero  |                                                 |
+// | offset | size | field  | meaning                                        |
+// |--------|------|--------|------------------------------------------------|
+// | 0      | 4    | magic  | "CRJ2"                                         |
+// | 4      | 1    | type   | JournalType                                    |
+// | 5      | 3    | zero   |                                                |
+// | 8      | 8    | seq    | operation sequence number                      |
+// | 16     | 8    | micros | CLOCK_MONOTONIC in microseconds, read just     |
+// |        |      |        | before the record was written                  |
+// | 24     | 4    | key    | key index (attempts), else 0                   |
+// | 28     | 4    | crc    | CRC32C of [0, 28)                              |
 //
 // An attempt is journalled before the operation is issued, so every
 // operation that can have reached the engine is known; a guarantee is
 // journalled after the engine returned it. Records are 32 bytes and start
 // at multiples of 32, so none straddles a page: a write cut short by
 // SIGKILL leaves at most a short tail, never a torn record in the middle.
+//
+// The worker is single-threaded and attempts an operation only once the
+// one before returned OK, so an attempt record also says that the attempt
+// before it was acknowledged; only the last attempt in a journal may or may
+// not have been. The timestamps date both, which is how the test measures
+// how old the acknowledged writes a kill lost were.
 
 inline constexpr size_t kJournalRecordBytes = 32;
-inline constexpr char kJournalMagic[4] = {'C', 'R', 'J', '1'};
+inline constexpr char kJournalMagic[4] = {'C', 'R', 'J', '2'};
 
 enum class JournalType : uint8_t {
   kPutAttempted = 1,     // put of EncodeValue(key, seq) about to be issued
@@ -209,6 +215,7 @@ struct JournalRecord {
   JournalType type = JournalType::kPutAttempted;
   uint32_t key = 0;
   uint64_t seq = 0;
+  uint64_t micros = 0;
 };
 
 inline void EncodeJournalRecord(const JournalRecord& record,
@@ -216,16 +223,17 @@ inline void EncodeJournalRecord(const JournalRecord& record,
   for (size_t i = 0; i < kJournalRecordBytes; ++i) out[i] = 0;
   for (int i = 0; i < 4; ++i) out[i] = kJournalMagic[i];
   out[4] = static_cast<char>(record.type);
-  PutFixed32(out + 8, record.key);
-  PutFixed64(out + 16, record.seq);
-  PutFixed32(out + 24, kvs_crc32c_extend(0, out, 24));
+  PutFixed64(out + 8, record.seq);
+  PutFixed64(out + 16, record.micros);
+  PutFixed32(out + 24, record.key);
+  PutFixed32(out + 28, kvs_crc32c_extend(0, out, 28));
 }
 
 // False if `in` is not an intact record.
 inline bool DecodeJournalRecord(const char in[kJournalRecordBytes],
                                 JournalRecord* record) {
   if (std::string_view(in, 4) != std::string_view(kJournalMagic, 4) ||
-      GetFixed32(in + 24) != kvs_crc32c_extend(0, in, 24)) {
+      GetFixed32(in + 28) != kvs_crc32c_extend(0, in, 28)) {
     return false;
   }
   const uint8_t type = static_cast<uint8_t>(in[4]);
@@ -233,8 +241,9 @@ inline bool DecodeJournalRecord(const char in[kJournalRecordBytes],
     return false;
   }
   record->type = static_cast<JournalType>(type);
-  record->key = GetFixed32(in + 8);
-  record->seq = GetFixed64(in + 16);
+  record->seq = GetFixed64(in + 8);
+  record->micros = GetFixed64(in + 16);
+  record->key = GetFixed32(in + 24);
   return true;
 }
 

@@ -2,7 +2,7 @@
 // which kills it with SIGKILL at a random moment and then checks what the
 // engine recovers.
 //
-// usage: kvs_crash_worker VOLUME JOURNAL sync|flush FIRST_SEQ SEED
+// usage: kvs_crash_worker VOLUME JOURNAL sync|flush|default FIRST_SEQ SEED
 //
 // Opens (creating if missing) the engine at VOLUME with the smallest L0, so
 // compactions run often, opens or creates region "crash", and then writes
@@ -12,11 +12,21 @@
 // sequence numbers order every operation ever issued on the volume).
 //
 // Modes:
-//   sync   engine option sync=1: every put or delete that returns OK is
-//          durable, and is journalled as acknowledged right after.
-//   flush  sync=0: writes are acknowledged from memory; every 1..256
-//          operations the worker calls kvs_region_sync and, once it returns
-//          OK, journals that everything up to the last operation is durable.
+//   sync     engine option sync=1: every put or delete that returns OK is
+//            durable, and is journalled as acknowledged right after.
+//   flush    sync=0: writes are acknowledged from memory; every 1..256
+//            operations the worker calls kvs_region_sync and, once it
+//            returns OK, journals that everything up to the last operation
+//            is durable.
+//   default  sync=0 and nothing else: only the engine's background flusher
+//            (every flush_interval_ms, left at its default of 50 ms) makes
+//            writes durable, so nothing is journalled but attempts. This is
+//            how most clients run.
+//
+// Every journal record carries the CLOCK_MONOTONIC time it was written at.
+// In flush and default modes an operation is not journalled as acknowledged:
+// the next attempt record says so (see crash_format.h), which keeps the
+// journal to one write(2) per operation.
 //
 // The journal (JOURNAL, truncated at start) is written with plain write(2)
 // and never fsynced: SIGKILL ends the process, not the kernel, so every
@@ -30,6 +40,7 @@
 // the disk), 64 on bad usage.
 
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -83,7 +94,8 @@ class Journal {
 
   void Append(JournalType type, uint32_t key, uint64_t seq) {
     char record[kvs::crash::kJournalRecordBytes];
-    kvs::crash::EncodeJournalRecord(JournalRecord{type, key, seq}, record);
+    kvs::crash::EncodeJournalRecord(JournalRecord{type, key, seq, NowMicros()},
+                                    record);
     // No signal handlers are installed, so no EINTR; a short write means a
     // full disk, after which the journal cannot be trusted.
     if (::write(fd_, record, sizeof(record)) !=
@@ -93,6 +105,15 @@ class Journal {
   }
 
  private:
+  // CLOCK_MONOTONIC, which every process reads alike; the test compares
+  // the timestamps of one journal with each other only.
+  static uint64_t NowMicros() {
+    struct timespec now;
+    ::clock_gettime(CLOCK_MONOTONIC, &now);
+    return static_cast<uint64_t>(now.tv_sec) * 1'000'000 +
+           static_cast<uint64_t>(now.tv_nsec) / 1000;
+  }
+
   const int fd_;  // closed by the kernel: the worker never exits normally
 };
 
@@ -110,15 +131,16 @@ uint64_t ParseUnsigned(const char* text, const char* what) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 6 || (std::string_view(argv[3]) != "sync" &&
-                    std::string_view(argv[3]) != "flush")) {
+  const std::string_view mode = argc == 6 ? argv[3] : "";
+  if (mode != "sync" && mode != "flush" && mode != "default") {
     std::fprintf(stderr,
-                 "usage: kvs_crash_worker VOLUME JOURNAL sync|flush "
+                 "usage: kvs_crash_worker VOLUME JOURNAL sync|flush|default "
                  "FIRST_SEQ SEED\n");
     return 64;
   }
   const char* volume_path = argv[1];
-  const bool sync_mode = std::string_view(argv[3]) == "sync";
+  const bool sync_mode = mode == "sync";
+  const bool flush_mode = mode == "flush";
   uint64_t seq = ParseUnsigned(argv[4], "first sequence number");
   std::mt19937_64 random(ParseUnsigned(argv[5], "seed"));
   const auto started = std::chrono::steady_clock::now();
@@ -130,6 +152,8 @@ int main(int argc, char** argv) {
   kvs_engine_options options;
   kvs_engine_options_init(&options);
   options.sync = sync_mode ? 1 : 0;
+  // flush_interval_ms stays at its default: default mode tests the engine
+  // as configured out of the box.
   options.l0_size_bytes = kvs::crash::kL0SizeBytes;
   kvs_engine* engine = nullptr;
   kvs_status status =
@@ -165,7 +189,7 @@ int main(int argc, char** argv) {
     }
     if (sync_mode) {
       journal.Append(JournalType::kAcknowledged, 0, seq);
-    } else if (--operations_until_sync == 0) {
+    } else if (flush_mode && --operations_until_sync == 0) {
       status = kvs_region_sync(region);
       if (status != KVS_OK) DieOnStatus("kvs_region_sync", status);
       journal.Append(JournalType::kSynced, 0, seq);
