@@ -83,6 +83,14 @@ Status ReplayLog(io::File* file, const LogIdentity& identity,
       return Status::Corruption("damaged header in " +
                                 Describe(identity, chain_index, segment));
     }
+    // The log ends at `offset` of this (last) segment, not ended there.
+    auto end_at = [&](size_t offset) {
+      result.nonce = header.nonce;
+      result.end_offset_in_segment = offset;
+      const size_t block_start = offset & ~(kBlock - 1);
+      result.partial_block.assign(data.data() + block_start,
+                                  offset - block_start);
+    };
     size_t offset = kSegmentHeaderBytes;
     while (true) {
       Record record;
@@ -93,11 +101,7 @@ Status ReplayLog(io::File* file, const LogIdentity& identity,
                                     std::to_string(*end_in_last) + " of " +
                                     Describe(identity, chain_index, segment));
         }
-        result.nonce = header.nonce;
-        result.end_offset_in_segment = offset;
-        const size_t block_start = offset & ~(kBlock - 1);
-        result.partial_block.assign(data.data() + block_start,
-                                    offset - block_start);
+        end_at(offset);
         break;
       }
       if (!DecodeRecord(data.substr(offset), header.nonce, &record, &size)) {
@@ -107,11 +111,7 @@ Status ReplayLog(io::File* file, const LogIdentity& identity,
                                     Describe(identity, chain_index, segment) +
                                     " at offset " + std::to_string(offset));
         }
-        result.nonce = header.nonce;
-        result.end_offset_in_segment = offset;
-        const size_t block_start = offset & ~(kBlock - 1);
-        result.partial_block.assign(data.data() + block_start,
-                                    offset - block_start);
+        end_at(offset);
         break;
       }
       if (record.type == RecordType::kSegmentEnd) {
