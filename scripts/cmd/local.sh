@@ -1,4 +1,4 @@
-# summary: a cluster of local processes: start [--servers 3] [--regions 32] [--replication 2] [--mode send-index|build-index|none], status, verify, stop
+# summary: a cluster of local processes: start [--servers 3] [--regions 32] [--replication 2] [--mode send-index|build-index|none], status, verify, stop, kill|pause|resume|restart <process>
 #
 #   ./kvs local start [--servers 3] [--regions 32] [--replication 2]
 #                     [--mode send-index|build-index|none] [--masters 1] [--fabric shm|tcp|none]
@@ -6,6 +6,7 @@
 #   ./kvs local status
 #   ./kvs local verify [--patience SECONDS]
 #   ./kvs local stop
+#   ./kvs local kill|pause|resume|restart s1|m1|zookeeper
 #
 # Every process (ZooKeeper, masters, region servers) runs on its own, with its
 # directory and log file under the cluster directory (KVS_LOCAL_DIR, default
@@ -14,18 +15,27 @@
 # are given; for YCSB's keys use --split-prefix usertable:user. verify checks
 # that every region's backups hold what its primary holds (digests of the
 # send-index levels, or of full scans), retrying for up to --patience seconds
-# (default 30) while compactions and writes move the replicas on.
+# (default 30) while compactions and writes move the replicas on. kill, pause,
+# resume and restart inject faults into one process: SIGKILL, SIGSTOP, SIGCONT,
+# and a restart with its original command line (after a SIGKILL if it runs).
 
 cmd_local() {
   local action="${1:-status}"
   [[ $# -gt 0 ]] && shift
   case "$action" in
-    start | status | verify | stop) ;;
-    *) die "usage: ./kvs local start|status|verify|stop [options]" ;;
+    start | status | verify | stop | kill | pause | resume | restart) ;;
+    *) die "usage: ./kvs local start|status|verify|stop|kill|pause|resume|restart [options]" ;;
   esac
-  if [[ "$action" == start ]]; then
+  if [[ "$action" == start || "$action" == restart ]]; then
     ensure_packages "${KVS_BUILD_PACKAGES[@]}"
     ensure_built
+  fi
+  if [[ "$action" =~ ^(kill|pause|resume|restart)$ ]]; then
+    [[ $# -gt 0 ]] || die "usage: ./kvs local $action s1|m1|zookeeper"
+    local process="$1"
+    shift
+    run_java io.kvs.master.local.LocalCluster "$action" "$process" --dir "$(local_cluster_dir)" "$@"
+    return
   fi
   run_java io.kvs.master.local.LocalCluster "$action" --dir "$(local_cluster_dir)" "$@"
 }

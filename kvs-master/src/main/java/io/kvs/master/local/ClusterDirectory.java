@@ -13,8 +13,8 @@ import java.util.Properties;
 
 /**
  * A local cluster's directory: {@code cluster.properties} (ZooKeeper connect string, cluster name,
- * the pid of every process by name), {@code logs/<name>.log}, {@code zookeeper/}, {@code
- * masters/<id>/}, {@code servers/<id>/}.
+ * the pid and the command line of every process by name), {@code logs/<name>.log}, {@code
+ * zookeeper/}, {@code masters/<id>/}, {@code servers/<id>/}.
  */
 final class ClusterDirectory {
   private final Path root;
@@ -47,7 +47,10 @@ final class ClusterDirectory {
     return root.resolve("cluster.properties");
   }
 
-  /** The recorded state: "zookeeper", "cluster" and "pid.<name>" entries, in start order. */
+  /**
+   * The recorded state: "zookeeper", "cluster", "pid.<name>" and "command.<name>" entries, in start
+   * order.
+   */
   Map<String, String> load() throws IOException {
     Map<String, String> state = new LinkedHashMap<>();
     if (!Files.exists(properties())) {
@@ -63,6 +66,10 @@ final class ClusterDirectory {
     for (String name : order.split(",")) {
       if (!name.isEmpty()) {
         state.put("pid." + name, stored.getProperty("pid." + name, ""));
+        String command = stored.getProperty("command." + name);
+        if (command != null) {
+          state.put("command." + name, command);
+        }
       }
     }
     return state;

@@ -3,10 +3,12 @@ package io.kvs.master.local;
 import io.kvs.core.cli.Flags;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Set;
 
 /**
- * {@code ./kvs local start|status|verify|stop}: a cluster of separate processes on this machine.
+ * {@code ./kvs local start|status|verify|stop|kill|pause|resume|restart}: a cluster of separate
+ * processes on this machine, and faults injected into them (SIGKILL, SIGSTOP, SIGCONT, restart).
  *
  * <pre>
  * LocalCluster start  --dir DIR [--servers 3] [--regions 32] [--replication 2]
@@ -16,6 +18,7 @@ import java.util.Set;
  * LocalCluster status --dir DIR
  * LocalCluster verify --dir DIR [--patience SECONDS]
  * LocalCluster stop   --dir DIR
+ * LocalCluster kill|pause|resume|restart NAME --dir DIR
  * </pre>
  *
  * Starting again over an existing directory reuses its data: every server reopens its volume and
@@ -64,6 +67,17 @@ public final class LocalCluster {
           Flags flags = Flags.parse(rest, Set.of("dir"));
           new LocalStop(new ClusterDirectory(Path.of(flags.require("dir")))).run();
         }
+        case "kill", "pause", "resume", "restart" -> {
+          if (rest.length == 0 || rest[0].startsWith("--")) {
+            throw new IllegalArgumentException(args[0] + " needs a process: s1, m1, zookeeper");
+          }
+          Flags flags =
+              Flags.parse(java.util.Arrays.copyOfRange(rest, 1, rest.length), Set.of("dir"));
+          LocalFault.Action action = LocalFault.Action.valueOf(args[0].toUpperCase(Locale.ROOT));
+          System.exit(
+              new LocalFault(new ClusterDirectory(Path.of(flags.require("dir"))))
+                  .run(action, rest[0]));
+        }
         default -> {
           usage();
           System.exit(2);
@@ -83,6 +97,7 @@ public final class LocalCluster {
             + " [--l0-size BYTES]\n"
             + "       ./kvs local status\n"
             + "       ./kvs local verify [--patience SECONDS]\n"
-            + "       ./kvs local stop");
+            + "       ./kvs local stop\n"
+            + "       ./kvs local kill|pause|resume|restart s1|m1|zookeeper");
   }
 }

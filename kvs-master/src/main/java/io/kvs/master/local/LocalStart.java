@@ -122,22 +122,7 @@ final class LocalStart {
   private void spawn(
       Map<String, String> state, String name, String mainClass, String heap, List<String> arguments)
       throws IOException {
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.add("-Xmx" + heap);
-    command.add("-cp");
-    command.add(System.getProperty("java.class.path"));
-    command.add(mainClass);
-    command.addAll(arguments);
-    Path log = directory.logs().resolve(name + ".log");
-    Process process =
-        new ProcessBuilder(command)
-            .redirectErrorStream(true)
-            .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
-            .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
-            .start();
-    state.put("pid." + name, Long.toString(process.pid()));
-    directory.save(state);
+    LocalProcesses.spawn(directory, state, name, mainClass, heap, arguments);
   }
 
   private static String awaitFile(Path file, Duration timeout) throws Exception {

@@ -7,7 +7,10 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
-/** Stops a local cluster: servers first, then masters, then ZooKeeper, each with SIGTERM. */
+/**
+ * Stops a local cluster: servers first, then masters, then ZooKeeper, each with SIGCONT (in case it
+ * was paused) and SIGTERM.
+ */
 final class LocalStop {
   private static final long GRACE_SECONDS = 60;
 
@@ -32,6 +35,8 @@ final class LocalStop {
         continue;
       }
       System.out.printf("stopping %s (pid %d)%n", name, process.get().pid());
+      // A paused process (./kvs local pause) would not act on SIGTERM.
+      LocalFault.signal(process.get(), "CONT");
       process.get().destroy();
       try {
         process.get().onExit().get(GRACE_SECONDS, TimeUnit.SECONDS);
