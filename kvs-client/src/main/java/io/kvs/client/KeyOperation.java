@@ -25,6 +25,7 @@ final class KeyOperation<T> extends Operation<T> {
   private final RequestFactory requests;
   private final Set<StatusCode> accepted;
   private final Function<Reply, T> reader;
+  private final boolean write;
   private volatile T value;
 
   private KeyOperation(
@@ -33,12 +34,19 @@ final class KeyOperation<T> extends Operation<T> {
       byte[] key,
       RequestFactory requests,
       Set<StatusCode> accepted,
-      Function<Reply, T> reader) {
+      Function<Reply, T> reader,
+      boolean write) {
     super(context, name);
     this.key = key;
     this.requests = requests;
     this.accepted = accepted;
     this.reader = reader;
+    this.write = write;
+  }
+
+  @Override
+  boolean write() {
+    return write;
   }
 
   static CompletableFuture<Void> put(ClientContext context, byte[] key, byte[] value) {
@@ -48,7 +56,8 @@ final class KeyOperation<T> extends Operation<T> {
             key,
             (region, epoch) -> Request.put(0, region, epoch, key, value),
             OK,
-            reply -> null)
+            reply -> null,
+            true)
         .start();
   }
 
@@ -62,7 +71,8 @@ final class KeyOperation<T> extends Operation<T> {
             reply ->
                 reply.status() == StatusCode.OK
                     ? Optional.of(reply.value())
-                    : Optional.<byte[]>empty())
+                    : Optional.<byte[]>empty(),
+            false)
         .start();
   }
 
@@ -74,7 +84,8 @@ final class KeyOperation<T> extends Operation<T> {
             key,
             (region, epoch) -> Request.delete(0, region, epoch, key),
             OK_OR_NOT_FOUND,
-            reply -> null)
+            reply -> null,
+            true)
         .start();
   }
 

@@ -43,6 +43,15 @@ import org.apache.curator.retry.BoundedExponentialBackoffRetry;
  * within the {@linkplain KvsClientBuilder#operationTimeout operation timeout} fails with a {@link
  * RegionUnavailableException} naming the region and the last reason.
  *
+ * <p><b>Writes that fail.</b> A put or delete is retried only while no attempt can have taken
+ * effect (no primary reached, or every answer a refusal such as NOT_PRIMARY). Once it may have
+ * reached a primary -- sent and then the connection broke, no reply within the operation timeout,
+ * or an error the primary may have met after applying it, such as IO_ERROR when replication failed
+ * -- it fails at once with an {@link OutcomeUnknownException}: retrying could apply it twice, the
+ * second time after a later write of the same key. Any other failed write, {@link
+ * NotAppliedException} (and {@link RegionUnavailableException}, one kind of it) or {@link
+ * InvalidRequestException}, surely did not take effect.
+ *
  * <p><b>Errors.</b> Every failure is a {@link KvsException} carrying a {@link StatusCode}: keys and
  * values beyond the protocol's limits (key 1 to 4,096 bytes, value up to 1 MiB) fail with an {@link
  * InvalidRequestException} before anything is sent; an error status from a server fails with the

@@ -205,10 +205,37 @@ abstract class Operation<T> {
         .handle((reply, error) -> outcome(region, server, connected.get(), reply, error));
   }
 
+  /**
+   * Whether this operation changes data: once such a request may have reached a primary, a failure
+   * whose cause does not prove it was refused is final ({@link OutcomeUnknownException}), never
+   * retried (a retry could apply it twice, out of order with a later write).
+   */
+  boolean write() {
+    return false;
+  }
+
   private Outcome outcome(
       RegionDescriptor region, ServerInfo server, boolean connected, Reply reply, Throwable error) {
     if (error != null) {
       Throwable cause = unwrapRaw(error);
+      boolean refusedBeforeSending =
+          cause instanceof InvalidRequestException
+              || (cause instanceof KvsException kvs && kvs.status() == StatusCode.OVERLOADED);
+      if (write() && connected && !refusedBeforeSending) {
+        throw new OutcomeUnknownException(
+            StatusCode.IO_ERROR,
+            region.id(),
+            name
+                + ": sent to server "
+                + server.id()
+                + " for region "
+                + region.id()
+                + ", then "
+                + (cause instanceof TimeoutException
+                    ? "no reply within the operation timeout"
+                    : "the connection failed: " + cause.getMessage())
+                + "; it may or may not have been applied");
+      }
       if (cause instanceof TimeoutException) {
         return problemOutcome(
             StatusCode.IO_ERROR,
@@ -285,8 +312,28 @@ abstract class Operation<T> {
     return new Outcome(null, new Problem(status, region.id(), serverId, reason, action), serverId);
   }
 
-  /** The final error for a reply with an error status that retrying cannot fix. */
+  /**
+   * The final error for a reply with an error status that retrying cannot fix. For a write, only a
+   * refusal of the request itself (TOO_LARGE, INVALID_ARGUMENT) proves it was not applied; any
+   * other error (IO_ERROR above all: the primary may have applied it and then failed to replicate
+   * it) leaves its outcome unknown.
+   */
   final KvsException failure(Reply reply, RegionDescriptor region, String serverId) {
+    StatusCode status = reply.status();
+    if (write() && status != StatusCode.TOO_LARGE && status != StatusCode.INVALID_ARGUMENT) {
+      return new OutcomeUnknownException(
+          status,
+          region.id(),
+          name
+              + ": "
+              + status
+              + " from server "
+              + serverId
+              + " for region "
+              + region.id()
+              + describe(reply)
+              + "; it may or may not have been applied");
+    }
     return KvsException.of(
         reply.status(),
         name

@@ -11,7 +11,9 @@
  * TCP} (Netty, pure Java, the default) and {@code FABRIC} (the one-sided libfabric transport of
  * {@code kvs-native}, an optional dependency loaded only when chosen). Errors are {@link
  * io.kvs.core.KvsException}s; a region that stays unavailable yields a {@link
- * io.kvs.client.RegionUnavailableException}.
+ * io.kvs.client.RegionUnavailableException}; a write that failed says whether it surely did not
+ * take effect ({@link io.kvs.client.NotAppliedException}) or may have ({@link
+ * io.kvs.client.OutcomeUnknownException}, never retried by the client).
  *
  * <p>Everything else in the package is internal: the metadata cache ({@code MetadataCache}), the
  * connections ({@code Connections}, {@code TcpConnection}, {@code FabricConnection}) and the

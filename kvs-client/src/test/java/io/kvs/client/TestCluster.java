@@ -5,6 +5,7 @@ import io.kvs.core.cluster.ClusterPaths;
 import io.kvs.core.cluster.Keys;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionState;
+import io.kvs.core.cluster.ServerInfo;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -107,6 +108,14 @@ final class TestCluster implements AutoCloseable {
     } else {
       curator.setData().forPath(path, json);
     }
+  }
+
+  /** Registers a server by its description (one that is not a {@link TestServer}). */
+  void register(ServerInfo info) throws Exception {
+    curator
+        .create()
+        .creatingParentsIfNeeded()
+        .forPath(paths.server(info.id()), ClusterJson.encode(info));
   }
 
   /** Removes server {@code id}'s registration (as its session ending would). */

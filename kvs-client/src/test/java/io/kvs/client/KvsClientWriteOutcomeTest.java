@@ -1,0 +1,92 @@
+package io.kvs.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.kvs.core.StatusCode;
+import io.kvs.core.cluster.RegionState;
+import io.kvs.core.cluster.ServerInfo;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A failed write tells the application whether it may have taken effect: {@link
+ * OutcomeUnknownException} once it may have reached a primary (never retried, since a retry could
+ * apply it twice, after a later write), {@link NotAppliedException} when it surely did not.
+ */
+class KvsClientWriteOutcomeTest extends ClusterTestBase {
+  private static final Duration TIMEOUT = Duration.ofMillis(800);
+
+  /** A primary that takes connections and requests but never answers. */
+  @Test
+  void aWriteSentWithoutAReplyHasAnUnknownOutcomeAndIsNotRetried() throws Exception {
+    startCluster(Transport.TCP);
+    try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      AtomicInteger connections = new AtomicInteger();
+      AtomicInteger bytesRead = new AtomicInteger();
+      Thread acceptor = new Thread(() -> swallow(silent, connections, bytesRead), "silent-server");
+      acceptor.setDaemon(true);
+      acceptor.start();
+      cluster.register(new ServerInfo("s9", "127.0.0.1", silent.getLocalPort(), 0, "", 0));
+      // "zebra" is in region 4: its primary is now the silent server.
+      cluster.write(TestCluster.descriptor(4, "s9", 2, RegionState.OPEN));
+      KvsClient client = cluster.client(Transport.TCP, TIMEOUT);
+
+      assertThatThrownBy(() -> client.put(bytes("zebra"), bytes("v")))
+          .isInstanceOfSatisfying(
+              OutcomeUnknownException.class,
+              e -> {
+                assertThat(e.regionId()).isEqualTo(4);
+                assertThat(e.status()).isEqualTo(StatusCode.IO_ERROR);
+              })
+          .hasMessageContaining("put: sent to server s9 for region 4")
+          .hasMessageContaining("may or may not have been applied");
+      assertThat(bytesRead.get()).as("the put reached the server").isPositive();
+      assertThatThrownBy(() -> client.delete(bytes("zebra")))
+          .isInstanceOf(OutcomeUnknownException.class);
+      // A read changes nothing: it is retried until the operation timeout.
+      assertThatThrownBy(() -> client.get(bytes("zebra")))
+          .isInstanceOf(RegionUnavailableException.class)
+          .hasMessageContaining("get: region 4 not available");
+      // Other regions are served meanwhile.
+      client.put(bytes("apple"), bytes("v"));
+      assertThat(client.get(bytes("apple")).map(ClusterTestBase::text)).hasValue("v");
+    }
+  }
+
+  /** A write that reached no primary is surely not applied. */
+  @Test
+  void aWriteThatReachedNoPrimaryIsNotApplied() throws Exception {
+    startCluster(Transport.TCP);
+    KvsClient client = cluster.client(Transport.TCP, TIMEOUT);
+    cluster.unregister("s2"); // region 4's primary is no live server any more
+    assertThatThrownBy(() -> client.put(bytes("zebra"), bytes("v")))
+        .isInstanceOf(RegionUnavailableException.class)
+        .isInstanceOf(NotAppliedException.class)
+        .hasMessageContaining("its primary s2 is not a live server");
+  }
+
+  /** Reads every connection's bytes and never answers, until the socket is closed. */
+  private static void swallow(
+      ServerSocket server, AtomicInteger connections, AtomicInteger bytesRead) {
+    byte[] buffer = new byte[4096];
+    while (!server.isClosed()) {
+      try (Socket socket = server.accept()) {
+        connections.incrementAndGet();
+        InputStream in = socket.getInputStream();
+        int read;
+        while ((read = in.read(buffer)) > 0) {
+          bytesRead.addAndGet(read);
+        }
+      } catch (IOException e) {
+        // closed: the test is over, or the client dropped the connection
+      }
+    }
+  }
+}
