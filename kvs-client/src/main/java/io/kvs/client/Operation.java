@@ -220,6 +220,7 @@ abstract class Operation<T> {
       Throwable cause = unwrapRaw(error);
       boolean refusedBeforeSending =
           cause instanceof InvalidRequestException
+              || cause instanceof UnsentRequestException
               || (cause instanceof KvsException kvs && kvs.status() == StatusCode.OVERLOADED);
       if (write() && connected && !refusedBeforeSending) {
         throw new OutcomeUnknownException(

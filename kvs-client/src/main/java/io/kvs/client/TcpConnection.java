@@ -34,7 +34,8 @@ final class TcpConnection implements Connection {
     handler.pending.put(id, future);
     future.whenComplete((reply, error) -> handler.pending.remove(id));
     if (!channel.isActive()) {
-      future.completeExceptionally(handler.closedError());
+      KvsException closed = handler.closedError();
+      future.completeExceptionally(new UnsentRequestException(closed.getMessage(), closed));
       return future;
     }
     channel
@@ -42,9 +43,9 @@ final class TcpConnection implements Connection {
         .addListener(
             written -> {
               if (!written.isSuccess()) {
+                // Not written whole: the server cannot decode, so cannot apply, a cut frame.
                 future.completeExceptionally(
-                    new KvsException(
-                        StatusCode.IO_ERROR,
+                    new UnsentRequestException(
                         "sending to " + channel.remoteAddress() + " failed: " + written.cause(),
                         written.cause()));
               }
