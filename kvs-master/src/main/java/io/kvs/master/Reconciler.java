@@ -28,7 +28,9 @@ import org.slf4j.LoggerFactory;
  * <p>Rules (until failure recovery moves replicas): a region is OPEN when every member of its
  * replica group is live and holds it at its epoch. When a member is gone the region goes OFFLINE at
  * a raised epoch and the remaining members are told to close it (fencing: they refuse the old
- * epoch); when all members are back it is reopened at a raised epoch, backups first.
+ * epoch); when all members are back it is reopened at a raised epoch, backups first. An OPEN region
+ * that a live member no longer holds as the map says (it restarted before its old session expired)
+ * is reopened at a raised epoch too, so its primary replicates to it afresh.
  */
 final class Reconciler {
   private static final Logger LOG = LoggerFactory.getLogger(Reconciler.class);
@@ -50,9 +52,13 @@ final class Reconciler {
     if (config == null) {
       return bootstrap(servers);
     }
+    // Servers whose list failed are absent: what they hold is unknown this pass.
     Map<String, Map<Long, HeldRegion>> held = new HashMap<>();
     for (ServerInfo server : servers.values()) {
-      held.put(server.id(), heldBy(server));
+      Map<Long, HeldRegion> regions = heldBy(server);
+      if (regions != null) {
+        held.put(server.id(), regions);
+      }
     }
     boolean allOpen = true;
     for (RegionStore.Versioned versioned : store.regions().values()) {
@@ -133,6 +139,14 @@ final class Reconciler {
       RegionDescriptor reopening = region.reassigned(region.primary(), region.backups());
       version = store.update(reopening, version);
       region = reopening;
+    } else if (region.state() == RegionState.OPEN && lostByAMember(region, held)) {
+      // A live member no longer holds the region as the map says (it restarted before its old
+      // session expired, or closed the region): the primary's replication stream to it is broken,
+      // so the whole group is reopened at a raised epoch, and the primary replicates to it afresh.
+      RegionDescriptor reopening = region.reassigned(region.primary(), region.backups());
+      version = store.update(reopening, version);
+      LOG.warn("{} reopened at a raised epoch: a member lost it", reopening);
+      region = reopening;
     }
     boolean opened = true;
     // Backups first, so the primary finds them ready when it starts replicating.
@@ -159,6 +173,28 @@ final class Reconciler {
     return opened;
   }
 
+  /**
+   * Whether a member whose regions were listed this pass does not hold {@code region} at its epoch
+   * in its role; members that could not be listed count as holding it (nothing is known).
+   */
+  private static boolean lostByAMember(
+      RegionDescriptor region, Map<String, Map<Long, HeldRegion>> held) {
+    for (String member : region.members()) {
+      Map<Long, HeldRegion> regions = held.get(member);
+      if (regions == null) {
+        continue;
+      }
+      HeldRegion holds = regions.get(region.id());
+      if (holds == null
+          || holds.epoch() != region.epoch()
+          || holds.role() != region.roleOf(member)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** What {@code server} holds, or null if it could not be asked. */
   private Map<Long, HeldRegion> heldBy(ServerInfo server) {
     Map<Long, HeldRegion> regions = new HashMap<>();
     try {
@@ -167,6 +203,7 @@ final class Reconciler {
       reply.regions().forEach(region -> regions.put(region.regionId(), region));
     } catch (KvsException e) {
       LOG.warn("cannot list the regions of {}: {}", server.id(), e.getMessage());
+      return null;
     }
     return regions;
   }

@@ -62,7 +62,7 @@ public final class RegionServer implements AutoCloseable {
     curator =
         CuratorFrameworkFactory.builder()
             .connectString(options.zookeeper())
-            .sessionTimeoutMs(10_000)
+            .sessionTimeoutMs(options.sessionTimeoutMs())
             .connectionTimeoutMs(10_000)
             .retryPolicy(new ExponentialBackoffRetry(100, 10, 2_000))
             .build();

@@ -12,6 +12,7 @@ import java.util.Set;
  * RegionServerMain --id s1 --dir DIR --zookeeper HOST:PORT [--cluster default] [--host 127.0.0.1]
  *                  [--tcp-port 0] [--fabric shm|tcp|verbs|none] [--fabric-port 0]
  *                  [--control-port 0] [--memory BYTES] [--l0-size BYTES]
+ *                  [--session-timeout-ms 4000]
  * </pre>
  *
  * Stops cleanly on SIGTERM: leaves the cluster, drains the transports, syncs the engine.
@@ -34,7 +35,8 @@ public final class RegionServerMain {
                 "fabric-port",
                 "control-port",
                 "memory",
-                "l0-size"));
+                "l0-size",
+                "session-timeout-ms"));
     RegionServer server =
         RegionServer.start(
             new ServerOptions(
@@ -48,7 +50,8 @@ public final class RegionServerMain {
                 flags.getInt("fabric-port", 0),
                 flags.getInt("control-port", 0),
                 flags.getLong("memory", 0),
-                flags.getLong("l0-size", 0)));
+                flags.getLong("l0-size", 0),
+                flags.getInt("session-timeout-ms", ServerOptions.DEFAULT_SESSION_TIMEOUT_MS)));
     Shutdown.closeOnStopAndWait("region-server", server);
   }
 }

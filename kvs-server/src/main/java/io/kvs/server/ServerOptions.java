@@ -19,6 +19,11 @@ import java.util.Objects;
  * @param memoryBudgetBytes the engine's memory budget (L0 and caches), 0 for its default
  * @param l0SizeBytes how much a region's in-memory level holds before it is compacted, 0 for the
  *     engine's default
+ * @param sessionTimeoutMs the ZooKeeper session timeout: how long after the server stops answering
+ *     (dies, pauses, loses its network) its registration expires and the master acts on its
+ *     regions; {@link #DEFAULT_SESSION_TIMEOUT_MS} unless set (ZooKeeper bounds it to 2 to 20 of
+ *     its ticks). Shorter recovers sooner; too short mistakes a long pause (a GC, an I/O stall) for
+ *     a death.
  */
 public record ServerOptions(
     String id,
@@ -31,7 +36,11 @@ public record ServerOptions(
     int fabricPort,
     int controlPort,
     long memoryBudgetBytes,
-    long l0SizeBytes) {
+    long l0SizeBytes,
+    int sessionTimeoutMs) {
+  /** The default ZooKeeper session timeout: a few seconds, as HBase and Kafka tune for failover. */
+  public static final int DEFAULT_SESSION_TIMEOUT_MS = 4_000;
+
   public ServerOptions {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(directory, "directory");
@@ -39,6 +48,35 @@ public record ServerOptions(
     cluster = cluster == null ? "default" : cluster;
     host = host == null ? "127.0.0.1" : host;
     fabricProvider = fabricProvider == null ? "none" : fabricProvider;
+    sessionTimeoutMs = sessionTimeoutMs <= 0 ? DEFAULT_SESSION_TIMEOUT_MS : sessionTimeoutMs;
+  }
+
+  /** Options with the default session timeout. */
+  public ServerOptions(
+      String id,
+      Path directory,
+      String zookeeper,
+      String cluster,
+      String host,
+      int tcpPort,
+      String fabricProvider,
+      int fabricPort,
+      int controlPort,
+      long memoryBudgetBytes,
+      long l0SizeBytes) {
+    this(
+        id,
+        directory,
+        zookeeper,
+        cluster,
+        host,
+        tcpPort,
+        fabricProvider,
+        fabricPort,
+        controlPort,
+        memoryBudgetBytes,
+        l0SizeBytes,
+        0);
   }
 
   /** Options with the engine's default L0 size. */

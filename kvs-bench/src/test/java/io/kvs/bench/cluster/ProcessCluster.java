@@ -151,6 +151,14 @@ final class ProcessCluster implements AutoCloseable {
     Files.move(temporary, dir.resolve("cluster.properties"), StandardCopyOption.ATOMIC_MOVE);
   }
 
+  /**
+   * Injects a fault into process {@code name} ({@code s1}, {@code m1}, ...) as {@code ./kvs local
+   * kill|pause|resume|restart} does: SIGKILL, SIGSTOP, SIGCONT, or a restart with its command line.
+   */
+  void inject(String action, String name) throws IOException {
+    runTool(List.of(action, name, "--dir", dir.toString()), START_TIMEOUT);
+  }
+
   /** The id of the active master: the first LeaderLatch participant in ZooKeeper. */
   Optional<String> activeMaster() throws Exception {
     try (CuratorFramework curator =
