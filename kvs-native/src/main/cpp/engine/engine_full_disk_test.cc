@@ -73,7 +73,8 @@ class EngineFullDiskTest : public ::testing::Test {
     EngineOptions options;
     options.sync = false;  // the default: the flusher runs
     options.region.l0_size_bytes = 1 << 20;
-    options.region.stall_timeout_ms = 2'000;
+    options.region.stall_timeout_ms =
+        30'000;  // a slow compaction is no full disk
     return options;
   }
 

@@ -25,7 +25,8 @@ constexpr uint64_t kSegment = limits::segment_size_bytes;
 RegionOptions SmallL0() {
   RegionOptions options;
   options.l0_size_bytes = 1 << 20;  // compactions run, and can find no space
-  options.stall_timeout_ms = 2'000;
+  options.stall_timeout_ms =
+      30'000;  // a slow (sanitized) compaction is no full disk
   return options;
 }
 
