@@ -22,17 +22,19 @@ import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * A fault for real, checked on the clients' recorded history: a region server that backs up every
- * region (and leads none) is killed with SIGKILL while four clients write, delete and read twenty
- * shared keys, then restarted. Every operation is recorded (invoke and completion, a unique value
- * per write, and for a failed write whether it surely did not take effect); afterwards the history
- * must be linearizable per key and every key's final read must show its last acknowledged write,
- * and {@code LocalCluster verify} must find every backup holding what its primary holds.
+ * region (and leads none) is killed with SIGKILL and restarted, or paused with SIGSTOP past its
+ * session timeout and resumed, while four clients write, delete and read twenty shared keys. Every
+ * operation is recorded (invoke and completion, a unique value per write, and for a failed write
+ * whether it surely did not take effect); afterwards the history must be linearizable per key and
+ * every key's final read must show its last acknowledged write, and {@code LocalCluster verify}
+ * must find every backup holding what its primary holds.
  *
  * <p>Today a region waits for its members, so the regions are unavailable while the backup is down
  * (writes fail, as not applied or of unknown outcome); promotion and re-replication will keep them
@@ -43,17 +45,38 @@ class BackupKillIT {
   private static final int KEYS = 20;
   private static final int CLIENTS = 4;
   private static final Duration OPERATION_TIMEOUT = Duration.ofSeconds(5);
-  private static final Duration PHASE = Duration.ofSeconds(2);
 
   // Kept when the test fails: the processes' logs and the history are in it.
   @TempDir(cleanup = CleanupMode.ON_SUCCESS)
   Path dir;
 
-  @Test
-  void aKilledBackupLosesNoAcknowledgedWriteAndTheHistoryIsLinearizable() throws Exception {
+  /** How the backup is taken away and brought back. */
+  enum Fault {
+    /**
+     * SIGKILL, then a restart (within its old session, so the master finds it lost its regions).
+     */
+    KILL("kill", "restart", Duration.ofSeconds(2)),
+    /** SIGSTOP for longer than the 4 s session timeout, then SIGCONT: its session has expired. */
+    PAUSE("pause", "resume", Duration.ofSeconds(7));
+
+    final String inject;
+    final String heal;
+    final Duration lasting;
+
+    Fault(String inject, String heal, Duration lasting) {
+      this.inject = inject;
+      this.heal = heal;
+      this.lasting = lasting;
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Fault.class)
+  void aBackupTakenAwayLosesNoAcknowledgedWriteAndTheHistoryIsLinearizable(Fault fault)
+      throws Exception {
     try (ProcessCluster cluster =
         ProcessCluster.start(
-            dir.resolve("cluster"),
+            dir.resolve("cluster-" + fault),
             "--servers",
             "3",
             "--regions",
@@ -91,9 +114,9 @@ class BackupKillIT {
           clients.add(thread);
         }
         awaitAcknowledged(acknowledged, 200);
-        cluster.inject("kill", victim);
-        Thread.sleep(PHASE.toMillis()); // load runs on while the backup is dead
-        cluster.inject("restart", victim);
+        cluster.inject(fault.inject, victim);
+        Thread.sleep(fault.lasting.toMillis()); // the fault's duration: load runs on meanwhile
+        cluster.inject(fault.heal, victim);
         ProcessCluster.awaitAllOpen(client, REGIONS, Duration.ofSeconds(90));
         int before = acknowledged.get();
         awaitAcknowledged(acknowledged, before + 200);
@@ -110,7 +133,7 @@ class BackupKillIT {
       History history = recorder.history();
       Verdict verdict = new LinearizabilityChecker().check(history);
       if (!verdict.isLinearizable()) {
-        history.writeJsonLines(dir.resolve("history.jsonl"));
+        history.writeJsonLines(dir.resolve("history-" + fault + ".jsonl"));
       }
       assertThat(verdict.isLinearizable()).as(verdict.describe()).isTrue();
       assertThat(verdict.lostWrites()).isEmpty();
@@ -119,8 +142,8 @@ class BackupKillIT {
               .filter(operation -> operation.outcome() != Outcome.OK)
               .count();
       System.out.printf(
-          "BackupKillIT: %d operations, %d not OK; %s%n",
-          history.size(), failedWrites, verdict.summary());
+          "BackupKillIT %s: %d operations, %d not OK; %s%n",
+          fault, history.size(), failedWrites, verdict.summary());
       cluster.verify();
     }
   }
