@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <set>
 
 #include "alloc/superblock.h"
 #include "io/aligned_buffer.h"
@@ -215,6 +216,31 @@ Status Engine::CreateRegion(std::string_view name, lsm::Region** region) {
   return Status::Ok();
 }
 
+Status Engine::ReopenRegion(
+    std::string_view name,
+    const std::function<Status(uint64_t id)>& while_closed,
+    lsm::Region** region) {
+  *region = nullptr;
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto id = volume_->CatalogGet(NameKey(name));
+  if (!id.has_value() || id->size() != 8) {
+    return Status::NotFound("no region named '" + std::string(name) + "'");
+  }
+  const uint64_t region_id = coding::DecodeFixed64(id->data());
+  // Under mutex_: the flusher and the budget see either object, never a
+  // destroyed one.
+  regions_.erase(std::string(name));
+  const Status changed = while_closed(region_id);
+  std::unique_ptr<lsm::Region> opened;
+  const Status open = lsm::Region::Open(Context(), std::string(name), region_id,
+                                        options_.region, &opened);
+  if (open.ok()) {
+    *region = opened.get();
+    regions_.emplace(std::string(name), std::move(opened));
+  }
+  return changed.ok() ? open : changed;
+}
+
 Status Engine::DropRegion(std::string_view name) {
   std::lock_guard<std::mutex> lock(mutex_);
   const auto id = volume_->CatalogGet(NameKey(name));
@@ -226,15 +252,36 @@ Status Engine::DropRegion(std::string_view name) {
   // entries whose value is a segment number are its segments.
   const std::string prefix =
       lsm::Region::CatalogPrefix(coding::DecodeFixed64(id->data()));
+  // A replica's medium copies are named by its log map and its levels.
+  std::set<uint64_t> segments;
   alloc::MetadataBatch batch;
   for (const auto& [key, value] : volume_->CatalogScan(prefix)) {
-    if (key.find("/log/") != std::string::npos && value.size() == 8) {
-      batch.Free(coding::DecodeFixed64(value.data()));
+    const std::string_view kind = std::string_view(key).substr(prefix.size());
+    if (kind.substr(0, 4) == "log/" && value.size() == 8) {
+      segments.insert(coding::DecodeFixed64(value.data()));
+    } else if (kind.substr(0, 7) == "logmap/" && value.size() >= 8) {
+      segments.insert(coding::DecodeFixed64(value.data()));
+    } else if (kind.substr(0, 6) == "level/") {
+      lsm::LevelDescriptor level;
+      if (lsm::LevelDescriptor::Decode(value, &level).ok()) {
+        for (const uint64_t segment : level.AllSegments()) {
+          segments.insert(segment);
+        }
+      }
     }
     batch.Delete(key);
   }
+  for (const uint64_t segment : segments) {
+    if (volume_->IsAllocated(segment)) batch.Free(segment);
+  }
   batch.Delete(NameKey(name));
   return volume_->Commit(batch);
+}
+
+std::optional<uint64_t> Engine::RegionId(std::string_view name) const {
+  const auto id = volume_->CatalogGet(NameKey(name));
+  if (!id.has_value() || id->size() != 8) return std::nullopt;
+  return coding::DecodeFixed64(id->data());
 }
 
 std::vector<std::string> Engine::ListRegions() const {

@@ -20,9 +20,11 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -86,6 +88,16 @@ class Engine {
   Status CreateRegion(std::string_view name, lsm::Region** region);
   // Removes the region and frees its space. The region must not be in use.
   Status DropRegion(std::string_view name);
+  // Closes region `name` (waiting for its compaction, syncing its logs),
+  // runs `while_closed` with its id, then opens it again, replaying its
+  // logs. The region must not be in use: its old object is gone. Opened
+  // again even if `while_closed` fails (whose error is returned); null
+  // `*region` if that open fails.
+  Status ReopenRegion(std::string_view name,
+                      const std::function<Status(uint64_t id)>& while_closed,
+                      lsm::Region** region);
+  // The id of region `name`, if it exists.
+  std::optional<uint64_t> RegionId(std::string_view name) const;
   // Names of every region on the volume.
   std::vector<std::string> ListRegions() const;
 

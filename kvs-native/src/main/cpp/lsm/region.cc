@@ -14,10 +14,6 @@
 namespace kvs::lsm {
 namespace {
 
-std::string LogPrefix(uint64_t id, log::LogKind kind) {
-  return Region::CatalogPrefix(id) + "log/" + log::LogKindName(kind) + "/";
-}
-
 // The segments of a log, from the catalog.
 Status LoadLogSegments(const alloc::Volume& volume, const std::string& prefix,
                        std::map<uint64_t, uint64_t>* segments) {
@@ -34,6 +30,10 @@ Status LoadLogSegments(const alloc::Volume& volume, const std::string& prefix,
 }
 
 }  // namespace
+
+std::string Region::LogCatalogPrefix(uint64_t id, log::LogKind kind) {
+  return CatalogPrefix(id) + "log/" + log::LogKindName(kind) + "/";
+}
 
 std::string Region::CatalogPrefix(uint64_t id) {
   char digits[17];
@@ -116,13 +116,16 @@ Status Region::OpenLogs(bool recover) {
     }
     return hook;
   };
-  const log::LogIdentity small{
-      id_, log::LogKind::kSmall,           LogPrefix(id_, log::LogKind::kSmall),
-      {},  appended(log::LogKind::kSmall), {}};
+  const log::LogIdentity small{id_,
+                               log::LogKind::kSmall,
+                               LogCatalogPrefix(id_, log::LogKind::kSmall),
+                               {},
+                               appended(log::LogKind::kSmall),
+                               {}};
   const log::LogIdentity large{
       id_,
       log::LogKind::kLarge,
-      LogPrefix(id_, log::LogKind::kLarge),
+      LogCatalogPrefix(id_, log::LogKind::kLarge),
       [this](const log::SealedSegment& sealed, alloc::MetadataBatch* batch) {
         OnLargeSegmentSealed(sealed, batch);
       },

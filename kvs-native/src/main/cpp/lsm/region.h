@@ -238,14 +238,6 @@ class Region {
   Status ReportState(const StateVisitor& visitor,
                      const std::function<void()>& then);
 
-  // Promotion of a Send-Index backup (replication/send_index_sink.h): loads
-  // the levels the backup's installer committed under this region's own
-  // catalog keys, and their compacted LSN, which the region's next writes
-  // follow. InvalidArgument unless the region holds nothing yet (no
-  // level, nothing in L0: a backup's). The caller then applies the writes
-  // logged after that LSN.
-  Status AdoptInstalledLevels();
-
   // Blocks until no compaction is queued or running (tests, benchmarks).
   void WaitForCompactions();
   // The live segments of the small or large log, by chain index (tests,
@@ -258,6 +250,10 @@ class Region {
 
   // The catalog key prefix of everything this region owns.
   static std::string CatalogPrefix(uint64_t id);
+  // The catalog key prefix of region `id`'s `kind` log: one entry per
+  // segment, the key ending in its chain index (%016x), the value the
+  // segment (fixed64).
+  static std::string LogCatalogPrefix(uint64_t id, log::LogKind kind);
   // The catalog key of region `id`'s level `level` (0 is L1): its
   // LevelDescriptor.
   static std::string LevelCatalogKey(uint64_t id, size_t level);

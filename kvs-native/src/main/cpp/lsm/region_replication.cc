@@ -30,24 +30,6 @@ size_t DataEnd(std::string_view bytes) {
 
 }  // namespace
 
-Status Region::AdoptInstalledLevels() {
-  std::unique_lock<std::mutex> stall_lock(stall_mutex_);
-  l0_drained_.wait(stall_lock, [this] { return !compacting_; });
-  std::unique_lock<std::shared_mutex> lock(l0_mutex_);
-  const bool holds_levels =
-      std::any_of(levels_.begin(), levels_.end(),
-                  [](const auto& level) { return level != nullptr; });
-  if (holds_levels || immutable_ != nullptr || active_->EntryCount() > 0) {
-    return Status::InvalidArgument("region " + name_ +
-                                   " holds data of its own: it is no backup to "
-                                   "promote");
-  }
-  KVS_RETURN_IF_ERROR(LoadLevels());
-  // No writer appends while l0_mutex_ is held exclusively.
-  if (lsn_.load() < compacted_lsn_) lsn_.store(compacted_lsn_);
-  return Status::Ok();
-}
-
 Status Region::ReportState(const StateVisitor& visitor,
                            const std::function<void()>& then) {
   // No compaction (nor the GC that follows one) runs or starts while

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "alloc/device_offset.h"
+#include "alloc/metadata_batch.h"
 #include "io/aligned_buffer.h"
 #include "log/log_format.h"
 #include "util/thread_cpu.h"
@@ -44,6 +45,13 @@ Status SendIndexSink::Create(channel::Session* session, alloc::Volume* volume,
                             created->Mirror(log::LogKind::kMedium)},
                            &created->installer_));
   // The stream starts from nothing: the primary ships its state first.
+  // Marked before anything changes: levels and copies under the marker are
+  // a primary's, never this region's own.
+  if (!HoldsReplica(*volume, region_id)) {
+    alloc::MetadataBatch mark;
+    mark.Put(ReplicaMarkerKey(region_id), "1");
+    KVS_RETURN_IF_ERROR(volume->Commit(mark));
+  }
   KVS_RETURN_IF_ERROR(created->installer_->Clear());
   for (auto& mirror : created->mirrors_) {
     KVS_RETURN_IF_ERROR(mirror->Clear());
@@ -171,77 +179,17 @@ Status SendIndexSink::FlushTail(const IndexControl& control) {
   return Status::Ok();
 }
 
-Status SendIndexSink::LoggedSince(std::vector<LoggedWrite>* writes) const {
+std::vector<LandedLog> SendIndexSink::Landed() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  const uint64_t after = installer_->compacted_lsn();
-  writes->clear();
-  io::AlignedBuffer read(kBufferBytes);
+  std::vector<LandedLog> landed;
   for (const log::LogKind kind : {log::LogKind::kSmall, log::LogKind::kLarge}) {
-    // Each segment of the log, by chain index: the bytes a buffer holds
-    // (landed since the last FLUSH-TAIL, and everything before it in the
-    // segment) supersede the persisted copy's.
-    std::map<uint64_t, std::string> segments;
-    for (const auto& [primary, copy] : Mirror(kind)->segments()) {
-      KVS_RETURN_IF_ERROR(volume_->file()->Read(
-          alloc::SegmentStart(copy.backup_segment), kBufferBytes, read.data()));
-      segments[copy.chain_index].assign(read.data(), copy.bytes);
-    }
     for (size_t parity = 0; parity < 2; ++parity) {
-      const std::string_view landed(buffers_[LogBuffer(kind, parity)]->data(),
-                                    kBufferBytes);
-      log::SegmentHeader header;
-      if (!log::DecodeSegmentHeader(landed, &header).ok() ||
-          header.kind != kind) {
-        continue;  // zeroed: sealed and persisted, or never used
-      }
-      segments[header.chain_index].assign(landed);
-    }
-    for (const auto& [chain_index, bytes] : segments) {
-      log::SegmentHeader header;
-      if (!log::DecodeSegmentHeader(bytes, &header).ok()) {
-        return Status::Corruption(
-            "the copy of chain position " + std::to_string(chain_index) +
-            " of the " + log::LogKindName(kind) + " log has no valid header");
-      }
-      // Records up to the first that does not check out: the end of what
-      // landed (a write is acknowledged only with everything before it).
-      for (size_t offset = log::kSegmentHeaderBytes;;) {
-        log::Record record;
-        size_t size = 0;
-        if (!log::DecodeRecord(std::string_view(bytes).substr(offset),
-                               header.nonce, &record, &size) ||
-            record.type == log::RecordType::kSegmentEnd) {
-          break;
-        }
-        offset += size;
-        if (record.lsn <= after || (record.type != log::RecordType::kPut &&
-                                    record.type != log::RecordType::kDelete)) {
-          continue;
-        }
-        writes->push_back({record.lsn, record.type == log::RecordType::kPut,
-                           std::string(record.key), std::string(record.value)});
-      }
+      landed.push_back(
+          {kind, std::string_view(buffers_[LogBuffer(kind, parity)]->data(),
+                                  kBufferBytes)});
     }
   }
-  std::sort(
-      writes->begin(), writes->end(),
-      [](const LoggedWrite& a, const LoggedWrite& b) { return a.lsn < b.lsn; });
-  // A record the large log's GC relocated may still be in its old segment.
-  writes->erase(std::unique(writes->begin(), writes->end(),
-                            [](const LoggedWrite& a, const LoggedWrite& b) {
-                              return a.lsn == b.lsn;
-                            }),
-                writes->end());
-  // A prefix, as on the primary's own recovery: what landed of each log is
-  // a prefix of that log, and a write past the first LSN missing from both
-  // was never acknowledged (the primary acknowledges a write only once
-  // every backup holds it and everything before it).
-  size_t kept = 0;
-  while (kept < writes->size() && (*writes)[kept].lsn == after + kept + 1) {
-    ++kept;
-  }
-  writes->resize(kept);
-  return Status::Ok();
+  return landed;
 }
 
 std::map<uint64_t, MirroredSegment> SendIndexSink::copies(

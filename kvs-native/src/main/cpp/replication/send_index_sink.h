@@ -16,9 +16,10 @@
 //   medium segments no level holds any more: the primary freed them), TRIM
 //   drops the copies of log segments the primary freed.
 //
-// A new stream starts from nothing: Create forgets what the region's copies
-// and installed levels held (the primary's catch-up ships its whole state
-// first), so a backup never keeps a half-installed level or a stale copy.
+// A new stream starts from nothing: Create marks the engine region as a
+// replica (replica_adoption.h) and forgets what its copies and installed
+// levels held (the primary's catch-up ships its whole state first), so a
+// backup never keeps a half-installed level or a stale copy.
 //
 // Thread safety: all methods may be called concurrently (one at a time
 // inside).
@@ -37,6 +38,7 @@
 #include "lsm/level.h"
 #include "replication/index_installer.h"
 #include "replication/log_mirror.h"
+#include "replication/replica_adoption.h"
 #include "replication/replication_format.h"
 #include "replication/send_index_format.h"
 #include "util/status.h"
@@ -73,23 +75,14 @@ class SendIndexSink {
   std::vector<fabric::RemoteBuffer> buffers() const;
   Status Handle(const IndexControl& control);
 
-  // A write the primary logged after its levels' compacted LSN.
-  struct LoggedWrite {
-    uint64_t lsn = 0;
-    bool put = true;  // else a delete
-    std::string key;
-    std::string value;
-  };
   // Refuses every later message (the stream is over: its region is being
   // promoted).
   void Stop();
-  // For promoting this backup (after Stop): every write of the small and
-  // large logs after the installed levels' compacted LSN, in LSN order,
-  // read from the persisted copies and from what landed in the buffers
-  // since (acknowledged writes may not have been flushed yet), up to the
-  // first LSN missing from both logs (a point in time, never a write that
-  // outlived an earlier one).
-  Status LoggedSince(std::vector<LoggedWrite>* writes) const;
+  // What the small and large logs' buffers hold as they landed (after
+  // Stop: nothing changes them but a primary that no longer may write;
+  // replica_adoption.h reads only records that check out). Valid while
+  // the sink lives.
+  std::vector<LandedLog> Landed() const;
 
   // The installed levels, in backup offsets (tests, verification).
   std::map<size_t, lsm::LevelDescriptor> levels() const;

@@ -247,7 +247,29 @@ TEST_P(SendIndexTest, BackupLevelsReadAsThePrimarysAcrossCompactions) {
   ExpectBackupCaughtUp();
 }
 
-TEST_P(SendIndexTest, APromotedBackupHoldsEveryAcknowledgedWrite) {
+// Every key reads the same from the primary and the promoted backup;
+// returns how many are present.
+size_t ExpectSameContents(lsm::Region* primary, lsm::Region* promoted) {
+  size_t present = 0, absent = 0;
+  for (int i = 0; i < 6000; ++i) {
+    const std::string key = "key" + std::to_string(i);
+    std::string ours, theirs;
+    const Status expected = primary->Get(key, &ours);
+    const Status got = promoted->Get(key, &theirs);
+    EXPECT_EQ(expected.code(), got.code())
+        << key << ": " << expected.ToString() << " vs " << got.ToString();
+    if (expected.ok() && got.ok()) {
+      EXPECT_EQ(ours, theirs) << key;
+      ++present;
+    } else {
+      ++absent;
+    }
+  }
+  EXPECT_GT(absent, 0u);  // deleted keys stay deleted
+  return present;
+}
+
+TEST_P(SendIndexTest, APromotedBackupOwnsWhatItHeldAndKeepsItAcrossRestarts) {
   Write(3000, /*through_service=*/false);
   Place(3);
   ExpectBackupCaughtUp();
@@ -257,36 +279,81 @@ TEST_P(SendIndexTest, APromotedBackupHoldsEveryAcknowledgedWrite) {
   // Promoted at once: the last writes are in the backup's buffers only
   // (no FLUSH-TAIL yet), and a shipment may be under way.
   const uint64_t installed_before = backup_.service.BackupStats().levels;
-  ASSERT_TRUE(backup_.service.PromoteBackup(7).ok());
+  ASSERT_TRUE(backup_.service.HoldsReplica("r7"));
+  lsm::Region* promoted = nullptr;
+  AdoptionReport report;
+  const Status promotion =
+      backup_.service.PromoteBackup(7, "r7", &promoted, &report);
+  ASSERT_TRUE(promotion.ok()) << promotion.ToString();
+  ASSERT_NE(promoted, nullptr);
+  EXPECT_FALSE(backup_.service.HoldsReplica("r7"));
   EXPECT_GT(installed_before, 0u);
-  // The promoted region holds what the primary acknowledged: every key
-  // reads the same from both.
-  size_t present = 0, absent = 0;
+  EXPECT_GT(report.segments, 0u);
+  // The promoted region holds what the primary acknowledged, part in the
+  // adopted levels, the rest replayed from the adopted logs.
+  EXPECT_GT(ExpectSameContents(primary_.region, promoted), 5000u);
+  EXPECT_GT(promoted->stats().recovery.replayed_writes, 0u);
+  EXPECT_FALSE(promoted->LevelDescriptors().empty());
+  EXPECT_EQ(promoted->stats().recovery.dropped_writes, 0u);
+
+  // It is a region of its own now: its writes, compactions and GC work on
+  // the adopted logs and levels (the stream of the old primary is over).
+  std::string bytes, reply;
+  primary_.service.DisableReplication();
+  testing::RandomBytes random(99);
   for (int i = 0; i < 6000; ++i) {
     const std::string key = "key" + std::to_string(i);
-    std::string ours, theirs;
-    const Status primary = primary_.region->Get(key, &ours);
-    const Status backup = backup_.region->Get(key, &theirs);
-    ASSERT_EQ(primary.code(), backup.code())
-        << key << ": " << primary.ToString() << " vs " << backup.ToString();
-    if (primary.ok()) {
-      ASSERT_EQ(ours, theirs) << key;
-      ++present;
-    } else {
-      ++absent;
+    const std::string value = random.Bytes(i % 3 == 0   ? 8
+                                           : i % 3 == 1 ? 500
+                                                        : 3000);
+    ASSERT_TRUE(promoted->Put(key, value).ok());
+    ASSERT_TRUE(primary_.region->Put(key, value).ok());
+    if (i % 7 == 0) {
+      ASSERT_TRUE(promoted->Delete(key).ok());
+      ASSERT_TRUE(primary_.region->Delete(key).ok());
     }
   }
-  EXPECT_GT(present, 5000u);
-  EXPECT_GT(absent, 0u);  // deleted keys stay deleted
-  // Part came from the levels, the rest from the log copies past them.
-  EXPECT_GT(backup_.region->stats().l0_entries, 0u);
-  EXPECT_FALSE(backup_.region->LevelDescriptors().empty());
-  // It takes writes of its own now; the stream of the old primary is over.
-  ASSERT_TRUE(backup_.region->Put("after", "promotion").ok());
-  std::string value;
-  ASSERT_TRUE(backup_.region->Get("after", &value).ok());
-  EXPECT_EQ(value, "promotion");
-  EXPECT_FALSE(backup_.service.PromoteBackup(7).ok());
+  promoted->WaitForCompactions();
+  EXPECT_GT(promoted->stats().compactions, 0u);
+  ExpectSameContents(primary_.region, promoted);
+
+  // A restart replays the adopted logs as its own.
+  backup_.service.DisableReplication();
+  backup_.service.UseEngine(nullptr);
+  backup_.engine.reset();
+  ASSERT_TRUE(
+      engine::Engine::Open(backup_.device->Open(), {}, false, &backup_.engine)
+          .ok());
+  lsm::Region* reopened = nullptr;
+  ASSERT_TRUE(backup_.engine->OpenRegion("r7", &reopened).ok());
+  ExpectSameContents(primary_.region, reopened);
+  // Nothing is promoted twice.
+  backup_.service.UseEngine(backup_.engine.get());
+  EXPECT_FALSE(backup_.service.PromoteBackup(7, "r7", &promoted, &report).ok());
+}
+
+TEST_P(SendIndexTest, ABackupRestartedWithoutItsStreamIsPromotedFromItsDisk) {
+  Write(3000, /*through_service=*/false);
+  Place(3);
+  ExpectBackupCaughtUp();
+  Write(2000, /*through_service=*/true);
+  // The primary hands its last bytes over (a clean close); the backup
+  // then restarts: what it holds is on its volume only.
+  primary_.service.DisableReplication();
+  backup_.service.DisableReplication();
+  backup_.service.UseEngine(nullptr);
+  backup_.engine.reset();
+  ASSERT_TRUE(
+      engine::Engine::Open(backup_.device->Open(), {}, false, &backup_.engine)
+          .ok());
+  backup_.service.UseEngine(backup_.engine.get());
+  lsm::Region* promoted = nullptr;
+  AdoptionReport report;
+  const Status promotion =
+      backup_.service.PromoteBackup(7, "r7", &promoted, &report);
+  ASSERT_TRUE(promotion.ok()) << promotion.ToString();
+  EXPECT_EQ(report.landed_segments, 0u);
+  EXPECT_GT(ExpectSameContents(primary_.region, promoted), 4000u);
 }
 
 INSTANTIATE_TEST_SUITE_P(

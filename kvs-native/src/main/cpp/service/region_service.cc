@@ -281,29 +281,59 @@ void RegionService::HandleIndexControl(std::string_view message,
   replication::EncodeControlReply(answer, reply);
 }
 
-Status RegionService::PromoteBackup(uint64_t region_id) {
+Status RegionService::PromoteBackup(uint64_t region_id,
+                                    std::string_view engine_name,
+                                    lsm::Region** region,
+                                    replication::AdoptionReport* report) {
+  *region = nullptr;
   std::shared_ptr<replication::SendIndexSink> sink;
-  lsm::Region* region = nullptr;
+  std::shared_ptr<replication::ReplicaSink> build_sink;
+  engine::Engine* engine = nullptr;
   {
     std::unique_lock<std::shared_mutex> lock(mutex_);
-    const auto it = regions_.find(region_id);
-    if (it == regions_.end() || it->second.placement->primary ||
-        it->second.index_sink == nullptr) {
-      return Status::NotFound("region " + std::to_string(region_id) +
-                              " has no send-index stream here to promote");
+    engine = engine_;
+    if (engine == nullptr) {
+      return Status::InvalidArgument("the service does not know its engine");
     }
-    sink = std::move(it->second.index_sink);
-    region = it->second.region;
+    const auto it = regions_.find(region_id);
+    if (it != regions_.end()) {
+      if (it->second.placement->primary) {
+        return Status::InvalidArgument("region " + std::to_string(region_id) +
+                                       " is primary here already");
+      }
+      sink = std::move(it->second.index_sink);
+      build_sink = std::move(it->second.sink);
+      regions_.erase(it);
+    }
   }
-  sink->Stop();
-  std::vector<replication::SendIndexSink::LoggedWrite> writes;
-  KVS_RETURN_IF_ERROR(sink->LoggedSince(&writes));
-  KVS_RETURN_IF_ERROR(region->AdoptInstalledLevels());
-  for (const auto& write : writes) {
-    KVS_RETURN_IF_ERROR(write.put ? region->Put(write.key, write.value)
-                                  : region->Delete(write.key));
+  build_sink.reset();
+  if (sink != nullptr) sink->Stop();
+  std::vector<replication::LandedLog> landed;
+  if (sink != nullptr) landed = sink->Landed();
+  Status adopted = engine->ReopenRegion(
+      engine_name,
+      [&](uint64_t id) {
+        if (!replication::HoldsReplica(*engine->volume(), id)) {
+          return Status::InvalidArgument("region " + std::string(engine_name) +
+                                         " holds no replica to promote");
+        }
+        return replication::AdoptReplica(engine->volume(), id, landed, report);
+      },
+      region);
+  // The buffers go only now: adoption read what landed in them.
+  sink.reset();
+  return adopted;
+}
+
+bool RegionService::HoldsReplica(std::string_view engine_name) const {
+  engine::Engine* engine = nullptr;
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    engine = engine_;
   }
-  return region->Sync();
+  if (engine == nullptr) return false;
+  const auto id = engine->RegionId(engine_name);
+  return id.has_value() && replication::HoldsReplica(*engine->volume(), *id);
 }
 
 Status RegionService::BackupLevels(

@@ -29,6 +29,7 @@
 #include "engine/engine.h"
 #include "lsm/region.h"
 #include "replication/level_digest.h"
+#include "replication/replica_adoption.h"
 #include "replication/replica_sink.h"
 #include "replication/replicator.h"
 #include "replication/send_index_sink.h"
@@ -105,13 +106,22 @@ class RegionService final : public channel::RequestHandler {
   Status BackupCopies(
       uint64_t region_id, log::LogKind kind,
       std::map<uint64_t, replication::MirroredSegment>* copies) const;
-  // Test hook for promoting a Send-Index backup (failure recovery is the
-  // master's, later): ends the region's stream here (later messages are
-  // refused), has the region adopt the levels installed for it and
-  // applies the writes its log copies and buffers hold past them, so it
-  // holds every write its primary acknowledged. Reads of the region then
-  // see them; the copies stay the stream's (see docs/ARCHITECTURE.md).
-  Status PromoteBackup(uint64_t region_id);
+  // Promotes the Send-Index replica of cluster region `region_id`, engine
+  // region `engine_name` (failure recovery, docs/ARCHITECTURE.md): ends
+  // the region's stream here if one is attached (later messages are
+  // refused), detaches it, and has the engine reopen the region as the
+  // owner of its copies and installed levels (replication/
+  // replica_adoption.h, with what landed in the stream's buffers), which
+  // replays the logs past the levels to a point in time. `*region`: the
+  // reopened region (the old object is gone; null if reopening failed).
+  // The caller attaches it as primary. InvalidArgument if the region holds
+  // no replica (replication::HoldsReplica).
+  Status PromoteBackup(uint64_t region_id, std::string_view engine_name,
+                       lsm::Region** region,
+                       replication::AdoptionReport* report);
+  // Whether engine region `engine_name` holds a Send-Index replica (its
+  // levels and copies are a primary's); false for one not on the volume.
+  bool HoldsReplica(std::string_view engine_name) const;
   replication::ReplicatorStats ReplicationStats() const;
   // Summed over the streams this server backs up now (index_cpu_ns also
   // counts Build-Index backups applying records: their index upkeep).
