@@ -275,6 +275,22 @@ KVS_EXPORT kvs_status kvs_service_levels_digest(const kvs_service* service,
                                                 uint64_t* digest,
                                                 uint64_t* entries,
                                                 uint64_t* levels);
+// Promotes the send-index replica of cluster region `region_id`, held in
+// engine region `name`: its copies and installed levels become the region's
+// own, the region is reopened (replaying them) and detached from the
+// service; every handle on the old region object is invalid from the call
+// on. `segments` receives the log segments adopted. Open the region again
+// for the new handle.
+KVS_EXPORT kvs_status kvs_service_promote(kvs_service* service,
+                                          uint64_t region_id, const char* name,
+                                          size_t name_size, uint64_t* segments);
+// 1 if region `region_id` is held as a primary whose backups all hold every
+// write it acknowledged (or it has none), else 0.
+KVS_EXPORT int kvs_service_backups_caught_up(const kvs_service* service,
+                                             uint64_t region_id);
+// 1 if engine region `name` holds a send-index replica, else 0.
+KVS_EXPORT int kvs_service_holds_replica(const kvs_service* service,
+                                         const char* name, size_t name_size);
 // Answers one encoded request; `sink` receives the encoded reply (always
 // one: malformed requests get an INVALID_ARGUMENT reply).
 KVS_EXPORT void kvs_service_handle(kvs_service* service, const void* request,

@@ -133,6 +133,29 @@ kvs_status kvs_service_levels_digest(const kvs_service* service,
   return KVS_OK;
 }
 
+kvs_status kvs_service_promote(kvs_service* service, uint64_t region_id,
+                               const char* name, size_t name_size,
+                               uint64_t* segments) {
+  kvs::lsm::Region* region = nullptr;
+  kvs::replication::AdoptionReport report;
+  const Status status = service->service.PromoteBackup(
+      region_id, std::string_view(name, name_size), &region, &report);
+  if (!status.ok()) return Report(status);
+  *segments = report.segments;
+  return KVS_OK;
+}
+
+int kvs_service_backups_caught_up(const kvs_service* service,
+                                  uint64_t region_id) {
+  return service->service.BackupsCaughtUp(region_id) ? 1 : 0;
+}
+
+int kvs_service_holds_replica(const kvs_service* service, const char* name,
+                              size_t name_size) {
+  return service->service.HoldsReplica(std::string_view(name, name_size)) ? 1
+                                                                          : 0;
+}
+
 void kvs_service_detach(kvs_service* service, uint64_t region_id) {
   service->service.Detach(region_id);
 }

@@ -95,6 +95,36 @@ jlongArray ServiceLevelsDigest(JNIEnv* env, jclass, jlong service,
   return result;
 }
 
+// The log segments adopted; throws if the region holds no replica.
+jlong ServicePromote(JNIEnv* env, jclass, jlong service, jlong region_id,
+                     jbyteArray name) {
+  const std::string bytes = StringOfBytes(env, name);
+  uint64_t segments = 0;
+  if (Failed(env, kvs_service_promote(reinterpret_cast<kvs_service*>(service),
+                                      static_cast<uint64_t>(region_id),
+                                      bytes.data(), bytes.size(), &segments))) {
+    return 0;
+  }
+  return static_cast<jlong>(segments);
+}
+
+jboolean ServiceBackupsCaughtUp(JNIEnv*, jclass, jlong service,
+                                jlong region_id) {
+  return kvs_service_backups_caught_up(reinterpret_cast<kvs_service*>(service),
+                                       static_cast<uint64_t>(region_id)) != 0
+             ? JNI_TRUE
+             : JNI_FALSE;
+}
+
+jboolean ServiceHoldsReplica(JNIEnv* env, jclass, jlong service,
+                             jbyteArray name) {
+  const std::string bytes = StringOfBytes(env, name);
+  return kvs_service_holds_replica(reinterpret_cast<kvs_service*>(service),
+                                   bytes.data(), bytes.size()) != 0
+             ? JNI_TRUE
+             : JNI_FALSE;
+}
+
 void ServiceUseEngine(JNIEnv*, jclass, jlong service, jlong engine) {
   kvs_service_use_engine(reinterpret_cast<kvs_service*>(service),
                          reinterpret_cast<kvs_engine*>(engine));
@@ -252,6 +282,9 @@ bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class) {
                  ServiceAttachPlaced),
       KVS_NATIVE("serviceUseEngine", "(JJ)V", ServiceUseEngine),
       KVS_NATIVE("serviceLevelsDigest", "(JJ)[J", ServiceLevelsDigest),
+      KVS_NATIVE("servicePromote", "(JJ[B)J", ServicePromote),
+      KVS_NATIVE("serviceHoldsReplica", "(J[B)Z", ServiceHoldsReplica),
+      KVS_NATIVE("serviceBackupsCaughtUp", "(JJ)Z", ServiceBackupsCaughtUp),
       KVS_NATIVE("serviceReplicationStats", "(J)[J", ServiceReplicationStats),
       KVS_NATIVE("serviceDetach", "(JJ)V", ServiceDetach),
       KVS_NATIVE("serviceHandle", "(JLjava/nio/ByteBuffer;II)[B",

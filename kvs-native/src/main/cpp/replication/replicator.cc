@@ -94,6 +94,7 @@ void Replicator::Open(uint64_t region_id, uint64_t epoch,
     const Status reported = region->ReportState(visitor, [&] {
       std::lock_guard<std::mutex> lock(stream->mutex);
       stream->live = true;
+      stream->catch_up_ticket = stream->next_ticket - 1;
     });
     if (!reported.ok()) {
       Fail(stream.get(),
@@ -103,6 +104,26 @@ void Replicator::Open(uint64_t region_id, uint64_t epoch,
   }
   std::lock_guard<std::mutex> lock(mutex_);
   work_.notify_all();
+}
+
+bool Replicator::CaughtUp(uint64_t region_id) const {
+  std::shared_ptr<Stream> stream;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = streams_.find(region_id);
+    if (it == streams_.end()) return false;
+    stream = it->second;
+  }
+  std::lock_guard<std::mutex> lock(stream->mutex);
+  if (stream->state != Stream::State::kReady || !stream->failure.ok() ||
+      stream->closing) {
+    return false;
+  }
+  if (stream->mode != ReplicationMode::kSendIndex) return true;
+  const std::deque<Stream::Event>& index = stream->lanes[Stream::kIndexLane];
+  return stream->live && stream->done_ticket >= stream->catch_up_ticket &&
+         (index.empty() || index.front().ticket > stream->catch_up_ticket) &&
+         stream->index_replies_pending == 0;
 }
 
 bool Replicator::Replicates(uint64_t region_id) const {

@@ -108,6 +108,11 @@ class Replicator final : public lsm::ReplicationTap {
   // Closes every stream (Close each).
   void CloseAll();
   bool Replicates(uint64_t region_id) const;
+  // Whether `region_id`'s stream is healthy and every backup holds what it
+  // started with (Send-Index: the catch-up's state, index shipments
+  // included; Build-Index has none), so each holds every write the region
+  // acknowledged. False without a stream.
+  bool CaughtUp(uint64_t region_id) const;
 
   // Runs `apply` (the local write) and, if it succeeds, replicates
   // `record`; returns once every backup holds it, or why not.

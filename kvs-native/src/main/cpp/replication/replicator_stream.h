@@ -141,6 +141,9 @@ struct Replicator::Stream : std::enable_shared_from_this<Replicator::Stream> {
   // its catch-up report on), and the queues: one lane per log and one for
   // index events (replicator_send_index.cc orders the lanes).
   bool live = false;
+  // The ticket of the catch-up's last event (0: none): the backups hold the
+  // region's state once it is done.
+  uint64_t catch_up_ticket = 0;
   std::deque<Event> lanes[kSendIndexLogs + 1];
   uint64_t next_ticket = 1;
   uint64_t done_ticket = 0;  // every backup holds the bytes through this

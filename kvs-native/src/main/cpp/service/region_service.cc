@@ -396,6 +396,18 @@ Status RegionService::BackupCopies(
   return Status::Ok();
 }
 
+bool RegionService::BackupsCaughtUp(uint64_t region_id) const {
+  std::shared_ptr<replication::Replicator> replicator;
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    const auto it = regions_.find(region_id);
+    if (it == regions_.end() || !it->second.placement->primary) return false;
+    if (it->second.placement->backups.empty()) return true;
+    replicator = replicator_;
+  }
+  return replicator != nullptr && replicator->CaughtUp(region_id);
+}
+
 replication::ReplicatorStats RegionService::ReplicationStats() const {
   std::shared_lock<std::shared_mutex> lock(mutex_);
   return replicator_ != nullptr ? replicator_->stats()

@@ -122,6 +122,10 @@ class RegionService final : public channel::RequestHandler {
   // Whether engine region `engine_name` holds a Send-Index replica (its
   // levels and copies are a primary's); false for one not on the volume.
   bool HoldsReplica(std::string_view engine_name) const;
+  // Whether `region_id` is held here as a primary whose backups all hold
+  // every write it acknowledged (Replicator::CaughtUp), or as a primary
+  // without backups.
+  bool BackupsCaughtUp(uint64_t region_id) const;
   replication::ReplicatorStats ReplicationStats() const;
   // Summed over the streams this server backs up now (index_cpu_ns also
   // counts Build-Index backups applying records: their index upkeep).

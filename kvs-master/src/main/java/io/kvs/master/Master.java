@@ -126,6 +126,7 @@ public final class Master implements AutoCloseable {
     }
     latch.close();
     servers.close();
+    reconciler.close();
     control.close();
     curator.close();
   }

@@ -6,15 +6,24 @@ import io.kvs.core.cluster.Keys;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionRole;
 import io.kvs.core.cluster.RegionState;
+import io.kvs.core.cluster.ReplicationMode;
 import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.control.ControlClient;
 import io.kvs.core.control.ControlCommand;
 import io.kvs.core.control.ControlReply;
 import io.kvs.core.control.HeldRegion;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.zookeeper.KeeperException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,22 +31,51 @@ import org.slf4j.LoggerFactory;
 /**
  * One pass of the active master over the cluster: bootstrap if there is no cluster yet, then bring
  * every region to where the map says it is. Level-triggered: it compares what the map records with
- * what each live server reports holding, so a pass after any failure (its own included) repairs
- * what the previous one left.
+ * what each live server reports holding, so a pass after any failure (its own, or a previous
+ * master's half-way through a recovery) repairs what the previous one left. Every change to a
+ * region's group is written to the map (versioned) before any server is told of it, so the map is
+ * the record of each recovery step.
  *
- * <p>Rules (until failure recovery moves replicas): a region is OPEN when every member of its
- * replica group is live and holds it at its epoch. When a member is gone the region goes OFFLINE at
- * a raised epoch and the remaining members are told to close it (fencing: they refuse the old
- * epoch); when all members are back it is reopened at a raised epoch, backups first. An OPEN region
- * that a live member no longer holds as the map says (it restarted before its old session expired)
- * is reopened at a raised epoch too, so its primary replicates to it afresh.
+ * <p>Rules (docs/ARCHITECTURE.md "Failure recovery"):
+ *
+ * <ul>
+ *   <li><b>A member gone</b> (its ZooKeeper session expired): the group shrinks to its live members
+ *       at a raised epoch. If the primary is gone, a live backup in sync (not {@code joining}) is
+ *       promoted. If no live member can serve, the region goes OFFLINE with its group kept, until a
+ *       member that can returns.
+ *   <li><b>Under-replicated</b> (fewer members than the replication factor, all live and serving):
+ *       a live server outside the group (fewest replicas first) is added as a backup, at a raised
+ *       epoch. Under send-index every backup of a new epoch is {@code joining} until its primary
+ *       reports that its catch-up is done; only then may it be promoted.
+ *   <li><b>A member that lost the region</b> (it restarted before its old session expired, or
+ *       closed it): the group is reopened at a raised epoch, backups first.
+ *   <li><b>A server holding a region it is no member of</b> (a primary that was paused while its
+ *       group moved on) is told to close it.
+ * </ul>
+ *
+ * <p>The master never waits on one server to act on another: every live server is listed at once,
+ * each with a short bound, and a server that did not answer is sent nothing this pass.
  */
-final class Reconciler {
+final class Reconciler implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Reconciler.class);
+
+  /** Bound on one server's answer to {@code list}: a paused server must not hold up the pass. */
+  static final Duration LIST_TIMEOUT = Duration.ofSeconds(2);
 
   private final MasterOptions options;
   private final RegionStore store;
   private final ControlClient control;
+  private final ExecutorService listing =
+      Executors.newFixedThreadPool(
+          4,
+          runnable -> {
+            Thread thread = new Thread(runnable, "kvs-master-list");
+            thread.setDaemon(true);
+            return thread;
+          });
+
+  /** When the recovery of each region still recovering began (nanoTime). */
+  private final Map<Long, Long> recovering = new HashMap<>();
 
   Reconciler(MasterOptions options, RegionStore store, ControlClient control) {
     this.options = options;
@@ -45,7 +83,7 @@ final class Reconciler {
     this.control = control;
   }
 
-  /** Whether everything is OPEN after this pass. */
+  /** Whether every region is OPEN with its whole group in sync after this pass. */
   boolean pass() throws Exception {
     Map<String, ServerInfo> servers = store.servers();
     ClusterConfig config = store.config().orElse(null);
@@ -53,23 +91,29 @@ final class Reconciler {
       return bootstrap(servers);
     }
     // Servers whose list failed are absent: what they hold is unknown this pass.
-    Map<String, Map<Long, HeldRegion>> held = new HashMap<>();
-    for (ServerInfo server : servers.values()) {
-      Map<Long, HeldRegion> regions = heldBy(server);
-      if (regions != null) {
-        held.put(server.id(), regions);
-      }
+    Map<String, Map<Long, HeldRegion>> held = listAll(servers);
+    Map<Long, RegionStore.Versioned> regions = store.regions();
+    Map<String, Integer> replicas = new HashMap<>();
+    servers.keySet().forEach(server -> replicas.put(server, 0));
+    for (RegionStore.Versioned versioned : regions.values()) {
+      versioned.region().members().forEach(member -> replicas.merge(member, 1, Integer::sum));
     }
     boolean allOpen = true;
-    for (RegionStore.Versioned versioned : store.regions().values()) {
+    for (RegionStore.Versioned versioned : regions.values()) {
       try {
-        allOpen &= reconcile(versioned, servers, held, config);
+        allOpen &= reconcile(versioned, servers, held, replicas, config);
       } catch (KeeperException.BadVersionException e) {
         LOG.info("region {} changed meanwhile; next pass", versioned.region().id());
         allOpen = false;
       }
     }
+    closeStrays(regions, servers, held);
     return allOpen;
+  }
+
+  @Override
+  public void close() {
+    listing.shutdownNow();
   }
 
   private boolean bootstrap(Map<String, ServerInfo> servers) throws Exception {
@@ -111,49 +155,80 @@ final class Reconciler {
       RegionStore.Versioned versioned,
       Map<String, ServerInfo> servers,
       Map<String, Map<Long, HeldRegion>> held,
+      Map<String, Integer> replicas,
       ClusterConfig config)
       throws Exception {
     RegionDescriptor region = versioned.region();
     int version = versioned.version();
-    List<String> missing = new ArrayList<>();
-    for (String member : region.members()) {
-      if (!servers.containsKey(member)) {
-        missing.add(member);
-      }
-    }
-    if (region.primary().isEmpty() || !missing.isEmpty()) {
-      if (region.state() != RegionState.OFFLINE) {
-        RegionDescriptor offline =
-            region.reassigned(region.primary(), region.backups()).withState(RegionState.OFFLINE);
-        store.update(offline, version);
-        LOG.warn("{} offline: members {} are gone", offline, missing);
-        for (String member : region.members()) {
-          if (servers.containsKey(member)) {
-            send(servers.get(member), new ControlCommand.Close(region.id(), offline.epoch()));
+    boolean sendIndex = config.mode() == ReplicationMode.SEND_INDEX;
+    List<String> gone =
+        region.members().stream().filter(member -> !servers.containsKey(member)).toList();
+    if (region.primary().isEmpty() || !gone.isEmpty()) {
+      recovering.putIfAbsent(region.id(), System.nanoTime());
+      RegionDescriptor shrunk = shrink(region, servers.keySet(), sendIndex);
+      if (shrunk == null) {
+        if (region.state() != RegionState.OFFLINE) {
+          RegionDescriptor offline =
+              region.reassigned(region.primary(), region.backups()).withState(RegionState.OFFLINE);
+          store.update(offline, version);
+          LOG.warn(
+              "{} offline: members {} are gone and no live one holds every write", offline, gone);
+          for (String member : region.members()) {
+            if (servers.containsKey(member) && held.containsKey(member)) {
+              send(servers.get(member), new ControlCommand.Close(region.id(), offline.epoch()));
+            }
           }
         }
+        return false;
       }
-      return false;
-    }
-    if (region.state() == RegionState.OFFLINE) {
-      RegionDescriptor reopening = region.reassigned(region.primary(), region.backups());
+      version = store.update(shrunk, version);
+      LOG.warn(
+          "{}: members {} are gone; {}",
+          shrunk,
+          gone,
+          shrunk.primary().equals(region.primary())
+              ? "the group shrinks"
+              : "backup " + shrunk.primary() + " is promoted");
+      region = shrunk;
+    } else if (region.state() == RegionState.OFFLINE) {
+      RegionDescriptor reopening = next(region, region.primary(), region.backups(), sendIndex);
       version = store.update(reopening, version);
       region = reopening;
     } else if (region.state() == RegionState.OPEN && lostByAMember(region, held)) {
       // A live member no longer holds the region as the map says (it restarted before its old
       // session expired, or closed the region): the primary's replication stream to it is broken,
       // so the whole group is reopened at a raised epoch, and the primary replicates to it afresh.
-      RegionDescriptor reopening = region.reassigned(region.primary(), region.backups());
+      RegionDescriptor reopening = next(region, region.primary(), region.backups(), sendIndex);
       version = store.update(reopening, version);
       LOG.warn("{} reopened at a raised epoch: a member lost it", reopening);
       region = reopening;
+    } else if (region.state() == RegionState.OPEN
+        && region.joining().isEmpty()
+        && region.members().size() < config.replicationFactor()
+        && sendIndex) {
+      String added = leastLoaded(servers.keySet(), region.members(), held, replicas);
+      if (added != null) {
+        List<String> backups = new ArrayList<>(region.backups());
+        backups.add(added);
+        RegionDescriptor grown = next(region, region.primary(), backups, true);
+        version = store.update(grown, version);
+        replicas.merge(added, 1, Integer::sum);
+        recovering.putIfAbsent(region.id(), System.nanoTime());
+        LOG.info("{}: {} re-replicates it", grown, added);
+        region = grown;
+      }
     }
     boolean opened = true;
     // Backups first, so the primary finds them ready when it starts replicating.
     List<String> order = new ArrayList<>(region.backups());
     order.add(region.primary());
     for (String member : order) {
-      HeldRegion holds = held.getOrDefault(member, Map.of()).get(region.id());
+      Map<Long, HeldRegion> regions = held.get(member);
+      if (regions == null) {
+        opened = false; // not listed: it may be stuck, so it is sent nothing this pass
+        continue;
+      }
+      HeldRegion holds = regions.get(region.id());
       RegionRole role = region.roleOf(member);
       if (holds != null && holds.epoch() == region.epoch() && holds.role() == role) {
         continue;
@@ -161,7 +236,8 @@ final class Reconciler {
       opened &= send(servers.get(member), new ControlCommand.Open(region, config.mode()));
     }
     if (opened && region.state() != RegionState.OPEN) {
-      store.update(region.withState(RegionState.OPEN), version);
+      version = store.update(region.withState(RegionState.OPEN), version);
+      region = region.withState(RegionState.OPEN);
       LOG.info(
           "region {} [{}, {}) open at epoch {} on {}",
           region.id(),
@@ -170,7 +246,111 @@ final class Reconciler {
           region.epoch(),
           region.members());
     }
-    return opened;
+    if (opened && !region.joining().isEmpty() && primaryCaughtUp(region, held)) {
+      store.update(region.withBackupsInSync(), version);
+      region = region.withBackupsInSync();
+      LOG.info("region {}: backups {} hold every write", region.id(), region.backups());
+    }
+    boolean whole =
+        opened
+            && region.joining().isEmpty()
+            && (region.members().size() >= config.replicationFactor()
+                || region.members().size() >= servers.size());
+    Long started = whole ? recovering.remove(region.id()) : null;
+    if (started != null) {
+      LOG.info(
+          "recovery of region {} done in {} ms: {}",
+          region.id(),
+          (System.nanoTime() - started) / 1_000_000,
+          region);
+    }
+    return whole;
+  }
+
+  /**
+   * {@code region}'s group without its dead members, at a raised epoch, with a live backup in sync
+   * promoted if its primary is dead; null if no live member holds every acknowledged write.
+   */
+  private static RegionDescriptor shrink(
+      RegionDescriptor region, Set<String> live, boolean sendIndex) {
+    List<String> backups = region.backups().stream().filter(live::contains).toList();
+    String primary = region.primary();
+    if (primary.isEmpty() || !live.contains(primary)) {
+      primary = region.backupsInSync().stream().filter(live::contains).findFirst().orElse(null);
+      if (primary == null) {
+        return null;
+      }
+      String promoted = primary;
+      backups = backups.stream().filter(backup -> !backup.equals(promoted)).toList();
+    }
+    return next(region, primary, backups, sendIndex);
+  }
+
+  /**
+   * {@code region} with group {@code primary} and {@code backups} at a raised epoch. Under
+   * send-index a new epoch opens a new replication stream, whose catch-up starts every backup over:
+   * all are joining until it is done.
+   */
+  private static RegionDescriptor next(
+      RegionDescriptor region, String primary, List<String> backups, boolean sendIndex) {
+    return sendIndex
+        ? region.reassigned(primary, backups, backups)
+        : region.reassigned(primary, backups);
+  }
+
+  /** Whether the primary reports, at the region's epoch, that its backups hold every write. */
+  private static boolean primaryCaughtUp(
+      RegionDescriptor region, Map<String, Map<Long, HeldRegion>> held) {
+    HeldRegion holds = held.getOrDefault(region.primary(), Map.of()).get(region.id());
+    return holds != null
+        && holds.epoch() == region.epoch()
+        && holds.role() == RegionRole.PRIMARY
+        && holds.caughtUp();
+  }
+
+  /** The listed live server outside {@code members} with the fewest replicas, or null. */
+  private static String leastLoaded(
+      Set<String> live,
+      List<String> members,
+      Map<String, Map<Long, HeldRegion>> held,
+      Map<String, Integer> replicas) {
+    String best = null;
+    for (String server : live) {
+      if (members.contains(server) || !held.containsKey(server)) {
+        continue;
+      }
+      if (best == null || replicas.getOrDefault(server, 0) < replicas.getOrDefault(best, 0)) {
+        best = server;
+      }
+    }
+    return best;
+  }
+
+  /**
+   * Tells servers to close regions they hold but are no members of (at the region's epoch, which
+   * fences them): a primary paused while its group moved on, a member dropped from a group.
+   */
+  private void closeStrays(
+      Map<Long, RegionStore.Versioned> regions,
+      Map<String, ServerInfo> servers,
+      Map<String, Map<Long, HeldRegion>> held) {
+    held.forEach(
+        (server, regionsHeld) ->
+            regionsHeld.forEach(
+                (regionId, holds) -> {
+                  RegionStore.Versioned versioned = regions.get(regionId);
+                  if (versioned != null && versioned.region().roleOf(server) == null) {
+                    LOG.warn(
+                        "{} still holds region {} at epoch {}, no member since epoch {}: closing",
+                        server,
+                        regionId,
+                        holds.epoch(),
+                        versioned.region().epoch());
+                    send(
+                        servers.get(server),
+                        new ControlCommand.Close(regionId, versioned.region().epoch()));
+                  }
+                }));
   }
 
   /**
@@ -194,12 +374,38 @@ final class Reconciler {
     return false;
   }
 
+  /** What every live server holds, listed at once; servers that did not answer are absent. */
+  private Map<String, Map<Long, HeldRegion>> listAll(Map<String, ServerInfo> servers) {
+    Map<String, CompletableFuture<Map<Long, HeldRegion>>> calls = new HashMap<>();
+    servers.forEach(
+        (id, server) ->
+            calls.put(id, CompletableFuture.supplyAsync(() -> heldBy(server), listing)));
+    Map<String, Map<Long, HeldRegion>> held = new HashMap<>();
+    long deadline = System.nanoTime() + LIST_TIMEOUT.plusSeconds(1).toNanos();
+    calls.forEach(
+        (id, call) -> {
+          try {
+            Map<Long, HeldRegion> regions =
+                call.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            if (regions != null) {
+              held.put(id, regions);
+            }
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          } catch (ExecutionException | TimeoutException e) {
+            LOG.warn("cannot list the regions of {}: {}", id, e.toString());
+          }
+        });
+    return held;
+  }
+
   /** What {@code server} holds, or null if it could not be asked. */
   private Map<Long, HeldRegion> heldBy(ServerInfo server) {
     Map<Long, HeldRegion> regions = new HashMap<>();
     try {
       ControlReply reply =
-          control.call(server.host(), server.controlPort(), new ControlCommand.ListRegions());
+          control.call(
+              server.host(), server.controlPort(), new ControlCommand.ListRegions(), LIST_TIMEOUT);
       reply.regions().forEach(region -> regions.put(region.regionId(), region));
     } catch (KvsException e) {
       LOG.warn("cannot list the regions of {}: {}", server.id(), e.getMessage());

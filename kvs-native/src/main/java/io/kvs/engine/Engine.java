@@ -90,6 +90,27 @@ public final class Engine implements AutoCloseable {
     }
   }
 
+  /**
+   * Closes region {@code name}'s handle, runs {@code change} (a native service of this library that
+   * has the engine reopen the region, as promoting a replica does), then returns a new handle. The
+   * old handle fails with {@link io.kvs.core.ClosedException} from the call on.
+   */
+  public Region reopenRegion(String name, Runnable change) {
+    guard.enter();
+    try {
+      synchronized (regions) {
+        Region open = regions.remove(name);
+        if (open != null) {
+          open.closeHandle();
+        }
+        change.run();
+      }
+    } finally {
+      guard.exit();
+    }
+    return openRegion(name);
+  }
+
   private Region regionCall(String name, boolean create) {
     byte[] bytes = nameBytes(name);
     guard.enter();

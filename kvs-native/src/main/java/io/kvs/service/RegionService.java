@@ -8,6 +8,7 @@ import io.kvs.nativelib.NativeLibrary;
 import io.kvs.nativelib.internal.NativeMethods;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
@@ -109,6 +110,51 @@ public final class RegionService implements AutoCloseable {
     lock.readLock().lock();
     try {
       return NativeMethods.serviceLevelsDigest(live(), regionId);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /**
+   * Promotes the send-index replica of region {@code regionId}, held in {@code engine}'s region
+   * {@code engineName} (failure recovery): the region's stream here ends, the copies of its
+   * primary's logs and the levels installed from it become the region's own, and the region is
+   * reopened, replaying them to a point in time. The region is detached; attach the returned handle
+   * as primary. Handles on the region taken before are closed.
+   *
+   * @throws io.kvs.core.KvsException INVALID_ARGUMENT if the region holds no replica, or an I/O
+   *     error (the replica is then kept: promoting again retries)
+   */
+  public Region promote(long regionId, Engine engine, String engineName) {
+    byte[] name = engineName.getBytes(StandardCharsets.UTF_8);
+    lock.readLock().lock();
+    try {
+      long service = live();
+      return engine.reopenRegion(
+          engineName, () -> NativeMethods.servicePromote(service, regionId, name));
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /**
+   * Whether {@code regionId} is held here as a primary whose backups all hold every write it
+   * acknowledged: its replication stream is healthy and (send-index) its catch-up is done.
+   */
+  public boolean backupsCaughtUp(long regionId) {
+    lock.readLock().lock();
+    try {
+      return NativeMethods.serviceBackupsCaughtUp(live(), regionId);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /** Whether {@code engineName} holds a send-index replica (levels and logs of a primary's). */
+  public boolean holdsReplica(String engineName) {
+    lock.readLock().lock();
+    try {
+      return NativeMethods.serviceHoldsReplica(live(), engineName.getBytes(StandardCharsets.UTF_8));
     } finally {
       lock.readLock().unlock();
     }

@@ -57,6 +57,8 @@ public final class ClusterJson {
     node.put("primary", region.primary());
     ArrayNode backups = node.putArray("backups");
     region.backups().forEach(backups::add);
+    ArrayNode joining = node.putArray("joining");
+    region.joining().forEach(joining::add);
     node.put("epoch", region.epoch());
     node.put("state", region.state().name());
     return node;
@@ -68,12 +70,19 @@ public final class ClusterJson {
     for (JsonNode backup : array(node, "backups")) {
       backups.add(backup.asText());
     }
+    List<String> joining = new ArrayList<>();
+    if (node.has("joining")) {
+      for (JsonNode backup : array(node, "joining")) {
+        joining.add(backup.asText());
+      }
+    }
     return new RegionDescriptor(
         longValue(node, "id"),
         bytes(node, "start"),
         bytes(node, "end"),
         text(node, "primary"),
         backups,
+        joining,
         longValue(node, "epoch"),
         RegionState.valueOf(text(node, "state")));
   }

@@ -13,6 +13,8 @@ import java.util.Objects;
  * @param end end key (exclusive); empty for the last region
  * @param primary server id of the primary, empty while it has none
  * @param backups server ids of the backups
+ * @param joining the backups not known yet to hold every write the region acknowledged (their
+ *     primary's catch-up of them may be under way): never promoted
  * @param epoch raised by the master at every change of the replica group; every request carries it
  * @param state where the region is in its lifecycle
  */
@@ -22,13 +24,30 @@ public record RegionDescriptor(
     byte[] end,
     String primary,
     List<String> backups,
+    List<String> joining,
     long epoch,
     RegionState state) {
+  /** A region with every backup in sync. */
+  public RegionDescriptor(
+      long id,
+      byte[] start,
+      byte[] end,
+      String primary,
+      List<String> backups,
+      long epoch,
+      RegionState state) {
+    this(id, start, end, primary, backups, List.of(), epoch, state);
+  }
+
   public RegionDescriptor {
     Objects.requireNonNull(start, "start");
     Objects.requireNonNull(end, "end");
     primary = primary == null ? "" : primary;
     backups = List.copyOf(backups == null ? List.of() : backups);
+    joining = List.copyOf(joining == null ? List.of() : joining);
+    if (!backups.containsAll(joining)) {
+      throw new IllegalArgumentException("region " + id + ": a joining server is no backup");
+    }
     Objects.requireNonNull(state, "state");
     if (id < 0 || epoch < 0) {
       throw new IllegalArgumentException("negative region id or epoch");
@@ -63,15 +82,35 @@ public record RegionDescriptor(
     return backups.contains(serverId) ? RegionRole.BACKUP : null;
   }
 
-  /** This region with another replica group, at the next epoch, opening. */
-  public RegionDescriptor reassigned(String newPrimary, List<String> newBackups) {
+  /**
+   * This region with another replica group, at the next epoch, opening; the backups in {@code
+   * newJoining} are not in sync yet.
+   */
+  public RegionDescriptor reassigned(
+      String newPrimary, List<String> newBackups, List<String> newJoining) {
     return new RegionDescriptor(
-        id, start, end, newPrimary, newBackups, epoch + 1, RegionState.OPENING);
+        id, start, end, newPrimary, newBackups, newJoining, epoch + 1, RegionState.OPENING);
+  }
+
+  /** This region with the same replica group, at the next epoch, opening. */
+  public RegionDescriptor reassigned(String newPrimary, List<String> newBackups) {
+    List<String> stillJoining = joining.stream().filter(newBackups::contains).toList();
+    return reassigned(newPrimary, newBackups, stillJoining);
   }
 
   /** This region in {@code newState}, same group and epoch. */
   public RegionDescriptor withState(RegionState newState) {
-    return new RegionDescriptor(id, start, end, primary, backups, epoch, newState);
+    return new RegionDescriptor(id, start, end, primary, backups, joining, epoch, newState);
+  }
+
+  /** This region with every backup in sync, same group and epoch. */
+  public RegionDescriptor withBackupsInSync() {
+    return new RegionDescriptor(id, start, end, primary, backups, List.of(), epoch, state);
+  }
+
+  /** The backups that hold every write the region acknowledged. */
+  public List<String> backupsInSync() {
+    return backups.stream().filter(backup -> !joining.contains(backup)).toList();
   }
 
   @Override
@@ -83,6 +122,7 @@ public record RegionDescriptor(
         && Arrays.equals(end, r.end)
         && primary.equals(r.primary)
         && backups.equals(r.backups)
+        && joining.equals(r.joining)
         && state == r.state;
   }
 
@@ -109,6 +149,7 @@ public record RegionDescriptor(
         + " primary "
         + (primary.isEmpty() ? "-" : primary)
         + " backups "
-        + backups;
+        + backups
+        + (joining.isEmpty() ? "" : " joining " + joining);
   }
 }

@@ -40,12 +40,17 @@ public final class ControlClient implements AutoCloseable {
    *     answer in time
    */
   public ControlReply call(String host, int port, ControlCommand command) {
+    return call(host, port, command, timeout);
+  }
+
+  /** {@link #call(String, int, ControlCommand)} bounded by {@code bound} instead. */
+  public ControlReply call(String host, int port, ControlCommand command, Duration bound) {
     CompletableFuture<ControlReply> reply = new CompletableFuture<>();
     ChannelFuture connect =
         new Bootstrap()
             .group(group)
             .channel(NioSocketChannel.class)
-            .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) timeout.toMillis())
+            .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) bound.toMillis())
             .handler(
                 new ChannelInitializer<SocketChannel>() {
                   @Override
@@ -88,7 +93,7 @@ public final class ControlClient implements AutoCloseable {
           }
         });
     try {
-      return reply.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      return reply.get(bound.toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new KvsException(StatusCode.IO_ERROR, "interrupted calling " + host + ":" + port, e);

@@ -78,6 +78,7 @@ public final class ControlJson {
       region.put("regionId", held.regionId());
       region.put("epoch", held.epoch());
       region.put("role", held.role().name());
+      region.put("caughtUp", held.caughtUp());
     }
     ObjectNode stats = node.putObject("stats");
     reply.stats().forEach(stats::put);
@@ -95,7 +96,8 @@ public final class ControlJson {
           new HeldRegion(
               longValue(region, "regionId"),
               longValue(region, "epoch"),
-              RegionRole.valueOf(text(region, "role"))));
+              RegionRole.valueOf(text(region, "role")),
+              region.path("caughtUp").asBoolean(false)));
     }
     Map<String, Long> stats = new TreeMap<>();
     JsonNode counters = node.get("stats");

@@ -2,5 +2,14 @@ package io.kvs.core.control;
 
 import io.kvs.core.cluster.RegionRole;
 
-/** A region a server holds: at which epoch, in which role. */
-public record HeldRegion(long regionId, long epoch, RegionRole role) {}
+/**
+ * A region a server holds: at which epoch, in which role.
+ *
+ * @param caughtUp for a primary: its backups all hold every write it acknowledged (its replication
+ *     stream is healthy and its catch-up done), so each may be promoted; false for a backup
+ */
+public record HeldRegion(long regionId, long epoch, RegionRole role, boolean caughtUp) {
+  public HeldRegion(long regionId, long epoch, RegionRole role) {
+    this(regionId, epoch, role, false);
+  }
+}

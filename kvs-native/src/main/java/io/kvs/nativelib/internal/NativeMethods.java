@@ -165,6 +165,15 @@ public final class NativeMethods {
   /** {digest, entries, levels} of a region's device levels as the service holds them. */
   public static native long[] serviceLevelsDigest(long service, long regionId);
 
+  /** Promotes the send-index replica in engine region {@code name}; returns segments adopted. */
+  public static native long servicePromote(long service, long regionId, byte[] name);
+
+  /** Whether {@code regionId} is a primary here whose backups hold every acknowledged write. */
+  public static native boolean serviceBackupsCaughtUp(long service, long regionId);
+
+  /** Whether engine region {@code name} holds a send-index replica. */
+  public static native boolean serviceHoldsReplica(long service, byte[] name);
+
   /** The service's replication counters, in {@code kvs_replication_stats} order. */
   public static native long[] serviceReplicationStats(long service);
 

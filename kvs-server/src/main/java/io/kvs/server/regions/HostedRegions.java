@@ -82,7 +82,7 @@ public final class HostedRegions {
         role == RegionRole.PRIMARY && mode.replicates() ? backupEndpoints(descriptor) : List.of();
     epochs.raise(descriptor.id(), descriptor.epoch());
     Hosted current = hosted.get(descriptor.id());
-    Region region = current != null ? current.region() : openOrCreate(descriptor.id());
+    Region region = regionFor(descriptor.id(), role, mode, current);
     service.attach(
         descriptor.id(),
         descriptor.epoch(),
@@ -114,7 +114,13 @@ public final class HostedRegions {
   public synchronized List<HeldRegion> list() {
     List<HeldRegion> held = new ArrayList<>();
     hosted.forEach(
-        (id, region) -> held.add(new HeldRegion(id, region.descriptor().epoch(), region.role())));
+        (id, region) ->
+            held.add(
+                new HeldRegion(
+                    id,
+                    region.descriptor().epoch(),
+                    region.role(),
+                    region.role() == RegionRole.PRIMARY && service.backupsCaughtUp(id))));
     return held;
   }
 
@@ -223,6 +229,50 @@ public final class HostedRegions {
           StatusCode.STALE_EPOCH,
           "region " + regionId + " is at epoch " + highest + " here, not " + epoch);
     }
+  }
+
+  /**
+   * The engine region to serve {@code regionId} from in {@code role}. Under send-index a backup's
+   * region holds a replica (its primary's levels and log copies, which the stream ships from
+   * nothing), and a primary's its own data: a replica becomes a primary's by promotion, and a
+   * region with data of its own (this server was its primary before) is dropped to become a
+   * replica, since the group's data is its live members', not this server's older state.
+   */
+  private Region regionFor(long regionId, RegionRole role, ReplicationMode mode, Hosted current) {
+    String name = engineName(regionId);
+    if (mode != ReplicationMode.SEND_INDEX) {
+      return current != null ? current.region() : openOrCreate(regionId);
+    }
+    boolean replica = service.holdsReplica(name);
+    if (role == RegionRole.PRIMARY && replica) {
+      long started = System.nanoTime();
+      if (current != null) {
+        hosted.remove(regionId);
+      }
+      Region promoted = service.promote(regionId, engine, name);
+      LOG.info(
+          "promoted the replica of region {} in {} ms ({})",
+          regionId,
+          (System.nanoTime() - started) / 1_000_000,
+          promoted.stats().recovery());
+      return promoted;
+    }
+    if (role == RegionRole.BACKUP && !replica) {
+      if (current != null) {
+        hosted.remove(regionId);
+        service.detach(regionId);
+      }
+      try {
+        engine.dropRegion(name);
+        LOG.info("dropped this server's own data of region {} to hold it as a backup", regionId);
+      } catch (KvsException e) {
+        if (e.status() != StatusCode.NOT_FOUND) {
+          throw e;
+        }
+      }
+      return engine.createRegion(name);
+    }
+    return current != null ? current.region() : openOrCreate(regionId);
   }
 
   private Region openOrCreate(long regionId) {
