@@ -239,6 +239,29 @@ final class ProcessCluster implements AutoCloseable {
                     .allMatch(region -> region.state() == RegionState.OPEN));
   }
 
+  /**
+   * Waits until every region is OPEN with {@code members} members, none of them joining (the group
+   * back at full strength, every backup in sync).
+   */
+  static void awaitFullStrength(KvsClient client, int regions, int members, Duration timeout) {
+    awaitCondition(
+        "all "
+            + regions
+            + " regions open with "
+            + members
+            + " members in sync; map: "
+            + client.regionMap().regions(),
+        timeout,
+        () ->
+            client.regionMap().size() == regions
+                && client.regionMap().regions().stream()
+                    .allMatch(
+                        region ->
+                            region.state() == RegionState.OPEN
+                                && region.members().size() == members
+                                && region.joining().isEmpty()));
+  }
+
   /** Whether every region with {@code server} in its group is in {@code state}. */
   static boolean regionsOf(KvsClient client, String server, RegionState state) {
     List<RegionDescriptor> held =
