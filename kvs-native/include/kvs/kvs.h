@@ -284,8 +284,9 @@ KVS_EXPORT kvs_status kvs_service_levels_digest(const kvs_service* service,
 KVS_EXPORT kvs_status kvs_service_promote(kvs_service* service,
                                           uint64_t region_id, const char* name,
                                           size_t name_size, uint64_t* segments);
-// 1 if region `region_id` is held as a primary whose backups all hold every
-// write it acknowledged (or it has none), else 0.
+// For region `region_id` held as a primary: 1 if its backups all hold every
+// write it acknowledged (or it has none), -1 if its replication stream
+// failed, 0 while it catches them up (and for a region not held as one).
 KVS_EXPORT int kvs_service_backups_caught_up(const kvs_service* service,
                                              uint64_t region_id);
 // 1 if engine region `name` holds a send-index replica, else 0.

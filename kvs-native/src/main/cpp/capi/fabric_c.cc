@@ -147,7 +147,7 @@ kvs_status kvs_service_promote(kvs_service* service, uint64_t region_id,
 
 int kvs_service_backups_caught_up(const kvs_service* service,
                                   uint64_t region_id) {
-  return service->service.BackupsCaughtUp(region_id) ? 1 : 0;
+  return service->service.BackupsCaughtUp(region_id);
 }
 
 int kvs_service_holds_replica(const kvs_service* service, const char* name,

@@ -108,12 +108,9 @@ jlong ServicePromote(JNIEnv* env, jclass, jlong service, jlong region_id,
   return static_cast<jlong>(segments);
 }
 
-jboolean ServiceBackupsCaughtUp(JNIEnv*, jclass, jlong service,
-                                jlong region_id) {
+jint ServiceBackupsCaughtUp(JNIEnv*, jclass, jlong service, jlong region_id) {
   return kvs_service_backups_caught_up(reinterpret_cast<kvs_service*>(service),
-                                       static_cast<uint64_t>(region_id)) != 0
-             ? JNI_TRUE
-             : JNI_FALSE;
+                                       static_cast<uint64_t>(region_id));
 }
 
 jboolean ServiceHoldsReplica(JNIEnv* env, jclass, jlong service,
@@ -284,7 +281,7 @@ bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class) {
       KVS_NATIVE("serviceLevelsDigest", "(JJ)[J", ServiceLevelsDigest),
       KVS_NATIVE("servicePromote", "(JJ[B)J", ServicePromote),
       KVS_NATIVE("serviceHoldsReplica", "(J[B)Z", ServiceHoldsReplica),
-      KVS_NATIVE("serviceBackupsCaughtUp", "(JJ)Z", ServiceBackupsCaughtUp),
+      KVS_NATIVE("serviceBackupsCaughtUp", "(JJ)I", ServiceBackupsCaughtUp),
       KVS_NATIVE("serviceReplicationStats", "(J)[J", ServiceReplicationStats),
       KVS_NATIVE("serviceDetach", "(JJ)V", ServiceDetach),
       KVS_NATIVE("serviceHandle", "(JLjava/nio/ByteBuffer;II)[B",

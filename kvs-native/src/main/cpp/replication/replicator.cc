@@ -126,6 +126,18 @@ bool Replicator::CaughtUp(uint64_t region_id) const {
          stream->index_replies_pending == 0;
 }
 
+bool Replicator::Failed(uint64_t region_id) const {
+  std::shared_ptr<Stream> stream;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = streams_.find(region_id);
+    if (it == streams_.end()) return false;
+    stream = it->second;
+  }
+  std::lock_guard<std::mutex> lock(stream->mutex);
+  return stream->state == Stream::State::kFailed || !stream->failure.ok();
+}
+
 bool Replicator::Replicates(uint64_t region_id) const {
   std::lock_guard<std::mutex> lock(mutex_);
   return streams_.count(region_id) != 0;

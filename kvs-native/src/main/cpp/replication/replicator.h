@@ -113,6 +113,9 @@ class Replicator final : public lsm::ReplicationTap {
   // included; Build-Index has none), so each holds every write the region
   // acknowledged. False without a stream.
   bool CaughtUp(uint64_t region_id) const;
+  // Whether `region_id`'s stream failed (a backup unreachable, a message
+  // refused, a timeout): it stays failed until the region is opened again.
+  bool Failed(uint64_t region_id) const;
 
   // Runs `apply` (the local write) and, if it succeeds, replicates
   // `record`; returns once every backup holds it, or why not.

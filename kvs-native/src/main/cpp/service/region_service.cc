@@ -396,16 +396,18 @@ Status RegionService::BackupCopies(
   return Status::Ok();
 }
 
-bool RegionService::BackupsCaughtUp(uint64_t region_id) const {
+int RegionService::BackupsCaughtUp(uint64_t region_id) const {
   std::shared_ptr<replication::Replicator> replicator;
   {
     std::shared_lock<std::shared_mutex> lock(mutex_);
     const auto it = regions_.find(region_id);
-    if (it == regions_.end() || !it->second.placement->primary) return false;
-    if (it->second.placement->backups.empty()) return true;
+    if (it == regions_.end() || !it->second.placement->primary) return 0;
+    if (it->second.placement->backups.empty()) return 1;
     replicator = replicator_;
   }
-  return replicator != nullptr && replicator->CaughtUp(region_id);
+  if (replicator == nullptr) return 0;
+  if (replicator->Failed(region_id)) return -1;
+  return replicator->CaughtUp(region_id) ? 1 : 0;
 }
 
 replication::ReplicatorStats RegionService::ReplicationStats() const {

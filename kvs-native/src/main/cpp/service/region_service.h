@@ -122,10 +122,11 @@ class RegionService final : public channel::RequestHandler {
   // Whether engine region `engine_name` holds a Send-Index replica (its
   // levels and copies are a primary's); false for one not on the volume.
   bool HoldsReplica(std::string_view engine_name) const;
-  // Whether `region_id` is held here as a primary whose backups all hold
-  // every write it acknowledged (Replicator::CaughtUp), or as a primary
-  // without backups.
-  bool BackupsCaughtUp(uint64_t region_id) const;
+  // For `region_id` held here as a primary: 1 if its backups all hold every
+  // write it acknowledged (Replicator::CaughtUp; also with no backups), -1
+  // if its replication stream failed (the master reopens the region), 0
+  // while its catch-up runs; 0 for a region not held as a primary.
+  int BackupsCaughtUp(uint64_t region_id) const;
   replication::ReplicatorStats ReplicationStats() const;
   // Summed over the streams this server backs up now (index_cpu_ns also
   // counts Build-Index backups applying records: their index upkeep).

@@ -194,6 +194,13 @@ final class Reconciler implements AutoCloseable {
       RegionDescriptor reopening = next(region, region.primary(), region.backups(), sendIndex);
       version = store.update(reopening, version);
       region = reopening;
+    } else if (region.state() != RegionState.OFFLINE && replicationFailed(region, held)) {
+      // Every member is live, yet the primary's stream to its backups broke (a timeout, a refused
+      // message): its writes fail until the region is opened again, which starts a new stream.
+      RegionDescriptor reopening = next(region, region.primary(), region.backups(), sendIndex);
+      version = store.update(reopening, version);
+      LOG.warn("{} reopened at a raised epoch: its replication stream failed", reopening);
+      region = reopening;
     } else if (region.state() == RegionState.OPEN && lostByAMember(region, held)) {
       // A live member no longer holds the region as the map says (it restarted before its old
       // session expired, or closed the region): the primary's replication stream to it is broken,
@@ -296,6 +303,16 @@ final class Reconciler implements AutoCloseable {
     return sendIndex
         ? region.reassigned(primary, backups, backups)
         : region.reassigned(primary, backups);
+  }
+
+  /** Whether the primary reports, at the region's epoch, that its replication stream failed. */
+  private static boolean replicationFailed(
+      RegionDescriptor region, Map<String, Map<Long, HeldRegion>> held) {
+    HeldRegion holds = held.getOrDefault(region.primary(), Map.of()).get(region.id());
+    return holds != null
+        && holds.epoch() == region.epoch()
+        && holds.role() == RegionRole.PRIMARY
+        && holds.replicationFailed();
   }
 
   /** Whether the primary reports, at the region's epoch, that its backups hold every write. */

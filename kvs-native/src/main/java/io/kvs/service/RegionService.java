@@ -137,14 +137,24 @@ public final class RegionService implements AutoCloseable {
     }
   }
 
-  /**
-   * Whether {@code regionId} is held here as a primary whose backups all hold every write it
-   * acknowledged: its replication stream is healthy and (send-index) its catch-up is done.
-   */
-  public boolean backupsCaughtUp(long regionId) {
+  /** How a primary's backups stand: {@link #backupsCaughtUp}. */
+  public enum BackupsState {
+    /** Every backup holds every write the primary acknowledged (or it has none). */
+    CAUGHT_UP,
+    /** The catch-up is under way (or the region is not held here as a primary). */
+    CATCHING_UP,
+    /** The replication stream failed: writes fail until the region is opened again. */
+    FAILED
+  }
+
+  /** How region {@code regionId}'s backups stand, held here as a primary. */
+  public BackupsState backupsCaughtUp(long regionId) {
     lock.readLock().lock();
     try {
-      return NativeMethods.serviceBackupsCaughtUp(live(), regionId);
+      int state = NativeMethods.serviceBackupsCaughtUp(live(), regionId);
+      return state > 0
+          ? BackupsState.CAUGHT_UP
+          : state < 0 ? BackupsState.FAILED : BackupsState.CATCHING_UP;
     } finally {
       lock.readLock().unlock();
     }

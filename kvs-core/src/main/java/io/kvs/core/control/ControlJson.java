@@ -79,6 +79,7 @@ public final class ControlJson {
       region.put("epoch", held.epoch());
       region.put("role", held.role().name());
       region.put("caughtUp", held.caughtUp());
+      region.put("replicationFailed", held.replicationFailed());
     }
     ObjectNode stats = node.putObject("stats");
     reply.stats().forEach(stats::put);
@@ -97,7 +98,8 @@ public final class ControlJson {
               longValue(region, "regionId"),
               longValue(region, "epoch"),
               RegionRole.valueOf(text(region, "role")),
-              region.path("caughtUp").asBoolean(false)));
+              region.path("caughtUp").asBoolean(false),
+              region.path("replicationFailed").asBoolean(false)));
     }
     Map<String, Long> stats = new TreeMap<>();
     JsonNode counters = node.get("stats");

@@ -168,8 +168,8 @@ public final class NativeMethods {
   /** Promotes the send-index replica in engine region {@code name}; returns segments adopted. */
   public static native long servicePromote(long service, long regionId, byte[] name);
 
-  /** Whether {@code regionId} is a primary here whose backups hold every acknowledged write. */
-  public static native boolean serviceBackupsCaughtUp(long service, long regionId);
+  /** 1: a primary here whose backups hold every acknowledged write; -1: stream failed; else 0. */
+  public static native int serviceBackupsCaughtUp(long service, long regionId);
 
   /** Whether engine region {@code name} holds a send-index replica. */
   public static native boolean serviceHoldsReplica(long service, byte[] name);

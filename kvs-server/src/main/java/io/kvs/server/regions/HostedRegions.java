@@ -38,6 +38,9 @@ public final class HostedRegions {
   private final EpochStore epochs;
   private final Function<String, ServerInfo> servers;
   private final Map<Long, Hosted> hosted = new TreeMap<>();
+  // What list() reports, replaced after every change: a command that blocks (closing a stream
+  // waits for its backups) must not hold up the master's listing.
+  private volatile Map<Long, Hosted> published = Map.of();
 
   private record Hosted(
       RegionDescriptor descriptor, RegionRole role, Region region, ReplicationMode mode) {}
@@ -71,6 +74,14 @@ public final class HostedRegions {
    *     this server is no member of the region
    */
   public synchronized void open(RegionDescriptor descriptor, ReplicationMode mode) {
+    try {
+      openLocked(descriptor, mode);
+    } finally {
+      published = Map.copyOf(hosted);
+    }
+  }
+
+  private void openLocked(RegionDescriptor descriptor, ReplicationMode mode) {
     RegionRole role = descriptor.roleOf(serverId);
     if (role == null) {
       throw KvsException.of(
@@ -105,22 +116,30 @@ public final class HostedRegions {
     fence(regionId, epoch);
     epochs.raise(regionId, epoch);
     if (hosted.remove(regionId) != null) {
+      published = Map.copyOf(hosted);
       service.detach(regionId); // a primary hands its last records to the backups first
       LOG.info("closed region {} at epoch {}", regionId, epoch);
     }
   }
 
   /** What this server holds now. */
-  public synchronized List<HeldRegion> list() {
+  public List<HeldRegion> list() {
     List<HeldRegion> held = new ArrayList<>();
-    hosted.forEach(
-        (id, region) ->
-            held.add(
-                new HeldRegion(
-                    id,
-                    region.descriptor().epoch(),
-                    region.role(),
-                    region.role() == RegionRole.PRIMARY && service.backupsCaughtUp(id))));
+    new TreeMap<>(published)
+        .forEach(
+            (id, region) -> {
+              RegionService.BackupsState backups =
+                  region.role() == RegionRole.PRIMARY
+                      ? service.backupsCaughtUp(id)
+                      : RegionService.BackupsState.CATCHING_UP;
+              held.add(
+                  new HeldRegion(
+                      id,
+                      region.descriptor().epoch(),
+                      region.role(),
+                      backups == RegionService.BackupsState.CAUGHT_UP,
+                      backups == RegionService.BackupsState.FAILED));
+            });
     return held;
   }
 
@@ -192,6 +211,7 @@ public final class HostedRegions {
 
   /** Detaches everything and makes every region's writes durable. */
   public synchronized void closeAll() {
+    published = Map.of();
     for (Map.Entry<Long, Hosted> entry : hosted.entrySet()) {
       service.detach(entry.getKey());
       entry.getValue().region().sync();
