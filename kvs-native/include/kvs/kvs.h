@@ -289,6 +289,10 @@ KVS_EXPORT kvs_status kvs_service_promote(kvs_service* service,
 // failed, 0 while it catches them up (and for a region not held as one).
 KVS_EXPORT int kvs_service_backups_caught_up(const kvs_service* service,
                                              uint64_t region_id);
+// Primaries answer client requests for `valid_for_ns` from now, then
+// NOT_PRIMARY until renewed (fencing; never called: no lease enforced).
+KVS_EXPORT void kvs_service_renew_lease(kvs_service* service,
+                                        int64_t valid_for_ns);
 // 1 if engine region `name` holds a send-index replica, else 0.
 KVS_EXPORT int kvs_service_holds_replica(const kvs_service* service,
                                          const char* name, size_t name_size);

@@ -113,6 +113,11 @@ jint ServiceBackupsCaughtUp(JNIEnv*, jclass, jlong service, jlong region_id) {
                                        static_cast<uint64_t>(region_id));
 }
 
+void ServiceRenewLease(JNIEnv*, jclass, jlong service, jlong valid_for_ns) {
+  kvs_service_renew_lease(reinterpret_cast<kvs_service*>(service),
+                          static_cast<int64_t>(valid_for_ns));
+}
+
 jboolean ServiceHoldsReplica(JNIEnv* env, jclass, jlong service,
                              jbyteArray name) {
   const std::string bytes = StringOfBytes(env, name);
@@ -281,6 +286,7 @@ bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class) {
       KVS_NATIVE("serviceLevelsDigest", "(JJ)[J", ServiceLevelsDigest),
       KVS_NATIVE("servicePromote", "(JJ[B)J", ServicePromote),
       KVS_NATIVE("serviceHoldsReplica", "(J[B)Z", ServiceHoldsReplica),
+      KVS_NATIVE("serviceRenewLease", "(JJ)V", ServiceRenewLease),
       KVS_NATIVE("serviceBackupsCaughtUp", "(JJ)I", ServiceBackupsCaughtUp),
       KVS_NATIVE("serviceReplicationStats", "(J)[J", ServiceReplicationStats),
       KVS_NATIVE("serviceDetach", "(JJ)V", ServiceDetach),

@@ -1,5 +1,7 @@
 #include "service/region_service.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -507,6 +509,15 @@ void RegionService::Execute(const wire::Request& request, std::string* reply) {
     if (!placed->backups.empty()) replicating = replicator_;
   }
   const Placement& placement = *placed;
+  const bool write = request.opcode == wire::Opcode::kPut ||
+                     request.opcode == wire::Opcode::kDelete;
+  // A write is refused before it is applied, a read after it read (it may
+  // have waited past the lease meanwhile): neither answers from a server
+  // the cluster may have moved past.
+  if (write && !LeaseHeld()) {
+    Fail(request, LeaseLapsed(request.region_id), reply);
+    return;
+  }
   wire::Reply result;
   result.opcode = request.opcode;
   result.request_id = request.request_id;
@@ -588,11 +599,37 @@ void RegionService::Execute(const wire::Request& request, std::string* reply) {
       break;
     }
   }
+  if (!write && !LeaseHeld()) status = LeaseLapsed(request.region_id);
   if (!status.ok()) {
     Fail(request, status, reply);
     return;
   }
   wire::EncodeReply(result, reply);
+}
+
+void RegionService::RenewLease(int64_t valid_for_ns) {
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  // Never 0, which means "no lease": a lapsed lease is one in the past.
+  lease_deadline_ns_.store(std::max<int64_t>(1, now + valid_for_ns),
+                           std::memory_order_release);
+}
+
+bool RegionService::LeaseHeld() const {
+  const int64_t deadline = lease_deadline_ns_.load(std::memory_order_acquire);
+  if (deadline == 0) return true;
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+             .count() < deadline;
+}
+
+Status RegionService::LeaseLapsed(uint64_t region_id) {
+  return Status::FromCode(
+      Status::Code::kNotPrimary,
+      "region " + std::to_string(region_id) +
+          ": this server's lease on its cluster membership lapsed (it may no "
+          "longer be the primary)");
 }
 
 }  // namespace kvs::service

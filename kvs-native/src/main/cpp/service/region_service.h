@@ -16,6 +16,7 @@
 #ifndef KVS_SERVICE_REGION_SERVICE_H_
 #define KVS_SERVICE_REGION_SERVICE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -127,6 +128,13 @@ class RegionService final : public channel::RequestHandler {
   // if its replication stream failed (the master reopens the region), 0
   // while its catch-up runs; 0 for a region not held as a primary.
   int BackupsCaughtUp(uint64_t region_id) const;
+  // Fencing (docs/ARCHITECTURE.md "Failure recovery"): primaries answer
+  // client requests only for `valid_for_ns` from now (a lease shorter than
+  // the server's ZooKeeper session, renewed by the server while its session
+  // holds); after that they answer NOT_PRIMARY. Without a call, no lease is
+  // enforced (a service outside a cluster).
+  void RenewLease(int64_t valid_for_ns);
+  bool LeaseHeld() const;
   replication::ReplicatorStats ReplicationStats() const;
   // Summed over the streams this server backs up now (index_cpu_ns also
   // counts Build-Index backups applying records: their index upkeep).
@@ -152,8 +160,11 @@ class RegionService final : public channel::RequestHandler {
   // The status for a request outside what `attached` serves, or OK.
   static Status CheckPlacement(const wire::Request& request,
                                const Attached& attached);
+  static Status LeaseLapsed(uint64_t region_id);
   mutable std::shared_mutex mutex_;
   std::map<uint64_t, Attached> regions_;
+  // steady_clock nanoseconds the lease runs until; 0: no lease enforced.
+  std::atomic<int64_t> lease_deadline_ns_{0};
   engine::Engine* engine_ = nullptr;                     // under mutex_
   bool replicating_ = false;                             // under mutex_
   std::shared_ptr<replication::Replicator> replicator_;  // under mutex_

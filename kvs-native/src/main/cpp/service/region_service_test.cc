@@ -97,6 +97,35 @@ TEST_F(RegionServiceTest, PutGetDeleteScanAndMultiGet) {
   EXPECT_EQ(values.values[2].value_or("?"), "vk149");
 }
 
+TEST_F(RegionServiceTest, APrimaryAnswersOnlyWhileItsLeaseHolds) {
+  // No lease renewed yet: none enforced.
+  ASSERT_EQ(Call(Make(wire::Opcode::kPut, "k", "before")).status,
+            Status::Code::kOk);
+  service_.RenewLease(60'000'000'000);
+  EXPECT_TRUE(service_.LeaseHeld());
+  ASSERT_EQ(Call(Make(wire::Opcode::kPut, "k", "held")).status,
+            Status::Code::kOk);
+  // Lapsed: writes are refused before they apply, reads after they read.
+  service_.RenewLease(0);
+  EXPECT_FALSE(service_.LeaseHeld());
+  const wire::Reply refused = Call(Make(wire::Opcode::kPut, "k", "lapsed"));
+  EXPECT_EQ(refused.status, Status::Code::kNotPrimary);
+  EXPECT_NE(refused.message.find("lease"), std::string::npos);
+  EXPECT_EQ(Call(Make(wire::Opcode::kGet, "k")).status,
+            Status::Code::kNotPrimary);
+  wire::Request multi = Make(wire::Opcode::kMultiGet);
+  multi.keys = {"k"};
+  EXPECT_EQ(Call(multi).status, Status::Code::kNotPrimary);
+  std::string value;
+  ASSERT_TRUE(region_->Get("k", &value).ok());
+  EXPECT_EQ(value, "held");  // the refused write was not applied
+  // Renewed: answering again.
+  service_.RenewLease(60'000'000'000);
+  const wire::Reply got = Call(Make(wire::Opcode::kGet, "k"));
+  EXPECT_EQ(got.status, Status::Code::kOk);
+  EXPECT_EQ(got.value, "held");
+}
+
 TEST_F(RegionServiceTest, RoutingErrorsAndMalformedRequestsGetTheirStatus) {
   wire::Request request = Make(wire::Opcode::kGet, "k");
   request.region_id = 8;

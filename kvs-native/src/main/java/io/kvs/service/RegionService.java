@@ -137,6 +137,21 @@ public final class RegionService implements AutoCloseable {
     }
   }
 
+  /**
+   * Fencing: primaries answer client requests for {@code validForNanos} from now, then NOT_PRIMARY
+   * (writes before they are applied, reads after they read) until renewed. A region server renews
+   * it while its ZooKeeper session holds, for less than the session timeout, so a server paused or
+   * cut off stops answering before the master can act on its expiry. Never called: no lease.
+   */
+  public void renewLease(long validForNanos) {
+    lock.readLock().lock();
+    try {
+      NativeMethods.serviceRenewLease(live(), validForNanos);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
   /** How a primary's backups stand: {@link #backupsCaughtUp}. */
   public enum BackupsState {
     /** Every backup holds every write the primary acknowledged (or it has none). */

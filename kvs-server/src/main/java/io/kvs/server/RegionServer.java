@@ -10,6 +10,7 @@ import io.kvs.engine.EngineOptions;
 import io.kvs.fabric.FabricOptions;
 import io.kvs.fabric.FabricServer;
 import io.kvs.server.control.ControlServer;
+import io.kvs.server.membership.Lease;
 import io.kvs.server.membership.Membership;
 import io.kvs.server.regions.HostedRegions;
 import io.kvs.server.tcp.TcpFrontEnd;
@@ -45,6 +46,7 @@ public final class RegionServer implements AutoCloseable {
   private final ControlServer control;
   private final CuratorFramework curator;
   private final Membership membership;
+  private final Lease lease;
   private final ServerInfo info;
 
   private RegionServer(ServerOptions options) throws Exception {
@@ -93,6 +95,13 @@ public final class RegionServer implements AutoCloseable {
             fabric != null ? options.fabricProvider() : "",
             control.port());
     membership = Membership.register(curator, paths, info, Duration.ofSeconds(30));
+    lease =
+        Lease.start(
+            curator,
+            paths.server(options.id()),
+            service,
+            Duration.ofMillis(options.sessionTimeoutMs()),
+            regions::closeAll);
     LOG.info("region server {} up: {}", options.id(), info);
   }
 
@@ -125,6 +134,7 @@ public final class RegionServer implements AutoCloseable {
   @Override
   public void close() throws java.io.IOException {
     LOG.info("region server {} stopping", options.id());
+    lease.close();
     membership.close();
     control.close();
     tcp.close(); // drains client requests

@@ -171,6 +171,9 @@ public final class NativeMethods {
   /** 1: a primary here whose backups hold every acknowledged write; -1: stream failed; else 0. */
   public static native int serviceBackupsCaughtUp(long service, long regionId);
 
+  /** Primaries answer for {@code validForNanos} from now, then NOT_PRIMARY until renewed. */
+  public static native void serviceRenewLease(long service, long validForNanos);
+
   /** Whether engine region {@code name} holds a send-index replica. */
   public static native boolean serviceHoldsReplica(long service, byte[] name);
 
