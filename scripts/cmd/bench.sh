@@ -1,4 +1,4 @@
-# summary: run a benchmark: engine (KVS vs RocksDB vs BlobDB, YCSB), protocol (fabric vs Netty), replication (send-index vs build-index); --quick for the short profile
+# summary: run a benchmark: engine (KVS vs RocksDB vs BlobDB, YCSB), protocol (fabric vs Netty), replication (send-index vs build-index), failover (primary kills); --quick for the short profile
 #
 #   ./kvs bench engine [--quick] [options]
 #
@@ -12,11 +12,13 @@ declare -A KVS_BENCHMARKS=(
   [engine]=io.kvs.bench.engine.EngineBenchmark
   [protocol]=io.kvs.bench.protocol.ProtocolBenchmark
   [replication]=io.kvs.bench.replication.ReplicationBenchmark
+  [failover]=io.kvs.bench.failover.FailoverBenchmark
 )
 declare -A KVS_BENCHMARK_SUMMARIES=(
   [engine]="storage engines under YCSB: KVS vs RocksDB vs RocksDB+BlobDB (--quick: ~10 min)"
   [protocol]="wire round trips: fabric shm and tcp vs Netty TCP, one server handler (--quick: ~1 min)"
   [replication]="replication modes on a local cluster under YCSB: none vs build-index vs send-index, RF 2 and 3 (--quick: ~15 min)"
+  [failover]="primary kills under a recorded load, RF 3 and 2: unavailability, time to whole groups, lost writes, linearizability (--quick: ~10 min)"
 )
 
 cmd_bench() {

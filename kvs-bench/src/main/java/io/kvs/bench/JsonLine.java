@@ -3,6 +3,7 @@ package io.kvs.bench;
 import java.math.BigDecimal;
 import java.math.MathContext;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
@@ -26,7 +27,8 @@ public final class JsonLine {
             || value instanceof Number
             || value instanceof Boolean
             || value instanceof JsonLine
-            || value instanceof Map)) {
+            || value instanceof Map
+            || value instanceof List)) {
       throw new IllegalArgumentException(
           "field " + name + " has unsupported type " + value.getClass().getName());
     }
@@ -85,6 +87,15 @@ public final class JsonLine {
       out.append(value);
     } else if (value instanceof JsonLine nested) {
       appendObject(out, nested.fields);
+    } else if (value instanceof List<?> list) {
+      out.append('[');
+      for (int i = 0; i < list.size(); i++) {
+        if (i > 0) {
+          out.append(',');
+        }
+        appendValue(out, list.get(i));
+      }
+      out.append(']');
     } else {
       appendObject(out, (Map<?, ?>) value);
     }

@@ -86,6 +86,14 @@ public final class LaunchedCluster implements AutoCloseable {
     return new String[] {state.getProperty("zookeeper"), state.getProperty("cluster", "default")};
   }
 
+  /**
+   * Runs {@code LocalCluster <action> <name> --dir ...} on this cluster: a fault ({@code kill},
+   * {@code pause}, {@code resume}, {@code restart}) for benchmarks that inject them.
+   */
+  public void run(String action, String name) throws IOException, InterruptedException {
+    await(launch(List.of(action, name, "--dir", dir.toString())), START_TIMEOUT, action);
+  }
+
   /** Stops every process of the cluster (servers, masters, ZooKeeper); once. */
   public synchronized void stop() throws IOException, InterruptedException {
     if (stopped) {

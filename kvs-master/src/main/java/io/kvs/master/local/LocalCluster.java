@@ -14,7 +14,7 @@ import java.util.Set;
  * LocalCluster start  --dir DIR [--servers 3] [--regions 32] [--replication 2]
  *                     [--mode send-index|build-index|none] [--masters 1] [--fabric shm|tcp|none]
  *                     [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]
- *                     [--l0-size BYTES]
+ *                     [--l0-size BYTES] [--session-timeout-ms MS]
  * LocalCluster status --dir DIR
  * LocalCluster verify --dir DIR [--patience SECONDS]
  * LocalCluster stop   --dir DIR
@@ -50,7 +50,8 @@ public final class LocalCluster {
                       "split-points",
                       "split-prefix",
                       "memory",
-                      "l0-size"));
+                      "l0-size",
+                      "session-timeout-ms"));
           new LocalStart(new ClusterDirectory(Path.of(flags.require("dir"))), flags).run();
         }
         case "status" -> {
@@ -94,7 +95,7 @@ public final class LocalCluster {
         "usage: ./kvs local start [--servers 3] [--regions 32] [--replication 2]"
             + " [--mode send-index|build-index|none] [--masters 1] [--fabric shm|tcp|none]"
             + " [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]"
-            + " [--l0-size BYTES]\n"
+            + " [--l0-size BYTES] [--session-timeout-ms MS]\n"
             + "       ./kvs local status\n"
             + "       ./kvs local verify [--patience SECONDS]\n"
             + "       ./kvs local stop\n"

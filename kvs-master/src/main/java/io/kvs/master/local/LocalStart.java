@@ -109,7 +109,9 @@ final class LocalStart {
               "--memory",
               Long.toString(flags.getLong("memory", 0)),
               "--l0-size",
-              Long.toString(flags.getLong("l0-size", 0))));
+              Long.toString(flags.getLong("l0-size", 0)),
+              "--session-timeout-ms",
+              Integer.toString(flags.getInt("session-timeout-ms", 4000))));
     }
     directory.save(state);
     System.out.printf(

@@ -69,23 +69,57 @@ public final class LocalStatus {
       }
       System.out.printf("masters: %s%n", masters(curator, paths));
       System.out.printf("%nregions (%d)%n", map.size());
+      int replication = replicationFactor(curator, paths);
       System.out.printf(
-          "  %-4s %-24s %-8s %-10s %-6s %s%n",
-          "id", "range", "primary", "backups", "epoch", "state");
+          "  %-4s %-24s %-8s %-10s %-6s %-8s %s%n",
+          "id", "range", "primary", "backups", "epoch", "state", "health");
       int open = 0;
       for (RegionDescriptor region : map.regions()) {
         System.out.printf(
-            "  %-4d %-24s %-8s %-10s %-6d %s%n",
+            "  %-4d %-24s %-8s %-10s %-6d %-8s %s%n",
             region.id(),
             region.rangeText(),
             region.primary(),
             String.join(",", region.backups()),
             region.epoch(),
-            region.state());
+            region.state(),
+            health(region, replication));
         open += region.state() == RegionState.OPEN ? 1 : 0;
       }
       System.out.printf("%n%d of %d regions open%n", open, map.size());
       return open == map.size() && map.size() > 0 ? 0 : 1;
+    }
+  }
+
+  /**
+   * What a region's state means for its data: serving with its whole group in sync, recovering (a
+   * new group being opened), under-replicated (fewer members than the replication factor, or
+   * backups still catching up), or offline (no live member holds every write).
+   */
+  static String health(RegionDescriptor region, int replication) {
+    if (region.state() == RegionState.OFFLINE) {
+      return "offline";
+    }
+    if (region.state() == RegionState.OPENING) {
+      return "recovering";
+    }
+    List<String> notes = new ArrayList<>();
+    if (region.members().size() < replication) {
+      notes.add(region.members().size() + " of " + replication + " replicas");
+    }
+    if (!region.joining().isEmpty()) {
+      notes.add("catching up " + String.join(",", region.joining()));
+    }
+    return notes.isEmpty() ? "serving" : "under-replicated (" + String.join("; ", notes) + ")";
+  }
+
+  private static int replicationFactor(CuratorFramework curator, ClusterPaths paths)
+      throws Exception {
+    try {
+      return ClusterJson.decodeConfig(curator.getData().forPath(paths.config()))
+          .replicationFactor();
+    } catch (KeeperException.NoNodeException e) {
+      return 1;
     }
   }
 
