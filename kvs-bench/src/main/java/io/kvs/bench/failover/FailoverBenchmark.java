@@ -179,7 +179,7 @@ public final class FailoverBenchmark {
           kills.add(killOnce(rf, number, cluster, client, load));
           sleep(SETTLE);
         }
-        load.close();
+        load.stop();
         load.finalReads(options.clients());
         perSecond = load.perSecond((int) (load.now() / 1_000_000_000L));
       }

@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * Counts acknowledged operations per second, and for each region the first write acknowledged that
  * was started after a given moment (the kill), which is when the region served again.
  */
-final class FailoverLoad implements AutoCloseable {
+final class FailoverLoad {
   /** Seconds of per-second counts kept; later operations are not counted. */
   private static final int SECONDS_MAX = 4 * 3600;
 
@@ -153,8 +153,8 @@ final class FailoverLoad implements AutoCloseable {
     }
   }
 
-  @Override
-  public void close() throws InterruptedException {
+  /** Stops the client threads and waits for them. */
+  void stop() throws InterruptedException {
     stop.set(true);
     for (Thread thread : threads) {
       thread.join(60_000);
