@@ -54,10 +54,37 @@ void Replicator::CloseAll() {
   }
 }
 
+void Replicator::Abandon(uint64_t region_id, const std::string& why) {
+  std::shared_ptr<Stream> stream;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = streams_.find(region_id);
+    if (it == streams_.end()) return;
+    stream = it->second;
+    streams_.erase(it);
+    for (auto engine = by_engine_region_.begin();
+         engine != by_engine_region_.end();) {
+      engine = engine->second == stream ? by_engine_region_.erase(engine)
+                                        : std::next(engine);
+    }
+    send_index_streams_.store(by_engine_region_.size());
+  }
+  std::lock_guard<std::mutex> order(stream->order);  // no write in between
+  Fail(stream.get(), Status::Closed(why));
+}
+
 void Replicator::Open(uint64_t region_id, uint64_t epoch,
                       std::vector<BackupTarget> backups, ReplicationMode mode,
                       lsm::Region* region) {
-  (void)Close(region_id);
+  if (mode == ReplicationMode::kSendIndex) {
+    // The new stream's catch-up ships the region's whole state to every
+    // backup: the old one need not hand anything over (and must not wait
+    // for backups that may be gone).
+    Abandon(region_id,
+            "the region is reopened at epoch " + std::to_string(epoch));
+  } else {
+    (void)Close(region_id);
+  }
   auto stream = std::make_shared<Stream>();
   stream->region_id = region_id;
   stream->epoch = epoch;

@@ -107,6 +107,10 @@ class Replicator final : public lsm::ReplicationTap {
   Status Close(uint64_t region_id);
   // Closes every stream (Close each).
   void CloseAll();
+  // Ends `region_id`'s stream at once, without handing anything over: its
+  // waiting and later writes fail with `why`. For a stream replaced by one
+  // whose catch-up ships everything again.
+  void Abandon(uint64_t region_id, const std::string& why);
   bool Replicates(uint64_t region_id) const;
   // Whether `region_id`'s stream is healthy and every backup holds what it
   // started with (Send-Index: the catch-up's state, index shipments

@@ -94,6 +94,31 @@ public final class LaunchedCluster implements AutoCloseable {
     await(launch(List.of(action, name, "--dir", dir.toString())), START_TIMEOUT, action);
   }
 
+  /**
+   * Kills process {@code name} (e.g. {@code server-s1}) with SIGKILL from this JVM, at once (no
+   * tool to launch first, so a benchmark knows the moment), and waits until it is gone.
+   */
+  public void kill(String name) throws IOException, InterruptedException {
+    Properties state = new Properties();
+    try (Reader in = Files.newBufferedReader(dir.resolve("cluster.properties"))) {
+      state.load(in);
+    }
+    String pid = state.getProperty("pid." + name);
+    ProcessHandle process =
+        pid == null
+            ? null
+            : ProcessHandle.of(Long.parseLong(pid)).filter(ProcessHandle::isAlive).orElse(null);
+    if (process == null) {
+      throw new IllegalStateException(name + " is not running in " + dir);
+    }
+    process.destroyForcibly(); // SIGKILL
+    try {
+      process.onExit().get(30, TimeUnit.SECONDS);
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      throw new IllegalStateException(name + " did not die after SIGKILL", e);
+    }
+  }
+
   /** Stops every process of the cluster (servers, masters, ZooKeeper); once. */
   public synchronized void stop() throws IOException, InterruptedException {
     if (stopped) {

@@ -271,8 +271,9 @@ public final class FailoverBenchmark {
             .map(RegionDescriptor::id)
             .toList();
     long killedAt = load.now();
-    load.watchRegions(killedAt);
-    cluster.run("kill", victim);
+    cluster.kill("server-" + victim);
+    // Writes started once it is gone: one acknowledged then was served by someone else.
+    load.watchRegions(load.now());
     await(
         "every region " + victim + " led takes writes again",
         SERVED_TIMEOUT,
