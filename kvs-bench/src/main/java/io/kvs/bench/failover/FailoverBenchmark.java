@@ -50,7 +50,7 @@ public final class FailoverBenchmark {
   private static final int SERVERS = 3;
   private static final int REGIONS = 8;
   private static final Duration SERVED_TIMEOUT = Duration.ofSeconds(60);
-  private static final Duration WHOLE_TIMEOUT = Duration.ofSeconds(120);
+  private static final Duration WHOLE_TIMEOUT = Duration.ofSeconds(180);
   private static final Duration SETTLE = Duration.ofSeconds(3);
 
   private record Kill(
