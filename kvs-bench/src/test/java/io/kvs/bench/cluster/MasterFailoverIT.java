@@ -18,8 +18,9 @@ import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Two masters: when the active one is stopped the standby takes over, and it is the one that takes
- * a stopped server's regions offline and reopens them when the server is back.
+ * Two masters: when the active one is stopped the standby takes over and recovers a stopped
+ * server's regions; and an active master killed in the middle of a recovery (some regions moved,
+ * others not yet) is replaced by one that finishes it from what the map records.
  */
 class MasterFailoverIT {
   private static final int REGIONS = 8;
@@ -107,6 +108,63 @@ class MasterFailoverIT {
       client.put(TestKeys.key("failover", KEYS), TestKeys.value("failover", KEYS, 1));
       assertThat(client.get(TestKeys.key("failover", KEYS)))
           .hasValue(TestKeys.value("failover", KEYS, 1));
+    }
+  }
+
+  @Test
+  void aMasterKilledInTheMiddleOfARecoveryIsReplacedByOneThatFinishesIt() throws Exception {
+    cluster =
+        ProcessCluster.start(
+            dir,
+            "--servers",
+            "3",
+            "--regions",
+            Integer.toString(REGIONS),
+            "--replication",
+            "2",
+            "--masters",
+            "2");
+    try (KvsClient client = cluster.client(Transport.TCP)) {
+      ProcessCluster.awaitFullStrength(client, REGIONS, 2, Duration.ofSeconds(60));
+      for (int i = 0; i < KEYS; i++) {
+        client.put(TestKeys.key("midway", i), TestKeys.value("midway", i, 0));
+      }
+      String active = await(cluster::activeMaster, "an active master");
+      RegionMap before = client.regionMap();
+      long held = before.regions().stream().filter(r -> r.members().contains("s1")).count();
+      cluster.inject("kill", "s1");
+      // The first recovery step is in the map: a region of s1's moved on without it.
+      ProcessCluster.awaitCondition(
+          "a recovery step recorded; map: " + client.regionMap().regions(),
+          Duration.ofSeconds(60),
+          () ->
+              client.regionMap().regions().stream()
+                  .anyMatch(
+                      r ->
+                          !r.members().contains("s1")
+                              && r.epoch() > before.byId(r.id()).orElseThrow().epoch()));
+      long moved =
+          client.regionMap().regions().stream()
+              .filter(r -> r.epoch() > before.byId(r.id()).orElseThrow().epoch())
+              .count();
+      cluster.inject("kill", "master-" + active);
+      System.out.printf(
+          "MasterFailoverIT: master %s killed with %d of %d regions of s1 moved%n",
+          active, moved, held);
+      String successor =
+          await(
+              () -> cluster.activeMaster().filter(id -> !id.equals(active)), "a new active master");
+      assertThat(successor).isNotEqualTo(active);
+      ProcessCluster.awaitFullStrength(client, REGIONS, 2, Duration.ofSeconds(90));
+      assertThat(client.regionMap().regions())
+          .allSatisfy(region -> assertThat(region.members()).doesNotContain("s1"));
+      for (int i = 0; i < KEYS; i++) {
+        assertThat(client.get(TestKeys.key("midway", i)))
+            .as("key %d", i)
+            .hasValue(TestKeys.value("midway", i, 0));
+      }
+      cluster.inject("restart", "s1");
+      cluster.verify();
     }
   }
 
