@@ -77,6 +77,15 @@ final class Reconciler implements AutoCloseable {
   /** When the recovery of each region still recovering began (nanoTime). */
   private final Map<Long, Long> recovering = new HashMap<>();
 
+  /**
+   * Bound on a catch-up: a region whose backups are still joining this long after its epoch began
+   * (as this master saw it) is reopened at a raised epoch, which starts a new stream.
+   */
+  static final Duration CATCH_UP_TIMEOUT = Duration.ofSeconds(30);
+
+  /** The epoch each region with joining backups was first seen at, and when (nanoTime). */
+  private final Map<Long, long[]> joiningSince = new HashMap<>();
+
   Reconciler(MasterOptions options, RegionStore store, ControlClient control) {
     this.options = options;
     this.store = store;
@@ -201,6 +210,14 @@ final class Reconciler implements AutoCloseable {
       version = store.update(reopening, version);
       LOG.warn("{} reopened at a raised epoch: its replication stream failed", reopening);
       region = reopening;
+    } else if (region.state() == RegionState.OPEN && catchUpOverdue(region)) {
+      RegionDescriptor reopening = next(region, region.primary(), region.backups(), sendIndex);
+      version = store.update(reopening, version);
+      LOG.warn(
+          "{} reopened at a raised epoch: its catch-up did not finish within {} s",
+          reopening,
+          CATCH_UP_TIMEOUT.toSeconds());
+      region = reopening;
     } else if (region.state() == RegionState.OPEN && lostByAMember(region, held)) {
       // A live member no longer holds the region as the map says (it restarted before its old
       // session expired, or closed the region): the primary's replication stream to it is broken,
@@ -303,6 +320,21 @@ final class Reconciler implements AutoCloseable {
     return sendIndex
         ? region.reassigned(primary, backups, backups)
         : region.reassigned(primary, backups);
+  }
+
+  /** Whether {@code region}'s backups have been joining at its epoch for too long. */
+  private boolean catchUpOverdue(RegionDescriptor region) {
+    if (region.joining().isEmpty()) {
+      joiningSince.remove(region.id());
+      return false;
+    }
+    long[] since = joiningSince.get(region.id());
+    long now = System.nanoTime();
+    if (since == null || since[0] != region.epoch()) {
+      joiningSince.put(region.id(), new long[] {region.epoch(), now});
+      return false;
+    }
+    return now - since[1] > CATCH_UP_TIMEOUT.toNanos();
   }
 
   /** Whether the primary reports, at the region's epoch, that its replication stream failed. */
