@@ -1,7 +1,8 @@
 /**
- * The region server process: it will register in ZooKeeper, take open/close/promote commands from
- * the master, open regions in the native engine as primary or backup and serve requests from the
- * Netty TCP front end and the fabric transport (see docs/ARCHITECTURE.md). Empty until the cluster
- * issue lands.
+ * The region server process: the engine, the native request handler behind the Netty TCP front end
+ * and the fabric transport, the control RPC the master commands it through ({@code control}), the
+ * regions it holds as primary or backup at their epochs ({@code regions}: opening a send-index
+ * replica as primary promotes it), and its membership in ZooKeeper with the lease that fences its
+ * primaries ({@code membership}). See docs/ARCHITECTURE.md "Region server" and "Failure recovery".
  */
 package io.kvs.server;
