@@ -332,6 +332,80 @@ TEST_P(SendIndexTest, APromotedBackupOwnsWhatItHeldAndKeepsItAcrossRestarts) {
   EXPECT_FALSE(backup_.service.PromoteBackup(7, "r7", &promoted, &report).ok());
 }
 
+TEST_P(SendIndexTest, APromotedBackupCatchesUpANewBackup) {
+  Write(3000, /*through_service=*/false);
+  Place(3);
+  ExpectBackupCaughtUp();
+  Write(4000, /*through_service=*/true);
+  lsm::Region* promoted = nullptr;
+  AdoptionReport report;
+  ASSERT_TRUE(backup_.service.PromoteBackup(7, "r7", &promoted, &report).ok());
+  // The old primary's node backs the promoted region up, in a fresh region.
+  primary_.service.Detach(7);
+  lsm::Region* fresh = nullptr;
+  ASSERT_TRUE(primary_.engine->CreateRegion("r7b", &fresh).ok());
+  service::Placement as_backup;
+  as_backup.primary = false;
+  primary_.service.Attach(7, 5, fresh, as_backup);
+  service::Placement as_primary;
+  as_primary.mode = ReplicationMode::kSendIndex;
+  as_primary.backups.push_back(
+      {"127.0.0.1", static_cast<uint16_t>(primary_.server->port())});
+  backup_.service.Attach(7, 5, promoted, as_primary);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (backup_.service.BackupsCaughtUp(7) != 1) {
+    ASSERT_NE(backup_.service.BackupsCaughtUp(7), -1) << "the stream failed";
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+        << "the promoted region's catch-up of a new backup did not finish";
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::map<size_t, lsm::LevelDescriptor> installed;
+  ASSERT_TRUE(primary_.service.BackupLevels(7, &installed).ok());
+  EXPECT_FALSE(installed.empty());
+
+  // Writes through the promoted primary, then the new backup is promoted in
+  // turn (a replica of a replica) and catches up a third region.
+  testing::RandomBytes random(17);
+  for (int i = 0; i < 3000; ++i) {
+    wire::Request request;
+    request.opcode = wire::Opcode::kPut;
+    request.region_id = 7;
+    request.epoch = 5;
+    const std::string key = "key" + std::to_string(i % 6000);
+    const std::string value = random.Bytes(i % 3 == 0   ? 8
+                                           : i % 3 == 1 ? 500
+                                                        : 3000);
+    request.key = key;
+    request.value = value;
+    std::string bytes, reply_bytes;
+    wire::EncodeRequest(request, &bytes);
+    backup_.service.Handle(nullptr, bytes, &reply_bytes);
+    wire::Reply reply;
+    ASSERT_TRUE(wire::DecodeReply(reply_bytes, &reply).ok());
+    ASSERT_EQ(reply.status, Status::Code::kOk) << reply.message;
+  }
+  lsm::Region* again = nullptr;
+  ASSERT_TRUE(primary_.service.PromoteBackup(7, "r7b", &again, &report).ok());
+  backup_.service.Detach(7);
+  lsm::Region* third = nullptr;
+  ASSERT_TRUE(backup_.engine->CreateRegion("r7c", &third).ok());
+  backup_.service.Attach(7, 6, third, as_backup);
+  service::Placement back;
+  back.mode = ReplicationMode::kSendIndex;
+  back.backups.push_back(
+      {"127.0.0.1", static_cast<uint16_t>(backup_.server->port())});
+  primary_.service.Attach(7, 6, again, back);
+  const auto second_deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (primary_.service.BackupsCaughtUp(7) != 1) {
+    ASSERT_NE(primary_.service.BackupsCaughtUp(7), -1) << "the stream failed";
+    ASSERT_LT(std::chrono::steady_clock::now(), second_deadline)
+        << "a twice-promoted region's catch-up of a new backup did not finish";
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 TEST_P(SendIndexTest, ABackupRestartedWithoutItsStreamIsPromotedFromItsDisk) {
   Write(3000, /*through_service=*/false);
   Place(3);
