@@ -151,7 +151,10 @@ Status IndexInstaller::ReceiveSegment(uint64_t primary_segment,
                                    std::to_string(primary_segment) +
                                    " shipped twice in one compaction");
   }
-  const size_t size = AlignUp(bytes.size());
+  // Written whole, zeros after the shipped bytes, as the primary writes its
+  // index segments: nothing of the segment's earlier use may follow the
+  // nodes, or a promoted backup's catch-up would ship it as part of them.
+  const size_t size = limits::segment_size_bytes;
   io::AlignedBuffer segment(size);
   std::memset(segment.data(), 0, size);
   std::memcpy(segment.data(), bytes.data(), bytes.size());

@@ -385,17 +385,28 @@ TEST_P(SendIndexTest, APromotedBackupCatchesUpANewBackup) {
     ASSERT_TRUE(wire::DecodeReply(reply_bytes, &reply).ok());
     ASSERT_EQ(reply.status, Status::Code::kOk) << reply.message;
   }
+  // A new epoch: the stream is replaced and the backup caught up again.
+  primary_.service.Attach(7, 55, fresh, as_backup);
+  backup_.service.Attach(7, 55, promoted, as_primary);
+  const auto re_deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (backup_.service.BackupsCaughtUp(7) != 1) {
+    ASSERT_NE(backup_.service.BackupsCaughtUp(7), -1) << "the stream failed";
+    ASSERT_LT(std::chrono::steady_clock::now(), re_deadline)
+        << "the promoted region's second catch-up did not finish";
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   lsm::Region* again = nullptr;
   ASSERT_TRUE(primary_.service.PromoteBackup(7, "r7b", &again, &report).ok());
   backup_.service.Detach(7);
   lsm::Region* third = nullptr;
   ASSERT_TRUE(backup_.engine->CreateRegion("r7c", &third).ok());
-  backup_.service.Attach(7, 6, third, as_backup);
+  backup_.service.Attach(7, 56, third, as_backup);
   service::Placement back;
   back.mode = ReplicationMode::kSendIndex;
   back.backups.push_back(
       {"127.0.0.1", static_cast<uint16_t>(backup_.server->port())});
-  primary_.service.Attach(7, 6, again, back);
+  primary_.service.Attach(7, 56, again, back);
   const auto second_deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (primary_.service.BackupsCaughtUp(7) != 1) {
