@@ -38,11 +38,13 @@ class TestHandler : public RequestHandler {
     if (request == "replica") {
       // A 2 MiB replica buffer on this connection: "<address> <key> <size>".
       std::lock_guard<std::mutex> lock(mutex_);
-      const Status status = session->CreateReplicaBuffer(2u << 20, &replica_);
+      std::vector<std::shared_ptr<ReplicaBuffer>> set;
+      const Status status = session->ReplicaBuffers(1, 1, 2u << 20, &set);
       if (!status.ok()) {
         reply->assign(status.ToString());
         return;
       }
+      replica_ = set[0];
       const fabric::RemoteBuffer& remote = replica_->remote();
       reply->assign(std::to_string(remote.address) + " " +
                     std::to_string(remote.key) + " " +
@@ -96,7 +98,7 @@ class TestHandler : public RequestHandler {
   std::mutex mutex_;
   std::condition_variable released_;
   bool release_ = false;
-  std::unique_ptr<ReplicaBuffer> replica_;
+  std::shared_ptr<ReplicaBuffer> replica_;
 };
 
 std::string Reversed(std::string_view text) {
@@ -392,6 +394,42 @@ TEST_P(ChannelTest, ReplicationWritesLandInAReplicaBufferBeforeLaterMessages) {
   EXPECT_EQ(reply, "dropped");
 }
 
+// A peer's one-sided writes cannot be recalled (and shm performs writes
+// into memory that is no longer registered), so a replica buffer lives as
+// long as its connection: a write after its user let it go lands in it, and
+// the same set asked for again on the connection is that memory, zeroed.
+TEST_P(ChannelTest, AReplicaBufferLivesAsLongAsItsConnection) {
+  auto client = NewClient();
+  ASSERT_NE(client, nullptr);
+  std::string described;
+  ASSERT_TRUE(client->Call("replica", &described).ok());
+  fabric::RemoteBuffer remote;
+  std::istringstream fields(described);
+  ASSERT_TRUE(fields >> remote.address >> remote.key >> remote.size);
+  std::string reply;
+  ASSERT_TRUE(client->Call("drop replica", &reply).ok());
+  ASSERT_EQ(reply, "dropped");
+  int completed = 0;
+  ASSERT_TRUE(client
+                  ->WriteRemote(remote, 4096, std::string(1000, 'x'),
+                                [&](Status status) {
+                                  EXPECT_TRUE(status.ok()) << status.ToString();
+                                  ++completed;
+                                })
+                  .ok());
+  ASSERT_TRUE(Eventually([&] {
+    client->Poll();
+    return completed == 1;
+  }));
+  EXPECT_TRUE(client->health().ok()) << client->health().ToString();
+  std::string again;
+  ASSERT_TRUE(client->Call("replica", &again).ok());
+  EXPECT_EQ(again, described);  // the same registered memory
+  ASSERT_TRUE(client->Call("crc 4096 1000", &reply).ok());
+  EXPECT_EQ(reply, std::to_string(crc32c::Value(std::string(1000, '\0').data(),
+                                                1000)));
+}
+
 // A peer that writes a well-sealed but wrong message (a reply slot outside
 // its reply buffer) is disconnected; other clients are served on.
 TEST_P(ChannelTest, AMalformedMessageClosesOnlyItsConnection) {
@@ -462,3 +500,4 @@ TEST(ChannelBootstrapTest, SomethingThatIsNotAServerIsAClearError) {
 
 }  // namespace
 }  // namespace kvs::channel
+

@@ -341,6 +341,7 @@ Status Client::WriteRemote(const fabric::RemoteBuffer& target, uint64_t offset,
   char* at = write_staging_.data() + space->offset;
   std::memcpy(at, bytes.data(), bytes.size());
   const uint64_t id = space->id;
+  write_deadlines_.emplace(id, Clock::now() + options_.request_timeout);
   const Status posted = endpoint_->PostWrite(
       server_, at, bytes.size(), *write_staging_region_,
       target.address + offset, target.key,
@@ -355,6 +356,7 @@ Status Client::WriteRemote(const fabric::RemoteBuffer& target, uint64_t offset,
           : fabric::Endpoint::Semantics::kDelivered);
   if (!posted.ok()) {
     write_ring_->Release(id);
+    write_deadlines_.erase(id);
     return BreakOnPostFailure(posted);
   }
   return Status::Ok();
@@ -368,6 +370,7 @@ size_t Client::Poll() {
   finished_writes.swap(writes_done_);
   for (FinishedWrite& write : finished_writes) {
     write_ring_->Release(write.staging_id);
+    write_deadlines_.erase(write.staging_id);
     if (write.done) write.done(write.status);
     if (!write.status.ok()) Break(write.status);
   }
@@ -379,6 +382,16 @@ size_t Client::Poll() {
   }
   size_t finished = 0;
   const auto now = Clock::now();
+  // A remote write is bounded like a request: one the provider never
+  // completes would hold its staging space (and, the ring being freed in
+  // order, all after it) for ever.
+  if (!write_deadlines_.empty() && now > write_deadlines_.begin()->second) {
+    Break(Status::IoError(
+        "a remote write did not complete within " +
+        std::to_string(options_.request_timeout.count()) +
+        " ms: the peer is unresponsive; connection closed"));
+    return finished;
+  }
   std::vector<uint64_t> done;
   for (auto& [id, request] : outstanding_) {
     bool complete = false;

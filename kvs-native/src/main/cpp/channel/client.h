@@ -94,10 +94,11 @@ class Client {
   ClientStats stats() const;
 
   // Replication channel, writing side (a primary): writes `bytes` at
-  // `offset` of a peer's buffer (Session::CreateReplicaBuffer, described in a
+  // `offset` of a peer's buffer (Session::ReplicaBuffers, described in a
   // control message) one-sidedly; `done` is called from a later Poll when
   // the write completed. The bytes are copied first (into a registered
   // staging buffer of `options.write_staging_bytes`): BUSY while it is full.
+  // A write not completed within `request_timeout` breaks the connection.
   // Writes on this connection stay in order with its messages, so a control
   // message sent after `done` finds the bytes in place.
   Status WriteRemote(const fabric::RemoteBuffer& target, uint64_t offset,
@@ -138,6 +139,9 @@ class Client {
     std::function<void(Status)> done;
   };
   std::vector<FinishedWrite> writes_done_;
+  // Remote writes posted and not finished: their deadlines, by staging id
+  // (ids grow, so the first is the oldest).
+  std::map<uint64_t, std::chrono::steady_clock::time_point> write_deadlines_;
   Status write_failure_;  // of a message write
   uint32_t sequence_ = 0;
   uint64_t next_request_id_ = 1;

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -59,6 +60,10 @@ struct Connection : Session {
   std::atomic<bool> closed{false};
   std::atomic<int> writes{0};
   Clock::time_point closing_since;
+  // The replica buffer sets the peer asked for, by tag (Session::
+  // ReplicaBuffers): kept until the connection goes.
+  std::mutex replica_sets_mutex;
+  std::map<uint64_t, std::vector<std::shared_ptr<ReplicaBuffer>>> replica_sets;
 
   // Marks the connection closed; false if it already was.
   bool MarkClosed() {
@@ -78,6 +83,12 @@ struct Connection : Session {
   void CloseEndpoint() {
     std::shared_ptr<fabric::Endpoint> closing;
     {
+      // The peer writes no more: its buffers go (users holding one keep
+      // its memory, and with it the endpoint, until they let go).
+      std::lock_guard<std::mutex> lock(replica_sets_mutex);
+      replica_sets.clear();
+    }
+    {
       std::lock_guard<std::mutex> lock(write_mutex);
       requests_region.reset();  // regions before their endpoint
       staging_region.reset();
@@ -87,8 +98,9 @@ struct Connection : Session {
     closing.reset();
   }
 
-  Status CreateReplicaBuffer(size_t bytes,
-                             std::unique_ptr<ReplicaBuffer>* buffer) override {
+  Status ReplicaBuffers(
+      uint64_t tag, size_t count, size_t bytes,
+      std::vector<std::shared_ptr<ReplicaBuffer>>* buffers) override {
     std::shared_ptr<fabric::Endpoint> registering;
     {
       std::lock_guard<std::mutex> lock(write_mutex);
@@ -97,12 +109,37 @@ struct Connection : Session {
     if (registering == nullptr) {
       return Status::Closed("the connection closed");
     }
-    return ReplicaBuffer::Register(std::move(registering), bytes,
-                                   replica_buffers, buffer);
+    std::lock_guard<std::mutex> lock(replica_sets_mutex);
+    std::vector<std::shared_ptr<ReplicaBuffer>>& set = replica_sets[tag];
+    const bool reusable =
+        set.size() == count &&
+        std::all_of(set.begin(), set.end(), [&](const auto& buffer) {
+          return buffer->size() == bytes;
+        });
+    if (reusable) {
+      for (const auto& buffer : set) {
+        std::memset(buffer->data(), 0, buffer->size());
+      }
+    } else {
+      set.clear();
+      for (size_t i = 0; i < count; ++i) {
+        std::shared_ptr<ReplicaBuffer> buffer;
+        const Status registered = ReplicaBuffer::Register(
+            registering, bytes, replica_buffers, &buffer);
+        if (!registered.ok()) {
+          set.clear();
+          return registered;
+        }
+        set.push_back(std::move(buffer));
+      }
+    }
+    *buffers = set;
+    return Status::Ok();
   }
 
   ~Connection() override {
     // Regions before the buffers they cover and the endpoint they are on.
+    replica_sets.clear();
     requests_region.reset();
     staging_region.reset();
     endpoint.reset();
@@ -637,12 +674,12 @@ uint16_t Server::port() const { return impl_->port; }
 Status ReplicaBuffer::Register(std::shared_ptr<fabric::Endpoint> endpoint,
                                size_t bytes,
                                std::shared_ptr<std::atomic<size_t>> live,
-                               std::unique_ptr<ReplicaBuffer>* buffer) {
+                               std::shared_ptr<ReplicaBuffer>* buffer) {
   if (bytes == 0 || bytes % kUnitBytes != 0 || bytes > kBufferBytesMax) {
     return Status::InvalidArgument(
         "a replica buffer is a multiple of 64 bytes up to 64 MiB");
   }
-  std::unique_ptr<ReplicaBuffer> created(new ReplicaBuffer());
+  std::shared_ptr<ReplicaBuffer> created(new ReplicaBuffer());
   created->memory_.Resize(bytes);
   std::memset(created->memory_.data(), 0, bytes);
   KVS_RETURN_IF_ERROR(

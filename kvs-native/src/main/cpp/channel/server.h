@@ -35,6 +35,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "fabric/endpoint.h"
 #include "io/aligned_buffer.h"
@@ -48,6 +49,14 @@ namespace kvs::channel {
 // connection that asked for it -- the one its writer's writes arrive on --
 // and keeps that endpoint open while it lives. Read `data` once a later
 // message says the bytes are there.
+//
+// Lifetime: a peer's one-sided writes cannot be recalled, and on providers
+// that do not check memory keys (shm) a write to freed memory lands in
+// whatever uses it now. So the connection owns its buffers (Session::
+// ReplicaBuffers) and frees them only when it closes or when its peer asks
+// for the same set again, which a writer does only once its earlier writes
+// into that set completed (replication::Replicator). Users hold shared
+// references to read what landed after the connection is gone.
 class ReplicaBuffer {
  public:
   // `bytes`: a multiple of 64 up to 64 MiB, zeroed. `live` (optional)
@@ -55,7 +64,7 @@ class ReplicaBuffer {
   static Status Register(std::shared_ptr<fabric::Endpoint> endpoint,
                          size_t bytes,
                          std::shared_ptr<std::atomic<size_t>> live,
-                         std::unique_ptr<ReplicaBuffer>* buffer);
+                         std::shared_ptr<ReplicaBuffer>* buffer);
   ~ReplicaBuffer();
   ReplicaBuffer(const ReplicaBuffer&) = delete;
   ReplicaBuffer& operator=(const ReplicaBuffer&) = delete;
@@ -79,9 +88,15 @@ class ReplicaBuffer {
 class Session {
  public:
   virtual ~Session() = default;
-  // A replica buffer the peer of this connection may write into.
-  virtual Status CreateReplicaBuffer(
-      size_t bytes, std::unique_ptr<ReplicaBuffer>* buffer) = 0;
+  // The set `tag` of `count` replica buffers of `bytes` each that the peer
+  // of this connection may write into, zeroed: the set registered for
+  // `tag` before on this connection if it has that shape (the peer asks
+  // for a set again only once its writes into it completed), else a new
+  // one replacing it. The connection keeps the set until it closes or the
+  // set is asked for again (ReplicaBuffer, "Lifetime").
+  virtual Status ReplicaBuffers(
+      uint64_t tag, size_t count, size_t bytes,
+      std::vector<std::shared_ptr<ReplicaBuffer>>* buffers) = 0;
 };
 
 class RequestHandler {

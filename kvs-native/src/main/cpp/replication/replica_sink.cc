@@ -14,9 +14,11 @@ Status ReplicaSink::Create(channel::Session* session, lsm::Region* region,
                            uint64_t region_id,
                            std::unique_ptr<ReplicaSink>* sink) {
   std::unique_ptr<ReplicaSink> created(new ReplicaSink(region, region_id));
-  for (auto& buffer : created->buffers_) {
-    // Zeroed; the destructor releases what was created on failure.
-    KVS_RETURN_IF_ERROR(session->CreateReplicaBuffer(kBufferBytes, &buffer));
+  std::vector<std::shared_ptr<channel::ReplicaBuffer>> buffers;
+  KVS_RETURN_IF_ERROR(
+      session->ReplicaBuffers(region_id, kBuffers, kBufferBytes, &buffers));
+  for (size_t i = 0; i < kBuffers; ++i) {
+    created->buffers_[i] = std::move(buffers[i]);
   }
   *sink = std::move(created);
   return Status::Ok();

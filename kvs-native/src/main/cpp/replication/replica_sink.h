@@ -57,7 +57,8 @@ class ReplicaSink {
   lsm::Region* const region_;
   const uint64_t region_id_;
   mutable std::mutex mutex_;
-  std::unique_ptr<channel::ReplicaBuffer> buffers_[kBuffers];
+  // Shared with the connection that owns them (channel::ReplicaBuffer).
+  std::shared_ptr<channel::ReplicaBuffer> buffers_[kBuffers];
   uint64_t next_sequence_ = 0;
   size_t filling_ = 0;  // the buffer the primary writes into now
   SinkStats stats_;

@@ -418,15 +418,31 @@ bool Replicator::Connect(Stream* stream) {
     }
     return true;
   }
-  stream->buffers.assign(backups, {});
-  for (const BackupTarget& target : stream->targets) {
-    Status status;
-    auto peer = PeerFor(target, &status);
-    if (peer == nullptr) {
-      Fail(stream, status);
+  if (stream->peers.empty()) {
+    stream->buffers.assign(backups, {});
+    for (const BackupTarget& target : stream->targets) {
+      Status status;
+      auto peer = PeerFor(target, &status);
+      if (peer == nullptr) {
+        Fail(stream, status);
+        return false;
+      }
+      stream->peers.push_back(std::move(peer));
+    }
+  }
+  for (const auto& peer : stream->peers) {
+    if (!peer->client->health().ok()) {
+      Fail(stream, Status::IoError("backup " + peer->name + ": " +
+                                   peer->client->health().ToString()));
       return false;
     }
-    stream->peers.push_back(std::move(peer));
+    // The region's earlier stream on this connection still has writes in
+    // flight into the buffers this OPEN will reuse: wait for them (a write
+    // never completed breaks the connection within the timeout).
+    const auto writing = peer->writes_in_flight.find(stream->region_id);
+    if (writing != peer->writes_in_flight.end() && writing->second > 0) {
+      return false;
+    }
   }
   // OPEN's buffer field names the mode (replication_format.h).
   std::string open;
@@ -479,10 +495,16 @@ bool Replicator::PostBatches(Stream* stream, std::unique_lock<std::mutex>* lock,
     for (size_t i = 0; i < backups; ++i) {
       if (batch->posted[i]) continue;
       Peer* peer = stream->peers[i].get();
+      const uint64_t region_id = stream->region_id;
       const Status posted = peer->client->WriteRemote(
           stream->buffers[i][batch->buffer], batch->offset, batch->bytes,
-          [this, weak = stream->weak_from_this(), batch, peer,
+          [this, weak = stream->weak_from_this(), batch, peer, region_id,
            backups](Status status) {
+            const auto writing = peer->writes_in_flight.find(region_id);
+            if (writing != peer->writes_in_flight.end() &&
+                --writing->second == 0) {
+              peer->writes_in_flight.erase(writing);
+            }
             // A stream gone meanwhile cares no more (see SendToBackups).
             const std::shared_ptr<Stream> owner = weak.lock();
             if (owner == nullptr) return;
@@ -521,6 +543,7 @@ bool Replicator::PostBatches(Stream* stream, std::unique_lock<std::mutex>* lock,
         return false;
       }
       batch->posted[i] = true;
+      ++peer->writes_in_flight[region_id];
       *progressed = true;
       std::lock_guard<std::mutex> stats_lock(mutex_);
       ++stats_.writes;

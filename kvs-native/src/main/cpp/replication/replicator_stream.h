@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -86,6 +87,11 @@ struct StreamEvent {
 struct Replicator::Peer {
   std::string name;  // host:port
   std::unique_ptr<channel::Client> client;
+  // Replication thread only: one-sided writes posted and not completed, by
+  // region. A new stream of a region OPENs on this connection only once its
+  // earlier streams' writes completed: the backup then reuses their buffers
+  // (channel::ReplicaBuffer, "Lifetime").
+  std::map<uint64_t, size_t> writes_in_flight;
 };
 
 struct Replicator::Stream : std::enable_shared_from_this<Replicator::Stream> {

@@ -27,13 +27,16 @@ size_t LogBuffer(log::LogKind kind, size_t parity) {
   return KindIndex(kind) * 2 + parity;
 }
 
-Status SendIndexSink::Create(channel::Session* session, alloc::Volume* volume,
-                             uint64_t region_id,
+Status SendIndexSink::Create(channel::Session* session, uint64_t tag,
+                             alloc::Volume* volume, uint64_t region_id,
                              std::unique_ptr<SendIndexSink>* sink) {
   std::unique_ptr<SendIndexSink> created(new SendIndexSink());
   created->volume_ = volume;
-  for (auto& buffer : created->buffers_) {
-    KVS_RETURN_IF_ERROR(session->CreateReplicaBuffer(kBufferBytes, &buffer));
+  std::vector<std::shared_ptr<channel::ReplicaBuffer>> buffers;
+  KVS_RETURN_IF_ERROR(session->ReplicaBuffers(tag, kSendIndexBuffers,
+                                              kBufferBytes, &buffers));
+  for (size_t i = 0; i < kSendIndexBuffers; ++i) {
+    created->buffers_[i] = std::move(buffers[i]);
   }
   for (size_t i = 0; i < kSendIndexLogs; ++i) {
     KVS_RETURN_IF_ERROR(

@@ -63,11 +63,12 @@ struct SendIndexSinkStats {
 
 class SendIndexSink {
  public:
-  // Registers the buffers on the connection of `session` (used during the
-  // call only) and opens the copies and levels of engine region
-  // `region_id` on `volume` (not owned), emptied.
-  static Status Create(channel::Session* session, alloc::Volume* volume,
-                       uint64_t region_id,
+  // Takes the connection's buffer set `tag` (the cluster region's id) of
+  // `session` (used during the call only; channel::Session::ReplicaBuffers)
+  // and opens the copies and levels of engine region `region_id` on
+  // `volume` (not owned), emptied.
+  static Status Create(channel::Session* session, uint64_t tag,
+                       alloc::Volume* volume, uint64_t region_id,
                        std::unique_ptr<SendIndexSink>* sink);
   SendIndexSink(const SendIndexSink&) = delete;
   SendIndexSink& operator=(const SendIndexSink&) = delete;
@@ -99,7 +100,8 @@ class SendIndexSink {
   mutable std::mutex mutex_;
   alloc::Volume* volume_ = nullptr;
   bool stopped_ = false;
-  std::unique_ptr<channel::ReplicaBuffer> buffers_[kSendIndexBuffers];
+  // Shared with the connection that owns them (channel::ReplicaBuffer).
+  std::shared_ptr<channel::ReplicaBuffer> buffers_[kSendIndexBuffers];
   std::unique_ptr<LogMirror> mirrors_[kSendIndexLogs];
   std::unique_ptr<IndexInstaller> installer_;
   SendIndexSinkStats stats_;

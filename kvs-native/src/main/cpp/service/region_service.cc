@@ -226,8 +226,8 @@ void RegionService::HandleReplication(channel::Session* session,
                   ? Status::InvalidArgument(
                         "send-index needs the service to know its engine")
                   : replication::SendIndexSink::Create(
-                        session, engine_->volume(), again->second.region->id(),
-                        &sink);
+                        session, control.region_id, engine_->volume(),
+                        again->second.region->id(), &sink);
           if (answer.status.ok()) {
             answer.buffers = sink->buffers();
             again->second.index_sink = std::move(sink);

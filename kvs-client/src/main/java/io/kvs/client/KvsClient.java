@@ -99,7 +99,12 @@ public final class KvsClient implements AutoCloseable {
     return new KvsClientBuilder();
   }
 
-  static KvsClient open(String zookeeper, String cluster, Transport transport, Duration timeout) {
+  static KvsClient open(
+      String zookeeper,
+      String cluster,
+      Transport transport,
+      Duration timeout,
+      Duration connectTimeout) {
     ClusterPaths paths = new ClusterPaths(cluster);
     ExecutorService blocking = Executors.newCachedThreadPool(daemonThreads("kvs-client-blocking"));
     ForkJoinPool callbacks =
@@ -122,20 +127,23 @@ public final class KvsClient implements AutoCloseable {
     MetadataCache metadata = null;
     try {
       factory = ConnectionFactory.create(transport, blocking);
-      long deadline = System.nanoTime() + timeout.toNanos();
+      long deadline = System.nanoTime() + connectTimeout.toNanos();
       curator =
           CuratorFrameworkFactory.builder()
               .connectString(zookeeper)
               .sessionTimeoutMs(30_000)
-              .connectionTimeoutMs((int) Math.min(timeout.toMillis(), 15_000))
+              .connectionTimeoutMs((int) Math.min(connectTimeout.toMillis(), 15_000))
               .retryPolicy(new BoundedExponentialBackoffRetry(50, 1000, 29))
               .build();
       curator.start();
       if (!curator.blockUntilConnected(
-          (int) Math.max(1, timeout.toMillis()), TimeUnit.MILLISECONDS)) {
+          (int) Math.max(1, connectTimeout.toMillis()), TimeUnit.MILLISECONDS)) {
         throw new KvsException(
             StatusCode.IO_ERROR,
-            "cannot connect to ZooKeeper at " + zookeeper + " within " + Problem.format(timeout));
+            "cannot connect to ZooKeeper at "
+                + zookeeper
+                + " within "
+                + Problem.format(connectTimeout));
       }
       metadata = new MetadataCache(curator, paths);
       metadata.start(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));

@@ -29,10 +29,14 @@ public final class KvsClientBuilder {
   /** The operation timeout used unless {@link #operationTimeout} sets another. */
   public static final Duration DEFAULT_OPERATION_TIMEOUT = Duration.ofSeconds(10);
 
+  /** The connect timeout used unless {@link #connectTimeout} sets another. */
+  public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(30);
+
   private String zookeeper;
   private String cluster = DEFAULT_CLUSTER;
   private Transport transport = Transport.TCP;
   private Duration operationTimeout = DEFAULT_OPERATION_TIMEOUT;
+  private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
 
   KvsClientBuilder() {}
 
@@ -80,8 +84,7 @@ public final class KvsClientBuilder {
   /**
    * How long an operation may go without progress before it fails: retries after redirections,
    * unreachable or overloaded servers, and a missing primary all happen within it. A scan or
-   * multi-get that keeps making progress may take longer in total. Also bounds how long {@link
-   * #build()} waits for ZooKeeper and the region map. Default 10 s.
+   * multi-get that keeps making progress may take longer in total. Default 10 s.
    *
    * @param timeout at least 1 ms
    * @return this builder
@@ -97,8 +100,26 @@ public final class KvsClientBuilder {
   }
 
   /**
-   * Connects to ZooKeeper and loads the cluster's region map (waiting at most the operation timeout
-   * for each), and returns the client. Connections to region servers are opened on first use.
+   * How long {@link #build()} waits in all for ZooKeeper and the cluster's region map. Separate from
+   * the operation timeout: a client started with a cluster (or on a loaded machine) may wait longer
+   * for its first map than any one operation should. Default 30 s.
+   *
+   * @param timeout at least 1 ms
+   * @return this builder
+   * @throws IllegalArgumentException if not positive
+   */
+  public KvsClientBuilder connectTimeout(Duration timeout) {
+    Objects.requireNonNull(timeout, "timeout");
+    if (timeout.isNegative() || timeout.isZero() || timeout.toMillis() < 1) {
+      throw new IllegalArgumentException("the connect timeout must be at least 1 ms: " + timeout);
+    }
+    this.connectTimeout = timeout;
+    return this;
+  }
+
+  /**
+   * Connects to ZooKeeper and loads the cluster's region map (waiting at most the connect timeout
+   * in all), and returns the client. Connections to region servers are opened on first use.
    *
    * @return the client, to be closed
    * @throws IllegalStateException if no ZooKeeper connect string was set
@@ -109,6 +130,6 @@ public final class KvsClientBuilder {
     if (zookeeper == null) {
       throw new IllegalStateException("set the ZooKeeper connect string with zookeeper(...)");
     }
-    return KvsClient.open(zookeeper, cluster, transport, operationTimeout);
+    return KvsClient.open(zookeeper, cluster, transport, operationTimeout, connectTimeout);
   }
 }
