@@ -3,6 +3,7 @@
 #   ./kvs local start [--servers 3] [--regions 32] [--replication 2]
 #                     [--mode send-index|build-index|none] [--masters 1] [--fabric shm|tcp|none]
 #                     [--split-points K1,K2,... | --split-prefix PREFIX]
+#                     [--session-timeout-ms 4000] [--min-replicas 1]
 #   ./kvs local status
 #   ./kvs local verify [--patience SECONDS]
 #   ./kvs local stop
@@ -12,7 +13,10 @@
 # directory and log file under the cluster directory (KVS_LOCAL_DIR, default
 # target/local). Starting again over that directory reuses its data. Regions
 # split the key space evenly over the first two key bytes unless split points
-# are given; for YCSB's keys use --split-prefix usertable:user. verify checks
+# are given; for YCSB's keys use --split-prefix usertable:user. A server is
+# declared dead once its ZooKeeper session expires (--session-timeout-ms); a
+# region refuses writes while fewer than --min-replicas of its replicas (the
+# primary counted) are in sync. verify checks
 # that every region's backups hold what its primary holds (digests of the
 # send-index levels, or of full scans), retrying for up to --patience seconds
 # (default 30) while compactions and writes move the replicas on. kill, pause,

@@ -43,6 +43,9 @@ typedef enum kvs_status {
   KVS_WRONG_REGION = 10,  // the server does not hold the region / key
   KVS_STALE_EPOCH = 11,   // the request's region epoch is not current
   KVS_OVERLOADED = 12,    // the server sheds load; retry later
+  // Fewer replicas of the region are in sync than its minimum: the write
+  // was refused before it applied; retry later.
+  KVS_NOT_ENOUGH_REPLICAS = 13,
 } kvs_status;
 
 // The library version, e.g. "0.1.0-SNAPSHOT". Static storage; never NULL.
@@ -230,22 +233,48 @@ KVS_EXPORT void kvs_service_use_engine(kvs_service* service,
 // stay open meanwhile.
 KVS_EXPORT void kvs_service_attach(kvs_service* service, uint64_t region_id,
                                    uint64_t epoch, kvs_region* region);
-// Like kvs_service_attach, placed: held as primary (1) or backup (0; client
-// requests get NOT_PRIMARY), serving keys in [start, end) (no end when
-// `has_end` is 0; keys outside get WRONG_REGION). A primary with backups
-// (the fabric bootstrap host and port of each) replicates every write to
-// them before answering; that needs a fabric server started on the service.
-// `mode`: KVS_REPLICATION_BUILD_INDEX (records the backups apply) or
-// KVS_REPLICATION_SEND_INDEX (log segments and compacted index segments;
-// needs kvs_service_use_engine on both ends).
+// A primary's backup: its fabric server's bootstrap host and port, and
+// whether it is joining (the master does not count it in sync yet: writes do
+// not wait for it until its catch-up is done, which starts afresh).
+typedef struct kvs_backup {
+  const char* host;
+  uint16_t port;
+  int joining;
+} kvs_backup;
+// Where a region sits in the cluster (see kvs_service_attach_placed).
 #define KVS_REPLICATION_BUILD_INDEX 0
 #define KVS_REPLICATION_SEND_INDEX 1
-KVS_EXPORT void kvs_service_attach_placed(
-    kvs_service* service, uint64_t region_id, uint64_t epoch,
-    kvs_region* region, int primary, const void* start, size_t start_size,
-    const void* end, size_t end_size, int has_end,
-    const char* const* backup_hosts, const uint16_t* backup_ports,
-    size_t backup_count, int mode);
+typedef struct kvs_placement {
+  int primary;  // 1: primary; 0: backup (client requests get NOT_PRIMARY)
+  const void* start;  // keys in [start, end); keys outside: WRONG_REGION
+  size_t start_size;
+  const void* end;
+  size_t end_size;
+  int has_end;  // 0: no end
+  const kvs_backup* backups;
+  size_t backup_count;
+  int mode;  // KVS_REPLICATION_BUILD_INDEX or KVS_REPLICATION_SEND_INDEX
+  // A primary's fewest replicas in sync (itself counted) that accept a
+  // write; fewer refuse writes with KVS_NOT_ENOUGH_REPLICAS. 0 counts as 1.
+  size_t min_replicas;
+  // The group's primary server (any id): a backup re-attached at a new
+  // epoch under the same primary keeps its stream and what it holds.
+  const char* primary_server;
+  size_t primary_server_size;
+  // A backup the master counts as joining (not in sync): only such a backup
+  // lets a new send-index stream start it over; one in sync that holds a
+  // replica refuses (it may be promoted, so it must not forget writes).
+  int joining;
+} kvs_placement;
+// Like kvs_service_attach, placed. A primary with backups replicates every
+// write to them before answering (docs/ARCHITECTURE.md, "Failure
+// recovery"); that needs a fabric server started on the service. Build-index
+// mode: records the backups apply; send-index: log segments and compacted
+// index segments (needs kvs_service_use_engine on both ends).
+KVS_EXPORT void kvs_service_attach_placed(kvs_service* service,
+                                          uint64_t region_id, uint64_t epoch,
+                                          kvs_region* region,
+                                          const kvs_placement* placement);
 
 // Replication counters of a service since it started: what it sent as a
 // primary (to all backups) and did as a backup (for the streams open now).
@@ -289,6 +318,13 @@ KVS_EXPORT kvs_status kvs_service_promote(kvs_service* service,
 // failed, 0 while it catches them up (and for a region not held as one).
 KVS_EXPORT int kvs_service_backups_caught_up(const kvs_service* service,
                                              uint64_t region_id);
+// For region `region_id` held as a primary: each backup's state in the
+// order of its placement (1 in sync, 0 being caught up, -1 its stream
+// failed) into `states`, up to `capacity`; returns how many backups it has
+// (0 for a region not held as a primary).
+KVS_EXPORT size_t kvs_service_backup_states(const kvs_service* service,
+                                            uint64_t region_id, int8_t* states,
+                                            size_t capacity);
 // Primaries answer client requests for `valid_for_ns` from now, then
 // NOT_PRIMARY until renewed (fencing; never called: no lease enforced).
 KVS_EXPORT void kvs_service_renew_lease(kvs_service* service,

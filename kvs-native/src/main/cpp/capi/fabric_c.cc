@@ -1,6 +1,7 @@
 // The fabric part of the C ABI (include/kvs/kvs.h): adapts C types to
 // channel::Server (with a RegionService) and channel::Client.
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -98,23 +99,29 @@ void kvs_service_attach(kvs_service* service, uint64_t region_id,
 }
 
 void kvs_service_attach_placed(kvs_service* service, uint64_t region_id,
-                               uint64_t epoch, kvs_region* region, int primary,
-                               const void* start, size_t start_size,
-                               const void* end, size_t end_size, int has_end,
-                               const char* const* backup_hosts,
-                               const uint16_t* backup_ports,
-                               size_t backup_count, int mode) {
+                               uint64_t epoch, kvs_region* region,
+                               const kvs_placement* placed) {
   kvs::service::Placement placement;
-  placement.primary = primary != 0;
-  placement.mode = mode == KVS_REPLICATION_SEND_INDEX
+  placement.primary = placed->primary != 0;
+  placement.mode = placed->mode == KVS_REPLICATION_SEND_INDEX
                        ? kvs::replication::ReplicationMode::kSendIndex
                        : kvs::replication::ReplicationMode::kBuildIndex;
-  for (size_t i = 0; i < backup_count; ++i) {
-    placement.backups.push_back({backup_hosts[i], backup_ports[i]});
+  for (size_t i = 0; i < placed->backup_count; ++i) {
+    const kvs_backup& backup = placed->backups[i];
+    placement.backups.push_back(
+        {backup.host, backup.port, backup.joining != 0});
   }
-  placement.start.assign(static_cast<const char*>(start), start_size);
-  if (has_end != 0) {
-    placement.end.emplace(static_cast<const char*>(end), end_size);
+  placement.start.assign(static_cast<const char*>(placed->start),
+                         placed->start_size);
+  if (placed->has_end != 0) {
+    placement.end.emplace(static_cast<const char*>(placed->end),
+                          placed->end_size);
+  }
+  placement.min_replicas = std::max<size_t>(1, placed->min_replicas);
+  placement.joining = placed->joining != 0;
+  if (placed->primary_server != nullptr) {
+    placement.primary_server.assign(placed->primary_server,
+                                    placed->primary_server_size);
   }
   service->service.Attach(region_id, epoch,
                           reinterpret_cast<kvs::lsm::Region*>(region),
@@ -148,6 +155,17 @@ kvs_status kvs_service_promote(kvs_service* service, uint64_t region_id,
 int kvs_service_backups_caught_up(const kvs_service* service,
                                   uint64_t region_id) {
   return service->service.BackupsCaughtUp(region_id);
+}
+
+size_t kvs_service_backup_states(const kvs_service* service,
+                                 uint64_t region_id, int8_t* states,
+                                 size_t capacity) {
+  const std::vector<kvs::replication::BackupState> held =
+      service->service.BackupStates(region_id);
+  for (size_t i = 0; i < held.size() && i < capacity; ++i) {
+    states[i] = static_cast<int8_t>(held[i]);
+  }
+  return held.size();
 }
 
 void kvs_service_renew_lease(kvs_service* service, int64_t valid_for_ns) {

@@ -78,6 +78,8 @@ const char* kvs_status_name(kvs_status status) {
       return "STALE_EPOCH";
     case KVS_OVERLOADED:
       return "OVERLOADED";
+    case KVS_NOT_ENOUGH_REPLICAS:
+      return "NOT_ENOUGH_REPLICAS";
   }
   return "UNKNOWN";
 }

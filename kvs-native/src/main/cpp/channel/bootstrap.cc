@@ -163,7 +163,7 @@ Status ReadWelcome(int socket, std::chrono::milliseconds timeout,
   const std::string text = m.substr(8, size);
   if (status != 0) {
     welcome->status = Status::FromCode(
-        status <= KVS_OVERLOADED ? static_cast<Status::Code>(status)
+        status <= KVS_NOT_ENOUGH_REPLICAS ? static_cast<Status::Code>(status)
                                  : Status::Code::kInternal,
         "the server refused the connection: " + text);
     return Status::Ok();

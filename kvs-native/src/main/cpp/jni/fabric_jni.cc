@@ -5,6 +5,7 @@
 
 #include <jni.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <iterator>
 #include <string>
@@ -46,35 +47,57 @@ void ServiceAttach(JNIEnv*, jclass, jlong service, jlong region_id, jlong epoch,
       static_cast<uint64_t>(epoch), reinterpret_cast<kvs_region*>(region));
 }
 
-// `end` null: unbounded. Backups as parallel arrays of hosts and ports.
+// `end` null: unbounded. Backups as parallel arrays of hosts, ports and
+// joining flags; `primary_server` the group's primary (null: none given).
 void ServiceAttachPlaced(JNIEnv* env, jclass, jlong service, jlong region_id,
                          jlong epoch, jlong region, jboolean primary,
                          jbyteArray start, jbyteArray end,
                          jobjectArray backup_hosts, jintArray backup_ports,
-                         jint mode) {
+                         jbooleanArray backup_joining, jint mode,
+                         jint min_replicas, jstring primary_server,
+                         jboolean joining) {
   const std::string start_bytes = StringOfBytes(env, start);
   const std::string end_bytes = StringOfBytes(env, end);
+  const std::string primary_name =
+      primary_server != nullptr ? StringOf(env, primary_server) : "";
   std::vector<std::string> hosts;
-  std::vector<uint16_t> ports;
-  const jsize backups =
+  std::vector<kvs_backup> backups;
+  const jsize count =
       backup_hosts != nullptr ? env->GetArrayLength(backup_hosts) : 0;
-  for (jsize i = 0; i < backups; ++i) {
+  hosts.reserve(static_cast<size_t>(count));
+  for (jsize i = 0; i < count; ++i) {
     auto host =
         static_cast<jstring>(env->GetObjectArrayElement(backup_hosts, i));
     hosts.push_back(StringOf(env, host));
     env->DeleteLocalRef(host);
     jint port = 0;
     env->GetIntArrayRegion(backup_ports, i, 1, &port);
-    ports.push_back(static_cast<uint16_t>(port));
+    jboolean backup_is_joining = JNI_FALSE;
+    if (backup_joining != nullptr) {
+      env->GetBooleanArrayRegion(backup_joining, i, 1, &backup_is_joining);
+    }
+    backups.push_back({nullptr, static_cast<uint16_t>(port),
+                       backup_is_joining == JNI_TRUE ? 1 : 0});
   }
-  std::vector<const char*> host_pointers;
-  for (const auto& host : hosts) host_pointers.push_back(host.c_str());
+  for (size_t i = 0; i < backups.size(); ++i) backups[i].host = hosts[i].c_str();
+  kvs_placement placement{};
+  placement.primary = primary ? 1 : 0;
+  placement.start = start_bytes.data();
+  placement.start_size = start_bytes.size();
+  placement.end = end_bytes.data();
+  placement.end_size = end_bytes.size();
+  placement.has_end = end != nullptr ? 1 : 0;
+  placement.backups = backups.data();
+  placement.backup_count = backups.size();
+  placement.mode = static_cast<int>(mode);
+  placement.min_replicas = static_cast<size_t>(std::max<jint>(1, min_replicas));
+  placement.primary_server = primary_name.data();
+  placement.primary_server_size = primary_name.size();
+  placement.joining = joining ? 1 : 0;
   kvs_service_attach_placed(
       reinterpret_cast<kvs_service*>(service), static_cast<uint64_t>(region_id),
       static_cast<uint64_t>(epoch), reinterpret_cast<kvs_region*>(region),
-      primary ? 1 : 0, start_bytes.data(), start_bytes.size(), end_bytes.data(),
-      end_bytes.size(), end != nullptr ? 1 : 0, host_pointers.data(),
-      ports.data(), ports.size(), static_cast<int>(mode));
+      &placement);
 }
 
 // {digest, entries, levels}; throws for a region not held or not comparable.
@@ -111,6 +134,22 @@ jlong ServicePromote(JNIEnv* env, jclass, jlong service, jlong region_id,
 jint ServiceBackupsCaughtUp(JNIEnv*, jclass, jlong service, jlong region_id) {
   return kvs_service_backups_caught_up(reinterpret_cast<kvs_service*>(service),
                                        static_cast<uint64_t>(region_id));
+}
+
+// Each backup's state (1, 0, -1) in placement order.
+jbyteArray ServiceBackupStates(JNIEnv* env, jclass, jlong service,
+                               jlong region_id) {
+  int8_t states[64];
+  const size_t count =
+      kvs_service_backup_states(reinterpret_cast<kvs_service*>(service),
+                                static_cast<uint64_t>(region_id), states, 64);
+  const jsize length = static_cast<jsize>(std::min<size_t>(count, 64));
+  jbyteArray result = env->NewByteArray(length);
+  if (result != nullptr) {
+    env->SetByteArrayRegion(result, 0, length,
+                            reinterpret_cast<const jbyte*>(states));
+  }
+  return result;
 }
 
 void ServiceRenewLease(JNIEnv*, jclass, jlong service, jlong valid_for_ns) {
@@ -280,7 +319,8 @@ bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class) {
   static const JNINativeMethod kMethods[] = {
       KVS_NATIVE("serviceCreate", "()J", ServiceCreate),
       KVS_NATIVE("serviceAttach", "(JJJJ)V", ServiceAttach),
-      KVS_NATIVE("serviceAttachPlaced", "(JJJJZ[B[B[Ljava/lang/String;[II)V",
+      KVS_NATIVE("serviceAttachPlaced",
+                 "(JJJJZ[B[B[Ljava/lang/String;[I[ZIILjava/lang/String;Z)V",
                  ServiceAttachPlaced),
       KVS_NATIVE("serviceUseEngine", "(JJ)V", ServiceUseEngine),
       KVS_NATIVE("serviceLevelsDigest", "(JJ)[J", ServiceLevelsDigest),
@@ -288,6 +328,7 @@ bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class) {
       KVS_NATIVE("serviceHoldsReplica", "(J[B)Z", ServiceHoldsReplica),
       KVS_NATIVE("serviceRenewLease", "(JJ)V", ServiceRenewLease),
       KVS_NATIVE("serviceBackupsCaughtUp", "(JJ)I", ServiceBackupsCaughtUp),
+      KVS_NATIVE("serviceBackupStates", "(JJ)[B", ServiceBackupStates),
       KVS_NATIVE("serviceReplicationStats", "(J)[J", ServiceReplicationStats),
       KVS_NATIVE("serviceDetach", "(JJ)V", ServiceDetach),
       KVS_NATIVE("serviceHandle", "(JLjava/nio/ByteBuffer;II)[B",

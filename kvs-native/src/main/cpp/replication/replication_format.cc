@@ -142,7 +142,7 @@ Status DecodeControlReply(std::string_view bytes, ControlReply* reply) {
   }
   const auto raw = static_cast<uint8_t>(bytes[0]);
   // A code this version does not know is reported as INTERNAL.
-  const auto code = raw > static_cast<uint8_t>(Status::Code::kOverloaded)
+  const auto code = raw > static_cast<uint8_t>(Status::Code::kNotEnoughReplicas)
                         ? Status::Code::kInternal
                         : static_cast<Status::Code>(raw);
   const std::string_view body = bytes.substr(kReplyHeaderBytes);

@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "channel/server.h"
 #include "engine/engine.h"
@@ -53,7 +56,9 @@ class ReplicationTest : public ::testing::TestWithParam<fabric::Provider> {
     ASSERT_TRUE(
         channel::Server::Start(server_options, &node->service, &node->server)
             .ok());
-    node->service.EnableReplication(Endpoint());
+    // Short: a write whose backup cannot take it waits this long for the
+    // group to change before it fails.
+    node->service.EnableReplication(Endpoint(), std::chrono::seconds(2));
   }
 
   void Place(uint64_t primary_epoch, uint64_t backup_epoch) {
@@ -137,12 +142,36 @@ TEST_P(ReplicationTest, AcknowledgedWritesReachTheBackupInOrder) {
   }
 }
 
+// A write the backup refuses waits for the group to change (the master
+// reopens the region), then fails with its outcome unknown, naming why.
 TEST_P(ReplicationTest, ABackupAtAnotherEpochFailsTheWriteClearly) {
   Place(4, 3);
   const wire::Reply reply = Call(Make(wire::Opcode::kPut, 4, "k", "v"));
   EXPECT_EQ(reply.status, Status::Code::kIoError);
   EXPECT_NE(reply.message.find("epoch"), std::string_view::npos)
       << reply.message;
+  EXPECT_EQ(primary_.service.BackupStates(7),
+            std::vector<BackupState>{BackupState::kFailed});
+  EXPECT_EQ(primary_.service.BackupsCaughtUp(7), -1);
+}
+
+// The group changes while a write waits for a backup that refused it: the
+// backup leaves, and the write is acknowledged by the group as it is now.
+TEST_P(ReplicationTest, AWriteWaitingForAFailedBackupIsAcknowledgedWhenItLeaves) {
+  Place(4, 3);
+  std::thread writer([&] {
+    const wire::Reply reply = Call(Make(wire::Opcode::kPut, 4, "k", "v"));
+    EXPECT_EQ(reply.status, Status::Code::kOk) << reply.message;
+  });
+  while (primary_.service.BackupsCaughtUp(7) != -1) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  service::Placement alone;  // the master shrank the group to the primary
+  alone.primary = true;
+  primary_.service.Attach(7, 4, primary_.region, alone);
+  writer.join();
+  std::string value;
+  EXPECT_TRUE(primary_.region->Get("k", &value).ok());
 }
 
 // tcp only: in one process, a closed shm endpoint unmaps memory its

@@ -3,11 +3,12 @@
 #include <sched.h>
 #include <sys/prctl.h>
 
-#include <array>
+#include <algorithm>
 #include <deque>
 #include <utility>
 
 #include "replication/replicator_stream.h"
+#include "util/hash.h"
 #include "util/thread_name.h"
 
 namespace kvs::replication {
@@ -23,7 +24,9 @@ constexpr std::chrono::microseconds kWaitNap{20};
 // The ticket of the last Send-Index event this thread queued.
 thread_local uint64_t last_queued_ticket = 0;
 
-namespace {}  // namespace
+size_t Replicator::Group::Stripe(std::string_view key) {
+  return Hash64(key.data(), key.size()) % kStripes;
+}
 
 Replicator::Replicator(ReplicatorOptions options)
     : options_(std::move(options)), thread_([this] {
@@ -41,227 +44,375 @@ Replicator::~Replicator() {
   thread_.join();
 }
 
+std::shared_ptr<Replicator::Group> Replicator::Find(uint64_t region_id) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = groups_.find(region_id);
+  return it == groups_.end() ? nullptr : it->second;
+}
+
+void Replicator::ForgetLocked(const std::shared_ptr<Group>& group) {
+  const auto it = groups_.find(group->region_id);
+  if (it != groups_.end() && it->second == group) groups_.erase(it);
+  const auto engine = by_engine_region_.find(group->engine_region_id);
+  if (engine != by_engine_region_.end() && engine->second == group) {
+    by_engine_region_.erase(engine);
+  }
+  send_index_groups_.store(by_engine_region_.size());
+}
+
 void Replicator::CloseAll() {
   std::vector<uint64_t> regions;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& [region_id, stream] : streams_) {
-      regions.push_back(region_id);
-    }
+    for (const auto& [region_id, group] : groups_) regions.push_back(region_id);
   }
-  for (const uint64_t region_id : regions) {
-    (void)Close(region_id);
-  }
+  for (const uint64_t region_id : regions) (void)Close(region_id);
 }
 
 void Replicator::Abandon(uint64_t region_id, const std::string& why) {
-  std::shared_ptr<Stream> stream;
+  std::shared_ptr<Group> group;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    const auto it = streams_.find(region_id);
-    if (it == streams_.end()) return;
-    stream = it->second;
-    streams_.erase(it);
-    for (auto engine = by_engine_region_.begin();
-         engine != by_engine_region_.end();) {
-      engine = engine->second == stream ? by_engine_region_.erase(engine)
-                                        : std::next(engine);
-    }
-    send_index_streams_.store(by_engine_region_.size());
+    const auto it = groups_.find(region_id);
+    if (it == groups_.end()) return;
+    group = it->second;
+    ForgetLocked(group);
   }
-  std::lock_guard<std::mutex> order(stream->order);  // no write in between
-  Fail(stream.get(), Status::Closed(why));
+  std::lock_guard<std::mutex> order(group->order);  // no write in between
+  std::lock_guard<std::mutex> lock(group->mutex);
+  group->ended = Status::Closed(why);
+  for (const auto& stream : group->streams) {
+    if (stream->failure.ok()) stream->failure = group->ended;
+    stream->state = Stream::State::kFailed;
+  }
+  // The streams hold the group: let go of them (the replication thread
+  // pumps only the streams of groups it finds).
+  group->streams.clear();
+  group->changed.notify_all();
 }
 
 void Replicator::Open(uint64_t region_id, uint64_t epoch,
                       std::vector<BackupTarget> backups, ReplicationMode mode,
-                      lsm::Region* region) {
-  if (mode == ReplicationMode::kSendIndex) {
-    // The new stream's catch-up ships the region's whole state to every
-    // backup: the old one need not hand anything over (and must not wait
-    // for backups that may be gone).
+                      lsm::Region* region, size_t min_replicas) {
+  std::shared_ptr<Group> group = Find(region_id);
+  if (group != nullptr &&
+      (group->mode != mode ||
+       (mode == ReplicationMode::kSendIndex && group->region != region))) {
+    // Another region object (a promotion reopened it) or mode: nothing of
+    // the old streams applies.
     Abandon(region_id,
             "the region is reopened at epoch " + std::to_string(epoch));
-  } else {
-    (void)Close(region_id);
+    group = nullptr;
   }
-  auto stream = std::make_shared<Stream>();
-  stream->region_id = region_id;
-  stream->epoch = epoch;
-  stream->mode = mode;
-  stream->targets = std::move(backups);
-  {
+  if (group == nullptr) {
+    group = std::make_shared<Group>();
+    group->region_id = region_id;
+    group->mode = mode;
+    group->region = region;
+    group->engine_region_id =
+        mode == ReplicationMode::kSendIndex ? region->id() : 0;
     std::lock_guard<std::mutex> lock(mutex_);
-    streams_[region_id] = stream;
+    groups_[region_id] = group;
     if (mode == ReplicationMode::kSendIndex) {
-      by_engine_region_[region->id()] = stream;
-      send_index_streams_.store(by_engine_region_.size());
+      by_engine_region_[group->engine_region_id] = group;
+      send_index_groups_.store(by_engine_region_.size());
     }
   }
-  if (mode == ReplicationMode::kSendIndex) {
-    // The catch-up: the region's state, then (from `then` on, with the
-    // region still held off) its events, so none is missed or doubled.
-    lsm::StateVisitor visitor;
-    auto queue = [&](Stream::Event&& event) {
-      std::lock_guard<std::mutex> lock(stream->mutex);
-      stream->Push(std::move(event));
-    };
-    visitor.log_bytes = [&](log::LogKind kind,
-                            const log::AppendedBytes& appended) {
-      queue(Stream::Event::LogBytes(kind, appended));
-    };
-    visitor.index_segment = [&](uint64_t segment, std::string_view bytes) {
-      queue(Stream::Event::IndexSegment(segment, bytes));
-    };
-    visitor.level = [&](size_t level, const lsm::LevelDescriptor& descriptor,
-                        uint64_t compacted_lsn) {
-      queue(Stream::Event::InstallLevel(level, descriptor, std::nullopt,
-                                        compacted_lsn));
-    };
-    const Status reported = region->ReportState(visitor, [&] {
-      std::lock_guard<std::mutex> lock(stream->mutex);
-      stream->live = true;
-      stream->catch_up_ticket = stream->next_ticket - 1;
-    });
-    if (!reported.ok()) {
-      Fail(stream.get(),
-           Status::IoError("catch-up of region " + std::to_string(region_id) +
-                           ": " + reported.ToString()));
+  std::vector<std::shared_ptr<Stream>> fresh;
+  {
+    std::lock_guard<std::mutex> order(group->order);  // no write in between
+    std::lock_guard<std::mutex> lock(group->mutex);
+    std::vector<std::shared_ptr<Stream>> streams;
+    for (BackupTarget& target : backups) {
+      std::shared_ptr<Stream> kept;
+      if (!target.joining) {
+        for (const auto& stream : group->streams) {
+          if (stream->target.Name() == target.Name() && stream->Healthy()) {
+            kept = stream;
+          }
+        }
+      }
+      if (kept != nullptr) {
+        kept->required = true;  // in sync: it carries on at the new epoch
+        streams.push_back(std::move(kept));
+        continue;
+      }
+      auto stream = std::make_shared<Stream>(group, std::move(target));
+      stream->required = !stream->target.joining;
+      if (mode == ReplicationMode::kBuildIndex) {
+        stream->caught_up = true;  // no catch-up: from the start
+      } else {
+        fresh.push_back(stream);
+      }
+      streams.push_back(std::move(stream));
     }
+    for (const auto& stream : group->streams) {
+      if (std::find(streams.begin(), streams.end(), stream) == streams.end()) {
+        if (stream->failure.ok()) {
+          stream->failure =
+              Status::Closed("the backup left the group at epoch " +
+                             std::to_string(epoch));
+        }
+        stream->state = Stream::State::kClosed;
+      }
+    }
+    group->streams = std::move(streams);
+    group->epoch = epoch;
+    group->min_replicas = std::max<size_t>(1, min_replicas);
+    group->closing = false;
+    group->changed.notify_all();
   }
+  if (!fresh.empty()) CatchUp(group, fresh);
   std::lock_guard<std::mutex> lock(mutex_);
   work_.notify_all();
 }
 
-bool Replicator::CaughtUp(uint64_t region_id) const {
-  std::shared_ptr<Stream> stream;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const auto it = streams_.find(region_id);
-    if (it == streams_.end()) return false;
-    stream = it->second;
+void Replicator::CatchUp(const std::shared_ptr<Group>& group,
+                         const std::vector<std::shared_ptr<Stream>>& fresh) {
+  // The region's state, then (from `then` on, with the region still held
+  // off) its events, so none is missed or doubled.
+  const auto queue = [&](Stream::Event&& event) {
+    std::lock_guard<std::mutex> lock(group->mutex);
+    const uint64_t ticket = group->next_ticket++;
+    for (size_t i = 0; i < fresh.size(); ++i) {
+      if (i + 1 == fresh.size()) {
+        fresh[i]->Push(std::move(event), ticket);
+      } else {
+        fresh[i]->Push(event, ticket);
+      }
+    }
+  };
+  lsm::StateVisitor visitor;
+  visitor.log_bytes = [&](log::LogKind kind,
+                          const log::AppendedBytes& appended) {
+    queue(Stream::Event::LogBytes(kind, appended));
+  };
+  visitor.index_segment = [&](uint64_t segment, std::string_view bytes) {
+    queue(Stream::Event::IndexSegment(segment, bytes));
+  };
+  visitor.level = [&](size_t level, const lsm::LevelDescriptor& descriptor,
+                      uint64_t compacted_lsn) {
+    queue(Stream::Event::InstallLevel(level, descriptor, std::nullopt,
+                                      compacted_lsn));
+  };
+  const Status reported = group->region->ReportState(visitor, [&] {
+    std::lock_guard<std::mutex> lock(group->mutex);
+    for (const auto& stream : fresh) {
+      stream->live = true;
+      stream->catch_up_ticket = group->next_ticket - 1;
+    }
+  });
+  if (!reported.ok()) {
+    for (const auto& stream : fresh) {
+      Fail(stream.get(), Status::IoError("catch-up of region " +
+                                         std::to_string(group->region_id) +
+                                         ": " + reported.ToString()));
+    }
   }
-  std::lock_guard<std::mutex> lock(stream->mutex);
-  if (stream->state != Stream::State::kReady || !stream->failure.ok() ||
-      stream->closing) {
-    return false;
-  }
-  if (stream->mode != ReplicationMode::kSendIndex) return true;
-  const std::deque<Stream::Event>& index = stream->lanes[Stream::kIndexLane];
-  return stream->live && stream->done_ticket >= stream->catch_up_ticket &&
-         (index.empty() || index.front().ticket > stream->catch_up_ticket) &&
-         stream->index_replies_pending == 0;
 }
 
-bool Replicator::Failed(uint64_t region_id) const {
-  std::shared_ptr<Stream> stream;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const auto it = streams_.find(region_id);
-    if (it == streams_.end()) return false;
-    stream = it->second;
+std::vector<BackupState> Replicator::BackupStates(uint64_t region_id) const {
+  const std::shared_ptr<Group> group = Find(region_id);
+  std::vector<BackupState> states;
+  if (group == nullptr) return states;
+  std::lock_guard<std::mutex> lock(group->mutex);
+  for (const auto& stream : group->streams) {
+    states.push_back(stream->InSync()      ? BackupState::kInSync
+                     : !stream->Healthy() ? BackupState::kFailed
+                                          : BackupState::kCatchingUp);
   }
-  std::lock_guard<std::mutex> lock(stream->mutex);
-  return stream->state == Stream::State::kFailed || !stream->failure.ok();
+  return states;
 }
 
 bool Replicator::Replicates(uint64_t region_id) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return streams_.count(region_id) != 0;
+  return Find(region_id) != nullptr;
 }
 
 Status Replicator::Close(uint64_t region_id) {
-  std::shared_ptr<Stream> stream;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const auto it = streams_.find(region_id);
-    if (it == streams_.end()) return Status::Ok();
-    stream = it->second;
-    work_.notify_all();
-  }
+  const std::shared_ptr<Group> group = Find(region_id);
+  if (group == nullptr) return Status::Ok();
   Status result;
   {
-    std::lock_guard<std::mutex> order(stream->order);  // no write in between
-    std::unique_lock<std::mutex> lock(stream->mutex);
-    stream->closing = true;
+    std::lock_guard<std::mutex> order(group->order);  // no write in between
+    std::unique_lock<std::mutex> lock(group->mutex);
+    group->closing = true;
     {
       std::lock_guard<std::mutex> work_lock(mutex_);
       work_.notify_all();
     }
     const bool done =
-        stream->changed.wait_until(lock, Clock::now() + options_.timeout, [&] {
-          return stream->state == Stream::State::kClosed ||
-                 stream->state == Stream::State::kFailed;
+        group->changed.wait_until(lock, Clock::now() + options_.timeout, [&] {
+          return std::all_of(group->streams.begin(), group->streams.end(),
+                             [](const std::shared_ptr<Stream>& stream) {
+                               return !stream->Healthy();
+                             });
         });
     if (!done) {
       result =
           Status::IoError("region " + std::to_string(region_id) +
                           ": backups did not take the last records in time");
-    } else if (stream->state == Stream::State::kFailed) {
-      result = stream->failure;
+    } else {
+      for (const auto& stream : group->streams) {
+        if (!stream->failure.ok() && result.ok()) result = stream->failure;
+      }
     }
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  const auto it = streams_.find(region_id);
-  if (it != streams_.end() && it->second == stream) streams_.erase(it);
-  for (auto engine = by_engine_region_.begin();
-       engine != by_engine_region_.end();) {
-    engine = engine->second == stream ? by_engine_region_.erase(engine)
-                                      : std::next(engine);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ForgetLocked(group);
   }
-  send_index_streams_.store(by_engine_region_.size());
+  std::lock_guard<std::mutex> lock(group->mutex);
+  group->ended = Status::Closed("region " + std::to_string(region_id) +
+                                " is closed here");
+  for (const auto& stream : group->streams) {
+    stream->state = stream->failure.ok() ? Stream::State::kClosed
+                                         : Stream::State::kFailed;
+  }
+  group->streams.clear();
+  group->changed.notify_all();
   return result;
 }
 
 Status Replicator::Write(uint64_t region_id, const Record& record,
                          const std::function<Status()>& apply) {
-  std::shared_ptr<Stream> stream;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const auto it = streams_.find(region_id);
-    if (it != streams_.end()) stream = it->second;
-  }
-  if (stream == nullptr) return apply();
+  const std::shared_ptr<Group> group = Find(region_id);
+  if (group == nullptr) return apply();
+  std::atomic<uint64_t>& stripe = group->stripes[Group::Stripe(record.key)];
   uint64_t ticket = 0;
   {
-    std::lock_guard<std::mutex> order(stream->order);
+    std::lock_guard<std::mutex> order(group->order);
     {
-      std::lock_guard<std::mutex> lock(stream->mutex);
-      if (!stream->failure.ok()) return stream->failure;
-      if (stream->closing) {
+      std::lock_guard<std::mutex> lock(group->mutex);
+      if (!group->ended.ok()) return group->ended;
+      if (group->closing) {
         return Status::Closed("region " + std::to_string(region_id) +
                               " is closing");
       }
+      size_t in_sync = 1;  // this primary
+      for (const auto& stream : group->streams) in_sync += stream->InSync();
+      if (in_sync < group->min_replicas) {
+        return Status::FromCode(
+            Status::Code::kNotEnoughReplicas,
+            "region " + std::to_string(region_id) + " has " +
+                std::to_string(in_sync) +
+                " replicas in sync, fewer than its minimum of " +
+                std::to_string(group->min_replicas) + "; nothing was written");
+      }
     }
-    if (stream->mode == ReplicationMode::kSendIndex) {
+    const uint64_t before = stripe.load();
+    stripe.store(Group::kApplying);
+    if (group->mode == ReplicationMode::kSendIndex) {
       // The region's log appends are queued as it makes them (Queue, on
       // this thread): wait for the last of them.
       last_queued_ticket = 0;
-      KVS_RETURN_IF_ERROR(apply());
+      const Status applied = apply();
       ticket = last_queued_ticket;
+      if (!applied.ok()) {
+        stripe.store(std::max(before, ticket));
+        return applied;
+      }
     } else {
-      KVS_RETURN_IF_ERROR(apply());
+      const Status applied = apply();
+      if (!applied.ok()) {
+        stripe.store(before);
+        return applied;
+      }
       std::string bytes;
       EncodeRecord(record, &bytes);
-      std::lock_guard<std::mutex> lock(stream->mutex);
-      ticket = stream->next_ticket++;
-      stream->queue.push_back({ticket, std::move(bytes)});
+      std::lock_guard<std::mutex> lock(group->mutex);
+      ticket = group->next_ticket++;
+      for (const auto& stream : group->streams) {
+        if (stream->Healthy()) stream->queue.push_back({ticket, bytes});
+      }
     }
+    stripe.store(std::max(before, ticket));
   }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     work_.notify_all();
   }
-  std::unique_lock<std::mutex> lock(stream->mutex);
-  const bool done = stream->changed.wait_until(
-      lock, Clock::now() + options_.timeout,
-      [&] { return stream->done_ticket >= ticket || !stream->failure.ok(); });
-  if (!stream->failure.ok()) return stream->failure;
-  if (!done) {
-    return Status::IoError("region " + std::to_string(region_id) +
-                           ": backups did not take the write in time");
+  const Status held =
+      AwaitTicket(group.get(), ticket, /*count_replicas=*/true, "write");
+  if (held.ok() || held.code() == Status::Code::kIoError) return held;
+  // Applied here, so never a status a client would retry on.
+  return Status::IoError(std::string(held.message()) +
+                         " (the write applied here; its outcome is unknown)");
+}
+
+Status Replicator::AwaitRead(uint64_t region_id,
+                             std::optional<std::string_view> key) {
+  const std::shared_ptr<Group> group = Find(region_id);
+  if (group == nullptr) return Status::Ok();
+  uint64_t ticket = 0;
+  if (key.has_value()) {
+    std::atomic<uint64_t>& stripe = group->stripes[Group::Stripe(*key)];
+    ticket = stripe.load();
+    if (ticket == Group::kApplying) {
+      // A write to the stripe is applying: the read may have seen it.
+      std::lock_guard<std::mutex> order(group->order);
+      ticket = stripe.load();
+    }
+  } else {
+    std::lock_guard<std::mutex> lock(group->mutex);
+    ticket = group->next_ticket - 1;
   }
-  return Status::Ok();
+  if (ticket == 0) return Status::Ok();
+  const Status held = AwaitTicket(group.get(), ticket,
+                                  /*count_replicas=*/false, "write a read saw");
+  if (held.ok()) return held;
+  // Not answered: the client retries (the region changes hands, or its
+  // backups catch up meanwhile).
+  return Status::Busy(held.message());
+}
+
+Status Replicator::AwaitTicket(Group* group, uint64_t ticket,
+                               bool count_replicas, const char* what) {
+  const auto deadline = Clock::now() + options_.timeout;
+  std::unique_lock<std::mutex> lock(group->mutex);
+  for (;;) {
+    bool held = true;
+    size_t holding = 1;  // this primary
+    for (const auto& stream : group->streams) {
+      if (!stream->required) continue;
+      const bool up = stream->state == Stream::State::kReady ||
+                      stream->state == Stream::State::kClosed;
+      if (!up || !stream->failure.ok() || !stream->caught_up ||
+          stream->done_ticket < ticket) {
+        held = false;
+        break;
+      }
+      ++holding;
+    }
+    if (held) {
+      if (count_replicas && holding < group->min_replicas) {
+        return Status::IoError(
+            "region " + std::to_string(group->region_id) + ": the " + what +
+            " is held by " + std::to_string(holding) +
+            " replicas, fewer than the minimum of " +
+            std::to_string(group->min_replicas) + " (its outcome is unknown)");
+      }
+      return Status::Ok();
+    }
+    if (!group->ended.ok()) return group->ended;
+    if (group->changed.wait_until(lock, deadline) == std::cv_status::timeout &&
+        Clock::now() >= deadline) {
+      std::string why;
+      for (const auto& stream : group->streams) {
+        if (!stream->required) continue;
+        why += "; " + stream->target.Name() + ": " +
+               (!stream->failure.ok() ? std::string(stream->failure.message())
+                : !stream->caught_up ? std::string("catching up")
+                                     : "holds up to " +
+                                           std::to_string(stream->done_ticket) +
+                                           " of " + std::to_string(ticket));
+      }
+      return Status::IoError("region " + std::to_string(group->region_id) +
+                             ": backups did not take the " + what +
+                             " within " +
+                             std::to_string(options_.timeout.count()) + " ms" +
+                             why);
+    }
+  }
 }
 
 ReplicatorStats Replicator::stats() const {
@@ -271,7 +422,7 @@ ReplicatorStats Replicator::stats() const {
 
 std::shared_ptr<Replicator::Peer> Replicator::PeerFor(
     const BackupTarget& target, Status* status) {
-  const std::string name = target.host + ":" + std::to_string(target.port);
+  const std::string name = target.Name();
   {
     std::lock_guard<std::mutex> lock(mutex_);
     const auto it = peers_.find(name);
@@ -302,28 +453,34 @@ std::shared_ptr<Replicator::Peer> Replicator::PeerFor(
 }
 
 void Replicator::Fail(Stream* stream, const Status& status) {
-  std::lock_guard<std::mutex> lock(stream->mutex);
+  Group* group = stream->group.get();
+  std::lock_guard<std::mutex> lock(group->mutex);
   if (stream->failure.ok()) {
     stream->failure = Status::IoError(
-        "region " + std::to_string(stream->region_id) +
-        " replication failed: " + std::string(status.message()));
+        "region " + std::to_string(group->region_id) + " replication to " +
+        stream->target.Name() + " failed: " + std::string(status.message()));
   }
   stream->state = Stream::State::kFailed;
-  stream->changed.notify_all();
+  group->changed.notify_all();
 }
 
 void Replicator::Run() {
   // Naps must be short: the default 50 us timer slack would stretch them.
   ::prctl(PR_SET_TIMERSLACK, 1000, 0, 0, 0);
   while (true) {
-    std::vector<std::shared_ptr<Stream>> streams;
+    std::vector<std::shared_ptr<Group>> groups;
     std::vector<std::shared_ptr<Peer>> peers;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!running_) return;
-      for (const auto& [region_id, stream] : streams_)
-        streams.push_back(stream);
+      for (const auto& [region_id, group] : groups_) groups.push_back(group);
       for (const auto& [name, peer] : peers_) peers.push_back(peer);
+    }
+    std::vector<std::shared_ptr<Stream>> streams;
+    for (const auto& group : groups) {
+      std::lock_guard<std::mutex> lock(group->mutex);
+      streams.insert(streams.end(), group->streams.begin(),
+                     group->streams.end());
     }
     bool busy = false;
     bool waiting = false;  // for backups to complete writes or answer
@@ -348,206 +505,193 @@ void Replicator::Run() {
   }
 }
 
-bool Replicator::SendToBackups(Stream* stream, const std::string& message,
-                               const std::string& what, size_t* pending,
-                               std::unique_lock<std::mutex>* lock) {
-  const size_t backups = stream->targets.size();
-  *pending += backups;
-  for (size_t i = 0; i < backups; ++i) {
-    Peer* peer = stream->peers[i].get();
-    const Status submitted = peer->client->Submit(
-        message, [this, weak = stream->weak_from_this(), peer, pending, what](
-                     Status status, std::string_view reply) {
-          // A stream gone meanwhile (closed, replaced) cares no more; a
-          // strong reference here would keep it, and through its peers
-          // this callback, alive for ever.
-          const std::shared_ptr<Stream> owner = weak.lock();
-          if (owner == nullptr) return;
-          Stream* const live = owner.get();
-          ControlReply decoded;
-          if (status.ok()) status = DecodeControlReply(reply, &decoded);
-          if (status.ok()) status = decoded.status;
-          if (!status.ok()) {
-            Fail(live, Status::IoError("backup " + peer->name + " refused " +
-                                       what + ": " + status.ToString()));
-            return;
-          }
-          std::lock_guard<std::mutex> reply_lock(live->mutex);
-          --*pending;
-          live->changed.notify_all();
-        });
-    if (!submitted.ok()) {
-      lock->unlock();
-      Fail(stream, Status::IoError("backup " + peer->name + ": " +
-                                   submitted.ToString()));
-      return false;
-    }
+bool Replicator::SendToBackup(Stream* stream, const std::string& message,
+                              const std::string& what, size_t* pending,
+                              std::unique_lock<std::mutex>* lock) {
+  Peer* peer = stream->peer.get();
+  *pending += 1;
+  const Status submitted = peer->client->Submit(
+      message, [this, weak = stream->weak_from_this(), peer, pending, what](
+                   Status status, std::string_view reply) {
+        // A stream gone meanwhile (closed, replaced) cares no more; a
+        // strong reference here would keep it, and through its peer this
+        // callback, alive for ever.
+        const std::shared_ptr<Stream> owner = weak.lock();
+        if (owner == nullptr) return;
+        Stream* const live = owner.get();
+        ControlReply decoded;
+        if (status.ok()) status = DecodeControlReply(reply, &decoded);
+        if (status.ok()) status = decoded.status;
+        if (!status.ok()) {
+          Fail(live, Status::IoError("backup " + peer->name + " refused " +
+                                     what + ": " + status.ToString()));
+          return;
+        }
+        std::lock_guard<std::mutex> reply_lock(live->group->mutex);
+        --*pending;
+        UpdateSync(live);
+        live->group->changed.notify_all();
+      });
+  if (!submitted.ok()) {
+    lock->unlock();
+    Fail(stream, Status::IoError("backup " + peer->name + ": " +
+                                 submitted.ToString()));
+    return false;
   }
   return true;
 }
 
 bool Replicator::SendFlush(Stream* stream, std::unique_lock<std::mutex>* lock) {
   std::string flush;
-  EncodeControl({ControlType::kFlush, stream->region_id, stream->epoch,
-                 static_cast<uint32_t>(stream->filling),
+  EncodeControl({ControlType::kFlush, stream->group->region_id,
+                 stream->group->epoch, static_cast<uint32_t>(stream->filling),
                  static_cast<uint32_t>(stream->offset), stream->sequence},
                 &flush);
-  if (!SendToBackups(stream, flush, "FLUSH", &stream->flush_pending, lock)) {
+  if (!SendToBackup(stream, flush, "FLUSH", &stream->flush_pending, lock)) {
     return false;
   }
   std::lock_guard<std::mutex> stats_lock(mutex_);
-  stats_.flushes += stream->targets.size();
+  ++stats_.flushes;
   return true;
 }
 
 bool Replicator::Connect(Stream* stream) {
+  Group* group = stream->group.get();
   Stream::State state;
+  uint64_t epoch;
   {
-    std::lock_guard<std::mutex> lock(stream->mutex);
+    std::lock_guard<std::mutex> lock(group->mutex);
     state = stream->state;
+    epoch = group->epoch;
   }
-  const size_t backups = stream->targets.size();
-  const size_t buffers = stream->mode == ReplicationMode::kSendIndex
+  const size_t buffers = group->mode == ReplicationMode::kSendIndex
                              ? kSendIndexBuffers
                              : kBuffers;
   if (state == Stream::State::kOpening) {
-    if (stream->opens_pending > 0) return false;
-    std::lock_guard<std::mutex> lock(stream->mutex);
+    if (stream->open_pending) return false;
+    std::lock_guard<std::mutex> lock(group->mutex);
     if (stream->state == Stream::State::kOpening) {
       stream->state = Stream::State::kReady;
+      UpdateSync(stream);
+      group->changed.notify_all();
     }
     return true;
   }
-  if (stream->peers.empty()) {
-    stream->buffers.assign(backups, {});
-    for (const BackupTarget& target : stream->targets) {
-      Status status;
-      auto peer = PeerFor(target, &status);
-      if (peer == nullptr) {
-        Fail(stream, status);
-        return false;
-      }
-      stream->peers.push_back(std::move(peer));
+  if (stream->peer == nullptr) {
+    Status status;
+    stream->peer = PeerFor(stream->target, &status);
+    if (stream->peer == nullptr) {
+      Fail(stream, status);
+      return false;
     }
   }
-  for (const auto& peer : stream->peers) {
-    if (!peer->client->health().ok()) {
-      Fail(stream, Status::IoError("backup " + peer->name + ": " +
-                                   peer->client->health().ToString()));
-      return false;
-    }
-    // The region's earlier stream on this connection still has writes in
-    // flight into the buffers this OPEN will reuse: wait for them (a write
-    // never completed breaks the connection within the timeout).
-    const auto writing = peer->writes_in_flight.find(stream->region_id);
-    if (writing != peer->writes_in_flight.end() && writing->second > 0) {
-      return false;
-    }
+  Peer* peer = stream->peer.get();
+  if (!peer->client->health().ok()) {
+    Fail(stream, Status::IoError("backup " + peer->name + ": " +
+                                 peer->client->health().ToString()));
+    return false;
+  }
+  // The region's earlier stream on this connection still has writes in
+  // flight into the buffers this OPEN will reuse: wait for them (a write
+  // never completed breaks the connection within the timeout).
+  const auto writing = peer->writes_in_flight.find(group->region_id);
+  if (writing != peer->writes_in_flight.end() && writing->second > 0) {
+    return false;
   }
   // OPEN's buffer field names the mode (replication_format.h).
   std::string open;
-  EncodeControl({ControlType::kOpen, stream->region_id, stream->epoch,
-                 static_cast<uint32_t>(stream->mode), 0, 0},
+  EncodeControl({ControlType::kOpen, group->region_id, epoch,
+                 static_cast<uint32_t>(group->mode), 0, 0},
                 &open);
-  stream->opens_pending = backups;
-  for (size_t i = 0; i < backups; ++i) {
-    Peer* peer = stream->peers[i].get();
-    const Status submitted = peer->client->Submit(
-        open, [this, weak = stream->weak_from_this(), i, peer, buffers](
-                  Status status, std::string_view reply) {
-          // A stream gone meanwhile (closed, replaced) cares no more; a
-          // strong reference here would keep it, and through its peers
-          // this callback, alive for ever.
-          const std::shared_ptr<Stream> owner = weak.lock();
-          if (owner == nullptr) return;
-          Stream* const live = owner.get();
-          ControlReply decoded;
-          if (status.ok()) status = DecodeControlReply(reply, &decoded);
-          if (status.ok()) status = decoded.status;
-          if (status.ok() && decoded.buffers.size() != buffers) {
-            status = Status::Corruption(
-                "OPEN reply with " + std::to_string(decoded.buffers.size()) +
-                " buffers, not " + std::to_string(buffers));
-          }
-          if (!status.ok()) {
-            Fail(live, Status::IoError("backup " + peer->name +
-                                       " refused OPEN: " + status.ToString()));
-            return;
-          }
-          live->buffers[i] = decoded.buffers;
-          --live->opens_pending;
-        });
-    if (!submitted.ok()) {
-      Fail(stream, Status::IoError("backup " + peer->name + ": " +
-                                   submitted.ToString()));
-      return false;
-    }
+  stream->open_pending = true;
+  const Status submitted = peer->client->Submit(
+      open, [this, weak = stream->weak_from_this(), peer, buffers](
+                Status status, std::string_view reply) {
+        // A stream gone meanwhile cares no more (see SendToBackup).
+        const std::shared_ptr<Stream> owner = weak.lock();
+        if (owner == nullptr) return;
+        Stream* const live = owner.get();
+        ControlReply decoded;
+        if (status.ok()) status = DecodeControlReply(reply, &decoded);
+        if (status.ok()) status = decoded.status;
+        if (status.ok() && decoded.buffers.size() != buffers) {
+          status = Status::Corruption(
+              "OPEN reply with " + std::to_string(decoded.buffers.size()) +
+              " buffers, not " + std::to_string(buffers));
+        }
+        if (!status.ok()) {
+          Fail(live, Status::IoError("backup " + peer->name +
+                                     " refused OPEN: " + status.ToString()));
+          return;
+        }
+        live->buffers = decoded.buffers;
+        live->open_pending = false;
+      });
+  if (!submitted.ok()) {
+    Fail(stream, Status::IoError("backup " + peer->name + ": " +
+                                 submitted.ToString()));
+    return false;
   }
-  std::lock_guard<std::mutex> lock(stream->mutex);
-  stream->state = Stream::State::kOpening;
+  std::lock_guard<std::mutex> lock(group->mutex);
+  if (stream->state == Stream::State::kConnecting) {
+    stream->state = Stream::State::kOpening;
+  }
   return true;
 }
 
 bool Replicator::PostBatches(Stream* stream, std::unique_lock<std::mutex>* lock,
                              bool* progressed) {
-  const size_t backups = stream->targets.size();
+  Peer* peer = stream->peer.get();
+  const uint64_t region_id = stream->group->region_id;
   for (const auto& batch : stream->batches) {
-    for (size_t i = 0; i < backups; ++i) {
-      if (batch->posted[i]) continue;
-      Peer* peer = stream->peers[i].get();
-      const uint64_t region_id = stream->region_id;
-      const Status posted = peer->client->WriteRemote(
-          stream->buffers[i][batch->buffer], batch->offset, batch->bytes,
-          [this, weak = stream->weak_from_this(), batch, peer, region_id,
-           backups](Status status) {
-            const auto writing = peer->writes_in_flight.find(region_id);
-            if (writing != peer->writes_in_flight.end() &&
-                --writing->second == 0) {
-              peer->writes_in_flight.erase(writing);
+    if (batch->posted) continue;
+    const Status posted = peer->client->WriteRemote(
+        stream->buffers[batch->buffer], batch->offset, batch->bytes,
+        [this, weak = stream->weak_from_this(), batch, peer,
+         region_id](Status status) {
+          const auto writing = peer->writes_in_flight.find(region_id);
+          if (writing != peer->writes_in_flight.end() &&
+              --writing->second == 0) {
+            peer->writes_in_flight.erase(writing);
+          }
+          // A stream gone meanwhile cares no more (see SendToBackup).
+          const std::shared_ptr<Stream> owner = weak.lock();
+          if (owner == nullptr) return;
+          Stream* const live = owner.get();
+          if (!status.ok()) {
+            Fail(live, Status::IoError("write to backup " + peer->name +
+                                       " failed: " + status.ToString()));
+            return;
+          }
+          std::lock_guard<std::mutex> done_lock(live->group->mutex);
+          batch->landed = true;
+          while (!live->batches.empty() && live->batches.front()->landed) {
+            const Stream::Batch& landed = *live->batches.front();
+            if (live->group->mode == ReplicationMode::kSendIndex &&
+                landed.lane < kSendIndexLogs) {
+              Stream::LogState& log = live->logs[landed.lane];
+              --log.batches;
+              log.landed = std::max<uint64_t>(
+                  log.landed, landed.offset + landed.bytes.size());
             }
-            // A stream gone meanwhile cares no more (see SendToBackups).
-            const std::shared_ptr<Stream> owner = weak.lock();
-            if (owner == nullptr) return;
-            Stream* const live = owner.get();
-            if (!status.ok()) {
-              Fail(live, Status::IoError("write to backup " + peer->name +
-                                         " failed: " + status.ToString()));
-              return;
-            }
-            std::lock_guard<std::mutex> done_lock(live->mutex);
-            ++batch->completions;
-            while (!live->batches.empty() &&
-                   live->batches.front()->completions == backups) {
-              const Stream::Batch& landed = *live->batches.front();
-              if (live->mode == ReplicationMode::kBuildIndex) {
-                live->done_ticket =
-                    std::max(live->done_ticket, landed.last_ticket);
-              } else if (landed.lane < kSendIndexLogs) {
-                Stream::LogState& log = live->logs[landed.lane];
-                --log.batches;
-                log.landed = std::max<uint64_t>(
-                    log.landed, landed.offset + landed.bytes.size());
-              }
-              live->batches.pop_front();
-            }
-            if (live->mode == ReplicationMode::kSendIndex) {
-              live->done_ticket = live->FirstLogTicketPending() - 1;
-            }
-            live->changed.notify_all();
-          });
-      if (posted.IsBusy()) return true;  // a full staging buffer: later
-      if (!posted.ok()) {
-        lock->unlock();
-        Fail(stream, Status::IoError("backup " + peer->name + ": " +
-                                     posted.ToString()));
-        return false;
-      }
-      batch->posted[i] = true;
-      ++peer->writes_in_flight[region_id];
-      *progressed = true;
-      std::lock_guard<std::mutex> stats_lock(mutex_);
-      ++stats_.writes;
+            live->batches.pop_front();
+          }
+          live->done_ticket = live->FirstTicketPending() - 1;
+          UpdateSync(live);
+          live->group->changed.notify_all();
+        });
+    if (posted.IsBusy()) return true;  // a full staging buffer: later
+    if (!posted.ok()) {
+      lock->unlock();
+      Fail(stream,
+           Status::IoError("backup " + peer->name + ": " + posted.ToString()));
+      return false;
     }
+    batch->posted = true;
+    ++peer->writes_in_flight[region_id];
+    *progressed = true;
+    std::lock_guard<std::mutex> stats_lock(mutex_);
+    ++stats_.writes;
   }
   return true;
 }
@@ -555,7 +699,7 @@ bool Replicator::PostBatches(Stream* stream, std::unique_lock<std::mutex>* lock,
 bool Replicator::Pump(Stream* stream) {
   Stream::State state;
   {
-    std::lock_guard<std::mutex> lock(stream->mutex);
+    std::lock_guard<std::mutex> lock(stream->group->mutex);
     state = stream->state;
   }
   switch (state) {
@@ -568,21 +712,22 @@ bool Replicator::Pump(Stream* stream) {
     case Stream::State::kReady:
       break;
   }
-  for (const auto& peer : stream->peers) {
-    if (!peer->client->health().ok()) {
-      Fail(stream, Status::IoError("backup " + peer->name + ": " +
-                                   peer->client->health().ToString()));
-      return false;
-    }
+  if (!stream->peer->client->health().ok()) {
+    Fail(stream, Status::IoError("backup " + stream->peer->name + ": " +
+                                 stream->peer->client->health().ToString()));
+    return false;
   }
-  if (stream->mode == ReplicationMode::kSendIndex) {
-    return PumpSendIndex(stream);
-  }
-  const size_t backups = stream->targets.size();
+  return stream->group->mode == ReplicationMode::kSendIndex
+             ? PumpSendIndex(stream)
+             : PumpBuildIndex(stream);
+}
+
+bool Replicator::PumpBuildIndex(Stream* stream) {
+  Group* group = stream->group.get();
   bool progressed = false;
-  std::unique_lock<std::mutex> lock(stream->mutex);
-  // Post batches not yet posted on every backup (a full staging buffer
-  // makes a write wait), then batch what is queued and post that at once.
+  std::unique_lock<std::mutex> lock(group->mutex);
+  // Post batches not yet posted (a full staging buffer makes a write wait),
+  // then batch what is queued and post that at once.
   for (bool batched = true; batched;) {
     if (!PostBatches(stream, &lock, &progressed)) return false;
     batched = false;
@@ -601,7 +746,7 @@ bool Replicator::Pump(Stream* stream) {
       auto batch = std::make_shared<Stream::Batch>();
       batch->buffer = stream->filling;
       batch->offset = stream->offset;
-      batch->posted.assign(backups, false);
+      batch->first_ticket = stream->queue.front().ticket;
       uint64_t records = 0;
       while (!stream->queue.empty()) {
         Stream::Queued& queued = stream->queue.front();
@@ -622,23 +767,23 @@ bool Replicator::Pump(Stream* stream) {
       {
         std::lock_guard<std::mutex> stats_lock(mutex_);
         stats_.records += records;
-        stats_.bytes += batch->bytes.size() * backups;
+        stats_.bytes += batch->bytes.size();
       }
       progressed = true;
       batched = true;
     }
   }
-  if (stream->closing && stream->queue.empty() && stream->batches.empty() &&
+  if (group->closing && stream->queue.empty() && stream->batches.empty() &&
       stream->flush_pending == 0) {
     if (stream->offset > 0) {
-      // The last, partial buffer: the backups apply it.
+      // The last, partial buffer: the backup applies it.
       if (!SendFlush(stream, &lock)) return false;
       ++stream->sequence;
       stream->offset = 0;
       return true;
     }
     stream->state = Stream::State::kClosed;
-    stream->changed.notify_all();
+    group->changed.notify_all();
     return true;
   }
   return progressed;

@@ -1,32 +1,45 @@
 // Replicator: a primary's end of value-log replication, for every region
 // this server is primary of.
 //
-// Per region a stream: on open it sends OPEN to each backup's server (over
-// one fabric connection per backup server, shared by the streams) and gets
-// two replica buffers per backup. A write is applied locally and its record
-// queued under the stream's order lock (so backups see writes in the order
-// the primary applied them); a replication thread writes queued records,
-// batched, one-sidedly at the next offset of the buffer being filled on
-// every backup; the writer returns once every backup's write completed. A
-// full buffer is handed over with FLUSH (the backups apply it) while the
-// other one fills; a stream switches back to a buffer only after its FLUSH
-// was answered, so each backup applies records in order.
+// Per region a group of streams, one per backup. A stream sends OPEN to its
+// backup's server (over one fabric connection per backup server, shared by
+// the streams) and gets replica buffers. A write is applied locally and what
+// it appended queued on every stream under the group's order lock (so
+// backups see writes in the order the primary applied them); the
+// replication thread writes queued bytes, batched, one-sidedly into the
+// backup's buffers, and the writer returns once every backup the write must
+// wait for holds them.
 //
-// Send-Index (ReplicationMode::kSendIndex): instead of records, the stream
-// carries what the region reports through lsm::ReplicationTap (the Replicator
-// is the engine's tap): log bytes written one-sidedly at their own offsets
-// into per-(log, chain parity) buffers, FLUSH-TAIL when a segment is done or
-// before an index segment that may point into a tail, each finished index
-// segment through the index buffer with SHIP-SEGMENT, INSTALL-LEVEL
-// (send_index_format.h, send_index_sink.h). Opening such a stream first
-// reports the region's whole state (Region::ReportState: the catch-up),
-// then its events in order. A write returns once every backup holds its log
-// bytes.
+// Build-Index (ReplicationMode::kBuildIndex): a stream carries records into
+// two alternating buffers, each handed over with FLUSH (the backup applies
+// it) while the other one fills.
 //
-// Failures: a backup that cannot be reached, breaks its connection or
-// refuses a message fails the stream: its waiting and later writes fail
-// with IO_ERROR naming the backup, until the region is opened again (the
-// master raises the epoch and reopens it when the group is whole).
+// Send-Index (ReplicationMode::kSendIndex): a stream carries what the region
+// reports through lsm::ReplicationTap (the Replicator is the engine's tap):
+// log bytes written one-sidedly at their own offsets into per-(log, chain
+// parity) buffers, FLUSH-TAIL when a segment is done or before an index
+// segment that may point into a tail, each finished index segment through
+// the index buffer with SHIP-SEGMENT, INSTALL-LEVEL (send_index_format.h,
+// send_index_sink.h). A new stream first carries the region's whole state
+// (Region::ReportState: the catch-up), then its events in order.
+//
+// Membership (failure recovery, docs/ARCHITECTURE.md): Open at a new epoch
+// keeps the stream of every backup still in the group that is in sync and
+// healthy (it carries on at the new epoch; its backup keeps what it holds),
+// starts a stream with a catch-up for every other, and ends the streams of
+// backups no longer in the group. A write waits for the backups that are
+// *required*: those the master counts as in sync (not joining) and those
+// whose catch-up finished (from then on the primary reports them in sync,
+// so the master may promote them: they must hold every write acknowledged
+// after). A required backup whose stream failed holds writes up (they wait,
+// within the timeout) until the group changes: the primary reports the
+// failure (BackupStates) and the master reopens the region with that
+// backup joining or gone. Fewer in-sync replicas than the group's minimum
+// refuse writes before they apply (NOT_ENOUGH_REPLICAS).
+//
+// Reads (AwaitRead): a read that returned a key some write changed may not
+// answer before every required backup holds that write, so no client sees a
+// value a failover could take back. Writes are tracked per key stripe.
 //
 // Thread safety: all methods may be called concurrently.
 
@@ -41,7 +54,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -57,17 +72,32 @@ namespace kvs::replication {
 struct BackupTarget {
   std::string host;  // the backup server's fabric bootstrap
   uint16_t port = 0;
+  // The master does not count it in sync yet (it is being caught up):
+  // writes do not wait for it until its catch-up is done, and its stream
+  // is always started afresh.
+  bool joining = false;
+
+  std::string Name() const { return host + ":" + std::to_string(port); }
 };
+
+struct StreamEvent;  // replicator_stream.h
 
 enum class ReplicationMode : uint8_t {
   kBuildIndex = 0,  // records; every backup applies them to its own region
   kSendIndex = 1,   // log segments and compacted index segments
 };
 
-struct StreamEvent;  // replicator_stream.h
+// How one backup of a region stands, as its primary sees it.
+enum class BackupState : int8_t {
+  kFailed = -1,      // its stream failed: the region must be reopened
+  kCatchingUp = 0,   // its stream is starting or catching up
+  kInSync = 1,       // it holds every write the region acknowledged
+};
 
 struct ReplicatorOptions {
   fabric::EndpointOptions endpoint;  // this server's provider and node
+  // Bounds a write's wait for its backups, a stream's messages, and a
+  // graceful close.
   std::chrono::milliseconds timeout{10'000};
   // Bytes of queued records written with one one-sided write at most.
   size_t batch_bytes_max = 256u << 10;
@@ -89,46 +119,48 @@ struct ReplicatorStats {
 class Replicator final : public lsm::ReplicationTap {
  public:
   explicit Replicator(ReplicatorOptions options);
-  // Closes every stream (flushing it) and every connection.
+  // Closes every group (flushing it) and every connection.
   ~Replicator() override;
   Replicator(const Replicator&) = delete;
   Replicator& operator=(const Replicator&) = delete;
 
-  // Starts replicating `region_id` at `epoch` to `backups`, replacing an
-  // earlier stream of the region (closed first). Send-Index needs `region`
-  // (whose state the stream starts with; its events must reach this
-  // Replicator as the engine's tap).
+  // Replicates `region_id` at `epoch` to `backups` (see "Membership"
+  // above), `min_replicas` replicas (the primary counted) being the fewest
+  // in sync that may acknowledge a write. Send-Index needs `region` (whose
+  // state new streams start with; its events must reach this Replicator as
+  // the engine's tap). A different region object or mode replaces the
+  // group: its streams end and every one starts afresh.
   void Open(uint64_t region_id, uint64_t epoch,
             std::vector<BackupTarget> backups,
             ReplicationMode mode = ReplicationMode::kBuildIndex,
-            lsm::Region* region = nullptr);
-  // Flushes what the region's stream holds to its backups and forgets it;
-  // bounded by the timeout. OK if the region has no stream.
+            lsm::Region* region = nullptr, size_t min_replicas = 1);
+  // Flushes what the region's streams hold to its backups and forgets the
+  // group; bounded by the timeout. OK if the region has no group.
   Status Close(uint64_t region_id);
-  // Closes every stream (Close each).
+  // Closes every group (Close each).
   void CloseAll();
-  // Ends `region_id`'s stream at once, without handing anything over: its
-  // waiting and later writes fail with `why`. For a stream replaced by one
-  // whose catch-up ships everything again.
+  // Ends `region_id`'s group at once, without handing anything over: its
+  // waiting and later writes fail with `why`.
   void Abandon(uint64_t region_id, const std::string& why);
   bool Replicates(uint64_t region_id) const;
-  // Whether `region_id`'s stream is healthy and every backup holds what it
-  // started with (Send-Index: the catch-up's state, index shipments
-  // included; Build-Index has none), so each holds every write the region
-  // acknowledged. False without a stream.
-  bool CaughtUp(uint64_t region_id) const;
-  // Whether `region_id`'s stream failed (a backup unreachable, a message
-  // refused, a timeout): it stays failed until the region is opened again.
-  bool Failed(uint64_t region_id) const;
+  // Each backup's state, in the order of the last Open's `backups`; empty
+  // without a group.
+  std::vector<BackupState> BackupStates(uint64_t region_id) const;
 
   // Runs `apply` (the local write) and, if it succeeds, replicates
-  // `record`; returns once every backup holds it, or why not.
+  // `record` (Send-Index: what `apply` appended); returns once every
+  // required backup holds it, or why not: NOT_ENOUGH_REPLICAS before it
+  // applied; after, IO_ERROR or CLOSED (its outcome unknown).
   Status Write(uint64_t region_id, const Record& record,
                const std::function<Status()>& apply);
+  // For a read that looked `key` up (or, without a key, a scan): returns
+  // once every required backup holds the writes to it read may have seen,
+  // or IO_ERROR when they do not within the timeout.
+  Status AwaitRead(uint64_t region_id, std::optional<std::string_view> key);
 
   ReplicatorStats stats() const;
 
-  // lsm::ReplicationTap: events of regions with a Send-Index stream.
+  // lsm::ReplicationTap: events of regions with a Send-Index group.
   void OnLogAppend(uint64_t engine_region_id, log::LogKind kind,
                    const log::AppendedBytes& appended) override;
   void OnIndexSegment(uint64_t engine_region_id, uint64_t segment,
@@ -142,48 +174,65 @@ class Replicator final : public lsm::ReplicationTap {
       const std::vector<log::ReleasedSegment>& released) override;
 
  private:
+  struct Group;
   struct Stream;
   struct Peer;
   void Run();
   bool Pump(Stream* stream);
   // The opening states, common to both modes; true if it moved on.
   bool Connect(Stream* stream);
-  // Posts batches not posted on every backup yet; false if the stream
-  // failed (the lock is then released). `*progressed` is set if any was.
+  // Posts batches not posted yet; false if the stream failed (the lock is
+  // then released). `*progressed` is set if any was.
   bool PostBatches(Stream* stream, std::unique_lock<std::mutex>* lock,
                    bool* progressed);
+  // Build-Index's ready state.
+  bool PumpBuildIndex(Stream* stream);
   // Send-Index's ready state (replicator_send_index.cc).
   bool PumpSendIndex(Stream* stream);
-  // Queues a Send-Index event of the stream of `engine_region_id`, if it
-  // is live.
+  // Marks a Send-Index stream caught up once its catch-up landed, and
+  // required and in sync as the rules above say (caller holds the group's
+  // mutex).
+  static void UpdateSync(Stream* stream);
+  // Starts the catch-up of `fresh` (Send-Index streams of `group`, not
+  // live yet): the region's state, then its events.
+  void CatchUp(const std::shared_ptr<Group>& group,
+               const std::vector<std::shared_ptr<Stream>>& fresh);
+  // Queues a Send-Index event on every live stream of `engine_region_id`.
   void Queue(uint64_t engine_region_id, StreamEvent&& event);
-  // Sends a Send-Index control message to every backup; `pending` (under
-  // the stream's mutex) counts the replies outstanding.
+  // Waits until every required stream of `group` holds `ticket`; with
+  // `count_replicas`, also that at least its minimum of replicas do.
+  Status AwaitTicket(Group* group, uint64_t ticket, bool count_replicas,
+                     const char* what);
+  // Sends a Send-Index control message to the stream's backup; `pending`
+  // (under the group's mutex) counts the replies outstanding.
   bool SendIndexControl(Stream* stream, const IndexControl& control,
                         size_t* pending, std::unique_lock<std::mutex>* lock);
-  // Sends FLUSH-TAIL of log `log`'s buffer to every backup.
+  // Sends FLUSH-TAIL of log `log`'s buffer.
   bool SendFlushTail(Stream* stream, size_t log, bool sealed,
                      std::unique_lock<std::mutex>* lock);
-  // Sends FLUSH of the buffer being filled to every backup (caller holds
-  // the stream's mutex); false if the stream failed.
+  // Sends FLUSH of the buffer being filled (caller holds the group's
+  // mutex); false if the stream failed.
   bool SendFlush(Stream* stream, std::unique_lock<std::mutex>* lock);
-  // Sends `message` (a control message named `what`) to every backup;
-  // `pending` (under the stream's mutex) counts the replies outstanding.
-  // False if the stream failed (the lock is then released).
-  bool SendToBackups(Stream* stream, const std::string& message,
-                     const std::string& what, size_t* pending,
-                     std::unique_lock<std::mutex>* lock);
+  // Sends `message` (a control message named `what`) to the stream's
+  // backup; `pending` (under the group's mutex) counts the replies
+  // outstanding. False if the stream failed (the lock is then released).
+  bool SendToBackup(Stream* stream, const std::string& message,
+                    const std::string& what, size_t* pending,
+                    std::unique_lock<std::mutex>* lock);
   std::shared_ptr<Peer> PeerFor(const BackupTarget& target, Status* status);
   void Fail(Stream* stream, const Status& status);
+  // Takes `group` out of the maps (caller holds mutex_).
+  void ForgetLocked(const std::shared_ptr<Group>& group);
+  std::shared_ptr<Group> Find(uint64_t region_id) const;
 
   const ReplicatorOptions options_;
-  mutable std::mutex mutex_;  // streams_, peers_, running_
+  mutable std::mutex mutex_;  // groups_, peers_, running_, stats_
   std::condition_variable work_;
-  std::map<uint64_t, std::shared_ptr<Stream>> streams_;
-  // Send-Index streams by the engine's id of their region; its size, read
+  std::map<uint64_t, std::shared_ptr<Group>> groups_;
+  // Send-Index groups by the engine's id of their region; its size, read
   // without the lock so events of other regions cost no lock.
-  std::map<uint64_t, std::shared_ptr<Stream>> by_engine_region_;
-  std::atomic<size_t> send_index_streams_{0};
+  std::map<uint64_t, std::shared_ptr<Group>> by_engine_region_;
+  std::atomic<size_t> send_index_groups_{0};
   std::map<std::string, std::shared_ptr<Peer>> peers_;  // by host:port
   bool running_ = true;
   std::thread thread_;

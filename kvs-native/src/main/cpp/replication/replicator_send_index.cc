@@ -21,41 +21,76 @@ size_t LogIndex(log::LogKind kind) {
 
 }  // namespace
 
-void Replicator::Stream::Push(Event&& event) {
-  event.ticket = next_ticket++;
+void Replicator::Stream::Push(Event event, uint64_t ticket) {
+  event.ticket = ticket;
   const size_t lane = event.type == Event::Type::kLogBytes
                           ? LogIndex(event.kind)
                           : Stream::kIndexLane;
   lanes[lane].push_back(std::move(event));
 }
 
-uint64_t Replicator::Stream::FirstLogTicketPending() const {
-  uint64_t first = next_ticket;
+uint64_t Replicator::Stream::FirstTicketPending() const {
+  uint64_t first = group->next_ticket;
   for (size_t lane = 0; lane < kSendIndexLogs; ++lane) {
     if (!lanes[lane].empty())
       first = std::min(first, lanes[lane].front().ticket);
   }
+  if (!queue.empty()) first = std::min(first, queue.front().ticket);
   for (const auto& batch : batches) {
-    if (batch->lane < kSendIndexLogs) {
+    if (group->mode == ReplicationMode::kBuildIndex ||
+        batch->lane < kSendIndexLogs) {
       first = std::min(first, batch->first_ticket);
     }
   }
   return first;
 }
 
+void Replicator::UpdateSync(Stream* stream) {
+  if (stream->caught_up || !stream->live ||
+      stream->state != Stream::State::kReady || !stream->failure.ok()) {
+    return;
+  }
+  const std::deque<Event>& index = stream->lanes[Stream::kIndexLane];
+  if (stream->done_ticket < stream->catch_up_ticket ||
+      (!index.empty() && index.front().ticket <= stream->catch_up_ticket) ||
+      stream->index_replies_pending > 0) {
+    return;
+  }
+  stream->caught_up = true;
+  if (!stream->required) {
+    // From now on every write waits for it; it is in sync once it holds
+    // the writes acknowledged without it.
+    stream->required = true;
+    stream->in_sync_ticket = stream->group->next_ticket - 1;
+  }
+  stream->group->changed.notify_all();
+}
+
 void Replicator::Queue(uint64_t engine_region_id, StreamEvent&& event) {
-  std::shared_ptr<Stream> stream;
+  std::shared_ptr<Group> group;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     const auto it = by_engine_region_.find(engine_region_id);
     if (it == by_engine_region_.end()) return;
-    stream = it->second;
+    group = it->second;
   }
   {
-    std::lock_guard<std::mutex> lock(stream->mutex);
-    if (!stream->live || !stream->failure.ok()) return;
-    stream->Push(std::move(event));
-    last_queued_ticket = stream->next_ticket - 1;
+    std::lock_guard<std::mutex> lock(group->mutex);
+    if (!group->ended.ok()) return;
+    std::vector<Stream*> live;
+    for (const auto& stream : group->streams) {
+      if (stream->live && stream->Healthy()) live.push_back(stream.get());
+    }
+    if (live.empty()) return;
+    const uint64_t ticket = group->next_ticket++;
+    for (size_t i = 0; i < live.size(); ++i) {
+      if (i + 1 == live.size()) {
+        live[i]->Push(std::move(event), ticket);
+      } else {
+        live[i]->Push(event, ticket);
+      }
+    }
+    last_queued_ticket = ticket;
   }
   std::lock_guard<std::mutex> lock(mutex_);
   work_.notify_all();
@@ -64,13 +99,13 @@ void Replicator::Queue(uint64_t engine_region_id, StreamEvent&& event) {
 void Replicator::OnLogAppend(uint64_t engine_region_id, log::LogKind kind,
                              const log::AppendedBytes& appended) {
   // Without a Send-Index stream every event is dropped: build no copy.
-  if (send_index_streams_.load(std::memory_order_relaxed) == 0) return;
+  if (send_index_groups_.load(std::memory_order_relaxed) == 0) return;
   Queue(engine_region_id, Event::LogBytes(kind, appended));
 }
 
 void Replicator::OnIndexSegment(uint64_t engine_region_id, uint64_t segment,
                                 std::string_view bytes) {
-  if (send_index_streams_.load(std::memory_order_relaxed) == 0) return;
+  if (send_index_groups_.load(std::memory_order_relaxed) == 0) return;
   const uint64_t start = ThreadCpuNanos();
   Queue(engine_region_id, Event::IndexSegment(segment, bytes));
   std::lock_guard<std::mutex> lock(mutex_);
@@ -80,7 +115,7 @@ void Replicator::OnIndexSegment(uint64_t engine_region_id, uint64_t segment,
 void Replicator::OnLogReleased(
     uint64_t engine_region_id, log::LogKind kind,
     const std::vector<log::ReleasedSegment>& released) {
-  if (send_index_streams_.load(std::memory_order_relaxed) == 0) return;
+  if (send_index_groups_.load(std::memory_order_relaxed) == 0) return;
   Queue(engine_region_id, Event::Trim(kind, released));
 }
 
@@ -88,7 +123,7 @@ void Replicator::OnLevelInstalled(uint64_t engine_region_id, size_t level,
                                   const lsm::LevelDescriptor& descriptor,
                                   std::optional<size_t> emptied,
                                   uint64_t compacted_lsn) {
-  if (send_index_streams_.load(std::memory_order_relaxed) == 0) return;
+  if (send_index_groups_.load(std::memory_order_relaxed) == 0) return;
   Queue(engine_region_id,
         Event::InstallLevel(level, descriptor, emptied, compacted_lsn));
 }
@@ -100,7 +135,7 @@ bool Replicator::SendIndexControl(Stream* stream, const IndexControl& control,
                                        "INSTALL-LEVEL", "TRIM"};
   std::string message;
   EncodeIndexControl(control, &message);
-  return SendToBackups(
+  return SendToBackup(
       stream, message,
       kNames[static_cast<size_t>(control.type) -
              static_cast<size_t>(IndexControlType::kFlushTail)],
@@ -112,8 +147,8 @@ bool Replicator::SendFlushTail(Stream* stream, size_t log, bool sealed,
   Stream::LogState& state = stream->logs[log];
   IndexControl control;
   control.type = IndexControlType::kFlushTail;
-  control.region_id = stream->region_id;
-  control.epoch = stream->epoch;
+  control.region_id = stream->group->region_id;
+  control.epoch = stream->group->epoch;
   control.kind = kLogKinds[log];
   control.sealed = sealed;
   control.starts = state.started;
@@ -128,7 +163,7 @@ bool Replicator::SendFlushTail(Stream* stream, size_t log, bool sealed,
   state.started = false;
   state.flushed = state.landed;
   std::lock_guard<std::mutex> stats_lock(mutex_);
-  stats_.flushes += stream->targets.size();
+  ++stats_.flushes;
   return true;
 }
 
@@ -146,10 +181,10 @@ bool Replicator::SendFlushTail(Stream* stream, size_t log, bool sealed,
 // Writes thus never wait behind an index shipment, except at a segment
 // boundary while a level queued before it is installed.
 bool Replicator::PumpSendIndex(Stream* stream) {
-  const size_t backups = stream->targets.size();
+  Group* group = stream->group.get();
   bool progressed = false;
   uint64_t log_bytes = 0;  // counted once per pass, not per event
-  std::unique_lock<std::mutex> lock(stream->mutex);
+  std::unique_lock<std::mutex> lock(group->mutex);
   const auto flushes_pending = [&] {
     for (const Stream::LogState& log : stream->logs) {
       if (log.flushes_pending[0] > 0 || log.flushes_pending[1] > 0) {
@@ -209,7 +244,6 @@ bool Replicator::PumpSendIndex(Stream* stream) {
     batch->bytes = bytes;
     batch->first_ticket = ticket;
     batch->last_ticket = ticket;
-    batch->posted.assign(backups, false);
     if (lane < kSendIndexLogs) ++stream->logs[lane].batches;
     open = batch;
     stream->batches.push_back(std::move(batch));
@@ -254,7 +288,7 @@ bool Replicator::PumpSendIndex(Stream* stream) {
       }
       add_bytes(lane, LogBuffer(event.kind, log.parity), event.offset,
                 event.bytes, event.ticket);
-      log_bytes += event.bytes.size() * backups;
+      log_bytes += event.bytes.size();
       events.pop_front();
       progressed = true;
     }
@@ -274,7 +308,7 @@ bool Replicator::PumpSendIndex(Stream* stream) {
       return true;
     }
     Event& event = events.front();
-    if (stream->FirstLogTicketPending() < event.ticket || flushes_pending()) {
+    if (stream->FirstTicketPending() < event.ticket || flushes_pending()) {
       return true;
     }
     const uint64_t cpu_start = ThreadCpuNanos();
@@ -291,8 +325,8 @@ bool Replicator::PumpSendIndex(Stream* stream) {
       return true;
     }
     IndexControl control;
-    control.region_id = stream->region_id;
-    control.epoch = stream->epoch;
+    control.region_id = group->region_id;
+    control.epoch = group->epoch;
     stream->freeing_ticket = 0;
     if (event.type == Event::Type::kIndexSegment) {
       if (!stream->index_posted) {
@@ -312,8 +346,8 @@ bool Replicator::PumpSendIndex(Stream* stream) {
       }
       stream->index_posted = false;
       std::lock_guard<std::mutex> stats_lock(mutex_);
-      stats_.index_bytes += event.bytes.size() * backups;
-      stats_.index_messages += backups;
+      stats_.index_bytes += event.bytes.size();
+      ++stats_.index_messages;
     } else if (event.type == Event::Type::kTrim) {
       control.type = IndexControlType::kTrim;
       for (size_t at = 0; at < event.trimmed.size(); at += kTrimSegmentsMax) {
@@ -342,7 +376,7 @@ bool Replicator::PumpSendIndex(Stream* stream) {
       }
       stream->freeing_ticket = event.ticket;
       std::lock_guard<std::mutex> stats_lock(mutex_);
-      stats_.index_messages += backups;
+      ++stats_.index_messages;
     }
     count_cpu();
     events.pop_front();
@@ -363,6 +397,7 @@ bool Replicator::PumpSendIndex(Stream* stream) {
     any |= progressed;
   } while (progressed);
   progressed = any;
+  UpdateSync(stream);
   if (log_bytes > 0) {
     std::lock_guard<std::mutex> stats_lock(mutex_);
     stats_.bytes += log_bytes;
@@ -370,7 +405,7 @@ bool Replicator::PumpSendIndex(Stream* stream) {
   const bool lanes_empty =
       std::all_of(std::begin(stream->lanes), std::end(stream->lanes),
                   [](const std::deque<Event>& lane) { return lane.empty(); });
-  if (stream->closing && lanes_empty && stream->batches.empty() &&
+  if (group->closing && lanes_empty && stream->batches.empty() &&
       stream->index_replies_pending == 0 && !flushes_pending()) {
     // The tails, so the backups hold every byte acknowledged.
     const bool sent = flush_tails(
@@ -378,7 +413,7 @@ bool Replicator::PumpSendIndex(Stream* stream) {
     if (failed) return false;
     if (sent) return true;
     stream->state = Stream::State::kClosed;
-    stream->changed.notify_all();
+    group->changed.notify_all();
     return true;
   }
   return progressed;

@@ -1,12 +1,15 @@
-// The Replicator's per-region stream and per-backup-server connection
-// (replicator.h); private to replication/replicator*.cc.
+// The Replicator's per-region group, per-backup stream and per-backup-server
+// connection (replicator.h); private to replication/replicator*.cc.
 
 #ifndef KVS_REPLICATION_REPLICATOR_STREAM_H_
 #define KVS_REPLICATION_REPLICATOR_STREAM_H_
 
+#include <array>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -94,6 +97,40 @@ struct Replicator::Peer {
   std::map<uint64_t, size_t> writes_in_flight;
 };
 
+// A region's replication: its streams, one per backup, and what they share.
+struct Replicator::Group {
+  // Writes are tracked per key stripe for reads (AwaitRead).
+  static constexpr size_t kStripes = 1024;
+  // A stripe's ticket while a write to it is being applied.
+  static constexpr uint64_t kApplying = std::numeric_limits<uint64_t>::max();
+
+  uint64_t region_id = 0;
+  ReplicationMode mode = ReplicationMode::kBuildIndex;
+  lsm::Region* region = nullptr;  // Send-Index
+  uint64_t engine_region_id = 0;  // Send-Index
+
+  // Held across a write's local apply and its queueing, so every stream
+  // sees writes in the order they applied.
+  std::mutex order;
+
+  std::mutex mutex;  // everything below, and every stream's shared state
+  std::condition_variable changed;
+  uint64_t epoch = 0;
+  size_t min_replicas = 1;
+  uint64_t next_ticket = 1;
+  bool closing = false;
+  // Set once the group is abandoned or replaced: writes fail with it.
+  Status ended;
+  // The streams of the current backups, in the order Open named them.
+  std::vector<std::shared_ptr<Stream>> streams;
+
+  // The ticket of the last write to each key stripe (0: none yet;
+  // kApplying while one applies). Written under `order`.
+  std::array<std::atomic<uint64_t>, kStripes> stripes{};
+
+  static size_t Stripe(std::string_view key);
+};
+
 struct Replicator::Stream : std::enable_shared_from_this<Replicator::Stream> {
   enum class State { kConnecting, kOpening, kReady, kClosed, kFailed };
   // Build-index: a record to replicate.
@@ -105,7 +142,7 @@ struct Replicator::Stream : std::enable_shared_from_this<Replicator::Stream> {
   // Send-Index: the lane of the index events (the logs' lanes are their
   // LogIndex).
   static constexpr size_t kIndexLane = kSendIndexLogs;
-  // Bytes written with one one-sided write per backup.
+  // Bytes written with one one-sided write.
   struct Batch {
     std::string bytes;
     size_t buffer = 0;
@@ -113,8 +150,8 @@ struct Replicator::Stream : std::enable_shared_from_this<Replicator::Stream> {
     uint64_t first_ticket = 0;
     uint64_t last_ticket = 0;
     size_t lane = kIndexLane;  // Send-Index
-    std::vector<bool> posted;
-    size_t completions = 0;
+    bool posted = false;
+    bool landed = false;
   };
   // Send-Index: the log segment a log's buffer is being filled with.
   struct LogState {
@@ -122,59 +159,71 @@ struct Replicator::Stream : std::enable_shared_from_this<Replicator::Stream> {
     uint64_t segment = 0;
     uint64_t chain_index = 0;
     size_t parity = 0;     // its buffer: chain index % 2
-    uint64_t landed = 0;   // every backup holds a prefix this long
+    uint64_t landed = 0;   // the backup holds a prefix this long
     uint64_t flushed = 0;  // bytes a FLUSH-TAIL named
     size_t batches = 0;    // batches of this log not yet landed
     bool started = false;  // no FLUSH-TAIL since the segment started
     size_t flushes_pending[2] = {0, 0};  // replies, per buffer
   };
 
-  uint64_t region_id = 0;
-  uint64_t epoch = 0;
-  ReplicationMode mode = ReplicationMode::kBuildIndex;
-  std::vector<BackupTarget> targets;
+  explicit Stream(std::shared_ptr<Group> owner, BackupTarget backup)
+      : group(std::move(owner)), target(std::move(backup)) {}
 
-  // Held across a write's local apply and its queueing.
-  std::mutex order;
+  const std::shared_ptr<Group> group;
+  const BackupTarget target;
 
-  std::mutex mutex;  // everything below
-  std::condition_variable changed;
+  // Under group->mutex.
   State state = State::kConnecting;
   Status failure;
-  bool closing = false;
-  std::deque<Queued> queue;
+  // Writes wait for this backup (replicator.h, "Membership").
+  bool required = false;
+  // The catch-up landed: the backup holds the region's state as of
+  // catch_up_ticket (Build-Index: none, so from the start).
+  bool caught_up = false;
+  // A stream made required by its catch-up counts as in sync only once it
+  // holds every write acknowledged before (0: at once).
+  uint64_t in_sync_ticket = 0;
   // Send-Index: whether the region's events are queued (from the end of
   // its catch-up report on), and the queues: one lane per log and one for
   // index events (replicator_send_index.cc orders the lanes).
   bool live = false;
-  // The ticket of the catch-up's last event (0: none): the backups hold the
-  // region's state once it is done.
+  // The ticket of the catch-up's last event (0: none).
   uint64_t catch_up_ticket = 0;
+  std::deque<Queued> queue;  // Build-Index
   std::deque<Event> lanes[kSendIndexLogs + 1];
-  uint64_t next_ticket = 1;
-  uint64_t done_ticket = 0;  // every backup holds the bytes through this
+  uint64_t done_ticket = 0;  // the backup holds the bytes through this
   // Replies outstanding for SHIP-SEGMENT, INSTALL-LEVEL and TRIM, and the
-  // ticket of the last of these sent if it frees segments on the backups.
+  // ticket of the last of these sent if it frees segments on the backup.
   size_t index_replies_pending = 0;
   uint64_t freeing_ticket = 0;
   LogState logs[kSendIndexLogs];
+  size_t flush_pending = 0;  // Build-Index: replies for the last FLUSH
 
-  // Send-Index: queues `event` on its lane with the next ticket (caller
-  // holds `mutex`).
-  void Push(Event&& event);
-  // Send-Index: the lowest ticket of log bytes some backup may not hold
-  // yet, or next_ticket if none (caller holds `mutex`).
-  uint64_t FirstLogTicketPending() const;
+  // Whether the stream is up and holds every write acknowledged (caller
+  // holds group->mutex).
+  bool InSync() const {
+    return state == State::kReady && failure.ok() && required && caught_up &&
+           done_ticket >= in_sync_ticket;
+  }
+  bool Healthy() const {
+    return failure.ok() && state != State::kFailed && state != State::kClosed;
+  }
+  // Send-Index: queues `event` on its lane with `ticket` (caller holds
+  // group->mutex).
+  void Push(Event event, uint64_t ticket);
+  // The lowest ticket of bytes the backup may not hold yet, or the group's
+  // next ticket if none (caller holds group->mutex).
+  uint64_t FirstTicketPending() const;
 
   // Replication thread only.
-  std::vector<std::shared_ptr<Peer>> peers;
-  std::vector<std::vector<fabric::RemoteBuffer>> buffers;  // per backup
-  size_t opens_pending = 0;
+  std::shared_ptr<Peer> peer;
+  std::vector<fabric::RemoteBuffer> buffers;
+  bool open_pending = false;
   size_t filling = 0;
   uint64_t offset = 0;
   uint64_t sequence = 0;
-  size_t flush_pending = 0;   // replies outstanding for the last FLUSH
   bool index_posted = false;  // the front index segment's bytes are posted
+  // Under group->mutex (completions change them).
   std::deque<std::shared_ptr<Batch>> batches;
 };
 

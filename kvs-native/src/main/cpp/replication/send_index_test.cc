@@ -73,14 +73,18 @@ class SendIndexTest : public ::testing::TestWithParam<fabric::Provider> {
     node->service.EnableReplication(Endpoint());
   }
 
-  void Place(uint64_t epoch) {
+  // The group at `epoch`, led by the primary node; a `joining` backup is
+  // started over by a new stream, one in sync keeps its stream.
+  void Place(uint64_t epoch, bool joining = false) {
     service::Placement as_backup;
     as_backup.primary = false;
+    as_backup.primary_server = "primary";
+    as_backup.joining = joining;
     backup_.service.Attach(7, epoch, backup_.region, as_backup);
     service::Placement as_primary;
     as_primary.mode = ReplicationMode::kSendIndex;
     as_primary.backups.push_back(
-        {"127.0.0.1", static_cast<uint16_t>(backup_.server->port())});
+        {"127.0.0.1", static_cast<uint16_t>(backup_.server->port()), joining});
     primary_.service.Attach(7, epoch, primary_.region, as_primary);
     epoch_ = epoch;
   }
@@ -240,10 +244,59 @@ TEST_P(SendIndexTest, BackupLevelsReadAsThePrimarysAcrossCompactions) {
   EXPECT_EQ(backup_.region->stats().compactions, 0u);
   EXPECT_EQ(backup_.region->stats().l0_entries, 0u);
 
-  // A new epoch starts the backup over; it catches up again.
+  // A new epoch under the same primary: the backup keeps its stream and
+  // what it holds (nothing is shipped again).
+  const uint64_t shipped_before = primary_.service.ReplicationStats().bytes;
   Place(4);
+  Write(2000, /*through_service=*/true);
+  ExpectBackupCaughtUp();
+  EXPECT_LT(primary_.service.ReplicationStats().bytes - shipped_before,
+            uint64_t{40} << 20);
+  EXPECT_EQ(primary_.service.BackupsCaughtUp(7), 1);
+
+  // Joining (the master no longer counts it in sync): a new stream starts
+  // it over, and it catches up again.
+  Place(5, /*joining=*/true);
   ExpectBackupCaughtUp();
   Write(2000, /*through_service=*/true);
+  ExpectBackupCaughtUp();
+}
+
+// A backup in sync may be promoted, so it never lets a new stream start it
+// over: the stream fails (the primary reports it) until the master counts
+// it as joining.
+TEST_P(SendIndexTest, ABackupInSyncRefusesANewStreamUntilItIsJoining) {
+  Write(3000, /*through_service=*/false);
+  Place(3);
+  ExpectBackupCaughtUp();
+  // Another primary server leads at epoch 4 (a promotion, say) and opens a
+  // new stream to the backup, which the master still counts in sync (here
+  // the same node, its old stream gone).
+  primary_.service.Detach(7);
+  service::Placement as_backup;
+  as_backup.primary = false;
+  as_backup.primary_server = "another";
+  backup_.service.Attach(7, 4, backup_.region, as_backup);
+  service::Placement as_primary;
+  as_primary.mode = ReplicationMode::kSendIndex;
+  as_primary.backups.push_back(
+      {"127.0.0.1", static_cast<uint16_t>(backup_.server->port()), false});
+  primary_.service.Attach(7, 4, primary_.region, as_primary);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (primary_.service.BackupsCaughtUp(7) != -1) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+        << "the new stream was not refused";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  // What it held is still there.
+  EXPECT_TRUE(backup_.service.HoldsReplica("r7"));
+  // Joining at epoch 5: started over and caught up.
+  as_backup.joining = true;
+  backup_.service.Attach(7, 5, backup_.region, as_backup);
+  as_primary.backups[0].joining = true;
+  primary_.service.Attach(7, 5, primary_.region, as_primary);
+  epoch_ = 5;
   ExpectBackupCaughtUp();
 }
 

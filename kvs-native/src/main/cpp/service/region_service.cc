@@ -35,9 +35,11 @@ void RegionService::UseEngine(engine::Engine* engine) {
   engine_ = engine;
 }
 
-void RegionService::EnableReplication(const fabric::EndpointOptions& endpoint) {
+void RegionService::EnableReplication(const fabric::EndpointOptions& endpoint,
+                                      std::chrono::milliseconds timeout) {
   replication::ReplicatorOptions options;
   options.endpoint = endpoint;
+  options.timeout = timeout;
   auto replicator = std::make_shared<replication::Replicator>(options);
   std::unique_lock<std::shared_mutex> lock(mutex_);
   if (engine_ != nullptr) engine_->SetReplicationTap(replicator.get());
@@ -79,21 +81,32 @@ void RegionService::Attach(uint64_t region_id, uint64_t epoch,
     std::shared_lock<std::shared_mutex> lock(mutex_);
     replicator = replicator_;
   }
-  const bool replicated = placement.primary && !placement.backups.empty();
-  // A primary's stream is open before the placement lets writes in, so
-  // none goes unreplicated.
+  // A primary's streams are open before the placement lets writes in, so
+  // none goes unreplicated; a group that shrank to no backups stays open
+  // with none (writes still count its minimum of replicas).
+  const bool replicated =
+      placement.primary &&
+      (!placement.backups.empty() ||
+       (replicator != nullptr && replicator->Replicates(region_id)));
   if (replicator != nullptr && replicated) {
     replicator->Open(region_id, epoch, placement.backups, placement.mode,
-                     region);
+                     region, placement.min_replicas);
   }
   std::shared_ptr<replication::ReplicaSink> old_sink;
   std::shared_ptr<replication::SendIndexSink> old_index_sink;
   {
     std::unique_lock<std::shared_mutex> lock(mutex_);
     Attached& attached = regions_[region_id];
-    // A backup keeps its buffers only while its epoch stays; a new epoch
-    // (or a promotion) starts a new stream.
-    if (attached.epoch != epoch || placement.primary) {
+    // A backup keeps its stream (and what it holds) across epochs while
+    // the same primary leads the group; a new primary, a promotion or
+    // another region object starts over.
+    const bool same_stream =
+        !placement.primary && attached.placement != nullptr &&
+        !attached.placement->primary && attached.region == region &&
+        !placement.primary_server.empty() &&
+        attached.placement->primary_server == placement.primary_server &&
+        epoch >= attached.epoch;
+    if (!same_stream) {
       old_sink = std::move(attached.sink);
       old_index_sink = std::move(attached.index_sink);
     }
@@ -168,13 +181,16 @@ void RegionService::Detach(uint64_t region_id) {
 
 Status RegionService::CheckBackup(
     std::map<uint64_t, Attached>::const_iterator it, uint64_t region_id,
-    uint64_t epoch) const {
+    uint64_t epoch, bool open) const {
   if (it == regions_.end() || it->second.placement->primary) {
     return Status::FromCode(Status::Code::kWrongRegion,
                             "region " + std::to_string(region_id) +
                                 " is not held here as a backup");
   }
-  if (it->second.epoch != epoch) {
+  const bool current = open ? it->second.epoch == epoch
+                            : epoch <= it->second.epoch &&
+                                  epoch >= it->second.stream_epoch;
+  if (!current) {
     return Status::FromCode(Status::Code::kStaleEpoch,
                             "region " + std::to_string(region_id) +
                                 " is at epoch " +
@@ -193,7 +209,9 @@ void RegionService::HandleReplication(channel::Session* session,
   if (answer.status.ok()) {
     std::unique_lock<std::shared_mutex> lock(mutex_);
     const auto it = regions_.find(control.region_id);
-    answer.status = CheckBackup(it, control.region_id, control.epoch);
+    answer.status =
+        CheckBackup(it, control.region_id, control.epoch,
+                    control.type == replication::ControlType::kOpen);
     if (!answer.status.ok()) {
       // refused: the reply says why
     } else if (control.type == replication::ControlType::kOpen) {
@@ -218,6 +236,20 @@ void RegionService::HandleReplication(channel::Session* session,
           answer.status = Status::FromCode(Status::Code::kStaleEpoch,
                                            "region changed during OPEN");
         } else if (control.buffer ==
+                       static_cast<uint32_t>(
+                           replication::ReplicationMode::kSendIndex) &&
+                   !again->second.placement->joining && engine_ != nullptr &&
+                   replication::HoldsReplica(*engine_->volume(),
+                                             again->second.region->id())) {
+          // The master may promote this backup: a new stream, which starts
+          // it over, waits until the master counts it as joining.
+          answer.status = Status::FromCode(
+              Status::Code::kStaleEpoch,
+              "region " + std::to_string(control.region_id) +
+                  " is held here in sync at epoch " +
+                  std::to_string(control.epoch) +
+                  "; a new stream needs it joining (a new epoch)");
+        } else if (control.buffer ==
                    static_cast<uint32_t>(
                        replication::ReplicationMode::kSendIndex)) {
           std::unique_ptr<replication::SendIndexSink> sink;
@@ -231,6 +263,7 @@ void RegionService::HandleReplication(channel::Session* session,
           if (answer.status.ok()) {
             answer.buffers = sink->buffers();
             again->second.index_sink = std::move(sink);
+            again->second.stream_epoch = control.epoch;
           }
         } else if (control.buffer !=
                    static_cast<uint32_t>(
@@ -245,6 +278,7 @@ void RegionService::HandleReplication(channel::Session* session,
           if (answer.status.ok()) {
             answer.buffers = sink->buffers();
             again->second.sink = std::move(sink);
+            again->second.stream_epoch = control.epoch;
           }
         }
       }
@@ -268,7 +302,8 @@ void RegionService::HandleIndexControl(std::string_view message,
   if (answer.status.ok()) {
     std::shared_lock<std::shared_mutex> lock(mutex_);
     const auto it = regions_.find(control.region_id);
-    answer.status = CheckBackup(it, control.region_id, control.epoch);
+    answer.status =
+        CheckBackup(it, control.region_id, control.epoch, /*open=*/false);
     if (!answer.status.ok()) {
       // refused: the reply says why
     } else if (it->second.index_sink == nullptr) {
@@ -398,18 +433,37 @@ Status RegionService::BackupCopies(
   return Status::Ok();
 }
 
-int RegionService::BackupsCaughtUp(uint64_t region_id) const {
+std::vector<replication::BackupState> RegionService::BackupStates(
+    uint64_t region_id) const {
   std::shared_ptr<replication::Replicator> replicator;
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    const auto it = regions_.find(region_id);
+    if (it == regions_.end() || !it->second.placement->primary ||
+        it->second.placement->backups.empty()) {
+      return {};
+    }
+    replicator = replicator_;
+  }
+  if (replicator == nullptr) return {};
+  return replicator->BackupStates(region_id);
+}
+
+int RegionService::BackupsCaughtUp(uint64_t region_id) const {
   {
     std::shared_lock<std::shared_mutex> lock(mutex_);
     const auto it = regions_.find(region_id);
     if (it == regions_.end() || !it->second.placement->primary) return 0;
     if (it->second.placement->backups.empty()) return 1;
-    replicator = replicator_;
   }
-  if (replicator == nullptr) return 0;
-  if (replicator->Failed(region_id)) return -1;
-  return replicator->CaughtUp(region_id) ? 1 : 0;
+  const std::vector<replication::BackupState> states = BackupStates(region_id);
+  if (states.empty()) return 0;
+  int summary = 1;
+  for (const replication::BackupState state : states) {
+    if (state == replication::BackupState::kFailed) return -1;
+    if (state != replication::BackupState::kInSync) summary = 0;
+  }
+  return summary;
 }
 
 replication::ReplicatorStats RegionService::ReplicationStats() const {
@@ -506,7 +560,9 @@ void RegionService::Execute(const wire::Request& request, std::string* reply) {
     }
     region = it->second.region;
     placed = it->second.placement;
-    if (!placed->backups.empty()) replicating = replicator_;
+    if (!placed->backups.empty() || placed->min_replicas > 1) {
+      replicating = replicator_;
+    }
   }
   const Placement& placement = *placed;
   const bool write = request.opcode == wire::Opcode::kPut ||
@@ -597,6 +653,23 @@ void RegionService::Execute(const wire::Request& request, std::string* reply) {
                                     : std::nullopt);
       }
       break;
+    }
+  }
+  // A read answers only what every required backup holds: a value a
+  // failover could take back is never shown (Replicator::AwaitRead).
+  if (!write && (status.ok() || status.IsNotFound()) &&
+      replicating != nullptr) {
+    if (request.opcode == wire::Opcode::kGet) {
+      // A key not found may be one a delete removed.
+      const Status held =
+          replicating->AwaitRead(request.region_id, request.key);
+      if (!held.ok()) status = held;
+    } else if (request.opcode == wire::Opcode::kMultiGet) {
+      for (size_t i = 0; i < values.size() && status.ok(); ++i) {
+        status = replicating->AwaitRead(request.region_id, request.keys[i]);
+      }
+    } else if (request.opcode == wire::Opcode::kScan) {
+      status = replicating->AwaitRead(request.region_id, std::nullopt);
     }
   }
   if (!write && !LeaseHeld()) status = LeaseLapsed(request.region_id);

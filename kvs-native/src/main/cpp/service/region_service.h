@@ -17,6 +17,7 @@
 #define KVS_SERVICE_REGION_SERVICE_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -44,8 +45,20 @@ struct Placement {
   std::string start;    // the key range [start, end); no end: unbounded
   std::optional<std::string> end;
   // A primary's backups (their fabric servers): its writes are replicated
-  // to them and acknowledged once every one holds them. Empty: none.
+  // to them and acknowledged once every required one holds them
+  // (replication/replicator.h, "Membership"). Empty: none.
   std::vector<replication::BackupTarget> backups;
+  // A primary's minimum of replicas in sync (itself counted) for a write
+  // to be accepted; fewer refuse writes with NOT_ENOUGH_REPLICAS.
+  size_t min_replicas = 1;
+  // The server that leads the group (an id the caller chooses). A backup
+  // re-attached at a new epoch under the same primary keeps its stream and
+  // what it holds; under another it starts over.
+  std::string primary_server;
+  // A backup the master counts as joining: only then may a new send-index
+  // stream start it over once it holds a replica (one in sync may be
+  // promoted, so it must never forget what it holds).
+  bool joining = false;
   // How: records the backups apply (build-index), or log segments and
   // compacted index segments (send-index).
   replication::ReplicationMode mode = replication::ReplicationMode::kBuildIndex;
@@ -75,7 +88,11 @@ class RegionService final : public channel::RequestHandler {
   // connections primaries open to them; primaries connect to their backups
   // with `endpoint`. Regions attached before keep their placement until
   // attached again.
-  void EnableReplication(const fabric::EndpointOptions& endpoint);
+  // `timeout` bounds a write's wait for its backups (replication/
+  // replicator.h) and a stream's messages.
+  void EnableReplication(
+      const fabric::EndpointOptions& endpoint,
+      std::chrono::milliseconds timeout = std::chrono::milliseconds(10'000));
   // Closes every stream and replica buffer; before the fabric server stops.
   void DisableReplication();
   ~RegionService() override;
@@ -123,10 +140,14 @@ class RegionService final : public channel::RequestHandler {
   // Whether engine region `engine_name` holds a Send-Index replica (its
   // levels and copies are a primary's); false for one not on the volume.
   bool HoldsReplica(std::string_view engine_name) const;
-  // For `region_id` held here as a primary: 1 if its backups all hold every
-  // write it acknowledged (Replicator::CaughtUp; also with no backups), -1
-  // if its replication stream failed (the master reopens the region), 0
-  // while its catch-up runs; 0 for a region not held as a primary.
+  // For `region_id` held here as a primary: each backup's state, in the
+  // order of its placement (Replicator::BackupStates); empty for a region
+  // not held as a primary or held without backups.
+  std::vector<replication::BackupState> BackupStates(uint64_t region_id) const;
+  // Summary of BackupStates: 1 if every backup is in sync (also with no
+  // backups), -1 if a backup's stream failed (the master reopens the
+  // region), 0 while one is caught up; 0 for a region not held as a
+  // primary.
   int BackupsCaughtUp(uint64_t region_id) const;
   // Fencing (docs/ARCHITECTURE.md "Failure recovery"): primaries answer
   // client requests only for `valid_for_ns` from now (a lease shorter than
@@ -149,14 +170,18 @@ class RegionService final : public channel::RequestHandler {
     // Held as a backup: where the primary's records land (after OPEN).
     std::shared_ptr<replication::ReplicaSink> sink;
     std::shared_ptr<replication::SendIndexSink> index_sink;  // send-index
+    // The epoch of the OPEN that made the sink: its stream's messages may
+    // carry any epoch from there to the attachment's (the primary stayed).
+    uint64_t stream_epoch = 0;
   };
   void HandleReplication(channel::Session* session, std::string_view message,
                          std::string* reply);
   void HandleIndexControl(std::string_view message, std::string* reply);
-  // OK if `it` (of regions_, under mutex_) is a region held as a backup at
-  // `epoch`; else WRONG_REGION or STALE_EPOCH for a replication message.
+  // OK if `it` (of regions_, under mutex_) is a region held as a backup
+  // whose current stream may send a message at `epoch` (an OPEN: exactly
+  // the attachment's epoch); else WRONG_REGION or STALE_EPOCH.
   Status CheckBackup(std::map<uint64_t, Attached>::const_iterator it,
-                     uint64_t region_id, uint64_t epoch) const;
+                     uint64_t region_id, uint64_t epoch, bool open) const;
   // The status for a request outside what `attached` serves, or OK.
   static Status CheckPlacement(const wire::Request& request,
                                const Attached& attached);

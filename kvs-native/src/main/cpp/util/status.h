@@ -36,6 +36,7 @@ class [[nodiscard]] Status {
     kWrongRegion = KVS_WRONG_REGION,
     kStaleEpoch = KVS_STALE_EPOCH,
     kOverloaded = KVS_OVERLOADED,
+    kNotEnoughReplicas = KVS_NOT_ENOUGH_REPLICAS,
   };
 
   Status() = default;

@@ -100,9 +100,9 @@ public final class KvsClientBuilder {
   }
 
   /**
-   * How long {@link #build()} waits in all for ZooKeeper and the cluster's region map. Separate from
-   * the operation timeout: a client started with a cluster (or on a loaded machine) may wait longer
-   * for its first map than any one operation should. Default 30 s.
+   * How long {@link #build()} waits in all for ZooKeeper and the cluster's region map. Separate
+   * from the operation timeout: a client started with a cluster (or on a loaded machine) may wait
+   * longer for its first map than any one operation should. Default 30 s.
    *
    * @param timeout at least 1 ms
    * @return this builder

@@ -278,7 +278,7 @@ abstract class Operation<T> {
             server.id(),
             status + " from server " + server.id() + describe(reply),
             Problem.Action.REFRESH);
-      case BUSY, OVERLOADED:
+      case BUSY, OVERLOADED, NOT_ENOUGH_REPLICAS:
         return problemOutcome(
             status,
             region,

@@ -5,11 +5,12 @@ import io.kvs.core.StatusCode;
 /**
  * An operation could not reach a serving primary of a region within the operation timeout: the
  * region had no primary, its primary was not a live server or could not be connected to, or the
- * servers kept answering NOT_PRIMARY, WRONG_REGION, STALE_EPOCH, CLOSED, BUSY or OVERLOADED while
- * the client refreshed its region map and retried. For a write this means it was not applied (a
- * {@link NotAppliedException}): had any attempt reached a primary without an answer that refused
- * it, the write would have failed at once with {@link OutcomeUnknownException}. {@link #status()}
- * is the last status seen; the message names the operation, the region and the last reason.
+ * servers kept answering NOT_PRIMARY, WRONG_REGION, STALE_EPOCH, CLOSED, BUSY, OVERLOADED or
+ * NOT_ENOUGH_REPLICAS while the client refreshed its region map and retried. For a write this means
+ * it was not applied (a {@link NotAppliedException}): had any attempt reached a primary without an
+ * answer that refused it, the write would have failed at once with {@link OutcomeUnknownException}.
+ * {@link #status()} is the last status seen; the message names the operation, the region and the
+ * last reason.
  */
 public final class RegionUnavailableException extends NotAppliedException {
   private static final long serialVersionUID = 1L;

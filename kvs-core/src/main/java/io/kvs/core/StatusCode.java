@@ -31,7 +31,12 @@ public enum StatusCode {
   /** The request's region epoch is not the region's current one; refresh and retry. */
   STALE_EPOCH(11),
   /** The server is shedding load; retry later with backoff. */
-  OVERLOADED(12);
+  OVERLOADED(12),
+  /**
+   * Fewer of the region's replicas are in sync than its minimum (the cluster's {@code
+   * min-replicas}): the write was refused before it applied; retry later with backoff.
+   */
+  NOT_ENOUGH_REPLICAS(13);
 
   private final int code;
 

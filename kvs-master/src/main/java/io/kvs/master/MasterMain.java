@@ -19,6 +19,7 @@ import org.slf4j.LoggerFactory;
  * <pre>
  * MasterMain --id m1 --dir DIR [--zookeeper HOST:PORT,...] [--cluster default]
  *            [--regions 32] [--replication 2] [--mode send-index|build-index|none] [--servers 3]
+ *            [--min-replicas 1]
  *            [--split-points K1,K2,... | --split-prefix PREFIX]
  * </pre>
  *
@@ -28,7 +29,9 @@ import org.slf4j.LoggerFactory;
  * {@code --servers} is how many live servers the first assignment waits for. Regions split the key
  * space at {@code --split-points} (UTF-8, {@code \xNN} escapes; one fewer than regions), or evenly
  * over decimal numbers after {@code --split-prefix} (e.g. {@code usertable:user} for YCSB), or
- * evenly over the first two key bytes. Stops cleanly on SIGTERM.
+ * evenly over the first two key bytes. {@code --min-replicas} is the fewest replicas of a region in
+ * sync (its primary counted) that accept a write ({@link ClusterConfig#minReplicas}). Stops cleanly
+ * on SIGTERM.
  */
 public final class MasterMain {
   private static final Logger LOG = LoggerFactory.getLogger(MasterMain.class);
@@ -50,7 +53,8 @@ public final class MasterMain {
                 "mode",
                 "split-points",
                 "split-prefix",
-                "servers"));
+                "servers",
+                "min-replicas"));
     Path dir = Path.of(flags.require("dir"));
     Files.createDirectories(dir);
     EmbeddedZooKeeper embedded = null;
@@ -71,7 +75,8 @@ public final class MasterMain {
     } else if (flags.has("split-prefix")) {
       splits = ClusterConfig.decimalSplits(flags.require("split-prefix"), regions);
     }
-    ClusterConfig config = new ClusterConfig(regions, replication, mode, splits);
+    ClusterConfig config =
+        new ClusterConfig(regions, replication, mode, splits, flags.getInt("min-replicas", 1));
     Master master =
         Master.start(
             new MasterOptions(

@@ -4,7 +4,6 @@ import io.kvs.core.KvsException;
 import io.kvs.core.cluster.ClusterConfig;
 import io.kvs.core.cluster.Keys;
 import io.kvs.core.cluster.RegionDescriptor;
-import io.kvs.core.cluster.RegionRole;
 import io.kvs.core.cluster.RegionState;
 import io.kvs.core.cluster.ReplicationMode;
 import io.kvs.core.cluster.ServerInfo;
@@ -172,6 +171,7 @@ final class Reconciler implements AutoCloseable {
     boolean sendIndex = config.mode() == ReplicationMode.SEND_INDEX;
     List<String> gone =
         region.members().stream().filter(member -> !servers.containsKey(member)).toList();
+    HeldRegion primaryHolds = holding(region, region.primary(), held);
     if (region.primary().isEmpty() || !gone.isEmpty()) {
       recovering.putIfAbsent(region.id(), System.nanoTime());
       RegionDescriptor shrunk = shrink(region, servers.keySet(), sendIndex);
@@ -200,31 +200,80 @@ final class Reconciler implements AutoCloseable {
               : "backup " + shrunk.primary() + " is promoted");
       region = shrunk;
     } else if (region.state() == RegionState.OFFLINE) {
-      RegionDescriptor reopening = next(region, region.primary(), region.backups(), sendIndex);
+      RegionDescriptor reopening =
+          region.reassigned(
+              region.primary(), region.backups(), sendIndex ? region.backups() : List.of());
       version = store.update(reopening, version);
       region = reopening;
-    } else if (region.state() != RegionState.OFFLINE && replicationFailed(region, held)) {
-      // Every member is live, yet the primary's stream to its backups broke (a timeout, a refused
-      // message): its writes fail until the region is opened again, which starts a new stream.
-      RegionDescriptor reopening = next(region, region.primary(), region.backups(), sendIndex);
+    } else if (region.state() == RegionState.OPEN
+        && held.containsKey(region.primary())
+        && !holdsAsMapSays(region, region.primary(), held)) {
+      // The primary no longer holds the region (it restarted before its session expired): its disk
+      // may lack writes every backup in sync holds (they were acknowledged once in memory), so one
+      // of those is promoted and the old primary rejoins as a backup; with none, it leads again.
+      recovering.putIfAbsent(region.id(), System.nanoTime());
+      RegionDescriptor current = region;
+      String promoted =
+          sendIndex
+              ? region.backupsInSync().stream()
+                  .filter(backup -> holdsAsMapSays(current, backup, held))
+                  .findFirst()
+                  .orElse(null)
+              : null;
+      RegionDescriptor reopening;
+      if (promoted != null) {
+        List<String> backups = new ArrayList<>(region.backups());
+        backups.remove(promoted);
+        backups.add(region.primary());
+        reopening = region.reassigned(promoted, backups, backups);
+        LOG.warn(
+            "{}: primary {} lost the region (restarted); backup {} in sync is promoted",
+            reopening,
+            region.primary(),
+            promoted);
+      } else {
+        reopening =
+            region.reassigned(
+                region.primary(), region.backups(), sendIndex ? region.backups() : List.of());
+        LOG.warn("{} reopened at a raised epoch: its primary lost it", reopening);
+      }
       version = store.update(reopening, version);
-      LOG.warn("{} reopened at a raised epoch: its replication stream failed", reopening);
+      region = reopening;
+    } else if (region.state() != RegionState.OFFLINE
+        && primaryHolds != null
+        && !primaryHolds.failed().isEmpty()) {
+      // Every member is live, yet the primary's stream to some backup broke (a timeout, a refused
+      // message): writes that need it wait, so the region is opened again with those backups
+      // joining (their streams start over); backups in sync keep theirs.
+      List<String> joining = union(region.joining(), primaryHolds.failed());
+      RegionDescriptor reopening =
+          region.reassigned(region.primary(), region.backups(), sendIndex ? joining : List.of());
+      version = store.update(reopening, version);
+      LOG.warn(
+          "{} reopened at a raised epoch: replication to {} failed",
+          reopening,
+          primaryHolds.failed());
       region = reopening;
     } else if (region.state() == RegionState.OPEN && catchUpOverdue(region)) {
-      RegionDescriptor reopening = next(region, region.primary(), region.backups(), sendIndex);
+      RegionDescriptor reopening =
+          region.reassigned(region.primary(), region.backups(), region.joining());
       version = store.update(reopening, version);
       LOG.warn(
           "{} reopened at a raised epoch: its catch-up did not finish within {} s",
           reopening,
           CATCH_UP_TIMEOUT.toSeconds());
       region = reopening;
-    } else if (region.state() == RegionState.OPEN && lostByAMember(region, held)) {
-      // A live member no longer holds the region as the map says (it restarted before its old
-      // session expired, or closed the region): the primary's replication stream to it is broken,
-      // so the whole group is reopened at a raised epoch, and the primary replicates to it afresh.
-      RegionDescriptor reopening = next(region, region.primary(), region.backups(), sendIndex);
+    } else if (region.state() == RegionState.OPEN && !lostBy(region, held).isEmpty()) {
+      // A live backup no longer holds the region as the map says (it restarted before its old
+      // session expired, or closed the region): it joins again, its stream starting over.
+      List<String> lost = lostBy(region, held);
+      RegionDescriptor reopening =
+          region.reassigned(
+              region.primary(),
+              region.backups(),
+              sendIndex ? union(region.joining(), lost) : List.of());
       version = store.update(reopening, version);
-      LOG.warn("{} reopened at a raised epoch: a member lost it", reopening);
+      LOG.warn("{} reopened at a raised epoch: {} lost it", reopening, lost);
       region = reopening;
     } else if (region.state() == RegionState.OPEN
         && region.joining().isEmpty()
@@ -234,7 +283,8 @@ final class Reconciler implements AutoCloseable {
       if (added != null) {
         List<String> backups = new ArrayList<>(region.backups());
         backups.add(added);
-        RegionDescriptor grown = next(region, region.primary(), backups, true);
+        RegionDescriptor grown =
+            region.reassigned(region.primary(), backups, union(region.joining(), List.of(added)));
         version = store.update(grown, version);
         replicas.merge(added, 1, Integer::sum);
         recovering.putIfAbsent(region.id(), System.nanoTime());
@@ -252,12 +302,13 @@ final class Reconciler implements AutoCloseable {
         opened = false; // not listed: it may be stuck, so it is sent nothing this pass
         continue;
       }
-      HeldRegion holds = regions.get(region.id());
-      RegionRole role = region.roleOf(member);
-      if (holds != null && holds.epoch() == region.epoch() && holds.role() == role) {
+      if (holdsAsMapSays(region, member, held)) {
         continue;
       }
-      opened &= send(servers.get(member), new ControlCommand.Open(region, config.mode()));
+      opened &=
+          send(
+              servers.get(member),
+              new ControlCommand.Open(region, config.mode(), config.minReplicas()));
     }
     if (opened && region.state() != RegionState.OPEN) {
       version = store.update(region.withState(RegionState.OPEN), version);
@@ -270,10 +321,16 @@ final class Reconciler implements AutoCloseable {
           region.epoch(),
           region.members());
     }
-    if (opened && !region.joining().isEmpty() && primaryCaughtUp(region, held)) {
-      store.update(region.withBackupsInSync(), version);
-      region = region.withBackupsInSync();
-      LOG.info("region {}: backups {} hold every write", region.id(), region.backups());
+    HeldRegion reported = holding(region, region.primary(), held);
+    if (opened && !region.joining().isEmpty() && reported != null) {
+      List<String> caughtUp =
+          region.joining().stream().filter(reported.inSync()::contains).toList();
+      if (!caughtUp.isEmpty()) {
+        RegionDescriptor synced = region.withInSync(caughtUp);
+        version = store.update(synced, version);
+        region = synced;
+        LOG.info("region {}: backups {} hold every write", region.id(), caughtUp);
+      }
     }
     boolean whole =
         opened
@@ -293,7 +350,9 @@ final class Reconciler implements AutoCloseable {
 
   /**
    * {@code region}'s group without its dead members, at a raised epoch, with a live backup in sync
-   * promoted if its primary is dead; null if no live member holds every acknowledged write.
+   * promoted if its primary is dead; null if no live member holds every acknowledged write. Backups
+   * in sync stay in sync under the same primary; under a new primary (send-index) every backup
+   * joins anew, its stream starting over from the new primary's state.
    */
   private static RegionDescriptor shrink(
       RegionDescriptor region, Set<String> live, boolean sendIndex) {
@@ -306,20 +365,30 @@ final class Reconciler implements AutoCloseable {
       }
       String promoted = primary;
       backups = backups.stream().filter(backup -> !backup.equals(promoted)).toList();
+      return region.reassigned(primary, backups, sendIndex ? backups : List.of());
     }
-    return next(region, primary, backups, sendIndex);
+    return region.reassigned(primary, backups);
   }
 
-  /**
-   * {@code region} with group {@code primary} and {@code backups} at a raised epoch. Under
-   * send-index a new epoch opens a new replication stream, whose catch-up starts every backup over:
-   * all are joining until it is done.
-   */
-  private static RegionDescriptor next(
-      RegionDescriptor region, String primary, List<String> backups, boolean sendIndex) {
-    return sendIndex
-        ? region.reassigned(primary, backups, backups)
-        : region.reassigned(primary, backups);
+  /** What {@code member} reports holding of {@code region} at its epoch in its role, or null. */
+  private static HeldRegion holding(
+      RegionDescriptor region, String member, Map<String, Map<Long, HeldRegion>> held) {
+    HeldRegion holds = held.getOrDefault(member, Map.of()).get(region.id());
+    return holds != null && holds.epoch() == region.epoch() && holds.role() == region.roleOf(member)
+        ? holds
+        : null;
+  }
+
+  /** Whether {@code member} holds {@code region} at its epoch in the role the map gives it. */
+  private static boolean holdsAsMapSays(
+      RegionDescriptor region, String member, Map<String, Map<Long, HeldRegion>> held) {
+    return holding(region, member, held) != null;
+  }
+
+  private static List<String> union(List<String> first, List<String> second) {
+    List<String> both = new ArrayList<>(first);
+    second.stream().filter(item -> !both.contains(item)).forEach(both::add);
+    return both;
   }
 
   /** Whether {@code region}'s backups have been joining at its epoch for too long. */
@@ -335,26 +404,6 @@ final class Reconciler implements AutoCloseable {
       return false;
     }
     return now - since[1] > CATCH_UP_TIMEOUT.toNanos();
-  }
-
-  /** Whether the primary reports, at the region's epoch, that its replication stream failed. */
-  private static boolean replicationFailed(
-      RegionDescriptor region, Map<String, Map<Long, HeldRegion>> held) {
-    HeldRegion holds = held.getOrDefault(region.primary(), Map.of()).get(region.id());
-    return holds != null
-        && holds.epoch() == region.epoch()
-        && holds.role() == RegionRole.PRIMARY
-        && holds.replicationFailed();
-  }
-
-  /** Whether the primary reports, at the region's epoch, that its backups hold every write. */
-  private static boolean primaryCaughtUp(
-      RegionDescriptor region, Map<String, Map<Long, HeldRegion>> held) {
-    HeldRegion holds = held.getOrDefault(region.primary(), Map.of()).get(region.id());
-    return holds != null
-        && holds.epoch() == region.epoch()
-        && holds.role() == RegionRole.PRIMARY
-        && holds.caughtUp();
   }
 
   /** The listed live server outside {@code members} with the fewest replicas, or null. */
@@ -403,24 +452,14 @@ final class Reconciler implements AutoCloseable {
   }
 
   /**
-   * Whether a member whose regions were listed this pass does not hold {@code region} at its epoch
-   * in its role; members that could not be listed count as holding it (nothing is known).
+   * The backups listed this pass that do not hold {@code region} at its epoch as backups; backups
+   * that could not be listed count as holding it (nothing is known).
    */
-  private static boolean lostByAMember(
+  private static List<String> lostBy(
       RegionDescriptor region, Map<String, Map<Long, HeldRegion>> held) {
-    for (String member : region.members()) {
-      Map<Long, HeldRegion> regions = held.get(member);
-      if (regions == null) {
-        continue;
-      }
-      HeldRegion holds = regions.get(region.id());
-      if (holds == null
-          || holds.epoch() != region.epoch()
-          || holds.role() != region.roleOf(member)) {
-        return true;
-      }
-    }
-    return false;
+    return region.backups().stream()
+        .filter(backup -> held.containsKey(backup) && !holdsAsMapSays(region, backup, held))
+        .toList();
   }
 
   /** What every live server holds, listed at once; servers that did not answer are absent. */

@@ -59,11 +59,16 @@ public final class RegionService implements AutoCloseable {
    * (whose client requests get NOT_PRIMARY), for keys in {@code [start, end)} ({@code end} empty:
    * unbounded; keys outside get WRONG_REGION). Replaces an earlier attachment.
    *
-   * <p>A primary with {@code backups} (each backup server's fabric bootstrap address) replicates
-   * every write to them in {@code mode} and answers it once all hold it; this needs a {@link
-   * io.kvs.fabric.FabricServer} started on this service (its provider is the one used), and for
-   * {@link ReplicationMode#SEND_INDEX} services created with their engine on both ends. A write
-   * that cannot be replicated fails with IO_ERROR naming the backup.
+   * <p>A primary with {@code backups} replicates every write to them in {@code mode} and answers it
+   * once every required one holds it (docs/ARCHITECTURE.md, "Failure recovery": backups in sync,
+   * and joining ones once caught up); this needs a {@link io.kvs.fabric.FabricServer} started on
+   * this service (its provider is the one used), and for {@link ReplicationMode#SEND_INDEX}
+   * services created with their engine on both ends. Re-attached at a new epoch, a primary keeps
+   * the streams of backups still in sync, and a backup under the same {@code primaryServer} keeps
+   * what it holds; a backup not {@code joining} (the master counts it in sync) that holds a replica
+   * refuses a new send-index stream, which would start it over. A write finding fewer than {@code
+   * minReplicas} replicas in sync (this one counted) is refused with NOT_ENOUGH_REPLICAS; one that
+   * cannot be replicated in time fails with IO_ERROR (its outcome unknown).
    */
   public void attach(
       long regionId,
@@ -72,13 +77,18 @@ public final class RegionService implements AutoCloseable {
       boolean primary,
       byte[] start,
       byte[] end,
-      List<InetSocketAddress> backups,
-      ReplicationMode mode) {
+      List<Backup> backups,
+      ReplicationMode mode,
+      int minReplicas,
+      String primaryServer,
+      boolean joining) {
     String[] hosts = new String[backups.size()];
     int[] ports = new int[backups.size()];
+    boolean[] backupJoining = new boolean[backups.size()];
     for (int i = 0; i < hosts.length; i++) {
-      hosts[i] = backups.get(i).getHostString();
-      ports[i] = backups.get(i).getPort();
+      hosts[i] = backups.get(i).address().getHostString();
+      ports[i] = backups.get(i).address().getPort();
+      backupJoining[i] = backups.get(i).joining();
     }
     lock.readLock().lock();
     try {
@@ -92,7 +102,11 @@ public final class RegionService implements AutoCloseable {
           end.length == 0 ? null : end,
           hosts,
           ports,
-          mode == ReplicationMode.SEND_INDEX ? 1 : 0);
+          backupJoining,
+          mode == ReplicationMode.SEND_INDEX ? 1 : 0,
+          minReplicas,
+          primaryServer,
+          joining);
     } finally {
       lock.readLock().unlock();
     }
@@ -152,27 +166,42 @@ public final class RegionService implements AutoCloseable {
     }
   }
 
-  /** How a primary's backups stand: {@link #backupsCaughtUp}. */
-  public enum BackupsState {
-    /** Every backup holds every write the primary acknowledged (or it has none). */
-    CAUGHT_UP,
-    /** The catch-up is under way (or the region is not held here as a primary). */
+  /**
+   * A primary's backup: its server's fabric bootstrap address, and whether it is joining (the
+   * master does not count it in sync yet: writes do not wait for it until its catch-up is done).
+   */
+  public record Backup(InetSocketAddress address, boolean joining) {}
+
+  /** How one of a primary's backups stands: {@link #backupStates}. */
+  public enum BackupState {
+    /** It holds every write the primary acknowledged: it may be promoted. */
+    IN_SYNC,
+    /** Its stream is starting or catching it up. */
     CATCHING_UP,
-    /** The replication stream failed: writes fail until the region is opened again. */
+    /** Its stream failed: the region must be opened again (writes that need it wait). */
     FAILED
   }
 
-  /** How region {@code regionId}'s backups stand, held here as a primary. */
-  public BackupsState backupsCaughtUp(long regionId) {
+  /**
+   * How region {@code regionId}'s backups stand, held here as a primary, in the order of its
+   * placement; empty if it is not held as a primary or has no backups.
+   */
+  public List<BackupState> backupStates(long regionId) {
+    byte[] states;
     lock.readLock().lock();
     try {
-      int state = NativeMethods.serviceBackupsCaughtUp(live(), regionId);
-      return state > 0
-          ? BackupsState.CAUGHT_UP
-          : state < 0 ? BackupsState.FAILED : BackupsState.CATCHING_UP;
+      states = NativeMethods.serviceBackupStates(live(), regionId);
     } finally {
       lock.readLock().unlock();
     }
+    List<BackupState> result = new java.util.ArrayList<>(states.length);
+    for (byte state : states) {
+      result.add(
+          state > 0
+              ? BackupState.IN_SYNC
+              : state < 0 ? BackupState.FAILED : BackupState.CATCHING_UP);
+    }
+    return result;
   }
 
   /** Whether {@code engineName} holds a send-index replica (levels and logs of a primary's). */

@@ -12,11 +12,25 @@ import java.util.List;
  * @param mode how writes reach the backups
  * @param splitPoints the start keys of regions 2..N in order; empty for a uniform split of the
  *     first key byte range (see {@link #uniformSplits})
+ * @param minReplicas the fewest replicas of a region (its primary counted) that must hold a write
+ *     in sync for it to be accepted (Kafka's {@code min.insync.replicas}): a region with fewer
+ *     refuses writes with NOT_ENOUGH_REPLICAS instead of acknowledging them with less redundancy.
+ *     1..replicationFactor; 1 (the default) keeps every region writable while its primary lives
  */
 public record ClusterConfig(
-    int regions, int replicationFactor, ReplicationMode mode, List<byte[]> splitPoints) {
+    int regions,
+    int replicationFactor,
+    ReplicationMode mode,
+    List<byte[]> splitPoints,
+    int minReplicas) {
   /** Largest replication factor. */
   public static final int REPLICATION_MAX = 3;
+
+  /** A configuration with {@code minReplicas} 1. */
+  public ClusterConfig(
+      int regions, int replicationFactor, ReplicationMode mode, List<byte[]> splitPoints) {
+    this(regions, replicationFactor, mode, splitPoints, 1);
+  }
 
   public ClusterConfig {
     splitPoints = List.copyOf(splitPoints == null ? List.of() : splitPoints);
@@ -31,6 +45,10 @@ public record ClusterConfig(
     }
     if (mode != ReplicationMode.NONE && replicationFactor < 2) {
       throw new IllegalArgumentException("replication mode " + mode.configName() + " needs 2..3");
+    }
+    if (minReplicas < 1 || minReplicas > replicationFactor) {
+      throw new IllegalArgumentException(
+          "min replicas must be 1.." + replicationFactor + ": " + minReplicas);
     }
     if (!splitPoints.isEmpty() && splitPoints.size() != regions - 1) {
       throw new IllegalArgumentException(

@@ -92,6 +92,7 @@ public final class ClusterJson {
     node.put("regions", config.regions());
     node.put("replicationFactor", config.replicationFactor());
     node.put("mode", config.mode().configName());
+    node.put("minReplicas", config.minReplicas());
     ArrayNode splits = node.putArray("splitPoints");
     config.splitPoints().forEach(split -> splits.add(base64(split)));
     return write(node);
@@ -107,7 +108,8 @@ public final class ClusterJson {
         integer(node, "regions"),
         integer(node, "replicationFactor"),
         ReplicationMode.fromConfigName(text(node, "mode")),
-        splits);
+        splits,
+        node.has("minReplicas") ? integer(node, "minReplicas") : 1);
   }
 
   /** The UTF-8 bytes of {@code node}. */

@@ -108,6 +108,13 @@ public record RegionDescriptor(
     return new RegionDescriptor(id, start, end, primary, backups, List.of(), epoch, state);
   }
 
+  /** This region with {@code inSync} no longer joining, same group and epoch. */
+  public RegionDescriptor withInSync(List<String> inSync) {
+    List<String> stillJoining =
+        joining.stream().filter(backup -> !inSync.contains(backup)).toList();
+    return new RegionDescriptor(id, start, end, primary, backups, stillJoining, epoch, state);
+  }
+
   /** The backups that hold every write the region acknowledged. */
   public List<String> backupsInSync() {
     return backups.stream().filter(backup -> !joining.contains(backup)).toList();

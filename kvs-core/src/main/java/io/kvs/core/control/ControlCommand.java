@@ -7,10 +7,23 @@ import io.kvs.core.cluster.ReplicationMode;
 public sealed interface ControlCommand {
   /**
    * Open (or re-open at a new epoch) {@code region} in the role the descriptor gives the receiving
-   * server, replicating under {@code mode}. Idempotent for the same epoch; a lower epoch than the
-   * server holds is refused with STALE_EPOCH.
+   * server, replicating under {@code mode}; a primary refuses writes while fewer than {@code
+   * minReplicas} replicas are in sync ({@link io.kvs.core.cluster.ClusterConfig#minReplicas}).
+   * Idempotent for the same epoch; a lower epoch than the server holds is refused with STALE_EPOCH.
    */
-  record Open(RegionDescriptor region, ReplicationMode mode) implements ControlCommand {}
+  record Open(RegionDescriptor region, ReplicationMode mode, int minReplicas)
+      implements ControlCommand {
+    public Open {
+      if (minReplicas < 1) {
+        throw new IllegalArgumentException("min replicas must be at least 1: " + minReplicas);
+      }
+    }
+
+    /** An open with {@code minReplicas} 1. */
+    public Open(RegionDescriptor region, ReplicationMode mode) {
+      this(region, mode, 1);
+    }
+  }
 
   /** Stop serving region {@code regionId} (its data stays on the server). Idempotent. */
   record Close(long regionId, long epoch) implements ControlCommand {}

@@ -30,6 +30,7 @@ public final class ControlJson {
       node.put("command", "open");
       node.set("region", ClusterJson.toNode(open.region()));
       node.put("mode", open.mode().configName());
+      node.put("minReplicas", open.minReplicas());
     } else if (command instanceof ControlCommand.Close close) {
       node.put("command", "close");
       node.put("regionId", close.regionId());
@@ -57,7 +58,9 @@ public final class ControlJson {
           throw new IllegalArgumentException("open without a region");
         }
         yield new ControlCommand.Open(
-            ClusterJson.fromNode(region), ReplicationMode.fromConfigName(text(node, "mode")));
+            ClusterJson.fromNode(region),
+            ReplicationMode.fromConfigName(text(node, "mode")),
+            node.has("minReplicas") ? integer(node, "minReplicas") : 1);
       }
       case "close" ->
           new ControlCommand.Close(longValue(node, "regionId"), longValue(node, "epoch"));
@@ -66,6 +69,17 @@ public final class ControlJson {
       case "digest" -> new ControlCommand.Digest(longValue(node, "regionId"));
       default -> throw new IllegalArgumentException("unknown command " + text(node, "command"));
     };
+  }
+
+  /** The strings of array {@code field} of {@code node}; empty if absent. */
+  private static List<String> texts(JsonNode node, String field) {
+    List<String> values = new ArrayList<>();
+    if (node.has(field)) {
+      for (JsonNode value : array(node, field)) {
+        values.add(value.asText());
+      }
+    }
+    return values;
   }
 
   public static byte[] encode(ControlReply reply) {
@@ -80,6 +94,8 @@ public final class ControlJson {
       region.put("role", held.role().name());
       region.put("caughtUp", held.caughtUp());
       region.put("replicationFailed", held.replicationFailed());
+      held.inSync().forEach(region.putArray("inSync")::add);
+      held.failed().forEach(region.putArray("failed")::add);
     }
     ObjectNode stats = node.putObject("stats");
     reply.stats().forEach(stats::put);
@@ -99,7 +115,9 @@ public final class ControlJson {
               longValue(region, "epoch"),
               RegionRole.valueOf(text(region, "role")),
               region.path("caughtUp").asBoolean(false),
-              region.path("replicationFailed").asBoolean(false)));
+              region.path("replicationFailed").asBoolean(false),
+              texts(region, "inSync"),
+              texts(region, "failed")));
     }
     Map<String, Long> stats = new TreeMap<>();
     JsonNode counters = node.get("stats");

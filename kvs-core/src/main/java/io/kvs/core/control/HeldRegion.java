@@ -1,17 +1,36 @@
 package io.kvs.core.control;
 
 import io.kvs.core.cluster.RegionRole;
+import java.util.List;
 
 /**
- * A region a server holds: at which epoch, in which role.
+ * A region a server holds: at which epoch, in which role, and for a primary how its backups stand.
  *
- * @param caughtUp for a primary: its backups all hold every write it acknowledged (its replication
- *     stream is healthy and its catch-up done), so each may be promoted; false for a backup
- * @param replicationFailed for a primary: its replication stream failed (its writes fail until the
- *     master opens the region again)
+ * @param caughtUp for a primary: every backup holds every write it acknowledged (each may be
+ *     promoted); false for a backup
+ * @param replicationFailed for a primary: the stream to some backup failed (writes that need it
+ *     wait until the master opens the region again)
+ * @param inSync for a primary: the backups (server ids) that hold every write it acknowledged
+ * @param failed for a primary: the backups whose stream failed
  */
 public record HeldRegion(
-    long regionId, long epoch, RegionRole role, boolean caughtUp, boolean replicationFailed) {
+    long regionId,
+    long epoch,
+    RegionRole role,
+    boolean caughtUp,
+    boolean replicationFailed,
+    List<String> inSync,
+    List<String> failed) {
+  public HeldRegion {
+    inSync = List.copyOf(inSync == null ? List.of() : inSync);
+    failed = List.copyOf(failed == null ? List.of() : failed);
+  }
+
+  public HeldRegion(
+      long regionId, long epoch, RegionRole role, boolean caughtUp, boolean replicationFailed) {
+    this(regionId, epoch, role, caughtUp, replicationFailed, List.of(), List.of());
+  }
+
   public HeldRegion(long regionId, long epoch, RegionRole role) {
     this(regionId, epoch, role, false, false);
   }

@@ -14,7 +14,7 @@ import java.util.Set;
  * LocalCluster start  --dir DIR [--servers 3] [--regions 32] [--replication 2]
  *                     [--mode send-index|build-index|none] [--masters 1] [--fabric shm|tcp|none]
  *                     [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]
- *                     [--l0-size BYTES] [--session-timeout-ms MS]
+ *                     [--l0-size BYTES] [--session-timeout-ms MS] [--min-replicas N]
  * LocalCluster status --dir DIR
  * LocalCluster verify --dir DIR [--patience SECONDS]
  * LocalCluster stop   --dir DIR
@@ -51,7 +51,8 @@ public final class LocalCluster {
                       "split-prefix",
                       "memory",
                       "l0-size",
-                      "session-timeout-ms"));
+                      "session-timeout-ms",
+                      "min-replicas"));
           new LocalStart(new ClusterDirectory(Path.of(flags.require("dir"))), flags).run();
         }
         case "status" -> {

@@ -86,7 +86,9 @@ final class LocalStart {
                   "--mode",
                   mode.configName(),
                   "--servers",
-                  Integer.toString(servers)));
+                  Integer.toString(servers),
+                  "--min-replicas",
+                  Integer.toString(flags.getInt("min-replicas", 1))));
       arguments.addAll(splits);
       spawn(state, "master-" + id, MasterMain.class.getName(), "512m", arguments);
     }

@@ -157,7 +157,11 @@ public final class NativeMethods {
       byte[] end,
       String[] backupHosts,
       int[] backupPorts,
-      int mode);
+      boolean[] backupJoining,
+      int mode,
+      int minReplicas,
+      String primaryServer,
+      boolean joining);
 
   /** Lets the service tap {@code engine}'s regions for send-index replication. */
   public static native void serviceUseEngine(long service, long engine);
@@ -170,6 +174,9 @@ public final class NativeMethods {
 
   /** 1: a primary here whose backups hold every acknowledged write; -1: stream failed; else 0. */
   public static native int serviceBackupsCaughtUp(long service, long regionId);
+
+  /** Each backup's state in placement order: 1 in sync, 0 being caught up, -1 failed. */
+  public static native byte[] serviceBackupStates(long service, long regionId);
 
   /** Primaries answer for {@code validForNanos} from now, then NOT_PRIMARY until renewed. */
   public static native void serviceRenewLease(long service, long validForNanos);

@@ -46,6 +46,14 @@ public final class HostedRegions {
       RegionDescriptor descriptor, RegionRole role, Region region, ReplicationMode mode) {}
 
   /**
+   * Opens {@code descriptor} with a minimum of one replica in sync ({@link #open(RegionDescriptor,
+   * ReplicationMode, int)}).
+   */
+  public synchronized void open(RegionDescriptor descriptor, ReplicationMode mode) {
+    open(descriptor, mode, 1);
+  }
+
+  /**
    * @param servers looks a live server up by id (null if it is not live): where a primary finds its
    *     backups
    */
@@ -69,19 +77,21 @@ public final class HostedRegions {
 
   /**
    * Opens {@code descriptor} in the role it gives this server (re-opening at a new epoch or role).
+   * As primary, writes are refused while fewer than {@code minReplicas} replicas are in sync.
    *
    * @throws KvsException STALE_EPOCH for an epoch below one accepted before, INVALID_ARGUMENT if
    *     this server is no member of the region
    */
-  public synchronized void open(RegionDescriptor descriptor, ReplicationMode mode) {
+  public synchronized void open(
+      RegionDescriptor descriptor, ReplicationMode mode, int minReplicas) {
     try {
-      openLocked(descriptor, mode);
+      openLocked(descriptor, mode, minReplicas);
     } finally {
       published = Map.copyOf(hosted);
     }
   }
 
-  private void openLocked(RegionDescriptor descriptor, ReplicationMode mode) {
+  private void openLocked(RegionDescriptor descriptor, ReplicationMode mode, int minReplicas) {
     RegionRole role = descriptor.roleOf(serverId);
     if (role == null) {
       throw KvsException.of(
@@ -89,7 +99,7 @@ public final class HostedRegions {
           "server " + serverId + " is not a member of region " + descriptor.id());
     }
     fence(descriptor.id(), descriptor.epoch());
-    List<InetSocketAddress> backups =
+    List<RegionService.Backup> backups =
         role == RegionRole.PRIMARY && mode.replicates() ? backupEndpoints(descriptor) : List.of();
     epochs.raise(descriptor.id(), descriptor.epoch());
     Hosted current = hosted.get(descriptor.id());
@@ -102,7 +112,10 @@ public final class HostedRegions {
         descriptor.start(),
         descriptor.end(),
         backups,
-        mode);
+        mode,
+        minReplicas,
+        descriptor.primary(),
+        descriptor.joining().contains(serverId));
     hosted.put(descriptor.id(), new Hosted(descriptor, role, region, mode));
     LOG.info("opened {} as {} ({})", descriptor, role, mode.configName());
   }
@@ -128,17 +141,34 @@ public final class HostedRegions {
     new TreeMap<>(published)
         .forEach(
             (id, region) -> {
-              RegionService.BackupsState backups =
-                  region.role() == RegionRole.PRIMARY
-                      ? service.backupsCaughtUp(id)
-                      : RegionService.BackupsState.CATCHING_UP;
+              if (region.role() != RegionRole.PRIMARY) {
+                held.add(new HeldRegion(id, region.descriptor().epoch(), region.role()));
+                return;
+              }
+              List<String> backups = region.descriptor().backups();
+              List<RegionService.BackupState> states =
+                  backups.isEmpty() || !region.mode().replicates()
+                      ? List.of()
+                      : service.backupStates(id);
+              List<String> inSync = new ArrayList<>();
+              List<String> failed = new ArrayList<>();
+              for (int i = 0; i < Math.min(backups.size(), states.size()); i++) {
+                if (states.get(i) == RegionService.BackupState.IN_SYNC) {
+                  inSync.add(backups.get(i));
+                } else if (states.get(i) == RegionService.BackupState.FAILED) {
+                  failed.add(backups.get(i));
+                }
+              }
+              boolean known = states.size() == backups.size() || !region.mode().replicates();
               held.add(
                   new HeldRegion(
                       id,
                       region.descriptor().epoch(),
                       region.role(),
-                      backups == RegionService.BackupsState.CAUGHT_UP,
-                      backups == RegionService.BackupsState.FAILED));
+                      known && inSync.size() == states.size(),
+                      !failed.isEmpty(),
+                      inSync,
+                      failed));
             });
     return held;
   }
@@ -219,8 +249,8 @@ public final class HostedRegions {
     hosted.clear();
   }
 
-  private List<InetSocketAddress> backupEndpoints(RegionDescriptor descriptor) {
-    List<InetSocketAddress> endpoints = new ArrayList<>();
+  private List<RegionService.Backup> backupEndpoints(RegionDescriptor descriptor) {
+    List<RegionService.Backup> endpoints = new ArrayList<>();
     for (String backup : descriptor.backups()) {
       ServerInfo info = servers.apply(backup);
       if (info == null) {
@@ -237,7 +267,10 @@ public final class HostedRegions {
                 + backup
                 + " serves no fabric transport, which replication needs");
       }
-      endpoints.add(InetSocketAddress.createUnresolved(info.host(), info.fabricPort()));
+      endpoints.add(
+          new RegionService.Backup(
+              InetSocketAddress.createUnresolved(info.host(), info.fabricPort()),
+              descriptor.joining().contains(backup)));
     }
     return endpoints;
   }
