@@ -245,7 +245,7 @@ typedef struct kvs_backup {
 #define KVS_REPLICATION_BUILD_INDEX 0
 #define KVS_REPLICATION_SEND_INDEX 1
 typedef struct kvs_placement {
-  int primary;  // 1: primary; 0: backup (client requests get NOT_PRIMARY)
+  int primary;        // 1: primary; 0: backup (client requests get NOT_PRIMARY)
   const void* start;  // keys in [start, end); keys outside: WRONG_REGION
   size_t start_size;
   const void* end;

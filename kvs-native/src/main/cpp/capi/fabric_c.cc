@@ -157,9 +157,8 @@ int kvs_service_backups_caught_up(const kvs_service* service,
   return service->service.BackupsCaughtUp(region_id);
 }
 
-size_t kvs_service_backup_states(const kvs_service* service,
-                                 uint64_t region_id, int8_t* states,
-                                 size_t capacity) {
+size_t kvs_service_backup_states(const kvs_service* service, uint64_t region_id,
+                                 int8_t* states, size_t capacity) {
   const std::vector<kvs::replication::BackupState> held =
       service->service.BackupStates(region_id);
   for (size_t i = 0; i < held.size() && i < capacity; ++i) {

@@ -164,7 +164,7 @@ Status ReadWelcome(int socket, std::chrono::milliseconds timeout,
   if (status != 0) {
     welcome->status = Status::FromCode(
         status <= KVS_NOT_ENOUGH_REPLICAS ? static_cast<Status::Code>(status)
-                                 : Status::Code::kInternal,
+                                          : Status::Code::kInternal,
         "the server refused the connection: " + text);
     return Status::Ok();
   }

@@ -426,8 +426,8 @@ TEST_P(ChannelTest, AReplicaBufferLivesAsLongAsItsConnection) {
   ASSERT_TRUE(client->Call("replica", &again).ok());
   EXPECT_EQ(again, described);  // the same registered memory
   ASSERT_TRUE(client->Call("crc 4096 1000", &reply).ok());
-  EXPECT_EQ(reply, std::to_string(crc32c::Value(std::string(1000, '\0').data(),
-                                                1000)));
+  EXPECT_EQ(reply, std::to_string(
+                       crc32c::Value(std::string(1000, '\0').data(), 1000)));
 }
 
 // A peer that writes a well-sealed but wrong message (a reply slot outside
@@ -500,4 +500,3 @@ TEST(ChannelBootstrapTest, SomethingThatIsNotAServerIsAClearError) {
 
 }  // namespace
 }  // namespace kvs::channel
-

@@ -386,10 +386,9 @@ size_t Client::Poll() {
   // completes would hold its staging space (and, the ring being freed in
   // order, all after it) for ever.
   if (!write_deadlines_.empty() && now > write_deadlines_.begin()->second) {
-    Break(Status::IoError(
-        "a remote write did not complete within " +
-        std::to_string(options_.request_timeout.count()) +
-        " ms: the peer is unresponsive; connection closed"));
+    Break(Status::IoError("a remote write did not complete within " +
+                          std::to_string(options_.request_timeout.count()) +
+                          " ms: the peer is unresponsive; connection closed"));
     return finished;
   }
   std::vector<uint64_t> done;

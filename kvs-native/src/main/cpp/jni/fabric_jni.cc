@@ -79,7 +79,8 @@ void ServiceAttachPlaced(JNIEnv* env, jclass, jlong service, jlong region_id,
     backups.push_back({nullptr, static_cast<uint16_t>(port),
                        backup_is_joining == JNI_TRUE ? 1 : 0});
   }
-  for (size_t i = 0; i < backups.size(); ++i) backups[i].host = hosts[i].c_str();
+  for (size_t i = 0; i < backups.size(); ++i)
+    backups[i].host = hosts[i].c_str();
   kvs_placement placement{};
   placement.primary = primary ? 1 : 0;
   placement.start = start_bytes.data();
@@ -94,10 +95,10 @@ void ServiceAttachPlaced(JNIEnv* env, jclass, jlong service, jlong region_id,
   placement.primary_server = primary_name.data();
   placement.primary_server_size = primary_name.size();
   placement.joining = joining ? 1 : 0;
-  kvs_service_attach_placed(
-      reinterpret_cast<kvs_service*>(service), static_cast<uint64_t>(region_id),
-      static_cast<uint64_t>(epoch), reinterpret_cast<kvs_region*>(region),
-      &placement);
+  kvs_service_attach_placed(reinterpret_cast<kvs_service*>(service),
+                            static_cast<uint64_t>(region_id),
+                            static_cast<uint64_t>(epoch),
+                            reinterpret_cast<kvs_region*>(region), &placement);
 }
 
 // {digest, entries, levels}; throws for a region not held or not comparable.

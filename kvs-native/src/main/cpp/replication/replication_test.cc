@@ -157,7 +157,8 @@ TEST_P(ReplicationTest, ABackupAtAnotherEpochFailsTheWriteClearly) {
 
 // The group changes while a write waits for a backup that refused it: the
 // backup leaves, and the write is acknowledged by the group as it is now.
-TEST_P(ReplicationTest, AWriteWaitingForAFailedBackupIsAcknowledgedWhenItLeaves) {
+TEST_P(ReplicationTest,
+       AWriteWaitingForAFailedBackupIsAcknowledgedWhenItLeaves) {
   Place(4, 3);
   std::thread writer([&] {
     const wire::Reply reply = Call(Make(wire::Opcode::kPut, 4, "k", "v"));

@@ -149,9 +149,8 @@ void Replicator::Open(uint64_t region_id, uint64_t epoch,
     for (const auto& stream : group->streams) {
       if (std::find(streams.begin(), streams.end(), stream) == streams.end()) {
         if (stream->failure.ok()) {
-          stream->failure =
-              Status::Closed("the backup left the group at epoch " +
-                             std::to_string(epoch));
+          stream->failure = Status::Closed(
+              "the backup left the group at epoch " + std::to_string(epoch));
         }
         stream->state = Stream::State::kClosed;
       }
@@ -217,7 +216,7 @@ std::vector<BackupState> Replicator::BackupStates(uint64_t region_id) const {
   if (group == nullptr) return states;
   std::lock_guard<std::mutex> lock(group->mutex);
   for (const auto& stream : group->streams) {
-    states.push_back(stream->InSync()      ? BackupState::kInSync
+    states.push_back(stream->InSync()     ? BackupState::kInSync
                      : !stream->Healthy() ? BackupState::kFailed
                                           : BackupState::kCatchingUp);
   }
@@ -262,11 +261,11 @@ Status Replicator::Close(uint64_t region_id) {
     ForgetLocked(group);
   }
   std::lock_guard<std::mutex> lock(group->mutex);
-  group->ended = Status::Closed("region " + std::to_string(region_id) +
-                                " is closed here");
+  group->ended =
+      Status::Closed("region " + std::to_string(region_id) + " is closed here");
   for (const auto& stream : group->streams) {
-    stream->state = stream->failure.ok() ? Stream::State::kClosed
-                                         : Stream::State::kFailed;
+    stream->state =
+        stream->failure.ok() ? Stream::State::kClosed : Stream::State::kFailed;
   }
   group->streams.clear();
   group->changed.notify_all();
@@ -401,14 +400,13 @@ Status Replicator::AwaitTicket(Group* group, uint64_t ticket,
         if (!stream->required) continue;
         why += "; " + stream->target.Name() + ": " +
                (!stream->failure.ok() ? std::string(stream->failure.message())
-                : !stream->caught_up ? std::string("catching up")
-                                     : "holds up to " +
-                                           std::to_string(stream->done_ticket) +
-                                           " of " + std::to_string(ticket));
+                : !stream->caught_up
+                    ? std::string("catching up")
+                    : "holds up to " + std::to_string(stream->done_ticket) +
+                          " of " + std::to_string(ticket));
       }
       return Status::IoError("region " + std::to_string(group->region_id) +
-                             ": backups did not take the " + what +
-                             " within " +
+                             ": backups did not take the " + what + " within " +
                              std::to_string(options_.timeout.count()) + " ms" +
                              why);
     }
@@ -534,8 +532,8 @@ bool Replicator::SendToBackup(Stream* stream, const std::string& message,
       });
   if (!submitted.ok()) {
     lock->unlock();
-    Fail(stream, Status::IoError("backup " + peer->name + ": " +
-                                 submitted.ToString()));
+    Fail(stream,
+         Status::IoError("backup " + peer->name + ": " + submitted.ToString()));
     return false;
   }
   return true;
@@ -564,9 +562,8 @@ bool Replicator::Connect(Stream* stream) {
     state = stream->state;
     epoch = group->epoch;
   }
-  const size_t buffers = group->mode == ReplicationMode::kSendIndex
-                             ? kSendIndexBuffers
-                             : kBuffers;
+  const size_t buffers =
+      group->mode == ReplicationMode::kSendIndex ? kSendIndexBuffers : kBuffers;
   if (state == Stream::State::kOpening) {
     if (stream->open_pending) return false;
     std::lock_guard<std::mutex> lock(group->mutex);
@@ -628,8 +625,8 @@ bool Replicator::Connect(Stream* stream) {
         live->open_pending = false;
       });
   if (!submitted.ok()) {
-    Fail(stream, Status::IoError("backup " + peer->name + ": " +
-                                 submitted.ToString()));
+    Fail(stream,
+         Status::IoError("backup " + peer->name + ": " + submitted.ToString()));
     return false;
   }
   std::lock_guard<std::mutex> lock(group->mutex);

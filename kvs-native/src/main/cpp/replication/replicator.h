@@ -89,9 +89,9 @@ enum class ReplicationMode : uint8_t {
 
 // How one backup of a region stands, as its primary sees it.
 enum class BackupState : int8_t {
-  kFailed = -1,      // its stream failed: the region must be reopened
-  kCatchingUp = 0,   // its stream is starting or catching up
-  kInSync = 1,       // it holds every write the region acknowledged
+  kFailed = -1,     // its stream failed: the region must be reopened
+  kCatchingUp = 0,  // its stream is starting or catching up
+  kInSync = 1,      // it holds every write the region acknowledged
 };
 
 struct ReplicatorOptions {

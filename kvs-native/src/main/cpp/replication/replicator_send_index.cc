@@ -135,11 +135,10 @@ bool Replicator::SendIndexControl(Stream* stream, const IndexControl& control,
                                        "INSTALL-LEVEL", "TRIM"};
   std::string message;
   EncodeIndexControl(control, &message);
-  return SendToBackup(
-      stream, message,
-      kNames[static_cast<size_t>(control.type) -
-             static_cast<size_t>(IndexControlType::kFlushTail)],
-      pending, lock);
+  return SendToBackup(stream, message,
+                      kNames[static_cast<size_t>(control.type) -
+                             static_cast<size_t>(IndexControlType::kFlushTail)],
+                      pending, lock);
 }
 
 bool Replicator::SendFlushTail(Stream* stream, size_t log, bool sealed,

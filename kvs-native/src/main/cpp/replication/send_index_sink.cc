@@ -33,8 +33,8 @@ Status SendIndexSink::Create(channel::Session* session, uint64_t tag,
   std::unique_ptr<SendIndexSink> created(new SendIndexSink());
   created->volume_ = volume;
   std::vector<std::shared_ptr<channel::ReplicaBuffer>> buffers;
-  KVS_RETURN_IF_ERROR(session->ReplicaBuffers(tag, kSendIndexBuffers,
-                                              kBufferBytes, &buffers));
+  KVS_RETURN_IF_ERROR(
+      session->ReplicaBuffers(tag, kSendIndexBuffers, kBufferBytes, &buffers));
   for (size_t i = 0; i < kSendIndexBuffers; ++i) {
     created->buffers_[i] = std::move(buffers[i]);
   }

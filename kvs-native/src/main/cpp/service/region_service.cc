@@ -187,9 +187,9 @@ Status RegionService::CheckBackup(
                             "region " + std::to_string(region_id) +
                                 " is not held here as a backup");
   }
-  const bool current = open ? it->second.epoch == epoch
-                            : epoch <= it->second.epoch &&
-                                  epoch >= it->second.stream_epoch;
+  const bool current =
+      open ? it->second.epoch == epoch
+           : epoch <= it->second.epoch && epoch >= it->second.stream_epoch;
   if (!current) {
     return Status::FromCode(Status::Code::kStaleEpoch,
                             "region " + std::to_string(region_id) +
@@ -673,6 +673,16 @@ void RegionService::Execute(const wire::Request& request, std::string* reply) {
     }
   }
   if (!write && !LeaseHeld()) status = LeaseLapsed(request.region_id);
+  // A replicated write acknowledged only while the lease holds: a primary
+  // paused after posting it may find its backups' completions on waking,
+  // after the group moved on without it (the bytes landed in buffers its
+  // successor does not use). Applied here, so its outcome is unknown.
+  if (write && status.ok() && replicating != nullptr && !LeaseHeld()) {
+    status = Status::IoError(
+        "region " + std::to_string(request.region_id) +
+        ": this server's lease lapsed while the write replicated (it may no "
+        "longer be the primary); the write's outcome is unknown");
+  }
   if (!status.ok()) {
     Fail(request, status, reply);
     return;

@@ -78,9 +78,7 @@ bool SizedBytes(Reader* in, size_t max, std::string_view* value) {
   return in->U32(&size) && size <= max && in->Bytes(size, value);
 }
 
-bool KnownStatus(uint8_t status) {
-  return status <= KVS_NOT_ENOUGH_REPLICAS;
-}
+bool KnownStatus(uint8_t status) { return status <= KVS_NOT_ENOUGH_REPLICAS; }
 
 }  // namespace
 

@@ -4,6 +4,7 @@ import io.kvs.core.KvsException;
 import io.kvs.core.cluster.ClusterConfig;
 import io.kvs.core.cluster.Keys;
 import io.kvs.core.cluster.RegionDescriptor;
+import io.kvs.core.cluster.RegionRole;
 import io.kvs.core.cluster.RegionState;
 import io.kvs.core.cluster.ReplicationMode;
 import io.kvs.core.cluster.ServerInfo;
@@ -174,19 +175,15 @@ final class Reconciler implements AutoCloseable {
     HeldRegion primaryHolds = holding(region, region.primary(), held);
     if (region.primary().isEmpty() || !gone.isEmpty()) {
       recovering.putIfAbsent(region.id(), System.nanoTime());
-      RegionDescriptor shrunk = shrink(region, servers.keySet(), sendIndex);
+      RegionDescriptor shrunk = shrink(region, servers.keySet(), held, sendIndex);
       if (shrunk == null) {
         if (region.state() != RegionState.OFFLINE) {
           RegionDescriptor offline =
               region.reassigned(region.primary(), region.backups()).withState(RegionState.OFFLINE);
           store.update(offline, version);
+          // Live backups keep holding it: one that never restarted may still be promoted.
           LOG.warn(
               "{} offline: members {} are gone and no live one holds every write", offline, gone);
-          for (String member : region.members()) {
-            if (servers.containsKey(member) && held.containsKey(member)) {
-              send(servers.get(member), new ControlCommand.Close(region.id(), offline.epoch()));
-            }
-          }
         }
         return false;
       }
@@ -216,7 +213,7 @@ final class Reconciler implements AutoCloseable {
       String promoted =
           sendIndex
               ? region.backupsInSync().stream()
-                  .filter(backup -> holdsAsMapSays(current, backup, held))
+                  .filter(backup -> stillHolds(current, backup, held))
                   .findFirst()
                   .orElse(null)
               : null;
@@ -352,14 +349,25 @@ final class Reconciler implements AutoCloseable {
    * {@code region}'s group without its dead members, at a raised epoch, with a live backup in sync
    * promoted if its primary is dead; null if no live member holds every acknowledged write. Backups
    * in sync stay in sync under the same primary; under a new primary (send-index) every backup
-   * joins anew, its stream starting over from the new primary's state.
+   * joins anew, its stream starting over from the new primary's state. Only a backup still holding
+   * the region (as a backup, at this epoch or an earlier one) may be promoted: a backup that
+   * restarted lost what had landed in its memory (acknowledged writes its disk may lack), so it is
+   * no longer in sync; with no such backup the region waits OFFLINE for its primary, whose own disk
+   * holds all but the last flush window.
    */
   private static RegionDescriptor shrink(
-      RegionDescriptor region, Set<String> live, boolean sendIndex) {
+      RegionDescriptor region,
+      Set<String> live,
+      Map<String, Map<Long, HeldRegion>> held,
+      boolean sendIndex) {
     List<String> backups = region.backups().stream().filter(live::contains).toList();
     String primary = region.primary();
     if (primary.isEmpty() || !live.contains(primary)) {
-      primary = region.backupsInSync().stream().filter(live::contains).findFirst().orElse(null);
+      primary =
+          region.backupsInSync().stream()
+              .filter(backup -> live.contains(backup) && stillHolds(region, backup, held))
+              .findFirst()
+              .orElse(null);
       if (primary == null) {
         return null;
       }
@@ -377,6 +385,17 @@ final class Reconciler implements AutoCloseable {
     return holds != null && holds.epoch() == region.epoch() && holds.role() == region.roleOf(member)
         ? holds
         : null;
+  }
+
+  /**
+   * Whether {@code member} was listed holding {@code region} as a backup since before its current
+   * epoch or at it: it has not restarted since it was opened, so what landed in its memory is
+   * there.
+   */
+  private static boolean stillHolds(
+      RegionDescriptor region, String member, Map<String, Map<Long, HeldRegion>> held) {
+    HeldRegion holds = held.getOrDefault(member, Map.of()).get(region.id());
+    return holds != null && holds.role() == RegionRole.BACKUP && holds.epoch() <= region.epoch();
   }
 
   /** Whether {@code member} holds {@code region} at its epoch in the role the map gives it. */

@@ -12,13 +12,24 @@ import java.util.Set;
  * RegionServerMain --id s1 --dir DIR --zookeeper HOST:PORT [--cluster default] [--host 127.0.0.1]
  *                  [--tcp-port 0] [--fabric shm|tcp|verbs|none] [--fabric-port 0]
  *                  [--control-port 0] [--memory BYTES] [--l0-size BYTES]
- *                  [--session-timeout-ms 4000]
+ *                  [--session-timeout-ms 4000] [--durability flush|sync]
  * </pre>
  *
- * Stops cleanly on SIGTERM: leaves the cluster, drains the transports, syncs the engine.
+ * {@code --durability sync}: acknowledge writes only once durable on this server's device (see
+ * {@link ServerOptions#syncWrites}); {@code flush} (the default) flushes them every 50 ms. Stops
+ * cleanly on SIGTERM: leaves the cluster, drains the transports, syncs the engine.
  */
 public final class RegionServerMain {
   private RegionServerMain() {}
+
+  /** Whether {@code --durability} asks for synchronous writes. */
+  static boolean durability(String value) {
+    return switch (value) {
+      case "sync" -> true;
+      case "flush" -> false;
+      default -> throw new IllegalArgumentException("--durability is flush or sync, not " + value);
+    };
+  }
 
   public static void main(String[] args) throws Exception {
     Flags flags =
@@ -36,7 +47,8 @@ public final class RegionServerMain {
                 "control-port",
                 "memory",
                 "l0-size",
-                "session-timeout-ms"));
+                "session-timeout-ms",
+                "durability"));
     RegionServer server =
         RegionServer.start(
             new ServerOptions(
@@ -51,7 +63,8 @@ public final class RegionServerMain {
                 flags.getInt("control-port", 0),
                 flags.getLong("memory", 0),
                 flags.getLong("l0-size", 0),
-                flags.getInt("session-timeout-ms", ServerOptions.DEFAULT_SESSION_TIMEOUT_MS)));
+                flags.getInt("session-timeout-ms", ServerOptions.DEFAULT_SESSION_TIMEOUT_MS),
+                durability(flags.get("durability", "flush"))));
     Shutdown.closeOnStopAndWait("region-server", server);
   }
 }

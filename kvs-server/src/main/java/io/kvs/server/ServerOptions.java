@@ -24,6 +24,10 @@ import java.util.Objects;
  *     regions; {@link #DEFAULT_SESSION_TIMEOUT_MS} unless set (ZooKeeper bounds it to 2 to 20 of
  *     its ticks). Shorter recovers sooner; too short mistakes a long pause (a GC, an I/O stall) for
  *     a death.
+ * @param syncWrites whether a write is acknowledged only once its log record is durable on this
+ *     server's device (the engine's sync mode: nothing acknowledged is lost even if every replica
+ *     of a region loses power at once); by default writes are flushed every 50 ms, and a write is
+ *     acknowledged once every replica in sync holds it in memory
  */
 public record ServerOptions(
     String id,
@@ -37,7 +41,8 @@ public record ServerOptions(
     int controlPort,
     long memoryBudgetBytes,
     long l0SizeBytes,
-    int sessionTimeoutMs) {
+    int sessionTimeoutMs,
+    boolean syncWrites) {
   /** The default ZooKeeper session timeout: a few seconds, as HBase and Kafka tune for failover. */
   public static final int DEFAULT_SESSION_TIMEOUT_MS = 4_000;
 
@@ -49,6 +54,36 @@ public record ServerOptions(
     host = host == null ? "127.0.0.1" : host;
     fabricProvider = fabricProvider == null ? "none" : fabricProvider;
     sessionTimeoutMs = sessionTimeoutMs <= 0 ? DEFAULT_SESSION_TIMEOUT_MS : sessionTimeoutMs;
+  }
+
+  /** Options with writes flushed in the background (not synchronous). */
+  public ServerOptions(
+      String id,
+      Path directory,
+      String zookeeper,
+      String cluster,
+      String host,
+      int tcpPort,
+      String fabricProvider,
+      int fabricPort,
+      int controlPort,
+      long memoryBudgetBytes,
+      long l0SizeBytes,
+      int sessionTimeoutMs) {
+    this(
+        id,
+        directory,
+        zookeeper,
+        cluster,
+        host,
+        tcpPort,
+        fabricProvider,
+        fabricPort,
+        controlPort,
+        memoryBudgetBytes,
+        l0SizeBytes,
+        sessionTimeoutMs,
+        false);
   }
 
   /** Options with the default session timeout. */

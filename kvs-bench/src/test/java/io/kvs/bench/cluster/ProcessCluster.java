@@ -113,26 +113,28 @@ final class ProcessCluster implements AutoCloseable {
   }
 
   /**
-   * Starts region server {@code id} again, with the arguments {@code LocalCluster start} gave it,
-   * logging to the same file, and records its new pid.
+   * Starts region server {@code id} again, with the arguments {@code LocalCluster start} gives it
+   * by default and {@code options}, logging to the same file, and records its new pid.
    */
-  void startServer(String id) throws IOException {
+  void startServer(String id, String... options) throws IOException {
     String name = "server-" + id;
     List<String> command =
-        List.of(
-            javaCommand(),
-            "-Xmx1g",
-            "-cp",
-            classPath(),
-            REGION_SERVER,
-            "--id",
-            id,
-            "--dir",
-            serverDir(id).toString(),
-            "--zookeeper",
-            zookeeper(),
-            "--fabric",
-            "shm");
+        new ArrayList<>(
+            List.of(
+                javaCommand(),
+                "-Xmx1g",
+                "-cp",
+                classPath(),
+                REGION_SERVER,
+                "--id",
+                id,
+                "--dir",
+                serverDir(id).toString(),
+                "--zookeeper",
+                zookeeper(),
+                "--fabric",
+                "shm"));
+    command.addAll(List.of(options));
     Process process =
         new ProcessBuilder(command)
             .redirectErrorStream(true)

@@ -15,6 +15,7 @@ import java.util.Set;
  *                     [--mode send-index|build-index|none] [--masters 1] [--fabric shm|tcp|none]
  *                     [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]
  *                     [--l0-size BYTES] [--session-timeout-ms MS] [--min-replicas N]
+ *                     [--durability flush|sync]
  * LocalCluster status --dir DIR
  * LocalCluster verify --dir DIR [--patience SECONDS]
  * LocalCluster stop   --dir DIR
@@ -52,7 +53,8 @@ public final class LocalCluster {
                       "memory",
                       "l0-size",
                       "session-timeout-ms",
-                      "min-replicas"));
+                      "min-replicas",
+                      "durability"));
           new LocalStart(new ClusterDirectory(Path.of(flags.require("dir"))), flags).run();
         }
         case "status" -> {

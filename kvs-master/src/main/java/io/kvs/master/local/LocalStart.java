@@ -113,7 +113,9 @@ final class LocalStart {
               "--l0-size",
               Long.toString(flags.getLong("l0-size", 0)),
               "--session-timeout-ms",
-              Integer.toString(flags.getInt("session-timeout-ms", 4000))));
+              Integer.toString(flags.getInt("session-timeout-ms", 4000)),
+              "--durability",
+              flags.get("durability", "flush")));
     }
     directory.save(state);
     System.out.printf(

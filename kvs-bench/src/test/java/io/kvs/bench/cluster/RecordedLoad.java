@@ -1,0 +1,117 @@
+package io.kvs.bench.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvs.bench.history.HistoryRecorder;
+import io.kvs.bench.history.Operation.Outcome;
+import io.kvs.client.KvsClient;
+import io.kvs.client.NotAppliedException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The fault tests' load: client threads writing (a unique value each), deleting and reading a few
+ * shared keys through one client, every operation recorded for the linearizability checker (a
+ * failed write is recorded as surely not applied only for a {@link NotAppliedException}).
+ */
+final class RecordedLoad {
+  private final KvsClient client;
+  private final HistoryRecorder recorder;
+  private final int keys;
+  private final AtomicBoolean stop = new AtomicBoolean();
+  private final AtomicInteger acknowledged = new AtomicInteger();
+  private final List<Thread> threads = new ArrayList<>();
+  private final Duration operationTimeout;
+
+  private RecordedLoad(
+      KvsClient client, HistoryRecorder recorder, int keys, Duration operationTimeout) {
+    this.client = client;
+    this.recorder = recorder;
+    this.keys = keys;
+    this.operationTimeout = operationTimeout;
+  }
+
+  /** Starts {@code clients} threads on {@code keys} keys; client ids are 0..clients-1. */
+  static RecordedLoad start(
+      KvsClient client,
+      HistoryRecorder recorder,
+      int clients,
+      int keys,
+      Duration operationTimeout) {
+    RecordedLoad load = new RecordedLoad(client, recorder, keys, operationTimeout);
+    for (int id = 0; id < clients; id++) {
+      int clientId = id;
+      Thread thread = new Thread(() -> load.run(clientId), "client-" + id);
+      thread.start();
+      load.threads.add(thread);
+    }
+    return load;
+  }
+
+  /** Writes and deletes acknowledged so far. */
+  int acknowledged() {
+    return acknowledged.get();
+  }
+
+  /** Waits until {@code more} writes beyond those acknowledged now are acknowledged. */
+  void awaitMore(int more, Duration timeout) {
+    int target = acknowledged.get() + more;
+    ProcessCluster.awaitCondition(
+        target + " acknowledged writes", timeout, () -> acknowledged.get() >= target);
+  }
+
+  /**
+   * Stops the threads (each finishes its operation, bounded by the operation timeout), then reads
+   * every key once as client {@code clients} (the final reads the lost-write check uses).
+   */
+  void finish() throws Exception {
+    stop();
+    for (int key = 0; key < keys; key++) {
+      byte[] bytes = key(key);
+      recorder.get(threads.size(), bytes, () -> client.get(bytes));
+    }
+  }
+
+  /** Stops the threads; each finishes its operation, bounded by the operation timeout. */
+  void stop() throws InterruptedException {
+    stop.set(true);
+    for (Thread thread : threads) {
+      thread.join(operationTimeout.toMillis() * 3);
+      assertThat(thread.isAlive()).as(thread.getName() + " stopped").isFalse();
+    }
+  }
+
+  static byte[] key(int i) {
+    return ("history-key-" + i).getBytes(StandardCharsets.UTF_8);
+  }
+
+  private void run(int clientId) {
+    Random random = new Random(clientId);
+    HistoryRecorder.FailureClassifier classifier =
+        e -> e instanceof NotAppliedException ? Outcome.FAILED_NOT_APPLIED : Outcome.UNKNOWN;
+    for (long sequence = 0; !stop.get(); sequence++) {
+      byte[] key = key(random.nextInt(keys));
+      int choice = random.nextInt(10);
+      try {
+        if (choice < 5) {
+          byte[] value =
+              ("client " + clientId + " write " + sequence).getBytes(StandardCharsets.UTF_8);
+          recorder.put(clientId, key, value, () -> client.put(key, value), classifier);
+          acknowledged.incrementAndGet();
+        } else if (choice < 6) {
+          recorder.delete(clientId, key, () -> client.delete(key), classifier);
+          acknowledged.incrementAndGet();
+        } else {
+          recorder.get(clientId, key, () -> client.get(key));
+        }
+      } catch (Exception expected) {
+        // Recorded with its outcome; the fault makes some operations fail.
+      }
+    }
+  }
+}
