@@ -195,7 +195,11 @@ void Volume::ApplyLocked(const MetadataBatch& batch, bool release) {
     allocated_.Erase(segment);
     if (release && std::find(deferred.begin(), deferred.end(), segment) ==
                        deferred.end()) {
-      in_use_.Erase(segment);
+      if (pins_.count(segment) != 0) {
+        freed_while_pinned_.insert(segment);
+      } else {
+        in_use_.Erase(segment);
+      }
     }
   }
   for (const auto& [key, value] : batch.puts()) {
@@ -263,7 +267,31 @@ void Volume::ReleaseDeferred(uint64_t segment) {
   std::lock_guard<std::mutex> lock(mutex_);
   KVS_CHECK_MSG(in_use_.Contains(segment) && !allocated_.Contains(segment),
                 "releasing a segment that is not a deferred free");
-  in_use_.Erase(segment);
+  if (pins_.count(segment) != 0) {
+    freed_while_pinned_.insert(segment);
+  } else {
+    in_use_.Erase(segment);
+  }
+}
+
+void Volume::Pin(const std::vector<uint64_t>& segments) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const uint64_t segment : segments) {
+    KVS_CHECK_MSG(in_use_.Contains(segment),
+                  "pinning a segment that is not in use");
+    ++pins_[segment];
+  }
+}
+
+void Volume::Unpin(const std::vector<uint64_t>& segments) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const uint64_t segment : segments) {
+    const auto pin = pins_.find(segment);
+    KVS_CHECK_MSG(pin != pins_.end(), "unpinning a segment not pinned");
+    if (--pin->second > 0) continue;
+    pins_.erase(pin);
+    if (freed_while_pinned_.erase(segment) != 0) in_use_.Erase(segment);
+  }
 }
 
 void Volume::Unreserve(uint64_t segment) {

@@ -34,6 +34,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -98,6 +99,13 @@ class Volume {
   // Makes a segment freed with MetadataBatch::FreeDeferred reusable.
   void ReleaseDeferred(uint64_t segment);
 
+  // Keeps allocated `segments` from being reused while pinned: a commit
+  // that frees one (or a deferred release of one) leaves it taken until its
+  // last pin goes. For reading a region's segments without holding its
+  // compactions off (a replication catch-up). Pins nest.
+  void Pin(const std::vector<uint64_t>& segments);
+  void Unpin(const std::vector<uint64_t>& segments);
+
   // Writes a checkpoint and starts a new redo chain (also done automatically
   // by Commit past VolumeOptions::checkpoint_redo_bytes).
   Status Checkpoint();
@@ -150,6 +158,10 @@ class Volume {
   uint64_t next_search_ = 1;
   uint64_t checkpoints_ = 0;
   Status failed_;
+  // Pinned segments and their pin counts, and those of them freed while
+  // pinned (reusable once unpinned).
+  std::map<uint64_t, size_t> pins_;
+  std::set<uint64_t> freed_while_pinned_;
 };
 
 }  // namespace kvs::alloc

@@ -153,6 +153,39 @@ TEST_F(VolumeTest, DeferredFreesAreDurableButNotReusedUntilReleased) {
   EXPECT_EQ(reservable().size(), before + 2);
 }
 
+// A pinned segment (a replication catch-up reading it) is freed durably by
+// its owner's commits, but handed out again only once its last pin goes.
+TEST_F(VolumeTest, PinnedSegmentsAreNotReusedUntilUnpinned) {
+  auto reservable = [&] {
+    std::vector<uint64_t> taken;
+    uint64_t segment = 0;
+    while (volume_->Reserve(&segment).ok()) taken.push_back(segment);
+    for (uint64_t reserved : taken) volume_->Unreserve(reserved);
+    return taken;
+  };
+  const auto segments = AllocateSegments(3, "log");
+  const size_t before = reservable().size();
+  volume_->Pin({segments[0], segments[1]});
+  volume_->Pin({segments[1]});  // pins nest
+  MetadataBatch batch;
+  batch.Free(segments[0]);
+  batch.Free(segments[1]);
+  batch.FreeDeferred(segments[2]);
+  ASSERT_TRUE(volume_->Commit(batch).ok());
+  EXPECT_FALSE(volume_->IsAllocated(segments[0]));
+  volume_->Pin({segments[2]});
+  volume_->ReleaseDeferred(segments[2]);
+  EXPECT_EQ(reservable().size(), before);  // all three still taken
+  volume_->Unpin({segments[0], segments[1]});
+  std::vector<uint64_t> taken = reservable();
+  EXPECT_EQ(taken.size(), before + 1);
+  EXPECT_EQ(std::count(taken.begin(), taken.end(), segments[0]), 1);
+  volume_->Unpin({segments[1], segments[2]});
+  EXPECT_EQ(reservable().size(), before + 3);
+  // Unpinning a segment never pinned is a programmer error.
+  EXPECT_DEATH(volume_->Unpin({segments[0]}), "not pinned");
+}
+
 TEST_F(VolumeTest, ABatchNamingASegmentTwiceIsRefusedBeforeItIsWritten) {
   uint64_t segment = 0;
   ASSERT_TRUE(volume_->Reserve(&segment).ok());

@@ -123,16 +123,18 @@ struct RegionContext {
 
 // What a replication catch-up is told about a region (Region::ReportState):
 // the same events RegionContext's replication hooks carry, for the state
-// the region has now.
+// the region has now, with segments by reference (read them with
+// Region::ReadSegment while they are pinned).
 struct StateVisitor {
-  // Bytes of a log segment from its offset 0 (small and large logs: every
-  // live segment, the current one up to where the log ends; medium: every
-  // segment a level holds).
-  std::function<void(log::LogKind kind, const log::AppendedBytes& appended)>
-      log_bytes;
-  // An index segment of level `level`, from its offset 0 (trailing zeros
-  // left off), before the level itself.
-  std::function<void(uint64_t segment, std::string_view bytes)> index_segment;
+  // A log segment's first `bytes` bytes (small and large logs: every live
+  // segment, the current one up to where the log ends; medium: every
+  // segment a level holds, whole).
+  std::function<void(log::LogKind kind, uint64_t chain_index, uint64_t segment,
+                     uint64_t bytes)>
+      log_segment;
+  // An index segment of level `level` (read it whole: zeros follow its
+  // nodes), before the level itself.
+  std::function<void(uint64_t segment)> index_segment;
   // A level, after its index segments; `compacted_lsn` as in
   // RegionContext::on_level_installed.
   std::function<void(size_t level, const LevelDescriptor& descriptor,
@@ -230,13 +232,25 @@ class Region {
   // a compaction is already running (the engine's memory budget uses it).
   void RequestCompaction();
 
-  // Replication catch-up: with writers, compactions and GC held off,
-  // reports to `visitor` everything a backup needs to mirror the region
-  // from nothing (its logs' live segments, its levels' medium and index
-  // segments, its levels), then runs `then`, still holding them off, so
-  // that whatever the region appends afterwards follows what was reported.
+  // Replication catch-up: with writers, compactions and GC held off for the
+  // moment it takes (no device reads: the logs' buffers are written out,
+  // segments reported by reference), reports to `visitor` everything a
+  // backup needs to mirror the region from nothing (its logs' live
+  // segments, its levels' medium and index segments, its levels), pins
+  // every segment reported (`*pinned`; the caller unpins them with
+  // alloc::Volume::Unpin once read: until then compactions and GC may free
+  // them, but the volume does not reuse them), then runs `then`, still
+  // holding everything off, so that whatever the region appends afterwards
+  // follows what was reported.
   Status ReportState(const StateVisitor& visitor,
-                     const std::function<void()>& then);
+                     const std::function<void()>& then,
+                     std::vector<uint64_t>* pinned);
+  // Reads the first `bytes` bytes of a segment of `volume` that ReportState
+  // reported (and pinned) into `out`; with `trim_zeros`, the zero blocks
+  // that end it are left off (index segments).
+  static Status ReadSegment(alloc::Volume* volume, uint64_t segment,
+                            size_t bytes, bool trim_zeros, std::string* out);
+  alloc::Volume* volume() const { return context_.volume; }
 
   // Blocks until no compaction is queued or running (tests, benchmarks).
   void WaitForCompactions();

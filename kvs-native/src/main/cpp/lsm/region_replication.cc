@@ -13,14 +13,6 @@ namespace {
 
 constexpr uint64_t kSegment = limits::segment_size_bytes;
 
-// Reads the first `bytes` bytes of `segment` into `buffer`.
-Status ReadSegment(io::File* file, uint64_t segment, size_t bytes,
-                   io::AlignedBuffer* buffer) {
-  const size_t aligned = io::AlignedBuffer::RoundUp(bytes);
-  if (aligned == 0) return Status::Ok();
-  return file->Read(alloc::SegmentStart(segment), aligned, buffer->data());
-}
-
 // Where the last non-zero byte of `bytes` ends, rounded up to a block.
 size_t DataEnd(std::string_view bytes) {
   size_t end = bytes.size();
@@ -31,28 +23,28 @@ size_t DataEnd(std::string_view bytes) {
 }  // namespace
 
 Status Region::ReportState(const StateVisitor& visitor,
-                           const std::function<void()>& then) {
+                           const std::function<void()>& then,
+                           std::vector<uint64_t>* pinned) {
   // No compaction (nor the GC that follows one) runs or starts while
   // stall_mutex_ is held with compacting_ false; no writer appends while
   // l0_mutex_ is held exclusively; nothing else appends to the logs.
   std::unique_lock<std::mutex> stall_lock(stall_mutex_);
   l0_drained_.wait(stall_lock, [this] { return !compacting_; });
   std::unique_lock<std::shared_mutex> lock(l0_mutex_);
-  io::File* file = context_.volume->file();
-  io::AlignedBuffer buffer(kSegment);
+  std::vector<uint64_t> segments;
   const std::pair<log::LogWriter*, log::LogKind> logs[] = {
       {small_log_.get(), log::LogKind::kSmall},
       {large_log_.get(), log::LogKind::kLarge}};
   for (const auto& [writer, kind] : logs) {
     KVS_RETURN_IF_ERROR(writer->Write());  // every appended byte on the device
     const uint64_t position = writer->appended_position();
-    const std::map<uint64_t, uint64_t> segments = writer->segments();
-    for (const auto& [chain_index, segment] : segments) {
-      const bool current = chain_index == segments.rbegin()->first;
-      const size_t bytes =
+    const std::map<uint64_t, uint64_t> chain = writer->segments();
+    for (const auto& [chain_index, segment] : chain) {
+      const bool current = chain_index == chain.rbegin()->first;
+      const uint64_t bytes =
           current ? alloc::OffsetInSegment(position) : kSegment;
-      KVS_RETURN_IF_ERROR(ReadSegment(file, segment, bytes, &buffer));
-      visitor.log_bytes(kind, {chain_index, segment, 0, buffer.view(bytes)});
+      visitor.log_segment(kind, chain_index, segment, bytes);
+      segments.push_back(segment);
     }
   }
   std::set<uint64_t> medium_reported;
@@ -62,20 +54,34 @@ Status Region::ReportState(const StateVisitor& visitor,
     const LevelDescriptor& descriptor = levels_[level]->descriptor();
     for (const uint64_t segment : descriptor.medium_segments) {
       if (!medium_reported.insert(segment).second) continue;
-      KVS_RETURN_IF_ERROR(ReadSegment(file, segment, kSegment, &buffer));
-      visitor.log_bytes(log::LogKind::kMedium,
-                        {medium_chain++, segment, 0, buffer.view(kSegment)});
+      visitor.log_segment(log::LogKind::kMedium, medium_chain++, segment,
+                          kSegment);
+      segments.push_back(segment);
     }
-    // Index segments are written whole (SegmentWriter), so zeros follow
-    // their nodes and filter bytes.
     for (const uint64_t segment : descriptor.index_segments) {
-      KVS_RETURN_IF_ERROR(ReadSegment(file, segment, kSegment, &buffer));
-      const std::string_view bytes = buffer.view(kSegment);
-      visitor.index_segment(segment, bytes.substr(0, DataEnd(bytes)));
+      visitor.index_segment(segment);
+      segments.push_back(segment);
     }
     visitor.level(level, descriptor, compacted_lsn_);
   }
+  context_.volume->Pin(segments);
+  *pinned = std::move(segments);
   then();
+  return Status::Ok();
+}
+
+Status Region::ReadSegment(alloc::Volume* volume, uint64_t segment,
+                           size_t bytes, bool trim_zeros, std::string* out) {
+  if (bytes > kSegment) {
+    return Status::InvalidArgument("a read past a segment's end");
+  }
+  io::AlignedBuffer buffer(io::AlignedBuffer::RoundUp(bytes));
+  if (buffer.size() > 0) {
+    KVS_RETURN_IF_ERROR(volume->file()->Read(alloc::SegmentStart(segment),
+                                             buffer.size(), buffer.data()));
+  }
+  const std::string_view read = buffer.view(bytes);
+  out->assign(trim_zeros ? read.substr(0, DataEnd(read)) : read);
   return Status::Ok();
 }
 

@@ -29,10 +29,12 @@ size_t Replicator::Group::Stripe(std::string_view key) {
 }
 
 Replicator::Replicator(ReplicatorOptions options)
-    : options_(std::move(options)), thread_([this] {
+    : options_(std::move(options)),
+      thread_([this] {
         SetThreadName(kThreadReplication);
         Run();
-      }) {}
+      }),
+      catch_up_reader_([this] { ReadCatchUps(); }) {}
 
 Replicator::~Replicator() {
   CloseAll();
@@ -42,6 +44,7 @@ Replicator::~Replicator() {
     work_.notify_all();
   }
   thread_.join();
+  catch_up_reader_.join();
 }
 
 std::shared_ptr<Replicator::Group> Replicator::Find(uint64_t region_id) const {
@@ -111,6 +114,8 @@ void Replicator::Open(uint64_t region_id, uint64_t epoch,
     group->region = region;
     group->engine_region_id =
         mode == ReplicationMode::kSendIndex ? region->id() : 0;
+    group->volume =
+        mode == ReplicationMode::kSendIndex ? region->volume() : nullptr;
     std::lock_guard<std::mutex> lock(mutex_);
     groups_[region_id] = group;
     if (mode == ReplicationMode::kSendIndex) {
@@ -168,8 +173,9 @@ void Replicator::Open(uint64_t region_id, uint64_t epoch,
 
 void Replicator::CatchUp(const std::shared_ptr<Group>& group,
                          const std::vector<std::shared_ptr<Stream>>& fresh) {
-  // The region's state, then (from `then` on, with the region still held
-  // off) its events, so none is missed or doubled.
+  // The region's state, by reference (the catch-up reader reads its
+  // segments as the streams send them), then (from `then` on, with the
+  // region still held off) its events, so none is missed or doubled.
   const auto queue = [&](Stream::Event&& event) {
     std::lock_guard<std::mutex> lock(group->mutex);
     const uint64_t ticket = group->next_ticket++;
@@ -182,30 +188,121 @@ void Replicator::CatchUp(const std::shared_ptr<Group>& group,
     }
   };
   lsm::StateVisitor visitor;
-  visitor.log_bytes = [&](log::LogKind kind,
-                          const log::AppendedBytes& appended) {
-    queue(Stream::Event::LogBytes(kind, appended));
+  visitor.log_segment = [&](log::LogKind kind, uint64_t chain_index,
+                            uint64_t segment, uint64_t bytes) {
+    queue(Stream::Event::Unloaded(Stream::Event::Type::kLogBytes, kind,
+                                  chain_index, segment, bytes));
   };
-  visitor.index_segment = [&](uint64_t segment, std::string_view bytes) {
-    queue(Stream::Event::IndexSegment(segment, bytes));
+  visitor.index_segment = [&](uint64_t segment) {
+    queue(Stream::Event::Unloaded(Stream::Event::Type::kIndexSegment,
+                                  log::LogKind::kSmall, 0, segment,
+                                  limits::segment_size_bytes));
   };
   visitor.level = [&](size_t level, const lsm::LevelDescriptor& descriptor,
                       uint64_t compacted_lsn) {
     queue(Stream::Event::InstallLevel(level, descriptor, std::nullopt,
                                       compacted_lsn));
   };
-  const Status reported = group->region->ReportState(visitor, [&] {
-    std::lock_guard<std::mutex> lock(group->mutex);
-    for (const auto& stream : fresh) {
-      stream->live = true;
-      stream->catch_up_ticket = group->next_ticket - 1;
-    }
-  });
+  auto pins = std::make_shared<CatchUpPins>();
+  const Status reported = group->region->ReportState(
+      visitor,
+      [&] {
+        std::lock_guard<std::mutex> lock(group->mutex);
+        for (const auto& stream : fresh) {
+          stream->live = true;
+          stream->catch_up_ticket = group->next_ticket - 1;
+        }
+      },
+      &pins->segments);
   if (!reported.ok()) {
     for (const auto& stream : fresh) {
       Fail(stream.get(), Status::IoError("catch-up of region " +
                                          std::to_string(group->region_id) +
                                          ": " + reported.ToString()));
+    }
+    return;
+  }
+  pins->volume = group->volume;
+  {
+    std::lock_guard<std::mutex> lock(group->mutex);
+    for (const auto& stream : fresh) {
+      if (!stream->to_load.empty()) stream->pins = pins;
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  work_.notify_all();
+}
+
+void Replicator::ReadCatchUps() {
+  SetThreadName(kThreadCatchUpReader);
+  while (true) {
+    // One event per stream per round: streams share the device fairly.
+    std::vector<std::shared_ptr<Group>> groups;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!running_) return;
+      for (const auto& [region_id, group] : groups_) groups.push_back(group);
+    }
+    // A group's mutex is never taken under mutex_ (the replication thread
+    // takes mutex_ under a group's).
+    std::vector<std::shared_ptr<Stream>> streams;
+    for (const auto& group : groups) {
+      std::lock_guard<std::mutex> group_lock(group->mutex);
+      for (const auto& stream : group->streams) {
+        if (!stream->to_load.empty() && stream->Healthy() &&
+            stream->loaded_bytes < limits::catch_up_read_ahead_bytes) {
+          streams.push_back(stream);
+        }
+      }
+    }
+    if (streams.empty()) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (!running_) return;
+      work_.wait_for(lock, std::chrono::milliseconds(5));
+      continue;
+    }
+    for (const auto& stream : streams) {
+      Group* group = stream->group.get();
+      Stream::Event* event;
+      {
+        std::lock_guard<std::mutex> lock(group->mutex);
+        if (stream->to_load.empty() || !stream->Healthy()) continue;
+        event = stream->to_load.front();
+      }
+      // The event stays put: only the replication thread pops events, and
+      // never an unloaded one; its segment is pinned.
+      std::string bytes;
+      const Status read = lsm::Region::ReadSegment(
+          group->volume, event->segment, event->load_bytes,
+          event->type == Stream::Event::Type::kIndexSegment, &bytes);
+      std::shared_ptr<CatchUpPins> done;
+      uint64_t ahead = 0;
+      const uint64_t read_bytes = bytes.size();
+      {
+        std::lock_guard<std::mutex> lock(group->mutex);
+        if (read.ok()) {
+          stream->loaded_bytes += bytes.size();
+          ahead = stream->loaded_bytes;
+          stream->queued_bytes += bytes.size();
+          event->bytes = std::move(bytes);
+          event->unloaded = false;
+          stream->to_load.pop_front();
+          if (stream->to_load.empty()) done = std::move(stream->pins);
+        }
+      }
+      if (!read.ok()) {
+        Fail(stream.get(), Status::IoError("catch-up read of segment " +
+                                           std::to_string(event->segment) +
+                                           ": " + read.ToString()));
+      }
+      done.reset();  // every segment read: unpinned
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (read.ok()) {
+        stats_.catch_up_bytes += read_bytes;
+        stats_.catch_up_ahead_peak_bytes =
+            std::max(stats_.catch_up_ahead_peak_bytes, ahead);
+      }
+      work_.notify_all();
     }
   }
 }

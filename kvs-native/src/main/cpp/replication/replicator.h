@@ -21,7 +21,9 @@
 // segment that may point into a tail, each finished index segment through
 // the index buffer with SHIP-SEGMENT, INSTALL-LEVEL (send_index_format.h,
 // send_index_sink.h). A new stream first carries the region's whole state
-// (Region::ReportState: the catch-up), then its events in order.
+// (Region::ReportState: the catch-up, its segments read from the device as
+// they are sent, at most limits::catch_up_read_ahead_bytes ahead, so memory
+// stays bounded whatever the region's size), then its events in order.
 //
 // Membership (failure recovery, docs/ARCHITECTURE.md): Open at a new epoch
 // keeps the stream of every backup still in the group that is in sync and
@@ -114,6 +116,11 @@ struct ReplicatorStats {
   // (the rest of its CPU carries log bytes), and of the engine's threads
   // copying them into the stream.
   uint64_t index_cpu_ns = 0;
+  // Catch-ups: bytes read from the device, and the most any stream held
+  // read and not yet sent (bounded by limits::catch_up_read_ahead_bytes
+  // plus one segment).
+  uint64_t catch_up_bytes = 0;
+  uint64_t catch_up_ahead_peak_bytes = 0;
 };
 
 class Replicator final : public lsm::ReplicationTap {
@@ -178,6 +185,9 @@ class Replicator final : public lsm::ReplicationTap {
   struct Stream;
   struct Peer;
   void Run();
+  // The catch-up reader's thread: reads catch-up events' segments from the
+  // device, a bounded amount ahead of what each stream sent.
+  void ReadCatchUps();
   bool Pump(Stream* stream);
   // The opening states, common to both modes; true if it moved on.
   bool Connect(Stream* stream);
@@ -236,6 +246,7 @@ class Replicator final : public lsm::ReplicationTap {
   std::map<std::string, std::shared_ptr<Peer>> peers_;  // by host:port
   bool running_ = true;
   std::thread thread_;
+  std::thread catch_up_reader_;
   ReplicatorStats stats_;
 };
 

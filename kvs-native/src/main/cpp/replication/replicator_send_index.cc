@@ -5,6 +5,7 @@
 
 #include "replication/replicator.h"
 #include "replication/replicator_stream.h"
+#include "util/limits.h"
 #include "util/thread_cpu.h"
 
 namespace kvs::replication {
@@ -26,7 +27,16 @@ void Replicator::Stream::Push(Event event, uint64_t ticket) {
   const size_t lane = event.type == Event::Type::kLogBytes
                           ? LogIndex(event.kind)
                           : Stream::kIndexLane;
+  queued_bytes += event.bytes.size();
   lanes[lane].push_back(std::move(event));
+  if (lanes[lane].back().unloaded) to_load.push_back(&lanes[lane].back());
+}
+
+void Replicator::Stream::Sent(const Event& event) {
+  queued_bytes -= std::min<uint64_t>(queued_bytes, event.bytes.size());
+  if (event.from_device) {
+    loaded_bytes -= std::min<uint64_t>(loaded_bytes, event.bytes.size());
+  }
 }
 
 uint64_t Replicator::Stream::FirstTicketPending() const {
@@ -79,7 +89,20 @@ void Replicator::Queue(uint64_t engine_region_id, StreamEvent&& event) {
     if (!group->ended.ok()) return;
     std::vector<Stream*> live;
     for (const auto& stream : group->streams) {
-      if (stream->live && stream->Healthy()) live.push_back(stream.get());
+      if (!stream->live || !stream->Healthy()) continue;
+      if (stream->queued_bytes > limits::stream_queued_bytes_max) {
+        // The backup cannot keep up: its stream fails (its writes wait for
+        // the master to mark it joining) rather than queue without bound.
+        stream->failure = Status::IoError(
+            "region " + std::to_string(group->region_id) + " replication to " +
+            stream->target.Name() + " failed: more than " +
+            std::to_string(limits::stream_queued_bytes_max >> 20) +
+            " MiB queued for it");
+        stream->state = Stream::State::kFailed;
+        group->changed.notify_all();
+        continue;
+      }
+      live.push_back(stream.get());
     }
     if (live.empty()) return;
     const uint64_t ticket = group->next_ticket++;
@@ -254,6 +277,7 @@ bool Replicator::PumpSendIndex(Stream* stream) {
     Stream::LogState& log = stream->logs[lane];
     while (!events.empty()) {
       Event& event = events.front();
+      if (event.unloaded) return true;  // the catch-up reader is on it
       // Bytes at offset 0 start a segment (its header), even one of the
       // same number and chain index: compactions restart the medium log's
       // chain, and a freed segment may be reserved again at once.
@@ -288,6 +312,7 @@ bool Replicator::PumpSendIndex(Stream* stream) {
       add_bytes(lane, LogBuffer(event.kind, log.parity), event.offset,
                 event.bytes, event.ticket);
       log_bytes += event.bytes.size();
+      stream->Sent(event);
       events.pop_front();
       progressed = true;
     }
@@ -307,6 +332,7 @@ bool Replicator::PumpSendIndex(Stream* stream) {
       return true;
     }
     Event& event = events.front();
+    if (event.unloaded) return true;  // the catch-up reader is on it
     if (stream->FirstTicketPending() < event.ticket || flushes_pending()) {
       return true;
     }
@@ -378,6 +404,7 @@ bool Replicator::PumpSendIndex(Stream* stream) {
       ++stats_.index_messages;
     }
     count_cpu();
+    stream->Sent(event);
     events.pop_front();
     progressed = true;
     return true;

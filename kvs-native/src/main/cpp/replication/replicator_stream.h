@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "alloc/volume.h"
 #include "channel/client.h"
 #include "log/log_format.h"
 #include "lsm/level.h"
@@ -45,6 +46,13 @@ struct StreamEvent {
   std::optional<size_t> emptied;             // kInstallLevel
   uint64_t compacted_lsn = 0;                // kInstallLevel
   std::vector<TrimmedCopy> trimmed;          // kTrim
+  // A catch-up's event whose bytes are still on the device (the region's
+  // segment `segment` of the group's volume, pinned): the catch-up reader
+  // fills `bytes` (its first `load_bytes`; an index segment whole, trailing
+  // zeros left off) before the stream may send it.
+  bool unloaded = false;
+  bool from_device = false;  // a catch-up's: counted in loaded_bytes once read
+  uint64_t load_bytes = 0;
 
   static StreamEvent LogBytes(log::LogKind kind,
                               const log::AppendedBytes& appended) {
@@ -55,6 +63,19 @@ struct StreamEvent {
     event.segment = appended.segment;
     event.offset = appended.offset;
     event.bytes = appended.bytes;
+    return event;
+  }
+  static StreamEvent Unloaded(Type type, log::LogKind kind,
+                              uint64_t chain_index, uint64_t segment,
+                              uint64_t bytes) {
+    StreamEvent event;
+    event.type = type;
+    event.kind = kind;
+    event.chain_index = chain_index;
+    event.segment = segment;
+    event.unloaded = true;
+    event.from_device = true;
+    event.load_bytes = bytes;
     return event;
   }
   static StreamEvent IndexSegment(uint64_t segment, std::string_view bytes) {
@@ -106,8 +127,9 @@ struct Replicator::Group {
 
   uint64_t region_id = 0;
   ReplicationMode mode = ReplicationMode::kBuildIndex;
-  lsm::Region* region = nullptr;  // Send-Index
-  uint64_t engine_region_id = 0;  // Send-Index
+  lsm::Region* region = nullptr;    // Send-Index
+  uint64_t engine_region_id = 0;    // Send-Index
+  alloc::Volume* volume = nullptr;  // Send-Index: the region's
 
   // Held across a write's local apply and its queueing, so every stream
   // sees writes in the order they applied.
@@ -129,6 +151,16 @@ struct Replicator::Group {
   std::array<std::atomic<uint64_t>, kStripes> stripes{};
 
   static size_t Stripe(std::string_view key);
+};
+
+// The segments one catch-up pinned (lsm::Region::ReportState), unpinned
+// when the last stream reading them lets go.
+struct CatchUpPins {
+  alloc::Volume* volume = nullptr;
+  std::vector<uint64_t> segments;
+  ~CatchUpPins() {
+    if (volume != nullptr) volume->Unpin(segments);
+  }
 };
 
 struct Replicator::Stream : std::enable_shared_from_this<Replicator::Stream> {
@@ -198,6 +230,16 @@ struct Replicator::Stream : std::enable_shared_from_this<Replicator::Stream> {
   uint64_t freeing_ticket = 0;
   LogState logs[kSendIndexLogs];
   size_t flush_pending = 0;  // Build-Index: replies for the last FLUSH
+  // Catch-up events still to read from the device, in ticket order
+  // (pointers into the lanes: a deque keeps its elements in place, and an
+  // unloaded event is never sent), the bytes read and not yet sent, and the
+  // catch-up's pins, let go once all are read.
+  std::deque<Event*> to_load;
+  uint64_t loaded_bytes = 0;
+  std::shared_ptr<CatchUpPins> pins;
+  // Bytes of every event queued and not yet sent (bounded:
+  // limits::stream_queued_bytes_max).
+  uint64_t queued_bytes = 0;
 
   // Whether the stream is up and holds every write acknowledged (caller
   // holds group->mutex).
@@ -209,8 +251,10 @@ struct Replicator::Stream : std::enable_shared_from_this<Replicator::Stream> {
     return failure.ok() && state != State::kFailed && state != State::kClosed;
   }
   // Send-Index: queues `event` on its lane with `ticket` (caller holds
-  // group->mutex).
+  // group->mutex); an unloaded one is also queued for the catch-up reader.
   void Push(Event event, uint64_t ticket);
+  // Takes a sent event's bytes off the stream's accounting.
+  void Sent(const Event& event);
   // The lowest ticket of bytes the backup may not hold yet, or the group's
   // next ticket if none (caller holds group->mutex).
   uint64_t FirstTicketPending() const;

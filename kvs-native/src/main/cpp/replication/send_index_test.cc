@@ -20,6 +20,7 @@
 #include "testing/level_compare.h"
 #include "testing/memory_device.h"
 #include "testing/random_keys.h"
+#include "util/limits.h"
 
 namespace kvs::replication {
 namespace {
@@ -120,6 +121,20 @@ class SendIndexTest : public ::testing::TestWithParam<fabric::Provider> {
     }
     written_ += operations;
     primary_.region->WaitForCompactions();
+  }
+
+  // Waits until `primary` (a service leading region 7) reports every
+  // backup caught up: its new stream's catch-up landed.
+  static void AwaitCaughtUp(const service::RegionService& primary,
+                            const char* what) {
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (primary.BackupsCaughtUp(7) != 1) {
+      ASSERT_NE(primary.BackupsCaughtUp(7), -1) << "the stream failed";
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+          << what << " did not finish";
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
   }
 
   // Waits until the backup installed as many levels, of the same sizes,
@@ -257,9 +272,25 @@ TEST_P(SendIndexTest, BackupLevelsReadAsThePrimarysAcrossCompactions) {
   // Joining (the master no longer counts it in sync): a new stream starts
   // it over, and it catches up again.
   Place(5, /*joining=*/true);
+  AwaitCaughtUp(primary_.service, "the joining backup's catch-up");
   ExpectBackupCaughtUp();
   Write(2000, /*through_service=*/true);
   ExpectBackupCaughtUp();
+}
+
+// A catch-up reads the region from the device as its stream sends it: a
+// region larger than the read-ahead bound (24,000 writes over 6,000 keys) is
+// shipped whole while the stream holds at most that bound (and the segment
+// being read) in memory.
+TEST_P(SendIndexTest, ACatchUpHoldsABoundedAmountInMemory) {
+  Write(24000, /*through_service=*/false);
+  Place(3);
+  AwaitCaughtUp(primary_.service, "the catch-up");
+  ExpectBackupCaughtUp();
+  const ReplicatorStats shipped = primary_.service.ReplicationStats();
+  EXPECT_GT(shipped.catch_up_bytes, limits::catch_up_read_ahead_bytes);
+  EXPECT_LE(shipped.catch_up_ahead_peak_bytes,
+            limits::catch_up_read_ahead_bytes + limits::segment_size_bytes);
 }
 
 // A backup in sync may be promoted, so it never lets a new stream start it
@@ -297,6 +328,7 @@ TEST_P(SendIndexTest, ABackupInSyncRefusesANewStreamUntilItIsJoining) {
   as_primary.backups[0].joining = true;
   primary_.service.Attach(7, 5, primary_.region, as_primary);
   epoch_ = 5;
+  AwaitCaughtUp(primary_.service, "the joining backup's catch-up");
   ExpectBackupCaughtUp();
 }
 
@@ -405,14 +437,8 @@ TEST_P(SendIndexTest, APromotedBackupCatchesUpANewBackup) {
   as_primary.backups.push_back(
       {"127.0.0.1", static_cast<uint16_t>(primary_.server->port())});
   backup_.service.Attach(7, 5, promoted, as_primary);
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (backup_.service.BackupsCaughtUp(7) != 1) {
-    ASSERT_NE(backup_.service.BackupsCaughtUp(7), -1) << "the stream failed";
-    ASSERT_LT(std::chrono::steady_clock::now(), deadline)
-        << "the promoted region's catch-up of a new backup did not finish";
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  AwaitCaughtUp(backup_.service,
+                "the promoted region's catch-up of a new backup");
   std::map<size_t, lsm::LevelDescriptor> installed;
   ASSERT_TRUE(primary_.service.BackupLevels(7, &installed).ok());
   EXPECT_FALSE(installed.empty());
@@ -441,14 +467,7 @@ TEST_P(SendIndexTest, APromotedBackupCatchesUpANewBackup) {
   // A new epoch: the stream is replaced and the backup caught up again.
   primary_.service.Attach(7, 55, fresh, as_backup);
   backup_.service.Attach(7, 55, promoted, as_primary);
-  const auto re_deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (backup_.service.BackupsCaughtUp(7) != 1) {
-    ASSERT_NE(backup_.service.BackupsCaughtUp(7), -1) << "the stream failed";
-    ASSERT_LT(std::chrono::steady_clock::now(), re_deadline)
-        << "the promoted region's second catch-up did not finish";
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  AwaitCaughtUp(backup_.service, "the promoted region's second catch-up");
   lsm::Region* again = nullptr;
   ASSERT_TRUE(primary_.service.PromoteBackup(7, "r7b", &again, &report).ok());
   backup_.service.Detach(7);
@@ -460,14 +479,8 @@ TEST_P(SendIndexTest, APromotedBackupCatchesUpANewBackup) {
   back.backups.push_back(
       {"127.0.0.1", static_cast<uint16_t>(backup_.server->port())});
   primary_.service.Attach(7, 56, again, back);
-  const auto second_deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (primary_.service.BackupsCaughtUp(7) != 1) {
-    ASSERT_NE(primary_.service.BackupsCaughtUp(7), -1) << "the stream failed";
-    ASSERT_LT(std::chrono::steady_clock::now(), second_deadline)
-        << "a twice-promoted region's catch-up of a new backup did not finish";
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  AwaitCaughtUp(primary_.service,
+                "a twice-promoted region's catch-up of a new backup");
 }
 
 TEST_P(SendIndexTest, ABackupRestartedWithoutItsStreamIsPromotedFromItsDisk) {

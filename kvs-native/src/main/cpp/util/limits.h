@@ -34,6 +34,21 @@ inline constexpr size_t value_size_bytes_max = 1u << 20;
 static_assert(key_size_bytes_max + value_size_bytes_max + 64 <
               segment_size_bytes);
 
+// --- Replication -------------------------------------------------------------
+
+// A catch-up reads the region's segments from the device as its stream sends
+// them: at most this much read and not yet sent per stream (a few segments,
+// enough to keep a fast link busy while the next is read), so a catch-up of
+// any size holds a bounded amount of memory.
+inline constexpr uint64_t catch_up_read_ahead_bytes = 8ull << 20;
+static_assert(catch_up_read_ahead_bytes >= 2 * segment_size_bytes);
+
+// What one stream may hold queued for its backup (a catch-up's live writes
+// queue behind it; a backup that cannot keep up makes them pile up): past
+// this the stream fails, its backup joins again later, and writes stop
+// waiting for it once the master has marked it joining.
+inline constexpr uint64_t stream_queued_bytes_max = 256ull << 20;
+
 }  // namespace kvs::limits
 
 #endif  // KVS_UTIL_LIMITS_H_

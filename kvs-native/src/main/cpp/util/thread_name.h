@@ -17,6 +17,7 @@ inline constexpr char kThreadFabricSpin[] = "kvs-fab-spin";
 inline constexpr char kThreadFabricWorker[] = "kvs-fab-worker";
 inline constexpr char kThreadFabricControl[] = "kvs-fab-control";
 inline constexpr char kThreadReplication[] = "kvs-replicate";
+inline constexpr char kThreadCatchUpReader[] = "kvs-catch-up";
 inline constexpr char kThreadMaintenance[] = "kvs-maintain";
 inline constexpr char kThreadCompaction[] = "kvs-compact";
 

@@ -113,6 +113,8 @@ class KvsClientLifecycleTest extends ClusterTestBase {
         .isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> KvsClient.builder().operationTimeout(Duration.ZERO))
         .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> KvsClient.builder().connectTimeout(Duration.ofMillis(-1)))
+        .isInstanceOf(IllegalArgumentException.class);
 
     String nowhere = "127.0.0.1:" + freePort();
     long start = System.nanoTime();
@@ -120,7 +122,7 @@ class KvsClientLifecycleTest extends ClusterTestBase {
             () ->
                 KvsClient.builder()
                     .zookeeper(nowhere)
-                    .operationTimeout(Duration.ofMillis(500))
+                    .connectTimeout(Duration.ofMillis(500))
                     .build())
         .isInstanceOf(KvsException.class)
         .hasMessageContaining("cannot connect to ZooKeeper at " + nowhere + " within 500 ms");
