@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <random>
 #include <vector>
 
 #include "alloc/device_offset.h"
@@ -91,6 +92,7 @@ Status Region::Create(const RegionContext& context, std::string name,
   std::unique_ptr<Region> created(
       new Region(context, std::move(name), id, options));
   KVS_RETURN_IF_ERROR(created->OpenLogs(/*recover=*/false));
+  created->DrawIncarnation();
   *region = std::move(created);
   return Status::Ok();
 }
@@ -102,8 +104,19 @@ Status Region::Open(const RegionContext& context, std::string name, uint64_t id,
       new Region(context, std::move(name), id, options));
   KVS_RETURN_IF_ERROR(opened->LoadLevels());
   KVS_RETURN_IF_ERROR(opened->OpenLogs(/*recover=*/true));
+  opened->DrawIncarnation();
   *region = std::move(opened);
   return Status::Ok();
+}
+
+void Region::DrawIncarnation() {
+  std::random_device random;
+  do {
+    incarnation_ =
+        (uint64_t{random()} << 32) ^ random() ^
+        static_cast<uint64_t>(
+            std::chrono::steady_clock::now().time_since_epoch().count());
+  } while (incarnation_ == 0);
 }
 
 Status Region::OpenLogs(bool recover) {

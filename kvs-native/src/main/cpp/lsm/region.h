@@ -261,6 +261,12 @@ class Region {
   std::vector<LevelDescriptor> LevelDescriptors() const;
   const std::string& name() const { return name_; }
   uint64_t id() const { return id_; }
+  // A random number drawn each time the region opens (created, recovered,
+  // or reopened by a promotion): while it stays, the region's sealed log
+  // segments and levels only grow from what they were (a recovery may end
+  // a log before bytes a backup already holds), so a backup that mirrored
+  // this incarnation may resume from what it holds.
+  uint64_t incarnation() const { return incarnation_; }
 
   // The catalog key prefix of everything this region owns.
   static std::string CatalogPrefix(uint64_t id);
@@ -318,6 +324,8 @@ class Region {
   // Makes room in L0 (switching tables); may stall.
   Status MakeRoomForWrite();
   Status LoadLevels();
+  // Draws the incarnation.
+  void DrawIncarnation();
   void BackgroundCompaction();
   // Fills in what every compaction job of this region shares.
   void PrepareJob(CompactionJob* job) const;
@@ -372,6 +380,7 @@ class Region {
   std::unique_ptr<log::LogWriter> small_log_;
   std::unique_ptr<log::LogWriter> large_log_;
   std::atomic<uint64_t> lsn_{0};
+  uint64_t incarnation_ = 0;
 
   // Writers hold it shared while appending + inserting; switching the
   // active L0 holds it exclusively, so a switch sees no half-done write.

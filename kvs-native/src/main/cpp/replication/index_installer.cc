@@ -1,5 +1,6 @@
 #include "replication/index_installer.h"
 
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -11,6 +12,7 @@
 #include "lsm/node_cache.h"
 #include "lsm/region.h"
 #include "util/coding.h"
+#include "util/hash.h"
 #include "util/limits.h"
 
 namespace kvs::replication {
@@ -51,6 +53,27 @@ IndexInstaller::IndexInstaller(alloc::Volume* volume, uint64_t region_id,
 
 IndexInstaller::~IndexInstaller() { Abandon(); }
 
+uint64_t PrimaryLevelHash(const lsm::LevelDescriptor& primary) {
+  const std::string encoded = primary.Encode();
+  return Hash64(encoded.data(), encoded.size());
+}
+
+namespace {
+
+// Where an installed level's PrimaryLevelHash is kept: the replica's own
+// bookkeeping (a promotion drops it).
+std::string HashPrefix(uint64_t region_id) {
+  return lsm::Region::CatalogPrefix(region_id) + "replica-level/";
+}
+
+std::string HashKey(uint64_t region_id, size_t level) {
+  char digits[3];
+  std::snprintf(digits, sizeof(digits), "%02zu", level + 1);
+  return HashPrefix(region_id) + digits;
+}
+
+}  // namespace
+
 Status IndexInstaller::Open(alloc::Volume* volume, uint64_t region_id,
                             LogMaps logs,
                             std::unique_ptr<IndexInstaller>* installer) {
@@ -66,6 +89,15 @@ Status IndexInstaller::Open(alloc::Volume* volume, uint64_t region_id,
       return Status::Corruption("installed level " + key + " is damaged");
     }
     opened->levels_[static_cast<size_t>(number - 1)] = std::move(descriptor);
+  }
+  const std::string hashes = HashPrefix(region_id);
+  for (const auto& [key, value] : volume->CatalogScan(hashes)) {
+    const int number = std::atoi(key.substr(hashes.size()).c_str());
+    if (value.size() == 8 && number >= 1 &&
+        opened->levels_.count(static_cast<size_t>(number - 1)) != 0) {
+      opened->primary_hashes_[static_cast<size_t>(number - 1)] =
+          coding::DecodeFixed64(value.data());
+    }
   }
   const auto state =
       volume->CatalogGet(lsm::Region::StateCatalogKey(region_id));
@@ -88,9 +120,14 @@ Status IndexInstaller::Clear() {
     }
     batch.Delete(lsm::Region::LevelCatalogKey(region_id_, level));
   }
+  for (const auto& [key, value] :
+       volume_->CatalogScan(HashPrefix(region_id_))) {
+    batch.Delete(key);
+  }
   batch.Delete(lsm::Region::StateCatalogKey(region_id_));
   KVS_RETURN_IF_ERROR(volume_->Commit(batch));
   levels_.clear();
+  primary_hashes_.clear();
   compacted_lsn_ = 0;
   return Status::Ok();
 }
@@ -306,11 +343,14 @@ Status IndexInstaller::Install(size_t level,
     }
     if (old != level || translated.empty()) {
       batch.Delete(lsm::Region::LevelCatalogKey(region_id_, old));
+      batch.Delete(HashKey(region_id_, old));
     }
   }
   if (!translated.empty()) {
     batch.Put(lsm::Region::LevelCatalogKey(region_id_, level),
               translated.Encode());
+    batch.Put(HashKey(region_id_, level),
+              coding::Fixed64String(PrimaryLevelHash(primary)));
   }
   batch.Put(lsm::Region::StateCatalogKey(region_id_),
             coding::Fixed64String(compacted_lsn));
@@ -322,8 +362,14 @@ Status IndexInstaller::Install(size_t level,
   index_map_.clear();  // committed: no longer ours to return
   received_.clear();
   layouts_.clear();
-  for (const size_t old : replaced) levels_.erase(old);
-  if (!translated.empty()) levels_[level] = translated;
+  for (const size_t old : replaced) {
+    levels_.erase(old);
+    primary_hashes_.erase(old);
+  }
+  if (!translated.empty()) {
+    levels_[level] = translated;
+    primary_hashes_[level] = PrimaryLevelHash(primary);
+  }
   compacted_lsn_ = compacted_lsn;
   ++stats_.levels;
   if (installed != nullptr) *installed = translated;

@@ -47,6 +47,11 @@
 
 namespace kvs::replication {
 
+// A digest of a primary's level descriptor (its encoding): equal digests,
+// within one lineage of the primary's region (lsm::Region::incarnation),
+// mean the same level.
+uint64_t PrimaryLevelHash(const lsm::LevelDescriptor& primary);
+
 struct InstallerStats {
   uint64_t segments = 0;  // shipped segments written
   uint64_t nodes = 0;     // nodes rewritten
@@ -93,6 +98,12 @@ class IndexInstaller {
   const std::map<size_t, lsm::LevelDescriptor>& levels() const {
     return levels_;
   }
+  // Per installed level, PrimaryLevelHash of the primary's descriptor it
+  // was installed from (persisted with it, so a catch-up can tell what the
+  // backup holds already).
+  const std::map<size_t, uint64_t>& primary_hashes() const {
+    return primary_hashes_;
+  }
   InstallerStats stats() const { return stats_; }
   // The compacted LSN of the installed levels (0: none installed).
   uint64_t compacted_lsn() const { return compacted_lsn_; }
@@ -114,6 +125,7 @@ class IndexInstaller {
   const LogMaps logs_;
   uint64_t compacted_lsn_ = 0;
   std::map<size_t, lsm::LevelDescriptor> levels_;
+  std::map<size_t, uint64_t> primary_hashes_;
   // The compaction in progress: primary -> backup index segments, and
   // which of them arrived.
   std::map<uint64_t, uint64_t> index_map_;

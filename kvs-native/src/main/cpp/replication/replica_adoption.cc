@@ -78,6 +78,14 @@ bool HoldsReplica(const alloc::Volume& volume, uint64_t region_id) {
   return volume.CatalogGet(ReplicaMarkerKey(region_id)).has_value();
 }
 
+bool HoldsReplicaOf(const alloc::Volume& volume, uint64_t region_id,
+                    uint64_t incarnation) {
+  const std::optional<std::string> marker =
+      volume.CatalogGet(ReplicaMarkerKey(region_id));
+  return incarnation != 0 && marker.has_value() && marker->size() == 8 &&
+         coding::DecodeFixed64(marker->data()) == incarnation;
+}
+
 Status AdoptReplica(alloc::Volume* volume, uint64_t region_id,
                     const std::vector<LandedLog>& landed,
                     AdoptionReport* report) {
@@ -199,6 +207,11 @@ Status AdoptReplica(alloc::Volume* volume, uint64_t region_id,
     }
   }
   batch.Delete(ReplicaMarkerKey(region_id));
+  // The replica's bookkeeping goes.
+  for (const auto& [key, value] :
+       volume->CatalogScan(prefix + "replica-level/")) {
+    batch.Delete(key);
+  }
   Status status = file->Sync();
   if (status.ok()) status = volume->Commit(batch);
   if (!status.ok()) give_back();

@@ -49,6 +49,10 @@ namespace kvs::replication {
 // backup's replica (its levels and copies are a primary's, not its own).
 std::string ReplicaMarkerKey(uint64_t region_id);
 bool HoldsReplica(const alloc::Volume& volume, uint64_t region_id);
+// Whether the replica of `region_id` mirrors lineage `incarnation` (of the
+// primary's region, lsm::Region::incarnation; 0 matches nothing).
+bool HoldsReplicaOf(const alloc::Volume& volume, uint64_t region_id,
+                    uint64_t incarnation);
 
 // A log buffer's contents as they landed (a segment from its offset 0).
 struct LandedLog {

@@ -129,10 +129,30 @@ void EncodeControlReply(const ControlReply& reply, std::string* out) {
     out->append(reply.status.message().substr(0, 4096));
     return;
   }
+  if (reply.buffers.empty() && reply.copies.empty() && reply.levels.empty()) {
+    return;  // a FLUSH's
+  }
+  coding::PutFixed32(out, static_cast<uint32_t>(reply.buffers.size()));
+  coding::PutFixed32(out, static_cast<uint32_t>(reply.copies.size()));
+  coding::PutFixed32(out, static_cast<uint32_t>(reply.levels.size()));
+  coding::PutFixed32(out, 0);
   for (const fabric::RemoteBuffer& buffer : reply.buffers) {
     coding::PutFixed64(out, buffer.address);
     coding::PutFixed64(out, buffer.key);
     coding::PutFixed64(out, buffer.size);
+  }
+  for (const HeldCopy& copy : reply.copies) {
+    out->push_back(static_cast<char>(copy.kind));
+    out->push_back(copy.sealed ? 1 : 0);
+    out->append(2, '\0');
+    coding::PutFixed32(out, copy.bytes);
+    coding::PutFixed64(out, copy.primary_segment);
+    coding::PutFixed64(out, copy.chain_index);
+  }
+  for (const HeldLevel& level : reply.levels) {
+    coding::PutFixed32(out, level.level);
+    coding::PutFixed32(out, 0);
+    coding::PutFixed64(out, level.primary_hash);
   }
 }
 
@@ -150,14 +170,48 @@ Status DecodeControlReply(std::string_view bytes, ControlReply* reply) {
     reply->status = Status::FromCode(code, body);
     return Status::Ok();
   }
-  if (body.size() % 24 != 0) {
-    return Status::Corruption("malformed replication reply");
-  }
   reply->status = Status::Ok();
-  for (size_t i = 0; i < body.size(); i += 24) {
-    reply->buffers.push_back({coding::DecodeFixed64(body.data() + i),
-                              coding::DecodeFixed64(body.data() + i + 8),
-                              coding::DecodeFixed64(body.data() + i + 16)});
+  if (body.empty()) return Status::Ok();
+  const auto malformed = [] {
+    return Status::Corruption("malformed replication reply");
+  };
+  if (body.size() < 16 || coding::DecodeFixed32(body.data() + 12) != 0) {
+    return malformed();
+  }
+  const uint32_t buffers = coding::DecodeFixed32(body.data());
+  const uint32_t copies = coding::DecodeFixed32(body.data() + 4);
+  const uint32_t levels = coding::DecodeFixed32(body.data() + 8);
+  if (buffers > 64 || copies > kHeldCopiesMax || levels > kHeldLevelsMax ||
+      body.size() != 16 + size_t{buffers} * 24 + size_t{copies} * 24 +
+                         size_t{levels} * 16) {
+    return malformed();
+  }
+  const char* in = body.data() + 16;
+  for (uint32_t i = 0; i < buffers; ++i, in += 24) {
+    reply->buffers.push_back({coding::DecodeFixed64(in),
+                              coding::DecodeFixed64(in + 8),
+                              coding::DecodeFixed64(in + 16)});
+  }
+  for (uint32_t i = 0; i < copies; ++i, in += 24) {
+    const auto kind = static_cast<uint8_t>(in[0]);
+    const auto sealed = static_cast<uint8_t>(in[1]);
+    if (kind < static_cast<uint8_t>(log::LogKind::kSmall) ||
+        kind > static_cast<uint8_t>(log::LogKind::kMedium) || sealed > 1 ||
+        in[2] != 0 || in[3] != 0 ||
+        coding::DecodeFixed32(in + 4) > kBufferBytes) {
+      return malformed();
+    }
+    reply->copies.push_back({static_cast<log::LogKind>(kind),
+                             coding::DecodeFixed64(in + 8),
+                             coding::DecodeFixed64(in + 16),
+                             coding::DecodeFixed32(in + 4), sealed == 1});
+  }
+  for (uint32_t i = 0; i < levels; ++i, in += 16) {
+    const uint32_t level = coding::DecodeFixed32(in);
+    if (level >= kHeldLevelsMax || coding::DecodeFixed32(in + 4) != 0) {
+      return malformed();
+    }
+    reply->levels.push_back({level, coding::DecodeFixed64(in + 8)});
   }
   return Status::Ok();
 }

@@ -24,12 +24,25 @@
 //   5       3     zero
 //   8       8     region_id
 //   16      8     epoch
-//   24      4     buffer (FLUSH: 0 or 1)
+//   24      4     buffer (OPEN: the mode; FLUSH: 0 or 1)
 //   28      4     bytes (FLUSH: record bytes written into it)
-//   32      8     sequence (FLUSH: flushes of this stream so far)
+//   32      8     sequence (OPEN: send-index, the incarnation of the
+//                 primary's region, lsm::Region::incarnation; FLUSH:
+//                 flushes of this stream so far)
 //
-// Reply: status u8 (kvs_status), 7 zero bytes, then for an OK OPEN the two
-// buffers (address u64, key u64, size u64 each), for an error the message.
+// Reply: status u8 (kvs_status), 7 zero bytes, then for an error the
+// message; for an OK OPEN:
+//
+//   offset  size  field
+//   0       4     buffers b (2 build-index, 7 send-index)
+//   4       4     copies c (send-index: what the backup holds of the same
+//                 incarnation, so the catch-up sends only what it lacks)
+//   8       4     levels l (likewise)
+//   12      4     zero
+//   16      24*b  buffers: address u64, key u64, size u64
+//   ..      24*c  copies: kind u8 (1 small, 2 large, 3 medium), sealed u8,
+//                 2 zero, bytes u32, primary segment u64, chain index u64
+//   ..      16*l  levels: level u32 (< 64), 4 zero, PrimaryLevelHash u64
 //
 // Thread safety: free functions on values.
 
@@ -43,6 +56,7 @@
 #include <vector>
 
 #include "fabric/endpoint.h"
+#include "log/log_format.h"
 #include "util/status.h"
 
 namespace kvs::replication {
@@ -91,9 +105,30 @@ void EncodeControlHead(uint8_t type, uint64_t region_id, uint64_t epoch,
 void EncodeControl(const Control& control, std::string* out);
 Status DecodeControl(std::string_view bytes, Control* control);
 
+// Bounds of an OPEN reply's lists (a backup holding more reports nothing,
+// and is caught up from nothing).
+inline constexpr size_t kHeldCopiesMax = 16384;
+inline constexpr size_t kHeldLevelsMax = 64;
+
+// A log segment copy a backup holds (send_index_sink.h).
+struct HeldCopy {
+  log::LogKind kind = log::LogKind::kSmall;
+  uint64_t primary_segment = 0;
+  uint64_t chain_index = 0;
+  uint32_t bytes = 0;
+  bool sealed = false;
+};
+// A level a backup installed, by the digest of the primary's descriptor.
+struct HeldLevel {
+  uint32_t level = 0;
+  uint64_t primary_hash = 0;
+};
+
 struct ControlReply {
   Status status;
   std::vector<fabric::RemoteBuffer> buffers;  // OPEN
+  std::vector<HeldCopy> copies;               // OPEN, send-index
+  std::vector<HeldLevel> levels;              // OPEN, send-index
 };
 void EncodeControlReply(const ControlReply& reply, std::string* out);
 Status DecodeControlReply(std::string_view bytes, ControlReply* reply);

@@ -56,15 +56,37 @@ TEST(ReplicationFormat, ControlMessagesAndRepliesRoundTrip) {
   EXPECT_FALSE(IsControl(std::string("\x01\x01\0\0", 4)));
 
   std::string reply;
-  EncodeControlReply({Status::Ok(), {{1, 2, 3}, {4, 5, 6}}}, &reply);
+  ControlReply opened;
+  opened.buffers = {{1, 2, 3}, {4, 5, 6}};
+  opened.copies = {{log::LogKind::kLarge, 17, 4, 4096, true},
+                   {log::LogKind::kMedium, 9, 0, 2u << 20, false}};
+  opened.levels = {{2, 0xfeedull}};
+  EncodeControlReply(opened, &reply);
   ControlReply decoded;
   ASSERT_TRUE(DecodeControlReply(reply, &decoded).ok());
   ASSERT_EQ(decoded.buffers.size(), 2u);
   EXPECT_EQ(decoded.buffers[1].key, 5u);
+  ASSERT_EQ(decoded.copies.size(), 2u);
+  EXPECT_EQ(decoded.copies[0].kind, log::LogKind::kLarge);
+  EXPECT_EQ(decoded.copies[0].primary_segment, 17u);
+  EXPECT_EQ(decoded.copies[0].chain_index, 4u);
+  EXPECT_EQ(decoded.copies[0].bytes, 4096u);
+  EXPECT_TRUE(decoded.copies[0].sealed);
+  EXPECT_FALSE(decoded.copies[1].sealed);
+  ASSERT_EQ(decoded.levels.size(), 1u);
+  EXPECT_EQ(decoded.levels[0].level, 2u);
+  EXPECT_EQ(decoded.levels[0].primary_hash, 0xfeedull);
+  // A count that does not match the bytes, or a bad kind, is refused.
+  for (const size_t at : {size_t{8}, size_t{8 + 16 + 48}}) {
+    std::string damaged = reply;
+    damaged[at] = 9;
+    decoded = {};
+    EXPECT_FALSE(DecodeControlReply(damaged, &decoded).ok()) << at;
+  }
   reply.clear();
-  EncodeControlReply(
-      {Status::FromCode(Status::Code::kStaleEpoch, "epoch 4 here"), {}},
-      &reply);
+  ControlReply refused;
+  refused.status = Status::FromCode(Status::Code::kStaleEpoch, "epoch 4 here");
+  EncodeControlReply(refused, &reply);
   decoded = {};
   ASSERT_TRUE(DecodeControlReply(reply, &decoded).ok());
   EXPECT_EQ(decoded.status.code(), Status::Code::kStaleEpoch);

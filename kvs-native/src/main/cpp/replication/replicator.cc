@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
+#include <set>
 #include <utility>
 
+#include "replication/index_installer.h"
 #include "replication/replicator_stream.h"
 #include "util/hash.h"
 #include "util/thread_name.h"
@@ -123,7 +126,6 @@ void Replicator::Open(uint64_t region_id, uint64_t epoch,
       send_index_groups_.store(by_engine_region_.size());
     }
   }
-  std::vector<std::shared_ptr<Stream>> fresh;
   {
     std::lock_guard<std::mutex> order(group->order);  // no write in between
     std::lock_guard<std::mutex> lock(group->mutex);
@@ -147,7 +149,9 @@ void Replicator::Open(uint64_t region_id, uint64_t epoch,
       if (mode == ReplicationMode::kBuildIndex) {
         stream->caught_up = true;  // no catch-up: from the start
       } else {
-        fresh.push_back(stream);
+        // Caught up once its OPEN says what the backup holds (CatchUp, on
+        // the catch-up reader's thread).
+        stream->needs_catch_up = true;
       }
       streams.push_back(std::move(stream));
     }
@@ -166,68 +170,178 @@ void Replicator::Open(uint64_t region_id, uint64_t epoch,
     group->closing = false;
     group->changed.notify_all();
   }
-  if (!fresh.empty()) CatchUp(group, fresh);
   std::lock_guard<std::mutex> lock(mutex_);
   work_.notify_all();
 }
 
 void Replicator::CatchUp(const std::shared_ptr<Group>& group,
-                         const std::vector<std::shared_ptr<Stream>>& fresh) {
-  // The region's state, by reference (the catch-up reader reads its
-  // segments as the streams send them), then (from `then` on, with the
-  // region still held off) its events, so none is missed or doubled.
-  const auto queue = [&](Stream::Event&& event) {
+                         const std::shared_ptr<Stream>& stream) {
+  // What the backup holds of the region's lineage (its OPEN reply).
+  std::map<std::pair<log::LogKind, uint64_t>, HeldCopy> copies;
+  std::map<uint32_t, uint64_t> levels;
+  {
     std::lock_guard<std::mutex> lock(group->mutex);
-    const uint64_t ticket = group->next_ticket++;
-    for (size_t i = 0; i < fresh.size(); ++i) {
-      if (i + 1 == fresh.size()) {
-        fresh[i]->Push(std::move(event), ticket);
-      } else {
-        fresh[i]->Push(event, ticket);
-      }
+    for (const HeldCopy& copy : stream->held.copies) {
+      copies[{copy.kind, copy.primary_segment}] = copy;
     }
+    for (const HeldLevel& level : stream->held.levels) {
+      levels[level.level] = level.primary_hash;
+    }
+  }
+  // The region's state by reference, gathered under its locks (no device
+  // reads) and queued in `then`, still under them: what the backup holds
+  // is left out, so the catch-up sends only what it lacks.
+  struct LogSegment {
+    log::LogKind kind;
+    uint64_t chain_index, segment, bytes;
   };
+  struct Level {
+    size_t number;
+    lsm::LevelDescriptor descriptor;
+    uint64_t compacted_lsn;
+    std::vector<LogSegment> medium;
+    std::vector<uint64_t> index;
+  };
+  std::vector<LogSegment> logs;
+  std::vector<Level> reported_levels;
+  std::vector<LogSegment> pending_medium;
+  std::vector<uint64_t> pending_index;
   lsm::StateVisitor visitor;
   visitor.log_segment = [&](log::LogKind kind, uint64_t chain_index,
                             uint64_t segment, uint64_t bytes) {
-    queue(Stream::Event::Unloaded(Stream::Event::Type::kLogBytes, kind,
-                                  chain_index, segment, bytes));
+    if (kind == log::LogKind::kMedium) {
+      pending_medium.push_back({kind, chain_index, segment, bytes});
+    } else {
+      logs.push_back({kind, chain_index, segment, bytes});
+    }
   };
   visitor.index_segment = [&](uint64_t segment) {
-    queue(Stream::Event::Unloaded(Stream::Event::Type::kIndexSegment,
-                                  log::LogKind::kSmall, 0, segment,
-                                  limits::segment_size_bytes));
+    pending_index.push_back(segment);
   };
   visitor.level = [&](size_t level, const lsm::LevelDescriptor& descriptor,
                       uint64_t compacted_lsn) {
-    queue(Stream::Event::InstallLevel(level, descriptor, std::nullopt,
-                                      compacted_lsn));
+    reported_levels.push_back({level, descriptor, compacted_lsn,
+                               std::move(pending_medium),
+                               std::move(pending_index)});
+    pending_medium.clear();
+    pending_index.clear();
+  };
+  std::vector<uint64_t> needed;
+  const auto queue_all = [&] {
+    std::lock_guard<std::mutex> lock(group->mutex);
+    const auto push = [&](Stream::Event&& event) {
+      stream->Push(std::move(event), group->next_ticket++);
+    };
+    // Levels the backup holds as the primary does, and the medium segments
+    // they name: kept.
+    std::set<size_t> matched;
+    std::set<uint64_t> medium_kept, medium_live;
+    for (const Level& level : reported_levels) {
+      const auto held = levels.find(static_cast<uint32_t>(level.number));
+      if (held != levels.end() &&
+          held->second == PrimaryLevelHash(level.descriptor)) {
+        matched.insert(level.number);
+        for (const LogSegment& medium : level.medium) {
+          medium_kept.insert(medium.segment);
+        }
+      }
+      for (const LogSegment& medium : level.medium) {
+        medium_live.insert(medium.segment);
+      }
+    }
+    std::set<std::pair<log::LogKind, uint64_t>> live;
+    for (const LogSegment& log : logs) {
+      live.insert({log.kind, log.segment});
+      const auto held = copies.find({log.kind, log.segment});
+      const bool same =
+          held != copies.end() && held->second.chain_index == log.chain_index;
+      if (same && held->second.sealed) {
+        continue;  // the backup holds it whole (sealed copies never change)
+      }
+      // A shorter copy of the same segment is extended in place (within an
+      // incarnation a copy is a prefix of the primary's segment).
+      const bool resumes = same && held->second.bytes <= log.bytes;
+      push(Stream::Event::Unloaded(Stream::Event::Type::kLogBytes, log.kind,
+                                   log.chain_index, log.segment, log.bytes,
+                                   resumes));
+      needed.push_back(log.segment);
+    }
+    for (const Level& level : reported_levels) {
+      if (matched.count(level.number) != 0) continue;
+      for (const LogSegment& medium : level.medium) {
+        if (medium_kept.count(medium.segment) != 0) continue;
+        push(Stream::Event::Unloaded(Stream::Event::Type::kLogBytes,
+                                     medium.kind, medium.chain_index,
+                                     medium.segment, medium.bytes));
+        needed.push_back(medium.segment);
+      }
+      for (const uint64_t segment : level.index) {
+        push(Stream::Event::Unloaded(Stream::Event::Type::kIndexSegment,
+                                     log::LogKind::kSmall, 0, segment,
+                                     limits::segment_size_bytes));
+        needed.push_back(segment);
+      }
+      push(Stream::Event::InstallLevel(level.number, level.descriptor,
+                                       std::nullopt, level.compacted_lsn));
+    }
+    // What the backup holds and the primary no longer has goes: levels,
+    // then copies (the removed levels may have named them).
+    for (const auto& [number, hash] : levels) {
+      const bool present = std::any_of(
+          reported_levels.begin(), reported_levels.end(),
+          [&](const Level& level) { return level.number == number; });
+      if (!present) {
+        push(Stream::Event::InstallLevel(number, lsm::LevelDescriptor{},
+                                         std::nullopt, 0));
+      }
+    }
+    std::vector<TrimmedCopy> stale;
+    for (const auto& [key, copy] : copies) {
+      const bool kept = copy.kind == log::LogKind::kMedium
+                            ? medium_live.count(copy.primary_segment) != 0
+                            : live.count(key) != 0;
+      if (!kept)
+        stale.push_back({copy.kind, copy.primary_segment, copy.chain_index});
+    }
+    for (size_t at = 0; at < stale.size(); at += kTrimSegmentsMax) {
+      Stream::Event trim;
+      trim.type = Stream::Event::Type::kTrim;
+      trim.trimmed.assign(
+          stale.begin() + static_cast<long>(at),
+          stale.begin() +
+              static_cast<long>(std::min(stale.size(), at + kTrimSegmentsMax)));
+      push(std::move(trim));
+    }
+    stream->live = true;
+    stream->catch_up_ticket = group->next_ticket - 1;
   };
   auto pins = std::make_shared<CatchUpPins>();
-  const Status reported = group->region->ReportState(
-      visitor,
-      [&] {
-        std::lock_guard<std::mutex> lock(group->mutex);
-        for (const auto& stream : fresh) {
-          stream->live = true;
-          stream->catch_up_ticket = group->next_ticket - 1;
-        }
-      },
-      &pins->segments);
+  std::vector<uint64_t> pinned;
+  const Status reported =
+      group->region->ReportState(visitor, queue_all, &pinned);
   if (!reported.ok()) {
-    for (const auto& stream : fresh) {
-      Fail(stream.get(), Status::IoError("catch-up of region " +
-                                         std::to_string(group->region_id) +
-                                         ": " + reported.ToString()));
-    }
+    Fail(stream.get(), Status::IoError("catch-up of region " +
+                                       std::to_string(group->region_id) + ": " +
+                                       reported.ToString()));
     return;
   }
+  // Only what is sent stays pinned.
+  std::multiset<uint64_t> keep(needed.begin(), needed.end());
+  std::vector<uint64_t> unneeded;
+  for (const uint64_t segment : pinned) {
+    const auto it = keep.find(segment);
+    if (it != keep.end()) {
+      keep.erase(it);
+      pins->segments.push_back(segment);
+    } else {
+      unneeded.push_back(segment);
+    }
+  }
+  group->volume->Unpin(unneeded);
   pins->volume = group->volume;
   {
     std::lock_guard<std::mutex> lock(group->mutex);
-    for (const auto& stream : fresh) {
-      if (!stream->to_load.empty()) stream->pins = pins;
-    }
+    if (!stream->to_load.empty()) stream->pins = pins;
   }
   std::lock_guard<std::mutex> lock(mutex_);
   work_.notify_all();
@@ -245,6 +359,20 @@ void Replicator::ReadCatchUps() {
     }
     // A group's mutex is never taken under mutex_ (the replication thread
     // takes mutex_ under a group's).
+    std::vector<std::pair<std::shared_ptr<Group>, std::shared_ptr<Stream>>>
+        reports;
+    for (const auto& group : groups) {
+      std::lock_guard<std::mutex> group_lock(group->mutex);
+      for (const auto& stream : group->streams) {
+        if (stream->needs_catch_up && stream->opened && stream->Healthy()) {
+          stream->needs_catch_up = false;
+          reports.emplace_back(group, stream);
+        }
+      }
+    }
+    // New streams' catch-ups first (each holds its region's writers off
+    // for a moment).
+    for (const auto& [group, stream] : reports) CatchUp(group, stream);
     std::vector<std::shared_ptr<Stream>> streams;
     for (const auto& group : groups) {
       std::lock_guard<std::mutex> group_lock(group->mutex);
@@ -692,11 +820,15 @@ bool Replicator::Connect(Stream* stream) {
   if (writing != peer->writes_in_flight.end() && writing->second > 0) {
     return false;
   }
-  // OPEN's buffer field names the mode (replication_format.h).
+  // OPEN's buffer field names the mode, its sequence the lineage of the
+  // region (replication_format.h).
   std::string open;
-  EncodeControl({ControlType::kOpen, group->region_id, epoch,
-                 static_cast<uint32_t>(group->mode), 0, 0},
-                &open);
+  EncodeControl(
+      {ControlType::kOpen, group->region_id, epoch,
+       static_cast<uint32_t>(group->mode), 0,
+       group->mode == ReplicationMode::kSendIndex ? group->region->incarnation()
+                                                  : 0},
+      &open);
   stream->open_pending = true;
   const Status submitted = peer->client->Submit(
       open, [this, weak = stream->weak_from_this(), peer, buffers](
@@ -720,6 +852,9 @@ bool Replicator::Connect(Stream* stream) {
         }
         live->buffers = decoded.buffers;
         live->open_pending = false;
+        std::lock_guard<std::mutex> opened_lock(live->group->mutex);
+        live->held = std::move(decoded);
+        live->opened = true;
       });
   if (!submitted.ok()) {
     Fail(stream,

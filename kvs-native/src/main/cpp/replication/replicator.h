@@ -203,10 +203,11 @@ class Replicator final : public lsm::ReplicationTap {
   // required and in sync as the rules above say (caller holds the group's
   // mutex).
   static void UpdateSync(Stream* stream);
-  // Starts the catch-up of `fresh` (Send-Index streams of `group`, not
-  // live yet): the region's state, then its events.
+  // Starts the catch-up of `stream` (a Send-Index stream of `group` whose
+  // OPEN was answered, not live yet): the region's state less what the
+  // backup holds, then its events.
   void CatchUp(const std::shared_ptr<Group>& group,
-               const std::vector<std::shared_ptr<Stream>>& fresh);
+               const std::shared_ptr<Stream>& stream);
   // Queues a Send-Index event on every live stream of `engine_region_id`.
   void Queue(uint64_t engine_region_id, StreamEvent&& event);
   // Waits until every required stream of `group` holds `ticket`; with

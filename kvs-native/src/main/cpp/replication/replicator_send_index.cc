@@ -302,7 +302,8 @@ bool Replicator::PumpSendIndex(Stream* stream) {
         log.parity = parity;
         log.landed = 0;
         log.flushed = 0;
-        log.started = true;
+        // A resumed copy is extended in place, never dropped first.
+        log.started = !event.resumes;
       }
       if (event.offset + event.bytes.size() > kBufferBytes) {
         lock.unlock();

@@ -53,6 +53,10 @@ struct StreamEvent {
   bool unloaded = false;
   bool from_device = false;  // a catch-up's: counted in loaded_bytes once read
   uint64_t load_bytes = 0;
+  // Log bytes of a segment the backup holds a shorter copy of (same chain
+  // index): its FLUSH-TAIL extends that copy in place (no `starts`), so the
+  // backup's installed levels that point into it stay valid.
+  bool resumes = false;
 
   static StreamEvent LogBytes(log::LogKind kind,
                               const log::AppendedBytes& appended) {
@@ -67,7 +71,7 @@ struct StreamEvent {
   }
   static StreamEvent Unloaded(Type type, log::LogKind kind,
                               uint64_t chain_index, uint64_t segment,
-                              uint64_t bytes) {
+                              uint64_t bytes, bool resumes = false) {
     StreamEvent event;
     event.type = type;
     event.kind = kind;
@@ -76,6 +80,7 @@ struct StreamEvent {
     event.unloaded = true;
     event.from_device = true;
     event.load_bytes = bytes;
+    event.resumes = resumes;
     return event;
   }
   static StreamEvent IndexSegment(uint64_t segment, std::string_view bytes) {
@@ -230,6 +235,11 @@ struct Replicator::Stream : std::enable_shared_from_this<Replicator::Stream> {
   uint64_t freeing_ticket = 0;
   LogState logs[kSendIndexLogs];
   size_t flush_pending = 0;  // Build-Index: replies for the last FLUSH
+  // Send-Index: the catch-up still to report (after the OPEN reply, which
+  // says what the backup holds of the region's lineage: `held`).
+  bool needs_catch_up = false;
+  bool opened = false;
+  ControlReply held;
   // Catch-up events still to read from the device, in ticket order
   // (pointers into the lanes: a deque keeps its elements in place, and an
   // unloaded event is never sent), the bytes read and not yet sent, and the

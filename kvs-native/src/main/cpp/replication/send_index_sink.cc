@@ -9,6 +9,7 @@
 #include "alloc/metadata_batch.h"
 #include "io/aligned_buffer.h"
 #include "log/log_format.h"
+#include "util/coding.h"
 #include "util/thread_cpu.h"
 
 namespace kvs::replication {
@@ -29,7 +30,9 @@ size_t LogBuffer(log::LogKind kind, size_t parity) {
 
 Status SendIndexSink::Create(channel::Session* session, uint64_t tag,
                              alloc::Volume* volume, uint64_t region_id,
-                             std::unique_ptr<SendIndexSink>* sink) {
+                             uint64_t incarnation,
+                             std::unique_ptr<SendIndexSink>* sink,
+                             ControlReply* held) {
   std::unique_ptr<SendIndexSink> created(new SendIndexSink());
   created->volume_ = volume;
   std::vector<std::shared_ptr<channel::ReplicaBuffer>> buffers;
@@ -47,17 +50,42 @@ Status SendIndexSink::Create(channel::Session* session, uint64_t tag,
                            {created->Mirror(log::LogKind::kLarge),
                             created->Mirror(log::LogKind::kMedium)},
                            &created->installer_));
-  // The stream starts from nothing: the primary ships its state first.
-  // Marked before anything changes: levels and copies under the marker are
-  // a primary's, never this region's own.
-  if (!HoldsReplica(*volume, region_id)) {
-    alloc::MetadataBatch mark;
-    mark.Put(ReplicaMarkerKey(region_id), "1");
-    KVS_RETURN_IF_ERROR(volume->Commit(mark));
+  // What it holds of the same lineage is kept (and reported); anything
+  // else goes, and the primary ships its whole state.
+  bool resume = HoldsReplicaOf(*volume, region_id, incarnation);
+  held->copies.clear();
+  held->levels.clear();
+  if (resume) {
+    for (size_t i = 0; i < kSendIndexLogs; ++i) {
+      for (const auto& [primary, copy] : created->mirrors_[i]->segments()) {
+        held->copies.push_back(
+            {kKinds[i], primary, copy.chain_index, copy.bytes, copy.sealed});
+      }
+    }
+    for (const auto& [level, hash] : created->installer_->primary_hashes()) {
+      held->levels.push_back({static_cast<uint32_t>(level), hash});
+    }
+    resume = held->copies.size() <= kHeldCopiesMax &&
+             held->levels.size() <= kHeldLevelsMax &&
+             held->levels.size() == created->installer_->levels().size();
   }
-  KVS_RETURN_IF_ERROR(created->installer_->Clear());
-  for (auto& mirror : created->mirrors_) {
-    KVS_RETURN_IF_ERROR(mirror->Clear());
+  if (!resume) {
+    held->copies.clear();
+    held->levels.clear();
+    // Marked before anything changes (levels and copies under the marker
+    // are a primary's, never this region's own), as of no lineage until
+    // emptied: a crash half-way never resumes from a mix.
+    alloc::MetadataBatch mark;
+    mark.Put(ReplicaMarkerKey(region_id), coding::Fixed64String(0));
+    KVS_RETURN_IF_ERROR(volume->Commit(mark));
+    KVS_RETURN_IF_ERROR(created->installer_->Clear());
+    for (auto& mirror : created->mirrors_) {
+      KVS_RETURN_IF_ERROR(mirror->Clear());
+    }
+    alloc::MetadataBatch lineage;
+    lineage.Put(ReplicaMarkerKey(region_id),
+                coding::Fixed64String(incarnation));
+    KVS_RETURN_IF_ERROR(volume->Commit(lineage));
   }
   *sink = std::move(created);
   return Status::Ok();

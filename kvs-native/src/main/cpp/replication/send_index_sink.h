@@ -16,10 +16,15 @@
 //   medium segments no level holds any more: the primary freed them), TRIM
 //   drops the copies of log segments the primary freed.
 //
-// A new stream starts from nothing: Create marks the engine region as a
-// replica (replica_adoption.h) and forgets what its copies and installed
-// levels held (the primary's catch-up ships its whole state first), so a
-// backup never keeps a half-installed level or a stale copy.
+// A new stream starts from what the backup holds of the same lineage of the
+// primary's region (lsm::Region::incarnation, recorded in the replica
+// marker, replica_adoption.h): its copies and installed levels are kept and
+// reported (the OPEN reply), and the primary's catch-up sends only what the
+// backup lacks, then drops (TRIM, empty INSTALL-LEVEL) what it no longer
+// has. Of another lineage (a promotion happened meanwhile), or none, Create
+// forgets everything first and the catch-up ships the whole state. Either
+// way a backup never keeps a half-installed level or a stale copy once
+// caught up.
 //
 // Thread safety: all methods may be called concurrently (one at a time
 // inside).
@@ -66,10 +71,14 @@ class SendIndexSink {
   // Takes the connection's buffer set `tag` (the cluster region's id) of
   // `session` (used during the call only; channel::Session::ReplicaBuffers)
   // and opens the copies and levels of engine region `region_id` on
-  // `volume` (not owned), emptied.
+  // `volume` (not owned): kept if they are of lineage `incarnation` (not
+  // 0), and then reported in `*held` (ControlReply's copies and levels),
+  // else emptied.
   static Status Create(channel::Session* session, uint64_t tag,
                        alloc::Volume* volume, uint64_t region_id,
-                       std::unique_ptr<SendIndexSink>* sink);
+                       uint64_t incarnation,
+                       std::unique_ptr<SendIndexSink>* sink,
+                       ControlReply* held);
   SendIndexSink(const SendIndexSink&) = delete;
   SendIndexSink& operator=(const SendIndexSink&) = delete;
 

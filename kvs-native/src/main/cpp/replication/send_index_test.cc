@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <set>
@@ -52,7 +53,7 @@ class SendIndexTest : public ::testing::TestWithParam<fabric::Provider> {
     return endpoint;
   }
 
-  void StartNode(Node* node) {
+  static engine::EngineOptions Options() {
     engine::EngineOptions options;
     options.volume.grow_step_segments = 4;
     options.region.l0_size_bytes = 1 << 20;
@@ -60,18 +61,48 @@ class SendIndexTest : public ::testing::TestWithParam<fabric::Provider> {
     // log, so pointers go through both log copies.
     options.region.growth_factor = 2;
     options.region.stale_fraction_max = 1.0;
+    return options;
+  }
+
+  void StartNode(Node* node) {
     node->device = testing::MemoryDevice::Create(1024u << 20);
-    ASSERT_TRUE(
-        engine::Engine::Open(node->device->Open(), options, true, &node->engine)
-            .ok());
+    ASSERT_TRUE(engine::Engine::Open(node->device->Open(), Options(), true,
+                                     &node->engine)
+                    .ok());
     ASSERT_TRUE(node->engine->CreateRegion("r7", &node->region).ok());
     node->service.UseEngine(node->engine.get());
+    StartServer(node);
+  }
+
+  void StartServer(Node* node) {
     channel::ServerOptions server_options;
     server_options.endpoint = Endpoint();
     ASSERT_TRUE(
         channel::Server::Start(server_options, &node->service, &node->server)
             .ok());
     node->service.EnableReplication(Endpoint());
+  }
+
+  // The backup node restarts and comes back (a new fabric server) with what
+  // its volume holds. The group shrinks first, as the master would once the
+  // backup's session expired (and in one process, shm must not write to an
+  // endpoint that is gone).
+  void RestartBackup() {
+    service::Placement alone;
+    alone.mode = ReplicationMode::kSendIndex;
+    primary_.service.Attach(7, ++epoch_, primary_.region, alone);
+    backup_.service.Detach(7);
+    backup_.service.DisableReplication();
+    backup_.server.reset();
+    backup_.service.UseEngine(nullptr);
+    backup_.region = nullptr;
+    backup_.engine.reset();
+    ASSERT_TRUE(engine::Engine::Open(backup_.device->Open(), Options(), false,
+                                     &backup_.engine)
+                    .ok());
+    ASSERT_TRUE(backup_.engine->OpenRegion("r7", &backup_.region).ok());
+    backup_.service.UseEngine(backup_.engine.get());
+    StartServer(&backup_);
   }
 
   // The group at `epoch`, led by the primary node; a `joining` backup is
@@ -293,6 +324,48 @@ TEST_P(SendIndexTest, ACatchUpHoldsABoundedAmountInMemory) {
             limits::catch_up_read_ahead_bytes + limits::segment_size_bytes);
 }
 
+// A backup that comes back (restarted, with what its disk holds) gets only
+// what it lacks: its copies and installed levels are of the primary's
+// lineage, so the catch-up leaves out what they hold; what the primary
+// changed meanwhile (compactions, freed segments) is sent or dropped.
+TEST_P(SendIndexTest, ARejoiningBackupGetsOnlyWhatItLacks) {
+  Write(6000, /*through_service=*/false);
+  Place(3);
+  AwaitCaughtUp(primary_.service, "the first catch-up");
+  ExpectBackupCaughtUp();
+  const uint64_t whole = primary_.service.ReplicationStats().catch_up_bytes;
+  Write(1000, /*through_service=*/true);
+
+  // Back with nothing changed meanwhile: only the logs' tails again.
+  RestartBackup();
+  uint64_t before = primary_.service.ReplicationStats().catch_up_bytes;
+  Place(epoch_ + 1, /*joining=*/true);
+  AwaitCaughtUp(primary_.service, "the rejoining backup's catch-up");
+  ExpectBackupCaughtUp();
+  const uint64_t resent =
+      primary_.service.ReplicationStats().catch_up_bytes - before;
+  EXPECT_LT(resent, whole / 4) << "resent " << resent << " of " << whole;
+  std::printf(
+      "rejoin after a restart resent %llu of the %llu bytes the first "
+      "catch-up sent\n",
+      static_cast<unsigned long long>(resent),
+      static_cast<unsigned long long>(whole));
+  Write(1000, /*through_service=*/true);
+  ExpectBackupCaughtUp();
+
+  // Back after the primary compacted and freed segments meanwhile: the
+  // changed levels come again, the stale ones and stale copies go.
+  RestartBackup();
+  Write(3000, /*through_service=*/false);
+  Place(epoch_ + 1, /*joining=*/true);
+  AwaitCaughtUp(primary_.service, "the second rejoin's catch-up");
+  ExpectBackupCaughtUp();
+  ExpectNoStaleCopies();
+  Write(2000, /*through_service=*/true);
+  ExpectBackupCaughtUp();
+  ExpectNoStaleCopies();
+}
+
 // A backup in sync may be promoted, so it never lets a new stream start it
 // over: the stream fails (the primary reports it) until the master counts
 // it as joining.
@@ -300,10 +373,14 @@ TEST_P(SendIndexTest, ABackupInSyncRefusesANewStreamUntilItIsJoining) {
   Write(3000, /*through_service=*/false);
   Place(3);
   ExpectBackupCaughtUp();
-  // Another primary server leads at epoch 4 (a promotion, say) and opens a
-  // new stream to the backup, which the master still counts in sync (here
-  // the same node, its old stream gone).
+  // Another primary leads at epoch 4 (a promotion, say: a region of
+  // another lineage; here another engine region of the same node, with
+  // data of its own) and opens a new stream to the backup, which the master
+  // still counts in sync.
   primary_.service.Detach(7);
+  ASSERT_TRUE(primary_.engine->CreateRegion("other", &primary_.region).ok());
+  written_ = 0;
+  Write(2000, /*through_service=*/false);
   service::Placement as_backup;
   as_backup.primary = false;
   as_backup.primary_server = "another";
@@ -322,7 +399,9 @@ TEST_P(SendIndexTest, ABackupInSyncRefusesANewStreamUntilItIsJoining) {
   }
   // What it held is still there.
   EXPECT_TRUE(backup_.service.HoldsReplica("r7"));
-  // Joining at epoch 5: started over and caught up.
+  // A stream of its own lineage would resume from it, not start it over,
+  // so it is let in (ARejoiningBackupGetsOnlyWhatItLacks). Joining at epoch
+  // 5: started over and caught up.
   as_backup.joining = true;
   backup_.service.Attach(7, 5, backup_.region, as_backup);
   as_primary.backups[0].joining = true;

@@ -240,9 +240,13 @@ void RegionService::HandleReplication(channel::Session* session,
                            replication::ReplicationMode::kSendIndex) &&
                    !again->second.placement->joining && engine_ != nullptr &&
                    replication::HoldsReplica(*engine_->volume(),
-                                             again->second.region->id())) {
-          // The master may promote this backup: a new stream, which starts
-          // it over, waits until the master counts it as joining.
+                                             again->second.region->id()) &&
+                   !replication::HoldsReplicaOf(*engine_->volume(),
+                                                again->second.region->id(),
+                                                control.sequence)) {
+          // The master may promote this backup: a new stream that would
+          // start it over (another lineage) waits until the master counts
+          // it as joining; one of its lineage resumes from what it holds.
           answer.status = Status::FromCode(
               Status::Code::kStaleEpoch,
               "region " + std::to_string(control.region_id) +
@@ -259,7 +263,8 @@ void RegionService::HandleReplication(channel::Session* session,
                         "send-index needs the service to know its engine")
                   : replication::SendIndexSink::Create(
                         session, control.region_id, engine_->volume(),
-                        again->second.region->id(), &sink);
+                        again->second.region->id(), control.sequence, &sink,
+                        &answer);
           if (answer.status.ok()) {
             answer.buffers = sink->buffers();
             again->second.index_sink = std::move(sink);

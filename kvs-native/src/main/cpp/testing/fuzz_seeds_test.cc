@@ -503,8 +503,11 @@ void AddReplicationSeeds(Corpus* corpus) {
       {replication::ControlType::kFlush, 7, 3, 1, 4096, 2}, &flush);
   seeds["flush"] = flush;
   std::string reply;
-  replication::EncodeControlReply({Status::Ok(), {{1, 2, 3}, {4, 5, 6}}},
-                                  &reply);
+  replication::ControlReply opened;
+  opened.buffers = {{1, 2, 3}, {4, 5, 6}};
+  opened.copies = {{log::LogKind::kLarge, 17, 4, 4096, true}};
+  opened.levels = {{1, 42}};
+  replication::EncodeControlReply(opened, &reply);
   seeds["open_reply"] = reply;
   // Send-Index messages.
   replication::IndexControl flush_tail;
