@@ -286,10 +286,11 @@ void Replicator::CatchUp(const std::shared_ptr<Group>& group,
     }
     // What the backup holds and the primary no longer has goes: levels,
     // then copies (the removed levels may have named them).
-    for (const auto& [number, hash] : levels) {
+    for (const auto& held : levels) {
+      const auto number = held.first;
       const bool present = std::any_of(
           reported_levels.begin(), reported_levels.end(),
-          [&](const Level& level) { return level.number == number; });
+          [number](const Level& level) { return level.number == number; });
       if (!present) {
         push(Stream::Event::InstallLevel(number, lsm::LevelDescriptor{},
                                          std::nullopt, 0));

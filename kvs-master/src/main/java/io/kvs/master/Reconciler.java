@@ -1,6 +1,7 @@
 package io.kvs.master;
 
 import io.kvs.core.KvsException;
+import io.kvs.core.StatusCode;
 import io.kvs.core.cluster.ClusterConfig;
 import io.kvs.core.cluster.Keys;
 import io.kvs.core.cluster.RegionDescriptor;
@@ -82,6 +83,12 @@ final class Reconciler implements AutoCloseable {
    * (as this master saw it) is reopened at a raised epoch, which starts a new stream.
    */
   static final Duration CATCH_UP_TIMEOUT = Duration.ofSeconds(30);
+
+  /**
+   * Per region, the highest epoch a member reported it is at when it refused a command as stale (a
+   * command the master did not send raised it): the region is reopened above it.
+   */
+  private final Map<Long, Long> epochFloor = new HashMap<>();
 
   /** The epoch each region with joining backups was first seen at, and when (nanoTime). */
   private final Map<Long, long[]> joiningSince = new HashMap<>();
@@ -196,6 +203,13 @@ final class Reconciler implements AutoCloseable {
               ? "the group shrinks"
               : "backup " + shrunk.primary() + " is promoted");
       region = shrunk;
+    } else if (epochFloor.getOrDefault(region.id(), 0L) >= region.epoch()) {
+      // A member is at a higher epoch than the map (raised by a command the master did not send):
+      // every open at the map's epoch is refused, so the region moves past it.
+      RegionDescriptor reopening = region.atEpoch(epochFloor.remove(region.id()) + 1);
+      version = store.update(reopening, version);
+      LOG.warn("{} reopened above an epoch a member was raised to", reopening);
+      region = reopening;
     } else if (region.state() == RegionState.OFFLINE) {
       RegionDescriptor reopening =
           region.reassigned(
@@ -302,10 +316,16 @@ final class Reconciler implements AutoCloseable {
       if (holdsAsMapSays(region, member, held)) {
         continue;
       }
-      opened &=
-          send(
+      ControlReply reply =
+          call(
               servers.get(member),
               new ControlCommand.Open(region, config.mode(), config.minReplicas()));
+      opened &= reply != null && reply.isOk();
+      if (reply != null
+          && reply.status() == StatusCode.STALE_EPOCH
+          && reply.stats().containsKey(ControlReply.EPOCH)) {
+        epochFloor.merge(region.id(), reply.stats().get(ControlReply.EPOCH), Math::max);
+      }
     }
     if (opened && region.state() != RegionState.OPEN) {
       version = store.update(region.withState(RegionState.OPEN), version);
@@ -522,15 +542,21 @@ final class Reconciler implements AutoCloseable {
   }
 
   private boolean send(ServerInfo server, ControlCommand command) {
+    ControlReply reply = call(server, command);
+    return reply != null && reply.isOk();
+  }
+
+  /** {@code server}'s reply to {@code command} (logged if it refused), or null if none came. */
+  private ControlReply call(ServerInfo server, ControlCommand command) {
     try {
       ControlReply reply = control.call(server.host(), server.controlPort(), command);
       if (!reply.isOk()) {
         LOG.warn("{} refused {}: {} {}", server.id(), command, reply.status(), reply.message());
       }
-      return reply.isOk();
+      return reply;
     } catch (KvsException e) {
       LOG.warn("{} to {} failed: {}", command, server.id(), e.getMessage());
-      return false;
+      return null;
     }
   }
 }

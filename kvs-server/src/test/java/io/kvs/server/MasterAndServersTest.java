@@ -10,6 +10,9 @@ import io.kvs.core.cluster.RegionMap;
 import io.kvs.core.cluster.RegionRole;
 import io.kvs.core.cluster.RegionState;
 import io.kvs.core.cluster.ReplicationMode;
+import io.kvs.core.control.ControlClient;
+import io.kvs.core.control.ControlCommand;
+import io.kvs.core.control.ControlReply;
 import io.kvs.core.control.HeldRegion;
 import io.kvs.master.EmbeddedZooKeeper;
 import io.kvs.master.Master;
@@ -185,6 +188,42 @@ class MasterAndServersTest {
     assertThat(after.epoch()).isGreaterThan(offlineEpoch);
     assertThat(restarted.regions().engineRegion(region.id()).get(key))
         .isEqualTo("kept".getBytes(StandardCharsets.UTF_8));
+  }
+
+  /**
+   * A close the master did not send (an operator's mistake, a stranger on the control port) raises
+   * a server's epoch for a region above the map's: the master learns it from the refusals of its
+   * opens and reopens the region above it, so the map never says OPEN for a region no one serves.
+   */
+  @Test
+  void aRegionClosedAboveItsEpochOutOfBandIsReopenedAboveIt() throws Exception {
+    for (String id : List.of("s1", "s2")) {
+      startServer(id);
+    }
+    startMaster("m1", new ClusterConfig(2, 2, ReplicationMode.BUILD_INDEX, List.of()), 2);
+    RegionDescriptor region = awaitMap(m -> allOpen(m, 2)).regions().get(0);
+    long raised = region.epoch() + 10;
+    RegionServer primary = servers.get(region.primary());
+    try (ControlClient control = new ControlClient(Duration.ofSeconds(10))) {
+      ControlReply closed =
+          control.call(
+              "127.0.0.1",
+              primary.info().controlPort(),
+              new ControlCommand.Close(region.id(), raised));
+      assertThat(closed.isOk()).isTrue();
+    }
+    RegionMap map =
+        awaitMap(
+            m -> {
+              RegionDescriptor now = m.byId(region.id()).orElseThrow();
+              return now.state() == RegionState.OPEN && now.epoch() > raised;
+            });
+    RegionDescriptor reopened = map.byId(region.id()).orElseThrow();
+    for (String member : reopened.members()) {
+      assertThat(servers.get(member).regions().list())
+          .map(held -> new HeldRegion(held.regionId(), held.epoch(), held.role()))
+          .contains(new HeldRegion(reopened.id(), reopened.epoch(), reopened.roleOf(member)));
+    }
   }
 
   @Test

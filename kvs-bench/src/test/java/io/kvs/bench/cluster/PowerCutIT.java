@@ -5,13 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvs.bench.history.Bytes;
 import io.kvs.bench.history.History;
 import io.kvs.bench.history.HistoryRecorder;
-import io.kvs.bench.history.LinearizabilityChecker;
 import io.kvs.bench.history.Operation;
 import io.kvs.bench.history.Operation.Kind;
 import io.kvs.bench.history.Operation.Outcome;
 import io.kvs.bench.history.Verdict;
 import io.kvs.client.KvsClient;
-import io.kvs.client.Transport;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -66,13 +64,7 @@ class PowerCutIT {
             durability)) {
       HistoryRecorder recorder = new HistoryRecorder(1 << 20);
       long cutNanos;
-      try (KvsClient client =
-          KvsClient.builder()
-              .zookeeper(cluster.zookeeper())
-              .cluster("default")
-              .transport(Transport.TCP)
-              .operationTimeout(OPERATION_TIMEOUT)
-              .build()) {
+      try (KvsClient client = cluster.client(OPERATION_TIMEOUT)) {
         ProcessCluster.awaitFullStrength(client, REGIONS, 3, Duration.ofSeconds(60));
         RecordedLoad load = RecordedLoad.start(client, recorder, CLIENTS, KEYS, OPERATION_TIMEOUT);
         load.awaitMore(300, AWAIT);
@@ -93,7 +85,8 @@ class PowerCutIT {
         load.finish();
       }
       History history = recorder.history();
-      Verdict verdict = new LinearizabilityChecker().check(history);
+      Verdict verdict =
+          RecordedLoad.check(history, dir.resolve("history-" + durability + ".jsonl"));
       Duration oldestLoss = oldestLostWrite(history, cutNanos, CLIENTS);
       System.out.printf(
           "PowerCutIT %s: %d operations; acknowledged writes lost: oldest acknowledged %s before"
@@ -103,9 +96,6 @@ class PowerCutIT {
           oldestLoss == null ? "none" : oldestLoss.toMillis() + " ms",
           verdict.summary());
       if (durability.equals("sync")) {
-        if (!verdict.isLinearizable() || !verdict.lostWrites().isEmpty()) {
-          history.writeJsonLines(dir.resolve("history-" + durability + ".jsonl"));
-        }
         assertThat(oldestLoss).as("an acknowledged write lost").isNull();
         assertThat(verdict.isLinearizable()).as(verdict.describe()).isTrue();
       } else if (oldestLoss != null) {

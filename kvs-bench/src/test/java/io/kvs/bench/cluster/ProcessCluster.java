@@ -84,6 +84,16 @@ final class ProcessCluster implements AutoCloseable {
     return state().getProperty("zookeeper");
   }
 
+  /** A TCP client of the cluster with {@code operationTimeout} (the fault tests' client). */
+  KvsClient client(Duration operationTimeout) throws IOException {
+    return KvsClient.builder()
+        .zookeeper(zookeeper())
+        .cluster("default")
+        .transport(Transport.TCP)
+        .operationTimeout(operationTimeout)
+        .build();
+  }
+
   /** A client of the cluster over {@code transport}, with a generous operation timeout. */
   KvsClient client(Transport transport) throws IOException {
     return KvsClient.builder()
@@ -262,6 +272,18 @@ final class ProcessCluster implements AutoCloseable {
                             region.state() == RegionState.OPEN
                                 && region.members().size() == members
                                 && region.joining().isEmpty()));
+  }
+
+  /** Waits until every region is OPEN without {@code gone} in its group (moved on without it). */
+  static void awaitMovedOn(KvsClient client, String gone, Duration timeout) {
+    awaitCondition(
+        "every region open without " + gone + "; map: " + client.regionMap().regions(),
+        timeout,
+        () ->
+            client.regionMap().regions().stream()
+                .allMatch(
+                    region ->
+                        region.state() == RegionState.OPEN && !region.members().contains(gone)));
   }
 
   /** Whether every region with {@code server} in its group is in {@code state}. */

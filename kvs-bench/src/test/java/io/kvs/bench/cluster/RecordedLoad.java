@@ -2,11 +2,16 @@ package io.kvs.bench.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvs.bench.history.History;
 import io.kvs.bench.history.HistoryRecorder;
+import io.kvs.bench.history.LinearizabilityChecker;
 import io.kvs.bench.history.Operation.Outcome;
+import io.kvs.bench.history.Verdict;
 import io.kvs.client.KvsClient;
 import io.kvs.client.NotAppliedException;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,6 +27,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class RecordedLoad {
   private final KvsClient client;
   private final HistoryRecorder recorder;
+  private final String keyPrefix;
   private final int keys;
   private final AtomicBoolean stop = new AtomicBoolean();
   private final AtomicInteger acknowledged = new AtomicInteger();
@@ -29,9 +35,14 @@ final class RecordedLoad {
   private final Duration operationTimeout;
 
   private RecordedLoad(
-      KvsClient client, HistoryRecorder recorder, int keys, Duration operationTimeout) {
+      KvsClient client,
+      HistoryRecorder recorder,
+      String keyPrefix,
+      int keys,
+      Duration operationTimeout) {
     this.client = client;
     this.recorder = recorder;
+    this.keyPrefix = keyPrefix;
     this.keys = keys;
     this.operationTimeout = operationTimeout;
   }
@@ -43,7 +54,21 @@ final class RecordedLoad {
       int clients,
       int keys,
       Duration operationTimeout) {
-    RecordedLoad load = new RecordedLoad(client, recorder, keys, operationTimeout);
+    return start(client, recorder, clients, "history", keys, operationTimeout);
+  }
+
+  /**
+   * Starts {@code clients} threads on {@code keys} keys named after {@code keyPrefix} (loads that
+   * share a cluster keep to keys of their own); client ids are 0..clients-1.
+   */
+  static RecordedLoad start(
+      KvsClient client,
+      HistoryRecorder recorder,
+      int clients,
+      String keyPrefix,
+      int keys,
+      Duration operationTimeout) {
+    RecordedLoad load = new RecordedLoad(client, recorder, keyPrefix, keys, operationTimeout);
     for (int id = 0; id < clients; id++) {
       int clientId = id;
       Thread thread = new Thread(() -> load.run(clientId), "client-" + id);
@@ -72,7 +97,7 @@ final class RecordedLoad {
   void finish() throws Exception {
     stop();
     for (int key = 0; key < keys; key++) {
-      byte[] bytes = key(key);
+      byte[] bytes = key(keyPrefix, key);
       recorder.get(threads.size(), bytes, () -> client.get(bytes));
     }
   }
@@ -86,8 +111,20 @@ final class RecordedLoad {
     }
   }
 
-  static byte[] key(int i) {
-    return ("history-key-" + i).getBytes(StandardCharsets.UTF_8);
+  /**
+   * Checks {@code history} (linearizable per key, no acknowledged write lost); a history that fails
+   * is written to {@code keep} (JSON lines) for a look at it.
+   */
+  static Verdict check(History history, Path keep) throws IOException {
+    Verdict verdict = new LinearizabilityChecker().check(history);
+    if (!verdict.isLinearizable() || !verdict.lostWrites().isEmpty()) {
+      history.writeJsonLines(keep);
+    }
+    return verdict;
+  }
+
+  static byte[] key(String prefix, int i) {
+    return (prefix + "-key-" + i).getBytes(StandardCharsets.UTF_8);
   }
 
   private void run(int clientId) {
@@ -95,7 +132,7 @@ final class RecordedLoad {
     HistoryRecorder.FailureClassifier classifier =
         e -> e instanceof NotAppliedException ? Outcome.FAILED_NOT_APPLIED : Outcome.UNKNOWN;
     for (long sequence = 0; !stop.get(); sequence++) {
-      byte[] key = key(random.nextInt(keys));
+      byte[] key = key(keyPrefix, random.nextInt(keys));
       int choice = random.nextInt(10);
       try {
         if (choice < 5) {

@@ -4,20 +4,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvs.bench.history.History;
 import io.kvs.bench.history.HistoryRecorder;
-import io.kvs.bench.history.LinearizabilityChecker;
 import io.kvs.bench.history.Operation.Outcome;
 import io.kvs.bench.history.Verdict;
 import io.kvs.client.KvsClient;
-import io.kvs.client.Transport;
 import io.kvs.core.cluster.RegionDescriptor;
-import io.kvs.core.cluster.RegionState;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -29,9 +30,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  * replication 3, a primary or a backup (a server leading no region) is killed with SIGKILL and
  * restarted, or paused with SIGSTOP past its 4 s session timeout and resumed; at replication 2 a
  * primary is killed (its groups shrink to one member, then heal on the third server while it is
- * away); all while four clients write, delete and read twenty shared keys. Every operation is
- * recorded (invoke and completion, a unique value per write, and for a failed write whether it
- * surely did not take effect).
+ * away); all while four clients write, delete and read twenty shared keys. The scenarios of one
+ * replication factor share a cluster, each on keys of its own, and each leaves it whole. Every
+ * operation is recorded (invoke and completion, a unique value per write, and for a failed write
+ * whether it surely did not take effect).
  *
  * <p>Checked: the cluster keeps acknowledging writes while the server is away (its regions' groups
  * shrink, a dead primary's backup is promoted); once it is back, every group is whole again (the
@@ -39,6 +41,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * final read shows its last acknowledged write; and {@code LocalCluster verify} finds every backup
  * holding what its primary holds.
  */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ServerFaultIT {
   private static final int REGIONS = 2;
   private static final int KEYS = 20;
@@ -50,9 +53,39 @@ class ServerFaultIT {
   @TempDir(cleanup = CleanupMode.ON_SUCCESS)
   Path dir;
 
+  /**
+   * One cluster per replication factor, shared by its scenarios: each leaves it whole (checked),
+   * and each works on keys of its own. A scenario that fails discards it (the next starts afresh).
+   */
+  private final Map<Integer, ProcessCluster> clusters = new HashMap<>();
+
+  private ProcessCluster cluster(int replication) throws Exception {
+    ProcessCluster cluster = clusters.get(replication);
+    if (cluster == null) {
+      cluster =
+          ProcessCluster.start(
+              dir.resolve("cluster-rf" + replication + "-" + clusters.size()),
+              "--servers",
+              "3",
+              "--regions",
+              Integer.toString(REGIONS),
+              "--replication",
+              Integer.toString(replication));
+      clusters.put(replication, cluster);
+    }
+    return cluster;
+  }
+
+  @AfterAll
+  void stopClusters() throws Exception {
+    for (ProcessCluster cluster : clusters.values()) {
+      cluster.close();
+    }
+  }
+
   /** Which server the fault hits. */
   enum Victim {
-    /** The primary of a region (and a backup of the other). */
+    /** The primary of the region the load's keys are in. */
     PRIMARY,
     /** A server leading no region: a backup of both. */
     BACKUP
@@ -86,27 +119,19 @@ class ServerFaultIT {
   @MethodSource("faults")
   void aServerTakenAwayLosesNoAcknowledgedWriteAndTheHistoryIsLinearizable(
       int replication, Victim role, Fault fault) throws Exception {
-    try (ProcessCluster cluster =
-        ProcessCluster.start(
-            dir.resolve("cluster-rf" + replication + "-" + role + "-" + fault),
-            "--servers",
-            "3",
-            "--regions",
-            Integer.toString(REGIONS),
-            "--replication",
-            Integer.toString(replication))) {
+    ProcessCluster cluster = cluster(replication);
+    try {
+      String keyPrefix = "rf" + replication + "-" + role + "-" + fault;
       HistoryRecorder recorder = new HistoryRecorder(1 << 20);
       String victim;
       long servedWithout;
       String timings;
-      try (KvsClient client =
-          KvsClient.builder()
-              .zookeeper(cluster.zookeeper())
-              .cluster("default")
-              .transport(Transport.TCP)
-              .operationTimeout(OPERATION_TIMEOUT)
-              .build()) {
+      try (KvsClient client = cluster.client(OPERATION_TIMEOUT)) {
         ProcessCluster.awaitFullStrength(client, REGIONS, replication, Duration.ofSeconds(60));
+        // The loaded keys' region: its primary is the PRIMARY victim; a BACKUP victim leads no
+        // region.
+        String loaded =
+            client.regionMap().regionFor(RecordedLoad.key(keyPrefix, 0)).orElseThrow().primary();
         Set<String> leaders =
             client.regionMap().regions().stream()
                 .map(RegionDescriptor::primary)
@@ -116,26 +141,18 @@ class ServerFaultIT {
                 .filter(
                     id ->
                         role == Victim.PRIMARY
-                            ? leaders.contains(id)
+                            ? id.equals(loaded)
                             : !leaders.contains(id) && replication == 3)
                 .findFirst()
                 .orElseThrow(() -> new AssertionError("no server to take away as " + role));
 
-        RecordedLoad load = RecordedLoad.start(client, recorder, CLIENTS, KEYS, OPERATION_TIMEOUT);
+        RecordedLoad load =
+            RecordedLoad.start(client, recorder, CLIENTS, keyPrefix, KEYS, OPERATION_TIMEOUT);
         load.awaitMore(200, AWAIT);
         long injected = System.nanoTime();
         cluster.inject(fault.inject, victim);
         // The cluster serves without it: every group moves on to its live members.
-        String gone = victim;
-        ProcessCluster.awaitCondition(
-            "every region open without " + gone + "; map: " + client.regionMap().regions(),
-            Duration.ofSeconds(30),
-            () ->
-                client.regionMap().regions().stream()
-                    .allMatch(
-                        region ->
-                            region.state() == RegionState.OPEN
-                                && !region.members().contains(gone)));
+        ProcessCluster.awaitMovedOn(client, victim, Duration.ofSeconds(30));
         long movedOn = System.nanoTime();
         int before = load.acknowledged();
         load.awaitMore(200, AWAIT);
@@ -157,11 +174,7 @@ class ServerFaultIT {
         load.finish();
       }
       History history = recorder.history();
-      Verdict verdict = new LinearizabilityChecker().check(history);
-      if (!verdict.isLinearizable() || !verdict.lostWrites().isEmpty()) {
-        history.writeJsonLines(
-            dir.resolve("history-rf" + replication + "-" + role + "-" + fault + ".jsonl"));
-      }
+      Verdict verdict = RecordedLoad.check(history, dir.resolve("history-" + keyPrefix + ".jsonl"));
       assertThat(verdict.isLinearizable()).as(verdict.describe()).isTrue();
       assertThat(verdict.lostWrites()).isEmpty();
       long failed =
@@ -181,6 +194,14 @@ class ServerFaultIT {
           timings,
           verdict.summary());
       cluster.verify();
+    } catch (Throwable failure) {
+      clusters.remove(replication);
+      try {
+        cluster.close();
+      } catch (Exception | AssertionError suppressed) {
+        failure.addSuppressed(suppressed);
+      }
+      throw failure;
     }
   }
 }

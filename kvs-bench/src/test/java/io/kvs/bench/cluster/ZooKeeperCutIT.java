@@ -5,12 +5,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.kvs.bench.history.History;
 import io.kvs.bench.history.HistoryRecorder;
-import io.kvs.bench.history.LinearizabilityChecker;
 import io.kvs.bench.history.Verdict;
 import io.kvs.client.KvsClient;
-import io.kvs.client.Transport;
 import io.kvs.core.cluster.RegionDescriptor;
-import io.kvs.core.cluster.RegionState;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
@@ -59,13 +56,7 @@ class ZooKeeperCutIT {
       HistoryRecorder recorder = new HistoryRecorder(1 << 20);
       String victim;
       long servedWithout;
-      try (KvsClient client =
-          KvsClient.builder()
-              .zookeeper(cluster.zookeeper())
-              .cluster("default")
-              .transport(Transport.TCP)
-              .operationTimeout(OPERATION_TIMEOUT)
-              .build()) {
+      try (KvsClient client = cluster.client(OPERATION_TIMEOUT)) {
         ProcessCluster.awaitFullStrength(client, REGIONS, 3, Duration.ofSeconds(60));
         victim = client.regionMap().regions().get(0).primary();
         int zookeeperPort =
@@ -76,16 +67,7 @@ class ZooKeeperCutIT {
         ProcessHandle server = cluster.process("server-" + victim);
         NetworkCut cut = NetworkCut.cut(server, zookeeperPort);
         try {
-          String gone = victim;
-          ProcessCluster.awaitCondition(
-              "every region open without " + gone + "; map: " + client.regionMap().regions(),
-              Duration.ofSeconds(60),
-              () ->
-                  client.regionMap().regions().stream()
-                      .allMatch(
-                          region ->
-                              region.state() == RegionState.OPEN
-                                  && !region.members().contains(gone)));
+          ProcessCluster.awaitMovedOn(client, victim, Duration.ofSeconds(60));
           assertThat(server.isAlive()).as(victim + " still runs, cut off").isTrue();
           int before = load.acknowledged();
           load.awaitMore(200, AWAIT);
@@ -100,10 +82,7 @@ class ZooKeeperCutIT {
         load.finish();
       }
       History history = recorder.history();
-      Verdict verdict = new LinearizabilityChecker().check(history);
-      if (!verdict.isLinearizable() || !verdict.lostWrites().isEmpty()) {
-        history.writeJsonLines(dir.resolve("history.jsonl"));
-      }
+      Verdict verdict = RecordedLoad.check(history, dir.resolve("history.jsonl"));
       System.out.printf(
           "ZooKeeperCutIT (%s cut off): %d operations, %d acknowledged while it was cut off; %s%n",
           victim, history.size(), servedWithout, verdict.summary());

@@ -98,6 +98,15 @@ public record RegionDescriptor(
     return reassigned(newPrimary, newBackups, stillJoining);
   }
 
+  /** This region, same group, at {@code newEpoch} (above its own), opening. */
+  public RegionDescriptor atEpoch(long newEpoch) {
+    if (newEpoch <= epoch) {
+      throw new IllegalArgumentException("epoch " + newEpoch + " is not above " + epoch);
+    }
+    return new RegionDescriptor(
+        id, start, end, primary, backups, joining, newEpoch, RegionState.OPENING);
+  }
+
   /** This region in {@code newState}, same group and epoch. */
   public RegionDescriptor withState(RegionState newState) {
     return new RegionDescriptor(id, start, end, primary, backups, joining, epoch, newState);

@@ -12,6 +12,12 @@ import java.util.TreeMap;
  */
 public record ControlReply(
     StatusCode status, String message, List<HeldRegion> regions, Map<String, Long> stats) {
+  /**
+   * In a STALE_EPOCH refusal of {@code open} or {@code close}: the highest epoch the server
+   * accepted for the region (a master moves the region past it).
+   */
+  public static final String EPOCH = "epoch";
+
   public ControlReply {
     message = message == null ? "" : message;
     regions = List.copyOf(regions == null ? List.of() : regions);

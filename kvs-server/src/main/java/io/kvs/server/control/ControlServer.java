@@ -18,6 +18,7 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import java.net.InetSocketAddress;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -91,6 +92,18 @@ public final class ControlServer implements AutoCloseable {
       }
       return new ControlReply(StatusCode.OK, "", regions.list());
     } catch (KvsException e) {
+      long regionId =
+          command instanceof ControlCommand.Open open
+              ? open.region().id()
+              : command instanceof ControlCommand.Close close ? close.regionId() : -1;
+      if (e.status() == StatusCode.STALE_EPOCH && regionId >= 0) {
+        // The epoch this server is at, so the master can move past it.
+        return new ControlReply(
+            e.status(),
+            e.getMessage(),
+            List.of(),
+            Map.of(ControlReply.EPOCH, regions.highestEpoch(regionId)));
+      }
       return ControlReply.failed(e.status(), e.getMessage());
     } catch (RuntimeException e) {
       LOG.error("control command {} failed", command, e);

@@ -135,6 +135,11 @@ public final class HostedRegions {
     }
   }
 
+  /** The highest epoch this server accepted for {@code regionId} (0: none), held or not. */
+  public long highestEpoch(long regionId) {
+    return epochs.highest(regionId);
+  }
+
   /** What this server holds now. */
   public List<HeldRegion> list() {
     List<HeldRegion> held = new ArrayList<>();
