@@ -170,6 +170,8 @@ Status Endpoint::Init() {
                        : Status::IoError(provider_name_ + ": " +
                                          api_->Describe(call, result));
   };
+  // The shm provider installs signal handlers as its endpoint opens.
+  const KeptSignalHandlers signals;
   KVS_RETURN_IF_ERROR(
       check("fi_fabric", api_->fabric(info_->fabric_attr, &fabric_, nullptr)));
   KVS_RETURN_IF_ERROR(

@@ -2,36 +2,13 @@
 
 #include <dlfcn.h>
 #include <signal.h>
+#include <stdlib.h>
 
 #include <iterator>
 #include <mutex>
 
 namespace kvs::fabric {
 namespace {
-
-// The actions of the signals libfabric's components take over; restored
-// when this goes out of scope (on every path of loading).
-class SavedSignals {
- public:
-  SavedSignals() {
-    for (size_t i = 0; i < std::size(kSignals); ++i) {
-      ::sigaction(kSignals[i], nullptr, &saved_[i]);
-    }
-  }
-  ~SavedSignals() { Restore(); }
-  SavedSignals(const SavedSignals&) = delete;
-  SavedSignals& operator=(const SavedSignals&) = delete;
-  void Restore() const {
-    for (size_t i = 0; i < std::size(kSignals); ++i) {
-      ::sigaction(kSignals[i], &saved_[i], nullptr);
-    }
-  }
-
- private:
-  static constexpr int kSignals[] = {SIGSEGV, SIGBUS,  SIGFPE, SIGILL,
-                                     SIGABRT, SIGTERM, SIGINT};
-  struct sigaction saved_[std::size(kSignals)];
-};
 
 template <typename Function>
 bool Resolve(void* handle, const char* name, Function* function) {
@@ -40,6 +17,20 @@ bool Resolve(void* handle, const char* name, Function* function) {
 }
 
 }  // namespace
+
+KeptSignalHandlers::KeptSignalHandlers() {
+  for (size_t i = 0; i < std::size(kSignals); ++i) {
+    ::sigaction(kSignals[i], nullptr, &saved_[i]);
+  }
+}
+
+KeptSignalHandlers::~KeptSignalHandlers() { Restore(); }
+
+void KeptSignalHandlers::Restore() const {
+  for (size_t i = 0; i < std::size(kSignals); ++i) {
+    ::sigaction(kSignals[i], &saved_[i], nullptr);
+  }
+}
 
 std::string LibFabric::Describe(const char* call, int code) const {
   return std::string(call) + ": " + strerror(code < 0 ? -code : code) + " (" +
@@ -60,8 +51,15 @@ Status LibFabric::Get(const LibFabric** library) {
     // So the handlers in place before libfabric is loaded are put back once
     // its providers are initialized; the shm names a crashed process leaves
     // are removed by the next shm endpoint to open
-    // (RemoveStaleShmEndpoints).
-    SavedSignals signals;
+    // (RemoveStaleShmEndpoints). libinfinipath installs its handlers as it
+    // is loaded, before they can be put back: a JVM thread reaching a
+    // safepoint meanwhile died of it (a server restarting under load).
+    // Its documented switch keeps them out; libpsm2 installs its own only
+    // when HFI_BACKTRACE asks for them.
+    if (::getenv("IPATH_NO_BACKTRACE") == nullptr) {
+      ::setenv("IPATH_NO_BACKTRACE", "1", 0);
+    }
+    KeptSignalHandlers signals;
     void* handle = ::dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
       const char* reason = ::dlerror();

@@ -11,8 +11,10 @@
 #define KVS_FABRIC_LIBFABRIC_H_
 
 #include <rdma/fabric.h>
+#include <signal.h>
 
 #include <cstdint>
+#include <iterator>
 #include <string>
 
 #include "util/status.h"
@@ -21,6 +23,25 @@ namespace kvs::fabric {
 
 // The libfabric API version this code is written against (1.17, Debian 12).
 inline constexpr uint32_t kApiVersion = FI_VERSION(1, 17);
+
+// Keeps this process's signal handlers across a libfabric call that may
+// install its own (loading it; the shm provider opening an endpoint
+// installs SIGSEGV and SIGBUS handlers that unlink its names): the handlers
+// in place when this is made are put back when it goes out of scope (or at
+// Restore). A JVM takes SIGSEGV on purpose, so those handlers must not stay.
+class KeptSignalHandlers {
+ public:
+  KeptSignalHandlers();
+  ~KeptSignalHandlers();
+  KeptSignalHandlers(const KeptSignalHandlers&) = delete;
+  KeptSignalHandlers& operator=(const KeptSignalHandlers&) = delete;
+  void Restore() const;
+
+ private:
+  static constexpr int kSignals[] = {SIGSEGV, SIGBUS,  SIGFPE, SIGILL,
+                                     SIGABRT, SIGTERM, SIGINT};
+  struct sigaction saved_[std::size(kSignals)];
+};
 
 struct LibFabric {
   int (*getinfo)(uint32_t version, const char* node, const char* service,

@@ -205,21 +205,16 @@ final class ProcessCluster implements AutoCloseable {
       runTool(List.of("stop", "--dir", dir.toString()), STOP_TIMEOUT);
     } finally {
       stopped = true;
-      // Never leave a process behind, even if the tool missed one: and say so.
-      Properties state =
-          Files.exists(dir.resolve("cluster.properties")) ? state() : new Properties();
-      for (String name : state.stringPropertyNames()) {
-        if (name.startsWith("pid.")) {
-          Optional<ProcessHandle> process =
-              ProcessHandle.of(Long.parseLong(state.getProperty(name)))
-                  .filter(ProcessHandle::isAlive)
-                  .filter(this::ours);
-          if (process.isPresent()) {
-            left.add(name.substring(4));
-            process.get().destroyForcibly();
-          }
-        }
-      }
+      // Never leave a process behind, even if the tool missed one (or the directory with its
+      // pids is gone): and say so.
+      ProcessHandle.allProcesses()
+          .filter(ProcessHandle::isAlive)
+          .filter(this::ours)
+          .forEach(
+              process -> {
+                left.add("pid " + process.pid());
+                process.destroyForcibly();
+              });
       for (Process process : spawned) {
         process.destroyForcibly();
       }
@@ -234,7 +229,8 @@ final class ProcessCluster implements AutoCloseable {
     try {
       byte[] commandLine =
           Files.readAllBytes(Path.of("/proc", Long.toString(process.pid()), "cmdline"));
-      return new String(commandLine, StandardCharsets.UTF_8).contains(dir.toString());
+      String arguments = new String(commandLine, StandardCharsets.UTF_8);
+      return arguments.contains(dir + "/") || arguments.contains(dir + "\0");
     } catch (IOException e) {
       return false; // gone meanwhile
     }

@@ -49,9 +49,10 @@ class ServerFaultIT {
   private static final Duration OPERATION_TIMEOUT = Duration.ofSeconds(5);
   private static final Duration AWAIT = Duration.ofSeconds(120);
 
-  // Kept when the test fails: the processes' logs and the history are in it.
+  // One for the class (the clusters outlive a scenario); kept when a test fails: the processes'
+  // logs and the histories are in it.
   @TempDir(cleanup = CleanupMode.ON_SUCCESS)
-  Path dir;
+  static Path dir;
 
   /**
    * One cluster per replication factor, shared by its scenarios: each leaves it whole (checked),
