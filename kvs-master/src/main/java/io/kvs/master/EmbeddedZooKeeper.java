@@ -3,8 +3,10 @@ package io.kvs.master;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.Properties;
 import org.apache.zookeeper.server.embedded.ExitHandler;
 import org.apache.zookeeper.server.embedded.ZooKeeperServerEmbedded;
@@ -64,6 +66,17 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
   }
 
   /** The connect string clients use. */
+  /**
+   * Writes {@link #connectString()} and a newline to {@code file} atomically (a temporary file
+   * moved into place), so that a process waiting for the file never reads it half written.
+   */
+  public void publishConnectString(Path file) throws IOException {
+    Path temporary = file.resolveSibling(file.getFileName() + ".tmp");
+    Files.writeString(temporary, connectString() + "\n", StandardCharsets.UTF_8);
+    Files.move(
+        temporary, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+  }
+
   public String connectString() {
     return connectString;
   }

@@ -4,7 +4,6 @@ import io.kvs.core.cli.Flags;
 import io.kvs.core.cli.Shutdown;
 import io.kvs.core.cluster.ClusterConfig;
 import io.kvs.core.cluster.ReplicationMode;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -63,7 +62,7 @@ public final class MasterMain {
       embedded =
           EmbeddedZooKeeper.start(dir.resolve("zookeeper"), flags.getInt("zookeeper-port", 0));
       zookeeper = embedded.connectString();
-      Files.writeString(dir.resolve("zookeeper.connect"), zookeeper + "\n", StandardCharsets.UTF_8);
+      embedded.publishConnectString(dir.resolve("zookeeper.connect"));
       LOG.info("embedded ZooKeeper at {}", zookeeper);
     }
     ReplicationMode mode = ReplicationMode.fromConfigName(flags.get("mode", "send-index"));

@@ -2,8 +2,6 @@ package io.kvs.master;
 
 import io.kvs.core.cli.Flags;
 import io.kvs.core.cli.Shutdown;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Set;
 
@@ -20,8 +18,7 @@ public final class ZooKeeperMain {
     Path dir = Path.of(flags.require("dir"));
     EmbeddedZooKeeper zookeeper =
         EmbeddedZooKeeper.start(dir, flags.get("host", "127.0.0.1"), flags.getInt("port", 0));
-    Files.writeString(
-        dir.resolve("zookeeper.connect"), zookeeper.connectString() + "\n", StandardCharsets.UTF_8);
+    zookeeper.publishConnectString(dir.resolve("zookeeper.connect"));
     Shutdown.closeOnStopAndWait("zookeeper", zookeeper);
   }
 }
