@@ -5,10 +5,12 @@
 #      cluster's Compose file (docker-compose config; no engine needed)
 #   2. Maven verify: CMake build with -Werror, CTest, Surefire, Failsafe
 #      (against the packaged jars), Java formatting (Spotless)
-#   3. the native tests again, built with AddressSanitizer + UBSan
-#   4. the fuzz targets (*_fuzz.cc: every decoder of on-device or network bytes), built
-#      with clang's libFuzzer + ASan + UBSan and run briefly from the seeds
+#   3. the native tests again, built with clang, AddressSanitizer + UBSan
+#   4. the fuzz targets (*_fuzz.cc: every decoder of on-device or network bytes), from
+#      the same build (libFuzzer + ASan + UBSan), run briefly from the seeds
 #      under kvs-native/src/test/fuzz-corpus/<target>/
+# Steps 3 and 4 share one build: compiling the library with ASan twice (once
+# for the tests, once for the fuzzers) took longer than either step runs.
 cmd_test() {
   ensure_packages "${KVS_BUILD_PACKAGES[@]}" "${KVS_TEST_PACKAGES[@]}" \
     "${KVS_FUZZ_PACKAGES[@]}"
@@ -56,13 +58,20 @@ check_compose_file() {
   (cd "$KVS_HOME" && docker-compose -f docker/compose.yaml config --quiet)
 }
 
+# The sanitizer build: clang, ASan + UBSan, the tests and the fuzz targets
+# (KVS_FUZZ=ON), shared by steps 3 and 4.
+KVS_SANITIZE_BUILD_DIR="$KVS_HOME/kvs-native/target/native-sanitize"
+
+build_sanitized() {
+  CC=clang CXX=clang++ cmake -S "$KVS_HOME/kvs-native" -B "$KVS_SANITIZE_BUILD_DIR" -G Ninja \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVS_FUZZ=ON --log-level=WARNING &&
+    cmake --build "$KVS_SANITIZE_BUILD_DIR"
+}
+
 run_sanitized_native_tests() {
-  local build_dir="$KVS_HOME/kvs-native/target/native-sanitize"
-  cmake -S "$KVS_HOME/kvs-native" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DKVS_SANITIZE=ON --log-level=WARNING &&
-    cmake --build "$build_dir" &&
+  build_sanitized &&
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-      ctest --test-dir "$build_dir" --output-on-failure --parallel 2
+      ctest --test-dir "$KVS_SANITIZE_BUILD_DIR" --output-on-failure --parallel 2
 }
 
 # Wall-clock seconds the fuzzers get together; they run two at a time (one
@@ -74,10 +83,8 @@ KVS_FUZZ_BUDGET_SECONDS="${KVS_FUZZ_BUDGET_SECONDS:-75}"
 # committed). Any crash, sanitizer report, timeout or out-of-memory fails the
 # step; the input that caused it is kept and its path printed.
 run_fuzzers() {
-  local build_dir="$KVS_HOME/kvs-native/target/native-fuzz"
-  CC=clang CXX=clang++ cmake -S "$KVS_HOME/kvs-native" -B "$build_dir" -G Ninja \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVS_FUZZ=ON --log-level=WARNING &&
-    cmake --build "$build_dir" || return 1
+  local build_dir="$KVS_SANITIZE_BUILD_DIR"
+  build_sanitized || return 1
   local targets
   mapfile -t targets <"$build_dir/fuzz_targets.txt"
   [[ ${#targets[@]} -gt 0 ]] || { note "no fuzz targets found"; return 1; }

@@ -46,6 +46,9 @@ typedef enum kvs_status {
   // Fewer replicas of the region are in sync than its minimum: the write
   // was refused before it applied; retry later.
   KVS_NOT_ENOUGH_REPLICAS = 13,
+  // Not a status: makes the type hold every int32 value, so that a code
+  // from a newer peer (kvs_status_name: "UNKNOWN") is a value of it.
+  KVS_STATUS_INT32_MAX_ = 0x7fffffff,
 } kvs_status;
 
 // The library version, e.g. "0.1.0-SNAPSHOT". Static storage; never NULL.

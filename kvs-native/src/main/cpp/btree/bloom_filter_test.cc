@@ -351,7 +351,7 @@ TEST(BloomFilterCorruptionTest, FailedOpenLeavesTheReaderUnchanged) {
 TEST(BloomFilterBuilderDeathTest, BitsPerKeyOutOfRangeIsAProgrammerError) {
   EXPECT_DEATH(BloomFilterBuilder(0.5), "bits per key");
   EXPECT_DEATH(BloomFilterBuilder(65), "bits per key");
-  EXPECT_DEATH(BloomFilterBuilder(std::numeric_limits<double>::quiet_NaN()),
+  EXPECT_DEATH(BloomFilterBuilder{std::numeric_limits<double>::quiet_NaN()},
                "bits per key");
 }
 

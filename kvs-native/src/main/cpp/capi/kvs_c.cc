@@ -80,6 +80,8 @@ const char* kvs_status_name(kvs_status status) {
       return "OVERLOADED";
     case KVS_NOT_ENOUGH_REPLICAS:
       return "NOT_ENOUGH_REPLICAS";
+    case KVS_STATUS_INT32_MAX_:
+      break;
   }
   return "UNKNOWN";
 }

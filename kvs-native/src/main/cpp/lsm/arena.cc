@@ -3,8 +3,9 @@
 #include <new>
 
 #include "util/check.h"
+#include "util/sanitizers.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(KVS_ADDRESS_SANITIZER)
 #include <sanitizer/asan_interface.h>
 #define KVS_ARENA_POISON(address, size) ASAN_POISON_MEMORY_REGION(address, size)
 #define KVS_ARENA_UNPOISON(address, size) \

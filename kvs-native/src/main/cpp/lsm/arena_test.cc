@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "util/sanitizers.h"
+
 namespace kvs::lsm {
 namespace {
 
@@ -126,7 +128,7 @@ TEST(ArenaDeathTest, RejectsBlockSizeOutOfRange) {
 // Without poisoning, AddressSanitizer sees a block as one allocation and
 // misses a node that overruns into its neighbour.
 TEST(ArenaDeathTest, OverrunIntoUnallocatedBytesIsReportedUnderAsan) {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(KVS_ADDRESS_SANITIZER)
   Arena arena(4096);
   volatile char* memory = arena.Allocate(5);
   memory[4] = 'x';  // the last byte is ours
