@@ -1,5 +1,6 @@
 package io.kvs.bench;
 
+import io.kvs.core.cli.Processes;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
@@ -107,15 +108,13 @@ public final class LaunchedCluster implements AutoCloseable {
     ProcessHandle process =
         pid == null
             ? null
-            : ProcessHandle.of(Long.parseLong(pid)).filter(ProcessHandle::isAlive).orElse(null);
+            : ProcessHandle.of(Long.parseLong(pid)).filter(Processes::running).orElse(null);
     if (process == null) {
       throw new IllegalStateException(name + " is not running in " + dir);
     }
     process.destroyForcibly(); // SIGKILL
-    try {
-      process.onExit().get(30, TimeUnit.SECONDS);
-    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-      throw new IllegalStateException(name + " did not die after SIGKILL", e);
+    if (!Processes.awaitExit(process, Duration.ofSeconds(30))) {
+      throw new IllegalStateException(name + " did not die after SIGKILL");
     }
   }
 

@@ -10,6 +10,7 @@ import io.kvs.bench.history.Operation.Kind;
 import io.kvs.bench.history.Operation.Outcome;
 import io.kvs.bench.history.Verdict;
 import io.kvs.client.KvsClient;
+import io.kvs.core.cli.Processes;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -75,7 +76,7 @@ class PowerCutIT {
         cutNanos = System.nanoTime();
         processes.forEach(ProcessHandle::destroyForcibly); // SIGKILL, one right after the other
         for (ProcessHandle process : processes) {
-          process.onExit().get();
+          assertThat(Processes.awaitExit(process, Duration.ofSeconds(30))).isTrue();
         }
         for (String server : servers) {
           cluster.startServer(server, "--durability", durability);

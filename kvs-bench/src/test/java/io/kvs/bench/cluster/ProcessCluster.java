@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.fail;
 import io.kvs.bench.ClassPathJar;
 import io.kvs.client.KvsClient;
 import io.kvs.client.Transport;
+import io.kvs.core.cli.Processes;
 import io.kvs.core.cluster.ClusterPaths;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionState;
@@ -111,7 +112,7 @@ final class ProcessCluster implements AutoCloseable {
       throw new IllegalArgumentException("no process " + name + " in " + dir);
     }
     return ProcessHandle.of(Long.parseLong(pid))
-        .filter(ProcessHandle::isAlive)
+        .filter(Processes::running)
         .orElseThrow(() -> new IllegalStateException(name + " (pid " + pid + ") is not running"));
   }
 
@@ -119,7 +120,9 @@ final class ProcessCluster implements AutoCloseable {
   void stopProcess(String name) throws Exception {
     ProcessHandle process = process(name);
     process.destroy();
-    process.onExit().get(STOP_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    if (!Processes.awaitExit(process, STOP_TIMEOUT)) {
+      fail(name + " did not stop within " + STOP_TIMEOUT);
+    }
   }
 
   /**
@@ -208,7 +211,7 @@ final class ProcessCluster implements AutoCloseable {
       // Never leave a process behind, even if the tool missed one (or the directory with its
       // pids is gone): and say so.
       ProcessHandle.allProcesses()
-          .filter(ProcessHandle::isAlive)
+          .filter(Processes::running)
           .filter(this::ours)
           .forEach(
               process -> {

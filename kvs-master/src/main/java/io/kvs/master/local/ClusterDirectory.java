@@ -1,5 +1,6 @@
 package io.kvs.master.local;
 
+import io.kvs.core.cli.Processes;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.Writer;
@@ -101,7 +102,7 @@ final class ClusterDirectory {
     }
     // A pid the system reused for something else is not ours.
     return ProcessHandle.of(Long.parseLong(pid))
-        .filter(ProcessHandle::isAlive)
+        .filter(Processes::running)
         .filter(ClusterDirectory::isKvsProcess);
   }
 

@@ -1,11 +1,12 @@
 package io.kvs.master.local;
 
+import io.kvs.core.cli.Processes;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * {@code ./kvs local kill|pause|resume|restart NAME}: faults injected into one process of a local
@@ -87,9 +88,7 @@ final class LocalFault {
 
   private static void kill(ProcessHandle process) throws Exception {
     process.destroyForcibly(); // SIGKILL on Linux
-    try {
-      process.onExit().get(EXIT_TIMEOUT_SECONDS, TimeUnit.SECONDS);
-    } catch (TimeoutException e) {
+    if (!Processes.awaitExit(process, Duration.ofSeconds(EXIT_TIMEOUT_SECONDS))) {
       throw new IllegalStateException(
           "pid " + process.pid() + " still runs " + EXIT_TIMEOUT_SECONDS + " s after SIGKILL");
     }
