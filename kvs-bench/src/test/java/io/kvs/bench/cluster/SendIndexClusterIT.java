@@ -29,8 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
  * after a backup restarts (and catches up), again.
  */
 class SendIndexClusterIT {
-  private static final int REGIONS = 4;
-  private static final int KEYS = 20_000;
+  private static final int REGIONS = 3;
+  private static final int KEYS = 12_000;
 
   // Kept when a test fails: the processes' logs are in it.
   @TempDir(cleanup = CleanupMode.ON_SUCCESS)
@@ -81,6 +81,12 @@ class SendIndexClusterIT {
       Map<String, Map<String, Long>> stats = stats();
       for (Map.Entry<String, Map<String, Long>> server : stats.entrySet()) {
         Map<String, Long> counters = server.getValue();
+        System.out.printf(
+            "SendIndexClusterIT %s: %d compactions of its primaries, %d levels installed as a"
+                + " backup%n",
+            server.getKey(),
+            counters.get("primary.compactions"),
+            counters.get("replication.backupLevels"));
         assertThat(counters.get("replication.backupLevels"))
             .as("levels %s installed as a backup", server.getKey())
             .isPositive();
