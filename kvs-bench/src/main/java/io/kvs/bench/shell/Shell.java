@@ -3,6 +3,7 @@ package io.kvs.bench.shell;
 import io.kvs.client.KvsClient;
 import io.kvs.client.Transport;
 import io.kvs.core.KvsException;
+import io.kvs.core.cli.Processes;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -257,7 +258,7 @@ public final class Shell {
       String pid = state.getProperty("pid.zookeeper", "");
       boolean running =
           pid.matches("[0-9]+")
-              && ProcessHandle.of(Long.parseLong(pid)).map(ProcessHandle::isAlive).orElse(false);
+              && ProcessHandle.of(Long.parseLong(pid)).map(Processes::running).orElse(false);
       String connect = state.getProperty("zookeeper", "");
       if (connect.isEmpty() || !running) {
         throw new IllegalArgumentException(

@@ -3,6 +3,7 @@ package io.kvs.bench.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvs.bench.ClassPathJar;
+import io.kvs.core.cli.Processes;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -79,7 +80,8 @@ class ClusterDemoIT {
             .toList();
     assertThat(pids).hasSize(5);
     for (String pid : pids) {
-      assertThat(ProcessHandle.of(Long.parseLong(pid)).map(ProcessHandle::isAlive))
+      // Exited, if not yet reaped (the reaper of an orphan may take seconds).
+      assertThat(ProcessHandle.of(Long.parseLong(pid)).map(Processes::running))
           .as("process %s of the demo's cluster", pid)
           .isNotEqualTo(java.util.Optional.of(true));
     }

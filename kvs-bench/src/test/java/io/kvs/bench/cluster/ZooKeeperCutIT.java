@@ -7,6 +7,7 @@ import io.kvs.bench.history.History;
 import io.kvs.bench.history.HistoryRecorder;
 import io.kvs.bench.history.Verdict;
 import io.kvs.client.KvsClient;
+import io.kvs.core.cli.Processes;
 import io.kvs.core.cluster.RegionDescriptor;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -68,7 +69,7 @@ class ZooKeeperCutIT {
         NetworkCut cut = NetworkCut.cut(server, zookeeperPort);
         try {
           ProcessCluster.awaitMovedOn(client, victim, Duration.ofSeconds(60));
-          assertThat(server.isAlive()).as(victim + " still runs, cut off").isTrue();
+          assertThat(Processes.running(server)).as(victim + " still runs, cut off").isTrue();
           int before = load.acknowledged();
           load.awaitMore(200, AWAIT);
           servedWithout = load.acknowledged() - before;
