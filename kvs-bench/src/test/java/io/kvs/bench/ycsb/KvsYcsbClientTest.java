@@ -34,6 +34,7 @@ import site.ycsb.ClientThread;
 import site.ycsb.DB;
 import site.ycsb.DBFactory;
 import site.ycsb.Status;
+import site.ycsb.StringByteIterator;
 import site.ycsb.measurements.Measurements;
 import site.ycsb.measurements.exporter.TextMeasurementsExporter;
 import site.ycsb.workloads.CoreWorkload;
@@ -173,6 +174,17 @@ class KvsYcsbClientTest {
       assertThat(db.delete(TABLE, key)).isEqualTo(Status.OK);
       assertThat(db.read(TABLE, key, null, new HashMap<>())).isEqualTo(Status.NOT_FOUND);
       assertThat(db.update(TABLE, key, Map.of())).isEqualTo(Status.NOT_FOUND);
+      // An update of every field (fieldcount 10) replaces the record without reading it: the
+      // deleted record is written again, with exactly those fields.
+      Map<String, ByteIterator> whole = new HashMap<>();
+      for (int i = 0; i < 10; i++) {
+        whole.put("field" + i, new StringByteIterator("whole-" + i));
+      }
+      assertThat(db.update(TABLE, key, whole)).isEqualTo(Status.OK);
+      Map<String, ByteIterator> readBack = new HashMap<>();
+      assertThat(db.read(TABLE, key, null, readBack)).isEqualTo(Status.OK);
+      assertThat(readBack).hasSize(10);
+      assertThat(readBack.get("field3").toString()).isEqualTo("whole-3");
       String other = recordKey(firstTwo.get(1));
       assertThat(db.read(TABLE, other, null, new HashMap<>())).isEqualTo(Status.OK);
       assertThat(db.read("othertable", other, null, new HashMap<>())).isEqualTo(Status.NOT_FOUND);
