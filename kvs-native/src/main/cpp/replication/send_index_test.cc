@@ -124,10 +124,10 @@ class SendIndexTest : public ::testing::TestWithParam<fabric::Provider> {
   // Values of every size category, overwrites and deletes, through the
   // service (so replicated) or straight into the region (before the
   // stream exists).
-  void Write(int operations, bool through_service) {
+  void Write(int operations, bool through_service, int keys = 6000) {
     testing::RandomBytes random(5 + written_);
     for (int i = written_; i < written_ + operations; ++i) {
-      const std::string key = "key" + std::to_string(i % 6000);
+      const std::string key = "key" + std::to_string(i % keys);
       const bool remove = i % 29 == 0;
       const size_t size = i % 3 == 0 ? 8 : i % 3 == 1 ? 500 : 3000;
       const std::string value = remove ? "" : random.Bytes(size);
@@ -310,11 +310,11 @@ TEST_P(SendIndexTest, BackupLevelsReadAsThePrimarysAcrossCompactions) {
 }
 
 // A catch-up reads the region from the device as its stream sends it: a
-// region larger than the read-ahead bound (24,000 writes over 6,000 keys) is
-// shipped whole while the stream holds at most that bound (and the segment
-// being read) in memory.
+// region larger than the read-ahead bound (24,000 distinct keys, about 28 MB
+// of values that no garbage collection can free) is shipped whole while the
+// stream holds at most that bound (and the segment being read) in memory.
 TEST_P(SendIndexTest, ACatchUpHoldsABoundedAmountInMemory) {
-  Write(24000, /*through_service=*/false);
+  Write(24000, /*through_service=*/false, /*keys=*/24000);
   Place(3);
   AwaitCaughtUp(primary_.service, "the catch-up");
   ExpectBackupCaughtUp();
