@@ -190,6 +190,9 @@ struct Server::Impl {
   std::thread acceptor, spinner;
   std::atomic<uint64_t> accepted{0}, closed{0}, open{0}, requests{0},
       reply_parts{0}, malformed{0}, wakeups{0};
+  // Requests handed to the handler and not answered yet (a replicated
+  // write answers from the replication thread): the server outlives them.
+  std::atomic<uint64_t> answering{0};
 
   ~Impl() {
     {
@@ -205,6 +208,16 @@ struct Server::Impl {
         worker->wake.notify_all();
       }
       if (worker->thread.joinable()) worker->thread.join();
+    }
+    // Replies still to come from the handler's threads: their writes use
+    // this server. The handler bounds how long a request waits (a write
+    // waits for its backups within their timeout); past a minute it is
+    // broken, and going on would be a use after free.
+    const auto answered_by = Clock::now() + std::chrono::minutes(1);
+    while (answering.load(std::memory_order_acquire) > 0) {
+      KVS_CHECK(Clock::now() < answered_by);
+      for (auto& connection : connections) connection->endpoint->Progress();
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
     // Let writes in flight finish (or fail) before their buffers go.
     for (auto& connection : connections) closing.push_back(connection);
@@ -562,26 +575,36 @@ struct Server::Impl {
   void Serve(const Task& task, std::string* reply) {
     Connection& connection = *task.connection;
     if (connection.closed.load()) return;
-    uint32_t offset = 0;
     if (task.header.kind == MessageKind::kFetch) {
       FetchPayload fetch;
-      std::lock_guard<std::mutex> lock(connection.parts_mutex);
-      auto it = DecodeFetch(task.payload, &fetch)
-                    ? connection.parts.find(fetch.request_id)
-                    : connection.parts.end();
-      if (it == connection.parts.end() || fetch.offset >= it->second.size()) {
-        connection.MarkClosed();  // a fetch of nothing: broken client
-        malformed.fetch_add(1);
-        return;
+      {
+        std::lock_guard<std::mutex> lock(connection.parts_mutex);
+        auto it = DecodeFetch(task.payload, &fetch)
+                      ? connection.parts.find(fetch.request_id)
+                      : connection.parts.end();
+        if (it == connection.parts.end() ||
+            fetch.offset >= it->second.size()) {
+          connection.MarkClosed();  // a fetch of nothing: broken client
+          malformed.fetch_add(1);
+          return;
+        }
+        reply->swap(it->second);
+        connection.parts.erase(it);
       }
-      reply->swap(it->second);
-      offset = fetch.offset;
-      connection.parts.erase(it);
-    } else {
-      reply->clear();
-      handler->Handle(&connection, task.payload, reply);
+      SendReply(task, *reply, fetch.offset);
+      return;
     }
-    SendReply(task, *reply, offset);
+    // Answered now or, for a write waiting for its backups, from the
+    // replication thread when they hold it: the worker takes the next
+    // request meanwhile.
+    answering.fetch_add(1);
+    handler->HandleAsync(
+        &connection, task.payload,
+        [this, connection = task.connection, header = task.header](
+            std::string answer) {
+          SendReply(Task{connection, header, {}}, answer, 0);
+          answering.fetch_sub(1, std::memory_order_release);
+        });
   }
 
   // Writes reply[offset..] into the request's slot, in part if it does not

@@ -32,6 +32,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -101,6 +102,10 @@ class Session {
 
 class RequestHandler {
  public:
+  // Takes a request's reply payload, exactly once, on any thread; it must
+  // not block.
+  using Respond = std::function<void(std::string reply)>;
+
   virtual ~RequestHandler() = default;
   // Handles one request's payload and appends the reply payload to `reply`.
   // Called on worker threads, concurrently; `request` is valid during the
@@ -108,6 +113,15 @@ class RequestHandler {
   // (valid during the call only), or null for a request from elsewhere.
   virtual void Handle(Session* session, std::string_view request,
                       std::string* reply) = 0;
+  // The same, answering through `respond`: during the call, or later from
+  // another thread (a replicated write answers when its backups'
+  // completions arrive), so no worker waits. What the server uses.
+  virtual void HandleAsync(Session* session, std::string_view request,
+                           Respond respond) {
+    std::string reply;
+    Handle(session, request, &reply);
+    respond(std::move(reply));
+  }
   // Whether `request` must never wait behind other requests: it goes to a
   // worker of its own. A request whose handling waits for a peer (a
   // primary's write waits for its backups) must not hold up the messages

@@ -84,17 +84,20 @@ void Replicator::Abandon(uint64_t region_id, const std::string& why) {
     group = it->second;
     ForgetLocked(group);
   }
-  std::lock_guard<std::mutex> order(group->order);  // no write in between
-  std::lock_guard<std::mutex> lock(group->mutex);
-  group->ended = Status::Closed(why);
-  for (const auto& stream : group->streams) {
-    if (stream->failure.ok()) stream->failure = group->ended;
-    stream->state = Stream::State::kFailed;
+  {
+    std::lock_guard<std::mutex> order(group->order);  // no write in between
+    std::lock_guard<std::mutex> lock(group->mutex);
+    group->ended = Status::Closed(why);
+    for (const auto& stream : group->streams) {
+      if (stream->failure.ok()) stream->failure = group->ended;
+      stream->state = Stream::State::kFailed;
+    }
+    // The streams hold the group: let go of them (the replication thread
+    // pumps only the streams of groups it finds).
+    group->streams.clear();
+    group->changed.notify_all();
   }
-  // The streams hold the group: let go of them (the replication thread
-  // pumps only the streams of groups it finds).
-  group->streams.clear();
-  group->changed.notify_all();
+  Settle(group.get(), /*ending=*/true);
 }
 
 void Replicator::Open(uint64_t region_id, uint64_t epoch,
@@ -486,46 +489,59 @@ Status Replicator::Close(uint64_t region_id) {
     std::lock_guard<std::mutex> lock(mutex_);
     ForgetLocked(group);
   }
-  std::lock_guard<std::mutex> lock(group->mutex);
-  group->ended =
-      Status::Closed("region " + std::to_string(region_id) + " is closed here");
-  for (const auto& stream : group->streams) {
-    stream->state =
-        stream->failure.ok() ? Stream::State::kClosed : Stream::State::kFailed;
+  // Writes the backups took before the streams closed completed
+  // normally; the rest end with the group.
+  Settle(group.get(), /*ending=*/false);
+  {
+    std::lock_guard<std::mutex> lock(group->mutex);
+    group->ended = Status::Closed("region " + std::to_string(region_id) +
+                                  " is closed here");
+    for (const auto& stream : group->streams) {
+      stream->state = stream->failure.ok() ? Stream::State::kClosed
+                                           : Stream::State::kFailed;
+    }
+    group->streams.clear();
+    group->changed.notify_all();
   }
-  group->streams.clear();
-  group->changed.notify_all();
+  Settle(group.get(), /*ending=*/true);
   return result;
 }
 
-Status Replicator::Write(uint64_t region_id, const Record& record,
-                         const std::function<Status()>& apply) {
+void Replicator::Write(uint64_t region_id, const Record& record,
+                       const std::function<Status()>& apply, WriteDone done) {
   const std::shared_ptr<Group> group = Find(region_id);
-  if (group == nullptr) return apply();
+  if (group == nullptr) {
+    done(apply());
+    return;
+  }
   std::atomic<uint64_t>& stripe = group->stripes[Group::Stripe(record.key)];
-  uint64_t ticket = 0;
   {
     std::lock_guard<std::mutex> order(group->order);
     {
       std::lock_guard<std::mutex> lock(group->mutex);
-      if (!group->ended.ok()) return group->ended;
-      if (group->closing) {
-        return Status::Closed("region " + std::to_string(region_id) +
-                              " is closing");
+      Status refused = group->ended;
+      if (refused.ok() && group->closing) {
+        refused = Status::Closed("region " + std::to_string(region_id) +
+                                 " is closing");
       }
       size_t in_sync = 1;  // this primary
       for (const auto& stream : group->streams) in_sync += stream->InSync();
-      if (in_sync < group->min_replicas) {
-        return Status::FromCode(
+      if (refused.ok() && in_sync < group->min_replicas) {
+        refused = Status::FromCode(
             Status::Code::kNotEnoughReplicas,
             "region " + std::to_string(region_id) + " has " +
                 std::to_string(in_sync) +
                 " replicas in sync, fewer than its minimum of " +
                 std::to_string(group->min_replicas) + "; nothing was written");
       }
+      if (!refused.ok()) {
+        done(refused);
+        return;
+      }
     }
     const uint64_t before = stripe.load();
     stripe.store(Group::kApplying);
+    uint64_t ticket = 0;
     if (group->mode == ReplicationMode::kSendIndex) {
       // The region's log appends are queued as it makes them (Queue, on
       // this thread): wait for the last of them.
@@ -534,13 +550,15 @@ Status Replicator::Write(uint64_t region_id, const Record& record,
       ticket = last_queued_ticket;
       if (!applied.ok()) {
         stripe.store(std::max(before, ticket));
-        return applied;
+        done(applied);
+        return;
       }
     } else {
       const Status applied = apply();
       if (!applied.ok()) {
         stripe.store(before);
-        return applied;
+        done(applied);
+        return;
       }
       std::string bytes;
       EncodeRecord(record, &bytes);
@@ -551,17 +569,23 @@ Status Replicator::Write(uint64_t region_id, const Record& record,
       }
     }
     stripe.store(std::max(before, ticket));
+    // Registered in ticket order (under `order`); a write the group holds
+    // already (every required backup has it, or there is none) completes
+    // at once.
+    std::unique_lock<std::mutex> lock(group->mutex);
+    std::optional<Status> held =
+        Held(*group, ticket, /*count_replicas=*/true, "write");
+    if (!held.has_value()) {
+      group->waiters.push_back(
+          {ticket, Clock::now() + options_.timeout, std::move(done)});
+    } else {
+      lock.unlock();
+      done(*held);
+      return;
+    }
   }
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    work_.notify_all();
-  }
-  const Status held =
-      AwaitTicket(group.get(), ticket, /*count_replicas=*/true, "write");
-  if (held.ok() || held.code() == Status::Code::kIoError) return held;
-  // Applied here, so never a status a client would retry on.
-  return Status::IoError(std::string(held.message()) +
-                         " (the write applied here; its outcome is unknown)");
+  std::lock_guard<std::mutex> lock(mutex_);
+  work_.notify_all();
 }
 
 Status Replicator::AwaitRead(uint64_t region_id,
@@ -590,51 +614,91 @@ Status Replicator::AwaitRead(uint64_t region_id,
   return Status::Busy(held.message());
 }
 
+std::optional<Status> Replicator::Held(const Group& group, uint64_t ticket,
+                                       bool count_replicas, const char* what) {
+  size_t holding = 1;  // this primary
+  for (const auto& stream : group.streams) {
+    if (!stream->required) continue;
+    const bool up = stream->state == Stream::State::kReady ||
+                    stream->state == Stream::State::kClosed;
+    if (!up || !stream->failure.ok() || !stream->caught_up ||
+        stream->done_ticket < ticket) {
+      if (!group.ended.ok()) return group.ended;
+      return std::nullopt;
+    }
+    ++holding;
+  }
+  if (count_replicas && holding < group.min_replicas) {
+    return Status::IoError("region " + std::to_string(group.region_id) +
+                           ": the " + what + " is held by " +
+                           std::to_string(holding) +
+                           " replicas, fewer than the minimum of " +
+                           std::to_string(group.min_replicas) +
+                           " (its outcome is unknown)");
+  }
+  return Status::Ok();
+}
+
+Status Replicator::TimedOut(const Group& group, uint64_t ticket,
+                            const char* what) const {
+  std::string why;
+  for (const auto& stream : group.streams) {
+    if (!stream->required) continue;
+    why += "; " + stream->target.Name() + ": " +
+           (!stream->failure.ok() ? std::string(stream->failure.message())
+            : !stream->caught_up
+                ? std::string("catching up")
+                : "holds up to " + std::to_string(stream->done_ticket) +
+                      " of " + std::to_string(ticket));
+  }
+  return Status::IoError("region " + std::to_string(group.region_id) +
+                         ": backups did not take the " + what + " within " +
+                         std::to_string(options_.timeout.count()) + " ms" +
+                         why);
+}
+
+void Replicator::Settle(Group* group, bool ending) {
+  std::vector<std::pair<WriteDone, Status>> settled;
+  {
+    std::lock_guard<std::mutex> lock(group->mutex);
+    if (group->waiters.empty()) return;
+    const auto now = Clock::now();
+    while (!group->waiters.empty()) {
+      Group::Waiter& front = group->waiters.front();
+      std::optional<Status> held =
+          Held(*group, front.ticket, /*count_replicas=*/true, "write");
+      if (!held.has_value() && (ending || front.deadline <= now)) {
+        held = ending && !group->ended.ok()
+                   ? group->ended
+                   : TimedOut(*group, front.ticket, "write");
+      }
+      // Later writes wait at least as long (tickets and deadlines rise).
+      if (!held.has_value()) break;
+      Status outcome = std::move(*held);
+      if (!outcome.ok() && outcome.code() != Status::Code::kIoError) {
+        // Applied here, so never a status a client would retry on.
+        outcome = Status::IoError(std::string(outcome.message()) +
+                                  " (the write applied here; its outcome is "
+                                  "unknown)");
+      }
+      settled.emplace_back(std::move(front.done), std::move(outcome));
+      group->waiters.pop_front();
+    }
+  }
+  for (auto& [done, outcome] : settled) done(outcome);
+}
+
 Status Replicator::AwaitTicket(Group* group, uint64_t ticket,
                                bool count_replicas, const char* what) {
   const auto deadline = Clock::now() + options_.timeout;
   std::unique_lock<std::mutex> lock(group->mutex);
   for (;;) {
-    bool held = true;
-    size_t holding = 1;  // this primary
-    for (const auto& stream : group->streams) {
-      if (!stream->required) continue;
-      const bool up = stream->state == Stream::State::kReady ||
-                      stream->state == Stream::State::kClosed;
-      if (!up || !stream->failure.ok() || !stream->caught_up ||
-          stream->done_ticket < ticket) {
-        held = false;
-        break;
-      }
-      ++holding;
-    }
-    if (held) {
-      if (count_replicas && holding < group->min_replicas) {
-        return Status::IoError(
-            "region " + std::to_string(group->region_id) + ": the " + what +
-            " is held by " + std::to_string(holding) +
-            " replicas, fewer than the minimum of " +
-            std::to_string(group->min_replicas) + " (its outcome is unknown)");
-      }
-      return Status::Ok();
-    }
-    if (!group->ended.ok()) return group->ended;
+    const std::optional<Status> held =
+        Held(*group, ticket, count_replicas, what);
+    if (held.has_value()) return *held;
     if (group->changed.wait_until(lock, deadline) == std::cv_status::timeout &&
         Clock::now() >= deadline) {
-      std::string why;
-      for (const auto& stream : group->streams) {
-        if (!stream->required) continue;
-        why += "; " + stream->target.Name() + ": " +
-               (!stream->failure.ok() ? std::string(stream->failure.message())
-                : !stream->caught_up
-                    ? std::string("catching up")
-                    : "holds up to " + std::to_string(stream->done_ticket) +
-                          " of " + std::to_string(ticket));
-      }
-      return Status::IoError("region " + std::to_string(group->region_id) +
-                             ": backups did not take the " + what + " within " +
-                             std::to_string(options_.timeout.count()) + " ms" +
-                             why);
+      return TimedOut(*group, ticket, what);
     }
   }
 }
@@ -716,6 +780,8 @@ void Replicator::Run() {
                    peer->client->writes_in_flight() > 0;
       }
     }
+    // Writes whose backups completed (or that timed out) answer now.
+    for (const auto& group : groups) Settle(group.get(), /*ending=*/false);
     if (busy) continue;
     if (waiting) {
       // The backups' progress, not ours, completes what is in flight: give

@@ -155,11 +155,19 @@ class Replicator final : public lsm::ReplicationTap {
   std::vector<BackupState> BackupStates(uint64_t region_id) const;
 
   // Runs `apply` (the local write) and, if it succeeds, replicates
-  // `record` (Send-Index: what `apply` appended); returns once every
-  // required backup holds it, or why not: NOT_ENOUGH_REPLICAS before it
-  // applied; after, IO_ERROR or CLOSED (its outcome unknown).
-  Status Write(uint64_t region_id, const Record& record,
-               const std::function<Status()>& apply);
+  // `record` (Send-Index: what `apply` appended), then returns: no thread
+  // waits for the backups. `done` gets the outcome exactly once: OK once
+  // every required backup holds the write, or why not: NOT_ENOUGH_REPLICAS
+  // before it applied; after, IO_ERROR (its outcome unknown). It runs on
+  // this thread when the outcome is known at once (no group, a refusal,
+  // apply failed), else on the replication thread when the backups'
+  // completions arrive (or the timeout runs out, or the group ends): it
+  // must not block. Writes waiting are bounded by the callers' requests
+  // in flight (clients' reply slots, the TCP front end's per-connection
+  // limit).
+  using WriteDone = std::function<void(Status)>;
+  void Write(uint64_t region_id, const Record& record,
+             const std::function<Status()>& apply, WriteDone done);
   // For a read that looked `key` up (or, without a key, a scan): returns
   // once every required backup holds the writes to it read may have seen,
   // or IO_ERROR when they do not within the timeout.
@@ -214,6 +222,18 @@ class Replicator final : public lsm::ReplicationTap {
   // `count_replicas`, also that at least its minimum of replicas do.
   Status AwaitTicket(Group* group, uint64_t ticket, bool count_replicas,
                      const char* what);
+  // Whether every required stream of `group` holds `ticket` (caller holds
+  // the group's mutex): nullopt if not yet, else the outcome (OK, IO_ERROR
+  // below the minimum of replicas with `count_replicas`, or the group's
+  // end).
+  static std::optional<Status> Held(const Group& group, uint64_t ticket,
+                                    bool count_replicas, const char* what);
+  // Why `ticket` is not held within the timeout (caller holds the mutex).
+  Status TimedOut(const Group& group, uint64_t ticket, const char* what) const;
+  // Completes the writes of `group` whose outcome is known (held, ended,
+  // timed out); every one still waiting if `ending`. Takes the group's
+  // mutex; runs their callbacks after releasing it.
+  void Settle(Group* group, bool ending);
   // Sends a Send-Index control message to the stream's backup; `pending`
   // (under the group's mutex) counts the replies outstanding.
   bool SendIndexControl(Stream* stream, const IndexControl& control,

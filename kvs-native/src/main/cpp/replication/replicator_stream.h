@@ -6,6 +6,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -150,6 +151,14 @@ struct Replicator::Group {
   Status ended;
   // The streams of the current backups, in the order Open named them.
   std::vector<std::shared_ptr<Stream>> streams;
+  // Writes waiting for their backups, in ticket order (registered under
+  // `order`); the replication thread completes them (Settle).
+  struct Waiter {
+    uint64_t ticket;
+    std::chrono::steady_clock::time_point deadline;
+    Replicator::WriteDone done;
+  };
+  std::deque<Waiter> waiters;
 
   // The ticket of the last write to each key stripe (0: none yet;
   // kApplying while one applies). Written under `order`.

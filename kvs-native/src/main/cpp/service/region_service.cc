@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -503,12 +504,25 @@ bool RegionService::IsControl(std::string_view request) const {
 
 void RegionService::Handle(channel::Session* session, std::string_view bytes,
                            std::string* reply) {
+  std::promise<std::string> answered;
+  std::future<std::string> answer = answered.get_future();
+  HandleAsync(session, bytes, [&answered](std::string done) {
+    answered.set_value(std::move(done));
+  });
+  *reply = answer.get();
+}
+
+void RegionService::HandleAsync(channel::Session* session,
+                                std::string_view bytes, Respond respond) {
+  std::string reply;
   if (replication::IsIndexControl(bytes)) {
-    HandleIndexControl(bytes, reply);
+    HandleIndexControl(bytes, &reply);
+    respond(std::move(reply));
     return;
   }
   if (replication::IsControl(bytes)) {
-    HandleReplication(session, bytes, reply);
+    HandleReplication(session, bytes, &reply);
+    respond(std::move(reply));
     return;
   }
   wire::Request request;
@@ -520,18 +534,35 @@ void RegionService::Handle(channel::Session* session, std::string_view bytes,
     if (bytes.size() >= wire::kRequestHeaderBytes) {
       std::memcpy(&header.request_id, bytes.data() + 8, 8);
     }
-    Fail(header, decoded, reply);
+    Fail(header, decoded, &reply);
+    respond(std::move(reply));
     return;
   }
-  Execute(request, reply);
+  ExecuteAsync(request, std::move(respond));
 }
 
 void RegionService::Execute(const wire::Request& request, std::string* reply) {
+  std::promise<std::string> answered;
+  std::future<std::string> answer = answered.get_future();
+  ExecuteAsync(request, [&answered](std::string bytes) {
+    answered.set_value(std::move(bytes));
+  });
+  *reply = answer.get();
+}
+
+void RegionService::ExecuteAsync(const wire::Request& request,
+                                 channel::RequestHandler::Respond respond) {
+  std::string reply;
+  const auto refuse = [&](const Status& status) {
+    Fail(request, status, &reply);
+    respond(std::move(reply));
+  };
   if (request.opcode == wire::Opcode::kNoop) {
     wire::Reply ok;
     ok.opcode = request.opcode;
     ok.request_id = request.request_id;
-    wire::EncodeReply(ok, reply);
+    wire::EncodeReply(ok, &reply);
+    respond(std::move(reply));
     return;
   }
   lsm::Region* region = nullptr;
@@ -541,26 +572,22 @@ void RegionService::Execute(const wire::Request& request, std::string* reply) {
     std::shared_lock<std::shared_mutex> lock(mutex_);
     const auto it = regions_.find(request.region_id);
     if (it == regions_.end()) {
-      Fail(request,
-           Status::FromCode(Status::Code::kWrongRegion,
+      refuse(Status::FromCode(Status::Code::kWrongRegion,
                             "region " + std::to_string(request.region_id) +
-                                " is not served here"),
-           reply);
+                                " is not served here"));
       return;
     }
     if (it->second.epoch != request.epoch) {
-      Fail(request,
-           Status::FromCode(Status::Code::kStaleEpoch,
+      refuse(Status::FromCode(Status::Code::kStaleEpoch,
                             "region " + std::to_string(request.region_id) +
                                 " is at epoch " +
                                 std::to_string(it->second.epoch) + ", not " +
-                                std::to_string(request.epoch)),
-           reply);
+                                std::to_string(request.epoch)));
       return;
     }
     const Status allowed = CheckPlacement(request, it->second);
     if (!allowed.ok()) {
-      Fail(request, allowed, reply);
+      refuse(allowed);
       return;
     }
     region = it->second.region;
@@ -576,7 +603,7 @@ void RegionService::Execute(const wire::Request& request, std::string* reply) {
   // have waited past the lease meanwhile): neither answers from a server
   // the cluster may have moved past.
   if (write && !LeaseHeld()) {
-    Fail(request, LeaseLapsed(request.region_id), reply);
+    refuse(LeaseLapsed(request.region_id));
     return;
   }
   wire::Reply result;
@@ -597,16 +624,48 @@ void RegionService::Execute(const wire::Request& request, std::string* reply) {
         return put ? region->Put(request.key, request.value)
                    : region->Delete(request.key);
       };
-      status =
-          replicating == nullptr
-              ? apply()
-              : replicating->Write(
-                    request.region_id,
-                    {put ? replication::RecordType::kPut
-                         : replication::RecordType::kDelete,
-                     request.key, put ? request.value : std::string_view()},
-                    apply);
-      break;
+      if (replicating == nullptr) {
+        status = apply();
+        break;
+      }
+      // Answered when the backups hold it, on the replication thread: no
+      // thread waits (replication/replicator.h).
+      replicating->Write(
+          request.region_id,
+          {put ? replication::RecordType::kPut
+               : replication::RecordType::kDelete,
+           request.key, put ? request.value : std::string_view()},
+          apply,
+          [this, opcode = request.opcode, request_id = request.request_id,
+           region_id = request.region_id,
+           respond = std::move(respond)](Status held) {
+            // Acknowledged only while the lease holds: a primary paused
+            // after posting it may find its backups' completions on
+            // waking, after the group moved on without it (the bytes
+            // landed in buffers its successor does not use). Applied here,
+            // so its outcome is unknown.
+            if (held.ok() && !LeaseHeld()) {
+              held = Status::IoError(
+                  "region " + std::to_string(region_id) +
+                  ": this server's lease lapsed while the write replicated "
+                  "(it may no longer be the primary); the write's outcome is "
+                  "unknown");
+            }
+            std::string answer;
+            if (held.ok()) {
+              wire::Reply acknowledged;
+              acknowledged.opcode = opcode;
+              acknowledged.request_id = request_id;
+              wire::EncodeReply(acknowledged, &answer);
+            } else {
+              wire::Request header;
+              header.opcode = opcode;
+              header.request_id = request_id;
+              Fail(header, held, &answer);
+            }
+            respond(std::move(answer));
+          });
+      return;
     }
     case wire::Opcode::kGet:
       status = region->Get(request.key, &value);
@@ -678,21 +737,12 @@ void RegionService::Execute(const wire::Request& request, std::string* reply) {
     }
   }
   if (!write && !LeaseHeld()) status = LeaseLapsed(request.region_id);
-  // A replicated write acknowledged only while the lease holds: a primary
-  // paused after posting it may find its backups' completions on waking,
-  // after the group moved on without it (the bytes landed in buffers its
-  // successor does not use). Applied here, so its outcome is unknown.
-  if (write && status.ok() && replicating != nullptr && !LeaseHeld()) {
-    status = Status::IoError(
-        "region " + std::to_string(request.region_id) +
-        ": this server's lease lapsed while the write replicated (it may no "
-        "longer be the primary); the write's outcome is unknown");
-  }
   if (!status.ok()) {
-    Fail(request, status, reply);
-    return;
+    Fail(request, status, &reply);
+  } else {
+    wire::EncodeReply(result, &reply);
   }
-  wire::EncodeReply(result, reply);
+  respond(std::move(reply));
 }
 
 void RegionService::RenewLease(int64_t valid_for_ns) {

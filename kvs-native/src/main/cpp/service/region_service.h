@@ -100,15 +100,21 @@ class RegionService final : public channel::RequestHandler {
   // channel::RequestHandler: a malformed request gets an INVALID_ARGUMENT
   // reply (with request id 0 if even the header is unreadable).
   // Replication control messages need `session` (the fabric connection).
+  // A replicated write answers once its backups hold it, on the
+  // replication thread (HandleAsync); Handle waits for that.
   void Handle(channel::Session* session, std::string_view request,
               std::string* reply) override;
+  void HandleAsync(channel::Session* session, std::string_view request,
+                   Respond respond) override;
   // Replication control messages (a backup's side): never behind client
   // writes, which may be waiting for this server's own backups.
   bool IsControl(std::string_view request) const override;
 
-  // Decodes, executes and encodes; for transports that hold a decoded
-  // request already.
+  // Executes and encodes, for transports that hold a decoded request
+  // already: Execute waits for the reply, ExecuteAsync hands it to
+  // `respond` (RequestHandler::HandleAsync).
   void Execute(const wire::Request& request, std::string* reply);
+  void ExecuteAsync(const wire::Request& request, Respond respond);
 
   // The levels installed by Send-Index for `region_id`, held here as a
   // backup (backup offsets); NotFound if it has no Send-Index stream.

@@ -262,6 +262,40 @@ public final class RegionService implements AutoCloseable {
     }
   }
 
+  /**
+   * Answers the encoded request like {@link #handle} without waiting for replication: returns the
+   * reply, or null when a replicated write is still waiting for its backups; its reply then comes
+   * through {@link #takeReplies} under {@code tag}, within the replication timeout.
+   */
+  public byte[] submit(ByteBuffer request, int position, int length, long tag) {
+    if (!request.isDirect()) {
+      throw new IllegalArgumentException("request must be a direct buffer");
+    }
+    lock.readLock().lock();
+    try {
+      return NativeMethods.serviceSubmit(live(), request, position, length, tag);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /**
+   * Waits up to {@code timeoutMillis} for replies of {@link #submit} that were not returned by it,
+   * and puts at most {@code tags.length} of them in {@code tags} and {@code replies} (oldest
+   * first); returns how many.
+   */
+  public int takeReplies(int timeoutMillis, long[] tags, byte[][] replies) {
+    if (tags.length != replies.length) {
+      throw new IllegalArgumentException("tags and replies must have the same length");
+    }
+    lock.readLock().lock();
+    try {
+      return NativeMethods.serviceTakeReplies(live(), timeoutMillis, tags, replies);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
   /** The native handle, for the servers of this library; not for applications. */
   public long nativeHandle() {
     lock.readLock().lock();

@@ -46,16 +46,7 @@ public final class ProtocolServerMain {
       FabricOptions tcp = FabricOptions.defaults("tcp");
       shm = new FabricOptions("shm", "", "127.0.0.1", 0, workers, shm.bufferBytes(), 5000);
       tcp = new FabricOptions("tcp", "127.0.0.1", "127.0.0.1", 0, workers, tcp.bufferBytes(), 5000);
-      TcpFrontEnd.Options netty = TcpFrontEnd.Options.defaults();
-      netty =
-          new TcpFrontEnd.Options(
-              "127.0.0.1",
-              0,
-              1,
-              workers,
-              netty.queue(),
-              netty.maxInFlightPerConnection(),
-              netty.maxFrameBytes());
+      TcpFrontEnd.Options netty = TcpFrontEnd.Options.defaults().withEventLoops(workers);
       try (FabricServer shmServer = FabricServer.start(shm, service);
           FabricServer tcpServer = FabricServer.start(tcp, service);
           TcpFrontEnd nettyServer = TcpFrontEnd.start(service, netty)) {

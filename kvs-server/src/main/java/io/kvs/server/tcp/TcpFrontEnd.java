@@ -1,9 +1,5 @@
 package io.kvs.server.tcp;
 
-import io.kvs.core.StatusCode;
-import io.kvs.core.wire.Opcode;
-import io.kvs.core.wire.Reply;
-import io.kvs.core.wire.WireCodec;
 import io.kvs.core.wire.netty.WireFraming;
 import io.kvs.service.RegionService;
 import io.netty.bootstrap.ServerBootstrap;
@@ -24,65 +20,78 @@ import io.netty.handler.codec.LengthFieldPrepender;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.net.InetSocketAddress;
 import java.nio.ByteOrder;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The Netty TCP front end of a server: wire-protocol frames (docs/PROTOCOL.md, "Netty TCP framing")
  * handed as bytes to a {@link RegionService}, which decodes and answers them natively.
  *
  * <ul>
- *   <li><b>Bounded worker pool</b>: requests run on {@code workers} threads (the engine may block
- *       on I/O), never on the event loops; its queue is bounded.
- *   <li><b>Backpressure</b>: a connection with {@code maxInFlightPerConnection} requests in the
- *       pool stops being read until it drops below half; when the pool's queue is full the request
- *       is answered OVERLOADED.
+ *   <li><b>No thread hop, no thread parked</b>: the event loop that read a frame hands it to the
+ *       service ({@link RegionService#submit}) and writes the reply at once; a replicated write,
+ *       whose reply comes when its backups hold it, is answered by the reply thread ({@code
+ *       kvs-tcp-reply}), which takes such replies from the service in batches and hands each to
+ *       its connection's event loop. Replies leave a connection in one flush per batch read.
+ *   <li><b>Backpressure</b>: a connection with {@code maxInFlightPerConnection} requests not yet
+ *       answered stops being read until it drops below half; replies waiting in the service are
+ *       thus bounded by connections times that limit.
  *   <li><b>Frames</b> above {@code maxFrameBytes} close the connection (the peer is broken or
  *       hostile); everyone else is served on.
- *   <li><b>Graceful shutdown</b>: {@link #close()} stops accepting, lets requests in the pool
- *       finish and their replies go out, then closes the connections.
+ *   <li><b>Graceful shutdown</b>: {@link #close()} stops accepting, waits (bounded) for the
+ *       replies still to come, then closes the connections.
  * </ul>
  */
 public final class TcpFrontEnd implements AutoCloseable {
   /** Settings; {@link #defaults()} for a one-machine server. */
   public record Options(
-      String host,
-      int port,
-      int eventLoops,
-      int workers,
-      int queue,
-      int maxInFlightPerConnection,
-      int maxFrameBytes) {
-    /** Loopback, any port, 1 event loop, 2 workers, 4096 queued, 256 per connection, 8 MiB. */
+      String host, int port, int eventLoops, int maxInFlightPerConnection, int maxFrameBytes) {
+    /** Loopback, any port, one event loop per core, 256 per connection, 8 MiB frames. */
     public static Options defaults() {
-      return new Options("127.0.0.1", 0, 1, 2, 4096, 256, WireFraming.MAX_FRAME_BYTES);
+      return new Options(
+          "127.0.0.1",
+          0,
+          Runtime.getRuntime().availableProcessors(),
+          256,
+          WireFraming.MAX_FRAME_BYTES);
     }
 
     /** These options with another port. */
     public Options withPort(int newPort) {
-      return new Options(
-          host, newPort, eventLoops, workers, queue, maxInFlightPerConnection, maxFrameBytes);
+      return new Options(host, newPort, eventLoops, maxInFlightPerConnection, maxFrameBytes);
     }
 
     /** These options listening on another address. */
     public Options withHost(String newHost) {
-      return new Options(
-          newHost, port, eventLoops, workers, queue, maxInFlightPerConnection, maxFrameBytes);
+      return new Options(newHost, port, eventLoops, maxInFlightPerConnection, maxFrameBytes);
+    }
+
+    /** These options with {@code loops} event loops. */
+    public Options withEventLoops(int loops) {
+      return new Options(host, port, loops, maxInFlightPerConnection, maxFrameBytes);
     }
   }
+
+  /** Replies taken from the service at once, at most. */
+  private static final int REPLY_BATCH = 256;
+
+  /** How long close() waits for replies still to come (beyond the replication timeout). */
+  private static final long CLOSE_WAIT_MILLIS = 15_000;
 
   private final RegionService service;
   private final Options options;
   private final EventLoopGroup bossGroup;
   private final EventLoopGroup ioGroup;
-  private final ThreadPoolExecutor pool;
   private final Channel serverChannel;
+  private final Thread replyThread;
   private final AtomicLong requests = new AtomicLong();
-  private final AtomicLong overloaded = new AtomicLong();
+  private final AtomicLong nextTag = new AtomicLong(1);
+  /** Requests whose replies come through the reply thread, by tag. */
+  private final ConcurrentHashMap<Long, RequestHandler> awaiting = new ConcurrentHashMap<>();
+
+  private volatile boolean running = true;
 
   private TcpFrontEnd(RegionService service, Options options) throws InterruptedException {
     this.service = service;
@@ -95,19 +104,9 @@ public final class TcpFrontEnd implements AutoCloseable {
             options.eventLoops(),
             new DefaultThreadFactory("kvs-tcp-io"),
             NioIoHandler.newFactory());
-    AtomicInteger threads = new AtomicInteger();
-    this.pool =
-        new ThreadPoolExecutor(
-            options.workers(),
-            options.workers(),
-            0,
-            TimeUnit.MILLISECONDS,
-            new ArrayBlockingQueue<>(options.queue()),
-            task -> {
-              Thread thread = new Thread(task, "kvs-tcp-worker-" + threads.incrementAndGet());
-              thread.setDaemon(true);
-              return thread;
-            });
+    this.replyThread = new Thread(this::takeReplies, "kvs-tcp-reply");
+    replyThread.setDaemon(true);
+    replyThread.start();
     ServerBootstrap bootstrap =
         new ServerBootstrap()
             .group(bossGroup, ioGroup)
@@ -150,17 +149,16 @@ public final class TcpFrontEnd implements AutoCloseable {
     return requests.get();
   }
 
-  /** Requests refused with OVERLOADED because the worker pool's queue was full. */
-  public long overloaded() {
-    return overloaded.get();
-  }
-
   @Override
   public void close() {
     serverChannel.close().syncUninterruptibly();
-    pool.shutdown();
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MILLIS);
+    while (!awaiting.isEmpty() && System.nanoTime() < deadline) {
+      LockSupport.parkNanos(1_000_000);
+    }
+    running = false;
     try {
-      pool.awaitTermination(10, TimeUnit.SECONDS);
+      replyThread.join(CLOSE_WAIT_MILLIS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
@@ -168,56 +166,84 @@ public final class TcpFrontEnd implements AutoCloseable {
     bossGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
   }
 
-  /** OVERLOADED for the request in {@code request}, with its id and opcode if readable. */
-  private static Reply overloadedReply(ByteBuf request) {
-    int start = request.readerIndex();
-    boolean header = request.readableBytes() >= WireCodec.REQUEST_HEADER_BYTES;
-    Opcode opcode = header ? Opcode.fromCode(request.getUnsignedByte(start + 1)) : null;
-    long id = header ? request.getLongLE(start + 8) : 0;
-    return Reply.error(
-        opcode == null ? Opcode.NOOP : opcode,
-        StatusCode.OVERLOADED,
-        id,
-        "the server's request queue is full; retry later");
-  }
-
-  /** Hands each frame to the pool; replies are written back on the channel's event loop. */
-  private final class RequestHandler extends SimpleChannelInboundHandler<ByteBuf> {
-    private int inFlight; // event loop only
-
-    @Override
-    protected void channelRead0(ChannelHandlerContext context, ByteBuf frame) {
-      ByteBuf request = frame.isDirect() ? frame.retain() : copyToDirect(frame);
-      inFlight++;
-      if (inFlight >= options.maxInFlightPerConnection()) {
-        context.channel().config().setAutoRead(false);
-      }
+  /** The reply thread: hands replies that came after their submit to their connections. */
+  private void takeReplies() {
+    long[] tags = new long[REPLY_BATCH];
+    byte[][] replies = new byte[REPLY_BATCH][];
+    while (running) {
+      int taken;
       try {
-        pool.execute(() -> answer(context, request));
-      } catch (RejectedExecutionException e) {
-        overloaded.incrementAndGet();
-        byte[] reply = WireCodec.encode(overloadedReply(request));
-        request.release();
-        finished(context, reply);
+        taken = service.takeReplies(50, tags, replies);
+      } catch (RuntimeException closed) {
+        return; // the service closed under us: nothing more will come
+      }
+      for (int i = 0; i < taken; i++) {
+        RequestHandler handler = awaiting.remove(tags[i]);
+        byte[] reply = replies[i];
+        replies[i] = null;
+        if (handler != null) {
+          handler.answerLater(reply);
+        }
       }
     }
+  }
 
-    private void answer(ChannelHandlerContext context, ByteBuf request) {
+  /** Submits each frame on the event loop; replies are written back on it. */
+  private final class RequestHandler extends SimpleChannelInboundHandler<ByteBuf> {
+    private ChannelHandlerContext context; // set once active
+    private int inFlight; // event loop only
+    private boolean unflushed; // event loop only
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext added) {
+      this.context = added;
+    }
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, ByteBuf frame) {
+      ByteBuf request = frame.isDirect() ? frame.retain() : copyToDirect(frame);
+      long tag = nextTag.getAndIncrement();
       byte[] reply;
+      // Registered first: the reply may come on the reply thread before submit returns.
+      awaiting.put(tag, this);
       try {
         reply =
-            service.handle(
+            service.submit(
                 request.nioBuffer(request.readerIndex(), request.readableBytes()),
                 0,
-                request.readableBytes());
+                request.readableBytes(),
+                tag);
       } finally {
         request.release();
       }
-      requests.incrementAndGet();
-      context.executor().execute(() -> finished(context, reply));
+      if (reply != null) {
+        awaiting.remove(tag);
+        requests.incrementAndGet();
+        ctx.write(Unpooled.wrappedBuffer(reply));
+        unflushed = true;
+        return;
+      }
+      inFlight++;
+      if (inFlight >= options.maxInFlightPerConnection()) {
+        ctx.channel().config().setAutoRead(false);
+      }
     }
 
-    private void finished(ChannelHandlerContext context, byte[] reply) {
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+      if (unflushed) {
+        unflushed = false;
+        ctx.flush();
+      }
+    }
+
+    /** A reply that came through the reply thread. */
+    void answerLater(byte[] reply) {
+      context.executor().execute(() -> finished(reply));
+    }
+
+    private void finished(byte[] reply) {
+      requests.incrementAndGet();
       context.writeAndFlush(Unpooled.wrappedBuffer(reply));
       inFlight--;
       if (inFlight <= options.maxInFlightPerConnection() / 2
@@ -227,8 +253,8 @@ public final class TcpFrontEnd implements AutoCloseable {
     }
 
     @Override
-    public void exceptionCaught(ChannelHandlerContext context, Throwable cause) {
-      context.close(); // a broken or hostile peer: drop it, serve the others
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      ctx.close(); // a broken or hostile peer: drop it, serve the others
     }
 
     private ByteBuf copyToDirect(ByteBuf frame) {
