@@ -33,15 +33,15 @@ import java.util.concurrent.locks.LockSupport;
  *   <li><b>No thread hop, no thread parked</b>: the event loop that read a frame hands it to the
  *       service ({@link RegionService#submit}) and writes the reply at once; a replicated write,
  *       whose reply comes when its backups hold it, is answered by the reply thread ({@code
- *       kvs-tcp-reply}), which takes such replies from the service in batches and hands each to
- *       its connection's event loop. Replies leave a connection in one flush per batch read.
+ *       kvs-tcp-reply}), which takes such replies from the service in batches and hands each to its
+ *       connection's event loop. Replies leave a connection in one flush per batch read.
  *   <li><b>Backpressure</b>: a connection with {@code maxInFlightPerConnection} requests not yet
  *       answered stops being read until it drops below half; replies waiting in the service are
  *       thus bounded by connections times that limit.
  *   <li><b>Frames</b> above {@code maxFrameBytes} close the connection (the peer is broken or
  *       hostile); everyone else is served on.
- *   <li><b>Graceful shutdown</b>: {@link #close()} stops accepting, waits (bounded) for the
- *       replies still to come, then closes the connections.
+ *   <li><b>Graceful shutdown</b>: {@link #close()} stops accepting, waits (bounded) for the replies
+ *       still to come, then closes the connections.
  * </ul>
  */
 public final class TcpFrontEnd implements AutoCloseable {
@@ -88,6 +88,7 @@ public final class TcpFrontEnd implements AutoCloseable {
   private final Thread replyThread;
   private final AtomicLong requests = new AtomicLong();
   private final AtomicLong nextTag = new AtomicLong(1);
+
   /** Requests whose replies come through the reply thread, by tag. */
   private final ConcurrentHashMap<Long, RequestHandler> awaiting = new ConcurrentHashMap<>();
 

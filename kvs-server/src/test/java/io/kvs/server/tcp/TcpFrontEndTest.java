@@ -54,8 +54,7 @@ class TcpFrontEndTest {
     try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
         RegionService service = RegionService.create();
         TcpFrontEnd server =
-            TcpFrontEnd.start(
-                service, new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20))) {
+            TcpFrontEnd.start(service, new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20))) {
       Region region = engine.createRegion("r");
       service.attach(5, 1, region);
       try (Socket client = new Socket("127.0.0.1", server.port());
