@@ -29,7 +29,9 @@ final class ReplicationReport {
       double backupIndexCpuUsPerOp,
       double ioAmplification,
       double networkAmplification,
-      long backupL0Bytes) {}
+      long backupL0Bytes,
+      double contextSwitchesPerOp,
+      double postsPerWrite) {}
 
   private final List<PhaseResult> results;
   private final ReplicationBenchmark.Options options;
@@ -54,7 +56,11 @@ final class ReplicationReport {
     double deviceBytes = 0;
     double networkBytes = 0;
     long backupL0 = 0;
+    double switches = 0;
+    double posts = 0;
     for (ServerSample s : r.servers()) {
+      switches += s.contextSwitches();
+      posts += s.counter("replication.writes");
       requests += s.cpuNanos().get(ThreadRole.REQUESTS);
       compaction += s.cpuNanos().get(ThreadRole.COMPACTION);
       replication += s.cpuNanos().get(ThreadRole.REPLICATION);
@@ -91,7 +97,10 @@ final class ReplicationReport {
         (backupIndex + compaction * backupShare) / micros,
         deviceBytes / userBytes,
         networkBytes / userBytes,
-        backupL0);
+        backupL0,
+        switches / ops,
+        // One-sided writes posted per write and backup: below 1 when writes are batched.
+        posts / Math.max(1, r.ycsb().writes() * Math.max(0, r.rf() - 1)));
   }
 
   static void printPhase(PhaseResult r) {
@@ -129,6 +138,8 @@ final class ReplicationReport {
             "io amp",
             "net amp",
             "bkp L0 MiB",
+            "cs/op",
+            "posts/write",
             "write p50/p99/p99.9 us");
     List<String> json = new ArrayList<>();
     for (PhaseResult r : results) {
@@ -154,6 +165,8 @@ final class ReplicationReport {
           f("%.2f", m.ioAmplification()),
           f("%.2f", m.networkAmplification()),
           f("%.1f", m.backupL0Bytes() / 1048576.0),
+          f("%.2f", m.contextSwitchesPerOp()),
+          r.rf() > 1 ? f("%.2f", m.postsPerWrite()) : "-",
           write == null ? "-" : f("%.0f/%.0f/%.0f", write.p50(), write.p99(), write.p999()));
       for (Map.Entry<String, YcsbPhase.Operation> op : r.ycsb().operations().entrySet()) {
         if (op.getKey().equals("CLEANUP")) {
@@ -178,6 +191,8 @@ final class ReplicationReport {
                 .put("io_amplification", m.ioAmplification())
                 .put("network_amplification", m.networkAmplification())
                 .put("backup_l0_bytes", m.backupL0Bytes())
+                .put("context_switches_per_op", m.contextSwitchesPerOp())
+                .put("posts_per_write", m.postsPerWrite())
                 .put("operations", op.getValue().count())
                 .put("failed_operations", op.getValue().failures())
                 .put("p50_us", op.getValue().p50())

@@ -20,6 +20,7 @@ import java.util.stream.Stream;
  */
 record ServerSample(
     Map<ThreadRole, Long> cpuNanos,
+    long contextSwitches,
     long deviceReadBytes,
     long deviceWriteBytes,
     Map<String, Long> counters) {
@@ -51,6 +52,7 @@ record ServerSample(
     for (ThreadRole role : ThreadRole.values()) {
       cpu.put(role, 0L);
     }
+    long switches = 0;
     try (Stream<Path> tasks = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
       for (Path task : (Iterable<Path>) tasks::iterator) {
         try {
@@ -58,6 +60,7 @@ record ServerSample(
           String schedstat = Files.readString(task.resolve("schedstat")).trim();
           long nanos = Long.parseLong(schedstat.substring(0, schedstat.indexOf(' ')));
           cpu.merge(ThreadRole.of(name), nanos, Long::sum);
+          switches += contextSwitches(task);
         } catch (IOException e) {
           // the thread ended meanwhile
         }
@@ -80,7 +83,7 @@ record ServerSample(
       if (!reply.isOk()) {
         throw new IOException("stats of " + host + ":" + controlPort + ": " + reply.message());
       }
-      return new ServerSample(cpu, read, written - cancelled, reply.stats());
+      return new ServerSample(cpu, switches, read, written - cancelled, reply.stats());
     }
   }
 
@@ -92,9 +95,22 @@ record ServerSample(
     counters.forEach((name, value) -> delta.put(name, value - earlier.counter(name)));
     return new ServerSample(
         cpu,
+        contextSwitches - earlier.contextSwitches,
         deviceReadBytes - earlier.deviceReadBytes,
         deviceWriteBytes - earlier.deviceWriteBytes,
         delta);
+  }
+
+  /** A thread's voluntary and involuntary context switches so far. */
+  private static long contextSwitches(Path task) throws IOException {
+    long switches = 0;
+    for (String line : Files.readAllLines(task.resolve("status"))) {
+      if (line.startsWith("voluntary_ctxt_switches:")
+          || line.startsWith("nonvoluntary_ctxt_switches:")) {
+        switches += Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
+      }
+    }
+    return switches;
   }
 
   long counter(String name) {
