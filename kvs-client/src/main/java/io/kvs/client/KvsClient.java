@@ -19,6 +19,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ForkJoinWorkerThread;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -72,6 +73,8 @@ public final class KvsClient implements AutoCloseable {
   private final ForkJoinPool callbacks;
   private final ScheduledThreadPoolExecutor timer;
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final int maxInFlight;
+  private final Semaphore inFlight;
 
   private KvsClient(
       CuratorFramework curator,
@@ -80,7 +83,10 @@ public final class KvsClient implements AutoCloseable {
       ClientContext context,
       ExecutorService blocking,
       ForkJoinPool callbacks,
-      ScheduledThreadPoolExecutor timer) {
+      ScheduledThreadPoolExecutor timer,
+      int maxInFlight) {
+    this.maxInFlight = maxInFlight;
+    this.inFlight = new Semaphore(maxInFlight);
     this.curator = curator;
     this.metadata = metadata;
     this.factory = factory;
@@ -104,7 +110,8 @@ public final class KvsClient implements AutoCloseable {
       String cluster,
       Transport transport,
       Duration timeout,
-      Duration connectTimeout) {
+      Duration connectTimeout,
+      int maxInFlight) {
     ClusterPaths paths = new ClusterPaths(cluster);
     ExecutorService blocking = Executors.newCachedThreadPool(daemonThreads("kvs-client-blocking"));
     ForkJoinPool callbacks =
@@ -149,7 +156,8 @@ public final class KvsClient implements AutoCloseable {
       metadata.start(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
       Connections connections = new Connections(factory, blocking);
       ClientContext context = new ClientContext(metadata, connections, callbacks, timer, timeout);
-      return new KvsClient(curator, metadata, factory, context, blocking, callbacks, timer);
+      return new KvsClient(
+          curator, metadata, factory, context, blocking, callbacks, timer, maxInFlight);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       shutDown(metadata, curator, factory, blocking, callbacks, timer);
@@ -271,11 +279,42 @@ public final class KvsClient implements AutoCloseable {
     return ifOpen(() -> ScanOperation.start(context, from, to, limit));
   }
 
+  /**
+   * Starts an operation once one of the {@code maxInFlight} permits is free: the caller waits for
+   * one (backpressure) up to the operation timeout, then gets a {@link NotAppliedException} (the
+   * operation was never sent).
+   */
   private <T> CompletableFuture<T> ifOpen(Supplier<CompletableFuture<T>> start) {
     if (context.isClosed()) {
       return CompletableFuture.failedFuture(ClientContext.closedError());
     }
-    return start.get();
+    try {
+      if (!inFlight.tryAcquire(context.operationTimeout.toNanos(), TimeUnit.NANOSECONDS)) {
+        return CompletableFuture.failedFuture(
+            new NotAppliedException(
+                StatusCode.OVERLOADED,
+                "the client has "
+                    + maxInFlight
+                    + " operations in flight (maxInFlight) and none completed within "
+                    + Problem.format(context.operationTimeout)
+                    + "; the operation was not sent"));
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return CompletableFuture.failedFuture(
+          new NotAppliedException(
+              StatusCode.IO_ERROR,
+              "interrupted while waiting to send; the operation was not sent"));
+    }
+    CompletableFuture<T> started;
+    try {
+      started = start.get();
+    } catch (RuntimeException | Error e) {
+      inFlight.release();
+      throw e;
+    }
+    started.whenComplete((result, failure) -> inFlight.release());
+    return started;
   }
 
   // --- Blocking operations -------------------------------------------------------------------

@@ -32,11 +32,15 @@ public final class KvsClientBuilder {
   /** The connect timeout used unless {@link #connectTimeout} sets another. */
   public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(30);
 
+  /** The bound on operations in flight unless {@link #maxInFlight} sets another. */
+  public static final int DEFAULT_MAX_IN_FLIGHT = 4096;
+
   private String zookeeper;
   private String cluster = DEFAULT_CLUSTER;
   private Transport transport = Transport.TCP;
   private Duration operationTimeout = DEFAULT_OPERATION_TIMEOUT;
   private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
+  private int maxInFlight = DEFAULT_MAX_IN_FLIGHT;
 
   KvsClientBuilder() {}
 
@@ -118,6 +122,26 @@ public final class KvsClientBuilder {
   }
 
   /**
+   * How many operations the client has in flight at most (each asynchronous call, and each blocking
+   * one, holds one until it completes; a multi-get or scan counts once). A call made at the limit
+   * waits for one to complete (backpressure on the caller), up to the operation timeout, then fails
+   * with {@link NotAppliedException} (status OVERLOADED) without sending anything. Do not make
+   * calls at the limit from the client's own callback threads: the completions they wait for may
+   * need those threads. Default 4,096.
+   *
+   * @param operations at least 1
+   * @return this builder
+   * @throws IllegalArgumentException if not positive
+   */
+  public KvsClientBuilder maxInFlight(int operations) {
+    if (operations < 1) {
+      throw new IllegalArgumentException("maxInFlight must be at least 1: " + operations);
+    }
+    this.maxInFlight = operations;
+    return this;
+  }
+
+  /**
    * Connects to ZooKeeper and loads the cluster's region map (waiting at most the connect timeout
    * in all), and returns the client. Connections to region servers are opened on first use.
    *
@@ -130,6 +154,7 @@ public final class KvsClientBuilder {
     if (zookeeper == null) {
       throw new IllegalStateException("set the ZooKeeper connect string with zookeeper(...)");
     }
-    return KvsClient.open(zookeeper, cluster, transport, operationTimeout, connectTimeout);
+    return KvsClient.open(
+        zookeeper, cluster, transport, operationTimeout, connectTimeout, maxInFlight);
   }
 }

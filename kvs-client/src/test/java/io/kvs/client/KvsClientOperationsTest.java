@@ -48,6 +48,23 @@ class KvsClientOperationsTest extends ClusterTestBase {
 
   @ParameterizedTest
   @EnumSource(Transport.class)
+  void aCallAtTheInFlightBoundWaitsForAnOperationToComplete(Transport transport) throws Exception {
+    startCluster(transport);
+    KvsClient client = cluster.client(transport, TIMEOUT, 2);
+    List<CompletableFuture<Void>> puts = new ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      puts.add(client.putAsync(bytes("bounded" + i), bytes("v" + i)));
+      // Two in flight at most: a call returns only once all but one of the earlier completed.
+      long pending = puts.subList(0, i).stream().filter(put -> !put.isDone()).count();
+      assertThat(pending).isLessThanOrEqualTo(1);
+    }
+    CompletableFuture.allOf(puts.toArray(CompletableFuture<?>[]::new)).join();
+    assertThat(client.get(bytes("bounded99")))
+        .hasValueSatisfying(v -> assertThat(text(v)).isEqualTo("v99"));
+  }
+
+  @ParameterizedTest
+  @EnumSource(Transport.class)
   void putGetAndDeleteReachTheRegionOfEachKey(Transport transport) throws Exception {
     startCluster(transport);
     KvsClient client = cluster.client(transport, TIMEOUT);

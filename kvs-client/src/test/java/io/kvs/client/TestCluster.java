@@ -141,12 +141,17 @@ final class TestCluster implements AutoCloseable {
 
   /** A client of this cluster, closed with it. */
   KvsClient client(Transport transport, Duration timeout) {
+    return client(transport, timeout, KvsClientBuilder.DEFAULT_MAX_IN_FLIGHT);
+  }
+
+  KvsClient client(Transport transport, Duration timeout, int maxInFlight) {
     KvsClient client =
         KvsClient.builder()
             .zookeeper(zookeeper)
             .cluster(name)
             .transport(transport)
             .operationTimeout(timeout)
+            .maxInFlight(maxInFlight)
             .build();
     synchronized (clients) {
       clients.add(client);
