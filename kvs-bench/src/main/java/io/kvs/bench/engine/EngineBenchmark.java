@@ -93,7 +93,7 @@ public final class EngineBenchmark {
         --mixes SD,MD              KV size mixes: S, M, L, SD, MD, LD
         --workloads runA,runC      loadA, runA ... runE, overwrite3 (3 full overwrites; loadA
                                    always runs first)
-        --systems kvs,rocksdb      kvs, rocksdb, blobdb
+        --systems kvs,rocksdb      kvs, rocksdb, rocksdb-wal50, blobdb
         --threads 4                client threads, the same for every system
         --cache-mib 128            block cache (RocksDB) and node cache (KVS)
         --l0-mib 32                KVS L0 and RocksDB write buffer size

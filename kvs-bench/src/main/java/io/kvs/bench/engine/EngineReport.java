@@ -66,7 +66,7 @@ public final class EngineReport {
               number(result.latencies().overall().p999Micros()));
         }
         PhaseResult kvs = find(group, "kvs");
-        for (String other : List.of("rocksdb", "blobdb")) {
+        for (String other : List.of("rocksdb", "rocksdb-wal50", "blobdb")) {
           PhaseResult base = find(group, other);
           if (kvs != null && base != null) {
             table.row(

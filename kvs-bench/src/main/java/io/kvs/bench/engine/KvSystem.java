@@ -9,7 +9,10 @@ import java.nio.file.Path;
  * call it concurrently: implementations must be thread-safe.
  */
 public interface KvSystem extends AutoCloseable {
-  /** The system's name in results: {@code kvs}, {@code rocksdb} or {@code blobdb}. */
+  /**
+   * The system's name in results: {@code kvs}, {@code rocksdb}, {@code rocksdb-wal50} or {@code
+   * blobdb}.
+   */
   String name();
 
   /** The directory holding every file of the system (measured for space amplification). */

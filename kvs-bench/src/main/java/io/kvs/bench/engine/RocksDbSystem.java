@@ -6,6 +6,9 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.BloomFilter;
 import org.rocksdb.CompactionStyle;
@@ -30,11 +33,19 @@ import org.rocksdb.WriteOptions;
  * filter per key plus ~1% of the SST bytes of index, a few MiB at the benchmark's sizes, the
  * counterpart of KVS's in-memory Bloom filters).
  *
- * <p>{@link BlobDbSystem} opens the same configuration with integrated BlobDB on top.
+ * <p>{@link BlobDbSystem} opens the same configuration with integrated BlobDB on top; {@link
+ * #openWalBuffered} the same with the WAL kept in user space and flushed every {@value
+ * #WAL_FLUSH_MILLIS} ms, KVS's own loss window.
  */
 public final class RocksDbSystem implements KvSystem {
   /** Bloom filter bits per key; the usual choice, about 1% false positives. */
   static final double BLOOM_BITS_PER_KEY = 10;
+
+  /**
+   * How often {@link #openWalBuffered} writes the WAL buffer out: KVS without {@code sync} keeps at
+   * most this much of its log in user space (its log flush interval).
+   */
+  static final long WAL_FLUSH_MILLIS = 50;
 
   /** Options a variant adds on top of the common configuration. */
   @FunctionalInterface
@@ -49,6 +60,9 @@ public final class RocksDbSystem implements KvSystem {
   private final RocksDB db;
   private final WriteOptions writeOptions;
   private final ReadOptions readOptions;
+
+  /** The WAL flusher of {@link #openWalBuffered}; null otherwise. */
+  private ScheduledExecutorService walFlusher;
 
   private RocksDbSystem(
       String name,
@@ -70,6 +84,40 @@ public final class RocksDbSystem implements KvSystem {
   /** Opens plain RocksDB (values in place) on a fresh {@code directory}. */
   public static RocksDbSystem open(Path directory, SystemSettings settings) {
     return open("rocksdb", directory, settings, (options, unused) -> {});
+  }
+
+  /**
+   * Opens plain RocksDB with the durability KVS has without {@code sync}: {@code manual_wal_flush},
+   * so a put appends to a user-space WAL buffer (RocksDB's default {@code write()}s every put into
+   * the page cache, which survives a process crash, where KVS's buffer does not), and a {@code
+   * FlushWAL} every {@value #WAL_FLUSH_MILLIS} ms.
+   */
+  public static RocksDbSystem openWalBuffered(Path directory, SystemSettings settings) {
+    RocksDbSystem system =
+        open(
+            "rocksdb-wal50",
+            directory,
+            settings,
+            (options, unused) -> options.setManualWalFlush(true));
+    ScheduledExecutorService flusher =
+        Executors.newSingleThreadScheduledExecutor(
+            task -> {
+              Thread thread = new Thread(task, "rocksdb-wal-flush");
+              thread.setDaemon(true);
+              return thread;
+            });
+    flusher.scheduleAtFixedRate(
+        system::flushWal, WAL_FLUSH_MILLIS, WAL_FLUSH_MILLIS, TimeUnit.MILLISECONDS);
+    system.walFlusher = flusher;
+    return system;
+  }
+
+  private void flushWal() {
+    try {
+      db.flushWal(false);
+    } catch (RocksDBException e) {
+      // The next round tries again; a put would fail on the same error and report it.
+    }
   }
 
   static RocksDbSystem open(String name, Path directory, SystemSettings settings, Variant variant) {
@@ -206,6 +254,15 @@ public final class RocksDbSystem implements KvSystem {
 
   @Override
   public void close() {
+    if (walFlusher != null) {
+      walFlusher.shutdown();
+      try {
+        walFlusher.awaitTermination(10, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      flushWal();
+    }
     try {
       db.closeE();
     } catch (RocksDBException e) {

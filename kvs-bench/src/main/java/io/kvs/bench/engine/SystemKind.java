@@ -7,6 +7,8 @@ import java.util.Locale;
 public enum SystemKind {
   KVS("kvs"),
   ROCKSDB("rocksdb"),
+  /** RocksDB with its WAL buffered in user space and flushed every 50 ms, as KVS's log is. */
+  ROCKSDB_WAL50("rocksdb-wal50"),
   BLOBDB("blobdb");
 
   private final String id;
@@ -25,11 +27,14 @@ public enum SystemKind {
     return switch (this) {
       case KVS -> KvsSystem.open(directory, settings);
       case ROCKSDB -> RocksDbSystem.open(directory, settings);
+      case ROCKSDB_WAL50 -> RocksDbSystem.openWalBuffered(directory, settings);
       case BLOBDB -> BlobDbSystem.open(directory, settings);
     };
   }
 
-  /** Parses {@code kvs}, {@code rocksdb} or {@code blobdb}, ignoring case. */
+  /**
+   * Parses {@code kvs}, {@code rocksdb}, {@code rocksdb-wal50} or {@code blobdb}, ignoring case.
+   */
   public static SystemKind parse(String name) {
     String wanted = name.trim().toLowerCase(Locale.ROOT);
     for (SystemKind kind : values()) {
@@ -38,6 +43,6 @@ public enum SystemKind {
       }
     }
     throw new IllegalArgumentException(
-        "unknown system '" + name + "'; known: kvs, rocksdb, blobdb");
+        "unknown system '" + name + "'; known: kvs, rocksdb, rocksdb-wal50, blobdb");
   }
 }

@@ -83,14 +83,14 @@ class EngineBenchmarkTest {
     List<PhaseResult> results =
         EngineBenchmark.run(config, new PrintStream(printed, true, StandardCharsets.UTF_8));
 
-    assertThat(results).hasSize(3 * 5);
+    assertThat(results).hasSize(4 * 5);
     for (PhaseResult result : results) {
       assertThat(result.notFound()).as("reads of existing keys").isZero();
       assertThat(result.operations())
           .isEqualTo(config.operationsFor(result.workload(), result.mix()));
     }
     List<String> lines = Files.readAllLines(directory.resolve("out/engine.json"));
-    assertThat(lines).hasSize(15);
+    assertThat(lines).hasSize(20);
     for (String line : lines) {
       assertThat(line).startsWith("{").endsWith("}");
       for (String field : REQUIRED_FIELDS) {
@@ -100,9 +100,9 @@ class EngineBenchmarkTest {
     }
     Set<String> systems =
         lines.stream()
-            .map(line -> line.replaceAll("^\\{\"system\":\"([a-z]+)\".*$", "$1"))
+            .map(line -> line.replaceAll("^\\{\"system\":\"([a-z0-9-]+)\".*$", "$1"))
             .collect(Collectors.toSet());
-    assertThat(systems).containsExactlyInAnyOrder("kvs", "rocksdb", "blobdb");
+    assertThat(systems).containsExactlyInAnyOrder("kvs", "rocksdb", "rocksdb-wal50", "blobdb");
     assertThat(lines)
         .anyMatch(line -> line.contains("\"workload\":\"loadA\""))
         .anyMatch(line -> line.contains("\"workload\":\"runE\""));
@@ -112,7 +112,11 @@ class EngineBenchmarkTest {
     assertThat(chart.getWidth()).isGreaterThan(500);
 
     String table = printed.toString(StandardCharsets.UTF_8);
-    assertThat(table).contains("kvs/rocksdb").contains("kvs/blobdb").contains("runD");
+    assertThat(table)
+        .contains("kvs/rocksdb")
+        .contains("kvs/rocksdb-wal50")
+        .contains("kvs/blobdb")
+        .contains("runD");
     // The systems' directories are removed after their run unless --keep-data.
     assertThat(directory.resolve("data/SD")).doesNotExist();
   }
