@@ -353,9 +353,8 @@ typedef void (*kvs_tagged_sink)(void* context, uint64_t tag, const void* value,
 // at most `max` of them to `sink` (oldest first) and returns how many.
 // Replies wait in the service until taken: their number is bounded by the
 // requests the caller submitted and has not taken back.
-KVS_EXPORT size_t kvs_service_take_replies(kvs_service* service,
-                                           int timeout_ms, size_t max,
-                                           kvs_tagged_sink sink,
+KVS_EXPORT size_t kvs_service_take_replies(kvs_service* service, int timeout_ms,
+                                           size_t max, kvs_tagged_sink sink,
                                            void* sink_context);
 // Every server using the service must be stopped first.
 KVS_EXPORT void kvs_service_destroy(kvs_service* service);

@@ -213,9 +213,8 @@ void kvs_service_handle(kvs_service* service, const void* request, size_t size,
   sink(sink_context, reply.data(), reply.size());
 }
 
-int kvs_service_submit(kvs_service* service, const void* request,
-                       size_t size, uint64_t tag, kvs_value_sink sink,
-                       void* sink_context) {
+int kvs_service_submit(kvs_service* service, const void* request, size_t size,
+                       uint64_t tag, kvs_value_sink sink, void* sink_context) {
   auto submitted = std::make_shared<Submitted>();
   service->service.HandleAsync(
       /*session=*/nullptr,

@@ -582,8 +582,7 @@ struct Server::Impl {
         auto it = DecodeFetch(task.payload, &fetch)
                       ? connection.parts.find(fetch.request_id)
                       : connection.parts.end();
-        if (it == connection.parts.end() ||
-            fetch.offset >= it->second.size()) {
+        if (it == connection.parts.end() || fetch.offset >= it->second.size()) {
           connection.MarkClosed();  // a fetch of nothing: broken client
           malformed.fetch_add(1);
           return;
@@ -598,13 +597,12 @@ struct Server::Impl {
     // replication thread when they hold it: the worker takes the next
     // request meanwhile.
     answering.fetch_add(1);
-    handler->HandleAsync(
-        &connection, task.payload,
-        [this, connection = task.connection, header = task.header](
-            std::string answer) {
-          SendReply(Task{connection, header, {}}, answer, 0);
-          answering.fetch_sub(1, std::memory_order_release);
-        });
+    handler->HandleAsync(&connection, task.payload,
+                         [this, connection = task.connection,
+                          header = task.header](std::string answer) {
+                           SendReply(Task{connection, header, {}}, answer, 0);
+                           answering.fetch_sub(1, std::memory_order_release);
+                         });
   }
 
   // Writes reply[offset..] into the request's slot, in part if it does not

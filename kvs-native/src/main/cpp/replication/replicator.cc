@@ -629,12 +629,11 @@ std::optional<Status> Replicator::Held(const Group& group, uint64_t ticket,
     ++holding;
   }
   if (count_replicas && holding < group.min_replicas) {
-    return Status::IoError("region " + std::to_string(group.region_id) +
-                           ": the " + what + " is held by " +
-                           std::to_string(holding) +
-                           " replicas, fewer than the minimum of " +
-                           std::to_string(group.min_replicas) +
-                           " (its outcome is unknown)");
+    return Status::IoError(
+        "region " + std::to_string(group.region_id) + ": the " + what +
+        " is held by " + std::to_string(holding) +
+        " replicas, fewer than the minimum of " +
+        std::to_string(group.min_replicas) + " (its outcome is unknown)");
   }
   return Status::Ok();
 }

@@ -573,16 +573,16 @@ void RegionService::ExecuteAsync(const wire::Request& request,
     const auto it = regions_.find(request.region_id);
     if (it == regions_.end()) {
       refuse(Status::FromCode(Status::Code::kWrongRegion,
-                            "region " + std::to_string(request.region_id) +
-                                " is not served here"));
+                              "region " + std::to_string(request.region_id) +
+                                  " is not served here"));
       return;
     }
     if (it->second.epoch != request.epoch) {
       refuse(Status::FromCode(Status::Code::kStaleEpoch,
-                            "region " + std::to_string(request.region_id) +
-                                " is at epoch " +
-                                std::to_string(it->second.epoch) + ", not " +
-                                std::to_string(request.epoch)));
+                              "region " + std::to_string(request.region_id) +
+                                  " is at epoch " +
+                                  std::to_string(it->second.epoch) + ", not " +
+                                  std::to_string(request.epoch)));
       return;
     }
     const Status allowed = CheckPlacement(request, it->second);
