@@ -8,10 +8,13 @@
 // which closes with the connection. A spinning thread polls every
 // connection's rendezvous point (where the next message's header goes),
 // drives each connection's endpoint's progress, and hands whole requests to
-// workers; no receive call, no interrupt. Workers run the RequestHandler and
-// write each reply one-sidedly into the slot of the client's reply buffer that
-// the request named. A reply larger than its slot goes in parts: the first part
-// says the total, the client fetches the rest.
+// workers; no receive call, no interrupt. Workers run the RequestHandler
+// (HandleAsync) and write each reply one-sidedly into the slot of the
+// client's reply buffer that the request named; a reply the handler gives
+// later (a replicated write, once its backups hold it) is written from the
+// handler's thread, and the worker has moved on meanwhile. A reply larger than
+// its slot goes in parts: the first part says the total, the client fetches the
+// rest.
 //
 // Scheduling (the seeds' policy): the spinning thread keeps giving tasks to
 // the current worker until its private queue holds `queue_threshold`, then

@@ -7,8 +7,9 @@
 // it appended queued on every stream under the group's order lock (so
 // backups see writes in the order the primary applied them); the
 // replication thread writes queued bytes, batched, one-sidedly into the
-// backup's buffers, and the writer returns once every backup the write must
-// wait for holds them.
+// backup's buffers, and completes the write (its callback, from that
+// thread) once every backup the write must wait for holds them: no thread
+// waits for a replicated write.
 //
 // Build-Index (ReplicationMode::kBuildIndex): a stream carries records into
 // two alternating buffers, each handed over with FLUSH (the backup applies
