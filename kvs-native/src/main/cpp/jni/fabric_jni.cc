@@ -199,9 +199,11 @@ void ServiceDetach(JNIEnv*, jclass, jlong service, jlong region_id) {
                      static_cast<uint64_t>(region_id));
 }
 
-// Reads the request from a direct buffer range: no copy on the way in.
-jbyteArray ServiceHandle(JNIEnv* env, jclass, jlong service, jobject request,
-                         jint position, jint length) {
+// The start of `request[position, position + length)`, a direct buffer
+// range (no copy on the way in); null with an exception thrown if it is not
+// one.
+const char* DirectRange(JNIEnv* env, jobject request, jint position,
+                        jint length) {
   auto* base = static_cast<const char*>(env->GetDirectBufferAddress(request));
   if (base == nullptr || position < 0 || length < 0 ||
       static_cast<jlong>(position) + length >
@@ -209,8 +211,16 @@ jbyteArray ServiceHandle(JNIEnv* env, jclass, jlong service, jobject request,
     ThrowStatus(env, Status::InvalidArgument("not a direct buffer range"));
     return nullptr;
   }
+  return base + position;
+}
+
+// Reads the request from a direct buffer range.
+jbyteArray ServiceHandle(JNIEnv* env, jclass, jlong service, jobject request,
+                         jint position, jint length) {
+  const char* base = DirectRange(env, request, position, length);
+  if (base == nullptr) return nullptr;
   ArraySink sink{env, nullptr};
-  kvs_service_handle(reinterpret_cast<kvs_service*>(service), base + position,
+  kvs_service_handle(reinterpret_cast<kvs_service*>(service), base,
                      static_cast<size_t>(length), &SinkToArray, &sink);
   return sink.result;
 }
@@ -219,15 +229,10 @@ jbyteArray ServiceHandle(JNIEnv* env, jclass, jlong service, jobject request,
 // if it comes later through ServiceTakeReplies under `tag`.
 jbyteArray ServiceSubmit(JNIEnv* env, jclass, jlong service, jobject request,
                          jint position, jint length, jlong tag) {
-  auto* base = static_cast<const char*>(env->GetDirectBufferAddress(request));
-  if (base == nullptr || position < 0 || length < 0 ||
-      static_cast<jlong>(position) + length >
-          env->GetDirectBufferCapacity(request)) {
-    ThrowStatus(env, Status::InvalidArgument("not a direct buffer range"));
-    return nullptr;
-  }
+  const char* base = DirectRange(env, request, position, length);
+  if (base == nullptr) return nullptr;
   ArraySink sink{env, nullptr};
-  kvs_service_submit(reinterpret_cast<kvs_service*>(service), base + position,
+  kvs_service_submit(reinterpret_cast<kvs_service*>(service), base,
                      static_cast<size_t>(length), static_cast<uint64_t>(tag),
                      &SinkToArray, &sink);
   return sink.result;
