@@ -541,15 +541,6 @@ void RegionService::HandleAsync(channel::Session* session,
   ExecuteAsync(request, std::move(respond));
 }
 
-void RegionService::Execute(const wire::Request& request, std::string* reply) {
-  std::promise<std::string> answered;
-  std::future<std::string> answer = answered.get_future();
-  ExecuteAsync(request, [&answered](std::string bytes) {
-    answered.set_value(std::move(bytes));
-  });
-  *reply = answer.get();
-}
-
 void RegionService::ExecuteAsync(const wire::Request& request,
                                  channel::RequestHandler::Respond respond) {
   std::string reply;

@@ -111,9 +111,7 @@ class RegionService final : public channel::RequestHandler {
   bool IsControl(std::string_view request) const override;
 
   // Executes and encodes, for transports that hold a decoded request
-  // already: Execute waits for the reply, ExecuteAsync hands it to
-  // `respond` (RequestHandler::HandleAsync).
-  void Execute(const wire::Request& request, std::string* reply);
+  // already, handing the reply to `respond` (RequestHandler::HandleAsync).
   void ExecuteAsync(const wire::Request& request, Respond respond);
 
   // The levels installed by Send-Index for `region_id`, held here as a
