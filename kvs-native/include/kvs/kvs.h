@@ -328,6 +328,13 @@ KVS_EXPORT int kvs_service_backups_caught_up(const kvs_service* service,
 KVS_EXPORT size_t kvs_service_backup_states(const kvs_service* service,
                                             uint64_t region_id, int8_t* states,
                                             size_t capacity);
+// Why the stream to backup `index` (placement order) of region `region_id`
+// failed: copies up to `capacity` bytes of the text into `message` and
+// returns its whole length; 0 if that stream did not fail (or there is no
+// such backup).
+KVS_EXPORT size_t kvs_service_backup_failure(const kvs_service* service,
+                                             uint64_t region_id, size_t index,
+                                             char* message, size_t capacity);
 // Primaries answer client requests for `valid_for_ns` from now, then
 // NOT_PRIMARY until renewed (fencing; never called: no lease enforced).
 KVS_EXPORT void kvs_service_renew_lease(kvs_service* service,

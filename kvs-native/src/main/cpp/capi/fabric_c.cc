@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -188,6 +189,17 @@ size_t kvs_service_backup_states(const kvs_service* service, uint64_t region_id,
     states[i] = static_cast<int8_t>(held[i]);
   }
   return held.size();
+}
+
+size_t kvs_service_backup_failure(const kvs_service* service,
+                                  uint64_t region_id, size_t index,
+                                  char* message, size_t capacity) {
+  const std::vector<std::string> failures =
+      service->service.BackupFailures(region_id);
+  if (index >= failures.size()) return 0;
+  const std::string& failure = failures[index];
+  std::memcpy(message, failure.data(), std::min(capacity, failure.size()));
+  return failure.size();
 }
 
 void kvs_service_renew_lease(kvs_service* service, int64_t valid_for_ns) {

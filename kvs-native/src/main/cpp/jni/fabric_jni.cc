@@ -153,6 +153,18 @@ jbyteArray ServiceBackupStates(JNIEnv* env, jclass, jlong service,
   return result;
 }
 
+// Why the stream to backup `index` failed; null if it did not.
+jstring ServiceBackupFailure(JNIEnv* env, jclass, jlong service,
+                             jlong region_id, jint index) {
+  char message[1024];
+  const size_t length = kvs_service_backup_failure(
+      reinterpret_cast<kvs_service*>(service), static_cast<uint64_t>(region_id),
+      static_cast<size_t>(index), message, sizeof(message) - 1);
+  if (length == 0) return nullptr;
+  message[std::min(length, sizeof(message) - 1)] = '\0';
+  return env->NewStringUTF(message);
+}
+
 void ServiceRenewLease(JNIEnv*, jclass, jlong service, jlong valid_for_ns) {
   kvs_service_renew_lease(reinterpret_cast<kvs_service*>(service),
                           static_cast<int64_t>(valid_for_ns));
@@ -382,6 +394,8 @@ bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class) {
       KVS_NATIVE("serviceRenewLease", "(JJ)V", ServiceRenewLease),
       KVS_NATIVE("serviceBackupsCaughtUp", "(JJ)I", ServiceBackupsCaughtUp),
       KVS_NATIVE("serviceBackupStates", "(JJ)[B", ServiceBackupStates),
+      KVS_NATIVE("serviceBackupFailure", "(JJI)Ljava/lang/String;",
+                 ServiceBackupFailure),
       KVS_NATIVE("serviceReplicationStats", "(J)[J", ServiceReplicationStats),
       KVS_NATIVE("serviceDetach", "(JJ)V", ServiceDetach),
       KVS_NATIVE("serviceHandle", "(JLjava/nio/ByteBuffer;II)[B",

@@ -128,6 +128,7 @@ TEST_P(ReplicationTest, AcknowledgedWritesReachTheBackupInOrder) {
         Call(Make(wire::Opcode::kDelete, 3, "key" + std::to_string(i))).status,
         Status::Code::kOk);
   }
+  EXPECT_EQ(primary_.service.BackupFailures(7), std::vector<std::string>{""});
   // Closing the primary's stream hands the last partial buffer over.
   primary_.service.Detach(7);
   for (int i = 0; i < kKeys; ++i) {
@@ -153,6 +154,10 @@ TEST_P(ReplicationTest, ABackupAtAnotherEpochFailsTheWriteClearly) {
   EXPECT_EQ(primary_.service.BackupStates(7),
             std::vector<BackupState>{BackupState::kFailed});
   EXPECT_EQ(primary_.service.BackupsCaughtUp(7), -1);
+  // The server logs why (the master only sees that it failed).
+  const std::vector<std::string> why = primary_.service.BackupFailures(7);
+  ASSERT_EQ(why.size(), 1u);
+  EXPECT_NE(why[0].find("epoch"), std::string::npos) << why[0];
 }
 
 // The group changes while a write waits for a backup that refused it: the

@@ -452,6 +452,19 @@ std::vector<BackupState> Replicator::BackupStates(uint64_t region_id) const {
   return states;
 }
 
+std::vector<std::string> Replicator::BackupFailures(uint64_t region_id) const {
+  const std::shared_ptr<Group> group = Find(region_id);
+  std::vector<std::string> failures;
+  if (group == nullptr) return failures;
+  std::lock_guard<std::mutex> lock(group->mutex);
+  for (const auto& stream : group->streams) {
+    failures.emplace_back(stream->failure.ok()
+                              ? std::string()
+                              : std::string(stream->failure.message()));
+  }
+  return failures;
+}
+
 bool Replicator::Replicates(uint64_t region_id) const {
   return Find(region_id) != nullptr;
 }

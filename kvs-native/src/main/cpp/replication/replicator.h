@@ -154,6 +154,9 @@ class Replicator final : public lsm::ReplicationTap {
   // Each backup's state, in the order of the last Open's `backups`; empty
   // without a group.
   std::vector<BackupState> BackupStates(uint64_t region_id) const;
+  // Why each backup's stream failed, in the same order (empty for a backup
+  // whose stream did not fail); empty without a group.
+  std::vector<std::string> BackupFailures(uint64_t region_id) const;
 
   // Runs `apply` (the local write) and, if it succeeds, replicates
   // `record` (Send-Index: what `apply` appended), then returns: no thread

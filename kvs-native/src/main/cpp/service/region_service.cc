@@ -455,6 +455,19 @@ std::vector<replication::BackupState> RegionService::BackupStates(
   return replicator->BackupStates(region_id);
 }
 
+std::vector<std::string> RegionService::BackupFailures(
+    uint64_t region_id) const {
+  std::shared_ptr<replication::Replicator> replicator;
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    const auto it = regions_.find(region_id);
+    if (it == regions_.end() || !it->second.placement->primary) return {};
+    replicator = replicator_;
+  }
+  if (replicator == nullptr) return {};
+  return replicator->BackupFailures(region_id);
+}
+
 int RegionService::BackupsCaughtUp(uint64_t region_id) const {
   {
     std::shared_lock<std::shared_mutex> lock(mutex_);

@@ -148,6 +148,9 @@ class RegionService final : public channel::RequestHandler {
   // order of its placement (Replicator::BackupStates); empty for a region
   // not held as a primary or held without backups.
   std::vector<replication::BackupState> BackupStates(uint64_t region_id) const;
+  // Why each of those backups' streams failed (Replicator::BackupFailures):
+  // an empty text for one that did not.
+  std::vector<std::string> BackupFailures(uint64_t region_id) const;
   // Summary of BackupStates: 1 if every backup is in sync (also with no
   // backups), -1 if a backup's stream failed (the master reopens the
   // region), 0 while one is caught up; 0 for a region not held as a

@@ -10,6 +10,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
@@ -202,6 +203,19 @@ public final class RegionService implements AutoCloseable {
               : state < 0 ? BackupState.FAILED : BackupState.CATCHING_UP);
     }
     return result;
+  }
+
+  /**
+   * Why the stream to region {@code regionId}'s backup number {@code index} (placement order)
+   * failed, or empty if it did not.
+   */
+  public Optional<String> backupFailure(long regionId, int index) {
+    lock.readLock().lock();
+    try {
+      return Optional.ofNullable(NativeMethods.serviceBackupFailure(live(), regionId, index));
+    } finally {
+      lock.readLock().unlock();
+    }
   }
 
   /** Whether {@code engineName} holds a send-index replica (levels and logs of a primary's). */

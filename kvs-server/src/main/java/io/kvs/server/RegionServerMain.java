@@ -10,7 +10,7 @@ import java.util.Set;
  *
  * <pre>
  * RegionServerMain --id s1 --dir DIR --zookeeper HOST:PORT [--cluster default] [--host 127.0.0.1]
- *                  [--tcp-port 0] [--fabric shm|tcp|verbs|none] [--fabric-port 0]
+ *                  [--tcp-port 0] [--fabric tcp|shm|verbs|none] [--fabric-port 0]
  *                  [--control-port 0] [--memory BYTES] [--l0-size BYTES]
  *                  [--session-timeout-ms 4000] [--durability flush|sync]
  * </pre>
@@ -58,7 +58,7 @@ public final class RegionServerMain {
                 flags.get("cluster", "default"),
                 flags.get("host", "127.0.0.1"),
                 flags.getInt("tcp-port", 0),
-                flags.get("fabric", "shm"),
+                flags.get("fabric", "tcp"),
                 flags.getInt("fabric-port", 0),
                 flags.getInt("control-port", 0),
                 flags.getLong("memory", 0),

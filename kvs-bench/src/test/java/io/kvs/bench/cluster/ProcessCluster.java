@@ -146,7 +146,7 @@ final class ProcessCluster implements AutoCloseable {
                 "--zookeeper",
                 zookeeper(),
                 "--fabric",
-                "shm"));
+                "tcp"));
     command.addAll(List.of(options));
     Process process =
         new ProcessBuilder(command)

@@ -107,7 +107,7 @@ final class LocalStart {
               "--zookeeper",
               zookeeper,
               "--fabric",
-              flags.get("fabric", "shm"),
+              flags.get("fabric", "tcp"),
               "--memory",
               Long.toString(flags.getLong("memory", 0)),
               "--l0-size",

@@ -178,6 +178,8 @@ public final class NativeMethods {
   /** Each backup's state in placement order: 1 in sync, 0 being caught up, -1 failed. */
   public static native byte[] serviceBackupStates(long service, long regionId);
 
+  public static native String serviceBackupFailure(long service, long regionId, int index);
+
   /** Primaries answer for {@code validForNanos} from now, then NOT_PRIMARY until renewed. */
   public static native void serviceRenewLease(long service, long validForNanos);
 

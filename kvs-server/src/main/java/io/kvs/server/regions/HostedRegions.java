@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,6 +39,10 @@ public final class HostedRegions {
   private final EpochStore epochs;
   private final Function<String, ServerInfo> servers;
   private final Map<Long, Hosted> hosted = new TreeMap<>();
+
+  /** Per region: the epoch and failed backups last logged ({@link #reportFailures}). */
+  private final Map<Long, String> reportedFailures = new ConcurrentHashMap<>();
+
   // What list() reports, replaced after every change: a command that blocks (closing a stream
   // waits for its backups) must not hold up the master's listing.
   private volatile Map<Long, Hosted> published = Map.of();
@@ -164,6 +169,7 @@ public final class HostedRegions {
                   failed.add(backups.get(i));
                 }
               }
+              reportFailures(id, region.descriptor().epoch(), backups, failed);
               boolean known = states.size() == backups.size() || !region.mode().replicates();
               held.add(
                   new HeldRegion(
@@ -176,6 +182,23 @@ public final class HostedRegions {
                       failed));
             });
     return held;
+  }
+
+  /**
+   * Logs why the streams to {@code failed} backups broke, once per region, epoch and set of failed
+   * backups (the master asks every pass; it repairs them by reopening the region).
+   */
+  private void reportFailures(long id, long epoch, List<String> backups, List<String> failed) {
+    if (failed.isEmpty()) {
+      reportedFailures.remove(id);
+      return;
+    }
+    String key = epoch + " " + failed;
+    if (key.equals(reportedFailures.put(id, key))) return;
+    for (String backup : failed) {
+      String why = service.backupFailure(id, backups.indexOf(backup)).orElse("(no reason kept)");
+      LOG.warn("region {} at epoch {}: {}", id, epoch, why);
+    }
   }
 
   /**
