@@ -288,12 +288,34 @@ Status Connect(const std::string& host, uint16_t port,
   return status;
 }
 
-bool PeerClosed(int socket) {
-  char byte;
-  const ssize_t n = ::recv(socket, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-  if (n == 0) return true;
-  if (n < 0) return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
-  return false;  // unexpected bytes; the owner reads (and rejects) them
+bool PeerClosed(int socket) { return TakeKnocks(socket).closed; }
+
+void Knock(int socket) {
+  const char knock = 'k';
+  // EAGAIN: knocks are waiting already, one more adds nothing.
+  (void)!::send(socket, &knock, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+Knocks TakeKnocks(int socket) {
+  Knocks knocks;
+  char bytes[256];
+  // Bounded: a peer sending without pause is read on the next call.
+  for (int reads = 0; reads < 64; ++reads) {
+    const ssize_t n = ::recv(socket, bytes, sizeof bytes, MSG_DONTWAIT);
+    if (n > 0) {
+      knocks.knocked = true;
+      continue;
+    }
+    if (n == 0) {
+      knocks.closed = true;
+    } else if (errno == EINTR) {
+      continue;  // counted: bounded like the reads
+    } else if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      knocks.closed = true;
+    }
+    return knocks;
+  }
+  return knocks;
 }
 
 }  // namespace kvs::channel

@@ -69,7 +69,21 @@ Status Listen(const std::string& host, uint16_t port, int* socket,
 Status Connect(const std::string& host, uint16_t port,
                std::chrono::milliseconds timeout, int* socket);
 // Whether the peer closed the connection (or it failed); never blocks.
+// Reads (and drops) the knocks waiting before the end.
 bool PeerClosed(int socket);
+
+// Knocks: a client sends one byte on its bootstrap socket so that a server
+// blocked for lack of work (ServerOptions::spin_block_after) polls again;
+// bytes after the WELCOME mean nothing else. Never blocks: a full socket
+// buffer holds knocks enough.
+void Knock(int socket);
+// What a bootstrap socket held: knocks, and whether the peer closed it (or
+// it failed). Reads every byte waiting; never blocks.
+struct Knocks {
+  bool knocked = false;
+  bool closed = false;
+};
+Knocks TakeKnocks(int socket);
 
 }  // namespace kvs::channel
 

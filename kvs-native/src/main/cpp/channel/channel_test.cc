@@ -394,6 +394,64 @@ TEST_P(ChannelTest, ReplicationWritesLandInAReplicaBufferBeforeLaterMessages) {
   EXPECT_EQ(reply, "dropped");
 }
 
+// An idle server blocks instead of polling; a client's knocks wake it at
+// once, for a request and for one-sided writes into a replica buffer (which
+// need its progress, and carry no message).
+TEST_P(ChannelTest, AnIdleServerBlocksAndKnocksWakeItAtOnce) {
+  server_.reset();
+  ServerOptions options;
+  options.endpoint = EndpointOptions();
+  options.spin_block_after = std::chrono::microseconds(1000);
+  options.spin_block_max = std::chrono::milliseconds(60000);
+  ASSERT_TRUE(Server::Start(options, &handler_, &server_).ok());
+  auto client = NewClient();
+  ASSERT_NE(client, nullptr);
+  std::string described;
+  const Status described_status = client->Call("replica", &described);
+  ASSERT_TRUE(described_status.ok()) << described_status.ToString();
+  fabric::RemoteBuffer remote;
+  std::istringstream fields(described);
+  ASSERT_TRUE(fields >> remote.address >> remote.key >> remote.size);
+  const std::string segment = Pattern(remote.size);
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_TRUE(Eventually([&] { return server_->stats().spinner_blocked; }))
+        << round;
+    // Without a knock it would sleep a minute: past the request timeout.
+    auto started = Clock::now();
+    std::string reply;
+    ASSERT_TRUE(client->Call("knock knock", &reply).ok()) << round;
+    EXPECT_EQ(reply, Reversed("knock knock"));
+    EXPECT_LT(Clock::now() - started, std::chrono::seconds(2)) << round;
+
+    ASSERT_TRUE(Eventually([&] { return server_->stats().spinner_blocked; }))
+        << round;
+    started = Clock::now();
+    bool written = false;
+    ASSERT_TRUE(client
+                    ->WriteRemote(remote, 0, segment,
+                                  [&](Status status) {
+                                    EXPECT_TRUE(status.ok())
+                                        << status.ToString();
+                                    written = true;
+                                  })
+                    .ok());
+    while (!written && client->health().ok()) client->Poll();
+    ASSERT_TRUE(written) << client->health().ToString();
+    EXPECT_LT(Clock::now() - started, std::chrono::seconds(2)) << round;
+  }
+  std::string crc;
+  ASSERT_TRUE(
+      client->Call("crc 0 " + std::to_string(segment.size()), &crc).ok());
+  EXPECT_EQ(crc, std::to_string(crc32c::Value(segment.data(), segment.size())));
+  EXPECT_GT(client->stats().knocks, 0u);
+  EXPECT_GE(server_->stats().spinner_blocks, 6u);
+  // A departing client's half-close wakes the blocked server too.
+  ASSERT_TRUE(Eventually([&] { return server_->stats().spinner_blocked; }));
+  client.reset();
+  EXPECT_TRUE(
+      Eventually([&] { return server_->stats().connections_open == 0; }));
+}
+
 // A peer's one-sided writes cannot be recalled (and shm performs writes
 // into memory that is no longer registered), so a replica buffer lives as
 // long as its connection: a write after its user let it go lands in it, and

@@ -81,8 +81,13 @@ Status Client::Connect(const ClientOptions& options, const std::string& host,
 
 Status Client::Init(const std::string& host, uint16_t port) {
   KVS_RETURN_IF_ERROR(fabric::Endpoint::Open(options_.endpoint, &endpoint_));
-  endpoint_->SetPeerGoneCheck(
-      [this] { return socket_ < 0 || PeerClosed(socket_); });
+  // Asked now and then while a post waits for the server's progress: it
+  // may be blocked, so knock too.
+  endpoint_->SetPeerGoneCheck([this] {
+    if (socket_ < 0) return true;
+    KnockIfDue(Clock::now());
+    return PeerClosed(socket_);
+  });
   staging_.Resize(options_.request_buffer_bytes);
   std::memset(staging_.data(), 0, staging_.size());
   replies_.Resize(options_.reply_buffer_bytes);
@@ -128,6 +133,8 @@ std::optional<RingAllocator::Allocation> Client::TakeReplySlot(uint32_t bytes) {
 
 Status Client::SendMessage(const MessageHeader& header,
                            std::string_view payload, uint64_t* allocation) {
+  // Before posting: a post may wait for the server's progress.
+  KnockIfDue(Clock::now());
   const uint32_t bytes = static_cast<uint32_t>(MessageBytes(payload.size()));
   const auto space = request_ring_->Allocate(bytes);
   if (!space) {
@@ -167,6 +174,13 @@ Status Client::SendMessage(const MessageHeader& header,
   }
   *allocation = space->id;
   return Status::Ok();
+}
+
+void Client::KnockIfDue(Clock::time_point now) {
+  if (now - last_knock_ < kKnockEvery) return;
+  last_knock_ = now;
+  Knock(socket_);
+  ++stats_.knocks;
 }
 
 Status Client::Submit(std::string_view request, Callback done) {
@@ -341,7 +355,9 @@ Status Client::WriteRemote(const fabric::RemoteBuffer& target, uint64_t offset,
   char* at = write_staging_.data() + space->offset;
   std::memcpy(at, bytes.data(), bytes.size());
   const uint64_t id = space->id;
-  write_deadlines_.emplace(id, Clock::now() + options_.request_timeout);
+  const auto now = Clock::now();
+  KnockIfDue(now);  // before posting: a post may wait for its progress
+  write_deadlines_.emplace(id, now + options_.request_timeout);
   const Status posted = endpoint_->PostWrite(
       server_, at, bytes.size(), *write_staging_region_,
       target.address + offset, target.key,
@@ -382,6 +398,8 @@ size_t Client::Poll() {
   }
   size_t finished = 0;
   const auto now = Clock::now();
+  // Waiting for the server: its progress completes what is in flight.
+  if (!outstanding_.empty() || writes_in_flight() > 0) KnockIfDue(now);
   // A remote write is bounded like a request: one the provider never
   // completes would hold its staging space (and, the ring being freed in
   // order, all after it) for ever.

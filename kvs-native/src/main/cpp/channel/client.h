@@ -59,7 +59,11 @@ struct ClientStats {
   uint64_t fetches = 0;  // FETCH messages for replies sent in part
   uint64_t wraps = 0;    // RESET messages (request buffer wrap-around)
   uint32_t reply_slot_bytes = 0;
+  uint64_t knocks = 0;  // bootstrap.h Knock
 };
+
+// How often a client knocks while it posts or waits (Client::KnockIfDue).
+inline constexpr std::chrono::microseconds kKnockEvery{1000};
 
 class Client {
  public:
@@ -149,6 +153,12 @@ class Client {
   std::map<uint64_t, std::unique_ptr<Outstanding>> outstanding_;
   Status broken_;
   uint64_t polls_ = 0;
+  // Knocks (bootstrap.h): a server blocks once nothing came for a while
+  // (ServerOptions::spin_block_after, longer than kKnockEvery); knocking at
+  // least every kKnockEvery while this client posts or waits keeps it
+  // polling, and wakes it when it blocked.
+  void KnockIfDue(std::chrono::steady_clock::time_point now);
+  std::chrono::steady_clock::time_point last_knock_{};
   ClientStats stats_;
 };
 

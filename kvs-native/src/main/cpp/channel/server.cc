@@ -2,6 +2,8 @@
 
 #include <poll.h>
 #include <sched.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -46,6 +48,7 @@ struct Connection : Session {
   std::unique_ptr<fabric::MemoryRegion> staging_region;
   fabric::RemoteBuffer reply_buffer;
   // Spinning thread only.
+  bool peer_closed = false;  // seen while taking knocks
   uint32_t rendezvous = 0;
   uint32_t sequence = 0;
   bool incomplete = false;
@@ -169,6 +172,11 @@ struct Server::Impl {
   RequestHandler* handler = nullptr;
   int listen_socket = -1;
   uint16_t port = 0;
+  // Where the spinning thread blocks when idle (ServerOptions::
+  // spin_block_after): the connections' bootstrap sockets (knocks) and
+  // `wake_fd` (a new connection, the end).
+  int poll_set = -1;
+  int wake_fd = -1;
   std::atomic<bool> running{true};
 
   std::mutex incoming_mutex;
@@ -189,7 +197,8 @@ struct Server::Impl {
 
   std::thread acceptor, spinner;
   std::atomic<uint64_t> accepted{0}, closed{0}, open{0}, requests{0},
-      reply_parts{0}, malformed{0}, wakeups{0};
+      reply_parts{0}, malformed{0}, wakeups{0}, blocks{0};
+  std::atomic<bool> blocked{false};
   // Requests handed to the handler and not answered yet (a replicated
   // write answers from the replication thread): the server outlives them.
   std::atomic<uint64_t> answering{0};
@@ -200,6 +209,7 @@ struct Server::Impl {
       running.store(false);
       incoming_ready.notify_all();
     }
+    Wake();
     if (acceptor.joinable()) acceptor.join();
     if (spinner.joinable()) spinner.join();
     for (auto& worker : workers) {
@@ -242,6 +252,13 @@ struct Server::Impl {
     connections.clear();
     closing.clear();
     if (listen_socket >= 0) ::close(listen_socket);
+    if (poll_set >= 0) ::close(poll_set);
+    if (wake_fd >= 0) ::close(wake_fd);
+  }
+
+  void Wake() {
+    const uint64_t one = 1;
+    if (wake_fd >= 0) (void)!::write(wake_fd, &one, sizeof one);
   }
 
   // --- Acceptor: bootstrap handshakes, off the spinning thread. ----------
@@ -279,6 +296,7 @@ struct Server::Impl {
     std::lock_guard<std::mutex> lock(incoming_mutex);
     incoming.push_back(std::move(connection));
     incoming_ready.notify_one();
+    Wake();
   }
 
   Status Admit(const Hello& hello, Connection* connection, Welcome* welcome) {
@@ -349,6 +367,10 @@ struct Server::Impl {
           idle_since = Clock::now();
         }
         for (auto& connection : incoming) {
+          struct epoll_event watch {};
+          watch.events = EPOLLIN | EPOLLRDHUP;
+          watch.data.fd = connection->socket;
+          ::epoll_ctl(poll_set, EPOLL_CTL_ADD, connection->socket, &watch);
           connections.push_back(std::move(connection));
         }
         incoming.clear();
@@ -359,7 +381,8 @@ struct Server::Impl {
         bool keep = true;
         busy |= connection.endpoint->Progress() > 0;
         busy |= PollConnection(connections[i], &keep);
-        if (keep && check_liveness && PeerClosed(connection.socket)) {
+        if (keep && (connection.peer_closed ||
+                     (check_liveness && PeerClosed(connection.socket)))) {
           keep = false;
         }
         if (!keep) {
@@ -375,6 +398,13 @@ struct Server::Impl {
       if (busy) {
         idle_since = now;
         nap = options.spin_sleep;
+      } else if (options.spin_block_after.count() > 0 &&
+                 now - idle_since > options.spin_block_after &&
+                 closing.empty() && !Writing()) {
+        if (Block()) {  // knocked: a client is active
+          idle_since = Clock::now();
+          nap = options.spin_sleep;
+        }
       } else if (options.spin_idle.count() > 0 &&
                  now - idle_since > options.spin_idle) {
         // Naps that double while nothing comes, up to spin_sleep_max: an
@@ -394,6 +424,51 @@ struct Server::Impl {
         sched_yield();
       }
     }
+  }
+
+  // Whether writes this server posted are in flight (they need its
+  // progress).
+  bool Writing() const {
+    for (const auto& connection : connections) {
+      if (connection->endpoint->outstanding() > 0) return true;
+    }
+    return false;
+  }
+
+  // Takes the knocks waiting on every connection; whether there were any.
+  bool TakeAllKnocks() {
+    bool knocked = false;
+    for (const auto& connection : connections) {
+      const Knocks knocks = TakeKnocks(connection->socket);
+      knocked |= knocks.knocked;
+      connection->peer_closed |= knocks.closed;
+    }
+    return knocked;
+  }
+
+  // Blocks until a knock, a new connection or the end, at most
+  // spin_block_max; returns whether a client knocked (or went away).
+  bool Block() {
+    if (TakeAllKnocks()) return true;  // came while we polled
+    struct pollfd ready {
+      poll_set, POLLIN, 0
+    };
+    const auto most = options.spin_block_max;
+    struct timespec timeout {
+      static_cast<time_t>(most.count() / 1000),
+          static_cast<long>(most.count() % 1000 * 1000000)
+    };
+    blocked.store(true);
+    ::ppoll(&ready, 1, &timeout, nullptr);
+    blocked.store(false);
+    uint64_t woken;
+    (void)!::read(wake_fd, &woken, sizeof woken);
+    blocks.fetch_add(1);
+    bool knocked = TakeAllKnocks();
+    for (const auto& connection : connections) {
+      knocked |= connection->peer_closed;
+    }
+    return knocked;
   }
 
   // Consumes every whole message at the connection's rendezvous point.
@@ -511,6 +586,7 @@ struct Server::Impl {
   // once the writes already posted to it completed, or after a grace period
   // for a client that stopped driving progress (it died).
   void Close(const std::shared_ptr<Connection>& connection) {
+    ::epoll_ctl(poll_set, EPOLL_CTL_DEL, connection->socket, nullptr);
     connection->MarkClosed();
     // A worker waiting to post to it gives up now.
     connection->endpoint->Abort();
@@ -666,6 +742,18 @@ Status Server::Start(const ServerOptions& options, RequestHandler* handler,
   }
   KVS_RETURN_IF_ERROR(
       Listen(options.host, options.port, &impl->listen_socket, &impl->port));
+  impl->poll_set = ::epoll_create1(EPOLL_CLOEXEC);
+  impl->wake_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (impl->poll_set < 0 || impl->wake_fd < 0) {
+    return Status::IoError(std::string("epoll/eventfd: ") +
+                           std::strerror(errno));
+  }
+  {
+    struct epoll_event watch {};
+    watch.events = EPOLLIN;
+    watch.data.fd = impl->wake_fd;
+    ::epoll_ctl(impl->poll_set, EPOLL_CTL_ADD, impl->wake_fd, &watch);
+  }
   for (size_t i = 0; i <= options.workers; ++i) {
     impl->workers.push_back(std::make_unique<Worker>());
   }
@@ -728,6 +816,8 @@ ServerStats Server::stats() const {
   stats.reply_parts = impl_->reply_parts.load();
   stats.malformed = impl_->malformed.load();
   stats.worker_wakeups = impl_->wakeups.load();
+  stats.spinner_blocks = impl_->blocks.load();
+  stats.spinner_blocked = impl_->blocked.load();
   return stats;
 }
 

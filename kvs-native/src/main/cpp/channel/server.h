@@ -158,6 +158,14 @@ struct ServerOptions {
   std::chrono::microseconds spin_idle{200};
   std::chrono::microseconds spin_sleep{20};
   std::chrono::microseconds spin_sleep_max{1000};
+  // Past `spin_block_after` with nothing found (0: never), no knock waiting
+  // and none of its own writes in flight, the spinning thread blocks until
+  // a client knocks (bootstrap.h Knock: clients knock at least every
+  // kKnockEvery, shorter, while they post or wait), a client connects, or
+  // `spin_block_max` passes: an idle server costs a wake-up per
+  // `spin_block_max`, and a request after a quiet spell a knock.
+  std::chrono::microseconds spin_block_after{2000};
+  std::chrono::milliseconds spin_block_max{100};
   std::chrono::milliseconds incomplete_timeout{2000};
   std::chrono::milliseconds bootstrap_timeout{2000};
 };
@@ -170,6 +178,8 @@ struct ServerStats {
   uint64_t reply_parts = 0;  // replies that did not fit their slot
   uint64_t malformed = 0;    // connections closed for bad messages
   uint64_t worker_wakeups = 0;
+  uint64_t spinner_blocks = 0;   // times the spinning thread blocked idle
+  bool spinner_blocked = false;  // blocked now
 };
 
 class Server {

@@ -21,6 +21,7 @@ using Clock = std::chrono::steady_clock;
 
 // How long the replication thread naps while backups complete its writes.
 constexpr std::chrono::microseconds kWaitNap{20};
+constexpr std::chrono::milliseconds kIdleWait{100};
 
 }  // namespace
 
@@ -44,6 +45,7 @@ Replicator::~Replicator() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     running_ = false;
+    ++work_generation_;
     work_.notify_all();
   }
   thread_.join();
@@ -174,6 +176,7 @@ void Replicator::Open(uint64_t region_id, uint64_t epoch,
     group->changed.notify_all();
   }
   std::lock_guard<std::mutex> lock(mutex_);
+  ++work_generation_;
   work_.notify_all();
 }
 
@@ -348,6 +351,7 @@ void Replicator::CatchUp(const std::shared_ptr<Group>& group,
     if (!stream->to_load.empty()) stream->pins = pins;
   }
   std::lock_guard<std::mutex> lock(mutex_);
+  ++work_generation_;
   work_.notify_all();
 }
 
@@ -434,6 +438,7 @@ void Replicator::ReadCatchUps() {
         stats_.catch_up_ahead_peak_bytes =
             std::max(stats_.catch_up_ahead_peak_bytes, ahead);
       }
+      ++work_generation_;
       work_.notify_all();
     }
   }
@@ -479,6 +484,7 @@ Status Replicator::Close(uint64_t region_id) {
     group->closing = true;
     {
       std::lock_guard<std::mutex> work_lock(mutex_);
+      ++work_generation_;
       work_.notify_all();
     }
     const bool done =
@@ -598,6 +604,7 @@ void Replicator::Write(uint64_t region_id, const Record& record,
     }
   }
   std::lock_guard<std::mutex> lock(mutex_);
+  ++work_generation_;
   work_.notify_all();
 }
 
@@ -770,9 +777,11 @@ void Replicator::Run() {
   while (true) {
     std::vector<std::shared_ptr<Group>> groups;
     std::vector<std::shared_ptr<Peer>> peers;
+    uint64_t seen;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!running_) return;
+      seen = work_generation_;
       for (const auto& [region_id, group] : groups_) groups.push_back(group);
       for (const auto& [name, peer] : peers_) peers.push_back(peer);
     }
@@ -802,8 +811,11 @@ void Replicator::Run() {
       std::this_thread::sleep_for(kWaitNap);
       continue;
     }
+    // Idle: new work notifies; the wait bounds how late a write's timeout
+    // is noticed.
     std::unique_lock<std::mutex> lock(mutex_);
-    work_.wait_for(lock, std::chrono::milliseconds(1));
+    work_.wait_for(lock, kIdleWait,
+                   [&] { return work_generation_ != seen || !running_; });
   }
 }
 

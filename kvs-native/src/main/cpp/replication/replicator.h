@@ -263,6 +263,10 @@ class Replicator final : public lsm::ReplicationTap {
   const ReplicatorOptions options_;
   mutable std::mutex mutex_;  // groups_, peers_, running_, stats_
   std::condition_variable work_;
+  // Raised (under mutex_) with every notify of work_: the replication
+  // thread's idle wait ends on a change after it last looked, never misses
+  // one that came before it waits.
+  uint64_t work_generation_ = 0;
   std::map<uint64_t, std::shared_ptr<Group>> groups_;
   // Send-Index groups by the engine's id of their region; its size, read
   // without the lock so events of other regions cost no lock.

@@ -11,6 +11,7 @@ import io.kvs.bench.history.Operation.Outcome;
 import io.kvs.bench.history.Verdict;
 import io.kvs.client.KvsClient;
 import io.kvs.core.cli.Processes;
+import io.kvs.core.cluster.RegionMap;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -73,6 +74,7 @@ class PowerCutIT {
         for (String server : servers) {
           processes.add(cluster.process("server-" + server));
         }
+        RegionMap before = client.regionMap();
         cutNanos = System.nanoTime();
         processes.forEach(ProcessHandle::destroyForcibly); // SIGKILL, one right after the other
         for (ProcessHandle process : processes) {
@@ -81,7 +83,7 @@ class PowerCutIT {
         for (String server : servers) {
           cluster.startServer(server, "--durability", durability);
         }
-        ProcessCluster.awaitFullStrength(client, REGIONS, 3, Duration.ofSeconds(120));
+        ProcessCluster.awaitFullStrengthAfter(client, before, REGIONS, 3, Duration.ofSeconds(120));
         load.awaitMore(100, AWAIT);
         load.finish();
       }

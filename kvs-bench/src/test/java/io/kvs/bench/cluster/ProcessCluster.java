@@ -8,6 +8,7 @@ import io.kvs.client.Transport;
 import io.kvs.core.cli.Processes;
 import io.kvs.core.cluster.ClusterPaths;
 import io.kvs.core.cluster.RegionDescriptor;
+import io.kvs.core.cluster.RegionMap;
 import io.kvs.core.cluster.RegionState;
 import java.io.IOException;
 import java.io.Reader;
@@ -255,6 +256,15 @@ final class ProcessCluster implements AutoCloseable {
    * back at full strength, every backup in sync).
    */
   static void awaitFullStrength(KvsClient client, int regions, int members, Duration timeout) {
+    awaitFullStrengthAfter(client, RegionMap.empty(), regions, members, timeout);
+  }
+
+  /**
+   * {@link #awaitFullStrength} past a fault: every region also at an epoch above the one it had in
+   * {@code before} (the client's map lags, and still shows the state before the fault for a while).
+   */
+  static void awaitFullStrengthAfter(
+      KvsClient client, RegionMap before, int regions, int members, Duration timeout) {
     awaitCondition(
         "all "
             + regions
@@ -270,7 +280,9 @@ final class ProcessCluster implements AutoCloseable {
                         region ->
                             region.state() == RegionState.OPEN
                                 && region.members().size() == members
-                                && region.joining().isEmpty()));
+                                && region.joining().isEmpty()
+                                && region.epoch()
+                                    > before.byId(region.id()).map(r -> r.epoch()).orElse(0L)));
   }
 
   /** Waits until every region is OPEN without {@code gone} in its group (moved on without it). */
