@@ -120,9 +120,7 @@ struct Connection : Session {
           return buffer->size() == bytes;
         });
     if (reusable) {
-      for (const auto& buffer : set) {
-        std::memset(buffer->data(), 0, buffer->size());
-      }
+      for (const auto& buffer : set) buffer->Zero(0, buffer->size());
     } else {
       set.clear();
       for (size_t i = 0; i < count; ++i) {
@@ -789,8 +787,9 @@ Status ReplicaBuffer::Register(std::shared_ptr<fabric::Endpoint> endpoint,
         "a replica buffer is a multiple of 64 bytes up to 64 MiB");
   }
   std::shared_ptr<ReplicaBuffer> created(new ReplicaBuffer());
-  created->memory_.Resize(bytes);
-  std::memset(created->memory_.data(), 0, bytes);
+  // A NIC's registration pins the pages, which must then stay.
+  KVS_RETURN_IF_ERROR(created->memory_.Map(
+      bytes, endpoint->provider() != fabric::Provider::kVerbs));
   KVS_RETURN_IF_ERROR(
       endpoint->Register(created->memory_.data(), bytes, &created->region_));
   created->remote_ = {created->region_->RemoteAddress(0),

@@ -43,6 +43,7 @@
 
 #include "fabric/endpoint.h"
 #include "io/aligned_buffer.h"
+#include "io/zero_pages.h"
 #include "util/status.h"
 
 namespace kvs::channel {
@@ -76,13 +77,17 @@ class ReplicaBuffer {
   char* data() { return memory_.data(); }
   const char* data() const { return memory_.data(); }
   size_t size() const { return memory_.size(); }
+  // Sets bytes [offset, offset + length) to zero; must not race a write
+  // into them. Memory is resident only where written since it was last
+  // zeroed (io::ZeroPages), so idle buffers cost almost nothing.
+  void Zero(size_t offset, size_t length) { memory_.Zero(offset, length); }
   // What the writer needs, for a control message.
   const fabric::RemoteBuffer& remote() const { return remote_; }
 
  private:
   ReplicaBuffer() = default;
   std::shared_ptr<fabric::Endpoint> endpoint_;
-  io::AlignedBuffer memory_;
+  io::ZeroPages memory_;
   std::unique_ptr<fabric::MemoryRegion> region_;
   fabric::RemoteBuffer remote_;
   std::shared_ptr<std::atomic<size_t>> live_;

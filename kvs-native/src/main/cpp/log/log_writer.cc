@@ -5,6 +5,7 @@
 #include <random>
 
 #include "alloc/device_offset.h"
+#include "io/aligned_buffer.h"
 #include "util/check.h"
 #include "util/coding.h"
 #include "util/limits.h"
@@ -34,7 +35,7 @@ LogWriter::LogWriter(alloc::Volume* volume, io::SyncGroup* sync_group,
       sync_group_(sync_group),
       identity_(std::move(identity)),
       options_(options),
-      chunk_(options.chunk_bytes) {}
+      chunk_(io::ZeroPages::OrDie(options.chunk_bytes)) {}
 
 Status LogWriter::Open(alloc::Volume* volume, io::SyncGroup* sync_group,
                        LogIdentity identity, const LogWriterOptions& options,
@@ -149,7 +150,7 @@ void LogWriter::MakeRoomInChunkLocked(size_t record_size) {
   const size_t kept = end - keep_from;
   const size_t needed = AlignUp(kept + record_size);
   if (needed > chunk_.size()) {
-    io::AlignedBuffer larger(needed);
+    io::ZeroPages larger = io::ZeroPages::OrDie(needed);
     std::memcpy(larger.data(), chunk_.data() + (keep_from - chunk_start_),
                 kept);
     chunk_ = std::move(larger);
@@ -159,7 +160,7 @@ void LogWriter::MakeRoomInChunkLocked(size_t record_size) {
     std::memset(chunk_.data() + kept, 0, chunk_.size() - kept);
   }
   if (chunk_.size() > options_.chunk_bytes && needed <= options_.chunk_bytes) {
-    io::AlignedBuffer normal(options_.chunk_bytes);
+    io::ZeroPages normal = io::ZeroPages::OrDie(options_.chunk_bytes);
     std::memcpy(normal.data(), chunk_.data(), kept);
     chunk_ = std::move(normal);
   }
@@ -260,9 +261,9 @@ Status LogWriter::RollLocked() {
   segment_put_bytes_ = 0;
   segment_max_lsn_ = 0;
   if (chunk_.size() != options_.chunk_bytes) {
-    chunk_ = io::AlignedBuffer(options_.chunk_bytes);
+    chunk_ = io::ZeroPages::OrDie(options_.chunk_bytes);
   } else {
-    std::memset(chunk_.data(), 0, chunk_.size());
+    chunk_.Zero(0, chunk_.size());  // its pages go back until written
   }
   EncodeSegmentHeader(
       {identity_.region_id, identity_.kind, chain_index, nonce_},

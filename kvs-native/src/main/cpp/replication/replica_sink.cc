@@ -74,7 +74,7 @@ Status ReplicaSink::ApplyLocked(size_t buffer, std::string_view bytes) {
   KVS_RETURN_IF_ERROR(region_->Sync());
   stats_.records_applied += records.size();
   stats_.bytes_applied += bytes.size();
-  std::memset(buffers_[buffer]->data(), 0, bytes.size());
+  buffers_[buffer]->Zero(0, bytes.size());
   return Status::Ok();
 }
 

@@ -123,6 +123,10 @@ Status SendIndexSink::Handle(const IndexControl& control) {
       status = installer_->ReceiveSegment(
           control.primary_segment,
           std::string_view(buffers_[kIndexBuffer]->data(), control.bytes));
+      // The primary writes the next segment only once this one was
+      // answered; until then the buffer's pages go back.
+      buffers_[kIndexBuffer]->Zero(
+          0, std::min<size_t>(control.bytes, buffers_[kIndexBuffer]->size()));
       if (status.ok()) ++stats_.segments;
       break;
     case IndexControlType::kInstallLevel:
@@ -199,14 +203,16 @@ Status SendIndexSink::FlushTail(const IndexControl& control) {
       return Status::Ok();
     }
   }
-  char* data = buffers_[LogBuffer(control.kind, control.buffer)]->data();
+  channel::ReplicaBuffer& buffer =
+      *buffers_[LogBuffer(control.kind, control.buffer)];
+  const char* data = buffer.data();
   KVS_RETURN_IF_ERROR(
       mirror->Persist(control.primary_segment, control.chain_index,
                       std::string_view(data, control.bytes), control.sealed));
   ++stats_.tails;
   stats_.tail_bytes += control.bytes;
   // The buffer's next segment lands on zeros, as on a fresh segment.
-  if (control.sealed) std::memset(data, 0, kBufferBytes);
+  if (control.sealed) buffer.Zero(0, kBufferBytes);
   return Status::Ok();
 }
 
