@@ -62,8 +62,10 @@ struct ClientStats {
   uint64_t knocks = 0;  // bootstrap.h Knock
 };
 
-// How often a client knocks while it posts or waits (Client::KnockIfDue).
-inline constexpr std::chrono::microseconds kKnockEvery{1000};
+// How often a client knocks while it posts or waits (Client::KnockIfDue):
+// at most one send() per 100 us, so a server between requests of a steady
+// load blocks too (ServerOptions::spin_block_after, which must be longer).
+inline constexpr std::chrono::microseconds kKnockEvery{100};
 
 class Client {
  public:

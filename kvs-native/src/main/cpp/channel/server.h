@@ -160,7 +160,7 @@ struct ServerOptions {
   // connection's next request sees). With no connection it blocks. While
   // replica buffers exist (peers write into them unseen and need this
   // side's progress) naps stay at `spin_sleep`.
-  std::chrono::microseconds spin_idle{200};
+  std::chrono::microseconds spin_idle{50};
   std::chrono::microseconds spin_sleep{20};
   std::chrono::microseconds spin_sleep_max{1000};
   // Past `spin_block_after` with nothing found (0: never), no knock waiting
@@ -169,7 +169,7 @@ struct ServerOptions {
   // kKnockEvery, shorter, while they post or wait), a client connects, or
   // `spin_block_max` passes: an idle server costs a wake-up per
   // `spin_block_max`, and a request after a quiet spell a knock.
-  std::chrono::microseconds spin_block_after{2000};
+  std::chrono::microseconds spin_block_after{250};
   std::chrono::milliseconds spin_block_max{100};
   std::chrono::milliseconds incomplete_timeout{2000};
   std::chrono::milliseconds bootstrap_timeout{2000};

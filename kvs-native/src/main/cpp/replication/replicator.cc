@@ -47,6 +47,8 @@ Replicator::~Replicator() {
     running_ = false;
     ++work_generation_;
     work_.notify_all();
+    ++catch_up_generation_;
+    catch_up_work_.notify_all();
   }
   thread_.join();
   catch_up_reader_.join();
@@ -178,6 +180,8 @@ void Replicator::Open(uint64_t region_id, uint64_t epoch,
   std::lock_guard<std::mutex> lock(mutex_);
   ++work_generation_;
   work_.notify_all();
+  ++catch_up_generation_;  // new streams may need a catch-up
+  catch_up_work_.notify_all();
 }
 
 void Replicator::CatchUp(const std::shared_ptr<Group>& group,
@@ -360,9 +364,11 @@ void Replicator::ReadCatchUps() {
   while (true) {
     // One event per stream per round: streams share the device fairly.
     std::vector<std::shared_ptr<Group>> groups;
+    uint64_t seen;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!running_) return;
+      seen = catch_up_generation_;
       for (const auto& [region_id, group] : groups_) groups.push_back(group);
     }
     // A group's mutex is never taken under mutex_ (the replication thread
@@ -392,9 +398,21 @@ void Replicator::ReadCatchUps() {
       }
     }
     if (streams.empty()) {
+      // Streams still loading wait for the replication thread to send what
+      // was read ahead (it does not wake this thread): look again soon.
+      const bool loading = std::any_of(
+          groups.begin(), groups.end(), [](const std::shared_ptr<Group>& g) {
+            std::lock_guard<std::mutex> group_lock(g->mutex);
+            return std::any_of(g->streams.begin(), g->streams.end(),
+                               [](const std::shared_ptr<Stream>& stream) {
+                                 return !stream->to_load.empty() &&
+                                        stream->Healthy();
+                               });
+          });
       std::unique_lock<std::mutex> lock(mutex_);
-      if (!running_) return;
-      work_.wait_for(lock, std::chrono::milliseconds(5));
+      catch_up_work_.wait_for(
+          lock, loading ? std::chrono::milliseconds(5) : kIdleWait,
+          [&] { return catch_up_generation_ != seen || !running_; });
       continue;
     }
     for (const auto& stream : streams) {
@@ -943,9 +961,14 @@ bool Replicator::Connect(Stream* stream) {
         }
         live->buffers = decoded.buffers;
         live->open_pending = false;
-        std::lock_guard<std::mutex> opened_lock(live->group->mutex);
-        live->held = std::move(decoded);
-        live->opened = true;
+        {
+          std::lock_guard<std::mutex> opened_lock(live->group->mutex);
+          live->held = std::move(decoded);
+          live->opened = true;
+        }
+        std::lock_guard<std::mutex> lock(mutex_);  // its catch-up may start
+        ++catch_up_generation_;
+        catch_up_work_.notify_all();
       });
   if (!submitted.ok()) {
     Fail(stream,

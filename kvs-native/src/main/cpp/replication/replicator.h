@@ -267,6 +267,11 @@ class Replicator final : public lsm::ReplicationTap {
   // thread's idle wait ends on a change after it last looked, never misses
   // one that came before it waits.
   uint64_t work_generation_ = 0;
+  // The catch-up reader's own wake-up (under mutex_): new streams to catch
+  // up and the end. Writes do not wake it (they notify work_ only), so a
+  // busy primary's reader stays asleep.
+  std::condition_variable catch_up_work_;
+  uint64_t catch_up_generation_ = 0;
   std::map<uint64_t, std::shared_ptr<Group>> groups_;
   // Send-Index groups by the engine's id of their region; its size, read
   // without the lock so events of other regions cost no lock.
