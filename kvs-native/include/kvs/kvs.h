@@ -294,6 +294,8 @@ typedef struct kvs_replication_stats {
   uint64_t backup_log_cpu_ns;    // CPU persisting log copies
   uint64_t backup_index_cpu_ns;  // CPU on indexes: rewriting, installing
                                  // (send-index); applying records (build-index)
+  uint64_t insert_cpu_ns;  // CPU applying client writes to regions (engine
+                           // insert), estimated from one write in 16
 } kvs_replication_stats;
 KVS_EXPORT void kvs_service_replication_stats(const kvs_service* service,
                                               kvs_replication_stats* stats);

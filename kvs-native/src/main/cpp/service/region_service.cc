@@ -10,6 +10,7 @@
 
 #include "lsm/region_iterator.h"
 #include "replication/send_index_format.h"
+#include "util/thread_cpu.h"
 
 namespace kvs::service {
 namespace {
@@ -625,8 +626,18 @@ void RegionService::ExecuteAsync(const wire::Request& request,
     case wire::Opcode::kDelete: {
       const bool put = request.opcode == wire::Opcode::kPut;
       const auto apply = [&] {
-        return put ? region->Put(request.key, request.value)
-                   : region->Delete(request.key);
+        const bool timed = inserts_.fetch_add(1, std::memory_order_relaxed) %
+                               kInsertSampleEvery ==
+                           0;
+        const uint64_t start = timed ? ThreadCpuNanos() : 0;
+        Status applied = put ? region->Put(request.key, request.value)
+                             : region->Delete(request.key);
+        if (timed) {
+          insert_cpu_ns_.fetch_add(
+              (ThreadCpuNanos() - start) * kInsertSampleEvery,
+              std::memory_order_relaxed);
+        }
+        return applied;
       };
       if (replicating == nullptr) {
         status = apply();

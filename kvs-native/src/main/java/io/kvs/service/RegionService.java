@@ -244,7 +244,8 @@ public final class RegionService implements AutoCloseable {
           counters[7],
           counters[8],
           counters[9],
-          counters[10]);
+          counters[10],
+          counters[11]);
     } finally {
       lock.readLock().unlock();
     }

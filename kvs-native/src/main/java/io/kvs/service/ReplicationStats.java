@@ -2,7 +2,8 @@ package io.kvs.service;
 
 /**
  * A region service's replication counters since it started: what it sent as a primary (summed over
- * its backups) and what it did as a backup for the Send-Index streams open now.
+ * its backups) and what it did as a backup for the Send-Index streams open now, and the CPU its
+ * client writes cost the engine.
  *
  * @param logBytes records (build-index) or log bytes (send-index) written one-sidedly
  * @param indexBytes index segment bytes written one-sidedly (send-index)
@@ -16,6 +17,8 @@ package io.kvs.service;
  * @param backupLogCpuNanos CPU spent persisting log copies
  * @param backupIndexCpuNanos CPU spent on backup indexes: rewriting pointers and installing levels
  *     (send-index), applying records (build-index)
+ * @param insertCpuNanos CPU the request threads spent applying client writes to their regions (the
+ *     engine's insert), estimated from one write in 16 timed
  */
 public record ReplicationStats(
     long logBytes,
@@ -28,4 +31,5 @@ public record ReplicationStats(
     long backupSegments,
     long backupLevels,
     long backupLogCpuNanos,
-    long backupIndexCpuNanos) {}
+    long backupIndexCpuNanos,
+    long insertCpuNanos) {}

@@ -59,6 +59,9 @@ public final class RegionServer implements AutoCloseable {
     if (options.l0SizeBytes() > 0) {
       engineOptions.l0SizeBytes(options.l0SizeBytes());
     }
+    if (options.growthFactor() > 0) {
+      engineOptions.growthFactor(options.growthFactor());
+    }
     engineOptions.sync(options.syncWrites());
     engine = Engine.open(options.directory().resolve("volume"), engineOptions.build());
     service = RegionService.create(engine);

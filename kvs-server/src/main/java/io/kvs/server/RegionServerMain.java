@@ -11,7 +11,7 @@ import java.util.Set;
  * <pre>
  * RegionServerMain --id s1 --dir DIR --zookeeper HOST:PORT [--cluster default] [--host 127.0.0.1]
  *                  [--tcp-port 0] [--fabric tcp|shm|verbs|none] [--fabric-port 0]
- *                  [--control-port 0] [--memory BYTES] [--l0-size BYTES]
+ *                  [--control-port 0] [--memory BYTES] [--l0-size BYTES] [--growth-factor N]
  *                  [--session-timeout-ms 4000] [--durability flush|sync]
  * </pre>
  *
@@ -48,7 +48,8 @@ public final class RegionServerMain {
                 "memory",
                 "l0-size",
                 "session-timeout-ms",
-                "durability"));
+                "durability",
+                "growth-factor"));
     RegionServer server =
         RegionServer.start(
             new ServerOptions(
@@ -64,7 +65,8 @@ public final class RegionServerMain {
                 flags.getLong("memory", 0),
                 flags.getLong("l0-size", 0),
                 flags.getInt("session-timeout-ms", ServerOptions.DEFAULT_SESSION_TIMEOUT_MS),
-                durability(flags.get("durability", "flush"))));
+                durability(flags.get("durability", "flush")),
+                flags.getInt("growth-factor", 0)));
     Shutdown.closeOnStopAndWait("region-server", server);
   }
 }

@@ -28,6 +28,8 @@ import java.util.Objects;
  *     server's device (the engine's sync mode: nothing acknowledged is lost even if every replica
  *     of a region loses power at once); by default writes are flushed every 50 ms, and a write is
  *     acknowledged once every replica in sync holds it in memory
+ * @param growthFactor the size ratio between a region's device levels, 0 for the engine's default
+ *     (8; the seeds' replication experiments use 4)
  */
 public record ServerOptions(
     String id,
@@ -42,7 +44,8 @@ public record ServerOptions(
     long memoryBudgetBytes,
     long l0SizeBytes,
     int sessionTimeoutMs,
-    boolean syncWrites) {
+    boolean syncWrites,
+    int growthFactor) {
   /** The default ZooKeeper session timeout: a few seconds, as HBase and Kafka tune for failover. */
   public static final int DEFAULT_SESSION_TIMEOUT_MS = 4_000;
 
@@ -54,6 +57,38 @@ public record ServerOptions(
     host = host == null ? "127.0.0.1" : host;
     fabricProvider = fabricProvider == null ? "none" : fabricProvider;
     sessionTimeoutMs = sessionTimeoutMs <= 0 ? DEFAULT_SESSION_TIMEOUT_MS : sessionTimeoutMs;
+  }
+
+  /** Options with the engine's default growth factor. */
+  public ServerOptions(
+      String id,
+      Path directory,
+      String zookeeper,
+      String cluster,
+      String host,
+      int tcpPort,
+      String fabricProvider,
+      int fabricPort,
+      int controlPort,
+      long memoryBudgetBytes,
+      long l0SizeBytes,
+      int sessionTimeoutMs,
+      boolean syncWrites) {
+    this(
+        id,
+        directory,
+        zookeeper,
+        cluster,
+        host,
+        tcpPort,
+        fabricProvider,
+        fabricPort,
+        controlPort,
+        memoryBudgetBytes,
+        l0SizeBytes,
+        sessionTimeoutMs,
+        syncWrites,
+        0);
   }
 
   /** Options with writes flushed in the background (not synchronous). */

@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -34,11 +35,19 @@ import java.util.Properties;
  * target/bench/replication.json}, and a chart ({@code replication.png}) like the seeds' Figures
  * 6-8.
  *
- * <p>Usage: {@code [--quick] [--records N] [--operations N] [--threads N] [--modes
+ * <p>Usage: {@code [--quick | --standard] [--records N] [--operations N] [--threads N] [--modes
  * none,build-index,send-index] [--rf 2,3] [--mixes SD,...] [--workloads a,b,c,d] [--memory BYTES]
- * [--l0-size BYTES] [--regions N] [--out-dir DIR] [--data-dir DIR] [--ycsb-lib DIR]}. The quick
- * profile loads 400,000 records and runs 200,000 operations with 1 MiB region L0s, so that
- * compactions (and Build-Index backups' own inserts) happen in a short run.
+ * [--l0-size BYTES] [--growth-factor N] [--regions N] [--rounds N] [--out-dir DIR] [--data-dir DIR]
+ * [--ycsb-lib DIR]}. The quick profile loads 400,000 records and runs 200,000 operations with 1 MiB
+ * region L0s, so that compactions (and Build-Index backups' own inserts) happen in a short run.
+ *
+ * <p>The standard profile is the seeds' comparison where compaction matters (Tebis §5): Build-Index
+ * against Send-Index at RF 3, growth factor 4, 8 regions whose 1 MiB L0s hold tens of thousands of
+ * pairs, 400,000 records of the SD mix (about 105 MB, three times each server's 32 MiB memory
+ * budget, so that compactions reach the last level), Load A then Run A of 100,000 operations, in 3
+ * rounds that alternate the modes. With several rounds it reports each ratio as the median of the
+ * rounds' ratios with their spread, and the Tebis Table 3 breakdown (cycles per operation by
+ * component at this machine's clock, medians over the rounds) beside the published numbers.
  */
 public final class ReplicationBenchmark {
   private static final String SPLIT_PREFIX = "usertable:user";
@@ -64,7 +73,7 @@ public final class ReplicationBenchmark {
 
   /** What the command line asks for. */
   record Options(
-      boolean quick,
+      String profile,
       long records,
       long operations,
       int threads,
@@ -74,13 +83,20 @@ public final class ReplicationBenchmark {
       List<String> workloads,
       long memoryBytes,
       long l0SizeBytes,
+      int growthFactor,
       int regions,
+      int rounds,
       Path outDir,
       Path dataDir,
-      Path ycsbLib) {}
+      Path ycsbLib) {
+    boolean quick() {
+      return profile.equals("quick");
+    }
+  }
 
   /** One measured phase of one case. */
   record PhaseResult(
+      int round,
       String mode,
       int rf,
       String mix,
@@ -97,22 +113,28 @@ public final class ReplicationBenchmark {
 
   static Options parse(String[] args) {
     boolean quick = false;
+    boolean standard = false;
+    int rounds = -1;
+    int growthFactor = -1;
     long records = -1;
     long operations = -1;
     int threads = 8;
-    List<String> modes = List.of("none", "build-index", "send-index");
-    List<Integer> rfs = List.of(2, 3);
+    List<String> modes = null;
+    List<Integer> rfs = null;
     List<KvMix> mixes = null;
     List<String> workloads = null;
-    long memory = 64L << 20;
+    long memory = -1;
     long l0Size = -1;
-    int regions = 32;
+    int regions = -1;
     Path outDir = Paths.get("target", "bench");
     Path dataDir = Paths.get("target", "bench", "data");
     Path ycsbLib = null;
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--quick" -> quick = true;
+        case "--standard" -> standard = true;
+        case "--rounds" -> rounds = Integer.parseInt(args[++i]);
+        case "--growth-factor" -> growthFactor = Integer.parseInt(args[++i]);
         case "--records" -> records = Long.parseLong(args[++i]);
         case "--operations" -> operations = Long.parseLong(args[++i]);
         case "--threads" -> threads = Integer.parseInt(args[++i]);
@@ -130,33 +152,58 @@ public final class ReplicationBenchmark {
         default -> throw new IllegalArgumentException("unknown option " + args[i]);
       }
     }
+    if (quick && standard) {
+      throw new IllegalArgumentException("--quick or --standard, not both");
+    }
+    if (modes == null) {
+      modes =
+          standard
+              ? List.of("build-index", "send-index")
+              : List.of("none", "build-index", "send-index");
+    }
+    if (rfs == null) {
+      rfs = standard ? List.of(3) : List.of(2, 3);
+    }
     for (String mode : modes) {
       if (!List.of("none", "build-index", "send-index").contains(mode)) {
         throw new IllegalArgumentException("unknown mode " + mode);
       }
     }
+    boolean shortRun = quick || standard;
     if (mixes == null) {
-      mixes = quick ? List.of(KvMix.SD) : List.of(KvMix.values());
+      mixes = shortRun ? List.of(KvMix.SD) : List.of(KvMix.values());
     }
     if (workloads == null) {
-      workloads = quick ? List.of("a") : List.of("a", "b", "c", "d");
+      workloads = shortRun ? List.of("a") : List.of("a", "b", "c", "d");
     }
     // Enough data per region that its L0 is compacted several times and a
     // Build-Index backup applies several 2 MiB buffers.
     if (records < 0) {
-      records = quick ? 400_000 : 2_000_000;
+      records = quick ? 400_000 : standard ? 400_000 : 2_000_000;
     }
     if (operations < 0) {
-      operations = quick ? 200_000 : records;
+      operations = quick ? 200_000 : standard ? 100_000 : records;
     }
     if (l0Size < 0) {
-      l0Size = quick ? 1L << 20 : 4L << 20;
+      l0Size = shortRun ? 1L << 20 : 4L << 20;
+    }
+    if (memory < 0) {
+      memory = standard ? 32L << 20 : 64L << 20;
+    }
+    if (regions < 0) {
+      regions = standard ? 8 : 32;
+    }
+    if (growthFactor < 0) {
+      growthFactor = standard ? 4 : 0; // 0: the engine's default (8)
+    }
+    if (rounds < 0) {
+      rounds = standard ? 3 : 1;
     }
     if (ycsbLib == null) {
       ycsbLib = defaultYcsbLib();
     }
     return new Options(
-        quick,
+        quick ? "quick" : standard ? "standard" : "full",
         records,
         operations,
         threads,
@@ -166,7 +213,9 @@ public final class ReplicationBenchmark {
         workloads,
         memory,
         l0Size,
+        growthFactor,
         regions,
+        rounds,
         outDir,
         dataDir,
         ycsbLib);
@@ -193,48 +242,70 @@ public final class ReplicationBenchmark {
         Locale.ROOT,
         "replication benchmark (%s): %d regions on 3 servers, %,d records, %,d operations per run,"
             + " %d YCSB threads over fabric shm, server memory budget %d MiB, region L0 %d"
-            + " KiB%n",
-        options.quick() ? "quick" : "full",
+            + " KiB, growth factor %s, %d round(s)%n",
+        options.profile(),
         options.regions(),
         options.records(),
         options.operations(),
         options.threads(),
         options.memoryBytes() >> 20,
-        options.l0SizeBytes() >> 10);
+        options.l0SizeBytes() >> 10,
+        options.growthFactor() > 0 ? Integer.toString(options.growthFactor()) : "8 (default)",
+        options.rounds());
     Files.createDirectories(options.dataDir());
+    // Rounds alternate the modes, so that a slow spell of the machine falls on all of them.
     for (KvMix mix : options.mixes()) {
-      for (String mode : options.modes()) {
-        List<Integer> rfs = mode.equals("none") ? List.of(1) : options.replicationFactors();
-        for (int rf : rfs) {
-          runCase(mode, rf, mix);
+      for (int round = 1; round <= options.rounds(); round++) {
+        for (String mode : options.modes()) {
+          List<Integer> rfs = mode.equals("none") ? List.of(1) : options.replicationFactors();
+          for (int rf : rfs) {
+            runCase(round, mode, rf, mix);
+          }
         }
       }
     }
     new ReplicationReport(results, options).write();
   }
 
-  private void runCase(String mode, int rf, KvMix mix) throws Exception {
-    String name = mode + "-rf" + rf + "-" + mix.name().toLowerCase(Locale.ROOT);
+  private void runCase(int round, String mode, int rf, KvMix mix) throws Exception {
+    String name =
+        mode
+            + "-rf"
+            + rf
+            + "-"
+            + mix.name().toLowerCase(Locale.ROOT)
+            + (options.rounds() > 1 ? "-round" + round : "");
     Path dir = options.dataDir().resolve("replication-" + name).toAbsolutePath();
-    System.out.printf(Locale.ROOT, "%n== %s, RF %d, mix %s%n", mode, rf, mix);
-    List<String> clusterOptions =
-        List.of(
-            "--servers",
-            "3",
-            "--regions",
-            Integer.toString(options.regions()),
-            "--replication",
-            Integer.toString(Math.max(rf, 2)),
-            "--mode",
-            mode,
-            "--fabric",
-            "shm",
-            "--split-prefix",
-            SPLIT_PREFIX,
-            "--memory",
-            Long.toString(options.memoryBytes()),
-            "--l0-size",
-            Long.toString(options.l0SizeBytes()));
+    System.out.printf(
+        Locale.ROOT,
+        "%n== %s, RF %d, mix %s%s%n",
+        mode,
+        rf,
+        mix,
+        options.rounds() > 1 ? ", round " + round + " of " + options.rounds() : "");
+    List<String> clusterOptions = new ArrayList<>();
+    Collections.addAll(
+        clusterOptions,
+        "--servers",
+        "3",
+        "--regions",
+        Integer.toString(options.regions()),
+        "--replication",
+        Integer.toString(Math.max(rf, 2)),
+        "--mode",
+        mode,
+        "--fabric",
+        "shm",
+        "--split-prefix",
+        SPLIT_PREFIX,
+        "--memory",
+        Long.toString(options.memoryBytes()),
+        "--l0-size",
+        Long.toString(options.l0SizeBytes()));
+    if (options.growthFactor() > 0) {
+      Collections.addAll(
+          clusterOptions, "--growth-factor", Integer.toString(options.growthFactor()));
+    }
     try (LaunchedCluster cluster = LaunchedCluster.start(dir, clusterOptions, () -> {})) {
       Properties state = new Properties();
       try (Reader in = Files.newBufferedReader(dir.resolve("cluster.properties"))) {
@@ -245,9 +316,10 @@ public final class ReplicationBenchmark {
       Path histogram = dir.resolve("field-lengths.txt");
       writeHistogram(mix, histogram);
       double kvBytes = averageKvBytes(mix);
-      phase(mode, rf, mix, "load-a", true, "a", servers, state, dir, histogram, kvBytes);
+      phase(round, mode, rf, mix, "load-a", true, "a", servers, state, dir, histogram, kvBytes);
       for (String workload : options.workloads()) {
         phase(
+            round,
             mode,
             rf,
             mix,
@@ -265,6 +337,7 @@ public final class ReplicationBenchmark {
   }
 
   private void phase(
+      int round,
       String mode,
       int rf,
       KvMix mix,
@@ -290,7 +363,8 @@ public final class ReplicationBenchmark {
     for (int i = 0; i < before.size(); i++) {
       deltas.add(after.get(i).since(before.get(i)));
     }
-    PhaseResult result = new PhaseResult(mode, rf, mix.name(), label, ycsb, deltas, after, kvBytes);
+    PhaseResult result =
+        new PhaseResult(round, mode, rf, mix.name(), label, ycsb, deltas, after, kvBytes);
     results.add(result);
     ReplicationReport.printPhase(result);
     // A failed operation (the client's timeout ran out: a stalled server) is reported with the

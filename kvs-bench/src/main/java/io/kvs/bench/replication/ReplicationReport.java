@@ -21,6 +21,7 @@ final class ReplicationReport {
       double opsPerSec,
       double cpuUsPerOp,
       double requestUs,
+      double insertUs,
       double compactionUs,
       double logReplicationUs,
       double indexShippingUs,
@@ -58,7 +59,9 @@ final class ReplicationReport {
     long backupL0 = 0;
     double switches = 0;
     double posts = 0;
+    double insert = 0;
     for (ServerSample s : r.servers()) {
+      insert += s.counter("service.insertCpuNanos");
       switches += s.contextSwitches();
       posts += s.counter("replication.writes");
       requests += s.cpuNanos().get(ThreadRole.REQUESTS);
@@ -89,6 +92,7 @@ final class ReplicationReport {
         r.ycsb().opsPerSec(),
         total / micros,
         requestOnly / micros,
+        Math.min(insert, requestOnly) / micros,
         compactionOnly / micros,
         logReplication / micros,
         shipping / micros,
@@ -121,7 +125,8 @@ final class ReplicationReport {
   void write() throws IOException {
     TextTable table =
         new TextTable(
-            4,
+            5,
+            "round",
             "mode",
             "rf",
             "mix",
@@ -129,6 +134,7 @@ final class ReplicationReport {
             "ops/s",
             "CPU us/op",
             "req",
+            "insert",
             "compact",
             "log repl",
             "idx ship",
@@ -149,6 +155,7 @@ final class ReplicationReport {
         write = r.ycsb().operations().getOrDefault("UPDATE", r.ycsb().operations().get("READ"));
       }
       table.row(
+          Integer.toString(r.round()),
           r.mode(),
           Integer.toString(r.rf()),
           r.mix(),
@@ -156,6 +163,7 @@ final class ReplicationReport {
           f("%,.0f", m.opsPerSec()),
           f("%.1f", m.cpuUsPerOp()),
           f("%.1f", m.requestUs()),
+          f("%.1f", m.insertUs()),
           f("%.1f", m.compactionUs()),
           f("%.1f", m.logReplicationUs()),
           f("%.2f", m.indexShippingUs()),
@@ -174,6 +182,7 @@ final class ReplicationReport {
         }
         json.add(
             new JsonLine()
+                .put("round", r.round())
                 .put("mode", r.mode())
                 .put("rf", r.rf())
                 .put("mix", r.mix())
@@ -182,6 +191,7 @@ final class ReplicationReport {
                 .put("ops_per_sec", m.opsPerSec())
                 .put("cpu_us_per_op", m.cpuUsPerOp())
                 .put("request_cpu_us_per_op", m.requestUs())
+                .put("insert_cpu_us_per_op", m.insertUs())
                 .put("compaction_cpu_us_per_op", m.compactionUs())
                 .put("log_replication_cpu_us_per_op", m.logReplicationUs())
                 .put("index_shipping_cpu_us_per_op", m.indexShippingUs())
@@ -198,7 +208,7 @@ final class ReplicationReport {
                 .put("p50_us", op.getValue().p50())
                 .put("p99_us", op.getValue().p99())
                 .put("p999_us", op.getValue().p999())
-                .put("profile", options.quick() ? "quick" : "full")
+                .put("profile", options.profile())
                 .toString());
       }
     }
@@ -206,6 +216,7 @@ final class ReplicationReport {
     System.out.print(table);
     System.out.println();
     printRatios();
+    new Table3Breakdown(results).print();
     Files.createDirectories(options.outDir());
     Files.write(options.outDir().resolve("replication.json"), json);
     chart();
@@ -214,46 +225,103 @@ final class ReplicationReport {
     System.out.println("chart:   " + options.outDir().resolve("replication.png").toAbsolutePath());
   }
 
+  /**
+   * Send-Index against Build-Index and against no replication, per RF, mix and phase: the median
+   * over the rounds of each round's ratio (both modes of a round ran back to back), with the
+   * spread; marked when the spread is larger than the difference from 1.
+   */
   private void printRatios() {
     for (PhaseResult send : results) {
-      if (!send.mode().equals("send-index")) {
+      if (!send.mode().equals("send-index") || send.round() != 1) {
         continue;
       }
-      PhaseResult build = find("build-index", send.rf(), send.mix(), send.workload());
-      PhaseResult none = find("none", 1, send.mix(), send.workload());
-      Metrics s = metrics(send);
-      if (build != null) {
-        Metrics b = metrics(build);
-        System.out.printf(
-            Locale.ROOT,
-            "  send-index / build-index, RF %d, %s %s: ops/s %.2fx, CPU/op %.2fx, backup index"
-                + " CPU %.3fx, io amp %.2fx, net amp %.2fx%n",
-            send.rf(),
-            send.mix(),
-            send.workload(),
-            s.opsPerSec() / b.opsPerSec(),
-            s.cpuUsPerOp() / b.cpuUsPerOp(),
-            s.backupIndexCpuUsPerOp() / b.backupIndexCpuUsPerOp(),
-            s.ioAmplification() / b.ioAmplification(),
-            s.networkAmplification() / b.networkAmplification());
+      List<double[]> toBuild = new ArrayList<>();
+      List<double[]> toNone = new ArrayList<>();
+      for (PhaseResult s : results) {
+        if (!s.mode().equals("send-index")
+            || s.rf() != send.rf()
+            || !s.mix().equals(send.mix())
+            || !s.workload().equals(send.workload())) {
+          continue;
+        }
+        Metrics sm = metrics(s);
+        PhaseResult build = find(s.round(), "build-index", s.rf(), s.mix(), s.workload());
+        if (build != null) {
+          Metrics b = metrics(build);
+          toBuild.add(
+              new double[] {
+                sm.opsPerSec() / b.opsPerSec(),
+                sm.cpuUsPerOp() / b.cpuUsPerOp(),
+                sm.backupIndexCpuUsPerOp() / b.backupIndexCpuUsPerOp(),
+                sm.ioAmplification() / b.ioAmplification(),
+                sm.networkAmplification() / b.networkAmplification()
+              });
+        }
+        PhaseResult none = find(s.round(), "none", 1, s.mix(), s.workload());
+        if (none != null) {
+          Metrics n = metrics(none);
+          toNone.add(
+              new double[] {sm.opsPerSec() / n.opsPerSec(), sm.cpuUsPerOp() / n.cpuUsPerOp()});
+        }
       }
-      if (none != null) {
-        Metrics n = metrics(none);
+      String where = f("RF %d, %s %s", send.rf(), send.mix(), send.workload());
+      if (!toBuild.isEmpty()) {
         System.out.printf(
             Locale.ROOT,
-            "  send-index / none,        RF %d, %s %s: ops/s %.2fx, CPU/op %.2fx%n",
-            send.rf(),
-            send.mix(),
-            send.workload(),
-            s.opsPerSec() / n.opsPerSec(),
-            s.cpuUsPerOp() / n.cpuUsPerOp());
+            "  send-index / build-index, %s: ops/s %s, CPU/op %s, backup index CPU %s, io amp %s,"
+                + " net amp %s%n",
+            where,
+            ratio(toBuild, 0),
+            ratio(toBuild, 1),
+            ratio(toBuild, 2),
+            ratio(toBuild, 3),
+            ratio(toBuild, 4));
+      }
+      if (!toNone.isEmpty()) {
+        System.out.printf(
+            Locale.ROOT,
+            "  send-index / none,        %s: ops/s %s, CPU/op %s%n",
+            where,
+            ratio(toNone, 0),
+            ratio(toNone, 1));
       }
     }
   }
 
-  private PhaseResult find(String mode, int rf, String mix, String workload) {
+  /** "1.23x" for one round; "1.23x (1.01-1.40, 3 rounds)" for several, "!" when spread > diff. */
+  private static String ratio(List<double[]> rounds, int index) {
+    // A ratio of zeros (no backup index work in either mode) says nothing.
+    double[] values =
+        rounds.stream().mapToDouble(r -> r[index]).filter(Double::isFinite).sorted().toArray();
+    if (values.length == 0) {
+      return "-";
+    }
+    double median = median(values);
+    if (values.length == 1) {
+      return f("%.2fx", median);
+    }
+    double spread = values[values.length - 1] - values[0];
+    return f(
+        "%.2fx (%.2f-%.2f, %d rounds%s)",
+        median,
+        values[0],
+        values[values.length - 1],
+        values.length,
+        spread > Math.abs(median - 1) ? "; spread larger than the difference" : "");
+  }
+
+  static double median(double[] sorted) {
+    int n = sorted.length;
+    if (n == 0) {
+      return Double.NaN;
+    }
+    return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  }
+
+  private PhaseResult find(int round, String mode, int rf, String mix, String workload) {
     for (PhaseResult r : results) {
-      if (r.mode().equals(mode)
+      if (r.round() == round
+          && r.mode().equals(mode)
           && r.rf() == rf
           && r.mix().equals(mix)
           && r.workload().equals(workload)) {
@@ -261,6 +329,24 @@ final class ReplicationReport {
       }
     }
     return null;
+  }
+
+  /** The round of a case whose CPU per operation is the median of its rounds (for the chart). */
+  private PhaseResult find(String mode, int rf, String mix, String workload) {
+    List<PhaseResult> rounds = new ArrayList<>();
+    for (PhaseResult r : results) {
+      if (r.mode().equals(mode)
+          && r.rf() == rf
+          && r.mix().equals(mix)
+          && r.workload().equals(workload)) {
+        rounds.add(r);
+      }
+    }
+    if (rounds.isEmpty()) {
+      return null;
+    }
+    rounds.sort(java.util.Comparator.comparingDouble(r -> metrics(r).cpuUsPerOp()));
+    return rounds.get((rounds.size() - 1) / 2);
   }
 
   /** Groups: each mix, phase and RF; series: the modes (none repeated in every RF group). */
@@ -309,7 +395,10 @@ final class ReplicationReport {
     }
     BarChart.write(
         options.outDir().resolve("replication.png"),
-        "Replication: none, Build-Index, Send-Index; 3 servers, 32 regions, YCSB over fabric shm",
+        f(
+            "Replication: none, Build-Index, Send-Index; 3 servers, %d regions, YCSB over fabric"
+                + " shm",
+            options.regions()),
         MODES,
         List.of(
             new BarChart.Panel("Throughput", "ops/s", groups, ops),
@@ -321,7 +410,7 @@ final class ReplicationReport {
         3);
   }
 
-  private static String f(String format, Object... values) {
+  static String f(String format, Object... values) {
     return String.format(Locale.ROOT, format, values);
   }
 }

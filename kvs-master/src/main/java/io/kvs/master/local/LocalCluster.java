@@ -14,7 +14,7 @@ import java.util.Set;
  * LocalCluster start  --dir DIR [--servers 3] [--regions 32] [--replication 2]
  *                     [--mode send-index|build-index|none] [--masters 1] [--fabric tcp|shm|none]
  *                     [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]
- *                     [--l0-size BYTES] [--session-timeout-ms MS] [--min-replicas N]
+ *                     [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS] [--min-replicas N]
  *                     [--durability flush|sync]
  * LocalCluster status --dir DIR
  * LocalCluster verify --dir DIR [--patience SECONDS]
@@ -54,7 +54,8 @@ public final class LocalCluster {
                       "l0-size",
                       "session-timeout-ms",
                       "min-replicas",
-                      "durability"));
+                      "durability",
+                      "growth-factor"));
           new LocalStart(new ClusterDirectory(Path.of(flags.require("dir"))), flags).run();
         }
         case "status" -> {
@@ -98,7 +99,7 @@ public final class LocalCluster {
         "usage: ./kvs local start [--servers 3] [--regions 32] [--replication 2]"
             + " [--mode send-index|build-index|none] [--masters 1] [--fabric tcp|shm|none]"
             + " [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]"
-            + " [--l0-size BYTES] [--session-timeout-ms MS]\n"
+            + " [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS]\n"
             + "       ./kvs local status\n"
             + "       ./kvs local verify [--patience SECONDS]\n"
             + "       ./kvs local stop\n"

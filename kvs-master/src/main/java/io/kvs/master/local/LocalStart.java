@@ -115,7 +115,9 @@ final class LocalStart {
               "--session-timeout-ms",
               Integer.toString(flags.getInt("session-timeout-ms", 4000)),
               "--durability",
-              flags.get("durability", "flush")));
+              flags.get("durability", "flush"),
+              "--growth-factor",
+              Integer.toString(flags.getInt("growth-factor", 0))));
     }
     directory.save(state);
     System.out.printf(

@@ -219,6 +219,7 @@ public final class HostedRegions {
     stats.put("replication.backupLevels", replication.backupLevels());
     stats.put("replication.backupLogCpuNanos", replication.backupLogCpuNanos());
     stats.put("replication.backupIndexCpuNanos", replication.backupIndexCpuNanos());
+    stats.put("service.insertCpuNanos", replication.insertCpuNanos());
     for (Hosted region : hosted.values()) {
       String role = region.role() == RegionRole.PRIMARY ? "primary." : "backup.";
       RegionStats engineStats = region.region().stats();
