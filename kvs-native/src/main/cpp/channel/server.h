@@ -160,7 +160,7 @@ struct ServerOptions {
   // connection's next request sees). With no connection it blocks. While
   // replica buffers exist (peers write into them unseen and need this
   // side's progress) naps stay at `spin_sleep`.
-  std::chrono::microseconds spin_idle{50};
+  std::chrono::microseconds spin_idle{200};
   std::chrono::microseconds spin_sleep{20};
   std::chrono::microseconds spin_sleep_max{1000};
   // Past `spin_block_after` with nothing found (0: never), no knock waiting
