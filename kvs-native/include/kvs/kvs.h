@@ -296,6 +296,8 @@ typedef struct kvs_replication_stats {
                                  // (send-index); applying records (build-index)
   uint64_t insert_cpu_ns;  // CPU applying client writes to regions (engine
                            // insert), estimated from one write in 16
+  uint64_t batches;        // batches the one-sided writes carried (a write
+                           // carries those of several regions to one backup)
 } kvs_replication_stats;
 KVS_EXPORT void kvs_service_replication_stats(const kvs_service* service,
                                               kvs_replication_stats* stats);

@@ -115,6 +115,7 @@ void kvs_service_replication_stats(const kvs_service* service,
   stats->backup_log_cpu_ns = held.log_cpu_ns;
   stats->backup_index_cpu_ns = held.index_cpu_ns;
   stats->insert_cpu_ns = service->service.InsertCpuNanos();
+  stats->batches = sent.batches;
 }
 
 void kvs_service_attach(kvs_service* service, uint64_t region_id,

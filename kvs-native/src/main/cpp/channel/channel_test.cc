@@ -394,6 +394,64 @@ TEST_P(ChannelTest, ReplicationWritesLandInAReplicaBufferBeforeLaterMessages) {
   EXPECT_EQ(reply, "dropped");
 }
 
+// One post scatters pieces to several places (replication sends the
+// batches of several regions to one backup server so): each lands where it
+// was aimed, and one completion reports them all.
+TEST_P(ChannelTest, OneRemoteWriteScattersPiecesToTheirOwnPlaces) {
+  auto client = NewClient();
+  ASSERT_NE(client, nullptr);
+  std::string described;
+  ASSERT_TRUE(client->Call("replica", &described).ok());
+  fabric::RemoteBuffer remote;
+  std::istringstream fields(described);
+  ASSERT_TRUE(fields >> remote.address >> remote.key >> remote.size);
+  const size_t per_post = client->remote_pieces_max();
+  ASSERT_GT(per_post, 1u);  // tcp and shm take 4
+  // Pieces of different sizes, piece i to offset 100,000 * (n - i): the
+  // order on the wire differs from the order in the buffer.
+  const size_t sizes[] = {3000, 7, 40000, 129};
+  const std::string pattern = Pattern(50000);
+  std::vector<Client::RemotePiece> pieces;
+  size_t from = 0;
+  for (size_t i = 0; i < per_post; ++i) {
+    pieces.push_back({&remote, 100000 * (per_post - i),
+                      std::string_view(pattern).substr(from, sizes[i % 4])});
+    from += sizes[i % 4];
+  }
+  int completed = 0;
+  ASSERT_TRUE(client
+                  ->WriteRemote(pieces,
+                                [&](Status status) {
+                                  EXPECT_TRUE(status.ok()) << status.ToString();
+                                  ++completed;
+                                })
+                  .ok());
+  ASSERT_TRUE(Eventually([&] {
+    client->Poll();
+    return completed > 0;
+  }));
+  std::string marker;  // a message after the write finds every piece
+  ASSERT_TRUE(client->Call("marker", &marker).ok());
+  EXPECT_EQ(completed, 1);
+  for (size_t i = 0; i < per_post; ++i) {
+    EXPECT_EQ(std::string_view(handler_.replica() + pieces[i].offset,
+                               pieces[i].bytes.size()),
+              pieces[i].bytes)
+        << "piece " << i;
+  }
+  // More pieces than one post takes, none, or one outside the buffer: refused
+  // before anything is sent, and the connection stays up.
+  pieces.push_back(pieces.front());
+  EXPECT_EQ(client->WriteRemote(pieces, nullptr).code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_EQ(client->WriteRemote({}, nullptr).code(),
+            Status::Code::kInvalidArgument);
+  const Client::RemotePiece outside{&remote, remote.size - 2, "abc"};
+  EXPECT_EQ(client->WriteRemote({&outside, 1}, nullptr).code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_TRUE(client->health().ok());
+}
+
 // An idle server blocks instead of polling; a client's knocks wake it at
 // once, for a request and for one-sided writes into a replica buffer (which
 // need its progress, and carry no message).
@@ -416,15 +474,18 @@ TEST_P(ChannelTest, AnIdleServerBlocksAndKnocksWakeItAtOnce) {
   for (int round = 0; round < 3; ++round) {
     ASSERT_TRUE(Eventually([&] { return server_->stats().spinner_blocked; }))
         << round;
+    uint64_t blocks = server_->stats().spinner_blocks;
     // Without a knock it would sleep a minute: past the request timeout.
     auto started = Clock::now();
     std::string reply;
     ASSERT_TRUE(client->Call("knock knock", &reply).ok()) << round;
     EXPECT_EQ(reply, Reversed("knock knock"));
     EXPECT_LT(Clock::now() - started, std::chrono::seconds(2)) << round;
+    EXPECT_GT(server_->stats().spinner_blocks, blocks) << round;
 
     ASSERT_TRUE(Eventually([&] { return server_->stats().spinner_blocked; }))
         << round;
+    blocks = server_->stats().spinner_blocks;
     started = Clock::now();
     bool written = false;
     ASSERT_TRUE(client
@@ -437,6 +498,11 @@ TEST_P(ChannelTest, AnIdleServerBlocksAndKnocksWakeItAtOnce) {
                     .ok());
     while (!written && client->health().ok()) client->Poll();
     ASSERT_TRUE(written) << client->health().ToString();
+    // The knock woke the server (over shm the write completes without its
+    // progress, so the next round must not find it still in this block).
+    ASSERT_TRUE(Eventually([&] {
+      return server_->stats().spinner_blocks > blocks;
+    })) << round;
     EXPECT_LT(Clock::now() - started, std::chrono::seconds(2)) << round;
   }
   std::string crc;

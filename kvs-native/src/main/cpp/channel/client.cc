@@ -331,13 +331,34 @@ bool Client::PollOne(Outstanding* request, bool* finished) {
 Status Client::WriteRemote(const fabric::RemoteBuffer& target, uint64_t offset,
                            std::string_view bytes,
                            std::function<void(Status)> done) {
+  const RemotePiece piece{&target, offset, bytes};
+  return WriteRemote(std::span<const RemotePiece>(&piece, 1), std::move(done));
+}
+
+Status Client::WriteRemote(std::span<const RemotePiece> pieces,
+                           std::function<void(Status)> done) {
   if (!broken_.ok()) return broken_;
-  if (bytes.empty() || offset > target.size ||
-      bytes.size() > target.size - offset) {
-    return Status::InvalidArgument(
-        "a write of " + std::to_string(bytes.size()) + " bytes at " +
-        std::to_string(offset) + " does not fit the " +
-        std::to_string(target.size) + "-byte remote buffer");
+  if (pieces.empty() || pieces.size() > remote_pieces_max()) {
+    return Status::InvalidArgument("a remote write of " +
+                                   std::to_string(pieces.size()) +
+                                   " pieces (this connection takes 1 to " +
+                                   std::to_string(remote_pieces_max()) + ")");
+  }
+  std::vector<fabric::Endpoint::RemoteTarget> targets;
+  targets.reserve(pieces.size());
+  size_t total = 0;
+  for (const RemotePiece& piece : pieces) {
+    const fabric::RemoteBuffer& target = *piece.target;
+    if (piece.bytes.empty() || piece.offset > target.size ||
+        piece.bytes.size() > target.size - piece.offset) {
+      return Status::InvalidArgument(
+          "a write of " + std::to_string(piece.bytes.size()) + " bytes at " +
+          std::to_string(piece.offset) + " does not fit the " +
+          std::to_string(target.size) + "-byte remote buffer");
+    }
+    targets.push_back(
+        {target.address + piece.offset, piece.bytes.size(), target.key});
+    total += piece.bytes.size();
   }
   if (write_ring_ == nullptr) {
     write_staging_.Resize(options_.write_staging_bytes);
@@ -346,21 +367,23 @@ Status Client::WriteRemote(const fabric::RemoteBuffer& target, uint64_t offset,
     write_ring_ = std::make_unique<RingAllocator>(options_.write_staging_bytes,
                                                   kUnitBytes);
   }
-  const uint32_t rounded = RoundToUnit(bytes.size());
-  if (rounded > write_ring_->capacity()) {
+  if (total > write_ring_->capacity()) {
     return Status::TooLarge("a remote write larger than the staging buffer");
   }
-  const auto space = write_ring_->Allocate(rounded);
+  const auto space = write_ring_->Allocate(RoundToUnit(total));
   if (!space) return Status::Busy("the write staging buffer is full");
-  char* at = write_staging_.data() + space->offset;
-  std::memcpy(at, bytes.data(), bytes.size());
+  char* const at = write_staging_.data() + space->offset;
+  size_t copied = 0;
+  for (const RemotePiece& piece : pieces) {
+    std::memcpy(at + copied, piece.bytes.data(), piece.bytes.size());
+    copied += piece.bytes.size();
+  }
   const uint64_t id = space->id;
   const auto now = Clock::now();
   KnockIfDue(now);  // before posting: a post may wait for its progress
   write_deadlines_.emplace(id, now + options_.request_timeout);
   const Status posted = endpoint_->PostWrite(
-      server_, at, bytes.size(), *write_staging_region_,
-      target.address + offset, target.key,
+      server_, at, *write_staging_region_, targets,
       [this, id, done = std::move(done)](Status status) mutable {
         writes_done_.push_back({id, std::move(status), std::move(done)});
       },

@@ -25,6 +25,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -109,6 +110,16 @@ class Client {
   // message sent after `done` finds the bytes in place.
   Status WriteRemote(const fabric::RemoteBuffer& target, uint64_t offset,
                      std::string_view bytes, std::function<void(Status)> done);
+  // The same for up to remote_pieces_max() pieces, each to its own place
+  // (of one peer buffer or several): one post, and `done` once for all.
+  struct RemotePiece {
+    const fabric::RemoteBuffer* target = nullptr;
+    uint64_t offset = 0;
+    std::string_view bytes;
+  };
+  Status WriteRemote(std::span<const RemotePiece> pieces,
+                     std::function<void(Status)> done);
+  size_t remote_pieces_max() const { return endpoint_->remote_targets_max(); }
 
  private:
   struct Outstanding;

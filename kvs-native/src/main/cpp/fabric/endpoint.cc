@@ -52,6 +52,9 @@ const char* ProviderName(Provider provider) {
 
 namespace {
 
+// The most places one write scatters to, whatever the provider allows.
+constexpr size_t kRemoteTargetsLimit = 4;
+
 // libfabric's provider string: the core provider plus the utility provider
 // that gives it reliable-datagram endpoints.
 const char* LibfabricProviderName(Provider provider) {
@@ -164,6 +167,8 @@ Status Endpoint::Init() {
                        ? info_->fabric_attr->prov_name
                        : LibfabricProviderName(options_.provider);
   virtual_addresses_ = (info_->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
+  remote_targets_max_ =
+      std::clamp<size_t>(info_->tx_attr->rma_iov_limit, 1, kRemoteTargetsLimit);
 
   auto check = [this](const char* call, int result) {
     return result == 0 ? Status::Ok()
@@ -259,6 +264,28 @@ Status Endpoint::PostWrite(fi_addr_t peer, const char* source, size_t size,
                            const MemoryRegion& local, uint64_t remote_address,
                            uint64_t remote_key, Completion done,
                            Semantics semantics) {
+  const RemoteTarget target{remote_address, size, remote_key};
+  return PostWrite(peer, source, local,
+                   std::span<const RemoteTarget>(&target, 1), std::move(done),
+                   semantics);
+}
+
+Status Endpoint::PostWrite(fi_addr_t peer, const char* source,
+                           const MemoryRegion& local,
+                           std::span<const RemoteTarget> targets,
+                           Completion done, Semantics semantics) {
+  if (targets.empty() || targets.size() > remote_targets_max_) {
+    return Status::InvalidArgument("a write to " +
+                                   std::to_string(targets.size()) +
+                                   " places (this provider takes 1 to " +
+                                   std::to_string(remote_targets_max_) + ")");
+  }
+  size_t size = 0;
+  fi_rma_iov rma[kRemoteTargetsLimit];
+  for (size_t i = 0; i < targets.size(); ++i) {
+    rma[i] = {targets[i].address, targets[i].size, targets[i].key};
+    size += targets[i].size;
+  }
   auto* context = new WriteContext{{}, std::move(done)};
   Track(context);
   const auto deadline =
@@ -272,26 +299,26 @@ Status Endpoint::PostWrite(fi_addr_t peer, const char* source, size_t size,
     // Counted before it is posted: its completion may come first.
     outstanding_.fetch_add(1, std::memory_order_relaxed);
     ssize_t posted = 0;
-    if (semantics == Semantics::kDelivered) {
+    if (semantics == Semantics::kDelivered || targets.size() > 1) {
       struct iovec vector {
         const_cast<char*>(source), size
       };
       void* descriptor = local.descriptor();
-      struct fi_rma_iov target {
-        remote_address, size, remote_key
-      };
       struct fi_msg_rma message {};
       message.msg_iov = &vector;
       message.desc = &descriptor;
       message.iov_count = 1;
       message.addr = peer;
-      message.rma_iov = &target;
-      message.rma_iov_count = 1;
+      message.rma_iov = rma;
+      message.rma_iov_count = targets.size();
       message.context = &context->context;
-      posted = fi_writemsg(ep_, &message, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+      posted = fi_writemsg(
+          ep_, &message,
+          FI_COMPLETION |
+              (semantics == Semantics::kDelivered ? FI_DELIVERY_COMPLETE : 0));
     } else {
       posted = fi_write(ep_, source, size, local.descriptor(), peer,
-                        remote_address, remote_key, &context->context);
+                        rma[0].addr, rma[0].key, &context->context);
     }
     if (posted == 0) return Status::Ok();
     outstanding_.fetch_sub(1, std::memory_order_relaxed);

@@ -49,6 +49,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 
 #include "fabric/libfabric.h"
@@ -159,6 +160,21 @@ class Endpoint {
                    const MemoryRegion& local, uint64_t remote_address,
                    uint64_t remote_key, Completion done,
                    Semantics semantics = Semantics::kBuffered);
+  // One write scattering the bytes at `source` (inside `local`, as long as
+  // the targets together) over up to remote_targets_max() places of the
+  // peer's buffers, in order: one post and one completion for all of them.
+  struct RemoteTarget {
+    uint64_t address = 0;
+    uint64_t size = 0;
+    uint64_t key = 0;
+  };
+  Status PostWrite(fi_addr_t peer, const char* source,
+                   const MemoryRegion& local,
+                   std::span<const RemoteTarget> targets, Completion done,
+                   Semantics semantics = Semantics::kBuffered);
+  // The most places one write may scatter to (the provider's
+  // rma_iov_limit: 4 for tcp and shm, 1 for verbs).
+  size_t remote_targets_max() const { return remote_targets_max_; }
 
   // A check PostWrite makes now and then while the transmit queue stays
   // full (tcp;ofi_rxm keeps answering EAGAIN while it tries to reconnect to
@@ -203,6 +219,7 @@ class Endpoint {
   bool virtual_addresses_ = false;
   std::string address_;
   std::string provider_name_;
+  size_t remote_targets_max_ = 1;
   std::atomic<size_t> outstanding_{0};
   std::atomic<uint64_t> next_key_{1};
   std::atomic<bool> aborted_{false};

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -140,6 +142,78 @@ TEST_P(ReplicationTest, AcknowledgedWritesReachTheBackupInOrder) {
       ASSERT_TRUE(got.ok()) << i << " " << got.ToString();
       EXPECT_EQ(value, i % 10 == 0 ? "second" : ValueFor(i)) << i;
     }
+  }
+}
+
+// Regions replicated to the same backup server share its writes: batches
+// made while writes are in flight go together (one post carries several
+// regions' batches), and every acknowledged write of every region is on
+// the backup, in its region, in order.
+TEST_P(ReplicationTest, RegionsSharingABackupServerShareItsWrites) {
+  constexpr uint64_t kRegions = 8;
+  std::vector<lsm::Region*> primaries{primary_.region}, backups{backup_.region};
+  for (uint64_t id = 8; id < 7 + kRegions; ++id) {
+    lsm::Region* on_primary = nullptr;
+    lsm::Region* on_backup = nullptr;
+    const std::string name = "r" + std::to_string(id);
+    ASSERT_TRUE(primary_.engine->CreateRegion(name, &on_primary).ok());
+    ASSERT_TRUE(backup_.engine->CreateRegion(name, &on_backup).ok());
+    primaries.push_back(on_primary);
+    backups.push_back(on_backup);
+  }
+  service::Placement as_backup;
+  as_backup.primary = false;
+  service::Placement as_primary;
+  as_primary.backups.push_back(
+      {"127.0.0.1", static_cast<uint16_t>(backup_.server->port())});
+  for (uint64_t r = 0; r < kRegions; ++r) {
+    backup_.service.Attach(7 + r, 3, backups[r], as_backup);
+    primary_.service.Attach(7 + r, 3, primaries[r], as_primary);
+  }
+  // Writes to every region in flight at once, as clients pipelining them.
+  // Small ones: even a batch of all of a region's writes is small enough
+  // to go with others.
+  const auto small_value = [](int i) {
+    return std::string(100, static_cast<char>('a' + i % 26));
+  };
+  constexpr int kWrites = 2000;
+  std::mutex mutex;
+  std::condition_variable answered;
+  int replies = 0;
+  std::vector<std::string> failures;
+  for (int i = 0; i < kWrites; ++i) {
+    const std::string key = "key" + std::to_string(i);
+    const std::string value = small_value(i);
+    wire::Request request = Make(wire::Opcode::kPut, 3, key, value);
+    request.region_id = 7 + static_cast<uint64_t>(i) % kRegions;
+    primary_.service.ExecuteAsync(request, [&](std::string bytes) {
+      wire::Reply reply;
+      const Status decoded = wire::DecodeReply(bytes, &reply);
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!decoded.ok() || reply.status != Status::Code::kOk) {
+        failures.push_back(decoded.ok() ? std::string(reply.message)
+                                        : decoded.ToString());
+      }
+      ++replies;
+      answered.notify_all();
+    });
+  }
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    ASSERT_TRUE(answered.wait_for(lock, std::chrono::seconds(30),
+                                  [&] { return replies == kWrites; }));
+    EXPECT_EQ(failures, std::vector<std::string>{});
+  }
+  const ReplicatorStats stats = primary_.service.ReplicationStats();
+  EXPECT_EQ(stats.records, static_cast<uint64_t>(kWrites));
+  EXPECT_GT(stats.batches, stats.writes) << "no post carried two batches";
+  for (uint64_t r = 0; r < kRegions; ++r) primary_.service.Detach(7 + r);
+  for (int i = 0; i < kWrites; ++i) {
+    const uint64_t r = static_cast<uint64_t>(i) % kRegions;
+    std::string value;
+    const Status got = backups[r]->Get("key" + std::to_string(i), &value);
+    ASSERT_TRUE(got.ok()) << i << " " << got.ToString();
+    EXPECT_EQ(value, small_value(i)) << i;
   }
 }
 

@@ -812,6 +812,7 @@ void Replicator::Run() {
     bool busy = false;
     bool waiting = false;  // for backups to complete writes or answer
     for (const auto& stream : streams) busy |= Pump(stream.get());
+    busy |= PostBatches(streams);
     for (const auto& peer : peers) {
       if (peer->client->health().ok()) {
         busy |= peer->client->Poll() > 0;
@@ -982,61 +983,119 @@ bool Replicator::Connect(Stream* stream) {
   return true;
 }
 
-bool Replicator::PostBatches(Stream* stream, std::unique_lock<std::mutex>* lock,
-                             bool* progressed) {
-  Peer* peer = stream->peer.get();
-  const uint64_t region_id = stream->group->region_id;
-  for (const auto& batch : stream->batches) {
-    if (batch->posted) continue;
-    const Status posted = peer->client->WriteRemote(
-        stream->buffers[batch->buffer], batch->offset, batch->bytes,
-        [this, weak = stream->weak_from_this(), batch, peer,
-         region_id](Status status) {
-          const auto writing = peer->writes_in_flight.find(region_id);
-          if (writing != peer->writes_in_flight.end() &&
-              --writing->second == 0) {
-            peer->writes_in_flight.erase(writing);
-          }
-          // A stream gone meanwhile cares no more (see SendToBackup).
-          const std::shared_ptr<Stream> owner = weak.lock();
-          if (owner == nullptr) return;
-          Stream* const live = owner.get();
-          if (!status.ok()) {
-            Fail(live, Status::IoError("write to backup " + peer->name +
-                                       " failed: " + status.ToString()));
-            return;
-          }
-          std::lock_guard<std::mutex> done_lock(live->group->mutex);
-          batch->landed = true;
-          while (!live->batches.empty() && live->batches.front()->landed) {
-            const Stream::Batch& landed = *live->batches.front();
-            if (live->group->mode == ReplicationMode::kSendIndex &&
-                landed.lane < kSendIndexLogs) {
-              Stream::LogState& log = live->logs[landed.lane];
-              --log.batches;
-              log.landed = std::max<uint64_t>(
-                  log.landed, landed.offset + landed.bytes.size());
-            }
-            live->batches.pop_front();
-          }
-          live->done_ticket = live->FirstTicketPending() - 1;
-          UpdateSync(live);
-          live->group->changed.notify_all();
-        });
-    if (posted.IsBusy()) return true;  // a full staging buffer: later
-    if (!posted.ok()) {
-      lock->unlock();
-      Fail(stream,
-           Status::IoError("backup " + peer->name + ": " + posted.ToString()));
-      return false;
+void Replicator::Landed(Peer* peer, const std::vector<PostedBatch>& posted,
+                        const Status& status) {
+  --peer->posts_in_flight;
+  for (const PostedBatch& each : posted) {
+    const auto writing = peer->writes_in_flight.find(each.region_id);
+    if (writing != peer->writes_in_flight.end() && --writing->second == 0) {
+      peer->writes_in_flight.erase(writing);
     }
-    batch->posted = true;
-    ++peer->writes_in_flight[region_id];
-    *progressed = true;
-    std::lock_guard<std::mutex> stats_lock(mutex_);
-    ++stats_.writes;
+    const std::shared_ptr<Stream> owner = each.stream.lock();
+    if (owner == nullptr) continue;
+    Stream* const live = owner.get();
+    if (!status.ok()) {
+      Fail(live, Status::IoError("write to backup " + peer->name +
+                                 " failed: " + status.ToString()));
+      continue;
+    }
+    std::lock_guard<std::mutex> done_lock(live->group->mutex);
+    each.batch->landed = true;
+    while (!live->batches.empty() && live->batches.front()->landed) {
+      const Stream::Batch& landed = *live->batches.front();
+      if (live->group->mode == ReplicationMode::kSendIndex &&
+          landed.lane < kSendIndexLogs) {
+        Stream::LogState& log = live->logs[landed.lane];
+        --log.batches;
+        log.landed =
+            std::max<uint64_t>(log.landed, landed.offset + landed.bytes.size());
+      }
+      live->batches.pop_front();
+    }
+    live->done_ticket = live->FirstTicketPending() - 1;
+    UpdateSync(live);
+    live->group->changed.notify_all();
   }
-  return true;
+}
+
+bool Replicator::PostBatches(
+    const std::vector<std::shared_ptr<Stream>>& streams) {
+  // The batches not posted yet of ready streams, by backup server, each
+  // stream's in order.
+  std::vector<std::pair<Peer*, std::vector<PostedBatch>>> by_peer;
+  for (const auto& stream : streams) {
+    Peer* const peer = stream->peer.get();
+    if (peer == nullptr) continue;
+    std::lock_guard<std::mutex> lock(stream->group->mutex);
+    if (stream->state != Stream::State::kReady || !stream->failure.ok()) {
+      continue;
+    }
+    for (const auto& batch : stream->batches) {
+      if (batch->posted) continue;
+      auto it = std::find_if(by_peer.begin(), by_peer.end(),
+                             [peer](const auto& e) { return e.first == peer; });
+      if (it == by_peer.end()) {
+        by_peer.emplace_back(peer, std::vector<PostedBatch>{});
+        it = by_peer.end() - 1;
+      }
+      it->second.push_back({stream, batch, stream->group->region_id});
+    }
+  }
+  bool progressed = false;
+  std::vector<channel::Client::RemotePiece> pieces;
+  for (auto& [peer, batches] : by_peer) {
+    const size_t per_post = peer->client->remote_pieces_max();
+    for (size_t at = 0; at < batches.size();) {
+      // Full: they go together once a write completes.
+      if (peer->posts_in_flight >= options_.posts_in_flight_max) break;
+      // Small batches go together; a large one (a catch-up's segment) alone.
+      size_t count = 1;
+      uint64_t bytes = batches[at].batch->bytes.size();
+      while (count < per_post && at + count < batches.size() &&
+             bytes + batches[at + count].batch->bytes.size() <=
+                 options_.batch_bytes_max) {
+        bytes += batches[at + count].batch->bytes.size();
+        ++count;
+      }
+      std::vector<PostedBatch> posted(
+          batches.begin() + static_cast<long>(at),
+          batches.begin() + static_cast<long>(at + count));
+      pieces.clear();
+      for (const PostedBatch& each : posted) {
+        const std::shared_ptr<Stream> stream = each.stream.lock();
+        pieces.push_back({&stream->buffers[each.batch->buffer],
+                          each.batch->offset, each.batch->bytes});
+      }
+      const Status status = peer->client->WriteRemote(
+          pieces, [this, peer, posted](Status outcome) {
+            Landed(peer, posted, outcome);
+          });
+      if (status.IsBusy()) break;  // a full staging buffer: later
+      if (!status.ok()) {
+        for (const PostedBatch& each : posted) {
+          if (const auto stream = each.stream.lock()) {
+            Fail(stream.get(), Status::IoError("backup " + peer->name + ": " +
+                                               status.ToString()));
+          }
+        }
+        at += count;
+        continue;
+      }
+      ++peer->posts_in_flight;
+      for (const PostedBatch& each : posted) {
+        const std::shared_ptr<Stream> stream = each.stream.lock();
+        std::lock_guard<std::mutex> lock(stream->group->mutex);
+        each.batch->posted = true;
+        ++peer->writes_in_flight[each.region_id];
+      }
+      progressed = true;
+      at += count;
+      std::lock_guard<std::mutex> stats_lock(mutex_);
+      ++stats_.writes;
+      stats_.batches += count;
+    }
+  }
+  return progressed;
 }
 
 bool Replicator::Pump(Stream* stream) {
@@ -1069,10 +1128,8 @@ bool Replicator::PumpBuildIndex(Stream* stream) {
   Group* group = stream->group.get();
   bool progressed = false;
   std::unique_lock<std::mutex> lock(group->mutex);
-  // Post batches not yet posted (a full staging buffer makes a write wait),
-  // then batch what is queued and post that at once.
+  // Batch what is queued (PostBatches posts it after the pass).
   for (bool batched = true; batched;) {
-    if (!PostBatches(stream, &lock, &progressed)) return false;
     batched = false;
     while (!stream->queue.empty()) {
       const size_t next = stream->queue.front().bytes.size();

@@ -9,7 +9,10 @@
 // replication thread writes queued bytes, batched, one-sidedly into the
 // backup's buffers, and completes the write (its callback, from that
 // thread) once every backup the write must wait for holds them: no thread
-// waits for a replicated write.
+// waits for a replicated write. Writes to one backup server are group
+// commits across regions: at most ReplicatorOptions::posts_in_flight_max
+// are in flight to it, and the batches made meanwhile, of any regions, go
+// together, one post scattering up to four of them to their buffers.
 //
 // Build-Index (ReplicationMode::kBuildIndex): a stream carries records into
 // two alternating buffers, each handed over with FLUSH (the backup applies
@@ -104,12 +107,20 @@ struct ReplicatorOptions {
   std::chrono::milliseconds timeout{10'000};
   // Bytes of queued records written with one one-sided write at most.
   size_t batch_bytes_max = 256u << 10;
+  // One-sided writes in flight to one backup server at most, whatever
+  // regions they carry. Batches made meanwhile wait and go together: one
+  // post scatters up to the provider's limit of them (4 on tcp and shm),
+  // of any regions (group commit across regions). Bounds the thread's
+  // posts, not the bytes: batches are bounded per stream
+  // (limits::stream_queued_bytes_max).
+  size_t posts_in_flight_max = 2;
 };
 
 struct ReplicatorStats {
   uint64_t records = 0;
   uint64_t bytes = 0;           // record bytes replicated (to each backup)
   uint64_t writes = 0;          // one-sided writes posted (all backups)
+  uint64_t batches = 0;         // batches they carried (one or more per write)
   uint64_t flushes = 0;         // FLUSH and FLUSH-TAIL messages (all backups)
   uint64_t index_bytes = 0;     // index segment bytes (to each backup)
   uint64_t index_messages = 0;  // SHIP-SEGMENT and INSTALL-LEVEL (all)
@@ -203,10 +214,14 @@ class Replicator final : public lsm::ReplicationTap {
   bool Pump(Stream* stream);
   // The opening states, common to both modes; true if it moved on.
   bool Connect(Stream* stream);
-  // Posts batches not posted yet; false if the stream failed (the lock is
-  // then released). `*progressed` is set if any was.
-  bool PostBatches(Stream* stream, std::unique_lock<std::mutex>* lock,
-                   bool* progressed);
+  // Posts the batches of `streams` not posted yet, those to one backup
+  // server together (ReplicatorOptions::posts_in_flight_max); true if any
+  // was.
+  bool PostBatches(const std::vector<std::shared_ptr<Stream>>& streams);
+  // A write of batches to `peer` completed with `status`.
+  struct PostedBatch;
+  void Landed(Peer* peer, const std::vector<PostedBatch>& posted,
+              const Status& status);
   // Build-Index's ready state.
   bool PumpBuildIndex(Stream* stream);
   // Send-Index's ready state (replicator_send_index.cc).

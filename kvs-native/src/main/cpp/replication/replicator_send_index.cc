@@ -245,8 +245,8 @@ bool Replicator::PumpSendIndex(Stream* stream) {
     }
     return sent;
   };
-  // Each lane's batch still being filled in this pass (posted at the next
-  // one): contiguous bytes of a lane join it.
+  // Each lane's batch still being filled in this pass (PostBatches posts
+  // it after the pass): contiguous bytes of a lane join it.
   std::shared_ptr<Stream::Batch> open_batches[kSendIndexLogs + 1];
   const auto add_bytes = [&](size_t lane, size_t buffer, uint64_t offset,
                              std::string_view bytes, uint64_t ticket) {
@@ -412,12 +412,10 @@ bool Replicator::PumpSendIndex(Stream* stream) {
     return true;
   };
 
-  // Post, then move every lane on; again while that posted or sent more.
+  // Move every lane on; again while that batched or sent more.
   bool any = false;
   do {
     progressed = false;
-    if (!PostBatches(stream, &lock, &progressed)) return false;
-    for (auto& open : open_batches) open = nullptr;
     for (size_t lane = 0; lane < kSendIndexLogs; ++lane) {
       if (!pump_log(lane)) return false;
     }

@@ -122,6 +122,7 @@ struct Replicator::Peer {
   // earlier streams' writes completed: the backup then reuses their buffers
   // (channel::ReplicaBuffer, "Lifetime").
   std::map<uint64_t, size_t> writes_in_flight;
+  size_t posts_in_flight = 0;  // one-sided writes (each of some batches)
 };
 
 // A region's replication: its streams, one per backup, and what they share.
@@ -288,6 +289,16 @@ struct Replicator::Stream : std::enable_shared_from_this<Replicator::Stream> {
   bool index_posted = false;  // the front index segment's bytes are posted
   // Under group->mutex (completions change them).
   std::deque<std::shared_ptr<Batch>> batches;
+};
+
+// One batch of a posted write (Replicator::PostBatches).
+struct Replicator::PostedBatch {
+  // A stream gone meanwhile (closed, replaced) cares no more; a strong
+  // reference would keep it, and through its peer the write's callback,
+  // alive for ever.
+  std::weak_ptr<Stream> stream;
+  std::shared_ptr<Stream::Batch> batch;
+  uint64_t region_id = 0;
 };
 
 }  // namespace kvs::replication

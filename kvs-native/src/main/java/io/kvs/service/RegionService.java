@@ -245,7 +245,8 @@ public final class RegionService implements AutoCloseable {
           counters[8],
           counters[9],
           counters[10],
-          counters[11]);
+          counters[11],
+          counters[12]);
     } finally {
       lock.readLock().unlock();
     }

@@ -19,6 +19,8 @@ package io.kvs.service;
  *     (send-index), applying records (build-index)
  * @param insertCpuNanos CPU the request threads spent applying client writes to their regions (the
  *     engine's insert), estimated from one write in 16 timed
+ * @param batches batches the one-sided writes carried: one write carries the batches of several
+ *     regions to one backup server when they were made while earlier writes were in flight
  */
 public record ReplicationStats(
     long logBytes,
@@ -32,4 +34,5 @@ public record ReplicationStats(
     long backupLevels,
     long backupLogCpuNanos,
     long backupIndexCpuNanos,
-    long insertCpuNanos) {}
+    long insertCpuNanos,
+    long batches) {}

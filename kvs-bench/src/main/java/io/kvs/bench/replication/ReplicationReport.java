@@ -32,7 +32,8 @@ final class ReplicationReport {
       double networkAmplification,
       long backupL0Bytes,
       double contextSwitchesPerOp,
-      double postsPerWrite) {}
+      double postsPerWrite,
+      double batchesPerPost) {}
 
   private final List<PhaseResult> results;
   private final ReplicationBenchmark.Options options;
@@ -59,11 +60,13 @@ final class ReplicationReport {
     long backupL0 = 0;
     double switches = 0;
     double posts = 0;
+    double batches = 0;
     double insert = 0;
     for (ServerSample s : r.servers()) {
       insert += s.counter("service.insertCpuNanos");
       switches += s.contextSwitches();
       posts += s.counter("replication.writes");
+      batches += s.counter("replication.batches");
       requests += s.cpuNanos().get(ThreadRole.REQUESTS);
       compaction += s.cpuNanos().get(ThreadRole.COMPACTION);
       replication += s.cpuNanos().get(ThreadRole.REPLICATION);
@@ -104,7 +107,9 @@ final class ReplicationReport {
         backupL0,
         switches / ops,
         // One-sided writes posted per write and backup: below 1 when writes are batched.
-        posts / Math.max(1, r.ycsb().writes() * Math.max(0, r.rf() - 1)));
+        posts / Math.max(1, r.ycsb().writes() * Math.max(0, r.rf() - 1)),
+        // Batches each post carried: above 1 when regions' batches to one backup go together.
+        batches / Math.max(1, posts));
   }
 
   static void printPhase(PhaseResult r) {
@@ -146,6 +151,7 @@ final class ReplicationReport {
             "bkp L0 MiB",
             "cs/op",
             "posts/write",
+            "batches/post",
             "write p50/p99/p99.9 us");
     List<String> json = new ArrayList<>();
     for (PhaseResult r : results) {
@@ -175,6 +181,7 @@ final class ReplicationReport {
           f("%.1f", m.backupL0Bytes() / 1048576.0),
           f("%.2f", m.contextSwitchesPerOp()),
           r.rf() > 1 ? f("%.2f", m.postsPerWrite()) : "-",
+          r.rf() > 1 ? f("%.2f", m.batchesPerPost()) : "-",
           write == null ? "-" : f("%.0f/%.0f/%.0f", write.p50(), write.p99(), write.p999()));
       for (Map.Entry<String, YcsbPhase.Operation> op : r.ycsb().operations().entrySet()) {
         if (op.getKey().equals("CLEANUP")) {
@@ -203,6 +210,7 @@ final class ReplicationReport {
                 .put("backup_l0_bytes", m.backupL0Bytes())
                 .put("context_switches_per_op", m.contextSwitchesPerOp())
                 .put("posts_per_write", m.postsPerWrite())
+                .put("batches_per_post", m.batchesPerPost())
                 .put("operations", op.getValue().count())
                 .put("failed_operations", op.getValue().failures())
                 .put("p50_us", op.getValue().p50())

@@ -211,6 +211,7 @@ public final class HostedRegions {
     stats.put("replication.logBytes", replication.logBytes());
     stats.put("replication.indexBytes", replication.indexBytes());
     stats.put("replication.writes", replication.writes());
+    stats.put("replication.batches", replication.batches());
     stats.put("replication.flushes", replication.flushes());
     stats.put("replication.indexMessages", replication.indexMessages());
     stats.put("replication.indexShipCpuNanos", replication.indexShipCpuNanos());
