@@ -452,9 +452,10 @@ TEST_P(ChannelTest, OneRemoteWriteScattersPiecesToTheirOwnPlaces) {
   EXPECT_TRUE(client->health().ok());
 }
 
-// An idle server blocks instead of polling; a client's knocks wake it at
-// once, for a request and for one-sided writes into a replica buffer (which
-// need its progress, and carry no message).
+// An idle server blocks instead of polling; a client's knocks (and over
+// tcp its bytes arriving) wake it at once, for a request and for one-sided
+// writes into a replica buffer (which need its progress, and carry no
+// message).
 TEST_P(ChannelTest, AnIdleServerBlocksAndKnocksWakeItAtOnce) {
   server_.reset();
   ServerOptions options;

@@ -171,8 +171,9 @@ struct Server::Impl {
   int listen_socket = -1;
   uint16_t port = 0;
   // Where the spinning thread blocks when idle (ServerOptions::
-  // spin_block_after): the connections' bootstrap sockets (knocks) and
-  // `wake_fd` (a new connection, the end).
+  // spin_block_after): the connections' bootstrap sockets (knocks), their
+  // endpoints' wait fds (arrivals, tcp) and `wake_fd` (a new connection,
+  // the end).
   int poll_set = -1;
   int wake_fd = -1;
   std::atomic<bool> running{true};
@@ -259,6 +260,13 @@ struct Server::Impl {
     if (wake_fd >= 0) (void)!::write(wake_fd, &one, sizeof one);
   }
 
+  // After posting a write: a blocked spinning thread must drive it (a
+  // provider may send it, or take its acknowledgement, only in progress).
+  void WakeIfBlocked() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (blocked.load()) Wake();
+  }
+
   // --- Acceptor: bootstrap handshakes, off the spinning thread. ----------
 
   void AcceptLoop() {
@@ -317,7 +325,9 @@ struct Server::Impl {
       return Status::InvalidArgument("buffer sizes outside the limits");
     }
     std::unique_ptr<fabric::Endpoint> opened;
-    KVS_RETURN_IF_ERROR(fabric::Endpoint::Open(options.endpoint, &opened));
+    fabric::EndpointOptions endpoint_options = options.endpoint;
+    endpoint_options.wait_fd = true;  // where the provider has one
+    KVS_RETURN_IF_ERROR(fabric::Endpoint::Open(endpoint_options, &opened));
     const int socket = connection->socket;
     opened->SetPeerGoneCheck([socket] { return PeerClosed(socket); });
     std::shared_ptr<fabric::Endpoint> endpoint = std::move(opened);
@@ -369,13 +379,23 @@ struct Server::Impl {
           watch.events = EPOLLIN | EPOLLRDHUP;
           watch.data.fd = connection->socket;
           ::epoll_ctl(poll_set, EPOLL_CTL_ADD, connection->socket, &watch);
+          const int events = connection->endpoint->wait_fd();
+          if (events >= 0) {
+            struct epoll_event arrivals {};
+            arrivals.events = EPOLLIN;
+            arrivals.data.fd = events;
+            ::epoll_ctl(poll_set, EPOLL_CTL_ADD, events, &arrivals);
+          }
           connections.push_back(std::move(connection));
         }
         incoming.clear();
       }
       const bool check_liveness = ++rounds % 256 == 0;
+      // Whether every connection wakes this thread itself (wait fds).
+      bool woken_by_arrivals = !connections.empty();
       for (size_t i = 0; i < connections.size();) {
         Connection& connection = *connections[i];
+        woken_by_arrivals &= connection.endpoint->wait_fd() >= 0;
         bool keep = true;
         busy |= connection.endpoint->Progress() > 0;
         busy |= PollConnection(connections[i], &keep);
@@ -393,11 +413,14 @@ struct Server::Impl {
       }
       Release();
       const auto now = Clock::now();
+      const auto block_after =
+          woken_by_arrivals && options.event_block_after.count() > 0
+              ? options.event_block_after
+              : options.spin_block_after;
       if (busy) {
         idle_since = now;
         nap = options.spin_sleep;
-      } else if (options.spin_block_after.count() > 0 &&
-                 now - idle_since > options.spin_block_after &&
+      } else if (block_after.count() > 0 && now - idle_since > block_after &&
                  closing.empty() && !Writing()) {
         if (Block()) {  // knocked: a client is active
           idle_since = Clock::now();
@@ -448,6 +471,14 @@ struct Server::Impl {
   // spin_block_max; returns whether a client knocked (or went away).
   bool Block() {
     if (TakeAllKnocks()) return true;  // came while we polled
+    // A connection with a wait fd wakes us when its peer's bytes arrive,
+    // unless some arrived already: then poll first.
+    for (const auto& connection : connections) {
+      if (connection->endpoint->wait_fd() >= 0 &&
+          !connection->endpoint->TryWait()) {
+        return true;
+      }
+    }
     struct pollfd ready {
       poll_set, POLLIN, 0
     };
@@ -457,6 +488,14 @@ struct Server::Impl {
           static_cast<long>(most.count() % 1000 * 1000000)
     };
     blocked.store(true);
+    // A reply posted meanwhile (on a worker or the replication thread)
+    // needs our progress; its poster wakes us only if it saw `blocked`
+    // (WakeIfBlocked): one of the two sees the other.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (Writing()) {
+      blocked.store(false);
+      return true;
+    }
     ::ppoll(&ready, 1, &timeout, nullptr);
     blocked.store(false);
     uint64_t woken;
@@ -585,6 +624,10 @@ struct Server::Impl {
   // for a client that stopped driving progress (it died).
   void Close(const std::shared_ptr<Connection>& connection) {
     ::epoll_ctl(poll_set, EPOLL_CTL_DEL, connection->socket, nullptr);
+    if (connection->endpoint->wait_fd() >= 0) {
+      ::epoll_ctl(poll_set, EPOLL_CTL_DEL, connection->endpoint->wait_fd(),
+                  nullptr);
+    }
     connection->MarkClosed();
     // A worker waiting to post to it gives up now.
     connection->endpoint->Abort();
@@ -719,7 +762,9 @@ struct Server::Impl {
     if (!posted.ok()) {
       connection.writes.fetch_sub(1);
       connection.MarkClosed();
+      return;
     }
+    WakeIfBlocked();
   }
 };
 

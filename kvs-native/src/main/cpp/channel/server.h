@@ -170,6 +170,12 @@ struct ServerOptions {
   // `spin_block_max` passes: an idle server costs a wake-up per
   // `spin_block_max`, and a request after a quiet spell a knock.
   std::chrono::microseconds spin_block_after{250};
+  // Connections whose endpoint has a wait fd (fabric::EndpointOptions::
+  // wait_fd; tcp) wake the spinning thread themselves when a peer's bytes
+  // arrive, so it need not spin: with only such connections it blocks
+  // after `event_block_after` without work (0: after spin_block_after).
+  // Clients knock as before: fi_trywait misses some arrivals (client.h).
+  std::chrono::microseconds event_block_after{30};
   std::chrono::milliseconds spin_block_max{100};
   std::chrono::milliseconds incomplete_timeout{2000};
   std::chrono::milliseconds bootstrap_timeout{2000};

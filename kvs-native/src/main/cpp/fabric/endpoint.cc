@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 #include <signal.h>
@@ -185,8 +186,26 @@ Status Endpoint::Init() {
   cq_attr.format = FI_CQ_FORMAT_CONTEXT;
   cq_attr.wait_obj = FI_WAIT_NONE;
   cq_attr.size = options_.completion_queue_entries;
-  KVS_RETURN_IF_ERROR(
-      check("fi_cq_open", fi_cq_open(domain_, &cq_attr, &cq_, nullptr)));
+  if (options_.wait_fd && options_.provider == Provider::kTcp) {
+    // A provider without wait objects refuses: then no wait fd.
+    cq_attr.wait_obj = FI_WAIT_FD;
+    if (fi_cq_open(domain_, &cq_attr, &cq_, nullptr) == 0) {
+      int fd = -1;
+      if (fi_control(&cq_->fid, FI_GETWAIT, &fd) == 0 && fd >= 0) {
+        wait_fd_ = fd;
+      } else {
+        fi_close(&cq_->fid);
+        cq_ = nullptr;
+      }
+    } else {
+      cq_ = nullptr;
+    }
+    cq_attr.wait_obj = FI_WAIT_NONE;
+  }
+  if (cq_ == nullptr) {
+    KVS_RETURN_IF_ERROR(
+        check("fi_cq_open", fi_cq_open(domain_, &cq_attr, &cq_, nullptr)));
+  }
   struct fi_av_attr av_attr {};
   av_attr.type = FI_AV_TABLE;
   KVS_RETURN_IF_ERROR(
@@ -363,6 +382,12 @@ void Endpoint::Finish(WriteContext* context) {
     if (context->next != nullptr) context->next->previous = context->previous;
   }
   delete context;
+}
+
+bool Endpoint::TryWait() {
+  if (wait_fd_ < 0) return false;
+  struct fid* fids[] = {&cq_->fid};
+  return fi_trywait(fabric_, fids, 1) == 0;
 }
 
 size_t Endpoint::Progress() {

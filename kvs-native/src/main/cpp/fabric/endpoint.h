@@ -83,6 +83,11 @@ struct EndpointOptions {
   // to the whole process: libfabric reads it once.
   bool shm_disable_cma = true;
   size_t completion_queue_entries = 4096;
+  // Open the completion queue with a file descriptor to block on
+  // (FI_WAIT_FD) where the provider has one (tcp: readable when a peer's
+  // bytes or acknowledgements arrive, before this side's progress; shm has
+  // none). Endpoint::wait_fd() says whether it was granted.
+  bool wait_fd = false;
   // How long PostWrite retries a full transmit queue (driving progress)
   // before it gives up with BUSY.
   std::chrono::milliseconds post_timeout{1000};
@@ -192,6 +197,13 @@ class Endpoint {
   // Cheap when idle (one fi_cq_read).
   size_t Progress();
 
+  // The completion queue's file descriptor (EndpointOptions::wait_fd), or
+  // -1: readable once something arrived for this endpoint to progress.
+  int wait_fd() const { return wait_fd_; }
+  // Whether blocking on wait_fd() now is safe: false if events are pending
+  // already (progress first). Without a wait fd, false.
+  bool TryWait();
+
   // Writes posted but not completed yet.
   size_t outstanding() const {
     return outstanding_.load(std::memory_order_relaxed);
@@ -220,6 +232,7 @@ class Endpoint {
   std::string address_;
   std::string provider_name_;
   size_t remote_targets_max_ = 1;
+  int wait_fd_ = -1;
   std::atomic<size_t> outstanding_{0};
   std::atomic<uint64_t> next_key_{1};
   std::atomic<bool> aborted_{false};

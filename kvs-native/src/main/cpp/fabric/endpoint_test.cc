@@ -1,6 +1,7 @@
 #include "fabric/endpoint.h"
 
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,6 +97,94 @@ TEST_P(EndpointTest, AOneSidedWriteLandsWhileTheTargetOnlyPollsItsMemory) {
   EXPECT_TRUE(failure.ok()) << failure.ToString();
   EXPECT_EQ(target, source);
   EXPECT_EQ(writer_->outstanding(), 0u);
+}
+
+// A target that blocks instead of polling: over tcp its completion queue's
+// wait fd turns readable when a peer's write arrives (before the target's
+// progress lands it), and TryWait allows the block only while nothing is
+// pending. shm has no wait fd.
+TEST(EndpointWaitTest, AnArrivingWriteMakesTheTargetsWaitFdReadable) {
+  for (const Provider provider : {Provider::kShm, Provider::kTcp}) {
+    SCOPED_TRACE(ProviderName(provider));
+    EndpointOptions options = OptionsFor(provider);
+    options.wait_fd = true;
+    std::unique_ptr<Endpoint> writer, target;
+    ASSERT_TRUE(Endpoint::Open(OptionsFor(provider), &writer).ok());
+    ASSERT_TRUE(Endpoint::Open(options, &target).ok());
+    if (provider == Provider::kShm) {
+      EXPECT_EQ(target->wait_fd(), -1);
+      EXPECT_FALSE(target->TryWait());
+      continue;
+    }
+    ASSERT_GE(target->wait_fd(), 0);
+    EXPECT_EQ(writer->wait_fd(), -1);  // not asked for
+    fi_addr_t peer = 0;
+    ASSERT_TRUE(writer->AddPeer(target->address(), &peer).ok());
+    std::vector<char> source(4096, 'w'), landing(4096, 0);
+    std::unique_ptr<MemoryRegion> source_region, target_region;
+    ASSERT_TRUE(
+        writer->Register(source.data(), source.size(), &source_region).ok());
+    ASSERT_TRUE(
+        target->Register(landing.data(), landing.size(), &target_region).ok());
+    {
+      // The first write sets the connection up, which needs the target's
+      // progress too.
+      std::atomic<bool> warm{false};
+      std::thread progress([&] {
+        while (!warm.load()) target->Progress();
+      });
+      bool completed = false;
+      const Status posted = writer->PostWrite(
+          peer, source.data(), 8, *source_region,
+          target_region->RemoteAddress(0), target_region->key(),
+          [&](Status) { completed = true; });
+      const auto deadline = Clock::now() + std::chrono::seconds(5);
+      while (posted.ok() && !completed && Clock::now() < deadline) {
+        writer->Progress();
+      }
+      warm.store(true);
+      progress.join();
+      ASSERT_TRUE(posted.ok()) << posted.ToString();
+      ASSERT_TRUE(completed);
+    }
+    for (int round = 0; round < 3; ++round) {
+      SCOPED_TRACE(round);
+      // Drive both until the target is quiet and may block.
+      const auto deadline = Clock::now() + std::chrono::seconds(5);
+      while (!target->TryWait()) {
+        writer->Progress();
+        target->Progress();
+        ASSERT_LT(Clock::now(), deadline);
+      }
+      source[0] = static_cast<char>('a' + round);
+      bool completed = false;
+      ASSERT_TRUE(
+          writer
+              ->PostWrite(peer, source.data(), source.size(), *source_region,
+                          target_region->RemoteAddress(0), target_region->key(),
+                          [&](Status status) {
+                            EXPECT_TRUE(status.ok());
+                            completed = true;
+                          })
+              .ok());
+      // Only the writer progresses: the target's fd must turn readable.
+      struct pollfd ready {
+        target->wait_fd(), POLLIN, 0
+      };
+      int readable = 0;
+      while (readable == 0 && Clock::now() < deadline) {
+        writer->Progress();
+        readable = ::poll(&ready, 1, 1);
+      }
+      ASSERT_EQ(readable, 1) << "the arrival did not wake the target";
+      // Its progress lands the bytes.
+      while (landing[0] != source[0] || !completed) {
+        writer->Progress();
+        target->Progress();
+        ASSERT_LT(Clock::now(), deadline);
+      }
+    }
+  }
 }
 
 // Not tested: a write with a wrong key. libfabric 1.17's shm and tcp accept

@@ -1,7 +1,9 @@
 #include "replication/replicator.h"
 
+#include <poll.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <deque>
@@ -21,6 +23,10 @@ using Clock = std::chrono::steady_clock;
 
 // How long the replication thread naps while backups complete its writes.
 constexpr std::chrono::microseconds kWaitNap{20};
+// How long it blocks at most on its connections' arrivals (WaitForArrivals):
+// as often as clients knock (channel::kKnockEvery), so an arrival
+// fi_trywait missed, here or at a backup, costs no more than there.
+constexpr std::chrono::microseconds kArrivalWait = channel::kKnockEvery;
 constexpr std::chrono::milliseconds kIdleWait{100};
 
 }  // namespace
@@ -45,13 +51,51 @@ Replicator::~Replicator() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     running_ = false;
-    ++work_generation_;
-    work_.notify_all();
+    NotifyWorkLocked();
     ++catch_up_generation_;
     catch_up_work_.notify_all();
   }
   thread_.join();
   catch_up_reader_.join();
+  if (work_fd_ >= 0) ::close(work_fd_);
+}
+
+void Replicator::NotifyWorkLocked() {
+  ++work_generation_;
+  work_.notify_all();
+  if (polling_ && work_fd_ >= 0) {
+    const uint64_t one = 1;
+    (void)!::write(work_fd_, &one, sizeof one);
+  }
+}
+
+bool Replicator::WaitForArrivals(
+    const std::vector<std::shared_ptr<Peer>>& peers, uint64_t seen) {
+  if (work_fd_ < 0) return false;
+  std::vector<struct pollfd> watched;
+  for (const auto& peer : peers) {
+    if (!peer->client->health().ok()) continue;
+    const int fd = peer->client->wait_fd();
+    if (fd < 0) return false;
+    // Something arrived already: progress it now.
+    if (!peer->client->TryWait()) return true;
+    watched.push_back({fd, POLLIN, 0});
+  }
+  watched.push_back({work_fd_, POLLIN, 0});
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (work_generation_ != seen || !running_) return true;
+    polling_ = true;
+  }
+  const struct timespec bound {
+    0, static_cast<long>(kArrivalWait.count()) * 1000
+  };
+  ::ppoll(watched.data(), watched.size(), &bound, nullptr);
+  std::lock_guard<std::mutex> lock(mutex_);
+  polling_ = false;
+  uint64_t drained;
+  (void)!::read(work_fd_, &drained, sizeof drained);
+  return true;
 }
 
 std::shared_ptr<Replicator::Group> Replicator::Find(uint64_t region_id) const {
@@ -178,8 +222,7 @@ void Replicator::Open(uint64_t region_id, uint64_t epoch,
     group->changed.notify_all();
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  ++work_generation_;
-  work_.notify_all();
+  NotifyWorkLocked();
   ++catch_up_generation_;  // new streams may need a catch-up
   catch_up_work_.notify_all();
 }
@@ -355,8 +398,7 @@ void Replicator::CatchUp(const std::shared_ptr<Group>& group,
     if (!stream->to_load.empty()) stream->pins = pins;
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  ++work_generation_;
-  work_.notify_all();
+  NotifyWorkLocked();
 }
 
 void Replicator::ReadCatchUps() {
@@ -456,8 +498,7 @@ void Replicator::ReadCatchUps() {
         stats_.catch_up_ahead_peak_bytes =
             std::max(stats_.catch_up_ahead_peak_bytes, ahead);
       }
-      ++work_generation_;
-      work_.notify_all();
+      NotifyWorkLocked();
     }
   }
 }
@@ -502,8 +543,7 @@ Status Replicator::Close(uint64_t region_id) {
     group->closing = true;
     {
       std::lock_guard<std::mutex> work_lock(mutex_);
-      ++work_generation_;
-      work_.notify_all();
+      NotifyWorkLocked();
     }
     const bool done =
         group->changed.wait_until(lock, Clock::now() + options_.timeout, [&] {
@@ -622,8 +662,7 @@ void Replicator::Write(uint64_t region_id, const Record& record,
     }
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  ++work_generation_;
-  work_.notify_all();
+  NotifyWorkLocked();
 }
 
 Status Replicator::AwaitRead(uint64_t region_id,
@@ -826,8 +865,9 @@ void Replicator::Run() {
     if (waiting) {
       // The backups' progress, not ours, completes what is in flight: give
       // them the core (with fewer cores than spinning threads, yielding
-      // kept it from them) and look again shortly.
-      std::this_thread::sleep_for(kWaitNap);
+      // kept it from them) until their answers arrive (tcp: the
+      // connections' wait fds), or look again shortly (shm).
+      if (!WaitForArrivals(peers, seen)) std::this_thread::sleep_for(kWaitNap);
       continue;
     }
     // Idle: new work notifies; the wait bounds how late a write's timeout
@@ -1043,7 +1083,8 @@ bool Replicator::PostBatches(
   }
   bool progressed = false;
   std::vector<channel::Client::RemotePiece> pieces;
-  for (auto& [peer, batches] : by_peer) {
+  for (auto& [backup, batches] : by_peer) {
+    Peer* const peer = backup;  // a structured binding is not capturable
     const size_t per_post = peer->client->remote_pieces_max();
     for (size_t at = 0; at < batches.size();) {
       // Full: they go together once a write completes.

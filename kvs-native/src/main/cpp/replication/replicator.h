@@ -52,6 +52,8 @@
 #ifndef KVS_REPLICATION_REPLICATOR_H_
 #define KVS_REPLICATION_REPLICATOR_H_
 
+#include <sys/eventfd.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -282,6 +284,17 @@ class Replicator final : public lsm::ReplicationTap {
   // thread's idle wait ends on a change after it last looked, never misses
   // one that came before it waits.
   uint64_t work_generation_ = 0;
+  // Tells the replication thread of new work (caller holds mutex_): raises
+  // work_generation_, notifies work_ and, while the thread blocks on its
+  // connections' arrivals (WaitForArrivals), `work_fd_`.
+  void NotifyWorkLocked();
+  // Blocks the replication thread until a backup's bytes arrive on one of
+  // `peers`' connections (their wait fds: tcp), new work comes, or a bound
+  // passes; false, not waiting, if some connection has no wait fd.
+  bool WaitForArrivals(const std::vector<std::shared_ptr<Peer>>& peers,
+                       uint64_t seen);
+  int work_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  bool polling_ = false;  // under mutex_: blocked in WaitForArrivals
   // The catch-up reader's own wake-up (under mutex_): new streams to catch
   // up and the end. Writes do not wake it (they notify work_ only), so a
   // busy primary's reader stays asleep.

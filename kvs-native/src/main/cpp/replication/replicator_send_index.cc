@@ -116,8 +116,7 @@ void Replicator::Queue(uint64_t engine_region_id, StreamEvent&& event) {
     last_queued_ticket = ticket;
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  ++work_generation_;
-  work_.notify_all();
+  NotifyWorkLocked();
 }
 
 void Replicator::OnLogAppend(uint64_t engine_region_id, log::LogKind kind,
