@@ -152,6 +152,21 @@ class ChannelTest : public ::testing::TestWithParam<fabric::Provider> {
     return client;
   }
 
+  // Asks the test handler for its replica buffer's descriptor.
+  static ::testing::AssertionResult DescribeReplica(
+      Client* client, fabric::RemoteBuffer* remote) {
+    std::string described;
+    const Status status = client->Call("replica", &described);
+    if (!status.ok()) {
+      return ::testing::AssertionFailure() << status.ToString();
+    }
+    std::istringstream fields(described);
+    if (!(fields >> remote->address >> remote->key >> remote->size)) {
+      return ::testing::AssertionFailure() << "unreadable: " << described;
+    }
+    return ::testing::AssertionSuccess();
+  }
+
   TestHandler handler_;
   std::unique_ptr<Server> server_;
 };
@@ -335,12 +350,8 @@ TEST_P(ChannelTest, AServerThatGoesAwayFailsTheCallsInTime) {
 TEST_P(ChannelTest, ReplicationWritesLandInAReplicaBufferBeforeLaterMessages) {
   auto client = NewClient();
   ASSERT_NE(client, nullptr);
-  std::string described;
-  ASSERT_TRUE(client->Call("replica", &described).ok());
   fabric::RemoteBuffer remote;
-  std::istringstream fields(described);
-  ASSERT_TRUE(fields >> remote.address >> remote.key >> remote.size)
-      << described;
+  ASSERT_TRUE(DescribeReplica(client.get(), &remote));
   ASSERT_EQ(remote.size, 2u << 20);
   std::string segment(2u << 20, '\0');
   for (size_t i = 0; i < segment.size(); ++i) {
@@ -400,11 +411,8 @@ TEST_P(ChannelTest, ReplicationWritesLandInAReplicaBufferBeforeLaterMessages) {
 TEST_P(ChannelTest, OneRemoteWriteScattersPiecesToTheirOwnPlaces) {
   auto client = NewClient();
   ASSERT_NE(client, nullptr);
-  std::string described;
-  ASSERT_TRUE(client->Call("replica", &described).ok());
   fabric::RemoteBuffer remote;
-  std::istringstream fields(described);
-  ASSERT_TRUE(fields >> remote.address >> remote.key >> remote.size);
+  ASSERT_TRUE(DescribeReplica(client.get(), &remote));
   const size_t per_post = client->remote_pieces_max();
   ASSERT_GT(per_post, 1u);  // tcp and shm take 4
   // Pieces of different sizes, piece i to offset 100,000 * (n - i): the
@@ -465,12 +473,8 @@ TEST_P(ChannelTest, AnIdleServerBlocksAndKnocksWakeItAtOnce) {
   ASSERT_TRUE(Server::Start(options, &handler_, &server_).ok());
   auto client = NewClient();
   ASSERT_NE(client, nullptr);
-  std::string described;
-  const Status described_status = client->Call("replica", &described);
-  ASSERT_TRUE(described_status.ok()) << described_status.ToString();
   fabric::RemoteBuffer remote;
-  std::istringstream fields(described);
-  ASSERT_TRUE(fields >> remote.address >> remote.key >> remote.size);
+  ASSERT_TRUE(DescribeReplica(client.get(), &remote));
   const std::string segment = Pattern(remote.size);
   for (int round = 0; round < 3; ++round) {
     ASSERT_TRUE(Eventually([&] { return server_->stats().spinner_blocked; }))

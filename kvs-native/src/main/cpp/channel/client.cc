@@ -80,10 +80,8 @@ Status Client::Connect(const ClientOptions& options, const std::string& host,
 }
 
 Status Client::Init(const std::string& host, uint16_t port) {
-  // A wait fd (tcp) lets the replication thread block until a backup's
-  // answer arrives (Replicator::WaitForArrivals).
   fabric::EndpointOptions endpoint_options = options_.endpoint;
-  endpoint_options.wait_fd = true;
+  endpoint_options.wait_fd = options_.wait_fd;
   KVS_RETURN_IF_ERROR(fabric::Endpoint::Open(endpoint_options, &endpoint_));
   // Asked now and then while a post waits for the server's progress: it
   // may be blocked, so knock too.

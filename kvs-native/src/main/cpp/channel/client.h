@@ -50,6 +50,10 @@ struct ClientOptions {
   size_t max_outstanding = 64;
   // Staging for WriteRemote (registered on first use).
   uint32_t write_staging_bytes = 4u << 20;
+  // Open the endpoint with a wait fd (fabric::EndpointOptions::wait_fd)
+  // for an owner that blocks on it (the replication thread); others need
+  // not pay for its signalling.
+  bool wait_fd = false;
   std::chrono::milliseconds request_timeout{5000};
   std::chrono::milliseconds bootstrap_timeout{2000};
 };
@@ -100,7 +104,7 @@ class Client {
   size_t writes_in_flight() const {
     return endpoint_->outstanding() + writes_done_.size();
   }
-  // The connection's wait fd (fabric::Endpoint::wait_fd; tcp), or -1:
+  // The connection's wait fd (ClientOptions::wait_fd; tcp), or -1:
   // readable once the server's bytes arrive, before Poll; and whether
   // blocking on it now is safe (nothing arrived meanwhile).
   int wait_fd() const { return endpoint_->wait_fd(); }

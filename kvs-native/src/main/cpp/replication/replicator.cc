@@ -802,6 +802,8 @@ std::shared_ptr<Replicator::Peer> Replicator::PeerFor(
   client_options.endpoint.post_timeout = std::chrono::duration_cast<
       decltype(client_options.endpoint.post_timeout)>(options_.timeout);
   client_options.request_timeout = options_.timeout;
+  // Over tcp the thread blocks until a backup answers (WaitForArrivals).
+  client_options.wait_fd = true;
   auto peer = std::make_shared<Peer>();
   peer->name = name;
   *status = channel::Client::Connect(client_options, target.host, target.port,
