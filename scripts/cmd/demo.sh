@@ -5,7 +5,7 @@
 #
 # Starts a cluster of separate processes (ZooKeeper, a master, region servers)
 # in its own directory (KVS_DEMO_DIR, default target/demo-cluster; emptied
-# first), drives it through the client library (io.kvs.bench.demo.ClusterDemo)
+# first), drives it through the client library (io.kvs.tools.demo.ClusterDemo)
 # and stops it again, also on Ctrl-C or failure. It does not touch a cluster
 # started with ./kvs local.
 
@@ -20,7 +20,7 @@ cmd_demo() {
   echo
   # The demo stops its cluster itself (also on Ctrl-C); this catches a demo JVM that died.
   trap demo_stop_left_over EXIT
-  run_java io.kvs.bench.demo.ClusterDemo --dir "$dir" "$@"
+  run_java io.kvs.tools.demo.ClusterDemo --dir "$dir" "$@"
 }
 
 # Stops the demo's cluster if any of its processes still runs.
@@ -30,7 +30,7 @@ demo_stop_left_over() {
   for pid in $(sed -n 's/^pid\.[^=]*=\([0-9]*\)$/\1/p' "$dir/cluster.properties"); do
     if [[ -r "/proc/$pid/cmdline" ]] && tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q "io\.kvs\."; then
       note "stopping the demo cluster left running in $dir"
-      run_java io.kvs.master.local.LocalCluster stop --dir "$dir" >/dev/null || true
+      run_java io.kvs.tools.local.LocalCluster stop --dir "$dir" >/dev/null || true
       return 0
     fi
   done

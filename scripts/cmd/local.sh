@@ -40,10 +40,10 @@ cmd_local() {
     [[ $# -gt 0 ]] || die "usage: ./kvs local $action s1|m1|zookeeper"
     local process="$1"
     shift
-    run_java io.kvs.master.local.LocalCluster "$action" "$process" --dir "$(local_cluster_dir)" "$@"
+    run_java io.kvs.tools.local.LocalCluster "$action" "$process" --dir "$(local_cluster_dir)" "$@"
     return
   fi
-  run_java io.kvs.master.local.LocalCluster "$action" --dir "$(local_cluster_dir)" "$@"
+  run_java io.kvs.tools.local.LocalCluster "$action" --dir "$(local_cluster_dir)" "$@"
 }
 
 local_cluster_dir() {

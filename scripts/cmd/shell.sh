@@ -13,7 +13,7 @@ cmd_shell() {
   ensure_packages "${KVS_BUILD_PACKAGES[@]}"
   ensure_built
   # The default directory first, so a --dir on the command line wins.
-  run_java io.kvs.bench.shell.Shell --dir "$(local_cluster_dir)" "$@"
+  run_java io.kvs.tools.shell.Shell --dir "$(local_cluster_dir)" "$@"
 }
 
 # Where ./kvs local keeps its cluster (the same default as scripts/cmd/local.sh).

@@ -106,7 +106,7 @@ ycsb_check_local_cluster() {
   local dir="$1" status
   [[ -f "$dir/cluster.properties" ]] ||
     die "no local cluster in $dir; start one with ./kvs local start"
-  if ! status="$(run_java io.kvs.master.local.LocalCluster status --dir "$dir" 2>&1)"; then
+  if ! status="$(run_java io.kvs.tools.local.LocalCluster status --dir "$dir" 2>&1)"; then
     printf '%s\n' "$status" | tail -3 >&2
     die "the local cluster in $dir is not running (or not every region is open); start one with ./kvs local start"
   fi

@@ -1,6 +1,6 @@
 package io.kvs.bench.engine;
 
-import io.kvs.bench.Directories;
+import io.kvs.tools.Directories;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -311,7 +311,7 @@ public final class EngineBenchmark {
     return report.results();
   }
 
-  private static io.kvs.bench.JsonLine withRunFields(PhaseResult result, Config config) {
+  private static io.kvs.tools.JsonLine withRunFields(PhaseResult result, Config config) {
     return result
         .toJson()
         .put("profile", config.profile())

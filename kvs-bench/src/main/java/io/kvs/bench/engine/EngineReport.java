@@ -1,7 +1,7 @@
 package io.kvs.bench.engine;
 
 import io.kvs.bench.BarChart;
-import io.kvs.bench.TextTable;
+import io.kvs.tools.TextTable;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -1,6 +1,5 @@
 package io.kvs.bench.engine;
 
-import io.kvs.bench.JsonLine;
 import io.kvs.core.KeyValue;
 import io.kvs.core.KvsException;
 import io.kvs.core.StatusCode;
@@ -8,6 +7,7 @@ import io.kvs.engine.Engine;
 import io.kvs.engine.EngineOptions;
 import io.kvs.engine.Region;
 import io.kvs.engine.RegionStats;
+import io.kvs.tools.JsonLine;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.List;

@@ -1,10 +1,10 @@
 package io.kvs.bench.engine;
 
 import io.kvs.bench.DiskUsage;
-import io.kvs.bench.JsonLine;
-import io.kvs.bench.Latencies;
 import io.kvs.bench.Quiescence;
 import io.kvs.bench.ResourceUsage;
+import io.kvs.tools.JsonLine;
+import io.kvs.tools.Latencies;
 import java.util.LinkedHashMap;
 import java.util.Map;
 

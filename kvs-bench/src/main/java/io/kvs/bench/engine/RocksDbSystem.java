@@ -1,6 +1,6 @@
 package io.kvs.bench.engine;
 
-import io.kvs.bench.JsonLine;
+import io.kvs.tools.JsonLine;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.ArrayList;

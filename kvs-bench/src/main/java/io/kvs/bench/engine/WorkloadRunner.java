@@ -1,11 +1,11 @@
 package io.kvs.bench.engine;
 
 import io.kvs.bench.DiskUsage;
-import io.kvs.bench.JsonLine;
-import io.kvs.bench.Latencies;
 import io.kvs.bench.Quiescence;
 import io.kvs.bench.ResourceUsage;
 import io.kvs.bench.engine.KvMix.SizeClass;
+import io.kvs.tools.JsonLine;
+import io.kvs.tools.Latencies;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;

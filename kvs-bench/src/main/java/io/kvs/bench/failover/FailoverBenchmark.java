@@ -1,9 +1,6 @@
 package io.kvs.bench.failover;
 
-import io.kvs.bench.JsonLine;
-import io.kvs.bench.LaunchedCluster;
 import io.kvs.bench.LineChart;
-import io.kvs.bench.TextTable;
 import io.kvs.bench.history.History;
 import io.kvs.bench.history.HistoryRecorder;
 import io.kvs.bench.history.LinearizabilityChecker;
@@ -14,6 +11,9 @@ import io.kvs.client.Transport;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionMap;
 import io.kvs.core.cluster.RegionState;
+import io.kvs.tools.JsonLine;
+import io.kvs.tools.LaunchedCluster;
+import io.kvs.tools.TextTable;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,6 +1,6 @@
 package io.kvs.bench.history;
 
-import io.kvs.bench.JsonLine;
+import io.kvs.tools.JsonLine;
 import java.io.BufferedReader;
 import java.io.BufferedWriter;
 import java.io.IOException;

@@ -1,14 +1,14 @@
 package io.kvs.bench.protocol;
 
 import io.kvs.bench.BarChart;
-import io.kvs.bench.Directories;
-import io.kvs.bench.JsonLine;
-import io.kvs.bench.TextTable;
 import io.kvs.core.StatusCode;
 import io.kvs.core.wire.Reply;
 import io.kvs.core.wire.Request;
 import io.kvs.fabric.FabricClient;
 import io.kvs.fabric.FabricOptions;
+import io.kvs.tools.Directories;
+import io.kvs.tools.JsonLine;
+import io.kvs.tools.TextTable;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

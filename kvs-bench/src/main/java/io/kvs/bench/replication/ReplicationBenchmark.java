@@ -1,9 +1,9 @@
 package io.kvs.bench.replication;
 
-import io.kvs.bench.LaunchedCluster;
 import io.kvs.bench.engine.KvMix;
 import io.kvs.core.cluster.ServerInfo;
-import io.kvs.master.local.LocalStatus;
+import io.kvs.tools.LaunchedCluster;
+import io.kvs.tools.local.LocalStatus;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.file.Files;

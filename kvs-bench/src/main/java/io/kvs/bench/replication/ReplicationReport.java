@@ -1,10 +1,10 @@
 package io.kvs.bench.replication;
 
 import io.kvs.bench.BarChart;
-import io.kvs.bench.JsonLine;
-import io.kvs.bench.TextTable;
 import io.kvs.bench.replication.ReplicationBenchmark.PhaseResult;
 import io.kvs.bench.replication.ServerSample.ThreadRole;
+import io.kvs.tools.JsonLine;
+import io.kvs.tools.TextTable;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.util.ArrayList;

@@ -1,8 +1,8 @@
 package io.kvs.bench.replication;
 
-import io.kvs.bench.TextTable;
 import io.kvs.bench.replication.ReplicationBenchmark.PhaseResult;
 import io.kvs.bench.replication.ReplicationReport.Metrics;
+import io.kvs.tools.TextTable;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -2,8 +2,8 @@ package io.kvs.bench.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvs.bench.ClassPathJar;
 import io.kvs.core.cli.Processes;
+import io.kvs.tools.ClassPathJar;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -36,7 +36,7 @@ class ClusterDemoIT {
                 ClassPathJar.write(
                         dir.resolve("classpath.jar"), System.getProperty("java.class.path"))
                     .toString(),
-                "io.kvs.bench.demo.ClusterDemo",
+                "io.kvs.tools.demo.ClusterDemo",
                 "--dir",
                 cluster.toString(),
                 "--keys",

@@ -2,7 +2,6 @@ package io.kvs.bench.cluster;
 
 import static org.assertj.core.api.Assertions.fail;
 
-import io.kvs.bench.ClassPathJar;
 import io.kvs.client.KvsClient;
 import io.kvs.client.Transport;
 import io.kvs.core.cli.Processes;
@@ -10,6 +9,7 @@ import io.kvs.core.cluster.ClusterPaths;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionMap;
 import io.kvs.core.cluster.RegionState;
+import io.kvs.tools.ClassPathJar;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.Writer;
@@ -32,14 +32,14 @@ import org.apache.curator.retry.RetryOneTime;
 
 /**
  * A local cluster of processes for integration tests, run by {@code
- * io.kvs.master.local.LocalCluster} in a JVM of its own on this test JVM's class path (so its
+ * io.kvs.tools.local.LocalCluster} in a JVM of its own on this test JVM's class path (so its
  * ZooKeeper, masters and region servers are separate processes, as {@code ./kvs local start} runs
  * them). It stops and restarts single processes the way an operator would: SIGTERM, wait for the
  * exit, start the same command again; a restarted server is recorded in {@code cluster.properties}
  * so that {@link #close()} ({@code LocalCluster stop}) stops it too.
  */
 final class ProcessCluster implements AutoCloseable {
-  private static final String LOCAL_CLUSTER = "io.kvs.master.local.LocalCluster";
+  private static final String LOCAL_CLUSTER = "io.kvs.tools.local.LocalCluster";
   private static final String REGION_SERVER = "io.kvs.server.RegionServerMain";
   private static final Duration START_TIMEOUT = Duration.ofMinutes(3);
   private static final Duration STOP_TIMEOUT = Duration.ofMinutes(3);

@@ -8,7 +8,7 @@ import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.control.ControlClient;
 import io.kvs.core.control.ControlCommand;
 import io.kvs.core.control.ControlReply;
-import io.kvs.master.local.LocalStatus;
+import io.kvs.tools.local.LocalStatus;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -2,10 +2,10 @@ package io.kvs.bench.ycsb;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.kvs.bench.InProcessCluster;
 import io.kvs.client.KvsClient;
 import io.kvs.core.KeyValue;
 import io.kvs.core.cluster.RegionDescriptor;
+import io.kvs.tools.InProcessCluster;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;

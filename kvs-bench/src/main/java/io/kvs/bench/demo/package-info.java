@@ -1,5 +1,0 @@
-/**
- * {@code ./kvs demo}: a local cluster of processes, loaded and exercised through the client, with a
- * report and checks ({@link io.kvs.bench.demo.ClusterDemo}).
- */
-package io.kvs.bench.demo;

@@ -1,0 +1,108 @@
+package io.kvs.tools.local;
+
+import io.kvs.core.cli.Flags;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * {@code ./kvs local start|status|verify|stop|kill|pause|resume|restart}: a cluster of separate
+ * processes on this machine, and faults injected into them (SIGKILL, SIGSTOP, SIGCONT, restart).
+ *
+ * <pre>
+ * LocalCluster start  --dir DIR [--servers 3] [--regions 32] [--replication 2]
+ *                     [--mode send-index|build-index|none] [--masters 1] [--fabric tcp|shm|none]
+ *                     [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]
+ *                     [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS] [--min-replicas N]
+ *                     [--durability flush|sync]
+ * LocalCluster status --dir DIR
+ * LocalCluster verify --dir DIR [--patience SECONDS]
+ * LocalCluster stop   --dir DIR
+ * LocalCluster kill|pause|resume|restart NAME --dir DIR
+ * </pre>
+ *
+ * Starting again over an existing directory reuses its data: every server reopens its volume and
+ * the master reopens the regions where they were.
+ */
+public final class LocalCluster {
+  private LocalCluster() {}
+
+  public static void main(String[] args) throws Exception {
+    if (args.length == 0) {
+      usage();
+      System.exit(2);
+    }
+    String[] rest = java.util.Arrays.copyOfRange(args, 1, args.length);
+    try {
+      switch (args[0]) {
+        case "start" -> {
+          Flags flags =
+              Flags.parse(
+                  rest,
+                  Set.of(
+                      "dir",
+                      "servers",
+                      "regions",
+                      "replication",
+                      "mode",
+                      "masters",
+                      "fabric",
+                      "split-points",
+                      "split-prefix",
+                      "memory",
+                      "l0-size",
+                      "session-timeout-ms",
+                      "min-replicas",
+                      "durability",
+                      "growth-factor"));
+          new LocalStart(new ClusterDirectory(Path.of(flags.require("dir"))), flags).run();
+        }
+        case "status" -> {
+          Flags flags = Flags.parse(rest, Set.of("dir"));
+          System.exit(new LocalStatus(new ClusterDirectory(Path.of(flags.require("dir")))).run());
+        }
+        case "verify" -> {
+          Flags flags = Flags.parse(rest, Set.of("dir", "patience"));
+          Duration patience = Duration.ofSeconds(flags.getInt("patience", 30));
+          System.exit(
+              new LocalVerify(new ClusterDirectory(Path.of(flags.require("dir"))), patience).run());
+        }
+        case "stop" -> {
+          Flags flags = Flags.parse(rest, Set.of("dir"));
+          new LocalStop(new ClusterDirectory(Path.of(flags.require("dir")))).run();
+        }
+        case "kill", "pause", "resume", "restart" -> {
+          if (rest.length == 0 || rest[0].startsWith("--")) {
+            throw new IllegalArgumentException(args[0] + " needs a process: s1, m1, zookeeper");
+          }
+          Flags flags =
+              Flags.parse(java.util.Arrays.copyOfRange(rest, 1, rest.length), Set.of("dir"));
+          LocalFault.Action action = LocalFault.Action.valueOf(args[0].toUpperCase(Locale.ROOT));
+          System.exit(
+              new LocalFault(new ClusterDirectory(Path.of(flags.require("dir"))))
+                  .run(action, rest[0]));
+        }
+        default -> {
+          usage();
+          System.exit(2);
+        }
+      }
+    } catch (IllegalArgumentException | IllegalStateException e) {
+      System.err.println("kvs local: " + e.getMessage());
+      System.exit(2);
+    }
+  }
+
+  private static void usage() {
+    System.err.println(
+        "usage: ./kvs local start [--servers 3] [--regions 32] [--replication 2]"
+            + " [--mode send-index|build-index|none] [--masters 1] [--fabric tcp|shm|none]"
+            + " [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]"
+            + " [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS]\n"
+            + "       ./kvs local status\n"
+            + "       ./kvs local verify [--patience SECONDS]\n"
+            + "       ./kvs local stop\n"
+            + "       ./kvs local kill|pause|resume|restart s1|m1|zookeeper");
+  }
+}

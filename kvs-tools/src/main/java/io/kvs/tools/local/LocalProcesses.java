@@ -1,0 +1,65 @@
+package io.kvs.tools.local;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Launches a local cluster's processes and records each one's pid and command line in the cluster
+ * directory, so that {@code ./kvs local restart} can start the same process again.
+ */
+final class LocalProcesses {
+  // Separates a recorded command's arguments; no argument of ours contains it.
+  private static final String SEPARATOR = "\u001f";
+
+  private LocalProcesses() {}
+
+  /**
+   * Starts {@code mainClass} with {@code arguments} as process {@code name}, logging to its log.
+   */
+  static void spawn(
+      ClusterDirectory directory,
+      Map<String, String> state,
+      String name,
+      String mainClass,
+      String heap,
+      List<String> arguments)
+      throws IOException {
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("-Xmx" + heap);
+    command.add("-cp");
+    command.add(System.getProperty("java.class.path"));
+    command.add(mainClass);
+    command.addAll(arguments);
+    state.put("command." + name, String.join(SEPARATOR, command));
+    launch(directory, state, name, command);
+  }
+
+  /** Starts process {@code name} again with the command it was started with. */
+  static void relaunch(ClusterDirectory directory, Map<String, String> state, String name)
+      throws IOException {
+    String command = state.get("command." + name);
+    if (command == null || command.isEmpty()) {
+      throw new IllegalStateException("no command recorded for " + name);
+    }
+    launch(directory, state, name, Arrays.asList(command.split(SEPARATOR)));
+  }
+
+  private static void launch(
+      ClusterDirectory directory, Map<String, String> state, String name, List<String> command)
+      throws IOException {
+    Path log = directory.logs().resolve(name + ".log");
+    Process process =
+        new ProcessBuilder(command)
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+            .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
+            .start();
+    state.put("pid." + name, Long.toString(process.pid()));
+    directory.save(state);
+  }
+}

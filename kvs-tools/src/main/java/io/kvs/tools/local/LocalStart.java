@@ -1,0 +1,146 @@
+package io.kvs.tools.local;
+
+import io.kvs.core.cli.Flags;
+import io.kvs.core.cluster.ReplicationMode;
+import io.kvs.master.MasterMain;
+import io.kvs.master.ZooKeeperMain;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/** Starts a local cluster's processes and waits until every region is open. */
+final class LocalStart {
+  private static final Duration READY_TIMEOUT = Duration.ofSeconds(120);
+
+  private final ClusterDirectory directory;
+  private final Flags flags;
+
+  LocalStart(ClusterDirectory directory, Flags flags) {
+    this.directory = directory;
+    this.flags = flags;
+  }
+
+  void run() throws Exception {
+    Map<String, String> state = directory.load();
+    for (Map.Entry<String, String> entry : state.entrySet()) {
+      if (entry.getKey().startsWith("pid.")
+          && ClusterDirectory.running(entry.getValue()).isPresent()) {
+        throw new IllegalStateException(
+            "a local cluster is already running in "
+                + directory.root()
+                + "; ./kvs local stop first");
+      }
+    }
+    int servers = flags.getInt("servers", 3);
+    int masters = flags.getInt("masters", 1);
+    ReplicationMode mode = ReplicationMode.fromConfigName(flags.get("mode", "send-index"));
+    int replication = mode == ReplicationMode.NONE ? 1 : flags.getInt("replication", 2);
+    if (servers < replication) {
+      throw new IllegalArgumentException(
+          "replication " + replication + " needs at least as many servers, not " + servers);
+    }
+    Files.createDirectories(directory.logs());
+    state.clear();
+    state.put("cluster", "default");
+
+    Path connectFile = directory.zookeeper().resolve("zookeeper.connect");
+    Files.deleteIfExists(connectFile);
+    spawn(
+        state,
+        "zookeeper",
+        ZooKeeperMain.class.getName(),
+        "512m",
+        List.of("--dir", directory.zookeeper().toString()));
+    String zookeeper = awaitFile(connectFile, Duration.ofSeconds(60)).trim();
+    state.put("zookeeper", zookeeper);
+    directory.save(state);
+    System.out.printf("zookeeper at %s%n", zookeeper);
+
+    List<String> splits = new ArrayList<>();
+    for (String flag : List.of("split-points", "split-prefix")) {
+      if (flags.has(flag)) {
+        splits.add("--" + flag);
+        splits.add(flags.require(flag));
+      }
+    }
+    for (int i = 1; i <= masters; i++) {
+      String id = "m" + i;
+      List<String> arguments =
+          new ArrayList<>(
+              List.of(
+                  "--id",
+                  id,
+                  "--dir",
+                  directory.master(id).toString(),
+                  "--zookeeper",
+                  zookeeper,
+                  "--regions",
+                  Integer.toString(flags.getInt("regions", 32)),
+                  "--replication",
+                  Integer.toString(replication),
+                  "--mode",
+                  mode.configName(),
+                  "--servers",
+                  Integer.toString(servers),
+                  "--min-replicas",
+                  Integer.toString(flags.getInt("min-replicas", 1))));
+      arguments.addAll(splits);
+      spawn(state, "master-" + id, MasterMain.class.getName(), "512m", arguments);
+    }
+    for (int i = 1; i <= servers; i++) {
+      String id = "s" + i;
+      spawn(
+          state,
+          "server-" + id,
+          "io.kvs.server.RegionServerMain",
+          "1g",
+          List.of(
+              "--id",
+              id,
+              "--dir",
+              directory.server(id).toString(),
+              "--zookeeper",
+              zookeeper,
+              "--fabric",
+              flags.get("fabric", "tcp"),
+              "--memory",
+              Long.toString(flags.getLong("memory", 0)),
+              "--l0-size",
+              Long.toString(flags.getLong("l0-size", 0)),
+              "--session-timeout-ms",
+              Integer.toString(flags.getInt("session-timeout-ms", 4000)),
+              "--durability",
+              flags.get("durability", "flush"),
+              "--growth-factor",
+              Integer.toString(flags.getInt("growth-factor", 0))));
+    }
+    directory.save(state);
+    System.out.printf(
+        "started %d master(s) and %d region servers; logs in %s%n",
+        masters, servers, directory.logs());
+    new LocalStatus(directory).awaitOpen(READY_TIMEOUT);
+    new LocalStatus(directory).run();
+  }
+
+  private void spawn(
+      Map<String, String> state, String name, String mainClass, String heap, List<String> arguments)
+      throws IOException {
+    LocalProcesses.spawn(directory, state, name, mainClass, heap, arguments);
+  }
+
+  private static String awaitFile(Path file, Duration timeout) throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (!Files.exists(file)) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(file + " did not appear within " + timeout);
+      }
+      Thread.sleep(50); // polling a file another process writes: no event to wait on
+    }
+    return Files.readString(file, StandardCharsets.UTF_8);
+  }
+}

@@ -1,0 +1,238 @@
+package io.kvs.tools.local;
+
+import io.kvs.core.cluster.ClusterJson;
+import io.kvs.core.cluster.ClusterPaths;
+import io.kvs.core.cluster.RegionDescriptor;
+import io.kvs.core.cluster.RegionMap;
+import io.kvs.core.cluster.RegionState;
+import io.kvs.core.cluster.ServerInfo;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.zookeeper.KeeperException;
+
+/** Prints a local cluster: processes, servers, masters, and every region with its group. */
+public final class LocalStatus {
+  private final ClusterDirectory directory;
+
+  LocalStatus(ClusterDirectory directory) {
+    this.directory = directory;
+  }
+
+  /** Prints the status; 0 if every region is open, 1 otherwise. */
+  int run() throws Exception {
+    Map<String, String> state = directory.load();
+    if (state.getOrDefault("zookeeper", "").isEmpty()) {
+      System.out.println("no local cluster in " + directory.root() + " (./kvs local start)");
+      return 1;
+    }
+    System.out.println("cluster directory " + directory.root());
+    state.forEach(
+        (key, pid) -> {
+          if (key.startsWith("pid.")) {
+            boolean up = ClusterDirectory.running(pid).isPresent();
+            System.out.printf(
+                "  %-14s pid %-8s %s%n", key.substring(4), pid, up ? "running" : "stopped");
+          }
+        });
+    if (ClusterDirectory.running(state.get("pid.zookeeper")).isEmpty()) {
+      System.out.println("ZooKeeper is not running: nothing more to show");
+      return 1;
+    }
+    try (CuratorFramework curator = connect(state.get("zookeeper"))) {
+      ClusterPaths paths = new ClusterPaths(state.get("cluster"));
+      Map<String, ServerInfo> servers = servers(curator, paths);
+      RegionMap map = regions(curator, paths);
+      System.out.printf("%nservers (%d live)%n", servers.size());
+      for (ServerInfo server : servers.values()) {
+        long primaries =
+            map.regions().stream().filter(r -> r.primary().equals(server.id())).count();
+        long backups =
+            map.regions().stream().filter(r -> r.backups().contains(server.id())).count();
+        System.out.printf(
+            "  %-4s tcp %s:%d  fabric %s  control %d  primary of %d, backup of %d%n",
+            server.id(),
+            server.host(),
+            server.tcpPort(),
+            server.hasFabric() ? server.fabricProvider() + ":" + server.fabricPort() : "-",
+            server.controlPort(),
+            primaries,
+            backups);
+      }
+      System.out.printf("masters: %s%n", masters(curator, paths));
+      System.out.printf("%nregions (%d)%n", map.size());
+      int replication = replicationFactor(curator, paths);
+      System.out.printf(
+          "  %-4s %-24s %-8s %-10s %-6s %-8s %s%n",
+          "id", "range", "primary", "backups", "epoch", "state", "health");
+      int open = 0;
+      for (RegionDescriptor region : map.regions()) {
+        System.out.printf(
+            "  %-4d %-24s %-8s %-10s %-6d %-8s %s%n",
+            region.id(),
+            region.rangeText(),
+            region.primary(),
+            String.join(",", region.backups()),
+            region.epoch(),
+            region.state(),
+            health(region, replication));
+        open += region.state() == RegionState.OPEN ? 1 : 0;
+      }
+      System.out.printf("%n%d of %d regions open%n", open, map.size());
+      return open == map.size() && map.size() > 0 ? 0 : 1;
+    }
+  }
+
+  /**
+   * What a region's state means for its data: serving with its whole group in sync, recovering (a
+   * new group being opened), under-replicated (fewer members than the replication factor, or
+   * backups still catching up), or offline (no live member holds every write).
+   */
+  static String health(RegionDescriptor region, int replication) {
+    if (region.state() == RegionState.OFFLINE) {
+      return "offline";
+    }
+    if (region.state() == RegionState.OPENING) {
+      return "recovering";
+    }
+    List<String> notes = new ArrayList<>();
+    if (region.members().size() < replication) {
+      notes.add(region.members().size() + " of " + replication + " replicas");
+    }
+    if (!region.joining().isEmpty()) {
+      notes.add("catching up " + String.join(",", region.joining()));
+    }
+    return notes.isEmpty() ? "serving" : "under-replicated (" + String.join("; ", notes) + ")";
+  }
+
+  private static int replicationFactor(CuratorFramework curator, ClusterPaths paths)
+      throws Exception {
+    try {
+      return ClusterJson.decodeConfig(curator.getData().forPath(paths.config()))
+          .replicationFactor();
+    } catch (KeeperException.NoNodeException e) {
+      return 1;
+    }
+  }
+
+  /** Waits until the region map exists and every region is open. */
+  void awaitOpen(Duration timeout) throws Exception {
+    Map<String, String> state = directory.load();
+    long deadline = System.nanoTime() + timeout.toNanos();
+    try (CuratorFramework curator = connect(state.get("zookeeper"))) {
+      ClusterPaths paths = new ClusterPaths(state.get("cluster"));
+      while (true) {
+        RegionMap map = regions(curator, paths);
+        if (map.size() > 0 && map.regions().stream().allMatch(r -> r.state() == RegionState.OPEN)) {
+          return;
+        }
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException(
+              "regions not all open within " + timeout + "; see " + directory.logs());
+        }
+        failIfExited(state);
+        Thread.sleep(100); // the master's progress shows only in ZooKeeper: poll it
+      }
+    }
+  }
+
+  /** A process that exited while the cluster starts will not open its regions: say so now. */
+  private void failIfExited(Map<String, String> state) throws IOException {
+    for (Map.Entry<String, String> entry : state.entrySet()) {
+      if (entry.getKey().startsWith("pid.")
+          && ClusterDirectory.running(entry.getValue()).isEmpty()) {
+        String name = entry.getKey().substring(4);
+        Path log = directory.logs().resolve(name + ".log");
+        List<String> lines = Files.exists(log) ? Files.readAllLines(log) : List.of();
+        throw new IllegalStateException(
+            name
+                + " exited while the cluster was starting; the end of "
+                + log
+                + ":\n  "
+                + String.join("\n  ", lines.subList(Math.max(0, lines.size() - 5), lines.size())));
+      }
+    }
+  }
+
+  /**
+   * The live region servers of cluster {@code cluster} whose ZooKeeper is {@code zookeeper} (as a
+   * local cluster's {@code cluster.properties} names them), by id: for tools and benchmarks.
+   */
+  public static Map<String, ServerInfo> liveServers(String zookeeper, String cluster)
+      throws Exception {
+    try (CuratorFramework curator = connect(zookeeper)) {
+      return servers(curator, new ClusterPaths(cluster));
+    }
+  }
+
+  static CuratorFramework connect(String zookeeper) throws InterruptedException {
+    CuratorFramework curator =
+        CuratorFrameworkFactory.newClient(zookeeper, 10_000, 5_000, new RetryOneTime(200));
+    curator.start();
+    if (!curator.blockUntilConnected(10, java.util.concurrent.TimeUnit.SECONDS)) {
+      curator.close();
+      throw new IllegalStateException("cannot reach ZooKeeper at " + zookeeper);
+    }
+    return curator;
+  }
+
+  static Map<String, ServerInfo> servers(CuratorFramework curator, ClusterPaths paths)
+      throws Exception {
+    Map<String, ServerInfo> servers = new TreeMap<>();
+    for (String child : children(curator, paths.servers())) {
+      try {
+        ServerInfo info = ClusterJson.decodeServer(curator.getData().forPath(paths.server(child)));
+        servers.put(info.id(), info);
+      } catch (KeeperException.NoNodeException e) {
+        // gone meanwhile
+      }
+    }
+    return servers;
+  }
+
+  static RegionMap regions(CuratorFramework curator, ClusterPaths paths) throws Exception {
+    List<RegionDescriptor> regions = new ArrayList<>();
+    for (String child : children(curator, paths.regions())) {
+      regions.add(
+          ClusterJson.decodeRegion(curator.getData().forPath(paths.regions() + "/" + child)));
+    }
+    return RegionMap.of(regions);
+  }
+
+  private static String masters(CuratorFramework curator, ClusterPaths paths) throws Exception {
+    List<String> children = new ArrayList<>(children(curator, paths.masters()));
+    // LeaderLatch participants: the lowest sequence number leads.
+    children.sort(
+        (a, b) ->
+            a.substring(a.lastIndexOf('-') + 1).compareTo(b.substring(b.lastIndexOf('-') + 1)));
+    List<String> names = new ArrayList<>();
+    for (int i = 0; i < children.size(); i++) {
+      try {
+        String id =
+            new String(
+                curator.getData().forPath(paths.masters() + "/" + children.get(i)),
+                java.nio.charset.StandardCharsets.UTF_8);
+        names.add(id + (i == 0 ? " (active)" : " (standby)"));
+      } catch (KeeperException.NoNodeException e) {
+        // gone meanwhile
+      }
+    }
+    return names.isEmpty() ? "none" : String.join(", ", names);
+  }
+
+  private static List<String> children(CuratorFramework curator, String path) throws Exception {
+    try {
+      return curator.getChildren().forPath(path);
+    } catch (KeeperException.NoNodeException e) {
+      return List.of();
+    }
+  }
+}
