@@ -61,17 +61,11 @@ class ReplicatedClusterTest {
       servers.put(
           id,
           RegionServer.start(
-              new ServerOptions(
-                  id,
-                  directory.resolve(id),
-                  zookeeper.connectString(),
-                  "replicated",
-                  "127.0.0.1",
-                  0,
-                  "tcp",
-                  0,
-                  0,
-                  64L << 20)));
+              ServerOptions.builder(id, directory.resolve(id), zookeeper.connectString())
+                  .cluster("replicated")
+                  .fabricProvider("tcp")
+                  .memoryBudgetBytes(64L << 20)
+                  .build()));
     }
     master =
         Master.start(

@@ -2,6 +2,7 @@ package io.kvs.master;
 
 import io.kvs.core.cluster.ClusterPaths;
 import io.kvs.core.control.ControlClient;
+import io.kvs.core.http.HttpEndpoint;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -30,6 +31,7 @@ public final class Master implements AutoCloseable {
   private final CuratorCache servers;
   private final ControlClient control;
   private final Reconciler reconciler;
+  private final HttpEndpoint http;
   private final ScheduledExecutorService loop =
       Executors.newSingleThreadScheduledExecutor(
           runnable -> {
@@ -72,6 +74,7 @@ public final class Master implements AutoCloseable {
             converged = false;
           }
         });
+    http = HttpEndpoint.start(options.host(), options.httpPort());
     servers.start();
     latch.start();
     loop.scheduleWithFixedDelay(
@@ -84,6 +87,11 @@ public final class Master implements AutoCloseable {
   /** Starts a master; it becomes active once elected. */
   public static Master start(MasterOptions options) throws Exception {
     return new Master(options);
+  }
+
+  /** Its operator HTTP port (status page, {@code /metrics}, {@code /health}). */
+  public HttpEndpoint http() {
+    return http;
   }
 
   /** Whether this master is the active one. */
@@ -124,6 +132,7 @@ public final class Master implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    http.close();
     latch.close();
     servers.close();
     reconciler.close();

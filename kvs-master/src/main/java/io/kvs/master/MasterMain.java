@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * <pre>
  * MasterMain --id m1 --dir DIR [--zookeeper HOST:PORT,...] [--cluster default]
  *            [--regions 32] [--replication 2] [--mode send-index|build-index|none] [--servers 3]
- *            [--min-replicas 1]
+ *            [--min-replicas 1] [--host 127.0.0.1] [--http-port 0]
  *            [--split-points K1,K2,... | --split-prefix PREFIX]
  * </pre>
  *
@@ -53,7 +53,9 @@ public final class MasterMain {
                 "split-points",
                 "split-prefix",
                 "servers",
-                "min-replicas"));
+                "min-replicas",
+                "host",
+                "http-port"));
     Path dir = Path.of(flags.require("dir"));
     Files.createDirectories(dir);
     EmbeddedZooKeeper embedded = null;
@@ -85,7 +87,9 @@ public final class MasterMain {
                 config,
                 flags.getInt("servers", replication),
                 Duration.ofSeconds(2),
-                Duration.ofSeconds(30)));
+                Duration.ofSeconds(30),
+                flags.get("host", "127.0.0.1"),
+                flags.getInt("http-port", 0)));
     if (embedded != null) {
       Shutdown.closeOnStopAndWait("master", master, embedded);
     } else {

@@ -16,6 +16,9 @@ import java.util.Objects;
  * @param reconcileInterval how often the active master re-checks every region even when nothing
  *     changed
  * @param controlTimeout bound on each control command to a region server
+ * @param host the address its operator HTTP port listens on
+ * @param httpPort the operator HTTP port (status page, {@code /metrics}, {@code /health}; 0: a free
+ *     port)
  */
 public record MasterOptions(
     String id,
@@ -24,7 +27,9 @@ public record MasterOptions(
     ClusterConfig bootstrap,
     int expectedServers,
     Duration reconcileInterval,
-    Duration controlTimeout) {
+    Duration controlTimeout,
+    String host,
+    int httpPort) {
   public MasterOptions {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(zookeeper, "zookeeper");
@@ -33,5 +38,27 @@ public record MasterOptions(
     expectedServers = Math.max(expectedServers, bootstrap.replicationFactor());
     reconcileInterval = reconcileInterval == null ? Duration.ofSeconds(2) : reconcileInterval;
     controlTimeout = controlTimeout == null ? Duration.ofSeconds(30) : controlTimeout;
+    host = host == null ? "127.0.0.1" : host;
+  }
+
+  /** Options with the HTTP port on a free port of 127.0.0.1. */
+  public MasterOptions(
+      String id,
+      String zookeeper,
+      String cluster,
+      ClusterConfig bootstrap,
+      int expectedServers,
+      Duration reconcileInterval,
+      Duration controlTimeout) {
+    this(
+        id,
+        zookeeper,
+        cluster,
+        bootstrap,
+        expectedServers,
+        reconcileInterval,
+        controlTimeout,
+        "127.0.0.1",
+        0);
   }
 }

@@ -5,6 +5,7 @@ import io.kvs.core.StatusCode;
 import io.kvs.core.cluster.ClusterJson;
 import io.kvs.core.cluster.ClusterPaths;
 import io.kvs.core.cluster.ServerInfo;
+import io.kvs.core.http.HttpEndpoint;
 import io.kvs.engine.Engine;
 import io.kvs.engine.EngineOptions;
 import io.kvs.fabric.FabricOptions;
@@ -44,6 +45,7 @@ public final class RegionServer implements AutoCloseable {
   private final TcpFrontEnd tcp;
   private final FabricServer fabric;
   private final ControlServer control;
+  private final HttpEndpoint http;
   private final CuratorFramework curator;
   private final Membership membership;
   private final Lease lease;
@@ -90,6 +92,7 @@ public final class RegionServer implements AutoCloseable {
                 service)
             : null;
     control = ControlServer.start(regions, options.host(), options.controlPort());
+    http = HttpEndpoint.start(options.host(), options.httpPort());
     info =
         new ServerInfo(
             options.id(),
@@ -97,7 +100,8 @@ public final class RegionServer implements AutoCloseable {
             tcp.port(),
             fabric != null ? fabric.port() : 0,
             fabric != null ? options.fabricProvider() : "",
-            control.port());
+            control.port(),
+            http.port());
     membership = Membership.register(curator, paths, info, Duration.ofSeconds(30));
     lease =
         Lease.start(
@@ -130,6 +134,11 @@ public final class RegionServer implements AutoCloseable {
     return info;
   }
 
+  /** Its operator HTTP port ({@code /health}, {@code /metrics}). */
+  public HttpEndpoint http() {
+    return http;
+  }
+
   /** The regions it holds (tests and tools read a backup's engine through it). */
   public HostedRegions regions() {
     return regions;
@@ -147,6 +156,7 @@ public final class RegionServer implements AutoCloseable {
       fabric.close();
     }
     curator.close();
+    http.close();
     service.close();
     engine.close();
     LOG.info("region server {} stopped", options.id());

@@ -11,7 +11,7 @@ import java.util.Set;
  * <pre>
  * RegionServerMain --id s1 --dir DIR --zookeeper HOST:PORT [--cluster default] [--host 127.0.0.1]
  *                  [--tcp-port 0] [--fabric tcp|shm|verbs|none] [--fabric-port 0]
- *                  [--control-port 0] [--memory BYTES] [--l0-size BYTES] [--growth-factor N]
+ *                  [--control-port 0] [--http-port 0] [--memory BYTES] [--l0-size BYTES] [--growth-factor N]
  *                  [--session-timeout-ms 4000] [--durability flush|sync]
  * </pre>
  *
@@ -45,6 +45,7 @@ public final class RegionServerMain {
                 "fabric",
                 "fabric-port",
                 "control-port",
+                "http-port",
                 "memory",
                 "l0-size",
                 "session-timeout-ms",
@@ -52,21 +53,22 @@ public final class RegionServerMain {
                 "growth-factor"));
     RegionServer server =
         RegionServer.start(
-            new ServerOptions(
-                flags.require("id"),
-                Path.of(flags.require("dir")),
-                flags.require("zookeeper"),
-                flags.get("cluster", "default"),
-                flags.get("host", "127.0.0.1"),
-                flags.getInt("tcp-port", 0),
-                flags.get("fabric", "tcp"),
-                flags.getInt("fabric-port", 0),
-                flags.getInt("control-port", 0),
-                flags.getLong("memory", 0),
-                flags.getLong("l0-size", 0),
-                flags.getInt("session-timeout-ms", ServerOptions.DEFAULT_SESSION_TIMEOUT_MS),
-                durability(flags.get("durability", "flush")),
-                flags.getInt("growth-factor", 0)));
+            ServerOptions.builder(
+                    flags.require("id"), Path.of(flags.require("dir")), flags.require("zookeeper"))
+                .cluster(flags.get("cluster", "default"))
+                .host(flags.get("host", "127.0.0.1"))
+                .tcpPort(flags.getInt("tcp-port", 0))
+                .fabricProvider(flags.get("fabric", "tcp"))
+                .fabricPort(flags.getInt("fabric-port", 0))
+                .controlPort(flags.getInt("control-port", 0))
+                .httpPort(flags.getInt("http-port", 0))
+                .memoryBudgetBytes(flags.getLong("memory", 0))
+                .l0SizeBytes(flags.getLong("l0-size", 0))
+                .sessionTimeoutMs(
+                    flags.getInt("session-timeout-ms", ServerOptions.DEFAULT_SESSION_TIMEOUT_MS))
+                .syncWrites(durability(flags.get("durability", "flush")))
+                .growthFactor(flags.getInt("growth-factor", 0))
+                .build());
     Shutdown.closeOnStopAndWait("region-server", server);
   }
 }

@@ -30,6 +30,7 @@ import java.util.Objects;
  *     acknowledged once every replica in sync holds it in memory
  * @param growthFactor the size ratio between a region's device levels, 0 for the engine's default
  *     (8; the seeds' replication experiments use 4)
+ * @param httpPort the operator HTTP port ({@code /health}, {@code /metrics}; 0: free port)
  */
 public record ServerOptions(
     String id,
@@ -45,7 +46,8 @@ public record ServerOptions(
     long l0SizeBytes,
     int sessionTimeoutMs,
     boolean syncWrites,
-    int growthFactor) {
+    int growthFactor,
+    int httpPort) {
   /** The default ZooKeeper session timeout: a few seconds, as HBase and Kafka tune for failover. */
   public static final int DEFAULT_SESSION_TIMEOUT_MS = 4_000;
 
@@ -59,128 +61,125 @@ public record ServerOptions(
     sessionTimeoutMs = sessionTimeoutMs <= 0 ? DEFAULT_SESSION_TIMEOUT_MS : sessionTimeoutMs;
   }
 
-  /** Options with the engine's default growth factor. */
-  public ServerOptions(
-      String id,
-      Path directory,
-      String zookeeper,
-      String cluster,
-      String host,
-      int tcpPort,
-      String fabricProvider,
-      int fabricPort,
-      int controlPort,
-      long memoryBudgetBytes,
-      long l0SizeBytes,
-      int sessionTimeoutMs,
-      boolean syncWrites) {
-    this(
-        id,
-        directory,
-        zookeeper,
-        cluster,
-        host,
-        tcpPort,
-        fabricProvider,
-        fabricPort,
-        controlPort,
-        memoryBudgetBytes,
-        l0SizeBytes,
-        sessionTimeoutMs,
-        syncWrites,
-        0);
-  }
-
-  /** Options with writes flushed in the background (not synchronous). */
-  public ServerOptions(
-      String id,
-      Path directory,
-      String zookeeper,
-      String cluster,
-      String host,
-      int tcpPort,
-      String fabricProvider,
-      int fabricPort,
-      int controlPort,
-      long memoryBudgetBytes,
-      long l0SizeBytes,
-      int sessionTimeoutMs) {
-    this(
-        id,
-        directory,
-        zookeeper,
-        cluster,
-        host,
-        tcpPort,
-        fabricProvider,
-        fabricPort,
-        controlPort,
-        memoryBudgetBytes,
-        l0SizeBytes,
-        sessionTimeoutMs,
-        false);
-  }
-
-  /** Options with the default session timeout. */
-  public ServerOptions(
-      String id,
-      Path directory,
-      String zookeeper,
-      String cluster,
-      String host,
-      int tcpPort,
-      String fabricProvider,
-      int fabricPort,
-      int controlPort,
-      long memoryBudgetBytes,
-      long l0SizeBytes) {
-    this(
-        id,
-        directory,
-        zookeeper,
-        cluster,
-        host,
-        tcpPort,
-        fabricProvider,
-        fabricPort,
-        controlPort,
-        memoryBudgetBytes,
-        l0SizeBytes,
-        0);
-  }
-
-  /** Options with the engine's default L0 size. */
-  public ServerOptions(
-      String id,
-      Path directory,
-      String zookeeper,
-      String cluster,
-      String host,
-      int tcpPort,
-      String fabricProvider,
-      int fabricPort,
-      int controlPort,
-      long memoryBudgetBytes) {
-    this(
-        id,
-        directory,
-        zookeeper,
-        cluster,
-        host,
-        tcpPort,
-        fabricProvider,
-        fabricPort,
-        controlPort,
-        memoryBudgetBytes,
-        0);
+  /**
+   * Options for server {@code id} with its directory and ZooKeeper, every other option at its
+   * default (cluster {@code default}, host 127.0.0.1, free ports, no fabric transport, the engine's
+   * defaults, writes flushed every 50 ms) until set.
+   */
+  public static Builder builder(String id, Path directory, String zookeeper) {
+    return new Builder(id, directory, zookeeper);
   }
 
   /** Defaults for one machine: free ports, shm fabric transport. */
   public static ServerOptions local(String id, Path directory, String zookeeper, String cluster) {
-    return new ServerOptions(id, directory, zookeeper, cluster, "127.0.0.1", 0, "shm", 0, 0, 0);
+    return builder(id, directory, zookeeper).cluster(cluster).fabricProvider("shm").build();
   }
 
   public boolean hasFabric() {
     return !fabricProvider.equals("none");
+  }
+
+  /** Builds {@link ServerOptions}; each setter is one record component. */
+  public static final class Builder {
+    private final String id;
+    private final Path directory;
+    private final String zookeeper;
+    private String cluster = "default";
+    private String host = "127.0.0.1";
+    private int tcpPort;
+    private String fabricProvider = "none";
+    private int fabricPort;
+    private int controlPort;
+    private long memoryBudgetBytes;
+    private long l0SizeBytes;
+    private int sessionTimeoutMs;
+    private boolean syncWrites;
+    private int growthFactor;
+    private int httpPort;
+
+    private Builder(String id, Path directory, String zookeeper) {
+      this.id = id;
+      this.directory = directory;
+      this.zookeeper = zookeeper;
+    }
+
+    public Builder cluster(String cluster) {
+      this.cluster = cluster;
+      return this;
+    }
+
+    public Builder host(String host) {
+      this.host = host;
+      return this;
+    }
+
+    public Builder tcpPort(int tcpPort) {
+      this.tcpPort = tcpPort;
+      return this;
+    }
+
+    public Builder fabricProvider(String fabricProvider) {
+      this.fabricProvider = fabricProvider;
+      return this;
+    }
+
+    public Builder fabricPort(int fabricPort) {
+      this.fabricPort = fabricPort;
+      return this;
+    }
+
+    public Builder controlPort(int controlPort) {
+      this.controlPort = controlPort;
+      return this;
+    }
+
+    public Builder memoryBudgetBytes(long memoryBudgetBytes) {
+      this.memoryBudgetBytes = memoryBudgetBytes;
+      return this;
+    }
+
+    public Builder l0SizeBytes(long l0SizeBytes) {
+      this.l0SizeBytes = l0SizeBytes;
+      return this;
+    }
+
+    public Builder sessionTimeoutMs(int sessionTimeoutMs) {
+      this.sessionTimeoutMs = sessionTimeoutMs;
+      return this;
+    }
+
+    public Builder syncWrites(boolean syncWrites) {
+      this.syncWrites = syncWrites;
+      return this;
+    }
+
+    public Builder growthFactor(int growthFactor) {
+      this.growthFactor = growthFactor;
+      return this;
+    }
+
+    public Builder httpPort(int httpPort) {
+      this.httpPort = httpPort;
+      return this;
+    }
+
+    public ServerOptions build() {
+      return new ServerOptions(
+          id,
+          directory,
+          zookeeper,
+          cluster,
+          host,
+          tcpPort,
+          fabricProvider,
+          fabricPort,
+          controlPort,
+          memoryBudgetBytes,
+          l0SizeBytes,
+          sessionTimeoutMs,
+          syncWrites,
+          growthFactor,
+          httpPort);
+    }
   }
 }

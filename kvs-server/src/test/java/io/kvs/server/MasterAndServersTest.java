@@ -64,17 +64,11 @@ class MasterAndServersTest {
   private RegionServer startServer(String id) throws Exception {
     RegionServer server =
         RegionServer.start(
-            new ServerOptions(
-                id,
-                directory.resolve(id),
-                zookeeper.connectString(),
-                "test",
-                "127.0.0.1",
-                0,
-                "tcp", // replication between servers runs over the fabric transport
-                0,
-                0,
-                64L << 20));
+            ServerOptions.builder(id, directory.resolve(id), zookeeper.connectString())
+                .cluster("test")
+                .fabricProvider("tcp") // replication between servers runs over the fabric transport
+                .memoryBudgetBytes(64L << 20)
+                .build());
     servers.put(id, server);
     return server;
   }

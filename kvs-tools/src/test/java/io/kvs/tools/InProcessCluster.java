@@ -49,17 +49,10 @@ public final class InProcessCluster implements AutoCloseable {
       for (String id : List.of("s1", "s2", "s3")) {
         cluster.servers.add(
             RegionServer.start(
-                new ServerOptions(
-                    id,
-                    directory.resolve(id),
-                    cluster.zookeeper(),
-                    name,
-                    "127.0.0.1",
-                    0,
-                    "none",
-                    0,
-                    0,
-                    64L << 20)));
+                ServerOptions.builder(id, directory.resolve(id), cluster.zookeeper())
+                    .cluster(name)
+                    .memoryBudgetBytes(64L << 20)
+                    .build()));
       }
       cluster.master =
           Master.start(

@@ -26,6 +26,7 @@ public final class ClusterJson {
     node.put("fabricPort", server.fabricPort());
     node.put("fabricProvider", server.fabricProvider());
     node.put("controlPort", server.controlPort());
+    node.put("httpPort", server.httpPort());
     return write(node);
   }
 
@@ -37,7 +38,8 @@ public final class ClusterJson {
         integer(node, "tcpPort"),
         integer(node, "fabricPort"),
         text(node, "fabricProvider"),
-        integer(node, "controlPort"));
+        integer(node, "controlPort"),
+        node.has("httpPort") ? integer(node, "httpPort") : 0);
   }
 
   public static byte[] encode(RegionDescriptor region) {

@@ -13,9 +13,16 @@ import java.util.Objects;
  * @param fabricProvider the libfabric provider of that transport ({@code shm}, {@code tcp}, {@code
  *     verbs}), empty if none
  * @param controlPort the control RPC the master sends region commands to
+ * @param httpPort the operator HTTP port ({@code /health}, {@code /metrics}), 0 if it has none
  */
 public record ServerInfo(
-    String id, String host, int tcpPort, int fabricPort, String fabricProvider, int controlPort) {
+    String id,
+    String host,
+    int tcpPort,
+    int fabricPort,
+    String fabricProvider,
+    int controlPort,
+    int httpPort) {
   public ServerInfo {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(host, "host");
@@ -23,6 +30,12 @@ public record ServerInfo(
     if (id.isEmpty() || !id.matches("[A-Za-z0-9_.-]+")) {
       throw new IllegalArgumentException("server id must be [A-Za-z0-9_.-]+: " + id);
     }
+  }
+
+  /** A server without an operator HTTP port. */
+  public ServerInfo(
+      String id, String host, int tcpPort, int fabricPort, String fabricProvider, int controlPort) {
+    this(id, host, tcpPort, fabricPort, fabricProvider, controlPort, 0);
   }
 
   /** Whether clients can reach it over the fabric transport. */
