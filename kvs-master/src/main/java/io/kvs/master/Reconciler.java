@@ -25,6 +25,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Predicate;
 import org.apache.zookeeper.KeeperException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -66,6 +67,7 @@ final class Reconciler implements AutoCloseable {
   private final MasterOptions options;
   private final RegionStore store;
   private final ControlClient control;
+  private final PlannedChanges planned;
   private final ExecutorService listing =
       Executors.newFixedThreadPool(
           4,
@@ -97,6 +99,7 @@ final class Reconciler implements AutoCloseable {
     this.options = options;
     this.store = store;
     this.control = control;
+    this.planned = new PlannedChanges(store);
   }
 
   /** Whether every region is OPEN with its whole group in sync after this pass. */
@@ -109,6 +112,7 @@ final class Reconciler implements AutoCloseable {
     // Servers whose list failed are absent: what they hold is unknown this pass.
     Map<String, Map<Long, HeldRegion>> held = listAll(servers);
     Map<Long, RegionStore.Versioned> regions = store.regions();
+    planned.refresh();
     Map<String, Integer> replicas = new HashMap<>();
     servers.keySet().forEach(server -> replicas.put(server, 0));
     for (RegionStore.Versioned versioned : regions.values()) {
@@ -180,6 +184,7 @@ final class Reconciler implements AutoCloseable {
     List<String> gone =
         region.members().stream().filter(member -> !servers.containsKey(member)).toList();
     HeldRegion primaryHolds = holding(region, region.primary(), held);
+    RegionDescriptor next;
     if (region.primary().isEmpty() || !gone.isEmpty()) {
       recovering.putIfAbsent(region.id(), System.nanoTime());
       RegionDescriptor shrunk = shrink(region, servers.keySet(), held, sendIndex);
@@ -286,11 +291,18 @@ final class Reconciler implements AutoCloseable {
       version = store.update(reopening, version);
       LOG.warn("{} reopened at a raised epoch: {} lost it", reopening, lost);
       region = reopening;
+    } else if ((next = planned.next(region, servers.keySet(), held, replicas, config)) != null) {
+      version = store.update(next, version);
+      planned.applied(next);
+      LOG.info("{}: planned change", next);
+      region = next;
     } else if (region.state() == RegionState.OPEN
         && region.joining().isEmpty()
         && region.members().size() < config.replicationFactor()
         && sendIndex) {
-      String added = leastLoaded(servers.keySet(), region.members(), held, replicas);
+      String added =
+          leastLoaded(
+              servers.keySet(), region.members(), held, replicas, planned::isDecommissioned);
       if (added != null) {
         List<String> backups = new ArrayList<>(region.backups());
         backups.add(added);
@@ -412,7 +424,7 @@ final class Reconciler implements AutoCloseable {
    * epoch or at it: it has not restarted since it was opened, so what landed in its memory is
    * there.
    */
-  private static boolean stillHolds(
+  static boolean stillHolds(
       RegionDescriptor region, String member, Map<String, Map<Long, HeldRegion>> held) {
     HeldRegion holds = held.getOrDefault(member, Map.of()).get(region.id());
     return holds != null && holds.role() == RegionRole.BACKUP && holds.epoch() <= region.epoch();
@@ -445,15 +457,19 @@ final class Reconciler implements AutoCloseable {
     return now - since[1] > CATCH_UP_TIMEOUT.toNanos();
   }
 
-  /** The listed live server outside {@code members} with the fewest replicas, or null. */
-  private static String leastLoaded(
+  /**
+   * The listed live server outside {@code members} and not {@code excluded} (decommissioned) with
+   * the fewest replicas, or null.
+   */
+  static String leastLoaded(
       Set<String> live,
       List<String> members,
       Map<String, Map<Long, HeldRegion>> held,
-      Map<String, Integer> replicas) {
+      Map<String, Integer> replicas,
+      Predicate<String> excluded) {
     String best = null;
     for (String server : live) {
-      if (members.contains(server) || !held.containsKey(server)) {
+      if (members.contains(server) || !held.containsKey(server) || excluded.test(server)) {
         continue;
       }
       if (best == null || replicas.getOrDefault(server, 0) < replicas.getOrDefault(best, 0)) {

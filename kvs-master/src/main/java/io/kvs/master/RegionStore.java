@@ -3,13 +3,16 @@ package io.kvs.master;
 import io.kvs.core.cluster.ClusterConfig;
 import io.kvs.core.cluster.ClusterJson;
 import io.kvs.core.cluster.ClusterPaths;
+import io.kvs.core.cluster.MoveRequest;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.ServerInfo;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.zookeeper.CreateMode;
@@ -81,6 +84,60 @@ final class RegionStore {
       }
     }
     return servers;
+  }
+
+  /** The operators' pending and refused move requests, by region id. */
+  Map<Long, MoveRequest> moves() throws Exception {
+    Map<Long, MoveRequest> moves = new TreeMap<>();
+    for (String child : children(paths.moves())) {
+      try {
+        moves.put(
+            ClusterPaths.regionIdOf(child),
+            ClusterJson.decodeMove(curator.getData().forPath(paths.moves() + "/" + child)));
+      } catch (KeeperException.NoNodeException e) {
+        // withdrawn meanwhile
+      } catch (IllegalArgumentException e) {
+        // not written by our tools: refuse it where the operator will see it
+        curator
+            .setData()
+            .forPath(
+                paths.moves() + "/" + child,
+                ClusterJson.encode(
+                    MoveRequest.to("?").refusedFor("unreadable request: " + e.getMessage())));
+      }
+    }
+    return moves;
+  }
+
+  /** Deletes the move request of {@code regionId} (done); nothing if it is gone. */
+  void finishMove(long regionId) throws Exception {
+    try {
+      curator.delete().forPath(paths.move(regionId));
+    } catch (KeeperException.NoNodeException e) {
+      // withdrawn meanwhile
+    }
+  }
+
+  /** Records why the move request of {@code regionId} is refused, for the operator's tool. */
+  void refuseMove(long regionId, MoveRequest refused) throws Exception {
+    try {
+      curator.setData().forPath(paths.move(regionId), ClusterJson.encode(refused));
+    } catch (KeeperException.NoNodeException e) {
+      // withdrawn meanwhile
+    }
+  }
+
+  /** The servers being decommissioned. */
+  Set<String> decommissioned() throws Exception {
+    return new TreeSet<>(children(paths.decommissioned()));
+  }
+
+  private List<String> children(String path) throws Exception {
+    try {
+      return curator.getChildren().forPath(path);
+    } catch (KeeperException.NoNodeException e) {
+      return List.of();
+    }
   }
 
   /** Creates the config and every region in one transaction (fails if any exists). */

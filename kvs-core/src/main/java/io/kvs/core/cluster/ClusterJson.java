@@ -42,6 +42,20 @@ public final class ClusterJson {
         node.has("httpPort") ? integer(node, "httpPort") : 0);
   }
 
+  public static byte[] encode(MoveRequest move) {
+    ObjectNode node = MAPPER.createObjectNode();
+    node.put("to", move.to());
+    if (move.isRefused()) {
+      node.put("refused", move.refused());
+    }
+    return write(node);
+  }
+
+  public static MoveRequest decodeMove(byte[] json) {
+    JsonNode node = read(json);
+    return new MoveRequest(text(node, "to"), node.has("refused") ? text(node, "refused") : "");
+  }
+
   public static byte[] encode(RegionDescriptor region) {
     return write(toNode(region));
   }

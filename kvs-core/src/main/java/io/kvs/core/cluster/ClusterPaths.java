@@ -9,6 +9,11 @@ package io.kvs.core.cluster;
  * /kvs/&lt;cluster&gt;/masters         Curator LeaderLatch participants (ephemeral sequential)
  * /kvs/&lt;cluster&gt;/regions/&lt;id&gt;    persistent  RegionDescriptor (JSON); changed only by the active
  *                               master, with versioned writes
+ * /kvs/&lt;cluster&gt;/admin/moves/&lt;region&gt;            persistent  MoveRequest (JSON): an operator
+ *                               asks for the region's primary to move; the master deletes it once
+ *                               done, or records why it refused
+ * /kvs/&lt;cluster&gt;/admin/decommissioned/&lt;id&gt;  persistent  (empty): the server is being drained;
+ *                               the master moves every replica off it and places none there
  * </pre>
  */
 public final class ClusterPaths {
@@ -47,6 +52,29 @@ public final class ClusterPaths {
 
   public String region(long id) {
     return regions() + "/" + String.format("%08d", id);
+  }
+
+  /** Operators' requests to the master ({@code ./kvs admin}). */
+  public String admin() {
+    return root + "/admin";
+  }
+
+  /** Requests to move a region's primary, one child per region. */
+  public String moves() {
+    return admin() + "/moves";
+  }
+
+  public String move(long regionId) {
+    return moves() + "/" + String.format("%08d", regionId);
+  }
+
+  /** Servers being decommissioned, one child per server id. */
+  public String decommissioned() {
+    return admin() + "/decommissioned";
+  }
+
+  public String decommissioned(String serverId) {
+    return decommissioned() + "/" + serverId;
   }
 
   /** The region id a child name of {@link #regions()} stands for. */

@@ -38,6 +38,14 @@ public sealed interface ControlCommand {
   record Stats() implements ControlCommand {}
 
   /**
+   * Report region {@code regionId}'s counters here ({@code ./kvs admin stats}): {@code epoch},
+   * {@code primary} (1 if this server is its primary, 0 for a backup) and its engine statistics
+   * ({@code puts}, {@code gets}, {@code l0Bytes}, {@code compactions}, ...); NOT_FOUND if it is not
+   * held here.
+   */
+  record RegionStats(long regionId) implements ControlCommand {}
+
+  /**
    * Report a digest of what region {@code regionId} holds here, for comparing a region's replicas
    * ({@code ./kvs local verify}). The reply's counters: {@code digest}, {@code entries}, {@code
    * levels} and {@code scope} ({@link #DIGEST_LEVELS} or {@link #DIGEST_SCAN}), and for {@link

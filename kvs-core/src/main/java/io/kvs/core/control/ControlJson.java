@@ -40,6 +40,9 @@ public final class ControlJson {
     } else if (command instanceof ControlCommand.Digest digest) {
       node.put("command", "digest");
       node.put("regionId", digest.regionId());
+    } else if (command instanceof ControlCommand.RegionStats regionStats) {
+      node.put("command", "regionStats");
+      node.put("regionId", regionStats.regionId());
     } else {
       node.put("command", "list");
     }
@@ -67,6 +70,7 @@ public final class ControlJson {
       case "list" -> new ControlCommand.ListRegions();
       case "stats" -> new ControlCommand.Stats();
       case "digest" -> new ControlCommand.Digest(longValue(node, "regionId"));
+      case "regionStats" -> new ControlCommand.RegionStats(longValue(node, "regionId"));
       default -> throw new IllegalArgumentException("unknown command " + text(node, "command"));
     };
   }

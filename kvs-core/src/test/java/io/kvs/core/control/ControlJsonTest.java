@@ -36,6 +36,8 @@ class ControlJsonTest {
     assertThat(ControlJson.decodeCommand(ControlJson.encode(stats))).isEqualTo(stats);
     ControlCommand digest = new ControlCommand.Digest(17);
     assertThat(ControlJson.decodeCommand(ControlJson.encode(digest))).isEqualTo(digest);
+    ControlCommand regionStats = new ControlCommand.RegionStats(9);
+    assertThat(ControlJson.decodeCommand(ControlJson.encode(regionStats))).isEqualTo(regionStats);
     ControlReply counters =
         new ControlReply(
             StatusCode.OK,

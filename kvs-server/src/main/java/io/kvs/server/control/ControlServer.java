@@ -87,6 +87,10 @@ public final class ControlServer implements AutoCloseable {
       if (command instanceof ControlCommand.Stats) {
         return new ControlReply(StatusCode.OK, "", List.of(), regions.stats());
       }
+      if (command instanceof ControlCommand.RegionStats regionStats) {
+        return new ControlReply(
+            StatusCode.OK, "", List.of(), regions.regionStats(regionStats.regionId()));
+      }
       if (command instanceof ControlCommand.Digest digest) {
         return new ControlReply(StatusCode.OK, "", List.of(), regions.digest(digest.regionId()));
       }

@@ -237,6 +237,38 @@ public final class HostedRegions {
   }
 
   /**
+   * Region {@code regionId}'s counters here, as {@link
+   * io.kvs.core.control.ControlCommand.RegionStats} describes them.
+   *
+   * @throws KvsException NOT_FOUND for a region not held here
+   */
+  public synchronized Map<String, Long> regionStats(long regionId) {
+    Hosted region = hosted.get(regionId);
+    if (region == null) {
+      throw KvsException.of(StatusCode.NOT_FOUND, "region " + regionId + " is not held here");
+    }
+    RegionStats engineStats = region.region().stats();
+    Map<String, Long> stats = new TreeMap<>();
+    stats.put("epoch", region.descriptor().epoch());
+    stats.put("primary", region.role() == RegionRole.PRIMARY ? 1L : 0L);
+    stats.put("puts", engineStats.puts());
+    stats.put("deletes", engineStats.deletes());
+    stats.put("gets", engineStats.gets());
+    stats.put("l0Bytes", engineStats.l0Bytes());
+    stats.put("l0Entries", engineStats.l0Entries());
+    stats.put("stalls", engineStats.stalls());
+    stats.put("smallLogBytes", engineStats.smallLogBytes());
+    stats.put("largeLogBytes", engineStats.largeLogBytes());
+    stats.put("lastLsn", engineStats.lastLsn());
+    stats.put("compactions", engineStats.compactions());
+    stats.put("compactionBytesWritten", engineStats.compactionBytesWritten());
+    stats.put("levelCount", engineStats.levelCount());
+    stats.put("levelKvBytes", engineStats.levelKvBytes());
+    stats.put("largeGarbageBytes", engineStats.largeGarbageBytes());
+    return stats;
+  }
+
+  /**
    * A digest of what region {@code regionId} holds here, as {@link
    * io.kvs.core.control.ControlCommand.Digest} describes it: under send-index of its device levels,
    * otherwise of a full scan (taken outside this object's lock).

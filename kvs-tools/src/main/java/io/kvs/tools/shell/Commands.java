@@ -5,6 +5,7 @@ import io.kvs.core.KeyValue;
 import io.kvs.core.KvsException;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionMap;
+import io.kvs.tools.admin.AdminCommands;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -44,17 +45,27 @@ final class Commands {
           "  regions                          the region map: range, primary, backups, epoch,"
               + " state",
           "  servers                          the servers in the region map and what they hold",
+          "  admin <command> ...              an admin command (admin help lists them): move a"
+              + " primary, decommission a server, a region's stats",
           "  help                             this list",
           "  quit                             leave (also exit, or end of input)");
+
+  /** Opens an admin session on first use (the shell's cluster). */
+  interface AdminSession {
+    AdminCommands open(PrintWriter out) throws Exception;
+  }
 
   private final KvsClient client;
   private final PrintWriter out;
   private final PrintWriter err;
+  private final AdminSession adminSession;
+  private AdminCommands admin;
 
-  Commands(KvsClient client, PrintWriter out, PrintWriter err) {
+  Commands(KvsClient client, PrintWriter out, PrintWriter err, AdminSession adminSession) {
     this.client = client;
     this.out = out;
     this.err = err;
+    this.adminSession = adminSession;
   }
 
   /** Runs one line: a command, a blank line or a {@code #} comment. */
@@ -117,6 +128,7 @@ final class Commands {
           arity(args, 0, 0, "servers");
           servers(client.regionMap());
         }
+        case "admin" -> admin(args);
         case "help", "?" -> out.println(HELP);
         case "quit", "exit" -> {
           return Outcome.QUIT;
@@ -129,6 +141,23 @@ final class Commands {
       out.flush();
     }
     return Outcome.OK;
+  }
+
+  private void admin(List<byte[]> args) {
+    List<String> words =
+        args.stream().map(word -> new String(word, StandardCharsets.UTF_8)).toList();
+    try {
+      if (admin == null) {
+        admin = adminSession.open(out);
+      }
+      admin.run(words.isEmpty() ? List.of("help") : words);
+    } catch (AdminCommands.AdminException e) {
+      throw new IllegalArgumentException(e.getMessage());
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new IllegalStateException(e.toString(), e);
+    }
   }
 
   private void scan(List<byte[]> args) {

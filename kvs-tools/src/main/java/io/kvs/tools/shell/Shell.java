@@ -3,7 +3,9 @@ package io.kvs.tools.shell;
 import io.kvs.client.KvsClient;
 import io.kvs.client.Transport;
 import io.kvs.core.KvsException;
-import io.kvs.core.cli.Processes;
+import io.kvs.tools.ClusterTarget;
+import io.kvs.tools.admin.Admin;
+import io.kvs.tools.admin.AdminCommands;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -11,13 +13,11 @@ import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Properties;
 
 /**
  * {@code ./kvs shell}: reads and writes keys of a running cluster, one command a line.
@@ -106,8 +106,19 @@ public final class Shell {
       err.flush();
       return 2;
     }
+    List<Admin> admins = new ArrayList<>();
+    ClusterTarget cluster = new ClusterTarget(target[0], target[1]);
     try (client) {
-      Commands commands = new Commands(client, out, err);
+      Commands commands =
+          new Commands(
+              client,
+              out,
+              err,
+              output -> {
+                Admin admin = Admin.connect(cluster, options.timeout);
+                admins.add(admin);
+                return new AdminCommands(admin, output, Duration.ofMinutes(5));
+              });
       if (!options.commands.isEmpty() || options.words != null) {
         return runGiven(options, commands);
       }
@@ -120,6 +131,8 @@ public final class Shell {
             client.regionMap().size());
       }
       return repl(in, out, commands, interactive);
+    } finally {
+      admins.forEach(Admin::close);
     }
   }
 
@@ -237,38 +250,8 @@ public final class Shell {
 
     /** The ZooKeeper connect string and the cluster name to connect to. */
     String[] target() throws IOException {
-      if (zookeeper != null) {
-        return new String[] {zookeeper, cluster == null ? "default" : cluster};
-      }
-      if (dir == null) {
-        throw new IllegalArgumentException(
-            "give the local cluster's --dir, or --zookeeper HOST:PORT");
-      }
-      Path file = dir.resolve("cluster.properties");
-      if (!Files.exists(file)) {
-        throw new IllegalArgumentException(
-            "no local cluster in "
-                + dir.toAbsolutePath()
-                + ": start one with ./kvs local start, or give --zookeeper HOST:PORT");
-      }
-      Properties state = new Properties();
-      try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
-        state.load(reader);
-      }
-      String pid = state.getProperty("pid.zookeeper", "");
-      boolean running =
-          pid.matches("[0-9]+")
-              && ProcessHandle.of(Long.parseLong(pid)).map(Processes::running).orElse(false);
-      String connect = state.getProperty("zookeeper", "");
-      if (connect.isEmpty() || !running) {
-        throw new IllegalArgumentException(
-            "the local cluster in "
-                + dir.toAbsolutePath()
-                + " is not running (its ZooKeeper is stopped): ./kvs local start");
-      }
-      return new String[] {
-        connect, cluster != null ? cluster : state.getProperty("cluster", "default")
-      };
+      ClusterTarget target = ClusterTarget.resolve(dir, zookeeper, cluster);
+      return new String[] {target.zookeeper(), target.cluster()};
     }
   }
 }

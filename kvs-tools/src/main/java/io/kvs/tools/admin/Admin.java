@@ -1,0 +1,307 @@
+package io.kvs.tools.admin;
+
+import io.kvs.core.KvsException;
+import io.kvs.core.cluster.ClusterJson;
+import io.kvs.core.cluster.ClusterPaths;
+import io.kvs.core.cluster.MoveRequest;
+import io.kvs.core.cluster.RegionDescriptor;
+import io.kvs.core.cluster.RegionMap;
+import io.kvs.core.cluster.RegionState;
+import io.kvs.core.cluster.ServerInfo;
+import io.kvs.core.control.ControlClient;
+import io.kvs.core.control.ControlCommand;
+import io.kvs.core.control.ControlReply;
+import io.kvs.tools.ClusterTarget;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.zookeeper.KeeperException;
+
+/**
+ * An operator's session with one cluster: reads what ZooKeeper holds, asks servers for counters,
+ * and files requests for the master (moves, decommissions) and waits for them. Not thread-safe.
+ */
+public final class Admin implements AutoCloseable {
+  /** How often a wait re-reads the region map. */
+  private static final Duration POLL = Duration.ofMillis(100);
+
+  /** Bound on one server's answer to a counters request. */
+  private static final Duration STATS_TIMEOUT = Duration.ofSeconds(5);
+
+  private final CuratorFramework curator;
+  private final ClusterPaths paths;
+  private final ControlClient control = new ControlClient(STATS_TIMEOUT);
+
+  private Admin(ClusterTarget target, Duration connectTimeout) throws InterruptedException {
+    paths = new ClusterPaths(target.cluster());
+    curator =
+        CuratorFrameworkFactory.builder()
+            .connectString(target.zookeeper())
+            .connectionTimeoutMs((int) connectTimeout.toMillis())
+            .sessionTimeoutMs(30_000)
+            .retryPolicy(new ExponentialBackoffRetry(100, 5, 2_000))
+            .build();
+    curator.start();
+    if (!curator.blockUntilConnected(
+        (int) connectTimeout.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)) {
+      curator.close();
+      control.close();
+      throw new IllegalStateException(
+          "cannot reach ZooKeeper at " + target.zookeeper() + " within " + connectTimeout);
+    }
+  }
+
+  /** Connects to {@code target}'s ZooKeeper, waiting at most {@code connectTimeout}. */
+  public static Admin connect(ClusterTarget target, Duration connectTimeout)
+      throws InterruptedException {
+    return new Admin(target, connectTimeout);
+  }
+
+  /** The live servers by id. */
+  public Map<String, ServerInfo> servers() throws Exception {
+    Map<String, ServerInfo> servers = new TreeMap<>();
+    for (String id : children(paths.servers())) {
+      try {
+        servers.put(id, ClusterJson.decodeServer(curator.getData().forPath(paths.server(id))));
+      } catch (KeeperException.NoNodeException e) {
+        // gone meanwhile
+      }
+    }
+    return servers;
+  }
+
+  /** The region map. */
+  public RegionMap regions() throws Exception {
+    List<RegionDescriptor> regions = new ArrayList<>();
+    for (String child : children(paths.regions())) {
+      try {
+        regions.add(
+            ClusterJson.decodeRegion(curator.getData().forPath(paths.regions() + "/" + child)));
+      } catch (KeeperException.NoNodeException e) {
+        // removed meanwhile
+      }
+    }
+    return RegionMap.of(regions);
+  }
+
+  /** The servers being decommissioned. */
+  public Set<String> decommissioned() throws Exception {
+    return new TreeSet<>(children(paths.decommissioned()));
+  }
+
+  /** Pending and refused move requests by region id. */
+  public Map<Long, MoveRequest> moves() throws Exception {
+    Map<Long, MoveRequest> moves = new TreeMap<>();
+    for (String child : children(paths.moves())) {
+      try {
+        moves.put(
+            ClusterPaths.regionIdOf(child),
+            ClusterJson.decodeMove(curator.getData().forPath(paths.moves() + "/" + child)));
+      } catch (KeeperException.NoNodeException e) {
+        // done meanwhile
+      }
+    }
+    return moves;
+  }
+
+  /**
+   * Asks the master to make {@code server} the primary of region {@code regionId} (a planned
+   * handover). Checked here first so that a mistake gets its answer at once.
+   *
+   * @throws IllegalArgumentException if there is no such region, {@code server} is no backup of it,
+   *     not live, or being decommissioned
+   */
+  public void requestMove(long regionId, String server) throws Exception {
+    RegionDescriptor region = region(regionId);
+    if (region.primary().equals(server)) {
+      throw new IllegalArgumentException(server + " is already the primary of region " + regionId);
+    }
+    if (!region.backups().contains(server)) {
+      throw new IllegalArgumentException(
+          server
+              + " is no member of region "
+              + regionId
+              + "; its backups are "
+              + region.backups()
+              + " (a primary moves to one of them)");
+    }
+    if (!servers().containsKey(server)) {
+      throw new IllegalArgumentException(server + " is not a live server");
+    }
+    if (decommissioned().contains(server)) {
+      throw new IllegalArgumentException(server + " is being decommissioned");
+    }
+    byte[] request = ClusterJson.encode(MoveRequest.to(server));
+    try {
+      curator.create().creatingParentsIfNeeded().forPath(paths.move(regionId), request);
+    } catch (KeeperException.NodeExistsException e) {
+      curator.setData().forPath(paths.move(regionId), request); // replaces an earlier request
+    }
+  }
+
+  /**
+   * Waits until region {@code regionId} is open with {@code server} as its primary.
+   *
+   * @return null once done, else why not: the master's refusal (the request is then withdrawn) or
+   *     that the wait ran out (the request stays; the master carries it out when it can)
+   */
+  public String awaitMove(long regionId, String server, Duration timeout) throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      RegionDescriptor region = region(regionId);
+      MoveRequest request = moves().get(regionId);
+      if (region.primary().equals(server)
+          && region.state() == RegionState.OPEN
+          && (request == null || !request.to().equals(server))) {
+        return null;
+      }
+      if (request == null && !region.primary().equals(server)) {
+        return "the master handed the primary over, but region "
+            + regionId
+            + " is now led by "
+            + region.primary()
+            + " (a failure recovery changed its group meanwhile)";
+      }
+      if (request != null && request.isRefused()) {
+        withdrawMove(regionId);
+        return "the master refused: " + request.refused();
+      }
+      if (System.nanoTime() > deadline) {
+        return "not done within "
+            + timeout.toSeconds()
+            + " s (region "
+            + regionId
+            + " is "
+            + region.state()
+            + " at epoch "
+            + region.epoch()
+            + ", primary "
+            + region.primary()
+            + ", catching up "
+            + region.joining()
+            + "); the request stays pending";
+      }
+      Thread.sleep(POLL.toMillis()); // polling ZooKeeper at a bounded rate while waiting
+    }
+  }
+
+  /** Withdraws the move request of {@code regionId} (nothing if there is none). */
+  public void withdrawMove(long regionId) throws Exception {
+    try {
+      curator.delete().forPath(paths.move(regionId));
+    } catch (KeeperException.NoNodeException e) {
+      // none
+    }
+  }
+
+  /**
+   * Marks {@code server} decommissioned: the master moves every replica off it and places none
+   * there until {@link #recommission}.
+   *
+   * @throws IllegalArgumentException if {@code server} is neither live nor a member of a region
+   */
+  public void decommission(String server) throws Exception {
+    boolean member =
+        regions().regions().stream().anyMatch(region -> region.members().contains(server));
+    if (!member && !servers().containsKey(server)) {
+      throw new IllegalArgumentException(
+          server + " is neither a live server nor a member of any region");
+    }
+    try {
+      curator.create().creatingParentsIfNeeded().forPath(paths.decommissioned(server));
+    } catch (KeeperException.NodeExistsException e) {
+      // decommissioned already
+    }
+  }
+
+  /** Lets {@code server} hold replicas again; whether it was decommissioned. */
+  public boolean recommission(String server) throws Exception {
+    try {
+      curator.delete().forPath(paths.decommissioned(server));
+      return true;
+    } catch (KeeperException.NoNodeException e) {
+      return false;
+    }
+  }
+
+  /** The regions {@code server} is a member of. */
+  public List<RegionDescriptor> regionsOf(String server) throws Exception {
+    return regions().regions().stream()
+        .filter(region -> region.members().contains(server))
+        .toList();
+  }
+
+  /**
+   * Waits until no region lists {@code server} as a member.
+   *
+   * @return the regions still listing it when the wait ran out (empty once drained)
+   */
+  public List<RegionDescriptor> awaitDrained(String server, Duration timeout) throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      List<RegionDescriptor> left = regionsOf(server);
+      if (left.isEmpty() || System.nanoTime() > deadline) {
+        return left;
+      }
+      Thread.sleep(POLL.toMillis()); // polling ZooKeeper at a bounded rate while waiting
+    }
+  }
+
+  /**
+   * Region {@code regionId}'s counters on each member, in group order (primary first); a member
+   * that could not answer maps to an empty map and its error under {@code error}.
+   */
+  public Map<String, Map<String, Long>> regionStats(long regionId) throws Exception {
+    RegionDescriptor region = region(regionId);
+    Map<String, ServerInfo> servers = servers();
+    Map<String, Map<String, Long>> stats = new LinkedHashMap<>();
+    for (String member : region.members()) {
+      ServerInfo info = servers.get(member);
+      if (info == null) {
+        stats.put(member, Map.of());
+        continue;
+      }
+      try {
+        ControlReply reply =
+            control.call(
+                info.host(),
+                info.controlPort(),
+                new ControlCommand.RegionStats(regionId),
+                STATS_TIMEOUT);
+        stats.put(member, reply.isOk() ? reply.stats() : Map.of());
+      } catch (KvsException e) {
+        stats.put(member, Map.of());
+      }
+    }
+    return stats;
+  }
+
+  /** Region {@code regionId} from the map. */
+  public RegionDescriptor region(long regionId) throws Exception {
+    return regions()
+        .byId(regionId)
+        .orElseThrow(() -> new IllegalArgumentException("no region " + regionId));
+  }
+
+  private List<String> children(String path) throws Exception {
+    try {
+      return curator.getChildren().forPath(path);
+    } catch (KeeperException.NoNodeException e) {
+      return List.of();
+    }
+  }
+
+  @Override
+  public void close() {
+    control.close();
+    curator.close();
+  }
+}
