@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvs.core.cluster.ClusterConfig;
 import io.kvs.core.cluster.ClusterJson;
 import io.kvs.core.cluster.ClusterPaths;
+import io.kvs.core.cluster.MoveRequest;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionMap;
 import io.kvs.core.cluster.RegionRole;
@@ -218,6 +219,80 @@ class MasterAndServersTest {
           .map(held -> new HeldRegion(held.regionId(), held.epoch(), held.role()))
           .contains(new HeldRegion(reopened.id(), reopened.epoch(), reopened.roleOf(member)));
     }
+  }
+
+  /**
+   * {@code ./kvs admin move} as the master sees it: a request to hand a primary over to its backup
+   * is carried out (the old primary becomes the backup, the request is retired); one to a server
+   * outside the group is refused with its reason and changes nothing.
+   */
+  @Test
+  void aMoveHandsThePrimaryOverAndAMoveOutsideTheGroupIsRefused() throws Exception {
+    for (String id : List.of("s1", "s2", "s3")) {
+      startServer(id);
+    }
+    startMaster("m1", new ClusterConfig(3, 2, ReplicationMode.BUILD_INDEX, List.of()), 3);
+    RegionDescriptor region = awaitMap(m -> allOpen(m, 3)).regions().get(0);
+    String oldPrimary = region.primary();
+    String target = region.backups().get(0);
+    curator
+        .create()
+        .creatingParentsIfNeeded()
+        .forPath(paths.move(region.id()), ClusterJson.encode(MoveRequest.to(target)));
+    RegionDescriptor moved =
+        awaitMap(
+                m -> {
+                  RegionDescriptor now = m.byId(region.id()).orElseThrow();
+                  return now.primary().equals(target) && now.state() == RegionState.OPEN;
+                })
+            .byId(region.id())
+            .orElseThrow();
+    assertThat(moved.backups()).containsExactly(oldPrimary);
+    assertThat(moved.epoch()).isGreaterThan(region.epoch());
+    assertThat(curator.checkExists().forPath(paths.move(region.id()))).isNull();
+    assertThat(servers.get(oldPrimary).regions().list())
+        .map(held -> new HeldRegion(held.regionId(), held.epoch(), held.role()))
+        .contains(new HeldRegion(region.id(), moved.epoch(), RegionRole.BACKUP));
+
+    String outsider =
+        List.of("s1", "s2", "s3").stream()
+            .filter(id -> !moved.members().contains(id))
+            .findFirst()
+            .orElseThrow();
+    curator.create().forPath(paths.move(region.id()), ClusterJson.encode(MoveRequest.to(outsider)));
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    MoveRequest answered = MoveRequest.to(outsider);
+    while (!answered.isRefused() && System.nanoTime() < deadline) {
+      Thread.onSpinWait();
+      answered = ClusterJson.decodeMove(curator.getData().forPath(paths.move(region.id())));
+    }
+    assertThat(answered.refused()).contains(outsider + " is no member of region " + region.id());
+    assertThat(regionMap().byId(region.id()).orElseThrow()).isEqualTo(moved);
+  }
+
+  /**
+   * A decommissioned server with no server to replace it (three servers, replication 2 under
+   * build-index, which cannot catch a new backup up): its primaries hand over, it leaves every
+   * group, and it ends up holding nothing; the groups keep one member each.
+   */
+  @Test
+  void aDecommissionedServerLeavesEveryGroupAndHoldsNothing() throws Exception {
+    for (String id : List.of("s1", "s2", "s3")) {
+      startServer(id);
+    }
+    startMaster("m1", new ClusterConfig(6, 2, ReplicationMode.BUILD_INDEX, List.of()), 3);
+    awaitMap(m -> allOpen(m, 6));
+    curator.create().creatingParentsIfNeeded().forPath(paths.decommissioned("s3"));
+    RegionMap drained =
+        awaitMap(
+            m -> allOpen(m, 6) && m.regions().stream().noneMatch(r -> r.members().contains("s3")));
+    assertThat(drained.regions())
+        .allSatisfy(region -> assertThat(region.primary()).isIn("s1", "s2"));
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (!servers.get("s3").regions().list().isEmpty() && System.nanoTime() < deadline) {
+      Thread.onSpinWait();
+    }
+    assertThat(servers.get("s3").regions().list()).isEmpty();
   }
 
   @Test
