@@ -6,6 +6,7 @@ import io.kvs.core.cluster.ServerInfo;
 import io.kvs.tools.TextTable;
 import java.io.PrintWriter;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -28,6 +29,8 @@ public final class AdminCommands {
               + " backups",
           "  decommission <server>       move every replica off <server>; then it may stop",
           "  recommission <server>       let a decommissioned server hold replicas again",
+          "  balance                     hand primaries over so that every server leads about as"
+              + " many regions",
           "  (move and decommission wait until done; add --no-wait to return at once)");
 
   /** A command that could not be done; its message says why. */
@@ -66,6 +69,7 @@ public final class AdminCommands {
         case "move" -> move(args, noWait);
         case "decommission" -> decommission(args, noWait);
         case "recommission" -> recommission(args);
+        case "balance" -> balance(args, noWait);
         case "help" -> out.println(HELP);
         default ->
             throw new AdminException("unknown admin command '" + words.get(0) + "'\n" + HELP);
@@ -207,6 +211,35 @@ public final class AdminCommands {
               + "); the master goes on moving them");
     }
     out.printf("%s holds no region any more (%d moved off); it may stop%n", server, held);
+  }
+
+  private void balance(List<String> args, boolean noWait) throws Exception {
+    arity(args, 0, "balance");
+    List<Balance.Move> moves =
+        Balance.plan(admin.regions().regions(), admin.servers().keySet(), admin.decommissioned());
+    if (moves.isEmpty()) {
+      out.println("leadership is balanced: nothing to move");
+      return;
+    }
+    for (Balance.Move move : moves) {
+      admin.requestMove(move.regionId(), move.target());
+      out.printf("region %d: primary %s -> %s%n", move.regionId(), move.from(), move.target());
+      out.flush();
+    }
+    if (noWait) {
+      return;
+    }
+    List<String> failures = new ArrayList<>();
+    for (Balance.Move move : moves) {
+      String failure = admin.awaitMove(move.regionId(), move.target(), wait);
+      if (failure != null) {
+        failures.add("region " + move.regionId() + ": " + failure);
+      }
+    }
+    if (!failures.isEmpty()) {
+      throw new AdminException(String.join("\n", failures));
+    }
+    out.printf("%d primaries handed over%n", moves.size());
   }
 
   private void recommission(List<String> args) throws Exception {
