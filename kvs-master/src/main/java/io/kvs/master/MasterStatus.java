@@ -33,8 +33,8 @@ final class MasterStatus implements AutoCloseable {
   /** How long what a server answered is shown before it is asked again. */
   static final Duration PROBE_MAX_AGE = Duration.ofSeconds(2);
 
-  /** How long a request of the page waits for servers' answers. */
-  static final Duration PROBE_WAIT = Duration.ofMillis(1500);
+  /** How long a request of the page waits for servers' answers (a call's bound, and a little). */
+  static final Duration PROBE_WAIT = Reconciler.LIST_TIMEOUT.plusMillis(500);
 
   private final MasterOptions options;
   private final CuratorFramework curator;
@@ -62,7 +62,7 @@ final class MasterStatus implements AutoCloseable {
     this.latch = latch;
     this.recoveries = recoveries;
     this.converged = converged;
-    this.probe = new ServerProbe(control, PROBE_MAX_AGE);
+    this.probe = new ServerProbe(control, Reconciler.LIST_TIMEOUT, PROBE_MAX_AGE);
     StatusPage.serve(http, this::snapshot);
     MasterAddress address = new MasterAddress(options.id(), options.host(), http.port());
     published = MasterAddresses.publish(curator, paths, address);

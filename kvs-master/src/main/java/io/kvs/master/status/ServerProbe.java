@@ -26,17 +26,14 @@ import java.util.stream.Collectors;
 /**
  * Asks region servers what they hold (control {@code list}) and their counters ({@code stats}), for
  * the status page and {@code ./kvs local status}; never hangs its caller on a slow or paused
- * server. Each server is asked by one call of each command at a time, each bounded by {@link
- * #CALL_TIMEOUT}; an answer is reused for {@code maxAge}; {@link #probeAll} waits for the answers
- * at most as long as it is told, and reports a server that has not answered by then as such (its
- * probe carries on, for the next caller). Bounded: {@link #THREADS} threads, at most {@link
- * #QUEUE_LIMIT} probes waiting for them (beyond that a server is reported as not asked), one
- * remembered answer per server asked for last.
+ * server. Each server is asked by one call of each command at a time, each bounded by the probe's
+ * call timeout; an answer is reused for {@code maxAge}; {@link #probeAll} waits for the answers at
+ * most as long as it is told, and reports a server that has not answered by then as such (its probe
+ * carries on, for the next caller). Bounded: {@link #THREADS} threads, at most {@link #QUEUE_LIMIT}
+ * probes waiting for them (beyond that a server is reported as not asked), one remembered answer
+ * per server asked for last.
  */
 public final class ServerProbe implements AutoCloseable {
-  /** Bound on each control call. */
-  public static final Duration CALL_TIMEOUT = Duration.ofSeconds(1);
-
   /** Threads asking servers at once. */
   static final int THREADS = 4;
 
@@ -67,6 +64,7 @@ public final class ServerProbe implements AutoCloseable {
   private record Asked(ServerInfo server, CompletableFuture<Probe> probe, long startedNanos) {}
 
   private final ControlClient control;
+  private final Duration callTimeout;
   private final Duration maxAge;
   private final Clock clock;
   private final Map<String, Asked> asked = new ConcurrentHashMap<>();
@@ -85,14 +83,16 @@ public final class ServerProbe implements AutoCloseable {
 
   /**
    * @param control how to reach servers (not closed by this probe)
+   * @param callTimeout bound on each control call to a server
    * @param maxAge how long an answer is reused (0: every call asks again)
    */
-  public ServerProbe(ControlClient control, Duration maxAge) {
-    this(control, maxAge, Clock.systemUTC());
+  public ServerProbe(ControlClient control, Duration callTimeout, Duration maxAge) {
+    this(control, callTimeout, maxAge, Clock.systemUTC());
   }
 
-  ServerProbe(ControlClient control, Duration maxAge, Clock clock) {
+  ServerProbe(ControlClient control, Duration callTimeout, Duration maxAge, Clock clock) {
     this.control = control;
+    this.callTimeout = callTimeout;
     this.maxAge = maxAge;
     this.clock = clock;
   }
@@ -158,7 +158,7 @@ public final class ServerProbe implements AutoCloseable {
     try {
       ControlReply list =
           control.call(
-              server.host(), server.controlPort(), new ControlCommand.ListRegions(), CALL_TIMEOUT);
+              server.host(), server.controlPort(), new ControlCommand.ListRegions(), callTimeout);
       if (!list.isOk()) {
         return new Probe(
             server.id(), probedAt, null, Map.of(), list.status() + " " + list.message());
@@ -171,7 +171,7 @@ public final class ServerProbe implements AutoCloseable {
     try {
       ControlReply reply =
           control.call(
-              server.host(), server.controlPort(), new ControlCommand.Stats(), CALL_TIMEOUT);
+              server.host(), server.controlPort(), new ControlCommand.Stats(), callTimeout);
       stats = reply.isOk() ? reply.stats() : Map.of();
     } catch (KvsException e) {
       stats = Map.of(); // what it holds is what matters; counters are a bonus

@@ -19,7 +19,8 @@ class ServerProbeTest {
     List<Socket> accepted = new ArrayList<>();
     try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
         ControlClient control = new ControlClient(Duration.ofSeconds(5));
-        ServerProbe probe = new ServerProbe(control, Duration.ofSeconds(30))) {
+        ServerProbe probe =
+            new ServerProbe(control, Duration.ofSeconds(1), Duration.ofSeconds(30))) {
       // Accepts connections (as a paused process's kernel does) and never answers.
       Thread acceptor =
           new Thread(
@@ -51,9 +52,8 @@ class ServerProbeTest {
       assertThat(refused.answered()).isFalse();
       assertThat(refused.error()).isNotEmpty().doesNotContain("no answer within");
 
-      // The silent server's call ends at its own bound (CALL_TIMEOUT), then reports why.
-      ServerProbe.Probe timedOut =
-          probe.probeAll(List.of(paused), ServerProbe.CALL_TIMEOUT.plusSeconds(2)).get("s1");
+      // The silent server's call ends at its own bound (1 s), then reports why.
+      ServerProbe.Probe timedOut = probe.probeAll(List.of(paused), Duration.ofSeconds(3)).get("s1");
       assertThat(timedOut.answered()).isFalse();
       assertThat(timedOut.error()).contains("timed out");
     } finally {

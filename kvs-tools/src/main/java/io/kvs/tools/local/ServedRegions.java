@@ -14,8 +14,14 @@ import java.util.Map;
  * asks it), so that {@code ./kvs local status} judges regions by it rather than by the map alone.
  */
 final class ServedRegions {
-  /** How long status waits for all servers' answers; a paused server is reported as silent. */
-  static final Duration WAIT = Duration.ofSeconds(3);
+  /**
+   * Bound on each server's answer: generous (a tool run by hand, on a machine that may be loaded),
+   * yet a paused server costs status no more than this.
+   */
+  static final Duration CALL_TIMEOUT = Duration.ofSeconds(5);
+
+  /** How long status waits for all servers' answers; a server silent that long is reported so. */
+  static final Duration WAIT = CALL_TIMEOUT.plusSeconds(1);
 
   private ServedRegions() {}
 
@@ -25,8 +31,8 @@ final class ServedRegions {
    */
   static Map<String, Map<Long, HeldRegion>> held(Map<String, ServerInfo> servers) {
     Map<String, Map<Long, HeldRegion>> held = new HashMap<>();
-    try (ControlClient control = new ControlClient(ServerProbe.CALL_TIMEOUT);
-        ServerProbe probe = new ServerProbe(control, Duration.ZERO)) {
+    try (ControlClient control = new ControlClient(CALL_TIMEOUT);
+        ServerProbe probe = new ServerProbe(control, CALL_TIMEOUT, Duration.ZERO)) {
       probe
           .probeAll(servers.values(), WAIT)
           .forEach((id, answer) -> held.put(id, answer.answered() ? answer.held() : null));
