@@ -263,11 +263,11 @@ final class Reconciler implements AutoCloseable {
                 region.primary(), region.backups(), sendIndex ? region.backups() : List.of());
         LOG.warn("{} reopened at a raised epoch: its primary lost it", reopening);
       }
+      version = store.update(reopening, version);
       recoveries.step(
           region.id(),
           promoted != null ? "backup promoted" : "reopened",
           "primary " + region.primary() + " lost it; epoch " + reopening.epoch());
-      version = store.update(reopening, version);
       region = reopening;
     } else if (region.state() != RegionState.OFFLINE
         && primaryHolds != null
