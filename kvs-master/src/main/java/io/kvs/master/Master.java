@@ -32,6 +32,7 @@ public final class Master implements AutoCloseable {
   private final ControlClient control;
   private final Reconciler reconciler;
   private final HttpEndpoint http;
+  private final MasterStatus status;
   private final ScheduledExecutorService loop =
       Executors.newSingleThreadScheduledExecutor(
           runnable -> {
@@ -72,9 +73,20 @@ public final class Master implements AutoCloseable {
           public void notLeader() {
             LOG.info("master {} is standing by", options.id());
             converged = false;
+            reconciler.recoveries().abandonAll();
           }
         });
     http = HttpEndpoint.start(options.host(), options.httpPort());
+    status =
+        new MasterStatus(
+            options,
+            curator,
+            store,
+            latch,
+            reconciler.recoveries(),
+            this::converged,
+            control,
+            http);
     servers.start();
     latch.start();
     loop.scheduleWithFixedDelay(
@@ -133,6 +145,7 @@ public final class Master implements AutoCloseable {
       Thread.currentThread().interrupt();
     }
     http.close();
+    status.close();
     latch.close();
     servers.close();
     reconciler.close();

@@ -13,6 +13,7 @@ import io.kvs.core.control.ControlClient;
 import io.kvs.core.control.ControlCommand;
 import io.kvs.core.control.ControlReply;
 import io.kvs.core.control.HeldRegion;
+import io.kvs.master.status.RecoveryLog;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -80,6 +81,9 @@ final class Reconciler implements AutoCloseable {
   /** When the recovery of each region still recovering began (nanoTime). */
   private final Map<Long, Long> recovering = new HashMap<>();
 
+  /** The recent recoveries, step by step, for the status page. */
+  private final RecoveryLog recoveries = new RecoveryLog();
+
   /**
    * Bound on a catch-up: a region whose backups are still joining this long after its epoch began
    * (as this master saw it) is reopened at a raised epoch, which starts a new stream.
@@ -129,6 +133,11 @@ final class Reconciler implements AutoCloseable {
     }
     closeStrays(regions, servers, held);
     return allOpen;
+  }
+
+  /** The recent recoveries this master drove (for the status page). */
+  RecoveryLog recoveries() {
+    return recoveries;
   }
 
   @Override
@@ -196,6 +205,7 @@ final class Reconciler implements AutoCloseable {
           // Live backups keep holding it: one that never restarted may still be promoted.
           LOG.warn(
               "{} offline: members {} are gone and no live one holds every write", offline, gone);
+          recoveries.step(region.id(), "offline", "members " + gone + " gone; none live in sync");
         }
         return false;
       }
@@ -207,6 +217,10 @@ final class Reconciler implements AutoCloseable {
           shrunk.primary().equals(region.primary())
               ? "the group shrinks"
               : "backup " + shrunk.primary() + " is promoted");
+      recoveries.step(
+          region.id(),
+          shrunk.primary().equals(region.primary()) ? "member gone" : "backup promoted",
+          "members " + gone + " gone; epoch " + shrunk.epoch() + " on " + shrunk.members());
       region = shrunk;
     } else if (epochFloor.getOrDefault(region.id(), 0L) >= region.epoch()) {
       // A member is at a higher epoch than the map (raised by a command the master did not send):
@@ -214,6 +228,7 @@ final class Reconciler implements AutoCloseable {
       RegionDescriptor reopening = region.atEpoch(epochFloor.remove(region.id()) + 1);
       version = store.update(reopening, version);
       LOG.warn("{} reopened above an epoch a member was raised to", reopening);
+      recoveries.step(region.id(), "reopened", "above an epoch a member was raised to");
       region = reopening;
     } else if (region.state() == RegionState.OFFLINE) {
       RegionDescriptor reopening =
@@ -254,6 +269,10 @@ final class Reconciler implements AutoCloseable {
         LOG.warn("{} reopened at a raised epoch: its primary lost it", reopening);
       }
       version = store.update(reopening, version);
+      recoveries.step(
+          region.id(),
+          promoted != null ? "backup promoted" : "reopened",
+          "primary " + region.primary() + " lost it; epoch " + reopening.epoch());
       region = reopening;
     } else if (region.state() != RegionState.OFFLINE
         && primaryHolds != null
@@ -269,6 +288,8 @@ final class Reconciler implements AutoCloseable {
           "{} reopened at a raised epoch: replication to {} failed",
           reopening,
           primaryHolds.failed());
+      recoveries.step(
+          region.id(), "reopened", "replication to " + primaryHolds.failed() + " failed");
       region = reopening;
     } else if (region.state() == RegionState.OPEN && catchUpOverdue(region)) {
       RegionDescriptor reopening =
@@ -278,6 +299,7 @@ final class Reconciler implements AutoCloseable {
           "{} reopened at a raised epoch: its catch-up did not finish within {} s",
           reopening,
           CATCH_UP_TIMEOUT.toSeconds());
+      recoveries.step(region.id(), "reopened", "catch-up of " + region.joining() + " overdue");
       region = reopening;
     } else if (region.state() == RegionState.OPEN && !lostBy(region, held).isEmpty()) {
       // A live backup no longer holds the region as the map says (it restarted before its old
@@ -290,6 +312,7 @@ final class Reconciler implements AutoCloseable {
               sendIndex ? union(region.joining(), lost) : List.of());
       version = store.update(reopening, version);
       LOG.warn("{} reopened at a raised epoch: {} lost it", reopening, lost);
+      recoveries.step(region.id(), "reopened", "backups " + lost + " lost it");
       region = reopening;
     } else if ((next = planned.next(region, servers.keySet(), held, replicas, config)) != null) {
       version = store.update(next, version);
@@ -312,6 +335,7 @@ final class Reconciler implements AutoCloseable {
         replicas.merge(added, 1, Integer::sum);
         recovering.putIfAbsent(region.id(), System.nanoTime());
         LOG.info("{}: {} re-replicates it", grown, added);
+        recoveries.step(region.id(), "re-replicated", added + " joins as a backup");
         region = grown;
       }
     }
@@ -366,6 +390,9 @@ final class Reconciler implements AutoCloseable {
             && region.joining().isEmpty()
             && (region.members().size() >= config.replicationFactor()
                 || region.members().size() >= servers.size());
+    if (whole) {
+      recoveries.recovered(region.id());
+    }
     Long started = whole ? recovering.remove(region.id()) : null;
     if (started != null) {
       LOG.info(

@@ -4,7 +4,7 @@
  * holds with the map, pass after pass ({@code Reconciler}): failure recovery (groups shrink, an in
  * sync backup is promoted, groups heal), fencing by epochs, and reopening regions whose replication
  * failed. Every step is written to the map before servers are told, so a successor master finishes
- * what one left half done. {@code local} runs a cluster of processes on one machine. See
- * docs/ARCHITECTURE.md "Master" and "Failure recovery".
+ * what one left half done. Every master serves the status page ({@code status}). See
+ * docs/ARCHITECTURE.md "Master" and "Failure recovery", docs/OPERATIONS.md "Status page".
  */
 package io.kvs.master;

@@ -2,6 +2,8 @@ package io.kvs.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.kvs.core.cluster.ClusterConfig;
 import io.kvs.core.cluster.ClusterJson;
 import io.kvs.core.cluster.ClusterPaths;
@@ -18,6 +20,10 @@ import io.kvs.core.control.HeldRegion;
 import io.kvs.master.EmbeddedZooKeeper;
 import io.kvs.master.Master;
 import io.kvs.master.MasterOptions;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -218,6 +224,34 @@ class MasterAndServersTest {
       assertThat(servers.get(member).regions().list())
           .map(held -> new HeldRegion(held.regionId(), held.epoch(), held.role()))
           .contains(new HeldRegion(reopened.id(), reopened.epoch(), reopened.roleOf(member)));
+    }
+    // The master's status page records the recovery, step by step, until the region serves again.
+    JsonNode recovery = awaitRecovered(masters.get(0), region.id());
+    assertThat(recovery.path("steps").toString()).contains("reopened: ");
+    assertThat(recovery.path("endedAt").asLong())
+        .isGreaterThanOrEqualTo(recovery.path("startedAt").asLong());
+  }
+
+  /** The recovery of {@code regionId} the status page of {@code master} shows as recovered. */
+  private static JsonNode awaitRecovered(Master master, long regionId) throws Exception {
+    HttpClient client = HttpClient.newHttpClient();
+    URI uri = URI.create("http://127.0.0.1:" + master.http().port() + "/api/status");
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (true) {
+      String body =
+          client
+              .send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofString())
+              .body();
+      for (JsonNode recovery : new ObjectMapper().readTree(body).path("recoveries")) {
+        if (recovery.path("regionId").asLong() == regionId
+            && recovery.path("outcome").asText().equals("recovered")) {
+          return recovery;
+        }
+      }
+      assertThat(System.nanoTime())
+          .as("no recovery of region %d in %s", regionId, body)
+          .isLessThan(deadline);
+      Thread.sleep(100); // polling the page as an operator would: no event to wait on
     }
   }
 

@@ -337,6 +337,17 @@ final class ProcessCluster implements AutoCloseable {
     return read(output).substring((int) before);
   }
 
+  /**
+   * Runs {@code LocalCluster status} and returns what it printed; fails unless every region is
+   * served.
+   */
+  String status() throws IOException {
+    Path output = dir.resolve("launcher.log");
+    long before = Files.exists(output) ? Files.size(output) : 0;
+    runTool(List.of("status", "--dir", dir.toString()), START_TIMEOUT);
+    return read(output).substring((int) before);
+  }
+
   private void runTool(List<String> arguments, Duration timeout) throws IOException {
     Files.createDirectories(dir);
     Path output = dir.resolve("launcher.log");

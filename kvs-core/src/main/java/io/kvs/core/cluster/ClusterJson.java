@@ -56,6 +56,19 @@ public final class ClusterJson {
     return new MoveRequest(text(node, "to"), node.has("refused") ? text(node, "refused") : "");
   }
 
+  public static byte[] encode(MasterAddress master) {
+    ObjectNode node = MAPPER.createObjectNode();
+    node.put("id", master.id());
+    node.put("host", master.host());
+    node.put("httpPort", master.httpPort());
+    return write(node);
+  }
+
+  public static MasterAddress decodeMasterAddress(byte[] json) {
+    JsonNode node = read(json);
+    return new MasterAddress(text(node, "id"), text(node, "host"), integer(node, "httpPort"));
+  }
+
   public static byte[] encode(RegionDescriptor region) {
     return write(toNode(region));
   }

@@ -7,6 +7,7 @@ package io.kvs.core.cluster;
  * /kvs/&lt;cluster&gt;/config          persistent  ClusterConfig (JSON), written once at bootstrap
  * /kvs/&lt;cluster&gt;/servers/&lt;id&gt;    ephemeral   ServerInfo (JSON), one per live region server
  * /kvs/&lt;cluster&gt;/masters         Curator LeaderLatch participants (ephemeral sequential)
+ * /kvs/&lt;cluster&gt;/master-http/&lt;id&gt; ephemeral MasterAddress (JSON), each master's status page
  * /kvs/&lt;cluster&gt;/regions/&lt;id&gt;    persistent  RegionDescriptor (JSON); changed only by the active
  *                               master, with versioned writes
  * /kvs/&lt;cluster&gt;/admin/moves/&lt;region&gt;            persistent  MoveRequest (JSON): an operator
@@ -44,6 +45,15 @@ public final class ClusterPaths {
 
   public String masters() {
     return root + "/masters";
+  }
+
+  /** Where each running master publishes its operator HTTP address ({@link MasterAddress}). */
+  public String masterHttp() {
+    return root + "/master-http";
+  }
+
+  public String masterHttp(String id) {
+    return masterHttp() + "/" + id;
   }
 
   public String regions() {

@@ -33,6 +33,10 @@ class ClusterJsonTest {
     assertThat(decoded.regions()).isEqualTo(3);
     assertThat(decoded.mode()).isEqualTo(ReplicationMode.BUILD_INDEX);
     assertThat(decoded.splitPoints()).containsExactly(new byte[] {5}, new byte[] {9});
+    MasterAddress master = new MasterAddress("m1", "10.0.0.2", 8080);
+    assertThat(ClusterJson.decodeMasterAddress(ClusterJson.encode(master))).isEqualTo(master);
+    assertThat(master.url("/status")).isEqualTo("http://10.0.0.2:8080/status");
+    assertThat(MasterAddress.url("::1", 9, "/metrics")).isEqualTo("http://[::1]:9/metrics");
   }
 
   @Test
@@ -58,5 +62,10 @@ class ClusterJsonTest {
                         "{\"id\":1,\"start\":\"%%\",\"end\":\"\",\"primary\":\"\","
                             + "\"backups\":[],\"epoch\":1,\"state\":\"OPEN\"}")))
         .hasMessageContaining("base64");
+    assertThatThrownBy(
+            () ->
+                ClusterJson.decodeMasterAddress(
+                    json("{\"id\":\"m1\",\"host\":\"h\",\"httpPort\":0}")))
+        .hasMessageContaining("HTTP port out of range");
   }
 }

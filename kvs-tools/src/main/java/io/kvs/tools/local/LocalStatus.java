@@ -6,6 +6,8 @@ import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionMap;
 import io.kvs.core.cluster.RegionState;
 import io.kvs.core.cluster.ServerInfo;
+import io.kvs.core.control.HeldRegion;
+import io.kvs.master.status.RegionHealth;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,7 +21,11 @@ import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.zookeeper.KeeperException;
 
-/** Prints a local cluster: processes, servers, masters, and every region with its group. */
+/**
+ * Prints a local cluster: processes, servers, masters, where their status page and metrics are
+ * served, and every region with its group and its health as its members report it (control {@code
+ * list}: a region the map says is open but a member does not hold is reported as not served).
+ */
 public final class LocalStatus {
   private final ClusterDirectory directory;
 
@@ -58,23 +64,29 @@ public final class LocalStatus {
         long backups =
             map.regions().stream().filter(r -> r.backups().contains(server.id())).count();
         System.out.printf(
-            "  %-4s tcp %s:%d  fabric %s  control %d  primary of %d, backup of %d%n",
+            "  %-4s tcp %s:%d  fabric %s  control %d  http %d  primary of %d, backup of %d%n",
             server.id(),
             server.host(),
             server.tcpPort(),
             server.hasFabric() ? server.fabricProvider() + ":" + server.fabricPort() : "-",
             server.controlPort(),
+            server.httpPort(),
             primaries,
             backups);
       }
-      System.out.printf("masters: %s%n", masters(curator, paths));
+      List<String> masters = masterIds(curator, paths);
+      System.out.printf("masters: %s%n", describe(masters));
+      OperatorAddresses.print(curator, paths, servers, masters.isEmpty() ? "" : masters.get(0));
       System.out.printf("%nregions (%d)%n", map.size());
       int replication = replicationFactor(curator, paths);
+      Map<String, Map<Long, HeldRegion>> held = ServedRegions.held(servers);
       System.out.printf(
           "  %-4s %-24s %-8s %-10s %-6s %-8s %s%n",
           "id", "range", "primary", "backups", "epoch", "state", "health");
       int open = 0;
+      List<String> notServed = new ArrayList<>();
       for (RegionDescriptor region : map.regions()) {
+        RegionHealth health = RegionHealth.of(region, held, replication);
         System.out.printf(
             "  %-4d %-24s %-8s %-10s %-6d %-8s %s%n",
             region.id(),
@@ -83,34 +95,19 @@ public final class LocalStatus {
             String.join(",", region.backups()),
             region.epoch(),
             region.state(),
-            health(region, replication));
-        open += region.state() == RegionState.OPEN ? 1 : 0;
+            health.health() + (health.detail().isEmpty() ? "" : " (" + health.detail() + ")"));
+        boolean served = ServedRegions.served(health);
+        open += region.state() == RegionState.OPEN && served ? 1 : 0;
+        if (region.state() == RegionState.OPEN && !served) {
+          notServed.add("region " + region.id() + ": " + health.detail());
+        }
       }
-      System.out.printf("%n%d of %d regions open%n", open, map.size());
+      // "Open" means served as the map says, not the map's word alone: a member may have lost or
+      // closed the region (its map state still OPEN) until the master notices.
+      System.out.printf("%n%d of %d regions open and served%n", open, map.size());
+      notServed.forEach(line -> System.out.printf("  not served as the map says: %s%n", line));
       return open == map.size() && map.size() > 0 ? 0 : 1;
     }
-  }
-
-  /**
-   * What a region's state means for its data: serving with its whole group in sync, recovering (a
-   * new group being opened), under-replicated (fewer members than the replication factor, or
-   * backups still catching up), or offline (no live member holds every write).
-   */
-  static String health(RegionDescriptor region, int replication) {
-    if (region.state() == RegionState.OFFLINE) {
-      return "offline";
-    }
-    if (region.state() == RegionState.OPENING) {
-      return "recovering";
-    }
-    List<String> notes = new ArrayList<>();
-    if (region.members().size() < replication) {
-      notes.add(region.members().size() + " of " + replication + " replicas");
-    }
-    if (!region.joining().isEmpty()) {
-      notes.add("catching up " + String.join(",", region.joining()));
-    }
-    return notes.isEmpty() ? "serving" : "under-replicated (" + String.join("; ", notes) + ")";
   }
 
   private static int replicationFactor(CuratorFramework curator, ClusterPaths paths)
@@ -207,7 +204,17 @@ public final class LocalStatus {
     return RegionMap.of(regions);
   }
 
-  private static String masters(CuratorFramework curator, ClusterPaths paths) throws Exception {
+  private static String describe(List<String> masterIds) {
+    List<String> names = new ArrayList<>();
+    for (int i = 0; i < masterIds.size(); i++) {
+      names.add(masterIds.get(i) + (i == 0 ? " (active)" : " (standby)"));
+    }
+    return names.isEmpty() ? "none" : String.join(", ", names);
+  }
+
+  /** The masters' ids in election order: the first is the active one. */
+  private static List<String> masterIds(CuratorFramework curator, ClusterPaths paths)
+      throws Exception {
     List<String> children = new ArrayList<>(children(curator, paths.masters()));
     // LeaderLatch participants: the lowest sequence number leads.
     children.sort(
@@ -220,12 +227,12 @@ public final class LocalStatus {
             new String(
                 curator.getData().forPath(paths.masters() + "/" + children.get(i)),
                 java.nio.charset.StandardCharsets.UTF_8);
-        names.add(id + (i == 0 ? " (active)" : " (standby)"));
+        names.add(id);
       } catch (KeeperException.NoNodeException e) {
         // gone meanwhile
       }
     }
-    return names.isEmpty() ? "none" : String.join(", ", names);
+    return names;
   }
 
   private static List<String> children(CuratorFramework curator, String path) throws Exception {
