@@ -86,6 +86,7 @@ final class MasterStatus implements AutoCloseable {
         active && converged.getAsBoolean(),
         MasterAddresses.read(curator, paths),
         recoveries.recent(),
+        store.decommissioned(),
         System.currentTimeMillis());
   }
 

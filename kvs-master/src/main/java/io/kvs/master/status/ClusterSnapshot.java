@@ -7,6 +7,7 @@ import io.kvs.core.cluster.ServerInfo;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Everything the status page shows, read at one moment: the metadata in ZooKeeper, what servers
@@ -24,6 +25,7 @@ import java.util.Optional;
  *     standby, which does not know)
  * @param masters the masters that published their HTTP address
  * @param recoveries this master's recent recoveries ({@link RecoveryLog#recent()})
+ * @param decommissioned the servers being decommissioned ({@code ./kvs admin decommission})
  * @param generatedAtMillis when it was read (milliseconds since the epoch)
  */
 public record ClusterSnapshot(
@@ -38,4 +40,5 @@ public record ClusterSnapshot(
     boolean converged,
     List<MasterAddress> masters,
     List<Recovery> recoveries,
+    Set<String> decommissioned,
     long generatedAtMillis) {}

@@ -137,6 +137,7 @@ public final class StatusReport {
       node.put(
           "fabric", server.hasFabric() ? server.fabricProvider() + ":" + server.fabricPort() : "");
       node.put("httpPort", server.httpPort());
+      node.put("decommissioned", snapshot.decommissioned().contains(server.id()));
       node.put(
           "metricsUrl",
           server.httpPort() > 0

@@ -10,6 +10,7 @@ import java.net.http.HttpResponse;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
@@ -27,6 +28,7 @@ class StatusPageTest {
           false,
           List.of(),
           List.of(),
+          Set.of(),
           1);
 
   @Test

@@ -14,6 +14,7 @@ import io.kvs.core.control.HeldRegion;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
@@ -72,9 +73,16 @@ class StatusReportTest {
                 new MasterAddress("m1", "10.0.0.1", 8080),
                 new MasterAddress("m2", "10.0.0.2", 8081)),
             List.of(recovery),
+            Set.of("s1"),
             4_000);
 
     JsonNode report = StatusReport.of(snapshot);
+    assertThat(report.path("servers"))
+        .anySatisfy(
+            server -> {
+              assertThat(server.path("id").asText()).isEqualTo("s1");
+              assertThat(server.path("decommissioned").asBoolean()).isTrue();
+            });
 
     assertThat(report.path("master").path("active").asBoolean()).isFalse();
     assertThat(report.path("master").path("activeStatusUrl").asText())
