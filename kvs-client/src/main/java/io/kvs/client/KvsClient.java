@@ -111,7 +111,8 @@ public final class KvsClient implements AutoCloseable {
       Transport transport,
       Duration timeout,
       Duration connectTimeout,
-      int maxInFlight) {
+      int maxInFlight,
+      ClientSecurity security) {
     ClusterPaths paths = new ClusterPaths(cluster);
     ExecutorService blocking = Executors.newCachedThreadPool(daemonThreads("kvs-client-blocking"));
     ForkJoinPool callbacks =
@@ -133,7 +134,7 @@ public final class KvsClient implements AutoCloseable {
     CuratorFramework curator = null;
     MetadataCache metadata = null;
     try {
-      factory = ConnectionFactory.create(transport, blocking);
+      factory = ConnectionFactory.create(transport, blocking, security);
       long deadline = System.nanoTime() + connectTimeout.toNanos();
       curator =
           CuratorFrameworkFactory.builder()

@@ -55,7 +55,7 @@ public final class Master implements AutoCloseable {
     curator.start();
     RegionStore store = new RegionStore(curator, paths);
     store.ensurePath(paths.servers());
-    control = new ControlClient(options.controlTimeout());
+    control = new ControlClient(options.controlTimeout(), options.security());
     reconciler = new Reconciler(options, store, control);
     servers = CuratorCache.build(curator, paths.servers());
     servers.listenable().addListener((type, before, after) -> schedulePass());

@@ -82,16 +82,19 @@ public final class RegionServer implements AutoCloseable {
     tcp =
         TcpFrontEnd.start(
             service,
-            TcpFrontEnd.Options.defaults().withHost(options.host()).withPort(options.tcpPort()));
+            TcpFrontEnd.Options.defaults().withHost(options.host()).withPort(options.tcpPort()),
+            options.security().tls().map(tls -> tls.serverContext(false)).orElse(null));
     fabric =
         options.hasFabric()
             ? FabricServer.start(
                 FabricOptions.defaults(options.fabricProvider())
                     .withHost(options.host())
-                    .withPort(options.fabricPort()),
+                    .withPort(options.fabricPort())
+                    .withSecret(options.security().secret()),
                 service)
             : null;
-    control = ControlServer.start(regions, options.host(), options.controlPort());
+    control =
+        ControlServer.start(regions, options.host(), options.controlPort(), options.security());
     http = HttpEndpoint.start(options.host(), options.httpPort());
     info =
         new ServerInfo(
@@ -137,6 +140,11 @@ public final class RegionServer implements AutoCloseable {
   /** Its operator HTTP port ({@code /health}, {@code /metrics}). */
   public HttpEndpoint http() {
     return http;
+  }
+
+  /** Its control RPC server (tests count the connections it refused). */
+  public ControlServer control() {
+    return control;
   }
 
   /** The regions it holds (tests and tools read a backup's engine through it). */
