@@ -6,6 +6,7 @@ import io.kvs.core.cluster.ClusterJson;
 import io.kvs.core.cluster.ClusterPaths;
 import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.http.HttpEndpoint;
+import io.kvs.core.security.ZooKeeperAcls;
 import io.kvs.engine.Engine;
 import io.kvs.engine.EngineOptions;
 import io.kvs.fabric.FabricOptions;
@@ -68,11 +69,13 @@ public final class RegionServer implements AutoCloseable {
     engine = Engine.open(options.directory().resolve("volume"), engineOptions.build());
     service = RegionService.create(engine);
     curator =
-        CuratorFrameworkFactory.builder()
-            .connectString(options.zookeeper())
-            .sessionTimeoutMs(options.sessionTimeoutMs())
-            .connectionTimeoutMs(10_000)
-            .retryPolicy(new ExponentialBackoffRetry(100, 10, 2_000))
+        ZooKeeperAcls.apply(
+                CuratorFrameworkFactory.builder()
+                    .connectString(options.zookeeper())
+                    .sessionTimeoutMs(options.sessionTimeoutMs())
+                    .connectionTimeoutMs(10_000)
+                    .retryPolicy(new ExponentialBackoffRetry(100, 10, 2_000)),
+                options.security().zookeeper())
             .build();
     curator.start();
     ClusterPaths paths = new ClusterPaths(options.cluster());

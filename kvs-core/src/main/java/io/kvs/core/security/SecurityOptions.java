@@ -98,6 +98,23 @@ public record SecurityOptions(
   }
 
   /**
+   * What a client or tool needs to talk to the local cluster in {@code dir} ({@code ./kvs local
+   * start}): its cluster secret ({@code dir/secret}) if it has one, and if it runs with TLS ({@code
+   * dir/tls/}) the certificate named {@code name} from its throwaway CA, made if missing.
+   */
+  public static SecurityOptions forClusterDirectory(Path dir, String name) {
+    Path secretFile = dir.resolve("secret");
+    SecurityOptions security =
+        java.nio.file.Files.exists(secretFile)
+            ? withSecret(ClusterSecret.read(secretFile))
+            : none();
+    Path tlsDir = dir.resolve("tls");
+    return java.nio.file.Files.exists(tlsDir.resolve("ca.pem"))
+        ? security.withTls(new ThrowawayCertificates(tlsDir).options(name, false))
+        : security;
+  }
+
+  /**
    * The flags that give another process these options, given the files they came from: for
    * launchers, which know the files.
    */

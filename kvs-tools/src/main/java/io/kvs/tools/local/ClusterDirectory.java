@@ -1,9 +1,7 @@
 package io.kvs.tools.local;
 
 import io.kvs.core.cli.Processes;
-import io.kvs.core.security.ClusterSecret;
 import io.kvs.core.security.SecurityOptions;
-import io.kvs.core.security.ThrowawayCertificates;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.Writer;
@@ -63,13 +61,7 @@ final class ClusterDirectory {
    * the tools' certificate if it runs with TLS.
    */
   SecurityOptions toolSecurity() {
-    SecurityOptions security =
-        Files.exists(secretFile())
-            ? SecurityOptions.withSecret(ClusterSecret.read(secretFile()))
-            : SecurityOptions.none();
-    return Files.isDirectory(tls())
-        ? security.withTls(new ThrowawayCertificates(tls()).options("admin", false))
-        : security;
+    return SecurityOptions.forClusterDirectory(root, "admin");
   }
 
   private Path properties() {

@@ -4,6 +4,7 @@ import io.kvs.client.KvsClient;
 import io.kvs.client.Transport;
 import io.kvs.core.KvsException;
 import io.kvs.core.cli.Processes;
+import io.kvs.core.security.SecurityOptions;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -98,6 +99,10 @@ public final class Shell {
               .cluster(target[1])
               .transport(options.transport)
               .operationTimeout(options.timeout)
+              .security(
+                  options.dir != null
+                      ? SecurityOptions.forClusterDirectory(options.dir, "client")
+                      : SecurityOptions.none())
               .build();
     } catch (KvsException | IllegalArgumentException e) {
       err.printf(

@@ -1,0 +1,87 @@
+package io.kvs.core.security;
+
+import java.security.NoSuchAlgorithmException;
+import java.util.List;
+import java.util.Optional;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.api.ACLProvider;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.data.ACL;
+import org.apache.zookeeper.data.Id;
+import org.apache.zookeeper.server.auth.DigestAuthenticationProvider;
+
+/**
+ * ZooKeeper digest ACLs on a cluster's znodes (docs/OPERATIONS.md, "Security"). A process with
+ * credentials authenticates its session with them, and every znode it creates below {@code /kvs}
+ * (the cluster root {@code /kvs/<cluster>} and everything below it: config, servers, masters,
+ * regions, admin, whatever is added later) gets the ACL {@link #clusterAcl}: every permission for
+ * that digest identity, read for anyone. {@code /kvs} itself, if it creates it, lets anyone read
+ * and create (other clusters, with other credentials, live beside this one) but only the
+ * credentials' holders delete or change it. Clients route by reading the region map and the servers
+ * without credentials; only holders of the credentials (servers, masters, the admin tool) can
+ * create, change or delete. Without credentials nothing changes: znodes are open to anyone.
+ *
+ * <p>ACLs are set when a znode is created: znodes made before credentials were configured keep
+ * their open ACL (start a secured cluster on a fresh namespace, or set them with {@code setAcl}).
+ */
+public final class ZooKeeperAcls {
+  /** The root under which every cluster's znodes live ({@code /kvs/<cluster>}). */
+  public static final String KVS_ROOT = "/kvs";
+
+  private ZooKeeperAcls() {}
+
+  /**
+   * Configures {@code builder} to authenticate with {@code digest} and to create znodes under
+   * {@link #KVS_ROOT} with {@link #clusterAcl}; does nothing without a digest.
+   *
+   * @return {@code builder}
+   */
+  public static CuratorFrameworkFactory.Builder apply(
+      CuratorFrameworkFactory.Builder builder, Optional<ZooKeeperDigest> digest) {
+    if (digest.isEmpty()) {
+      return builder;
+    }
+    List<ACL> secured = clusterAcl(digest.get());
+    List<ACL> root = rootAcl(digest.get());
+    return builder
+        .authorization("digest", digest.get().authBytes())
+        .aclProvider(
+            new ACLProvider() {
+              @Override
+              public List<ACL> getDefaultAcl() {
+                return ZooDefs.Ids.OPEN_ACL_UNSAFE;
+              }
+
+              @Override
+              public List<ACL> getAclForPath(String path) {
+                if (path.equals(KVS_ROOT)) {
+                  return root;
+                }
+                return path.startsWith(KVS_ROOT + "/") ? secured : ZooDefs.Ids.OPEN_ACL_UNSAFE;
+              }
+            });
+  }
+
+  /** Every permission for {@code digest}'s identity, read for anyone. */
+  public static List<ACL> clusterAcl(ZooKeeperDigest digest) {
+    return List.of(
+        new ACL(ZooDefs.Perms.ALL, identity(digest)),
+        new ACL(ZooDefs.Perms.READ, ZooDefs.Ids.ANYONE_ID_UNSAFE));
+  }
+
+  private static List<ACL> rootAcl(ZooKeeperDigest digest) {
+    return List.of(
+        new ACL(ZooDefs.Perms.ALL, identity(digest)),
+        new ACL(ZooDefs.Perms.READ | ZooDefs.Perms.CREATE, ZooDefs.Ids.ANYONE_ID_UNSAFE));
+  }
+
+  private static Id identity(ZooKeeperDigest digest) {
+    String id;
+    try {
+      id = DigestAuthenticationProvider.generateDigest(digest.user() + ":" + digest.password());
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-1 is part of every JDK", e);
+    }
+    return new Id("digest", id);
+  }
+}
