@@ -1,14 +1,14 @@
 package io.kvs.core.security;
 
+import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Base64;
 import java.util.List;
 import java.util.Optional;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.api.ACLProvider;
-import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.data.ACL;
 import org.apache.zookeeper.data.Id;
-import org.apache.zookeeper.server.auth.DigestAuthenticationProvider;
 
 /**
  * ZooKeeper digest ACLs on a cluster's znodes (docs/OPERATIONS.md, "Security"). A process with
@@ -27,6 +27,15 @@ import org.apache.zookeeper.server.auth.DigestAuthenticationProvider;
 public final class ZooKeeperAcls {
   /** The root under which every cluster's znodes live ({@code /kvs/<cluster>}). */
   public static final String KVS_ROOT = "/kvs";
+
+  // ZooKeeper's ZooDefs.Perms and ZooDefs.Ids, spelled out: javac warns reading ZooDefs
+  // (annotations
+  // this build does not have), and the build treats warnings as errors.
+  private static final int READ = 1;
+  private static final int CREATE = 4;
+  private static final int ALL = 31;
+  private static final Id ANYONE = new Id("world", "anyone");
+  private static final List<ACL> OPEN = List.of(new ACL(ALL, ANYONE));
 
   private ZooKeeperAcls() {}
 
@@ -49,7 +58,7 @@ public final class ZooKeeperAcls {
             new ACLProvider() {
               @Override
               public List<ACL> getDefaultAcl() {
-                return ZooDefs.Ids.OPEN_ACL_UNSAFE;
+                return OPEN;
               }
 
               @Override
@@ -57,31 +66,32 @@ public final class ZooKeeperAcls {
                 if (path.equals(KVS_ROOT)) {
                   return root;
                 }
-                return path.startsWith(KVS_ROOT + "/") ? secured : ZooDefs.Ids.OPEN_ACL_UNSAFE;
+                return path.startsWith(KVS_ROOT + "/") ? secured : OPEN;
               }
             });
   }
 
   /** Every permission for {@code digest}'s identity, read for anyone. */
   public static List<ACL> clusterAcl(ZooKeeperDigest digest) {
-    return List.of(
-        new ACL(ZooDefs.Perms.ALL, identity(digest)),
-        new ACL(ZooDefs.Perms.READ, ZooDefs.Ids.ANYONE_ID_UNSAFE));
+    return List.of(new ACL(ALL, identity(digest)), new ACL(READ, ANYONE));
   }
 
   private static List<ACL> rootAcl(ZooKeeperDigest digest) {
-    return List.of(
-        new ACL(ZooDefs.Perms.ALL, identity(digest)),
-        new ACL(ZooDefs.Perms.READ | ZooDefs.Perms.CREATE, ZooDefs.Ids.ANYONE_ID_UNSAFE));
+    return List.of(new ACL(ALL, identity(digest)), new ACL(READ | CREATE, ANYONE));
   }
 
-  private static Id identity(ZooKeeperDigest digest) {
-    String id;
+  /**
+   * The digest scheme's identity of {@code digest}: {@code user:base64(SHA-1(user:password))}, as
+   * ZooKeeper's DigestAuthenticationProvider computes it (not called directly, for the same reason
+   * as ZooDefs).
+   */
+  static Id identity(ZooKeeperDigest digest) {
+    byte[] hash;
     try {
-      id = DigestAuthenticationProvider.generateDigest(digest.user() + ":" + digest.password());
+      hash = MessageDigest.getInstance("SHA-1").digest(digest.authBytes());
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("SHA-1 is part of every JDK", e);
     }
-    return new Id("digest", id);
+    return new Id("digest", digest.user() + ":" + Base64.getEncoder().encodeToString(hash));
   }
 }
