@@ -2,7 +2,9 @@ package io.kvs.core.security;
 
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
 import java.util.Base64;
+import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -35,7 +37,7 @@ public final class ZooKeeperAcls {
   private static final int CREATE = 4;
   private static final int ALL = 31;
   private static final Id ANYONE = new Id("world", "anyone");
-  private static final List<ACL> OPEN = List.of(new ACL(ALL, ANYONE));
+  private static final List<ACL> OPEN = aclList(new ACL(ALL, ANYONE));
 
   private ZooKeeperAcls() {}
 
@@ -73,11 +75,11 @@ public final class ZooKeeperAcls {
 
   /** Every permission for {@code digest}'s identity, read for anyone. */
   public static List<ACL> clusterAcl(ZooKeeperDigest digest) {
-    return List.of(new ACL(ALL, identity(digest)), new ACL(READ, ANYONE));
+    return aclList(new ACL(ALL, identity(digest)), new ACL(READ, ANYONE));
   }
 
   private static List<ACL> rootAcl(ZooKeeperDigest digest) {
-    return List.of(new ACL(ALL, identity(digest)), new ACL(READ | CREATE, ANYONE));
+    return aclList(new ACL(ALL, identity(digest)), new ACL(READ | CREATE, ANYONE));
   }
 
   /**
@@ -93,5 +95,10 @@ public final class ZooKeeperAcls {
       throw new IllegalStateException("SHA-1 is part of every JDK", e);
     }
     return new Id("digest", digest.user() + ":" + Base64.getEncoder().encodeToString(hash));
+  }
+
+  // ZooKeeper asks the list whether it contains null, which List.of answers with an exception.
+  private static List<ACL> aclList(ACL... acls) {
+    return Collections.unmodifiableList(Arrays.asList(acls));
   }
 }
