@@ -4,7 +4,7 @@
 #                     [--mode send-index|build-index|none] [--masters 1] [--fabric tcp|shm|none]
 #                     [--split-points K1,K2,... | --split-prefix PREFIX]
 #                     [--session-timeout-ms 4000] [--min-replicas 1]
-#                     [--durability flush|sync]
+#                     [--durability flush|sync] [--tls [--tls-client-auth require]]
 #   ./kvs local status
 #   ./kvs local verify [--patience SECONDS]
 #   ./kvs local stop
@@ -24,6 +24,12 @@
 # (default 30) while compactions and writes move the replicas on. kill, pause,
 # resume and restart inject faults into one process: SIGKILL, SIGSTOP, SIGCONT,
 # and a restart with its original command line (after a SIGKILL if it runs).
+# Every start writes a new cluster secret (<dir>/secret, mode 0600) that
+# authenticates the control RPC and the fabric bootstrap; --tls also makes a
+# throwaway CA and certificates under <dir>/tls/ and runs the client port and
+# the control RPC over TLS (--tls-client-auth require: mutual TLS on the client
+# port). ./kvs shell and ./kvs demo find both in the cluster directory
+# (docs/OPERATIONS.md, "Security").
 
 cmd_local() {
   local action="${1:-status}"

@@ -216,10 +216,16 @@ typedef struct kvs_fabric_options {
   uint32_t workers;       // server: worker threads
   uint32_t buffer_bytes;  // client: request and reply buffer size each
   uint32_t timeout_ms;    // client: a request without reply fails after this
+  // The cluster secret (16..1024 bytes; NULL/0: none). A server requires
+  // clients to prove it in the bootstrap, and its replication connections
+  // prove it to backups; a client proves it and requires the server to.
+  // Copied: need not outlive the call.
+  const void* secret;
+  uint32_t secret_bytes;
 } kvs_fabric_options;
 
 // Fills `options` with the defaults (shm, 127.0.0.1, 2 workers, 256 KiB
-// buffers, 5000 ms).
+// buffers, 5000 ms, no secret).
 KVS_EXPORT void kvs_fabric_options_init(kvs_fabric_options* options);
 
 // A service answering wire-protocol requests (docs/PROTOCOL.md) from

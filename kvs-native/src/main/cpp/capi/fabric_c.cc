@@ -77,6 +77,13 @@ Status Endpoint(const kvs_fabric_options& c,
   return Status::Ok();
 }
 
+std::string Secret(const kvs_fabric_options& options) {
+  return options.secret != nullptr && options.secret_bytes > 0
+             ? std::string(static_cast<const char*>(options.secret),
+                           options.secret_bytes)
+             : std::string();
+}
+
 }  // namespace
 
 extern "C" {
@@ -89,6 +96,8 @@ void kvs_fabric_options_init(kvs_fabric_options* options) {
   options->workers = 2;
   options->buffer_bytes = 256u << 10;
   options->timeout_ms = 5000;
+  options->secret = nullptr;
+  options->secret_bytes = 0;
 }
 
 kvs_service* kvs_service_create(void) { return new kvs_service(); }
@@ -289,6 +298,7 @@ kvs_status kvs_fabric_server_start(const kvs_fabric_options* options,
   server_options.host = options->host != nullptr ? options->host : "";
   server_options.port = options->port;
   server_options.workers = options->workers;
+  server_options.secret = Secret(*options);
   auto started = std::make_unique<kvs_fabric_server>();
   status = kvs::channel::Server::Start(server_options, &service->service,
                                        &started->server);
@@ -296,7 +306,9 @@ kvs_status kvs_fabric_server_start(const kvs_fabric_options* options,
   // The service replicates through this server: its connections carry the
   // buffers of the regions it backs up; its provider makes the connections
   // to backups.
-  service->service.EnableReplication(server_options.endpoint);
+  service->service.EnableReplication(server_options.endpoint,
+                                     std::chrono::milliseconds(10'000),
+                                     server_options.secret);
   started->service = service;
   *server = started.release();
   return KVS_OK;
@@ -318,6 +330,7 @@ kvs_status kvs_fabric_client_connect(const kvs_fabric_options* options,
   client_options.reply_buffer_bytes = options->buffer_bytes;
   client_options.request_timeout =
       std::chrono::milliseconds(options->timeout_ms);
+  client_options.secret = Secret(*options);
   auto connected = std::make_unique<kvs_fabric_client>();
   status = kvs::channel::Client::Connect(client_options, host, port,
                                          &connected->client);

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -20,12 +21,17 @@ namespace {
 
 constexpr uint32_t kHelloMagic = 0x48535654;    // "KVSH" little-endian
 constexpr uint32_t kWelcomeMagic = 0x57535654;  // "KVSW"
-constexpr uint8_t kBootstrapVersion = 1;
+constexpr uint8_t kBootstrapVersion = 2;
 
 using Clock = std::chrono::steady_clock;
 
 void PutU8(std::string* out, uint8_t v) {
   out->push_back(static_cast<char>(v));
+}
+// Appends `bytes` padded with zeros (or cut) to exactly `size` bytes.
+void AppendFixed(std::string* out, std::string_view bytes, size_t size) {
+  out->append(bytes.substr(0, size));
+  out->append(size - std::min(size, bytes.size()), '\0');
 }
 void Seal(std::string* out) {
   coding::PutFixed32(out, crc32c::Value(out->data(), out->size()));
@@ -112,6 +118,8 @@ std::string EncodeHello(const Hello& hello) {
   coding::PutFixed64(&out, hello.reply_buffer.key);
   coding::PutFixed32(&out, static_cast<uint32_t>(hello.reply_buffer.size));
   coding::PutFixed32(&out, hello.request_buffer_bytes);
+  AppendFixed(&out, hello.nonce, kNonceBytes);
+  AppendFixed(&out, hello.proof, kProofBytes);
   Seal(&out);
   return out;
 }
@@ -131,13 +139,16 @@ std::string EncodeWelcome(const Welcome& welcome) {
   coding::PutFixed64(&out, welcome.request_buffer.key);
   coding::PutFixed32(&out, static_cast<uint32_t>(welcome.request_buffer.size));
   coding::PutFixed64(&out, welcome.connection_id);
+  AppendFixed(&out, welcome.status.ok() ? welcome.proof : std::string(),
+              kProofBytes);
   Seal(&out);
   return out;
 }
 
 Status ReadHello(int socket, std::chrono::milliseconds timeout, Hello* hello) {
   std::string m;
-  KVS_RETURN_IF_ERROR(ReadMessage(socket, timeout, kHelloMagic, 24, &m));
+  KVS_RETURN_IF_ERROR(ReadMessage(socket, timeout, kHelloMagic,
+                                  24 + kNonceBytes + kProofBytes, &m));
   const uint8_t provider = static_cast<uint8_t>(m[5]);
   if (provider > static_cast<uint8_t>(fabric::Provider::kVerbs)) {
     return Status::InvalidArgument("bootstrap: unknown provider " +
@@ -151,13 +162,16 @@ Status ReadHello(int socket, std::chrono::milliseconds timeout, Hello* hello) {
   hello->reply_buffer.key = coding::DecodeFixed64(p + 8);
   hello->reply_buffer.size = coding::DecodeFixed32(p + 16);
   hello->request_buffer_bytes = coding::DecodeFixed32(p + 20);
+  hello->nonce = std::string(p + 24, kNonceBytes);
+  hello->proof = std::string(p + 24 + kNonceBytes, kProofBytes);
   return Status::Ok();
 }
 
 Status ReadWelcome(int socket, std::chrono::milliseconds timeout,
                    Welcome* welcome) {
   std::string m;
-  KVS_RETURN_IF_ERROR(ReadMessage(socket, timeout, kWelcomeMagic, 28, &m));
+  KVS_RETURN_IF_ERROR(
+      ReadMessage(socket, timeout, kWelcomeMagic, 28 + kProofBytes, &m));
   const uint8_t status = static_cast<uint8_t>(m[5]);
   const size_t size = coding::DecodeFixed16(m.data() + 6);
   const std::string text = m.substr(8, size);
@@ -175,7 +189,16 @@ Status ReadWelcome(int socket, std::chrono::milliseconds timeout,
   welcome->request_buffer.key = coding::DecodeFixed64(p + 8);
   welcome->request_buffer.size = coding::DecodeFixed32(p + 16);
   welcome->connection_id = coding::DecodeFixed64(p + 20);
+  welcome->proof = std::string(p + 28, kProofBytes);
   return Status::Ok();
+}
+
+Status ReadChallenge(int socket, std::chrono::milliseconds timeout,
+                     Challenge* challenge) {
+  std::string bytes;
+  KVS_RETURN_IF_ERROR(
+      ReadExactly(socket, kChallengeBytes, Clock::now() + timeout, &bytes));
+  return DecodeChallenge(bytes, challenge);
 }
 
 Status WriteAll(int socket, std::string_view bytes,

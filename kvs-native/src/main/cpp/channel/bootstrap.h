@@ -3,11 +3,13 @@
 // then stays open as the liveness signal (a peer that dies closes it; the
 // kernel does that even for kill -9).
 //
-// Hello (client -> server) and Welcome (server -> client), little-endian:
+// The server speaks first: a Challenge (bootstrap_auth.h), with which the
+// client proves it holds the cluster secret. Then Hello (client -> server)
+// and Welcome (server -> client), little-endian:
 //
 //   Hello                              Welcome
 //   u32  magic "KVSH"                  u32  magic "KVSW"
-//   u8   version (1)                   u8   version (1)
+//   u8   version (2)                   u8   version (2)
 //   u8   provider (Provider)           u8   status (0 OK, else kvs_status)
 //   u16  address size                  u16  address size (0 if not OK)
 //   ...  client endpoint address       ...  server endpoint address, or the
@@ -15,8 +17,14 @@
 //   u64  reply buffer key              u64  request buffer remote address
 //   u32  reply buffer bytes            u64  request buffer key
 //   u32  request buffer bytes wanted   u32  request buffer bytes
-//   u32  CRC32C of the bytes before    u64  connection id
+//   32   client nonce                  u64  connection id
+//   32   proof of the secret           32   proof of the secret (zeros if
+//   u32  CRC32C of the bytes before         not OK or no secret)
 //                                      u32  CRC32C of the bytes before
+//
+// A server with a secret checks the Hello's proof before it opens an
+// endpoint for the client; a wrong one gets a Welcome with status
+// INVALID_ARGUMENT and a message saying so, and the connection closes.
 //
 // Thread safety: free functions; a socket is used by one thread at a time.
 
@@ -28,6 +36,7 @@
 #include <string>
 #include <string_view>
 
+#include "channel/bootstrap_auth.h"
 #include "fabric/endpoint.h"
 #include "util/status.h"
 
@@ -42,6 +51,8 @@ struct Hello {
   std::string address;
   fabric::RemoteBuffer reply_buffer;
   uint32_t request_buffer_bytes = 0;
+  std::string nonce;  // kNonceBytes
+  std::string proof;  // kProofBytes
 };
 
 struct Welcome {
@@ -49,11 +60,14 @@ struct Welcome {
   std::string address;
   fabric::RemoteBuffer request_buffer;
   uint64_t connection_id = 0;
+  std::string proof;  // kProofBytes; zeros when no secret or not OK
 };
 
 std::string EncodeHello(const Hello& hello);
 std::string EncodeWelcome(const Welcome& welcome);
 // Reads one message from a connected socket, waiting at most `timeout`.
+Status ReadChallenge(int socket, std::chrono::milliseconds timeout,
+                     Challenge* challenge);
 Status ReadHello(int socket, std::chrono::milliseconds timeout, Hello* hello);
 Status ReadWelcome(int socket, std::chrono::milliseconds timeout,
                    Welcome* welcome);

@@ -574,6 +574,8 @@ TEST_P(ChannelTest, AMalformedMessageClosesOnlyItsConnection) {
   ASSERT_TRUE(
       Connect("127.0.0.1", server_->port(), std::chrono::seconds(2), &socket)
           .ok());
+  Challenge challenge;
+  ASSERT_TRUE(ReadChallenge(socket, std::chrono::seconds(2), &challenge).ok());
   Hello hello;
   hello.provider = GetParam();
   hello.address = endpoint->address();

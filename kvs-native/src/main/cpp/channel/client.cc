@@ -72,6 +72,7 @@ Status Client::Connect(const ClientOptions& options, const std::string& host,
     return Status::InvalidArgument(
         "buffer sizes must be multiples of 64 bytes between 4 KiB and 64 MiB");
   }
+  KVS_RETURN_IF_ERROR(CheckSecret(options.secret));
   std::unique_ptr<Client> connected(new Client());
   connected->options_ = options;
   KVS_RETURN_IF_ERROR(connected->Init(host, port));
@@ -100,7 +101,23 @@ Status Client::Init(const std::string& host, uint16_t port) {
       endpoint_->Register(replies_.data(), replies_.size(), &replies_region_));
   KVS_RETURN_IF_ERROR(
       channel::Connect(host, port, options_.bootstrap_timeout, &socket_));
+  Challenge challenge;
+  KVS_RETURN_IF_ERROR(
+      ReadChallenge(socket_, options_.bootstrap_timeout, &challenge));
+  if (challenge.proof_required && options_.secret.empty()) {
+    return Status::InvalidArgument(
+        "bootstrap: the server requires the cluster secret and this client "
+        "has none (--secret-file)");
+  }
+  if (!challenge.proof_required && !options_.secret.empty()) {
+    return Status::InvalidArgument(
+        "bootstrap: the server requires no cluster secret, so it cannot prove "
+        "it is this cluster's; refusing to connect");
+  }
   Hello hello;
+  hello.nonce = RandomNonce();
+  hello.proof =
+      Prove(options_.secret, kHelloPurpose, challenge.nonce, hello.nonce);
   hello.provider = options_.endpoint.provider;
   hello.address = endpoint_->address();
   hello.reply_buffer = {replies_region_->RemoteAddress(0),
@@ -112,6 +129,12 @@ Status Client::Init(const std::string& host, uint16_t port) {
   KVS_RETURN_IF_ERROR(
       ReadWelcome(socket_, options_.bootstrap_timeout, &welcome));
   KVS_RETURN_IF_ERROR(welcome.status);
+  if (!options_.secret.empty() &&
+      !Verify(welcome.proof, options_.secret, kWelcomePurpose, hello.nonce,
+              challenge.nonce)) {
+    return Status::InvalidArgument(
+        "bootstrap: the server's proof of the cluster secret is wrong");
+  }
   if (welcome.request_buffer.size != options_.request_buffer_bytes) {
     return Status::Corruption("the server's request buffer has another size");
   }

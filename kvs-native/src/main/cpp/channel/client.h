@@ -56,6 +56,9 @@ struct ClientOptions {
   bool wait_fd = false;
   std::chrono::milliseconds request_timeout{5000};
   std::chrono::milliseconds bootstrap_timeout{2000};
+  // The cluster secret (bootstrap_auth.h): proved to the server, which must
+  // prove it back. Empty: connects only to servers that require none.
+  std::string secret;
 };
 
 struct ClientStats {

@@ -195,6 +195,7 @@ struct Server::Impl {
   size_t current_worker = 0;  // spinner only
 
   std::thread acceptor, spinner;
+  std::atomic<uint64_t> refused{0};  // failed authentication
   std::atomic<uint64_t> accepted{0}, closed{0}, open{0}, requests{0},
       reply_parts{0}, malformed{0}, wakeups{0}, blocks{0};
   std::atomic<bool> blocked{false};
@@ -285,13 +286,33 @@ struct Server::Impl {
   void Handshake(int socket) {
     auto connection = std::make_shared<Connection>();
     connection->socket = socket;
+    Challenge challenge;
+    challenge.proof_required = !options.secret.empty();
+    challenge.nonce = RandomNonce();
     Hello hello;
-    Status status = ReadHello(socket, options.bootstrap_timeout, &hello);
+    Status status =
+        WriteAll(socket, EncodeChallenge(challenge), options.bootstrap_timeout);
+    if (status.ok()) {
+      status = ReadHello(socket, options.bootstrap_timeout, &hello);
+    }
     if (!status.ok()) {
       return;  // not a client of ours, or too slow: just drop it
     }
     Welcome welcome;
+    if (!options.secret.empty() &&
+        !Verify(hello.proof, options.secret, kHelloPurpose, challenge.nonce,
+                hello.nonce)) {
+      // Nothing opened or registered for it: it learns no address or key.
+      refused.fetch_add(1);
+      welcome.status = Status::InvalidArgument(
+          "bootstrap authentication failed: the client does not hold this "
+          "cluster's secret (wrong or missing --secret-file)");
+      (void)WriteAll(socket, EncodeWelcome(welcome), options.bootstrap_timeout);
+      return;
+    }
     welcome.status = Admit(hello, connection.get(), &welcome);
+    welcome.proof =
+        Prove(options.secret, kWelcomePurpose, hello.nonce, challenge.nonce);
     const Status sent =
         WriteAll(socket, EncodeWelcome(welcome), options.bootstrap_timeout);
     if (!welcome.status.ok() || !sent.ok()) {
@@ -774,6 +795,7 @@ Server::~Server() = default;
 
 Status Server::Start(const ServerOptions& options, RequestHandler* handler,
                      std::unique_ptr<Server>* server) {
+  KVS_RETURN_IF_ERROR(CheckSecret(options.secret));
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->handler = handler;
@@ -854,6 +876,7 @@ ReplicaBuffer::~ReplicaBuffer() {
 ServerStats Server::stats() const {
   ServerStats stats;
   stats.connections_accepted = impl_->accepted.load();
+  stats.connections_refused = impl_->refused.load();
   stats.connections_closed = impl_->closed.load();
   stats.connections_open = impl_->open.load();
   stats.requests = impl_->requests.load();

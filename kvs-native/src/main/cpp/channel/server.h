@@ -179,10 +179,14 @@ struct ServerOptions {
   std::chrono::milliseconds spin_block_max{100};
   std::chrono::milliseconds incomplete_timeout{2000};
   std::chrono::milliseconds bootstrap_timeout{2000};
+  // The cluster secret (bootstrap_auth.h): clients must prove they hold it
+  // before they are admitted. Empty: anyone who reaches the port is.
+  std::string secret;
 };
 
 struct ServerStats {
   uint64_t connections_accepted = 0;
+  uint64_t connections_refused = 0;  // failed authentication
   uint64_t connections_closed = 0;
   uint64_t connections_open = 0;
   uint64_t requests = 0;

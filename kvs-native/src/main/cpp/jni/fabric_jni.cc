@@ -285,8 +285,19 @@ void ServiceDestroy(JNIEnv*, jclass, jlong service) {
   kvs_service_destroy(reinterpret_cast<kvs_service*>(service));
 }
 
+// The bytes of a Java byte[] secret, or empty for null.
+std::string SecretOf(JNIEnv* env, jbyteArray secret) {
+  if (secret == nullptr) return std::string();
+  const jsize size = env->GetArrayLength(secret);
+  std::string bytes(static_cast<size_t>(size), '\0');
+  env->GetByteArrayRegion(secret, 0, size,
+                          reinterpret_cast<jbyte*>(bytes.data()));
+  return bytes;
+}
+
 jlong ServerStart(JNIEnv* env, jclass, jlong service, jstring provider,
-                  jstring node, jstring host, jint port, jint workers) {
+                  jstring node, jstring host, jint port, jint workers,
+                  jbyteArray secret) {
   const std::string provider_name = StringOf(env, provider);
   const std::string node_name = StringOf(env, node);
   const std::string host_name = StringOf(env, host);
@@ -297,6 +308,9 @@ jlong ServerStart(JNIEnv* env, jclass, jlong service, jstring provider,
   options.host = host_name.c_str();
   options.port = static_cast<uint16_t>(port);
   options.workers = static_cast<uint32_t>(workers);
+  const std::string secret_bytes = SecretOf(env, secret);
+  options.secret = secret_bytes.data();
+  options.secret_bytes = static_cast<uint32_t>(secret_bytes.size());
   kvs_fabric_server* server = nullptr;
   if (Failed(env,
              kvs_fabric_server_start(
@@ -315,8 +329,8 @@ void ServerStop(JNIEnv*, jclass, jlong server) {
 }
 
 jlong ClientConnect(JNIEnv* env, jclass, jstring provider, jstring node,
-                    jstring host, jint port, jint buffer_bytes,
-                    jint timeout_ms) {
+                    jstring host, jint port, jint buffer_bytes, jint timeout_ms,
+                    jbyteArray secret) {
   const std::string provider_name = StringOf(env, provider);
   const std::string node_name = StringOf(env, node);
   const std::string host_name = StringOf(env, host);
@@ -326,6 +340,9 @@ jlong ClientConnect(JNIEnv* env, jclass, jstring provider, jstring node,
   options.node = node_name.c_str();
   options.buffer_bytes = static_cast<uint32_t>(buffer_bytes);
   options.timeout_ms = static_cast<uint32_t>(timeout_ms);
+  const std::string secret_bytes = SecretOf(env, secret);
+  options.secret = secret_bytes.data();
+  options.secret_bytes = static_cast<uint32_t>(secret_bytes.size());
   kvs_fabric_client* client = nullptr;
   if (Failed(env,
              kvs_fabric_client_connect(&options, host_name.c_str(),
@@ -406,14 +423,16 @@ bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class) {
                  ServiceSubmit),
       KVS_NATIVE("serviceTakeReplies", "(JI[J[[B)I", ServiceTakeReplies),
       KVS_NATIVE("serviceDestroy", "(J)V", ServiceDestroy),
-      KVS_NATIVE("fabricServerStart",
-                 "(JLjava/lang/String;Ljava/lang/String;Ljava/lang/String;II)J",
-                 ServerStart),
+      KVS_NATIVE(
+          "fabricServerStart",
+          "(JLjava/lang/String;Ljava/lang/String;Ljava/lang/String;II[B)J",
+          ServerStart),
       KVS_NATIVE("fabricServerPort", "(J)I", ServerPort),
       KVS_NATIVE("fabricServerStop", "(J)V", ServerStop),
-      KVS_NATIVE("fabricClientConnect",
-                 "(Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;III)J",
-                 ClientConnect),
+      KVS_NATIVE(
+          "fabricClientConnect",
+          "(Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;III[B)J",
+          ClientConnect),
       KVS_NATIVE("fabricClientSubmit", "(JJ[B)I", ClientSubmit),
       KVS_NATIVE("fabricClientPoll", "(J)[B", ClientPoll),
       KVS_NATIVE("fabricClientOutstanding", "(J)I", ClientOutstanding),

@@ -804,6 +804,7 @@ std::shared_ptr<Replicator::Peer> Replicator::PeerFor(
   client_options.request_timeout = options_.timeout;
   // Over tcp the thread blocks until a backup answers (WaitForArrivals).
   client_options.wait_fd = true;
+  client_options.secret = options_.secret;
   auto peer = std::make_shared<Peer>();
   peer->name = name;
   *status = channel::Client::Connect(client_options, target.host, target.port,

@@ -116,6 +116,9 @@ struct ReplicatorOptions {
   // posts, not the bytes: batches are bounded per stream
   // (limits::stream_queued_bytes_max).
   size_t posts_in_flight_max = 2;
+  // The cluster secret its connections to backups prove (channel/
+  // bootstrap_auth.h); empty: none.
+  std::string secret;
 };
 
 struct ReplicatorStats {

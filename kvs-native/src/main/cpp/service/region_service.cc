@@ -38,10 +38,12 @@ void RegionService::UseEngine(engine::Engine* engine) {
 }
 
 void RegionService::EnableReplication(const fabric::EndpointOptions& endpoint,
-                                      std::chrono::milliseconds timeout) {
+                                      std::chrono::milliseconds timeout,
+                                      const std::string& secret) {
   replication::ReplicatorOptions options;
   options.endpoint = endpoint;
   options.timeout = timeout;
+  options.secret = secret;
   auto replicator = std::make_shared<replication::Replicator>(options);
   std::unique_lock<std::shared_mutex> lock(mutex_);
   if (engine_ != nullptr) engine_->SetReplicationTap(replicator.get());

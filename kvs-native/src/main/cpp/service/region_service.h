@@ -89,10 +89,12 @@ class RegionService final : public channel::RequestHandler {
   // with `endpoint`. Regions attached before keep their placement until
   // attached again.
   // `timeout` bounds a write's wait for its backups (replication/
-  // replicator.h) and a stream's messages.
+  // replicator.h) and a stream's messages. `secret`: the cluster secret the
+  // connections to backups prove (channel/bootstrap_auth.h; empty: none).
   void EnableReplication(
       const fabric::EndpointOptions& endpoint,
-      std::chrono::milliseconds timeout = std::chrono::milliseconds(10'000));
+      std::chrono::milliseconds timeout = std::chrono::milliseconds(10'000),
+      const std::string& secret = std::string());
   // Closes every stream and replica buffer; before the fabric server stops.
   void DisableReplication();
   ~RegionService() override;

@@ -34,6 +34,7 @@
 #include "alloc/superblock.h"
 #include "btree/bloom_filter.h"
 #include "btree/node_format.h"
+#include "channel/bootstrap_auth.h"
 #include "channel/message_format.h"
 #include "log/log_format.h"
 #include "log/log_reader.h"
@@ -489,6 +490,18 @@ void AddMessageFormatSeeds(Corpus* corpus) {
   }
 }
 
+// Fabric bootstrap challenges, with and without a required proof.
+void AddBootstrapAuthSeeds(Corpus* corpus) {
+  auto& seeds = (*corpus)["bootstrap_auth_fuzz"];
+  for (const bool required : {false, true}) {
+    channel::Challenge challenge;
+    challenge.proof_required = required;
+    challenge.nonce = std::string(channel::kNonceBytes, required ? 'r' : 'o');
+    seeds[required ? "proof_required" : "open"] =
+        channel::EncodeChallenge(challenge);
+  }
+}
+
 // Replica-buffer records, control messages and replies.
 void AddReplicationSeeds(Corpus* corpus) {
   auto& seeds = (*corpus)["replication_format_fuzz"];
@@ -579,6 +592,7 @@ Corpus MakeSeeds() {
   AddLogReaderSeeds(&corpus);
   AddWireSeeds(&corpus);
   AddMessageFormatSeeds(&corpus);
+  AddBootstrapAuthSeeds(&corpus);
   AddReplicationSeeds(&corpus);
   AddIndexInstallerSeeds(&corpus);
   return corpus;

@@ -73,6 +73,9 @@ int Partial(const fabric::EndpointOptions& options, uint16_t port) {
   status =
       channel::Connect(ServerHost(), port, std::chrono::seconds(2), &socket);
   if (!status.ok()) return Fail(status);
+  channel::Challenge challenge;  // the test's server requires no secret
+  status = channel::ReadChallenge(socket, std::chrono::seconds(2), &challenge);
+  if (!status.ok()) return Fail(status);
   channel::Hello hello;
   hello.provider = options.provider;
   hello.address = endpoint->address();

@@ -4,6 +4,7 @@ import io.kvs.core.KvsException;
 import io.kvs.core.StatusCode;
 import io.kvs.core.cluster.ServerInfo;
 import java.lang.reflect.InvocationTargetException;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 
@@ -25,18 +26,19 @@ interface ConnectionFactory {
    * tcp transport never loads a class of the optional {@code kvs-native} dependency.
    *
    * @param blocking runs blocking work (the fabric transport's connect)
+   * @param security TLS for tcp, the cluster secret for the fabric bootstrap
    * @throws KvsException if the fabric transport is chosen and kvs-native is not on the class path
    */
-  static ConnectionFactory create(Transport transport, Executor blocking) {
+  static ConnectionFactory create(Transport transport, Executor blocking, ClientSecurity security) {
     if (transport == Transport.TCP) {
-      return new TcpConnectionFactory();
+      return new TcpConnectionFactory(security.tcpTls());
     }
     try {
       Class.forName("io.kvs.fabric.FabricClient", false, ConnectionFactory.class.getClassLoader());
       return Class.forName("io.kvs.client.FabricConnectionFactory")
           .asSubclass(ConnectionFactory.class)
-          .getDeclaredConstructor(Executor.class)
-          .newInstance(blocking);
+          .getDeclaredConstructor(Executor.class, Optional.class)
+          .newInstance(blocking, security.options().secret());
     } catch (ClassNotFoundException | LinkageError e) {
       throw new KvsException(
           StatusCode.INVALID_ARGUMENT,

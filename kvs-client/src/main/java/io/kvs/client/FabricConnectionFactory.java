@@ -1,8 +1,10 @@
 package io.kvs.client;
 
 import io.kvs.core.cluster.ServerInfo;
+import io.kvs.core.security.ClusterSecret;
 import io.kvs.fabric.FabricClient;
 import io.kvs.fabric.FabricOptions;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 
@@ -19,10 +21,15 @@ final class FabricConnectionFactory implements ConnectionFactory {
   static final int BUFFER_BYTES = 2 << 20;
 
   private final Executor blocking;
+  private final Optional<ClusterSecret> secret;
 
-  /** Creates the factory; {@code blocking} runs the (blocking) native connects. */
-  FabricConnectionFactory(Executor blocking) {
+  /**
+   * Creates the factory; {@code blocking} runs the (blocking) native connects, which prove {@code
+   * secret} if present.
+   */
+  FabricConnectionFactory(Executor blocking, Optional<ClusterSecret> secret) {
     this.blocking = blocking;
+    this.secret = secret;
   }
 
   @Override
@@ -37,7 +44,8 @@ final class FabricConnectionFactory implements ConnectionFactory {
     return CompletableFuture.supplyAsync(
         () ->
             new FabricConnection(
-                FabricClient.connect(options(server), server.host(), server.fabricPort())),
+                FabricClient.connect(
+                    options(server).withSecret(secret), server.host(), server.fabricPort())),
         blocking);
   }
 

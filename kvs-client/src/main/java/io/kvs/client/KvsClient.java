@@ -8,6 +8,7 @@ import io.kvs.core.StatusCode;
 import io.kvs.core.cluster.ClusterPaths;
 import io.kvs.core.cluster.Keys;
 import io.kvs.core.cluster.RegionMap;
+import io.kvs.core.security.ZooKeeperAcls;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -111,7 +112,8 @@ public final class KvsClient implements AutoCloseable {
       Transport transport,
       Duration timeout,
       Duration connectTimeout,
-      int maxInFlight) {
+      int maxInFlight,
+      ClientSecurity security) {
     ClusterPaths paths = new ClusterPaths(cluster);
     ExecutorService blocking = Executors.newCachedThreadPool(daemonThreads("kvs-client-blocking"));
     ForkJoinPool callbacks =
@@ -133,14 +135,16 @@ public final class KvsClient implements AutoCloseable {
     CuratorFramework curator = null;
     MetadataCache metadata = null;
     try {
-      factory = ConnectionFactory.create(transport, blocking);
+      factory = ConnectionFactory.create(transport, blocking, security);
       long deadline = System.nanoTime() + connectTimeout.toNanos();
       curator =
-          CuratorFrameworkFactory.builder()
-              .connectString(zookeeper)
-              .sessionTimeoutMs(30_000)
-              .connectionTimeoutMs((int) Math.min(connectTimeout.toMillis(), 15_000))
-              .retryPolicy(new BoundedExponentialBackoffRetry(50, 1000, 29))
+          ZooKeeperAcls.apply(
+                  CuratorFrameworkFactory.builder()
+                      .connectString(zookeeper)
+                      .sessionTimeoutMs(30_000)
+                      .connectionTimeoutMs((int) Math.min(connectTimeout.toMillis(), 15_000))
+                      .retryPolicy(new BoundedExponentialBackoffRetry(50, 1000, 29)),
+                  security.options().zookeeper())
               .build();
       curator.start();
       if (!curator.blockUntilConnected(

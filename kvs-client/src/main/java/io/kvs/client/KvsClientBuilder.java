@@ -2,6 +2,10 @@ package io.kvs.client;
 
 import io.kvs.core.KvsException;
 import io.kvs.core.cluster.ClusterPaths;
+import io.kvs.core.security.SecurityOptions;
+import io.kvs.core.security.TlsOptions;
+import io.netty.handler.ssl.SslContext;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -41,8 +45,37 @@ public final class KvsClientBuilder {
   private Duration operationTimeout = DEFAULT_OPERATION_TIMEOUT;
   private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
   private int maxInFlight = DEFAULT_MAX_IN_FLIGHT;
+  private SecurityOptions security = SecurityOptions.none();
+  private Path tlsTrustOnly;
 
   KvsClientBuilder() {}
+
+  /**
+   * Credentials for a secured cluster (docs/OPERATIONS.md, "Security"): with TLS options, TCP
+   * connections use TLS, trust the options' CA and present their certificate (for a client port
+   * that requires mutual TLS); with a cluster secret, fabric connections prove it in their
+   * bootstrap. Default {@link SecurityOptions#none()}: plain TCP, no secret.
+   *
+   * @param options the credentials
+   * @return this builder
+   */
+  public KvsClientBuilder security(SecurityOptions options) {
+    this.security = Objects.requireNonNull(options, "options");
+    return this;
+  }
+
+  /**
+   * TLS on TCP connections, trusting the CA certificates in {@code caPem} and presenting no client
+   * certificate (enough for a client port without mutual TLS). {@link #security} with TLS options
+   * takes precedence.
+   *
+   * @param caPem the cluster CA's certificate (PEM)
+   * @return this builder
+   */
+  public KvsClientBuilder tlsTrust(Path caPem) {
+    this.tlsTrustOnly = Objects.requireNonNull(caPem, "caPem");
+    return this;
+  }
 
   /**
    * The ZooKeeper ensemble holding the cluster's metadata, as a connect string ({@code
@@ -154,7 +187,19 @@ public final class KvsClientBuilder {
     if (zookeeper == null) {
       throw new IllegalStateException("set the ZooKeeper connect string with zookeeper(...)");
     }
+    SslContext tls =
+        security
+            .tls()
+            .map(TlsOptions::clientContext)
+            .orElse(
+                tlsTrustOnly == null ? null : TlsOptions.clientWithoutCertificate(tlsTrustOnly));
     return KvsClient.open(
-        zookeeper, cluster, transport, operationTimeout, connectTimeout, maxInFlight);
+        zookeeper,
+        cluster,
+        transport,
+        operationTimeout,
+        connectTimeout,
+        maxInFlight,
+        new ClientSecurity(security, tls));
   }
 }

@@ -1,5 +1,7 @@
 package io.kvs.client;
 
+import io.kvs.core.KvsException;
+import io.kvs.core.StatusCode;
 import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.wire.netty.WireFraming;
 import io.netty.bootstrap.Bootstrap;
@@ -11,11 +13,17 @@ import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
-/** Netty TCP connections; one event loop group (daemon threads) for all of a client's servers. */
+/**
+ * Netty TCP connections; one event loop group (daemon threads) for all of a client's servers. With
+ * a TLS context a connection is handed out only once its handshake succeeded, so a refused
+ * certificate fails the connect with the handshake's error.
+ */
 final class TcpConnectionFactory implements ConnectionFactory {
   private static final int CONNECT_TIMEOUT_MILLIS = 3000;
 
@@ -30,6 +38,13 @@ final class TcpConnectionFactory implements ConnectionFactory {
           .channel(NioSocketChannel.class)
           .option(ChannelOption.TCP_NODELAY, true)
           .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, CONNECT_TIMEOUT_MILLIS);
+
+  private final SslContext tls;
+
+  /** Plain TCP if {@code tls} is null. */
+  TcpConnectionFactory(SslContext tls) {
+    this.tls = tls;
+  }
 
   @Override
   public String endpoint(ServerInfo server) {
@@ -47,6 +62,13 @@ final class TcpConnectionFactory implements ConnectionFactory {
                 new ChannelInitializer<SocketChannel>() {
                   @Override
                   protected void initChannel(SocketChannel channel) {
+                    if (tls != null) {
+                      channel
+                          .pipeline()
+                          .addLast(
+                              "tls",
+                              tls.newHandler(channel.alloc(), server.host(), server.tcpPort()));
+                    }
                     WireFraming.addClientHandlers(channel.pipeline(), WireFraming.MAX_FRAME_BYTES);
                     channel.pipeline().addLast("kvs-client", handler);
                   }
@@ -54,10 +76,34 @@ final class TcpConnectionFactory implements ConnectionFactory {
             .connect(server.host(), server.tcpPort());
     connecting.addListener(
         done -> {
-          if (done.isSuccess()) {
+          if (!done.isSuccess()) {
+            result.completeExceptionally(done.cause());
+          } else if (tls == null) {
             result.complete(new TcpConnection(connecting.channel(), handler));
           } else {
-            result.completeExceptionally(done.cause());
+            connecting
+                .channel()
+                .pipeline()
+                .get(SslHandler.class)
+                .handshakeFuture()
+                .addListener(
+                    handshake -> {
+                      if (handshake.isSuccess()) {
+                        result.complete(new TcpConnection(connecting.channel(), handler));
+                      } else {
+                        connecting.channel().close();
+                        result.completeExceptionally(
+                            new KvsException(
+                                StatusCode.IO_ERROR,
+                                "TLS handshake with "
+                                    + server.host()
+                                    + ":"
+                                    + server.tcpPort()
+                                    + " failed: "
+                                    + handshake.cause(),
+                                handshake.cause()));
+                      }
+                    });
           }
         });
     return result;

@@ -3,6 +3,7 @@ package io.kvs.master;
 import io.kvs.core.cluster.ClusterPaths;
 import io.kvs.core.control.ControlClient;
 import io.kvs.core.http.HttpEndpoint;
+import io.kvs.core.security.ZooKeeperAcls;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -47,16 +48,18 @@ public final class Master implements AutoCloseable {
     this.options = options;
     ClusterPaths paths = new ClusterPaths(options.cluster());
     curator =
-        CuratorFrameworkFactory.builder()
-            .connectString(options.zookeeper())
-            .sessionTimeoutMs(10_000)
-            .connectionTimeoutMs(10_000)
-            .retryPolicy(new ExponentialBackoffRetry(100, 10, 2_000))
+        ZooKeeperAcls.apply(
+                CuratorFrameworkFactory.builder()
+                    .connectString(options.zookeeper())
+                    .sessionTimeoutMs(10_000)
+                    .connectionTimeoutMs(10_000)
+                    .retryPolicy(new ExponentialBackoffRetry(100, 10, 2_000)),
+                options.security().zookeeper())
             .build();
     curator.start();
     RegionStore store = new RegionStore(curator, paths);
     store.ensurePath(paths.servers());
-    control = new ControlClient(options.controlTimeout());
+    control = new ControlClient(options.controlTimeout(), options.security());
     reconciler = new Reconciler(options, store, control);
     servers = CuratorCache.build(curator, paths.servers());
     servers.listenable().addListener((type, before, after) -> schedulePass());

@@ -4,9 +4,11 @@ import io.kvs.core.cli.Flags;
 import io.kvs.core.cli.Shutdown;
 import io.kvs.core.cluster.ClusterConfig;
 import io.kvs.core.cluster.ReplicationMode;
+import io.kvs.core.security.SecurityOptions;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import org.slf4j.Logger;
@@ -20,6 +22,8 @@ import org.slf4j.LoggerFactory;
  *            [--regions 32] [--replication 2] [--mode send-index|build-index|none] [--servers 3]
  *            [--min-replicas 1] [--host 127.0.0.1] [--http-port 0]
  *            [--split-points K1,K2,... | --split-prefix PREFIX]
+ *            [--secret-file FILE] [--tls-cert PEM --tls-key PEM --tls-ca PEM]
+ *            [--zookeeper-digest-file FILE]
  * </pre>
  *
  * Without {@code --zookeeper} it runs an embedded ZooKeeper with its data under {@code
@@ -38,9 +42,8 @@ public final class MasterMain {
   private MasterMain() {}
 
   public static void main(String[] args) throws Exception {
-    Flags flags =
-        Flags.parse(
-            args,
+    Set<String> known =
+        new HashSet<>(
             Set.of(
                 "id",
                 "dir",
@@ -56,6 +59,9 @@ public final class MasterMain {
                 "min-replicas",
                 "host",
                 "http-port"));
+    known.addAll(SecurityOptions.FLAG_NAMES);
+    Flags flags = Flags.parse(args, known);
+    SecurityOptions security = SecurityOptions.fromFlags(flags);
     Path dir = Path.of(flags.require("dir"));
     Files.createDirectories(dir);
     EmbeddedZooKeeper embedded = null;
@@ -89,7 +95,8 @@ public final class MasterMain {
                 Duration.ofSeconds(2),
                 Duration.ofSeconds(30),
                 flags.get("host", "127.0.0.1"),
-                flags.getInt("http-port", 0)));
+                flags.getInt("http-port", 0),
+                security));
     if (embedded != null) {
       Shutdown.closeOnStopAndWait("master", master, embedded);
     } else {

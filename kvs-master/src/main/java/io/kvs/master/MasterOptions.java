@@ -1,6 +1,7 @@
 package io.kvs.master;
 
 import io.kvs.core.cluster.ClusterConfig;
+import io.kvs.core.security.SecurityOptions;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -19,6 +20,8 @@ import java.util.Objects;
  * @param host the address its operator HTTP port listens on
  * @param httpPort the operator HTTP port (status page, {@code /metrics}, {@code /health}; 0: a free
  *     port)
+ * @param security the cluster secret and TLS certificate its control commands carry, and its
+ *     ZooKeeper credentials; none by default (docs/OPERATIONS.md, "Security")
  */
 public record MasterOptions(
     String id,
@@ -29,7 +32,8 @@ public record MasterOptions(
     Duration reconcileInterval,
     Duration controlTimeout,
     String host,
-    int httpPort) {
+    int httpPort,
+    SecurityOptions security) {
   public MasterOptions {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(zookeeper, "zookeeper");
@@ -39,6 +43,46 @@ public record MasterOptions(
     reconcileInterval = reconcileInterval == null ? Duration.ofSeconds(2) : reconcileInterval;
     controlTimeout = controlTimeout == null ? Duration.ofSeconds(30) : controlTimeout;
     host = host == null ? "127.0.0.1" : host;
+    security = security == null ? SecurityOptions.none() : security;
+  }
+
+  /** Options without security. */
+  public MasterOptions(
+      String id,
+      String zookeeper,
+      String cluster,
+      ClusterConfig bootstrap,
+      int expectedServers,
+      Duration reconcileInterval,
+      Duration controlTimeout,
+      String host,
+      int httpPort) {
+    this(
+        id,
+        zookeeper,
+        cluster,
+        bootstrap,
+        expectedServers,
+        reconcileInterval,
+        controlTimeout,
+        host,
+        httpPort,
+        SecurityOptions.none());
+  }
+
+  /** These options with {@code newSecurity}. */
+  public MasterOptions withSecurity(SecurityOptions newSecurity) {
+    return new MasterOptions(
+        id,
+        zookeeper,
+        cluster,
+        bootstrap,
+        expectedServers,
+        reconcileInterval,
+        controlTimeout,
+        host,
+        httpPort,
+        newSecurity);
   }
 
   /** Options with the HTTP port on a free port of 127.0.0.1. */

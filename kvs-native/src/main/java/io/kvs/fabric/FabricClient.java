@@ -66,7 +66,8 @@ public final class FabricClient implements AutoCloseable {
    * Connects to the server whose bootstrap listens on {@code host:port}.
    *
    * @throws KvsException if libfabric or the provider is not available, or the server cannot be
-   *     reached or refuses the connection
+   *     reached or refuses the connection (INVALID_ARGUMENT naming the reason when the bootstrap's
+   *     authentication fails: a wrong or missing cluster secret on either side)
    */
   public static FabricClient connect(FabricOptions options, String host, int port) {
     NativeLibrary.load();
@@ -77,7 +78,8 @@ public final class FabricClient implements AutoCloseable {
             host,
             port,
             options.bufferBytes(),
-            options.timeoutMillis());
+            options.timeoutMillis(),
+            options.secretBytes());
     return new FabricClient(
         handle, "kvs-fabric-client-" + host + ":" + port, options.timeoutMillis() * 1_000_000L);
   }

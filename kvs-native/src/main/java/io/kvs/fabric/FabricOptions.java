@@ -1,6 +1,8 @@
 package io.kvs.fabric;
 
+import io.kvs.core.security.ClusterSecret;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * Settings of the fabric transport (docs/PROTOCOL.md, "Fabric messages").
@@ -14,6 +16,10 @@ import java.util.Objects;
  * @param bufferBytes client: size of each of its two buffers (multiple of 64, 4 KiB to 64 MiB)
  * @param timeoutMillis client: a request without a reply fails after this, and the connection
  *     closes
+ * @param secret the cluster secret: a server admits only clients that prove it in the bootstrap
+ *     (and its replication connections prove it to backups); a client proves it and connects only
+ *     to servers that prove it back (docs/PROTOCOL.md, "Fabric bootstrap"). Empty: no
+ *     authentication
  */
 public record FabricOptions(
     String provider,
@@ -22,12 +28,14 @@ public record FabricOptions(
     int port,
     int workers,
     int bufferBytes,
-    int timeoutMillis) {
+    int timeoutMillis,
+    Optional<ClusterSecret> secret) {
   /** Checks the values. */
   public FabricOptions {
     Objects.requireNonNull(provider, "provider");
     Objects.requireNonNull(node, "node");
     Objects.requireNonNull(host, "host");
+    Objects.requireNonNull(secret, "secret");
     if (!provider.equals("shm") && !provider.equals("tcp") && !provider.equals("verbs")) {
       throw new IllegalArgumentException("provider must be shm, tcp or verbs: " + provider);
     }
@@ -42,6 +50,29 @@ public record FabricOptions(
     }
   }
 
+  /** Options without a secret. */
+  public FabricOptions(
+      String provider,
+      String node,
+      String host,
+      int port,
+      int workers,
+      int bufferBytes,
+      int timeoutMillis) {
+    this(provider, node, host, port, workers, bufferBytes, timeoutMillis, Optional.empty());
+  }
+
+  /** These options with the cluster secret {@code newSecret} (empty: none). */
+  public FabricOptions withSecret(Optional<ClusterSecret> newSecret) {
+    return new FabricOptions(
+        provider, node, host, port, workers, bufferBytes, timeoutMillis, newSecret);
+  }
+
+  /** The secret's bytes for the native side, or null. */
+  byte[] secretBytes() {
+    return secret.map(ClusterSecret::bytes).orElse(null);
+  }
+
   /** The defaults for {@code provider}: loopback, 2 workers, 256 KiB buffers, 5 s. */
   public static FabricOptions defaults(String provider) {
     return new FabricOptions(
@@ -50,7 +81,8 @@ public record FabricOptions(
 
   /** These options with another bootstrap port. */
   public FabricOptions withPort(int newPort) {
-    return new FabricOptions(provider, node, host, newPort, workers, bufferBytes, timeoutMillis);
+    return new FabricOptions(
+        provider, node, host, newPort, workers, bufferBytes, timeoutMillis, secret);
   }
 
   /**
@@ -59,11 +91,12 @@ public record FabricOptions(
    */
   public FabricOptions withHost(String newHost) {
     String newNode = provider.equals("shm") ? node : newHost;
-    return new FabricOptions(provider, newNode, newHost, port, workers, bufferBytes, timeoutMillis);
+    return new FabricOptions(
+        provider, newNode, newHost, port, workers, bufferBytes, timeoutMillis, secret);
   }
 
   /** These options with another request timeout. */
   public FabricOptions withTimeoutMillis(int millis) {
-    return new FabricOptions(provider, node, host, port, workers, bufferBytes, millis);
+    return new FabricOptions(provider, node, host, port, workers, bufferBytes, millis, secret);
   }
 }

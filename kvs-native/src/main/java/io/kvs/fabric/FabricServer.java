@@ -32,7 +32,8 @@ public final class FabricServer implements AutoCloseable {
             options.node(),
             options.host(),
             options.port(),
-            options.workers()));
+            options.workers(),
+            options.secretBytes()));
   }
 
   /** The bootstrap port clients connect to. */

@@ -6,6 +6,7 @@ import io.kvs.core.cluster.ClusterJson;
 import io.kvs.core.cluster.ClusterPaths;
 import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.http.HttpEndpoint;
+import io.kvs.core.security.ZooKeeperAcls;
 import io.kvs.engine.Engine;
 import io.kvs.engine.EngineOptions;
 import io.kvs.fabric.FabricOptions;
@@ -68,11 +69,13 @@ public final class RegionServer implements AutoCloseable {
     engine = Engine.open(options.directory().resolve("volume"), engineOptions.build());
     service = RegionService.create(engine);
     curator =
-        CuratorFrameworkFactory.builder()
-            .connectString(options.zookeeper())
-            .sessionTimeoutMs(options.sessionTimeoutMs())
-            .connectionTimeoutMs(10_000)
-            .retryPolicy(new ExponentialBackoffRetry(100, 10, 2_000))
+        ZooKeeperAcls.apply(
+                CuratorFrameworkFactory.builder()
+                    .connectString(options.zookeeper())
+                    .sessionTimeoutMs(options.sessionTimeoutMs())
+                    .connectionTimeoutMs(10_000)
+                    .retryPolicy(new ExponentialBackoffRetry(100, 10, 2_000)),
+                options.security().zookeeper())
             .build();
     curator.start();
     ClusterPaths paths = new ClusterPaths(options.cluster());
@@ -82,16 +85,19 @@ public final class RegionServer implements AutoCloseable {
     tcp =
         TcpFrontEnd.start(
             service,
-            TcpFrontEnd.Options.defaults().withHost(options.host()).withPort(options.tcpPort()));
+            TcpFrontEnd.Options.defaults().withHost(options.host()).withPort(options.tcpPort()),
+            options.security().tls().map(tls -> tls.serverContext(false)).orElse(null));
     fabric =
         options.hasFabric()
             ? FabricServer.start(
                 FabricOptions.defaults(options.fabricProvider())
                     .withHost(options.host())
-                    .withPort(options.fabricPort()),
+                    .withPort(options.fabricPort())
+                    .withSecret(options.security().secret()),
                 service)
             : null;
-    control = ControlServer.start(regions, options.host(), options.controlPort());
+    control =
+        ControlServer.start(regions, options.host(), options.controlPort(), options.security());
     http = HttpEndpoint.start(options.host(), options.httpPort());
     info =
         new ServerInfo(
@@ -137,6 +143,11 @@ public final class RegionServer implements AutoCloseable {
   /** Its operator HTTP port ({@code /health}, {@code /metrics}). */
   public HttpEndpoint http() {
     return http;
+  }
+
+  /** Its control RPC server (tests count the connections it refused). */
+  public ControlServer control() {
+    return control;
   }
 
   /** The regions it holds (tests and tools read a backup's engine through it). */

@@ -2,7 +2,9 @@ package io.kvs.server;
 
 import io.kvs.core.cli.Flags;
 import io.kvs.core.cli.Shutdown;
+import io.kvs.core.security.SecurityOptions;
 import java.nio.file.Path;
+import java.util.HashSet;
 import java.util.Set;
 
 /**
@@ -13,6 +15,8 @@ import java.util.Set;
  *                  [--tcp-port 0] [--fabric tcp|shm|verbs|none] [--fabric-port 0]
  *                  [--control-port 0] [--http-port 0] [--memory BYTES] [--l0-size BYTES] [--growth-factor N]
  *                  [--session-timeout-ms 4000] [--durability flush|sync]
+ *                  [--secret-file FILE] [--tls-cert PEM --tls-key PEM --tls-ca PEM
+ *                  [--tls-client-auth none|require]] [--zookeeper-digest-file FILE]
  * </pre>
  *
  * {@code --durability sync}: acknowledge writes only once durable on this server's device (see
@@ -32,9 +36,8 @@ public final class RegionServerMain {
   }
 
   public static void main(String[] args) throws Exception {
-    Flags flags =
-        Flags.parse(
-            args,
+    Set<String> known =
+        new HashSet<>(
             Set.of(
                 "id",
                 "dir",
@@ -51,6 +54,8 @@ public final class RegionServerMain {
                 "session-timeout-ms",
                 "durability",
                 "growth-factor"));
+    known.addAll(SecurityOptions.FLAG_NAMES);
+    Flags flags = Flags.parse(args, known);
     RegionServer server =
         RegionServer.start(
             ServerOptions.builder(
@@ -68,6 +73,7 @@ public final class RegionServerMain {
                     flags.getInt("session-timeout-ms", ServerOptions.DEFAULT_SESSION_TIMEOUT_MS))
                 .syncWrites(durability(flags.get("durability", "flush")))
                 .growthFactor(flags.getInt("growth-factor", 0))
+                .security(SecurityOptions.fromFlags(flags))
                 .build());
     Shutdown.closeOnStopAndWait("region-server", server);
   }

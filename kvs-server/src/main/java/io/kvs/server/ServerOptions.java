@@ -1,5 +1,6 @@
 package io.kvs.server;
 
+import io.kvs.core.security.SecurityOptions;
 import java.nio.file.Path;
 import java.util.Objects;
 
@@ -31,6 +32,8 @@ import java.util.Objects;
  * @param growthFactor the size ratio between a region's device levels, 0 for the engine's default
  *     (8; the seeds' replication experiments use 4)
  * @param httpPort the operator HTTP port ({@code /health}, {@code /metrics}; 0: free port)
+ * @param security the cluster secret (control RPC, fabric bootstrap), TLS (client TCP port, control
+ *     RPC) and ZooKeeper credentials; none by default (docs/OPERATIONS.md, "Security")
  */
 public record ServerOptions(
     String id,
@@ -47,7 +50,8 @@ public record ServerOptions(
     int sessionTimeoutMs,
     boolean syncWrites,
     int growthFactor,
-    int httpPort) {
+    int httpPort,
+    SecurityOptions security) {
   /** The default ZooKeeper session timeout: a few seconds, as HBase and Kafka tune for failover. */
   public static final int DEFAULT_SESSION_TIMEOUT_MS = 4_000;
 
@@ -58,6 +62,7 @@ public record ServerOptions(
     cluster = cluster == null ? "default" : cluster;
     host = host == null ? "127.0.0.1" : host;
     fabricProvider = fabricProvider == null ? "none" : fabricProvider;
+    security = security == null ? SecurityOptions.none() : security;
     sessionTimeoutMs = sessionTimeoutMs <= 0 ? DEFAULT_SESSION_TIMEOUT_MS : sessionTimeoutMs;
   }
 
@@ -96,6 +101,7 @@ public record ServerOptions(
     private boolean syncWrites;
     private int growthFactor;
     private int httpPort;
+    private SecurityOptions security = SecurityOptions.none();
 
     private Builder(String id, Path directory, String zookeeper) {
       this.id = id;
@@ -163,6 +169,12 @@ public record ServerOptions(
       return this;
     }
 
+    /** How the server authenticates and encrypts; {@link SecurityOptions#none()} by default. */
+    public Builder security(SecurityOptions security) {
+      this.security = java.util.Objects.requireNonNull(security, "security");
+      return this;
+    }
+
     public ServerOptions build() {
       return new ServerOptions(
           id,
@@ -179,7 +191,8 @@ public record ServerOptions(
           sessionTimeoutMs,
           syncWrites,
           growthFactor,
-          httpPort);
+          httpPort,
+          security);
     }
   }
 }

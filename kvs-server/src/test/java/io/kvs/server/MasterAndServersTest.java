@@ -17,6 +17,8 @@ import io.kvs.core.control.ControlClient;
 import io.kvs.core.control.ControlCommand;
 import io.kvs.core.control.ControlReply;
 import io.kvs.core.control.HeldRegion;
+import io.kvs.core.security.ClusterSecret;
+import io.kvs.core.security.SecurityOptions;
 import io.kvs.master.EmbeddedZooKeeper;
 import io.kvs.master.Master;
 import io.kvs.master.MasterOptions;
@@ -40,8 +42,15 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** A master and region servers in one JVM over a real ZooKeeper: assignment, restart, failover. */
+/**
+ * A master and region servers in one JVM over a real ZooKeeper: assignment, restart, failover.
+ * Every process holds the cluster secret, so the control RPC and the fabric bootstrap (replication)
+ * authenticate throughout.
+ */
 class MasterAndServersTest {
+  private static final SecurityOptions SECURITY =
+      SecurityOptions.withSecret(ClusterSecret.of("master-and-servers-test-secret".getBytes()));
+
   @TempDir Path directory;
   private EmbeddedZooKeeper zookeeper;
   private CuratorFramework curator;
@@ -75,6 +84,7 @@ class MasterAndServersTest {
                 .cluster("test")
                 .fabricProvider("tcp") // replication between servers runs over the fabric transport
                 .memoryBudgetBytes(64L << 20)
+                .security(SECURITY)
                 .build());
     servers.put(id, server);
     return server;
@@ -85,13 +95,14 @@ class MasterAndServersTest {
     Master master =
         Master.start(
             new MasterOptions(
-                id,
-                zookeeper.connectString(),
-                "test",
-                config,
-                expectedServers,
-                Duration.ofMillis(200),
-                Duration.ofSeconds(10)));
+                    id,
+                    zookeeper.connectString(),
+                    "test",
+                    config,
+                    expectedServers,
+                    Duration.ofMillis(200),
+                    Duration.ofSeconds(10))
+                .withSecurity(SECURITY));
     masters.add(master);
     return master;
   }
@@ -205,7 +216,7 @@ class MasterAndServersTest {
     RegionDescriptor region = awaitMap(m -> allOpen(m, 2)).regions().get(0);
     long raised = region.epoch() + 10;
     RegionServer primary = servers.get(region.primary());
-    try (ControlClient control = new ControlClient(Duration.ofSeconds(10))) {
+    try (ControlClient control = new ControlClient(Duration.ofSeconds(10), SECURITY)) {
       ControlReply closed =
           control.call(
               "127.0.0.1",

@@ -2,6 +2,7 @@ package io.kvs.bench.replication;
 
 import io.kvs.bench.engine.KvMix;
 import io.kvs.core.cluster.ServerInfo;
+import io.kvs.core.security.SecurityOptions;
 import io.kvs.tools.LaunchedCluster;
 import io.kvs.tools.local.LocalStatus;
 import java.io.IOException;
@@ -350,7 +351,7 @@ public final class ReplicationBenchmark {
       Path histogram,
       double kvBytes)
       throws Exception {
-    List<ServerSample> before = sample(servers, state);
+    List<ServerSample> before = sample(servers, state, dir);
     YcsbPhase.Result ycsb =
         YcsbPhase.run(
             load,
@@ -358,7 +359,7 @@ public final class ReplicationBenchmark {
             ycsbProperties(workload, dir, histogram),
             options.threads(),
             dir.resolve("ycsb-" + label + ".log"));
-    List<ServerSample> after = sample(servers, state);
+    List<ServerSample> after = sample(servers, state, dir);
     List<ServerSample> deltas = new ArrayList<>();
     for (int i = 0; i < before.size(); i++) {
       deltas.add(after.get(i).since(before.get(i)));
@@ -378,15 +379,17 @@ public final class ReplicationBenchmark {
     }
   }
 
-  private static List<ServerSample> sample(Map<String, ServerInfo> servers, Properties state)
-      throws IOException {
+  private static List<ServerSample> sample(
+      Map<String, ServerInfo> servers, Properties state, Path dir) throws IOException {
+    SecurityOptions security = SecurityOptions.forClusterDirectory(dir, "admin");
     List<ServerSample> samples = new ArrayList<>();
     for (ServerInfo server : servers.values()) {
       String pid = state.getProperty("pid.server-" + server.id());
       if (pid == null) {
         throw new IllegalStateException("no process of server " + server.id());
       }
-      samples.add(ServerSample.take(Long.parseLong(pid), server.host(), server.controlPort()));
+      samples.add(
+          ServerSample.take(Long.parseLong(pid), server.host(), server.controlPort(), security));
     }
     return samples;
   }

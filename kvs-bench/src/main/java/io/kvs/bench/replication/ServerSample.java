@@ -3,6 +3,7 @@ package io.kvs.bench.replication;
 import io.kvs.core.control.ControlClient;
 import io.kvs.core.control.ControlCommand;
 import io.kvs.core.control.ControlReply;
+import io.kvs.core.security.SecurityOptions;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -47,7 +48,8 @@ record ServerSample(
     }
   }
 
-  static ServerSample take(long pid, String host, int controlPort) throws IOException {
+  static ServerSample take(long pid, String host, int controlPort, SecurityOptions security)
+      throws IOException {
     Map<ThreadRole, Long> cpu = new EnumMap<>(ThreadRole.class);
     for (ThreadRole role : ThreadRole.values()) {
       cpu.put(role, 0L);
@@ -78,7 +80,7 @@ record ServerSample(
         default -> {}
       }
     }
-    try (ControlClient control = new ControlClient(Duration.ofSeconds(10))) {
+    try (ControlClient control = new ControlClient(Duration.ofSeconds(10), security)) {
       ControlReply reply = control.call(host, controlPort, new ControlCommand.Stats());
       if (!reply.isOk()) {
         throw new IOException("stats of " + host + ":" + controlPort + ": " + reply.message());

@@ -2,6 +2,7 @@ package io.kvs.bench.ycsb;
 
 import io.kvs.client.KvsClientBuilder;
 import io.kvs.client.Transport;
+import io.kvs.core.security.SecurityOptions;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
@@ -24,8 +25,21 @@ import java.util.Properties;
  *   <li>{@code kvs.transport}: {@code tcp} (default) or {@code fabric}
  *   <li>{@code kvs.timeout.ms}: the client's operation timeout, default 10000
  * </ul>
+ *
+ * With the local cluster's directory, the client also takes its cluster secret and TLS certificate
+ * from there ({@link SecurityOptions#forClusterDirectory}).
  */
-record ClientSettings(String zookeeper, String cluster, Transport transport, Duration timeout) {
+record ClientSettings(
+    String zookeeper,
+    String cluster,
+    Transport transport,
+    Duration timeout,
+    SecurityOptions security) {
+  /** Settings without security. */
+  ClientSettings(String zookeeper, String cluster, Transport transport, Duration timeout) {
+    this(zookeeper, cluster, transport, timeout, SecurityOptions.none());
+  }
+
   static final String ZOOKEEPER = "kvs.zookeeper";
   static final String LOCAL_DIR = "kvs.local.dir";
   static final String CLUSTER = "kvs.cluster";
@@ -42,8 +56,10 @@ record ClientSettings(String zookeeper, String cluster, Transport transport, Dur
   static ClientSettings from(Properties properties) throws IOException {
     String zookeeper = properties.getProperty(ZOOKEEPER, "").trim();
     String cluster = properties.getProperty(CLUSTER, "").trim();
+    SecurityOptions security = SecurityOptions.none();
     if (zookeeper.isEmpty()) {
       Path directory = Path.of(properties.getProperty(LOCAL_DIR, "target/local"));
+      security = SecurityOptions.forClusterDirectory(directory, "client");
       Properties local = localCluster(directory);
       zookeeper = local.getProperty("zookeeper", "").trim();
       if (zookeeper.isEmpty()) {
@@ -57,7 +73,8 @@ record ClientSettings(String zookeeper, String cluster, Transport transport, Dur
     if (cluster.isEmpty()) {
       cluster = KvsClientBuilder.DEFAULT_CLUSTER;
     }
-    return new ClientSettings(zookeeper, cluster, transport(properties), timeout(properties));
+    return new ClientSettings(
+        zookeeper, cluster, transport(properties), timeout(properties), security);
   }
 
   private static Properties localCluster(Path directory) throws IOException {

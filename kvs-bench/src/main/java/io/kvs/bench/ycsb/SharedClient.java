@@ -29,6 +29,7 @@ final class SharedClient {
               .cluster(wanted.cluster())
               .transport(wanted.transport())
               .operationTimeout(wanted.timeout())
+              .security(wanted.security())
               .build();
       settings = wanted;
     } else if (!settings.equals(wanted)) {

@@ -9,6 +9,7 @@ import io.kvs.core.cluster.ClusterPaths;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionMap;
 import io.kvs.core.cluster.RegionState;
+import io.kvs.core.security.SecurityOptions;
 import io.kvs.tools.ClassPathJar;
 import java.io.IOException;
 import java.io.Reader;
@@ -103,6 +104,7 @@ final class ProcessCluster implements AutoCloseable {
         .cluster("default")
         .transport(transport)
         .operationTimeout(Duration.ofSeconds(30))
+        .security(SecurityOptions.forClusterDirectory(dir, "client"))
         .build();
   }
 
@@ -148,6 +150,10 @@ final class ProcessCluster implements AutoCloseable {
                 zookeeper(),
                 "--fabric",
                 "tcp"));
+    if (Files.exists(dir.resolve("secret"))) {
+      // As LocalCluster start does: the servers and masters prove the cluster secret to each other.
+      command.addAll(List.of("--secret-file", dir.resolve("secret").toString()));
+    }
     command.addAll(List.of(options));
     Process process =
         new ProcessBuilder(command)

@@ -8,6 +8,7 @@ import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.control.ControlClient;
 import io.kvs.core.control.ControlCommand;
 import io.kvs.core.control.ControlReply;
+import io.kvs.core.security.SecurityOptions;
 import io.kvs.tools.local.LocalStatus;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -134,7 +135,9 @@ class SendIndexClusterIT {
   private Map<String, Map<String, Long>> stats() throws Exception {
     Map<String, ServerInfo> servers = LocalStatus.liveServers(cluster.zookeeper(), "default");
     Map<String, Map<String, Long>> stats = new java.util.TreeMap<>();
-    try (ControlClient control = new ControlClient(Duration.ofSeconds(30))) {
+    try (ControlClient control =
+        new ControlClient(
+            Duration.ofSeconds(30), SecurityOptions.forClusterDirectory(cluster.dir(), "admin"))) {
       for (ServerInfo server : servers.values()) {
         ControlReply reply =
             control.call(server.host(), server.controlPort(), new ControlCommand.Stats());

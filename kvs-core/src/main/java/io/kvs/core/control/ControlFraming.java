@@ -13,10 +13,10 @@ import java.nio.ByteOrder;
 import java.util.List;
 
 /**
- * Netty framing of the control RPC: each command and reply is a frame of a little-endian u32 length
- * and a JSON body, at most {@link #MAX_FRAME_BYTES}. A malformed body fails the channel with a
- * {@link io.netty.handler.codec.DecoderException} whose cause is an {@link
- * IllegalArgumentException}.
+ * Netty framing of the control RPC: each challenge, proof, command and reply is a frame of a
+ * little-endian u32 length and a JSON body, at most {@link #MAX_FRAME_BYTES}. On the server a
+ * malformed command fails the channel with a {@link io.netty.handler.codec.DecoderException} whose
+ * cause is an {@link IllegalArgumentException}.
  */
 public final class ControlFraming {
   /** Bound on a control frame. */
@@ -24,21 +24,16 @@ public final class ControlFraming {
 
   private ControlFraming() {}
 
-  /** Commands in, replies out. */
-  public static void addServerHandlers(ChannelPipeline pipeline) {
+  /** Commands in (those {@code gate} lets through), replies out. */
+  public static void addServerHandlers(ChannelPipeline pipeline, ControlGate gate) {
     addFraming(pipeline);
+    pipeline.addLast("control-gate", gate);
     pipeline.addLast("control-command-decoder", new CommandDecoder());
     pipeline.addLast("control-reply-encoder", new ReplyEncoder());
   }
 
-  /** Commands out, replies in. */
-  public static void addClientHandlers(ChannelPipeline pipeline) {
-    addFraming(pipeline);
-    pipeline.addLast("control-reply-decoder", new ReplyDecoder());
-    pipeline.addLast("control-command-encoder", new CommandEncoder());
-  }
-
-  private static void addFraming(ChannelPipeline pipeline) {
+  /** Frames only: the client reads the challenge and the reply as frame bodies. */
+  static void addFraming(ChannelPipeline pipeline) {
     pipeline.addLast(
         "control-frame-decoder",
         new LengthFieldBasedFrameDecoder(
@@ -51,20 +46,6 @@ public final class ControlFraming {
     @Override
     protected void decode(ChannelHandlerContext context, ByteBuf frame, List<Object> out) {
       out.add(ControlJson.decodeCommand(ByteBufUtil.getBytes(frame)));
-    }
-  }
-
-  private static final class ReplyDecoder extends MessageToMessageDecoder<ByteBuf> {
-    @Override
-    protected void decode(ChannelHandlerContext context, ByteBuf frame, List<Object> out) {
-      out.add(ControlJson.decodeReply(ByteBufUtil.getBytes(frame)));
-    }
-  }
-
-  private static final class CommandEncoder extends MessageToMessageEncoder<ControlCommand> {
-    @Override
-    protected void encode(ChannelHandlerContext context, ControlCommand command, List<Object> out) {
-      out.add(Unpooled.wrappedBuffer(ControlJson.encode(command)));
     }
   }
 

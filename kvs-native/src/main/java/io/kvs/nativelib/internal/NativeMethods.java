@@ -215,7 +215,13 @@ public final class NativeMethods {
 
   /** Starts a fabric server answering through {@code service}; returns its handle. */
   public static native long fabricServerStart(
-      long service, String provider, String node, String host, int port, int workers);
+      long service,
+      String provider,
+      String node,
+      String host,
+      int port,
+      int workers,
+      byte[] secret);
 
   /** The server's bootstrap port. */
   public static native int fabricServerPort(long server);
@@ -225,7 +231,13 @@ public final class NativeMethods {
 
   /** Connects a fabric client; returns its handle. */
   public static native long fabricClientConnect(
-      String provider, String node, String host, int port, int bufferBytes, int timeoutMillis);
+      String provider,
+      String node,
+      String host,
+      int port,
+      int bufferBytes,
+      int timeoutMillis,
+      byte[] secret);
 
   /** Submits an encoded request; returns 0 (OK) or 5 (BUSY), throws for anything else. */
   public static native int fabricClientSubmit(long client, long tag, byte[] request);

@@ -4,7 +4,10 @@ import io.kvs.core.KvsException;
 import io.kvs.core.StatusCode;
 import io.kvs.core.control.ControlCommand;
 import io.kvs.core.control.ControlFraming;
+import io.kvs.core.control.ControlGate;
 import io.kvs.core.control.ControlReply;
+import io.kvs.core.security.RefusalLog;
+import io.kvs.core.security.SecurityOptions;
 import io.kvs.server.regions.HostedRegions;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
@@ -16,9 +19,11 @@ import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.ssl.SslContext;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -28,7 +33,10 @@ import org.slf4j.LoggerFactory;
 /**
  * The region server's end of the control RPC: commands from the master, executed one at a time off
  * the event loop (opening a region may replay its logs), each answered with a {@link ControlReply}.
- * A malformed frame closes that connection only.
+ * A malformed frame closes that connection only. With a cluster secret, a command runs only if its
+ * connection proved the secret ({@link ControlGate}); with TLS, only peers presenting a certificate
+ * signed by the cluster CA connect at all. With neither, anyone who reaches the port can close
+ * every region: the server says so loudly at start.
  */
 public final class ControlServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ControlServer.class);
@@ -43,10 +51,12 @@ public final class ControlServer implements AutoCloseable {
             return thread;
           });
   private final HostedRegions regions;
+  private final RefusalLog refusals = new RefusalLog(LOG, "control connection");
   private final Channel channel;
 
-  private ControlServer(HostedRegions regions, String host, int port) {
+  private ControlServer(HostedRegions regions, String host, int port, SecurityOptions security) {
     this.regions = regions;
+    Optional<SslContext> tls = security.tls().map(options -> options.serverContext(true));
     this.channel =
         new ServerBootstrap()
             .group(group)
@@ -55,7 +65,10 @@ public final class ControlServer implements AutoCloseable {
                 new ChannelInitializer<SocketChannel>() {
                   @Override
                   protected void initChannel(SocketChannel child) {
-                    ControlFraming.addServerHandlers(child.pipeline());
+                    tls.ifPresent(
+                        context -> child.pipeline().addLast(context.newHandler(child.alloc())));
+                    ControlFraming.addServerHandlers(
+                        child.pipeline(), new ControlGate(security.secret(), refusals));
                     child.pipeline().addLast(new Handler());
                   }
                 })
@@ -64,9 +77,32 @@ public final class ControlServer implements AutoCloseable {
             .channel();
   }
 
-  /** Listens on {@code host:port} (0: a free port). */
+  /**
+   * Listens on {@code host:port} (0: a free port), accepting commands from anyone: tests of servers
+   * without security only.
+   */
   public static ControlServer start(HostedRegions regions, String host, int port) {
-    return new ControlServer(regions, host, port);
+    return start(regions, host, port, SecurityOptions.none());
+  }
+
+  /**
+   * Listens on {@code host:port} (0: a free port), authenticating peers as {@code security} says.
+   */
+  public static ControlServer start(
+      HostedRegions regions, String host, int port, SecurityOptions security) {
+    if (!security.authenticatesControl()) {
+      LOG.warn(
+          "SECURITY: the control port on {} accepts commands from ANYONE who can reach it (anyone"
+              + " can close or open regions): start the server with --secret-file (and TLS),"
+              + " see docs/OPERATIONS.md, Security",
+          host);
+    }
+    return new ControlServer(regions, host, port, security);
+  }
+
+  /** Connections refused for lack of authentication so far. */
+  public long refusals() {
+    return refusals.refusals();
   }
 
   public int port() {

@@ -17,6 +17,7 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.handler.codec.LengthFieldPrepender;
+import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.net.InetSocketAddress;
 import java.nio.ByteOrder;
@@ -40,6 +41,10 @@ import java.util.concurrent.locks.LockSupport;
  *       thus bounded by connections times that limit.
  *   <li><b>Frames</b> above {@code maxFrameBytes} close the connection (the peer is broken or
  *       hostile); everyone else is served on.
+ *   <li><b>TLS</b> when started with an {@link SslContext}: an {@link
+ *       io.netty.handler.ssl.SslHandler} before the framing (mutual TLS if the context requires
+ *       client certificates; a client without one fails its handshake and is closed, everyone else
+ *       is served on). Without one, nothing is added to the pipeline: no cost per request.
  *   <li><b>Graceful shutdown</b>: {@link #close()} stops accepting, waits (bounded) for the replies
  *       still to come, then closes the connections.
  * </ul>
@@ -94,7 +99,8 @@ public final class TcpFrontEnd implements AutoCloseable {
 
   private volatile boolean running = true;
 
-  private TcpFrontEnd(RegionService service, Options options) throws InterruptedException {
+  private TcpFrontEnd(RegionService service, Options options, SslContext tls)
+      throws InterruptedException {
     this.service = service;
     this.options = options;
     this.bossGroup =
@@ -117,6 +123,9 @@ public final class TcpFrontEnd implements AutoCloseable {
                 new ChannelInitializer<SocketChannel>() {
                   @Override
                   protected void initChannel(SocketChannel channel) {
+                    if (tls != null) {
+                      channel.pipeline().addLast(tls.newHandler(channel.alloc()));
+                    }
                     channel
                         .pipeline()
                         .addLast(
@@ -132,8 +141,13 @@ public final class TcpFrontEnd implements AutoCloseable {
 
   /** Starts serving {@code service} on {@code options.host():options.port()}. */
   public static TcpFrontEnd start(RegionService service, Options options) {
+    return start(service, options, null);
+  }
+
+  /** {@link #start(RegionService, Options)} with TLS of {@code tls} (null: plain TCP). */
+  public static TcpFrontEnd start(RegionService service, Options options, SslContext tls) {
     try {
-      return new TcpFrontEnd(service, options);
+      return new TcpFrontEnd(service, options, tls);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while binding", e);

@@ -8,6 +8,7 @@ import io.kvs.core.cluster.Keys;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionMap;
 import io.kvs.core.cluster.RegionState;
+import io.kvs.core.security.SecurityOptions;
 import io.kvs.tools.Latencies;
 import io.kvs.tools.LaunchedCluster;
 import io.kvs.tools.TextTable;
@@ -161,6 +162,7 @@ public final class ClusterDemo {
               .cluster(connect[1])
               .transport(transport)
               .operationTimeout(Duration.ofSeconds(15))
+              .security(SecurityOptions.forClusterDirectory(cluster.dir(), "client"))
               .build()) {
         openClient = client;
         note(

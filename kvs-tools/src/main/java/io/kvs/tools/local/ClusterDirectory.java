@@ -1,6 +1,7 @@
 package io.kvs.tools.local;
 
 import io.kvs.core.cli.Processes;
+import io.kvs.core.security.SecurityOptions;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.Writer;
@@ -15,7 +16,8 @@ import java.util.Properties;
 /**
  * A local cluster's directory: {@code cluster.properties} (ZooKeeper connect string, cluster name,
  * the pid and the command line of every process by name), {@code logs/<name>.log}, {@code
- * zookeeper/}, {@code masters/<id>/}, {@code servers/<id>/}.
+ * zookeeper/}, {@code masters/<id>/}, {@code servers/<id>/}, the cluster secret {@code secret}
+ * (mode 0600) and with {@code --tls} the throwaway CA and certificates under {@code tls/}.
  */
 final class ClusterDirectory {
   private final Path root;
@@ -42,6 +44,24 @@ final class ClusterDirectory {
 
   Path master(String id) {
     return root.resolve("masters").resolve(id);
+  }
+
+  /** The cluster secret every process of the cluster gets with {@code --secret-file}. */
+  Path secretFile() {
+    return root.resolve("secret");
+  }
+
+  /** The throwaway CA and certificates of a cluster started with {@code --tls}. */
+  Path tls() {
+    return root.resolve("tls");
+  }
+
+  /**
+   * What a tool needs to talk to this cluster's processes: the secret if the cluster has one, and
+   * the tools' certificate if it runs with TLS.
+   */
+  SecurityOptions toolSecurity() {
+    return SecurityOptions.forClusterDirectory(root, "admin");
   }
 
   private Path properties() {

@@ -15,7 +15,7 @@ import java.util.Set;
  *                     [--mode send-index|build-index|none] [--masters 1] [--fabric tcp|shm|none]
  *                     [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]
  *                     [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS] [--min-replicas N]
- *                     [--durability flush|sync]
+ *                     [--durability flush|sync] [--tls [on|off]] [--tls-client-auth none|require]
  * LocalCluster status --dir DIR
  * LocalCluster verify --dir DIR [--patience SECONDS]
  * LocalCluster stop   --dir DIR
@@ -28,12 +28,26 @@ import java.util.Set;
 public final class LocalCluster {
   private LocalCluster() {}
 
+  /** {@code --tls} alone means {@code --tls on} (every other option takes a value). */
+  static String[] withTlsValue(String[] args) {
+    java.util.List<String> out = new java.util.ArrayList<>();
+    for (int i = 0; i < args.length; i++) {
+      out.add(args[i]);
+      boolean valued =
+          i + 1 < args.length && (args[i + 1].equals("on") || args[i + 1].equals("off"));
+      if (args[i].equals("--tls") && !valued) {
+        out.add("on");
+      }
+    }
+    return out.toArray(String[]::new);
+  }
+
   public static void main(String[] args) throws Exception {
     if (args.length == 0) {
       usage();
       System.exit(2);
     }
-    String[] rest = java.util.Arrays.copyOfRange(args, 1, args.length);
+    String[] rest = withTlsValue(java.util.Arrays.copyOfRange(args, 1, args.length));
     try {
       switch (args[0]) {
         case "start" -> {
@@ -55,7 +69,9 @@ public final class LocalCluster {
                       "session-timeout-ms",
                       "min-replicas",
                       "durability",
-                      "growth-factor"));
+                      "growth-factor",
+                      "tls",
+                      "tls-client-auth"));
           new LocalStart(new ClusterDirectory(Path.of(flags.require("dir"))), flags).run();
         }
         case "status" -> {

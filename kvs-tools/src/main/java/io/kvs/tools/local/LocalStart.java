@@ -2,6 +2,8 @@ package io.kvs.tools.local;
 
 import io.kvs.core.cli.Flags;
 import io.kvs.core.cluster.ReplicationMode;
+import io.kvs.core.security.ClusterSecret;
+import io.kvs.core.security.ThrowawayCertificates;
 import io.kvs.master.MasterMain;
 import io.kvs.master.ZooKeeperMain;
 import java.io.IOException;
@@ -13,7 +15,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-/** Starts a local cluster's processes and waits until every region is open. */
+/**
+ * Starts a local cluster's processes and waits until every region is open. Every start writes a new
+ * cluster secret into the directory and passes it to every process; {@code --tls on} also makes a
+ * throwaway CA and a certificate per process ({@link ThrowawayCertificates}) and starts every
+ * process with TLS ({@code --tls-client-auth require}: mutual TLS on the client port too).
+ */
 final class LocalStart {
   private static final Duration READY_TIMEOUT = Duration.ofSeconds(120);
 
@@ -45,6 +52,18 @@ final class LocalStart {
           "replication " + replication + " needs at least as many servers, not " + servers);
     }
     Files.createDirectories(directory.logs());
+    // A fresh secret per start: every process proves it on the control RPC and the fabric
+    // bootstrap.
+    ClusterSecret.generate(directory.secretFile());
+    List<String> security =
+        new ArrayList<>(List.of("--secret-file", directory.secretFile().toString()));
+    boolean tls = flags.get("tls", "off").equals("on");
+    ThrowawayCertificates certificates = new ThrowawayCertificates(directory.tls());
+    if (tls) {
+      certificates.createAuthority();
+    } else {
+      certificates.delete();
+    }
     state.clear();
     state.put("cluster", "default");
 
@@ -90,15 +109,20 @@ final class LocalStart {
                   "--min-replicas",
                   Integer.toString(flags.getInt("min-replicas", 1))));
       arguments.addAll(splits);
+      arguments.addAll(security);
+      if (tls) {
+        arguments.addAll(certificates.flags(id, false));
+      }
       spawn(state, "master-" + id, MasterMain.class.getName(), "512m", arguments);
     }
+    boolean mutual = flags.get("tls-client-auth", "none").equals("require");
     for (int i = 1; i <= servers; i++) {
       String id = "s" + i;
-      spawn(
-          state,
-          "server-" + id,
-          "io.kvs.server.RegionServerMain",
-          "1g",
+      List<String> arguments = new ArrayList<>(security);
+      if (tls) {
+        arguments.addAll(certificates.flags(id, mutual));
+      }
+      arguments.addAll(
           List.of(
               "--id",
               id,
@@ -118,6 +142,7 @@ final class LocalStart {
               flags.get("durability", "flush"),
               "--growth-factor",
               Integer.toString(flags.getInt("growth-factor", 0))));
+      spawn(state, "server-" + id, "io.kvs.server.RegionServerMain", "1g", arguments);
     }
     directory.save(state);
     System.out.printf(

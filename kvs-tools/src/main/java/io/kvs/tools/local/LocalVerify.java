@@ -72,7 +72,7 @@ final class LocalVerify {
   List<Outcome> verify(String zookeeper, String cluster) throws Exception {
     List<Outcome> outcomes = new ArrayList<>();
     try (CuratorFramework curator = LocalStatus.connect(zookeeper);
-        ControlClient control = new ControlClient(CONTROL_TIMEOUT)) {
+        ControlClient control = new ControlClient(CONTROL_TIMEOUT, directory.toolSecurity())) {
       ClusterPaths paths = new ClusterPaths(cluster);
       Map<String, ServerInfo> servers = LocalStatus.servers(curator, paths);
       RegionMap map = LocalStatus.regions(curator, paths);

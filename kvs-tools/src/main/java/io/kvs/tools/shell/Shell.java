@@ -3,6 +3,7 @@ package io.kvs.tools.shell;
 import io.kvs.client.KvsClient;
 import io.kvs.client.Transport;
 import io.kvs.core.KvsException;
+import io.kvs.core.security.SecurityOptions;
 import io.kvs.tools.ClusterTarget;
 import io.kvs.tools.admin.Admin;
 import io.kvs.tools.admin.AdminCommands;
@@ -98,6 +99,10 @@ public final class Shell {
               .cluster(target[1])
               .transport(options.transport)
               .operationTimeout(options.timeout)
+              .security(
+                  options.dir != null
+                      ? SecurityOptions.forClusterDirectory(options.dir, "client")
+                      : SecurityOptions.none())
               .build();
     } catch (KvsException | IllegalArgumentException e) {
       err.printf(
