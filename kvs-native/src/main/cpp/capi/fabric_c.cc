@@ -118,6 +118,19 @@ void kvs_service_replication_stats(const kvs_service* service,
   stats->batches = sent.batches;
 }
 
+size_t kvs_service_request_stats(const kvs_service* service, uint64_t* values,
+                                 size_t capacity) {
+  std::vector<uint64_t> snapshot;
+  service->service.request_metrics().Snapshot(&snapshot);
+  if (capacity < snapshot.size()) return 0;
+  std::copy(snapshot.begin(), snapshot.end(), values);
+  return snapshot.size();
+}
+
+void kvs_service_set_request_metrics(kvs_service* service, int enabled) {
+  service->service.request_metrics().SetEnabled(enabled != 0);
+}
+
 void kvs_service_attach(kvs_service* service, uint64_t region_id,
                         uint64_t epoch, kvs_region* region) {
   service->service.Attach(region_id, epoch,

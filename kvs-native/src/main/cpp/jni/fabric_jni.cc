@@ -208,6 +208,31 @@ jlongArray ServiceReplicationStats(JNIEnv* env, jclass, jlong service) {
   return result;
 }
 
+// The request metrics in kvs_service_request_stats order.
+jlongArray ServiceRequestStats(JNIEnv* env, jclass, jlong service) {
+  constexpr size_t kValues =
+      KVS_REQUEST_OPERATIONS *
+      (KVS_REQUEST_STATUSES + KVS_REQUEST_LATENCY_BUCKETS + 1);
+  uint64_t values[kValues];
+  const size_t count = kvs_service_request_stats(
+      reinterpret_cast<kvs_service*>(service), values, kValues);
+  jlong converted[kValues];
+  for (size_t i = 0; i < count; ++i) {
+    converted[i] = static_cast<jlong>(values[i]);
+  }
+  jlongArray result = env->NewLongArray(static_cast<jsize>(count));
+  if (result != nullptr) {
+    env->SetLongArrayRegion(result, 0, static_cast<jsize>(count), converted);
+  }
+  return result;
+}
+
+void ServiceSetRequestMetrics(JNIEnv*, jclass, jlong service,
+                              jboolean enabled) {
+  kvs_service_set_request_metrics(reinterpret_cast<kvs_service*>(service),
+                                  enabled == JNI_TRUE ? 1 : 0);
+}
+
 void ServiceDetach(JNIEnv*, jclass, jlong service, jlong region_id) {
   kvs_service_detach(reinterpret_cast<kvs_service*>(service),
                      static_cast<uint64_t>(region_id));
@@ -399,6 +424,8 @@ bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class) {
       KVS_NATIVE("serviceBackupFailure", "(JJI)Ljava/lang/String;",
                  ServiceBackupFailure),
       KVS_NATIVE("serviceReplicationStats", "(J)[J", ServiceReplicationStats),
+      KVS_NATIVE("serviceRequestStats", "(J)[J", ServiceRequestStats),
+      KVS_NATIVE("serviceSetRequestMetrics", "(JZ)V", ServiceSetRequestMetrics),
       KVS_NATIVE("serviceDetach", "(JJ)V", ServiceDetach),
       KVS_NATIVE("serviceHandle", "(JLjava/nio/ByteBuffer;II)[B",
                  ServiceHandle),

@@ -539,6 +539,7 @@ void RegionService::HandleAsync(channel::Session* session,
     respond(std::move(reply));
     return;
   }
+  respond = Observed(std::move(respond));
   wire::Request request;
   const Status decoded = wire::DecodeRequest(bytes, &request);
   if (!decoded.ok()) {
@@ -552,11 +553,25 @@ void RegionService::HandleAsync(channel::Session* session,
     respond(std::move(reply));
     return;
   }
-  ExecuteAsync(request, std::move(respond));
+  Execute(request, std::move(respond));
+}
+
+RegionService::Respond RegionService::Observed(Respond respond) {
+  const int64_t begin = request_metrics_.Begin();
+  if (begin == 0) return respond;
+  return [this, begin, respond = std::move(respond)](std::string reply) {
+    request_metrics_.RecordReply(reply, begin);
+    respond(std::move(reply));
+  };
 }
 
 void RegionService::ExecuteAsync(const wire::Request& request,
                                  channel::RequestHandler::Respond respond) {
+  Execute(request, Observed(std::move(respond)));
+}
+
+void RegionService::Execute(const wire::Request& request,
+                            channel::RequestHandler::Respond respond) {
   std::string reply;
   const auto refuse = [&](const Status& status) {
     Fail(request, status, &reply);

@@ -2,6 +2,7 @@ package io.kvs.client;
 
 import io.kvs.core.KvsException;
 import io.kvs.core.cluster.ClusterPaths;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -41,6 +42,7 @@ public final class KvsClientBuilder {
   private Duration operationTimeout = DEFAULT_OPERATION_TIMEOUT;
   private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
   private int maxInFlight = DEFAULT_MAX_IN_FLIGHT;
+  private MeterRegistry meterRegistry;
 
   KvsClientBuilder() {}
 
@@ -142,6 +144,19 @@ public final class KvsClientBuilder {
   }
 
   /**
+   * Where the client records its meters ({@code kvs.client.operations}: a timer per operation and
+   * outcome; {@code kvs.client.retries}: rounds retried; docs/OPERATIONS.md, "Metrics"). Default:
+   * none, and the client measures nothing.
+   *
+   * @param registry the application's registry
+   * @return this builder
+   */
+  public KvsClientBuilder meterRegistry(MeterRegistry registry) {
+    this.meterRegistry = Objects.requireNonNull(registry, "registry");
+    return this;
+  }
+
+  /**
    * Connects to ZooKeeper and loads the cluster's region map (waiting at most the connect timeout
    * in all), and returns the client. Connections to region servers are opened on first use.
    *
@@ -155,6 +170,12 @@ public final class KvsClientBuilder {
       throw new IllegalStateException("set the ZooKeeper connect string with zookeeper(...)");
     }
     return KvsClient.open(
-        zookeeper, cluster, transport, operationTimeout, connectTimeout, maxInFlight);
+        zookeeper,
+        cluster,
+        transport,
+        operationTimeout,
+        connectTimeout,
+        maxInFlight,
+        meterRegistry == null ? ClientMetrics.NONE : new ClientMetrics(meterRegistry));
   }
 }

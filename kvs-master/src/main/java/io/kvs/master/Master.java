@@ -3,6 +3,8 @@ package io.kvs.master;
 import io.kvs.core.cluster.ClusterPaths;
 import io.kvs.core.control.ControlClient;
 import io.kvs.core.http.HttpEndpoint;
+import io.kvs.core.metrics.ProcessMetrics;
+import io.micrometer.core.instrument.Tags;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -32,6 +34,8 @@ public final class Master implements AutoCloseable {
   private final ControlClient control;
   private final Reconciler reconciler;
   private final HttpEndpoint http;
+  private final ProcessMetrics metrics;
+  private final MasterMetrics masterMetrics;
   private final ScheduledExecutorService loop =
       Executors.newSingleThreadScheduledExecutor(
           runnable -> {
@@ -56,7 +60,9 @@ public final class Master implements AutoCloseable {
     RegionStore store = new RegionStore(curator, paths);
     store.ensurePath(paths.servers());
     control = new ControlClient(options.controlTimeout());
-    reconciler = new Reconciler(options, store, control);
+    metrics = ProcessMetrics.start(Tags.of("process", "master", "master", options.id()));
+    masterMetrics = new MasterMetrics(metrics.registry(), this::isActive);
+    reconciler = new Reconciler(options, store, control, masterMetrics);
     servers = CuratorCache.build(curator, paths.servers());
     servers.listenable().addListener((type, before, after) -> schedulePass());
     latch = new LeaderLatch(curator, paths.masters(), options.id());
@@ -75,6 +81,7 @@ public final class Master implements AutoCloseable {
           }
         });
     http = HttpEndpoint.start(options.host(), options.httpPort());
+    metrics.serve(http);
     servers.start();
     latch.start();
     loop.scheduleWithFixedDelay(
@@ -92,6 +99,11 @@ public final class Master implements AutoCloseable {
   /** Its operator HTTP port (status page, {@code /metrics}, {@code /health}). */
   public HttpEndpoint http() {
     return http;
+  }
+
+  /** Its meters (JMX and {@code GET /metrics}; docs/OPERATIONS.md, "Metrics"). */
+  public ProcessMetrics metrics() {
+    return metrics;
   }
 
   /** Whether this master is the active one. */
@@ -113,12 +125,16 @@ public final class Master implements AutoCloseable {
   private void runPass() {
     passQueued.set(false);
     if (!latch.hasLeadership()) {
+      masterMetrics.standingBy();
       return;
     }
+    long started = System.nanoTime();
     try {
       converged = reconciler.pass();
+      masterMetrics.passed(System.nanoTime() - started, converged, false);
     } catch (Exception e) {
       converged = false;
+      masterMetrics.passed(System.nanoTime() - started, false, true);
       LOG.warn("reconcile pass failed: {}", e.toString());
     }
   }
@@ -138,5 +154,6 @@ public final class Master implements AutoCloseable {
     reconciler.close();
     control.close();
     curator.close();
+    metrics.close();
   }
 }

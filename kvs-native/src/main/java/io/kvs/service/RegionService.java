@@ -252,6 +252,29 @@ public final class RegionService implements AutoCloseable {
     }
   }
 
+  /** What this service answered to clients since it started, by operation and status. */
+  public RequestStats requestStats() {
+    lock.readLock().lock();
+    try {
+      return new RequestStats(NativeMethods.serviceRequestStats(live()));
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /**
+   * Turns request metrics on (the default) or off; off, the request path reads no clock and counts
+   * nothing ({@link #requestStats()} stops growing). To measure what they cost.
+   */
+  public void requestMetrics(boolean enabled) {
+    lock.readLock().lock();
+    try {
+      NativeMethods.serviceSetRequestMetrics(live(), enabled);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
   /** Stops serving {@code regionId}. */
   public void detach(long regionId) {
     lock.readLock().lock();

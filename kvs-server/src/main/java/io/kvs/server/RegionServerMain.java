@@ -12,12 +12,14 @@ import java.util.Set;
  * RegionServerMain --id s1 --dir DIR --zookeeper HOST:PORT [--cluster default] [--host 127.0.0.1]
  *                  [--tcp-port 0] [--fabric tcp|shm|verbs|none] [--fabric-port 0]
  *                  [--control-port 0] [--http-port 0] [--memory BYTES] [--l0-size BYTES] [--growth-factor N]
- *                  [--session-timeout-ms 4000] [--durability flush|sync]
+ *                  [--session-timeout-ms 4000] [--durability flush|sync] [--metrics on|off]
  * </pre>
  *
  * {@code --durability sync}: acknowledge writes only once durable on this server's device (see
- * {@link ServerOptions#syncWrites}); {@code flush} (the default) flushes them every 50 ms. Stops
- * cleanly on SIGTERM: leaves the cluster, drains the transports, syncs the engine.
+ * {@link ServerOptions#syncWrites}); {@code flush} (the default) flushes them every 50 ms. {@code
+ * --metrics off} stops counting and timing requests on the request path ({@link
+ * ServerOptions#requestMetrics}), to measure what that costs. Stops cleanly on SIGTERM: leaves the
+ * cluster, drains the transports, syncs the engine.
  */
 public final class RegionServerMain {
   private RegionServerMain() {}
@@ -28,6 +30,15 @@ public final class RegionServerMain {
       case "sync" -> true;
       case "flush" -> false;
       default -> throw new IllegalArgumentException("--durability is flush or sync, not " + value);
+    };
+  }
+
+  /** Whether {@code --metrics} asks for request metrics. */
+  static boolean metrics(String value) {
+    return switch (value) {
+      case "on" -> true;
+      case "off" -> false;
+      default -> throw new IllegalArgumentException("--metrics is on or off, not " + value);
     };
   }
 
@@ -50,7 +61,8 @@ public final class RegionServerMain {
                 "l0-size",
                 "session-timeout-ms",
                 "durability",
-                "growth-factor"));
+                "growth-factor",
+                "metrics"));
     RegionServer server =
         RegionServer.start(
             ServerOptions.builder(
@@ -68,6 +80,7 @@ public final class RegionServerMain {
                     flags.getInt("session-timeout-ms", ServerOptions.DEFAULT_SESSION_TIMEOUT_MS))
                 .syncWrites(durability(flags.get("durability", "flush")))
                 .growthFactor(flags.getInt("growth-factor", 0))
+                .requestMetrics(metrics(flags.get("metrics", "on")))
                 .build());
     Shutdown.closeOnStopAndWait("region-server", server);
   }

@@ -31,6 +31,9 @@ import java.util.Objects;
  * @param growthFactor the size ratio between a region's device levels, 0 for the engine's default
  *     (8; the seeds' replication experiments use 4)
  * @param httpPort the operator HTTP port ({@code /health}, {@code /metrics}; 0: free port)
+ * @param requestMetrics whether the native request path counts requests and times them
+ *     (docs/OPERATIONS.md, "Metrics"); on by default, off only to measure what it costs
+ *     (docs/BENCHMARKS.md, "Cost of metrics"). Every other metric is read on a schedule and stays.
  */
 public record ServerOptions(
     String id,
@@ -47,7 +50,8 @@ public record ServerOptions(
     int sessionTimeoutMs,
     boolean syncWrites,
     int growthFactor,
-    int httpPort) {
+    int httpPort,
+    boolean requestMetrics) {
   /** The default ZooKeeper session timeout: a few seconds, as HBase and Kafka tune for failover. */
   public static final int DEFAULT_SESSION_TIMEOUT_MS = 4_000;
 
@@ -96,6 +100,7 @@ public record ServerOptions(
     private boolean syncWrites;
     private int growthFactor;
     private int httpPort;
+    private boolean requestMetrics = true;
 
     private Builder(String id, Path directory, String zookeeper) {
       this.id = id;
@@ -163,6 +168,12 @@ public record ServerOptions(
       return this;
     }
 
+    /** Whether requests are counted and timed (default: true). */
+    public Builder requestMetrics(boolean requestMetrics) {
+      this.requestMetrics = requestMetrics;
+      return this;
+    }
+
     public ServerOptions build() {
       return new ServerOptions(
           id,
@@ -179,7 +190,8 @@ public record ServerOptions(
           sessionTimeoutMs,
           syncWrites,
           growthFactor,
-          httpPort);
+          httpPort,
+          requestMetrics);
     }
   }
 }

@@ -52,6 +52,9 @@ public final class NativeMethods {
   /** Syncs and closes every region, then the volume. */
   public static native void engineClose(long engine);
 
+  /** The engine's counters, in {@code kvs_engine_stats} order. */
+  public static native long[] engineStats(long engine);
+
   /** Creates a region; returns its handle. */
   public static native long regionCreate(long engine, byte[] nameUtf8);
 
@@ -188,6 +191,12 @@ public final class NativeMethods {
 
   /** The service's replication counters, in {@code kvs_replication_stats} order. */
   public static native long[] serviceReplicationStats(long service);
+
+  /** The service's request metrics, in {@code kvs_service_request_stats} order. */
+  public static native long[] serviceRequestStats(long service);
+
+  /** Turns the service's request metrics on or off. */
+  public static native void serviceSetRequestMetrics(long service, boolean enabled);
 
   /** Stops serving {@code regionId}. */
   public static native void serviceDetach(long service, long regionId);

@@ -15,7 +15,7 @@ import java.util.Set;
  *                     [--mode send-index|build-index|none] [--masters 1] [--fabric tcp|shm|none]
  *                     [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]
  *                     [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS] [--min-replicas N]
- *                     [--durability flush|sync]
+ *                     [--durability flush|sync] [--metrics on|off]
  * LocalCluster status --dir DIR
  * LocalCluster verify --dir DIR [--patience SECONDS]
  * LocalCluster stop   --dir DIR
@@ -55,7 +55,8 @@ public final class LocalCluster {
                       "session-timeout-ms",
                       "min-replicas",
                       "durability",
-                      "growth-factor"));
+                      "growth-factor",
+                      "metrics"));
           new LocalStart(new ClusterDirectory(Path.of(flags.require("dir"))), flags).run();
         }
         case "status" -> {
@@ -99,7 +100,8 @@ public final class LocalCluster {
         "usage: ./kvs local start [--servers 3] [--regions 32] [--replication 2]"
             + " [--mode send-index|build-index|none] [--masters 1] [--fabric tcp|shm|none]"
             + " [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]"
-            + " [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS]\n"
+            + " [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS]"
+            + " [--metrics on|off]\n"
             + "       ./kvs local status\n"
             + "       ./kvs local verify [--patience SECONDS]\n"
             + "       ./kvs local stop\n"

@@ -117,7 +117,9 @@ final class LocalStart {
               "--durability",
               flags.get("durability", "flush"),
               "--growth-factor",
-              Integer.toString(flags.getInt("growth-factor", 0))));
+              Integer.toString(flags.getInt("growth-factor", 0)),
+              "--metrics",
+              flags.get("metrics", "on")));
     }
     directory.save(state);
     System.out.printf(
