@@ -365,6 +365,20 @@ KVS_EXPORT int kvs_service_backups_caught_up(const kvs_service* service,
 KVS_EXPORT size_t kvs_service_backup_states(const kvs_service* service,
                                             uint64_t region_id, int8_t* states,
                                             size_t capacity);
+// How far each backup of region `region_id` (held as a primary) is behind,
+// in placement order: bytes queued for it and not yet sent, writes applied
+// that it does not hold yet, and how long the oldest write waiting for it
+// has waited (nanoseconds; 0: none waits). Copies up to `capacity`;
+// returns how many backups it has (0 for a region not held as a primary).
+typedef struct kvs_backup_lag {
+  uint64_t queued_bytes;
+  uint64_t writes;
+  uint64_t oldest_wait_ns;
+} kvs_backup_lag;
+KVS_EXPORT size_t kvs_service_backup_lags(const kvs_service* service,
+                                          uint64_t region_id,
+                                          kvs_backup_lag* lags,
+                                          size_t capacity);
 // Why the stream to backup `index` (placement order) of region `region_id`
 // failed: copies up to `capacity` bytes of the text into `message` and
 // returns its whole length; 0 if that stream did not fail (or there is no

@@ -206,6 +206,17 @@ size_t kvs_service_backup_states(const kvs_service* service, uint64_t region_id,
   return held.size();
 }
 
+size_t kvs_service_backup_lags(const kvs_service* service, uint64_t region_id,
+                               kvs_backup_lag* lags, size_t capacity) {
+  const std::vector<kvs::replication::BackupLag> behind =
+      service->service.BackupLags(region_id);
+  for (size_t i = 0; i < behind.size() && i < capacity; ++i) {
+    lags[i] = {behind[i].queued_bytes, behind[i].writes,
+               static_cast<uint64_t>(behind[i].oldest_wait.count())};
+  }
+  return behind.size();
+}
+
 size_t kvs_service_backup_failure(const kvs_service* service,
                                   uint64_t region_id, size_t index,
                                   char* message, size_t capacity) {

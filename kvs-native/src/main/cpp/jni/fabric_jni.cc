@@ -153,6 +153,27 @@ jbyteArray ServiceBackupStates(JNIEnv* env, jclass, jlong service,
   return result;
 }
 
+// Three longs per backup: kvs_backup_lag's fields in order.
+jlongArray ServiceBackupLags(JNIEnv* env, jclass, jlong service,
+                             jlong region_id) {
+  constexpr size_t kMax = 64;
+  kvs_backup_lag lags[kMax];
+  const size_t count = std::min(
+      kMax,
+      kvs_service_backup_lags(reinterpret_cast<kvs_service*>(service),
+                              static_cast<uint64_t>(region_id), lags, kMax));
+  jlong values[3 * kMax];
+  for (size_t i = 0; i < count; ++i) {
+    values[3 * i] = static_cast<jlong>(lags[i].queued_bytes);
+    values[3 * i + 1] = static_cast<jlong>(lags[i].writes);
+    values[3 * i + 2] = static_cast<jlong>(lags[i].oldest_wait_ns);
+  }
+  const jsize length = static_cast<jsize>(3 * count);
+  jlongArray result = env->NewLongArray(length);
+  if (result != nullptr) env->SetLongArrayRegion(result, 0, length, values);
+  return result;
+}
+
 // Why the stream to backup `index` failed; null if it did not.
 jstring ServiceBackupFailure(JNIEnv* env, jclass, jlong service,
                              jlong region_id, jint index) {
@@ -421,6 +442,7 @@ bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class) {
       KVS_NATIVE("serviceRenewLease", "(JJ)V", ServiceRenewLease),
       KVS_NATIVE("serviceBackupsCaughtUp", "(JJ)I", ServiceBackupsCaughtUp),
       KVS_NATIVE("serviceBackupStates", "(JJ)[B", ServiceBackupStates),
+      KVS_NATIVE("serviceBackupLags", "(JJ)[J", ServiceBackupLags),
       KVS_NATIVE("serviceBackupFailure", "(JJI)Ljava/lang/String;",
                  ServiceBackupFailure),
       KVS_NATIVE("serviceReplicationStats", "(J)[J", ServiceReplicationStats),

@@ -456,6 +456,22 @@ std::vector<replication::BackupState> RegionService::BackupStates(
   return replicator->BackupStates(region_id);
 }
 
+std::vector<replication::BackupLag> RegionService::BackupLags(
+    uint64_t region_id) const {
+  std::shared_ptr<replication::Replicator> replicator;
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    const auto it = regions_.find(region_id);
+    if (it == regions_.end() || !it->second.placement->primary ||
+        it->second.placement->backups.empty()) {
+      return {};
+    }
+    replicator = replicator_;
+  }
+  if (replicator == nullptr) return {};
+  return replicator->BackupLags(region_id);
+}
+
 std::vector<std::string> RegionService::BackupFailures(
     uint64_t region_id) const {
   std::shared_ptr<replication::Replicator> replicator;

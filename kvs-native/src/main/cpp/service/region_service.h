@@ -149,6 +149,9 @@ class RegionService final : public channel::RequestHandler {
   // order of its placement (Replicator::BackupStates); empty for a region
   // not held as a primary or held without backups.
   std::vector<replication::BackupState> BackupStates(uint64_t region_id) const;
+  // How far each of those backups is behind (Replicator::BackupLags); empty
+  // as for BackupStates.
+  std::vector<replication::BackupLag> BackupLags(uint64_t region_id) const;
   // Why each of those backups' streams failed (Replicator::BackupFailures):
   // an empty text for one that did not.
   std::vector<std::string> BackupFailures(uint64_t region_id) const;

@@ -26,6 +26,8 @@ final class MasterMetrics {
   private static final View EMPTY = new View(0, new EnumMap<>(RegionState.class), 0);
 
   private volatile View view = EMPTY;
+  // Held here: a gauge keeps only a weak reference to what it reads.
+  private final BooleanSupplier active;
   private final Timer recoveries;
   private final Timer passes;
   private final Counter passesConverged;
@@ -33,7 +35,8 @@ final class MasterMetrics {
   private final Counter passesFailed;
 
   MasterMetrics(MeterRegistry registry, BooleanSupplier active) {
-    Gauge.builder("kvs.master.active", active, a -> a.getAsBoolean() ? 1 : 0)
+    this.active = active;
+    Gauge.builder("kvs.master.active", this, m -> m.active.getAsBoolean() ? 1 : 0)
         .description("1 while this master is the active one, else 0")
         .register(registry);
     Gauge.builder("kvs.master.servers.live", this, m -> m.view.servers())

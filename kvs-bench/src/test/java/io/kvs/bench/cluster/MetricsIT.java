@@ -75,7 +75,13 @@ class MetricsIT {
         () ->
             servers.stream().mapToDouble(s -> sum(scrape(s.httpPort()), "put", "ok")).sum()
                 == WRITES);
-    String scrape = scrape(servers.get(0).httpPort());
+    // Series of an operation appear once it was counted: look at a server that took puts.
+    String scrape =
+        servers.stream()
+            .map(s -> scrape(s.httpPort()))
+            .filter(text -> sum(text, "put", "ok") > 0)
+            .findFirst()
+            .orElseThrow();
     assertThat(scrape)
         .contains("kvs_server_request_latency_seconds_count{")
         .contains("kvs_server_request_latency_percentile_seconds{")
@@ -83,6 +89,8 @@ class MetricsIT {
         .contains("kvs_replication_sent_bytes_total{")
         .contains("kvs_replication_posts_total{")
         .contains("kvs_replication_backup_regions{")
+        .contains("kvs_replication_lag_seconds{")
+        .contains("kvs_replication_lag_writes{")
         .contains("kvs_engine_compactions_seconds_count{")
         .contains("kvs_engine_cache_hit_ratio{")
         .contains("jvm_memory_used_bytes{");

@@ -192,6 +192,11 @@ public final class NativeMethods {
   /** The service's replication counters, in {@code kvs_replication_stats} order. */
   public static native long[] serviceReplicationStats(long service);
 
+  /**
+   * How far a primary region's backups are behind: three longs per backup ({@code kvs_backup_lag}).
+   */
+  public static native long[] serviceBackupLags(long service, long regionId);
+
   /** The service's request metrics, in {@code kvs_service_request_stats} order. */
   public static native long[] serviceRequestStats(long service);
 

@@ -23,7 +23,9 @@ import java.util.function.ToDoubleFunction;
  * takes (docs/OPERATIONS.md, "Metrics"). Engine meters are summed over the regions held, by role
  * ({@code role} = primary or backup): never a tag per region. Per backup server ({@code backup} =
  * its id, bounded by the cluster's servers: a server once seen keeps its series, at 0) the number
- * of this server's primary regions whose stream to it is in each state.
+ * of this server's primary regions whose stream to it is in each state, and how far it is behind
+ * them: bytes queued and writes not held (summed over the regions), the oldest write waiting for it
+ * (the longest over the regions).
  */
 final class StateMeters {
   private static final List<RegionRole> ROLES = List.of(RegionRole.PRIMARY, RegionRole.BACKUP);
@@ -57,6 +59,8 @@ final class StateMeters {
   // Per backup server and state: primary regions here whose stream to it is in that state.
   private final Map<String, Map<RegionService.BackupState, Long>> backups =
       new ConcurrentHashMap<>();
+  // Per backup server: how far it is behind this server's primaries (summed; oldest wait: max).
+  private final Map<String, RegionService.BackupLag> lags = new ConcurrentHashMap<>();
 
   StateMeters(MeterRegistry registry, RegionService service, Engine engine, HostedRegions regions) {
     this.registry = registry;
@@ -75,6 +79,7 @@ final class StateMeters {
   void update() {
     Map<RegionRole, RoleTotals> roles = totals();
     Map<String, Map<RegionService.BackupState, Long>> states = new ConcurrentHashMap<>();
+    Map<String, RegionService.BackupLag> behind = new ConcurrentHashMap<>();
     for (HostedRegions.Sample sample : regions.samples()) {
       RegionStats stats;
       try {
@@ -90,6 +95,10 @@ final class StateMeters {
               .computeIfAbsent(sample.backups().get(i), b -> new ConcurrentHashMap<>())
               .merge(streams.get(i), 1L, Long::sum);
         }
+        List<RegionService.BackupLag> regionLags = service.backupLags(sample.regionId());
+        for (int i = 0; i < Math.min(regionLags.size(), sample.backups().size()); i++) {
+          behind.merge(sample.backups().get(i), regionLags.get(i), StateMeters::combine);
+        }
       }
     }
     latest = new Snapshot(service.replicationStats(), engine.stats(), roles);
@@ -100,6 +109,7 @@ final class StateMeters {
     }
     for (String backup : backups.keySet()) {
       backups.put(backup, states.getOrDefault(backup, Map.of()));
+      lags.put(backup, behind.getOrDefault(backup, NOT_BEHIND));
     }
   }
 
@@ -298,8 +308,42 @@ final class StateMeters {
         tag);
   }
 
+  private static final RegionService.BackupLag NOT_BEHIND = new RegionService.BackupLag(0, 0, 0);
+
+  private static RegionService.BackupLag combine(
+      RegionService.BackupLag a, RegionService.BackupLag b) {
+    return new RegionService.BackupLag(
+        a.queuedBytes() + b.queuedBytes(),
+        a.writes() + b.writes(),
+        Math.max(a.oldestWaitNanos(), b.oldestWaitNanos()));
+  }
+
   private void registerBackup(String backup) {
     backups.put(backup, Map.of());
+    lags.put(backup, NOT_BEHIND);
+    Gauge.builder(
+            "kvs.replication.lag.bytes",
+            this,
+            m -> m.lags.getOrDefault(backup, NOT_BEHIND).queuedBytes())
+        .description("bytes this server's primaries queued for a backup server and not yet sent")
+        .baseUnit("bytes")
+        .tag("backup", backup)
+        .register(registry);
+    Gauge.builder(
+            "kvs.replication.lag.writes",
+            this,
+            m -> m.lags.getOrDefault(backup, NOT_BEHIND).writes())
+        .description("writes this server's primaries applied that a backup server does not hold")
+        .tag("backup", backup)
+        .register(registry);
+    Gauge.builder(
+            "kvs.replication.lag",
+            this,
+            m -> m.lags.getOrDefault(backup, NOT_BEHIND).oldestWaitNanos() / 1e9)
+        .description("how long the oldest write waiting for a backup server has waited")
+        .baseUnit("seconds")
+        .tag("backup", backup)
+        .register(registry);
     for (RegionService.BackupState state : STATES) {
       Gauge.builder(
               "kvs.replication.backup.regions",
