@@ -4,7 +4,8 @@
 #                     [--mode send-index|build-index|none] [--masters 1] [--fabric tcp|shm|none]
 #                     [--split-points K1,K2,... | --split-prefix PREFIX]
 #                     [--session-timeout-ms 4000] [--min-replicas 1]
-#                     [--durability flush|sync] [--tls [--tls-client-auth require]]
+#                     [--durability flush|sync] [--metrics on|off]
+#                     [--tls [--tls-client-auth require]]
 #   ./kvs local status
 #   ./kvs local verify [--patience SECONDS]
 #   ./kvs local stop
@@ -18,7 +19,9 @@
 # declared dead once its ZooKeeper session expires (--session-timeout-ms); a
 # region refuses writes while fewer than --min-replicas of its replicas (the
 # primary counted) are in sync. --durability sync acknowledges a write only once
-# it is durable on its primary's disk (flush: within 50 ms). verify checks
+# it is durable on its primary's disk (flush: within 50 ms). --metrics off
+# stops the servers counting and timing requests (to measure what that costs;
+# docs/BENCHMARKS.md, "Cost of metrics"). verify checks
 # that every region's backups hold what its primary holds (digests of the
 # send-index levels, or of full scans), retrying for up to --patience seconds
 # (default 30) while compactions and writes move the replicas on. kill, pause,

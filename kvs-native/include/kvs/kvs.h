@@ -111,6 +111,17 @@ KVS_EXPORT kvs_status kvs_engine_open(const char* path,
 // engine become invalid.
 KVS_EXPORT void kvs_engine_close(kvs_engine* engine);
 
+// Counters of the whole engine: node cache hits and misses (they only
+// grow), the bytes cached now and the cache's share of the memory budget,
+// every region's L0 bytes now and the L0s' share of the budget.
+typedef struct kvs_engine_stats {
+  uint64_t cache_hits, cache_misses;
+  uint64_t cache_bytes, cache_capacity_bytes;
+  uint64_t l0_bytes, l0_budget_bytes;
+} kvs_engine_stats;
+KVS_EXPORT void kvs_engine_get_stats(const kvs_engine* engine,
+                                     kvs_engine_stats* stats);
+
 // Region handles stay valid until the region is dropped or the engine is
 // closed; they need no closing of their own.
 KVS_EXPORT kvs_status kvs_region_create(kvs_engine* engine, const char* name,
@@ -200,6 +211,8 @@ typedef struct kvs_region_stats {
   // recovery; that LSN, or 0), and how long the replay took.
   uint64_t recovery_replayed_writes, recovery_dropped_writes;
   uint64_t recovery_cut_lsn, recovery_micros;
+  // Wall time of the compactions counted (from start to install).
+  uint64_t compaction_micros;
 } kvs_region_stats;
 KVS_EXPORT void kvs_region_get_stats(kvs_region* region,
                                      kvs_region_stats* stats);
@@ -307,6 +320,26 @@ typedef struct kvs_replication_stats {
 } kvs_replication_stats;
 KVS_EXPORT void kvs_service_replication_stats(const kvs_service* service,
                                               kvs_replication_stats* stats);
+// Request metrics of a service since it started (monitoring): per operation
+// (the wire opcodes, 0 noop .. 5 multi-get) a count per reply status
+// (kvs_status), a latency histogram, and the latencies' sum. Latency is
+// service time, from the request entering the service to its reply.
+// Bucket 0 counts latencies under 1 us, bucket b (1 .. buckets - 2) those
+// in [2^(b-1), 2^b) us, the last bucket anything longer.
+#define KVS_REQUEST_OPERATIONS 6
+#define KVS_REQUEST_STATUSES 14
+#define KVS_REQUEST_LATENCY_BUCKETS 28
+// Copies the counters into `values`, which must hold
+// KVS_REQUEST_OPERATIONS * (KVS_REQUEST_STATUSES +
+// KVS_REQUEST_LATENCY_BUCKETS + 1) of them: counts [operation][status], then
+// buckets [operation][bucket], then latency sums in nanoseconds
+// [operation]. Returns how many it wrote (0 if `capacity` is too small).
+KVS_EXPORT size_t kvs_service_request_stats(const kvs_service* service,
+                                            uint64_t* values, size_t capacity);
+// Turns request metrics on (the default) or off: off, the request path
+// reads no clock and counts nothing (to measure what they cost).
+KVS_EXPORT void kvs_service_set_request_metrics(kvs_service* service,
+                                                int enabled);
 KVS_EXPORT void kvs_service_detach(kvs_service* service, uint64_t region_id);
 // A digest of a region's device levels as this service holds them (a
 // primary's own, or the levels a send-index backup installed): equal
@@ -338,6 +371,20 @@ KVS_EXPORT int kvs_service_backups_caught_up(const kvs_service* service,
 KVS_EXPORT size_t kvs_service_backup_states(const kvs_service* service,
                                             uint64_t region_id, int8_t* states,
                                             size_t capacity);
+// How far each backup of region `region_id` (held as a primary) is behind,
+// in placement order: bytes queued for it and not yet sent, writes applied
+// that it does not hold yet, and how long the oldest write waiting for it
+// has waited (nanoseconds; 0: none waits). Copies up to `capacity`;
+// returns how many backups it has (0 for a region not held as a primary).
+typedef struct kvs_backup_lag {
+  uint64_t queued_bytes;
+  uint64_t writes;
+  uint64_t oldest_wait_ns;
+} kvs_backup_lag;
+KVS_EXPORT size_t kvs_service_backup_lags(const kvs_service* service,
+                                          uint64_t region_id,
+                                          kvs_backup_lag* lags,
+                                          size_t capacity);
 // Why the stream to backup `index` (placement order) of region `region_id`
 // failed: copies up to `capacity` bytes of the text into `message` and
 // returns its whole length; 0 if that stream did not fail (or there is no

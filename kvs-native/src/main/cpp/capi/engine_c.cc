@@ -106,6 +106,12 @@ kvs_status kvs_engine_open(const char* path, const kvs_engine_options* options,
 
 void kvs_engine_close(kvs_engine* engine) { delete engine; }
 
+void kvs_engine_get_stats(const kvs_engine* engine, kvs_engine_stats* stats) {
+  const kvs::engine::EngineStats s = engine->engine->Stats();
+  *stats = {s.cache_hits,           s.cache_misses, s.cache_bytes,
+            s.cache_capacity_bytes, s.l0_bytes,     s.l0_budget_bytes};
+}
+
 kvs_status kvs_region_create(kvs_engine* engine, const char* name,
                              size_t name_size, kvs_region** region) {
   kvs::lsm::Region* created = nullptr;
@@ -193,7 +199,8 @@ void kvs_region_get_stats(kvs_region* region, kvs_region_stats* stats) {
             s.recovery.replayed_writes,
             s.recovery.dropped_writes,
             s.recovery.cut_lsn,
-            s.recovery.micros};
+            s.recovery.micros,
+            s.compaction_micros};
   std::copy(std::begin(s.level_bytes_read), std::end(s.level_bytes_read),
             stats->level_bytes_read);
   std::copy(std::begin(s.level_bytes_written), std::end(s.level_bytes_written),

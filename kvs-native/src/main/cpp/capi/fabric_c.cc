@@ -127,6 +127,19 @@ void kvs_service_replication_stats(const kvs_service* service,
   stats->batches = sent.batches;
 }
 
+size_t kvs_service_request_stats(const kvs_service* service, uint64_t* values,
+                                 size_t capacity) {
+  std::vector<uint64_t> snapshot;
+  service->service.request_metrics().Snapshot(&snapshot);
+  if (capacity < snapshot.size()) return 0;
+  std::copy(snapshot.begin(), snapshot.end(), values);
+  return snapshot.size();
+}
+
+void kvs_service_set_request_metrics(kvs_service* service, int enabled) {
+  service->service.request_metrics().SetEnabled(enabled != 0);
+}
+
 void kvs_service_attach(kvs_service* service, uint64_t region_id,
                         uint64_t epoch, kvs_region* region) {
   service->service.Attach(region_id, epoch,
@@ -200,6 +213,17 @@ size_t kvs_service_backup_states(const kvs_service* service, uint64_t region_id,
     states[i] = static_cast<int8_t>(held[i]);
   }
   return held.size();
+}
+
+size_t kvs_service_backup_lags(const kvs_service* service, uint64_t region_id,
+                               kvs_backup_lag* lags, size_t capacity) {
+  const std::vector<kvs::replication::BackupLag> behind =
+      service->service.BackupLags(region_id);
+  for (size_t i = 0; i < behind.size() && i < capacity; ++i) {
+    lags[i] = {behind[i].queued_bytes, behind[i].writes,
+               static_cast<uint64_t>(behind[i].oldest_wait.count())};
+  }
+  return behind.size();
 }
 
 size_t kvs_service_backup_failure(const kvs_service* service,

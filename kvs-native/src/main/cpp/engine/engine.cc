@@ -44,6 +44,19 @@ Status NeverFormatted(io::File* file, bool* never_formatted) {
 
 }  // namespace
 
+EngineStats Engine::Stats() const {
+  const lsm::NodeCacheStats cache = nodes_.stats();
+  EngineStats stats;
+  stats.cache_hits = cache.hits;
+  stats.cache_misses = cache.misses;
+  stats.cache_bytes = cache.cached_bytes;
+  stats.cache_capacity_bytes = static_cast<uint64_t>(
+      static_cast<double>(options_.memory_budget_bytes) * options_.cache_share);
+  stats.l0_bytes = l0_budget_.used_bytes();
+  stats.l0_budget_bytes = l0_budget_.limit_bytes();
+  return stats;
+}
+
 Engine::Engine(const EngineOptions& options,
                std::unique_ptr<alloc::Volume> volume)
     : options_(options),

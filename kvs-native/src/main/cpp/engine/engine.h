@@ -62,6 +62,17 @@ struct EngineOptions {
   log::LogWriterOptions log;
 };
 
+// Counters of the whole engine (monitoring): the node cache and the L0s'
+// share of the memory budget. Cache counters only grow; the rest is now.
+struct EngineStats {
+  uint64_t cache_hits = 0;
+  uint64_t cache_misses = 0;
+  uint64_t cache_bytes = 0;           // nodes cached now
+  uint64_t cache_capacity_bytes = 0;  // the cache's share of the budget
+  uint64_t l0_bytes = 0;              // every region's L0s, now
+  uint64_t l0_budget_bytes = 0;       // the L0s' share of the budget
+};
+
 class Engine {
  public:
   // Opens the volume at `path` (a file or block device), formatting it first
@@ -102,6 +113,10 @@ class Engine {
   std::vector<std::string> ListRegions() const;
 
   alloc::Volume* volume() const { return volume_.get(); }
+
+  // Thread-safe; a handful of relaxed loads and one pass over the cache's
+  // shards (each locked briefly).
+  EngineStats Stats() const;
 
   // Sends every region's replication events to `tap` (not owned; null:
   // nowhere), from now on. Returns once no event is being delivered to the

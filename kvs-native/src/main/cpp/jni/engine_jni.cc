@@ -86,6 +86,22 @@ void EngineClose(JNIEnv*, jclass, jlong engine) {
   kvs_engine_close(EngineOf(engine));
 }
 
+// The counters in kvs_engine_stats order.
+jlongArray EngineStats(JNIEnv* env, jclass, jlong engine) {
+  kvs_engine_stats stats{};
+  kvs_engine_get_stats(EngineOf(engine), &stats);
+  const jlong values[] = {static_cast<jlong>(stats.cache_hits),
+                          static_cast<jlong>(stats.cache_misses),
+                          static_cast<jlong>(stats.cache_bytes),
+                          static_cast<jlong>(stats.cache_capacity_bytes),
+                          static_cast<jlong>(stats.l0_bytes),
+                          static_cast<jlong>(stats.l0_budget_bytes)};
+  const jsize count = static_cast<jsize>(std::size(values));
+  jlongArray result = env->NewLongArray(count);
+  if (result != nullptr) env->SetLongArrayRegion(result, 0, count, values);
+  return result;
+}
+
 jlong RegionCall(JNIEnv* env, jlong engine, jbyteArray name, bool create) {
   std::string bytes;
   if (!CopyArray(env, name, 0, env->GetArrayLength(name), &bytes)) {
@@ -238,9 +254,10 @@ void RegionStats(JNIEnv* env, jclass, jlong region, jlongArray out) {
                 std::end(stats.level_bytes_read));
   fields.insert(fields.end(), std::begin(stats.level_bytes_written),
                 std::end(stats.level_bytes_written));
-  fields.insert(fields.end(),
-                {stats.recovery_replayed_writes, stats.recovery_dropped_writes,
-                 stats.recovery_cut_lsn, stats.recovery_micros});
+  fields.insert(
+      fields.end(),
+      {stats.recovery_replayed_writes, stats.recovery_dropped_writes,
+       stats.recovery_cut_lsn, stats.recovery_micros, stats.compaction_micros});
   std::vector<jlong> values(fields.begin(), fields.end());
   if (env->GetArrayLength(out) < static_cast<jsize>(values.size())) {
     ThrowStatus(env, Status::InvalidArgument("stats array too short"));
@@ -359,6 +376,7 @@ bool RegisterEngineNatives(JNIEnv* env, jclass native_methods_class) {
   static const JNINativeMethod kMethods[] = {
       KVS_NATIVE("engineOpen", "(Ljava/lang/String;ZIZJIIIJZ)J", EngineOpen),
       KVS_NATIVE("engineClose", "(J)V", EngineClose),
+      KVS_NATIVE("engineStats", "(J)[J", EngineStats),
       KVS_NATIVE("regionCreate", "(J[B)J", RegionCreate),
       KVS_NATIVE("regionOpen", "(J[B)J", RegionOpen),
       KVS_NATIVE("regionDrop", "(J[B)V", RegionDrop),

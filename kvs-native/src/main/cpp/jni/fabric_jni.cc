@@ -153,6 +153,27 @@ jbyteArray ServiceBackupStates(JNIEnv* env, jclass, jlong service,
   return result;
 }
 
+// Three longs per backup: kvs_backup_lag's fields in order.
+jlongArray ServiceBackupLags(JNIEnv* env, jclass, jlong service,
+                             jlong region_id) {
+  constexpr size_t kMax = 64;
+  kvs_backup_lag lags[kMax];
+  const size_t count = std::min(
+      kMax,
+      kvs_service_backup_lags(reinterpret_cast<kvs_service*>(service),
+                              static_cast<uint64_t>(region_id), lags, kMax));
+  jlong values[3 * kMax];
+  for (size_t i = 0; i < count; ++i) {
+    values[3 * i] = static_cast<jlong>(lags[i].queued_bytes);
+    values[3 * i + 1] = static_cast<jlong>(lags[i].writes);
+    values[3 * i + 2] = static_cast<jlong>(lags[i].oldest_wait_ns);
+  }
+  const jsize length = static_cast<jsize>(3 * count);
+  jlongArray result = env->NewLongArray(length);
+  if (result != nullptr) env->SetLongArrayRegion(result, 0, length, values);
+  return result;
+}
+
 // Why the stream to backup `index` failed; null if it did not.
 jstring ServiceBackupFailure(JNIEnv* env, jclass, jlong service,
                              jlong region_id, jint index) {
@@ -206,6 +227,31 @@ jlongArray ServiceReplicationStats(JNIEnv* env, jclass, jlong service) {
   jlongArray result = env->NewLongArray(count);
   if (result != nullptr) env->SetLongArrayRegion(result, 0, count, values);
   return result;
+}
+
+// The request metrics in kvs_service_request_stats order.
+jlongArray ServiceRequestStats(JNIEnv* env, jclass, jlong service) {
+  constexpr size_t kValues =
+      KVS_REQUEST_OPERATIONS *
+      (KVS_REQUEST_STATUSES + KVS_REQUEST_LATENCY_BUCKETS + 1);
+  uint64_t values[kValues];
+  const size_t count = kvs_service_request_stats(
+      reinterpret_cast<kvs_service*>(service), values, kValues);
+  jlong converted[kValues];
+  for (size_t i = 0; i < count; ++i) {
+    converted[i] = static_cast<jlong>(values[i]);
+  }
+  jlongArray result = env->NewLongArray(static_cast<jsize>(count));
+  if (result != nullptr) {
+    env->SetLongArrayRegion(result, 0, static_cast<jsize>(count), converted);
+  }
+  return result;
+}
+
+void ServiceSetRequestMetrics(JNIEnv*, jclass, jlong service,
+                              jboolean enabled) {
+  kvs_service_set_request_metrics(reinterpret_cast<kvs_service*>(service),
+                                  enabled == JNI_TRUE ? 1 : 0);
 }
 
 void ServiceDetach(JNIEnv*, jclass, jlong service, jlong region_id) {
@@ -413,9 +459,12 @@ bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class) {
       KVS_NATIVE("serviceRenewLease", "(JJ)V", ServiceRenewLease),
       KVS_NATIVE("serviceBackupsCaughtUp", "(JJ)I", ServiceBackupsCaughtUp),
       KVS_NATIVE("serviceBackupStates", "(JJ)[B", ServiceBackupStates),
+      KVS_NATIVE("serviceBackupLags", "(JJ)[J", ServiceBackupLags),
       KVS_NATIVE("serviceBackupFailure", "(JJI)Ljava/lang/String;",
                  ServiceBackupFailure),
       KVS_NATIVE("serviceReplicationStats", "(J)[J", ServiceReplicationStats),
+      KVS_NATIVE("serviceRequestStats", "(J)[J", ServiceRequestStats),
+      KVS_NATIVE("serviceSetRequestMetrics", "(JZ)V", ServiceSetRequestMetrics),
       KVS_NATIVE("serviceDetach", "(JJ)V", ServiceDetach),
       KVS_NATIVE("serviceHandle", "(JLjava/nio/ByteBuffer;II)[B",
                  ServiceHandle),

@@ -657,6 +657,7 @@ RegionStats Region::stats() const {
   stats.large_log_bytes = large_log_->stats().appended_bytes;
   stats.last_lsn = lsn_.load();
   stats.compactions = compactions_.load();
+  stats.compaction_micros = compaction_micros_.load();
   stats.gc_relocated_bytes = gc_relocated_bytes_.load();
   stats.gc_freed_segments = gc_freed_segments_.load();
   stats.large_log_segments = large_log_->segments().size();

@@ -168,6 +168,8 @@ struct RegionStats {
   uint64_t last_lsn = 0;
   uint64_t compactions = 0;
   uint64_t compaction_bytes_written = 0;
+  // Wall time of the compactions counted, from start to install.
+  uint64_t compaction_micros = 0;
   uint64_t level_count = 0;
   uint64_t level_kv_bytes = 0;  // all device levels
   uint64_t large_garbage_bytes = 0;
@@ -425,6 +427,7 @@ class Region {
   };
   std::map<uint64_t, Sealed> large_sealed_;  // segment -> totals
   std::set<uint64_t> relocated_;             // relocated, awaiting release
+  std::atomic<uint64_t> compaction_micros_{0};
   std::atomic<uint64_t> compactions_{0}, compaction_bytes_{0},
       gc_relocated_bytes_{0}, gc_freed_segments_{0};
   // EstimateShadowedBytes summed since the last merge into the last level.

@@ -1,6 +1,7 @@
 // Region: loading levels, compaction scheduling, and installing its output.
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 #include "alloc/device_offset.h"
@@ -138,7 +139,22 @@ bool Region::TooMuchStaleData() const {
 }
 
 void Region::BackgroundCompaction() {
-  Status status = CompactImmutable();
+  // Times one compaction into compaction_micros_ (monitoring).
+  const auto timed = [this](auto&& compact) {
+    const auto start = std::chrono::steady_clock::now();
+    const uint64_t before = compactions_.load(std::memory_order_relaxed);
+    Status done = compact();
+    if (compactions_.load(std::memory_order_relaxed) != before) {
+      compaction_micros_.fetch_add(
+          static_cast<uint64_t>(
+              std::chrono::duration_cast<std::chrono::microseconds>(
+                  std::chrono::steady_clock::now() - start)
+                  .count()),
+          std::memory_order_relaxed);
+    }
+    return done;
+  };
+  Status status = timed([this] { return CompactImmutable(); });
   // Then push full levels down, one at a time, top first -- or every level,
   // when stale versions in the last level hold too much space.
   const bool merge_all = status.ok() && TooMuchStaleData();
@@ -156,7 +172,7 @@ void Region::BackgroundCompaction() {
     if (current != nullptr &&
         ((merge_all && deeper) ||
          current->descriptor().kv_bytes > LevelCapacityBytes(level))) {
-      status = CompactLevel(level);
+      status = timed([this, level] { return CompactLevel(level); });
     }
   }
   if (status.ok()) {

@@ -131,6 +131,11 @@ TEST_P(ReplicationTest, AcknowledgedWritesReachTheBackupInOrder) {
         Status::Code::kOk);
   }
   EXPECT_EQ(primary_.service.BackupFailures(7), std::vector<std::string>{""});
+  // Every write acknowledged: the backup holds them all, nothing waits.
+  const std::vector<BackupLag> lags = primary_.service.BackupLags(7);
+  ASSERT_EQ(lags.size(), 1u);
+  EXPECT_EQ(lags[0].writes, 0u);
+  EXPECT_EQ(lags[0].oldest_wait.count(), 0);
   // Closing the primary's stream hands the last partial buffer over.
   primary_.service.Detach(7);
   for (int i = 0; i < kKeys; ++i) {
@@ -232,6 +237,33 @@ TEST_P(ReplicationTest, ABackupAtAnotherEpochFailsTheWriteClearly) {
   const std::vector<std::string> why = primary_.service.BackupFailures(7);
   ASSERT_EQ(why.size(), 1u);
   EXPECT_NE(why[0].find("epoch"), std::string::npos) << why[0];
+}
+
+// A write waiting for a backup that refused its stream shows as that
+// backup's lag (monitoring): one write not held, waiting for some time;
+// once the write timed out, nothing waits but the write is still not held.
+TEST_P(ReplicationTest, AWriteWaitingForABackupIsItsLag) {
+  Place(4, 3);
+  std::thread writer([&] {
+    const wire::Reply reply = Call(Make(wire::Opcode::kPut, 4, "k", "v"));
+    EXPECT_EQ(reply.status, Status::Code::kIoError) << reply.message;
+  });
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+  std::vector<BackupLag> lags;
+  for (;;) {
+    lags = primary_.service.BackupLags(7);
+    if (lags.size() == 1 && lags[0].oldest_wait.count() > 0) break;
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+        << "the write never showed as waiting";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(lags[0].writes, 1u);
+  writer.join();
+  lags = primary_.service.BackupLags(7);
+  ASSERT_EQ(lags.size(), 1u);
+  EXPECT_EQ(lags[0].writes, 1u);
+  EXPECT_EQ(lags[0].oldest_wait.count(), 0);
 }
 
 // The group changes while a write waits for a backup that refused it: the

@@ -516,6 +516,39 @@ std::vector<BackupState> Replicator::BackupStates(uint64_t region_id) const {
   return states;
 }
 
+std::vector<BackupLag> Replicator::BackupLags(uint64_t region_id) const {
+  const std::shared_ptr<Group> group = Find(region_id);
+  std::vector<BackupLag> lags;
+  if (group == nullptr) return lags;
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(group->mutex);
+  const uint64_t applied = group->next_ticket - 1;
+  for (const auto& stream : group->streams) {
+    BackupLag lag;
+    lag.queued_bytes = stream->queued_bytes;              // Send-Index
+    for (const Stream::Queued& queued : stream->queue) {  // Build-Index
+      lag.queued_bytes += queued.bytes.size();
+    }
+    lag.writes =
+        applied > stream->done_ticket ? applied - stream->done_ticket : 0;
+    // Waiters are in ticket order: the first one past what the backup
+    // holds is the oldest waiting for it. It began a timeout before its
+    // deadline.
+    for (const Group::Waiter& waiter : group->waiters) {
+      if (waiter.ticket > stream->done_ticket) {
+        const auto began = waiter.deadline - options_.timeout;
+        if (now > began) {
+          lag.oldest_wait =
+              std::chrono::duration_cast<std::chrono::nanoseconds>(now - began);
+        }
+        break;
+      }
+    }
+    lags.push_back(lag);
+  }
+  return lags;
+}
+
 std::vector<std::string> Replicator::BackupFailures(uint64_t region_id) const {
   const std::shared_ptr<Group> group = Find(region_id);
   std::vector<std::string> failures;

@@ -102,6 +102,15 @@ enum class BackupState : int8_t {
   kInSync = 1,      // it holds every write the region acknowledged
 };
 
+// How far one backup's stream is behind its primary (monitoring): what the
+// primary applied that the backup does not hold yet.
+struct BackupLag {
+  uint64_t queued_bytes = 0;  // queued for it and not yet sent
+  uint64_t writes = 0;        // writes applied here it does not hold yet
+  // How long the oldest write waiting for it has waited (0: none waits).
+  std::chrono::nanoseconds oldest_wait{0};
+};
+
 struct ReplicatorOptions {
   fabric::EndpointOptions endpoint;  // this server's provider and node
   // Bounds a write's wait for its backups, a stream's messages, and a
@@ -173,6 +182,10 @@ class Replicator final : public lsm::ReplicationTap {
   // Why each backup's stream failed, in the same order (empty for a backup
   // whose stream did not fail); empty without a group.
   std::vector<std::string> BackupFailures(uint64_t region_id) const;
+  // How far each backup is behind, in the same order; empty without a
+  // group. Walks the streams' queues under the group's lock: for a scrape
+  // now and then, not a hot path.
+  std::vector<BackupLag> BackupLags(uint64_t region_id) const;
 
   // Runs `apply` (the local write) and, if it succeeds, replicates
   // `record` (Send-Index: what `apply` appended), then returns: no thread

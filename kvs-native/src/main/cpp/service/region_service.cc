@@ -458,6 +458,22 @@ std::vector<replication::BackupState> RegionService::BackupStates(
   return replicator->BackupStates(region_id);
 }
 
+std::vector<replication::BackupLag> RegionService::BackupLags(
+    uint64_t region_id) const {
+  std::shared_ptr<replication::Replicator> replicator;
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    const auto it = regions_.find(region_id);
+    if (it == regions_.end() || !it->second.placement->primary ||
+        it->second.placement->backups.empty()) {
+      return {};
+    }
+    replicator = replicator_;
+  }
+  if (replicator == nullptr) return {};
+  return replicator->BackupLags(region_id);
+}
+
 std::vector<std::string> RegionService::BackupFailures(
     uint64_t region_id) const {
   std::shared_ptr<replication::Replicator> replicator;
@@ -541,6 +557,7 @@ void RegionService::HandleAsync(channel::Session* session,
     respond(std::move(reply));
     return;
   }
+  respond = Observed(std::move(respond));
   wire::Request request;
   const Status decoded = wire::DecodeRequest(bytes, &request);
   if (!decoded.ok()) {
@@ -554,11 +571,25 @@ void RegionService::HandleAsync(channel::Session* session,
     respond(std::move(reply));
     return;
   }
-  ExecuteAsync(request, std::move(respond));
+  Execute(request, std::move(respond));
+}
+
+RegionService::Respond RegionService::Observed(Respond respond) {
+  const int64_t begin = request_metrics_.Begin();
+  if (begin == 0) return respond;
+  return [this, begin, respond = std::move(respond)](std::string reply) {
+    request_metrics_.RecordReply(reply, begin);
+    respond(std::move(reply));
+  };
 }
 
 void RegionService::ExecuteAsync(const wire::Request& request,
                                  channel::RequestHandler::Respond respond) {
+  Execute(request, Observed(std::move(respond)));
+}
+
+void RegionService::Execute(const wire::Request& request,
+                            channel::RequestHandler::Respond respond) {
   std::string reply;
   const auto refuse = [&](const Status& status) {
     Fail(request, status, &reply);

@@ -35,6 +35,7 @@
 #include "replication/replica_sink.h"
 #include "replication/replicator.h"
 #include "replication/send_index_sink.h"
+#include "service/request_metrics.h"
 #include "wire/messages.h"
 
 namespace kvs::service {
@@ -150,6 +151,9 @@ class RegionService final : public channel::RequestHandler {
   // order of its placement (Replicator::BackupStates); empty for a region
   // not held as a primary or held without backups.
   std::vector<replication::BackupState> BackupStates(uint64_t region_id) const;
+  // How far each of those backups is behind (Replicator::BackupLags); empty
+  // as for BackupStates.
+  std::vector<replication::BackupLag> BackupLags(uint64_t region_id) const;
   // Why each of those backups' streams failed (Replicator::BackupFailures):
   // an empty text for one that did not.
   std::vector<std::string> BackupFailures(uint64_t region_id) const;
@@ -178,8 +182,15 @@ class RegionService final : public channel::RequestHandler {
     return insert_cpu_ns_.load(std::memory_order_relaxed);
   }
   static constexpr uint64_t kInsertSampleEvery = 16;
+  // What client requests were answered, and how fast (monitoring).
+  RequestMetrics& request_metrics() { return request_metrics_; }
+  const RequestMetrics& request_metrics() const { return request_metrics_; }
 
  private:
+  // Counts `respond`'s reply in request_metrics_ (when they are on).
+  Respond Observed(Respond respond);
+  // ExecuteAsync without counting (the caller counts).
+  void Execute(const wire::Request& request, Respond respond);
   struct Attached {
     uint64_t epoch;
     lsm::Region* region;
@@ -210,6 +221,7 @@ class RegionService final : public channel::RequestHandler {
   std::atomic<int64_t> lease_deadline_ns_{0};
   std::atomic<uint64_t> inserts_{0};
   std::atomic<uint64_t> insert_cpu_ns_{0};
+  RequestMetrics request_metrics_;
   engine::Engine* engine_ = nullptr;                     // under mutex_
   bool replicating_ = false;                             // under mutex_
   std::shared_ptr<replication::Replicator> replicator_;  // under mutex_

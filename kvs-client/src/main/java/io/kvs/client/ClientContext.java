@@ -21,6 +21,9 @@ final class ClientContext {
 
   final Duration operationTimeout;
 
+  /** The application's meters, or {@link ClientMetrics#NONE}. */
+  final ClientMetrics metrics;
+
   private final Set<CompletableFuture<?>> outstanding = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
 
@@ -29,8 +32,10 @@ final class ClientContext {
       Connections connections,
       Executor callbacks,
       ScheduledExecutorService timer,
-      Duration operationTimeout) {
+      Duration operationTimeout,
+      ClientMetrics metrics) {
     this.metadata = metadata;
+    this.metrics = metrics;
     this.connections = connections;
     this.callbacks = callbacks;
     this.timer = timer;

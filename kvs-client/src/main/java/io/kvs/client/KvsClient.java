@@ -113,7 +113,8 @@ public final class KvsClient implements AutoCloseable {
       Duration timeout,
       Duration connectTimeout,
       int maxInFlight,
-      ClientSecurity security) {
+      ClientSecurity security,
+      ClientMetrics clientMetrics) {
     ClusterPaths paths = new ClusterPaths(cluster);
     ExecutorService blocking = Executors.newCachedThreadPool(daemonThreads("kvs-client-blocking"));
     ForkJoinPool callbacks =
@@ -159,7 +160,8 @@ public final class KvsClient implements AutoCloseable {
       metadata = new MetadataCache(curator, paths);
       metadata.start(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
       Connections connections = new Connections(factory, blocking);
-      ClientContext context = new ClientContext(metadata, connections, callbacks, timer, timeout);
+      ClientContext context =
+          new ClientContext(metadata, connections, callbacks, timer, timeout, clientMetrics);
       return new KvsClient(
           curator, metadata, factory, context, blocking, callbacks, timer, maxInFlight);
     } catch (InterruptedException e) {

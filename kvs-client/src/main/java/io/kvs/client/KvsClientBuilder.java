@@ -4,6 +4,7 @@ import io.kvs.core.KvsException;
 import io.kvs.core.cluster.ClusterPaths;
 import io.kvs.core.security.SecurityOptions;
 import io.kvs.core.security.TlsOptions;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.handler.ssl.SslContext;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -47,6 +48,7 @@ public final class KvsClientBuilder {
   private int maxInFlight = DEFAULT_MAX_IN_FLIGHT;
   private SecurityOptions security = SecurityOptions.none();
   private Path tlsTrustOnly;
+  private MeterRegistry meterRegistry;
 
   KvsClientBuilder() {}
 
@@ -175,6 +177,19 @@ public final class KvsClientBuilder {
   }
 
   /**
+   * Where the client records its meters ({@code kvs.client.operations}: a timer per operation and
+   * outcome; {@code kvs.client.retries}: rounds retried; docs/OPERATIONS.md, "Metrics"). Default:
+   * none, and the client measures nothing.
+   *
+   * @param registry the application's registry
+   * @return this builder
+   */
+  public KvsClientBuilder meterRegistry(MeterRegistry registry) {
+    this.meterRegistry = Objects.requireNonNull(registry, "registry");
+    return this;
+  }
+
+  /**
    * Connects to ZooKeeper and loads the cluster's region map (waiting at most the connect timeout
    * in all), and returns the client. Connections to region servers are opened on first use.
    *
@@ -200,6 +215,7 @@ public final class KvsClientBuilder {
         operationTimeout,
         connectTimeout,
         maxInFlight,
-        new ClientSecurity(security, tls));
+        new ClientSecurity(security, tls),
+        meterRegistry == null ? ClientMetrics.NONE : new ClientMetrics(meterRegistry));
   }
 }

@@ -55,6 +55,10 @@ abstract class Operation<T> {
   /** Starts the operation. */
   final CompletableFuture<T> start() {
     context.track(result);
+    long begun = context.metrics.begin();
+    if (begun != 0) {
+      result.whenComplete((value, error) -> context.metrics.completed(name, begun, error));
+    }
     deadline = System.nanoTime() + timeoutNanos;
     next();
     return result;
@@ -111,6 +115,7 @@ abstract class Operation<T> {
 
   private void retry(Topology seen, Problem problem) {
     lastProblem = problem;
+    context.metrics.retried(name, problem.action());
     if (context.isClosed()) {
       result.completeExceptionally(ClientContext.closedError());
       return;

@@ -3,7 +3,9 @@ package io.kvs.master;
 import io.kvs.core.cluster.ClusterPaths;
 import io.kvs.core.control.ControlClient;
 import io.kvs.core.http.HttpEndpoint;
+import io.kvs.core.metrics.ProcessMetrics;
 import io.kvs.core.security.ZooKeeperAcls;
+import io.micrometer.core.instrument.Tags;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -34,6 +36,8 @@ public final class Master implements AutoCloseable {
   private final Reconciler reconciler;
   private final HttpEndpoint http;
   private final MasterStatus status;
+  private final ProcessMetrics metrics;
+  private final MasterMetrics masterMetrics;
   private final ScheduledExecutorService loop =
       Executors.newSingleThreadScheduledExecutor(
           runnable -> {
@@ -60,7 +64,9 @@ public final class Master implements AutoCloseable {
     RegionStore store = new RegionStore(curator, paths);
     store.ensurePath(paths.servers());
     control = new ControlClient(options.controlTimeout(), options.security());
-    reconciler = new Reconciler(options, store, control);
+    metrics = ProcessMetrics.start(Tags.of("process", "master", "master", options.id()));
+    masterMetrics = new MasterMetrics(metrics.registry(), this::isActive);
+    reconciler = new Reconciler(options, store, control, masterMetrics);
     servers = CuratorCache.build(curator, paths.servers());
     servers.listenable().addListener((type, before, after) -> schedulePass());
     latch = new LeaderLatch(curator, paths.masters(), options.id());
@@ -80,6 +86,7 @@ public final class Master implements AutoCloseable {
           }
         });
     http = HttpEndpoint.start(options.host(), options.httpPort());
+    metrics.serve(http);
     status =
         new MasterStatus(
             options,
@@ -109,6 +116,11 @@ public final class Master implements AutoCloseable {
     return http;
   }
 
+  /** Its meters (JMX and {@code GET /metrics}; docs/OPERATIONS.md, "Metrics"). */
+  public ProcessMetrics metrics() {
+    return metrics;
+  }
+
   /** Whether this master is the active one. */
   public boolean isActive() {
     return latch.hasLeadership();
@@ -128,12 +140,16 @@ public final class Master implements AutoCloseable {
   private void runPass() {
     passQueued.set(false);
     if (!latch.hasLeadership()) {
+      masterMetrics.standingBy();
       return;
     }
+    long started = System.nanoTime();
     try {
       converged = reconciler.pass();
+      masterMetrics.passed(System.nanoTime() - started, converged, false);
     } catch (Exception e) {
       converged = false;
+      masterMetrics.passed(System.nanoTime() - started, false, true);
       LOG.warn("reconcile pass failed: {}", e.toString());
     }
   }
@@ -154,5 +170,6 @@ public final class Master implements AutoCloseable {
     reconciler.close();
     control.close();
     curator.close();
+    metrics.close();
   }
 }

@@ -99,11 +99,15 @@ final class Reconciler implements AutoCloseable {
   /** The epoch each region with joining backups was first seen at, and when (nanoTime). */
   private final Map<Long, long[]> joiningSince = new HashMap<>();
 
-  Reconciler(MasterOptions options, RegionStore store, ControlClient control) {
+  private final MasterMetrics metrics;
+
+  Reconciler(
+      MasterOptions options, RegionStore store, ControlClient control, MasterMetrics metrics) {
     this.options = options;
     this.store = store;
     this.control = control;
     this.planned = new PlannedChanges(store);
+    this.metrics = metrics;
   }
 
   /** Whether every region is OPEN with its whole group in sync after this pass. */
@@ -132,6 +136,10 @@ final class Reconciler implements AutoCloseable {
       }
     }
     closeStrays(regions, servers, held);
+    metrics.observed(
+        servers.size(),
+        regions.values().stream().map(RegionStore.Versioned::region).toList(),
+        config.replicationFactor());
     return allOpen;
   }
 
@@ -395,6 +403,7 @@ final class Reconciler implements AutoCloseable {
     }
     Long started = whole ? recovering.remove(region.id()) : null;
     if (started != null) {
+      metrics.recovered(System.nanoTime() - started);
       LOG.info(
           "recovery of region {} done in {} ms: {}",
           region.id(),

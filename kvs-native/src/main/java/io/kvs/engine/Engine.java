@@ -148,6 +148,16 @@ public final class Engine implements AutoCloseable {
     }
   }
 
+  /** The engine's counters: node cache and memory budget ({@link EngineStats}). */
+  public EngineStats stats() {
+    guard.enter();
+    try {
+      return EngineStats.of(NativeMethods.engineStats(handle));
+    } finally {
+      guard.exit();
+    }
+  }
+
   private static byte[] nameBytes(String name) {
     Objects.requireNonNull(name, "name");
     return name.getBytes(StandardCharsets.UTF_8);

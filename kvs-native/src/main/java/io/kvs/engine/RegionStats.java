@@ -58,13 +58,14 @@ public record RegionStats(
     long gcBytesRead,
     List<Long> levelBytesRead,
     List<Long> levelBytesWritten,
-    Recovery recovery) {
+    Recovery recovery,
+    long compactionMicros) {
   /** Levels with their own statistics slot. */
   public static final int LEVELS = 8;
 
   private static final int SCALARS = 22;
   private static final int RECOVERY_FIELDS = 4;
-  static final int FIELDS = SCALARS + 2 * LEVELS + RECOVERY_FIELDS;
+  static final int FIELDS = SCALARS + 2 * LEVELS + RECOVERY_FIELDS + 1;
 
   /**
    * What opening a region recovered (zeros for a region created by this engine).
@@ -108,7 +109,8 @@ public record RegionStats(
             v[SCALARS + 2 * LEVELS],
             v[SCALARS + 2 * LEVELS + 1],
             v[SCALARS + 2 * LEVELS + 2],
-            v[SCALARS + 2 * LEVELS + 3]));
+            v[SCALARS + 2 * LEVELS + 3]),
+        v[SCALARS + 2 * LEVELS + RECOVERY_FIELDS]);
   }
 
   private static Long[] box(long[] values) {

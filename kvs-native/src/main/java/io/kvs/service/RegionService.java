@@ -206,6 +206,34 @@ public final class RegionService implements AutoCloseable {
   }
 
   /**
+   * How far one of a primary's backups is behind it (monitoring).
+   *
+   * @param queuedBytes bytes queued for it and not yet sent
+   * @param writes writes the primary applied that it does not hold yet
+   * @param oldestWaitNanos how long the oldest write waiting for it has waited (0: none waits)
+   */
+  public record BackupLag(long queuedBytes, long writes, long oldestWaitNanos) {}
+
+  /**
+   * How far region {@code regionId}'s backups are behind, held here as a primary, in the order of
+   * its placement; empty if it is not held as a primary or has no backups.
+   */
+  public List<BackupLag> backupLags(long regionId) {
+    long[] values;
+    lock.readLock().lock();
+    try {
+      values = NativeMethods.serviceBackupLags(live(), regionId);
+    } finally {
+      lock.readLock().unlock();
+    }
+    List<BackupLag> lags = new java.util.ArrayList<>(values.length / 3);
+    for (int i = 0; i + 2 < values.length; i += 3) {
+      lags.add(new BackupLag(values[i], values[i + 1], values[i + 2]));
+    }
+    return lags;
+  }
+
+  /**
    * Why the stream to region {@code regionId}'s backup number {@code index} (placement order)
    * failed, or empty if it did not.
    */
@@ -247,6 +275,29 @@ public final class RegionService implements AutoCloseable {
           counters[10],
           counters[11],
           counters[12]);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /** What this service answered to clients since it started, by operation and status. */
+  public RequestStats requestStats() {
+    lock.readLock().lock();
+    try {
+      return new RequestStats(NativeMethods.serviceRequestStats(live()));
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /**
+   * Turns request metrics on (the default) or off; off, the request path reads no clock and counts
+   * nothing ({@link #requestStats()} stops growing). To measure what they cost.
+   */
+  public void requestMetrics(boolean enabled) {
+    lock.readLock().lock();
+    try {
+      NativeMethods.serviceSetRequestMetrics(live(), enabled);
     } finally {
       lock.readLock().unlock();
     }

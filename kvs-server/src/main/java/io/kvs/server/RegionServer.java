@@ -6,6 +6,7 @@ import io.kvs.core.cluster.ClusterJson;
 import io.kvs.core.cluster.ClusterPaths;
 import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.http.HttpEndpoint;
+import io.kvs.core.metrics.ProcessMetrics;
 import io.kvs.core.security.ZooKeeperAcls;
 import io.kvs.engine.Engine;
 import io.kvs.engine.EngineOptions;
@@ -14,9 +15,11 @@ import io.kvs.fabric.FabricServer;
 import io.kvs.server.control.ControlServer;
 import io.kvs.server.membership.Lease;
 import io.kvs.server.membership.Membership;
+import io.kvs.server.metrics.ServerMetrics;
 import io.kvs.server.regions.HostedRegions;
 import io.kvs.server.tcp.TcpFrontEnd;
 import io.kvs.service.RegionService;
+import io.micrometer.core.instrument.Tags;
 import java.nio.file.Files;
 import java.time.Duration;
 import org.apache.curator.framework.CuratorFramework;
@@ -47,6 +50,8 @@ public final class RegionServer implements AutoCloseable {
   private final FabricServer fabric;
   private final ControlServer control;
   private final HttpEndpoint http;
+  private final ProcessMetrics metrics;
+  private final ServerMetrics serverMetrics;
   private final CuratorFramework curator;
   private final Membership membership;
   private final Lease lease;
@@ -99,6 +104,10 @@ public final class RegionServer implements AutoCloseable {
     control =
         ControlServer.start(regions, options.host(), options.controlPort(), options.security());
     http = HttpEndpoint.start(options.host(), options.httpPort());
+    metrics = ProcessMetrics.start(Tags.of("process", "server", "server", options.id()));
+    serverMetrics =
+        ServerMetrics.start(metrics.registry(), service, engine, regions, options.requestMetrics());
+    metrics.serve(http);
     info =
         new ServerInfo(
             options.id(),
@@ -150,6 +159,11 @@ public final class RegionServer implements AutoCloseable {
     return control;
   }
 
+  /** Its meters (JMX and {@code GET /metrics}; docs/OPERATIONS.md, "Metrics"). */
+  public ProcessMetrics metrics() {
+    return metrics;
+  }
+
   /** The regions it holds (tests and tools read a backup's engine through it). */
   public HostedRegions regions() {
     return regions;
@@ -168,6 +182,8 @@ public final class RegionServer implements AutoCloseable {
     }
     curator.close();
     http.close();
+    serverMetrics.close();
+    metrics.close();
     service.close();
     engine.close();
     LOG.info("region server {} stopped", options.id());

@@ -14,14 +14,16 @@ import java.util.Set;
  * RegionServerMain --id s1 --dir DIR --zookeeper HOST:PORT [--cluster default] [--host 127.0.0.1]
  *                  [--tcp-port 0] [--fabric tcp|shm|verbs|none] [--fabric-port 0]
  *                  [--control-port 0] [--http-port 0] [--memory BYTES] [--l0-size BYTES] [--growth-factor N]
- *                  [--session-timeout-ms 4000] [--durability flush|sync]
+ *                  [--session-timeout-ms 4000] [--durability flush|sync] [--metrics on|off]
  *                  [--secret-file FILE] [--tls-cert PEM --tls-key PEM --tls-ca PEM
  *                  [--tls-client-auth none|require]] [--zookeeper-digest-file FILE]
  * </pre>
  *
  * {@code --durability sync}: acknowledge writes only once durable on this server's device (see
- * {@link ServerOptions#syncWrites}); {@code flush} (the default) flushes them every 50 ms. Stops
- * cleanly on SIGTERM: leaves the cluster, drains the transports, syncs the engine.
+ * {@link ServerOptions#syncWrites}); {@code flush} (the default) flushes them every 50 ms. {@code
+ * --metrics off} stops counting and timing requests on the request path ({@link
+ * ServerOptions#requestMetrics}), to measure what that costs. Stops cleanly on SIGTERM: leaves the
+ * cluster, drains the transports, syncs the engine.
  */
 public final class RegionServerMain {
   private RegionServerMain() {}
@@ -32,6 +34,15 @@ public final class RegionServerMain {
       case "sync" -> true;
       case "flush" -> false;
       default -> throw new IllegalArgumentException("--durability is flush or sync, not " + value);
+    };
+  }
+
+  /** Whether {@code --metrics} asks for request metrics. */
+  static boolean metrics(String value) {
+    return switch (value) {
+      case "on" -> true;
+      case "off" -> false;
+      default -> throw new IllegalArgumentException("--metrics is on or off, not " + value);
     };
   }
 
@@ -53,7 +64,8 @@ public final class RegionServerMain {
                 "l0-size",
                 "session-timeout-ms",
                 "durability",
-                "growth-factor"));
+                "growth-factor",
+                "metrics"));
     known.addAll(SecurityOptions.FLAG_NAMES);
     Flags flags = Flags.parse(args, known);
     RegionServer server =
@@ -74,6 +86,7 @@ public final class RegionServerMain {
                 .syncWrites(durability(flags.get("durability", "flush")))
                 .growthFactor(flags.getInt("growth-factor", 0))
                 .security(SecurityOptions.fromFlags(flags))
+                .requestMetrics(metrics(flags.get("metrics", "on")))
                 .build());
     Shutdown.closeOnStopAndWait("region-server", server);
   }

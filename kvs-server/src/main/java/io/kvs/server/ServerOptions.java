@@ -34,6 +34,9 @@ import java.util.Objects;
  * @param httpPort the operator HTTP port ({@code /health}, {@code /metrics}; 0: free port)
  * @param security the cluster secret (control RPC, fabric bootstrap), TLS (client TCP port, control
  *     RPC) and ZooKeeper credentials; none by default (docs/OPERATIONS.md, "Security")
+ * @param requestMetrics whether the native request path counts requests and times them
+ *     (docs/OPERATIONS.md, "Metrics"); on by default, off only to measure what it costs
+ *     (docs/BENCHMARKS.md, "Cost of metrics"). Every other metric is read on a schedule and stays.
  */
 public record ServerOptions(
     String id,
@@ -51,7 +54,8 @@ public record ServerOptions(
     boolean syncWrites,
     int growthFactor,
     int httpPort,
-    SecurityOptions security) {
+    SecurityOptions security,
+    boolean requestMetrics) {
   /** The default ZooKeeper session timeout: a few seconds, as HBase and Kafka tune for failover. */
   public static final int DEFAULT_SESSION_TIMEOUT_MS = 4_000;
 
@@ -102,6 +106,7 @@ public record ServerOptions(
     private int growthFactor;
     private int httpPort;
     private SecurityOptions security = SecurityOptions.none();
+    private boolean requestMetrics = true;
 
     private Builder(String id, Path directory, String zookeeper) {
       this.id = id;
@@ -175,6 +180,12 @@ public record ServerOptions(
       return this;
     }
 
+    /** Whether requests are counted and timed (default: true). */
+    public Builder requestMetrics(boolean requestMetrics) {
+      this.requestMetrics = requestMetrics;
+      return this;
+    }
+
     public ServerOptions build() {
       return new ServerOptions(
           id,
@@ -192,7 +203,8 @@ public record ServerOptions(
           syncWrites,
           growthFactor,
           httpPort,
-          security);
+          security,
+          requestMetrics);
     }
   }
 }

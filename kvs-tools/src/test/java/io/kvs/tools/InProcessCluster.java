@@ -81,6 +81,16 @@ public final class InProcessCluster implements AutoCloseable {
     return name;
   }
 
+  /** Its region servers, s1 to s3. */
+  public List<RegionServer> servers() {
+    return List.copyOf(servers);
+  }
+
+  /** Its master. */
+  public Master master() {
+    return master;
+  }
+
   private void awaitOpen(int regions) throws Exception {
     try (KvsClient client = KvsClient.builder().zookeeper(zookeeper()).cluster(name).build()) {
       long deadline = System.nanoTime() + OPEN_WITHIN.toNanos();

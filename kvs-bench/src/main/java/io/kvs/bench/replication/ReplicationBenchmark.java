@@ -39,8 +39,9 @@ import java.util.Properties;
  * <p>Usage: {@code [--quick | --standard] [--records N] [--operations N] [--threads N] [--modes
  * none,build-index,send-index] [--rf 2,3] [--mixes SD,...] [--workloads a,b,c,d] [--memory BYTES]
  * [--l0-size BYTES] [--growth-factor N] [--regions N] [--rounds N] [--out-dir DIR] [--data-dir DIR]
- * [--ycsb-lib DIR]}. The quick profile loads 400,000 records and runs 200,000 operations with 1 MiB
- * region L0s, so that compactions (and Build-Index backups' own inserts) happen in a short run.
+ * [--ycsb-lib DIR] [--metrics on,off]}. The quick profile loads 400,000 records and runs 200,000
+ * operations with 1 MiB region L0s, so that compactions (and Build-Index backups' own inserts)
+ * happen in a short run.
  *
  * <p>The standard profile is the seeds' comparison where compaction matters (Tebis §5): Build-Index
  * against Send-Index at RF 3, growth factor 4, 8 regions whose 1 MiB L0s hold tens of thousands of
@@ -49,6 +50,11 @@ import java.util.Properties;
  * rounds that alternate the modes. With several rounds it reports each ratio as the median of the
  * rounds' ratios with their spread, and the Tebis Table 3 breakdown (cycles per operation by
  * component at this machine's clock, medians over the rounds) beside the published numbers.
+ *
+ * <p>{@code --metrics on,off} runs every case twice per round, with the servers' request metrics on
+ * and off ({@code --metrics} of the region servers), side by side: what counting and timing
+ * requests costs in CPU per operation (docs/BENCHMARKS.md, "Cost of metrics"). The cases are then
+ * labelled {@code <mode>+metrics} and {@code <mode>-metrics}.
  */
 public final class ReplicationBenchmark {
   private static final String SPLIT_PREFIX = "usertable:user";
@@ -89,7 +95,8 @@ public final class ReplicationBenchmark {
       int rounds,
       Path outDir,
       Path dataDir,
-      Path ycsbLib) {
+      Path ycsbLib,
+      List<String> metrics) {
     boolean quick() {
       return profile.equals("quick");
     }
@@ -130,6 +137,7 @@ public final class ReplicationBenchmark {
     Path outDir = Paths.get("target", "bench");
     Path dataDir = Paths.get("target", "bench", "data");
     Path ycsbLib = null;
+    List<String> metrics = List.of("on");
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--quick" -> quick = true;
@@ -150,6 +158,7 @@ public final class ReplicationBenchmark {
         case "--out-dir" -> outDir = Paths.get(args[++i]);
         case "--data-dir" -> dataDir = Paths.get(args[++i]);
         case "--ycsb-lib" -> ycsbLib = Paths.get(args[++i]);
+        case "--metrics" -> metrics = List.of(args[++i].split(","));
         default -> throw new IllegalArgumentException("unknown option " + args[i]);
       }
     }
@@ -168,6 +177,11 @@ public final class ReplicationBenchmark {
     for (String mode : modes) {
       if (!List.of("none", "build-index", "send-index").contains(mode)) {
         throw new IllegalArgumentException("unknown mode " + mode);
+      }
+    }
+    for (String setting : metrics) {
+      if (!List.of("on", "off").contains(setting)) {
+        throw new IllegalArgumentException("--metrics takes on, off or both, not " + setting);
       }
     }
     boolean shortRun = quick || standard;
@@ -219,7 +233,8 @@ public final class ReplicationBenchmark {
         rounds,
         outDir,
         dataDir,
-        ycsbLib);
+        ycsbLib,
+        metrics);
   }
 
   /** YCSB core sits next to this module's jar ({@code kvs-bench/target/ycsb-lib}). */
@@ -260,7 +275,9 @@ public final class ReplicationBenchmark {
         for (String mode : options.modes()) {
           List<Integer> rfs = mode.equals("none") ? List.of(1) : options.replicationFactors();
           for (int rf : rfs) {
-            runCase(round, mode, rf, mix);
+            for (String metrics : options.metrics()) {
+              runCase(round, mode, rf, mix, metrics);
+            }
           }
         }
       }
@@ -268,9 +285,14 @@ public final class ReplicationBenchmark {
     new ReplicationReport(results, options).write();
   }
 
-  private void runCase(int round, String mode, int rf, KvMix mix) throws Exception {
+  private void runCase(int round, String mode, int rf, KvMix mix, String metrics) throws Exception {
+    // With metrics on and off side by side, the cases are told apart by their label.
+    String label =
+        options.metrics().size() > 1 || !metrics.equals("on")
+            ? mode + (metrics.equals("on") ? "+metrics" : "-metrics")
+            : mode;
     String name =
-        mode
+        label
             + "-rf"
             + rf
             + "-"
@@ -280,7 +302,7 @@ public final class ReplicationBenchmark {
     System.out.printf(
         Locale.ROOT,
         "%n== %s, RF %d, mix %s%s%n",
-        mode,
+        label,
         rf,
         mix,
         options.rounds() > 1 ? ", round " + round + " of " + options.rounds() : "");
@@ -302,7 +324,9 @@ public final class ReplicationBenchmark {
         "--memory",
         Long.toString(options.memoryBytes()),
         "--l0-size",
-        Long.toString(options.l0SizeBytes()));
+        Long.toString(options.l0SizeBytes()),
+        "--metrics",
+        metrics);
     if (options.growthFactor() > 0) {
       Collections.addAll(
           clusterOptions, "--growth-factor", Integer.toString(options.growthFactor()));
@@ -317,11 +341,11 @@ public final class ReplicationBenchmark {
       Path histogram = dir.resolve("field-lengths.txt");
       writeHistogram(mix, histogram);
       double kvBytes = averageKvBytes(mix);
-      phase(round, mode, rf, mix, "load-a", true, "a", servers, state, dir, histogram, kvBytes);
+      phase(round, label, rf, mix, "load-a", true, "a", servers, state, dir, histogram, kvBytes);
       for (String workload : options.workloads()) {
         phase(
             round,
-            mode,
+            label,
             rf,
             mix,
             "run-" + workload,

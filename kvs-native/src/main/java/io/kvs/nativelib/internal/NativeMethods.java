@@ -52,6 +52,9 @@ public final class NativeMethods {
   /** Syncs and closes every region, then the volume. */
   public static native void engineClose(long engine);
 
+  /** The engine's counters, in {@code kvs_engine_stats} order. */
+  public static native long[] engineStats(long engine);
+
   /** Creates a region; returns its handle. */
   public static native long regionCreate(long engine, byte[] nameUtf8);
 
@@ -188,6 +191,17 @@ public final class NativeMethods {
 
   /** The service's replication counters, in {@code kvs_replication_stats} order. */
   public static native long[] serviceReplicationStats(long service);
+
+  /**
+   * How far a primary region's backups are behind: three longs per backup ({@code kvs_backup_lag}).
+   */
+  public static native long[] serviceBackupLags(long service, long regionId);
+
+  /** The service's request metrics, in {@code kvs_service_request_stats} order. */
+  public static native long[] serviceRequestStats(long service);
+
+  /** Turns the service's request metrics on or off. */
+  public static native void serviceSetRequestMetrics(long service, boolean enabled);
 
   /** Stops serving {@code regionId}. */
   public static native void serviceDetach(long service, long regionId);

@@ -145,6 +145,22 @@ public final class HostedRegions {
     return epochs.highest(regionId);
   }
 
+  /**
+   * A region held now, for the metrics: its role, its backups (server ids, placement order) and its
+   * engine region (which a command may close meanwhile: reading it may then throw).
+   */
+  public record Sample(long regionId, RegionRole role, List<String> backups, Region region) {}
+
+  /** What this server holds now, without waiting for a command in progress (metrics). */
+  public List<Sample> samples() {
+    List<Sample> samples = new ArrayList<>();
+    published.forEach(
+        (id, region) ->
+            samples.add(
+                new Sample(id, region.role(), region.descriptor().backups(), region.region())));
+    return samples;
+  }
+
   /** What this server holds now. */
   public List<HeldRegion> list() {
     List<HeldRegion> held = new ArrayList<>();

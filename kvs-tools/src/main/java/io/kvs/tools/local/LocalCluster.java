@@ -15,7 +15,8 @@ import java.util.Set;
  *                     [--mode send-index|build-index|none] [--masters 1] [--fabric tcp|shm|none]
  *                     [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]
  *                     [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS] [--min-replicas N]
- *                     [--durability flush|sync] [--tls [on|off]] [--tls-client-auth none|require]
+ *                     [--durability flush|sync] [--metrics on|off]
+ *                     [--tls [on|off]] [--tls-client-auth none|require]
  * LocalCluster status --dir DIR
  * LocalCluster verify --dir DIR [--patience SECONDS]
  * LocalCluster stop   --dir DIR
@@ -71,7 +72,8 @@ public final class LocalCluster {
                       "durability",
                       "growth-factor",
                       "tls",
-                      "tls-client-auth"));
+                      "tls-client-auth",
+                      "metrics"));
           new LocalStart(new ClusterDirectory(Path.of(flags.require("dir"))), flags).run();
         }
         case "status" -> {
@@ -115,7 +117,8 @@ public final class LocalCluster {
         "usage: ./kvs local start [--servers 3] [--regions 32] [--replication 2]"
             + " [--mode send-index|build-index|none] [--masters 1] [--fabric tcp|shm|none]"
             + " [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]"
-            + " [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS]\n"
+            + " [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS]"
+            + " [--metrics on|off]\n"
             + "       ./kvs local status\n"
             + "       ./kvs local verify [--patience SECONDS]\n"
             + "       ./kvs local stop\n"

@@ -141,7 +141,9 @@ final class LocalStart {
               "--durability",
               flags.get("durability", "flush"),
               "--growth-factor",
-              Integer.toString(flags.getInt("growth-factor", 0))));
+              Integer.toString(flags.getInt("growth-factor", 0)),
+              "--metrics",
+              flags.get("metrics", "on")));
       spawn(state, "server-" + id, "io.kvs.server.RegionServerMain", "1g", arguments);
     }
     directory.save(state);
