@@ -11,6 +11,7 @@ import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.control.ControlClient;
 import io.kvs.core.control.ControlCommand;
+import io.kvs.core.security.SecurityOptions;
 import io.kvs.tools.admin.AdminMain;
 import io.kvs.tools.local.LocalStatus;
 import java.io.PrintWriter;
@@ -43,11 +44,16 @@ class AdminIT {
   @TempDir(cleanup = CleanupMode.ON_SUCCESS)
   static Path dir;
 
+  /** The cluster secret ./kvs local start wrote (the control RPC asks for its proof). */
+  private static Path secret;
+
   /** What one {@code ./kvs admin} run printed, and its exit status. */
   private record Run(int status, String out, String err) {}
 
   private static Run admin(String zookeeper, String... command) {
-    List<String> args = new ArrayList<>(List.of("--zookeeper", zookeeper, "--wait", "90"));
+    List<String> args =
+        new ArrayList<>(
+            List.of("--zookeeper", zookeeper, "--wait", "90", "--secret-file", secret.toString()));
     args.addAll(List.of(command));
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
@@ -70,6 +76,7 @@ class AdminIT {
                 "3");
         KvsClient client = cluster.client(OPERATION_TIMEOUT)) {
       String zookeeper = cluster.zookeeper();
+      secret = cluster.dir().resolve("secret");
       ProcessCluster.awaitFullStrength(client, REGIONS, 3, Duration.ofSeconds(60));
       byte[] firstKey = RecordedLoad.key("admin", 0);
       RegionDescriptor loaded = client.regionMap().regionFor(firstKey).orElseThrow();
@@ -110,7 +117,9 @@ class AdminIT {
       load.finish();
 
       ServerInfo drainedServer = LocalStatus.liveServers(zookeeper, "default").get(target);
-      try (ControlClient control = new ControlClient(Duration.ofSeconds(5))) {
+      try (ControlClient control =
+          new ControlClient(
+              Duration.ofSeconds(5), SecurityOptions.forClusterDirectory(cluster.dir(), "admin"))) {
         ProcessCluster.awaitCondition(
             target + " closes every region it held",
             AWAIT,

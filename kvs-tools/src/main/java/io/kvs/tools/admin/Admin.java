@@ -11,6 +11,8 @@ import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.control.ControlClient;
 import io.kvs.core.control.ControlCommand;
 import io.kvs.core.control.ControlReply;
+import io.kvs.core.security.SecurityOptions;
+import io.kvs.core.security.ZooKeeperAcls;
 import io.kvs.tools.ClusterTarget;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -38,16 +40,20 @@ public final class Admin implements AutoCloseable {
 
   private final CuratorFramework curator;
   private final ClusterPaths paths;
-  private final ControlClient control = new ControlClient(STATS_TIMEOUT);
+  private final ControlClient control;
 
-  private Admin(ClusterTarget target, Duration connectTimeout) throws InterruptedException {
+  private Admin(ClusterTarget target, SecurityOptions security, Duration connectTimeout)
+      throws InterruptedException {
     paths = new ClusterPaths(target.cluster());
+    control = new ControlClient(STATS_TIMEOUT, security);
     curator =
-        CuratorFrameworkFactory.builder()
-            .connectString(target.zookeeper())
-            .connectionTimeoutMs((int) connectTimeout.toMillis())
-            .sessionTimeoutMs(30_000)
-            .retryPolicy(new ExponentialBackoffRetry(100, 5, 2_000))
+        ZooKeeperAcls.apply(
+                CuratorFrameworkFactory.builder()
+                    .connectString(target.zookeeper())
+                    .connectionTimeoutMs((int) connectTimeout.toMillis())
+                    .sessionTimeoutMs(30_000)
+                    .retryPolicy(new ExponentialBackoffRetry(100, 5, 2_000)),
+                security.zookeeper())
             .build();
     curator.start();
     if (!curator.blockUntilConnected(
@@ -59,10 +65,16 @@ public final class Admin implements AutoCloseable {
     }
   }
 
-  /** Connects to {@code target}'s ZooKeeper, waiting at most {@code connectTimeout}. */
-  public static Admin connect(ClusterTarget target, Duration connectTimeout)
+  /**
+   * Connects to {@code target}'s ZooKeeper, waiting at most {@code connectTimeout}.
+   *
+   * @param security the cluster secret or TLS certificate its servers' control RPC asks for, and
+   *     the ZooKeeper credentials its znodes are guarded with (requests are refused without them)
+   */
+  public static Admin connect(
+      ClusterTarget target, SecurityOptions security, Duration connectTimeout)
       throws InterruptedException {
-    return new Admin(target, connectTimeout);
+    return new Admin(target, security, connectTimeout);
   }
 
   /** The live servers by id. */

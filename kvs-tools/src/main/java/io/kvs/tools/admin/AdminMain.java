@@ -1,5 +1,7 @@
 package io.kvs.tools.admin;
 
+import io.kvs.core.cli.Flags;
+import io.kvs.core.security.SecurityOptions;
 import io.kvs.tools.ClusterTarget;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
@@ -13,16 +15,22 @@ import java.util.List;
  * {@code ./kvs admin}: one admin command ({@link AdminCommands#HELP}) against a running cluster.
  *
  * <pre>
- * AdminMain [--dir DIR | --zookeeper HOST:PORT [--cluster NAME]] [--wait SECONDS] COMMAND ARGS...
+ * AdminMain [--dir DIR | --zookeeper HOST:PORT [--cluster NAME]] [--wait SECONDS]
+ *           [--secret-file FILE] [--tls-cert PEM --tls-key PEM --tls-ca PEM]
+ *           [--zookeeper-digest-file FILE] COMMAND ARGS...
  * </pre>
  *
- * Exit status: 0 when the command did what it says, 1 when it could not (the reason on standard
+ * Against a local cluster ({@code --dir}) it finds the cluster secret and TLS certificates in its
+ * directory; otherwise the flags give them (docs/OPERATIONS.md, "Security").
+ *
+ * <p>Exit status: 0 when the command did what it says, 1 when it could not (the reason on standard
  * error), 2 for bad options or no cluster to connect to.
  */
 public final class AdminMain {
   private static final String USAGE =
       "usage: ./kvs admin [--dir DIR | --zookeeper HOST:PORT [--cluster NAME]] [--wait SECONDS]"
-          + " COMMAND [ARGS...]";
+          + " [--secret-file FILE] [--tls-cert PEM --tls-key PEM --tls-ca PEM]"
+          + " [--zookeeper-digest-file FILE] COMMAND [ARGS...]";
 
   private AdminMain() {}
 
@@ -44,6 +52,7 @@ public final class AdminMain {
     String cluster = null;
     Duration wait = Duration.ofMinutes(5);
     List<String> words = new ArrayList<>();
+    List<String> securityFlags = new ArrayList<>();
     try {
       for (int i = 0; i < args.length; i++) {
         String arg = args[i];
@@ -65,7 +74,12 @@ public final class AdminMain {
           case "--zookeeper" -> zookeeper = value;
           case "--cluster" -> cluster = value;
           case "--wait" -> wait = Duration.ofSeconds(Long.parseLong(value));
-          default -> throw new IllegalArgumentException("unknown option " + arg);
+          default -> {
+            if (!SecurityOptions.FLAG_NAMES.contains(arg.substring(2))) {
+              throw new IllegalArgumentException("unknown option " + arg);
+            }
+            securityFlags.addAll(List.of(arg, value));
+          }
         }
       }
       if (words.isEmpty()) {
@@ -81,7 +95,12 @@ public final class AdminMain {
     Admin admin;
     try {
       target = ClusterTarget.resolve(dir, zookeeper, cluster);
-      admin = Admin.connect(target, Duration.ofSeconds(10));
+      SecurityOptions security =
+          !securityFlags.isEmpty() || dir == null
+              ? SecurityOptions.fromFlags(
+                  Flags.parse(securityFlags.toArray(String[]::new), SecurityOptions.FLAG_NAMES))
+              : SecurityOptions.forClusterDirectory(dir, "admin");
+      admin = Admin.connect(target, security, Duration.ofSeconds(10));
     } catch (Exception e) {
       err.println("kvs admin: " + e.getMessage());
       return 2;

@@ -79,7 +79,8 @@ public final class LocalStatus {
       OperatorAddresses.print(curator, paths, servers, masters.isEmpty() ? "" : masters.get(0));
       System.out.printf("%nregions (%d)%n", map.size());
       int replication = replicationFactor(curator, paths);
-      Map<String, Map<Long, HeldRegion>> held = ServedRegions.held(servers);
+      Map<String, Map<Long, HeldRegion>> held =
+          ServedRegions.held(servers, directory.toolSecurity());
       System.out.printf(
           "  %-4s %-24s %-8s %-10s %-6s %-8s %s%n",
           "id", "range", "primary", "backups", "epoch", "state", "health");

@@ -3,6 +3,7 @@ package io.kvs.tools.local;
 import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.control.ControlClient;
 import io.kvs.core.control.HeldRegion;
+import io.kvs.core.security.SecurityOptions;
 import io.kvs.master.status.RegionHealth;
 import io.kvs.master.status.ServerProbe;
 import java.time.Duration;
@@ -29,9 +30,10 @@ final class ServedRegions {
    * What each live server holds, by server id; null for a server that did not answer within {@link
    * #WAIT} (the shape {@link RegionHealth#of} takes).
    */
-  static Map<String, Map<Long, HeldRegion>> held(Map<String, ServerInfo> servers) {
+  static Map<String, Map<Long, HeldRegion>> held(
+      Map<String, ServerInfo> servers, SecurityOptions security) {
     Map<String, Map<Long, HeldRegion>> held = new HashMap<>();
-    try (ControlClient control = new ControlClient(CALL_TIMEOUT);
+    try (ControlClient control = new ControlClient(CALL_TIMEOUT, security);
         ServerProbe probe = new ServerProbe(control, CALL_TIMEOUT, Duration.ZERO)) {
       probe
           .probeAll(servers.values(), WAIT)

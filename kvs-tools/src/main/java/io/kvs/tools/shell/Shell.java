@@ -120,7 +120,13 @@ public final class Shell {
               out,
               err,
               output -> {
-                Admin admin = Admin.connect(cluster, options.timeout);
+                Admin admin =
+                    Admin.connect(
+                        cluster,
+                        options.dir != null && options.zookeeper == null
+                            ? SecurityOptions.forClusterDirectory(options.dir, "admin")
+                            : SecurityOptions.none(),
+                        options.timeout);
                 admins.add(admin);
                 return new AdminCommands(admin, output, Duration.ofMinutes(5));
               });
