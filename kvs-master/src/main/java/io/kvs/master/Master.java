@@ -64,6 +64,13 @@ public final class Master implements AutoCloseable {
     RegionStore store = new RegionStore(curator, paths);
     store.ensurePath(paths.servers());
     control = new ControlClient(options.controlTimeout(), options.security());
+    if (!options.security().authenticatesControl()) {
+      LOG.warn(
+          "SECURITY: master {} has no cluster secret and no TLS: it can command only region"
+              + " servers whose control port accepts anyone (start it with --secret-file, see"
+              + " docs/OPERATIONS.md, Security)",
+          options.id());
+    }
     metrics = ProcessMetrics.start(Tags.of("process", "master", "master", options.id()));
     masterMetrics = new MasterMetrics(metrics.registry(), this::isActive);
     reconciler = new Reconciler(options, store, control, masterMetrics);
