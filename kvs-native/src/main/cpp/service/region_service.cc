@@ -442,47 +442,34 @@ Status RegionService::BackupCopies(
   return Status::Ok();
 }
 
+std::shared_ptr<replication::Replicator> RegionService::ReplicatorOfPrimary(
+    uint64_t region_id) const {
+  std::shared_lock<std::shared_mutex> lock(mutex_);
+  const auto it = regions_.find(region_id);
+  if (it == regions_.end() || !it->second.placement->primary ||
+      it->second.placement->backups.empty()) {
+    return nullptr;
+  }
+  return replicator_;
+}
+
 std::vector<replication::BackupState> RegionService::BackupStates(
     uint64_t region_id) const {
-  std::shared_ptr<replication::Replicator> replicator;
-  {
-    std::shared_lock<std::shared_mutex> lock(mutex_);
-    const auto it = regions_.find(region_id);
-    if (it == regions_.end() || !it->second.placement->primary ||
-        it->second.placement->backups.empty()) {
-      return {};
-    }
-    replicator = replicator_;
-  }
+  const auto replicator = ReplicatorOfPrimary(region_id);
   if (replicator == nullptr) return {};
   return replicator->BackupStates(region_id);
 }
 
 std::vector<replication::BackupLag> RegionService::BackupLags(
     uint64_t region_id) const {
-  std::shared_ptr<replication::Replicator> replicator;
-  {
-    std::shared_lock<std::shared_mutex> lock(mutex_);
-    const auto it = regions_.find(region_id);
-    if (it == regions_.end() || !it->second.placement->primary ||
-        it->second.placement->backups.empty()) {
-      return {};
-    }
-    replicator = replicator_;
-  }
+  const auto replicator = ReplicatorOfPrimary(region_id);
   if (replicator == nullptr) return {};
   return replicator->BackupLags(region_id);
 }
 
 std::vector<std::string> RegionService::BackupFailures(
     uint64_t region_id) const {
-  std::shared_ptr<replication::Replicator> replicator;
-  {
-    std::shared_lock<std::shared_mutex> lock(mutex_);
-    const auto it = regions_.find(region_id);
-    if (it == regions_.end() || !it->second.placement->primary) return {};
-    replicator = replicator_;
-  }
+  const auto replicator = ReplicatorOfPrimary(region_id);
   if (replicator == nullptr) return {};
   return replicator->BackupFailures(region_id);
 }

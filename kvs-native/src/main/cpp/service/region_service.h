@@ -187,6 +187,11 @@ class RegionService final : public channel::RequestHandler {
   const RequestMetrics& request_metrics() const { return request_metrics_; }
 
  private:
+  // The replicator streaming region_id's writes, if this server is its
+  // primary with backups; null otherwise. The streams' state is read from it
+  // outside this service's lock.
+  std::shared_ptr<replication::Replicator> ReplicatorOfPrimary(
+      uint64_t region_id) const;
   // Counts `respond`'s reply in request_metrics_ (when they are on).
   Respond Observed(Respond respond);
   // ExecuteAsync without counting (the caller counts).

@@ -46,30 +46,6 @@ public record MasterOptions(
     security = security == null ? SecurityOptions.none() : security;
   }
 
-  /** Options without security. */
-  public MasterOptions(
-      String id,
-      String zookeeper,
-      String cluster,
-      ClusterConfig bootstrap,
-      int expectedServers,
-      Duration reconcileInterval,
-      Duration controlTimeout,
-      String host,
-      int httpPort) {
-    this(
-        id,
-        zookeeper,
-        cluster,
-        bootstrap,
-        expectedServers,
-        reconcileInterval,
-        controlTimeout,
-        host,
-        httpPort,
-        SecurityOptions.none());
-  }
-
   /** These options with {@code newSecurity}. */
   public MasterOptions withSecurity(SecurityOptions newSecurity) {
     return new MasterOptions(
@@ -85,7 +61,7 @@ public record MasterOptions(
         newSecurity);
   }
 
-  /** Options with the HTTP port on a free port of 127.0.0.1. */
+  /** Options with the HTTP port on a free port of 127.0.0.1, without security. */
   public MasterOptions(
       String id,
       String zookeeper,
@@ -103,6 +79,7 @@ public record MasterOptions(
         reconcileInterval,
         controlTimeout,
         "127.0.0.1",
-        0);
+        0,
+        SecurityOptions.none());
   }
 }
