@@ -26,11 +26,20 @@ Status ReplicaSink::Create(channel::Session* session, lsm::Region* region,
 
 ReplicaSink::~ReplicaSink() {
   std::lock_guard<std::mutex> lock(mutex_);
-  const channel::ReplicaBuffer* filling = buffers_[filling_].get();
-  if (filling != nullptr) {
-    const std::string_view bytes(filling->data(), filling->size());
-    const Status applied =
-        ApplyLocked(filling_, bytes.substr(0, ValidPrefix(bytes)));
+  // The buffer being filled holds the older records; the other one, once
+  // the primary sent that buffer's FLUSH (not taken here yet) and moved on,
+  // the newer: writes the primary acknowledged once they landed, before
+  // the FLUSH was answered. Both, in that order (a buffer is written again
+  // only after its FLUSH was answered and applied, which zeroes it, so the
+  // other one holds nothing older).
+  for (size_t i = 0; i < kBuffers; ++i) {
+    const size_t buffer = (filling_ + i) % kBuffers;
+    const channel::ReplicaBuffer* held = buffers_[buffer].get();
+    if (held == nullptr) continue;
+    const std::string_view bytes(held->data(), held->size());
+    const size_t valid = ValidPrefix(bytes);
+    if (valid == 0) continue;
+    const Status applied = ApplyLocked(buffer, bytes.substr(0, valid));
     (void)applied;  // best effort: the region reports its own errors
   }
 }

@@ -150,7 +150,8 @@ void Replicator::Abandon(uint64_t region_id, const std::string& why) {
 
 void Replicator::Open(uint64_t region_id, uint64_t epoch,
                       std::vector<BackupTarget> backups, ReplicationMode mode,
-                      lsm::Region* region, size_t min_replicas) {
+                      lsm::Region* region, size_t min_replicas,
+                      std::string stream_key) {
   std::shared_ptr<Group> group = Find(region_id);
   if (group != nullptr &&
       (group->mode != mode ||
@@ -217,6 +218,7 @@ void Replicator::Open(uint64_t region_id, uint64_t epoch,
     }
     group->streams = std::move(streams);
     group->epoch = epoch;
+    group->stream_key = std::move(stream_key);
     group->min_replicas = std::max<size_t>(1, min_replicas);
     group->closing = false;
     group->changed.notify_all();
@@ -621,7 +623,13 @@ void Replicator::Write(uint64_t region_id, const Record& record,
                        const std::function<Status()>& apply, WriteDone done) {
   const std::shared_ptr<Group> group = Find(region_id);
   if (group == nullptr) {
-    done(apply());
+    // The caller's placement replicates the region, yet no group does here
+    // (never opened, or closed meanwhile): applying it would acknowledge a
+    // write no backup holds, whatever the minimum of replicas says.
+    done(Status::FromCode(Status::Code::kNotEnoughReplicas,
+                          "region " + std::to_string(region_id) +
+                              " has no replication group here; nothing was "
+                              "written"));
     return;
   }
   std::atomic<uint64_t>& stripe = group->stripes[Group::Stripe(record.key)];
@@ -837,6 +845,7 @@ std::shared_ptr<Replicator::Peer> Replicator::PeerFor(
   client_options.request_timeout = options_.timeout;
   // Over tcp the thread blocks until a backup answers (WaitForArrivals).
   client_options.wait_fd = true;
+  client_options.kind = channel::ConnectionKind::kPeer;
   client_options.secret = options_.secret;
   auto peer = std::make_shared<Peer>();
   peer->name = name;
@@ -952,10 +961,11 @@ bool Replicator::SendToBackup(Stream* stream, const std::string& message,
 
 bool Replicator::SendFlush(Stream* stream, std::unique_lock<std::mutex>* lock) {
   std::string flush;
-  EncodeControl({ControlType::kFlush, stream->group->region_id,
-                 stream->group->epoch, static_cast<uint32_t>(stream->filling),
-                 static_cast<uint32_t>(stream->offset), stream->sequence},
-                &flush);
+  EncodeControl(
+      {ControlType::kFlush, stream->group->region_id, stream->group->epoch,
+       static_cast<uint32_t>(stream->filling),
+       static_cast<uint32_t>(stream->offset), stream->sequence, std::string()},
+      &flush);
   if (!SendToBackup(stream, flush, "FLUSH", &stream->flush_pending, lock)) {
     return false;
   }
@@ -968,10 +978,12 @@ bool Replicator::Connect(Stream* stream) {
   Group* group = stream->group.get();
   Stream::State state;
   uint64_t epoch;
+  std::string stream_key;
   {
     std::lock_guard<std::mutex> lock(group->mutex);
     state = stream->state;
     epoch = group->epoch;
+    stream_key = group->stream_key;
   }
   const size_t buffers =
       group->mode == ReplicationMode::kSendIndex ? kSendIndexBuffers : kBuffers;
@@ -1008,13 +1020,20 @@ bool Replicator::Connect(Stream* stream) {
   }
   // OPEN's buffer field names the mode, its sequence the lineage of the
   // region (replication_format.h).
+  Control control{ControlType::kOpen,
+                  group->region_id,
+                  epoch,
+                  static_cast<uint32_t>(group->mode),
+                  0,
+                  group->mode == ReplicationMode::kSendIndex
+                      ? group->region->incarnation()
+                      : 0,
+                  std::string()};
+  // Only the group's primary holds the key: the backup takes the stream
+  // from this connection alone.
+  control.proof = OpenProof(control, stream_key, peer->client->connection_id());
   std::string open;
-  EncodeControl(
-      {ControlType::kOpen, group->region_id, epoch,
-       static_cast<uint32_t>(group->mode), 0,
-       group->mode == ReplicationMode::kSendIndex ? group->region->incarnation()
-                                                  : 0},
-      &open);
+  EncodeControl(control, &open);
   stream->open_pending = true;
   const Status submitted = peer->client->Submit(
       open, [this, weak = stream->weak_from_this(), peer, buffers](

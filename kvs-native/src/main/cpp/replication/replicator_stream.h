@@ -145,6 +145,9 @@ struct Replicator::Group {
   std::mutex mutex;  // everything below, and every stream's shared state
   std::condition_variable changed;
   uint64_t epoch = 0;
+  // The region's stream key at `epoch`: what a new stream's OPEN proves
+  // (replication_format.h).
+  std::string stream_key;
   size_t min_replicas = 1;
   uint64_t next_ticket = 1;
   bool closing = false;

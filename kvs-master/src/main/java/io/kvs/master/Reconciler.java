@@ -13,6 +13,7 @@ import io.kvs.core.control.ControlClient;
 import io.kvs.core.control.ControlCommand;
 import io.kvs.core.control.ControlReply;
 import io.kvs.core.control.HeldRegion;
+import io.kvs.core.control.StreamKey;
 import io.kvs.master.status.RecoveryLog;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -100,6 +101,16 @@ final class Reconciler implements AutoCloseable {
   private final Map<Long, long[]> joiningSince = new HashMap<>();
 
   private final MasterMetrics metrics;
+
+  /**
+   * Each region's stream key at the epoch this master drew it for (docs/PROTOCOL.md, "Control
+   * RPC"): every member of one epoch gets the same key. Kept in memory only (ZooKeeper is readable
+   * by anyone); a master that finds a region half-opened at an epoch whose key another master drew
+   * moves it to a new epoch.
+   */
+  private final Map<Long, EpochKey> streamKeys = new HashMap<>();
+
+  private record EpochKey(long epoch, StreamKey key) {}
 
   Reconciler(
       MasterOptions options, RegionStore store, ControlClient control, MasterMetrics metrics) {
@@ -347,6 +358,17 @@ final class Reconciler implements AutoCloseable {
         region = grown;
       }
     }
+    if (awaitsOpen(region, held) && !knowsStreamKey(region) && heldAtItsEpoch(region, held)) {
+      // Members hold this epoch with a key another master drew: those still to open could neither
+      // prove nor check it, so the region moves on to an epoch whose key this master draws (streams
+      // of backups in sync carry on across it).
+      RegionDescriptor reopening = region.atEpoch(region.epoch() + 1);
+      version = store.update(reopening, version);
+      LOG.info(
+          "{} reopened: this master holds no stream key of epoch {}", reopening, region.epoch());
+      recoveries.step(region.id(), "reopened", "no stream key of epoch " + region.epoch());
+      region = reopening;
+    }
     boolean opened = true;
     // Backups first, so the primary finds them ready when it starts replicating.
     List<String> order = new ArrayList<>(region.backups());
@@ -363,7 +385,8 @@ final class Reconciler implements AutoCloseable {
       ControlReply reply =
           call(
               servers.get(member),
-              new ControlCommand.Open(region, config.mode(), config.minReplicas()));
+              new ControlCommand.Open(
+                  region, config.mode(), config.minReplicas(), streamKey(region)));
       opened &= reply != null && reply.isOk();
       if (reply != null
           && reply.status() == StatusCode.STALE_EPOCH
@@ -411,6 +434,36 @@ final class Reconciler implements AutoCloseable {
           region);
     }
     return whole;
+  }
+
+  /** {@code region}'s stream key at its epoch, drawn on first use. */
+  private StreamKey streamKey(RegionDescriptor region) {
+    EpochKey known = streamKeys.get(region.id());
+    if (known == null || known.epoch() != region.epoch()) {
+      known = new EpochKey(region.epoch(), StreamKey.random());
+      streamKeys.put(region.id(), known);
+    }
+    return known.key();
+  }
+
+  private boolean knowsStreamKey(RegionDescriptor region) {
+    EpochKey known = streamKeys.get(region.id());
+    return known != null && known.epoch() == region.epoch();
+  }
+
+  /** Whether a listed member of {@code region} does not hold it as the map says. */
+  private static boolean awaitsOpen(
+      RegionDescriptor region, Map<String, Map<Long, HeldRegion>> held) {
+    return region.members().stream()
+        .anyMatch(member -> held.containsKey(member) && !holdsAsMapSays(region, member, held));
+  }
+
+  /** Whether some member holds {@code region} at its epoch (opened with that epoch's key). */
+  private static boolean heldAtItsEpoch(
+      RegionDescriptor region, Map<String, Map<Long, HeldRegion>> held) {
+    return region.members().stream()
+        .map(member -> held.getOrDefault(member, Map.of()).get(region.id()))
+        .anyMatch(holds -> holds != null && holds.epoch() == region.epoch());
   }
 
   /**

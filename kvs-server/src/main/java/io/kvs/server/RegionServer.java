@@ -73,6 +73,8 @@ public final class RegionServer implements AutoCloseable {
     engineOptions.sync(options.syncWrites());
     engine = Engine.open(options.directory().resolve("volume"), engineOptions.build());
     service = RegionService.create(engine);
+    // Fenced from the start: no primary answers before the first lease is granted.
+    service.requireLease();
     curator =
         ZooKeeperAcls.apply(
                 CuratorFrameworkFactory.builder()
@@ -91,14 +93,16 @@ public final class RegionServer implements AutoCloseable {
         TcpFrontEnd.start(
             service,
             TcpFrontEnd.Options.defaults().withHost(options.host()).withPort(options.tcpPort()),
-            options.security().tls().map(tls -> tls.serverContext(false)).orElse(null));
+            options.security().tls().map(tls -> tls.serverContext(false)).orElse(null),
+            options.security().clientSecret());
     fabric =
         options.hasFabric()
             ? FabricServer.start(
                 FabricOptions.defaults(options.fabricProvider())
                     .withHost(options.host())
                     .withPort(options.fabricPort())
-                    .withSecret(options.security().secret()),
+                    .withSecret(options.security().secret())
+                    .withClientSecret(options.security().clientSecret()),
                 service)
             : null;
     control =

@@ -113,7 +113,7 @@ public final class ControlServer implements AutoCloseable {
   ControlReply execute(ControlCommand command) {
     try {
       if (command instanceof ControlCommand.Open open) {
-        regions.open(open.region(), open.mode(), open.minReplicas());
+        regions.open(open.region(), open.mode(), open.minReplicas(), open.streamKey());
         return ControlReply.ok();
       }
       if (command instanceof ControlCommand.Close close) {

@@ -8,6 +8,7 @@ import io.kvs.core.cluster.ReplicationMode;
 import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.control.ControlCommand;
 import io.kvs.core.control.HeldRegion;
+import io.kvs.core.control.StreamKey;
 import io.kvs.engine.Engine;
 import io.kvs.engine.Region;
 import io.kvs.engine.RegionStats;
@@ -51,14 +52,6 @@ public final class HostedRegions {
       RegionDescriptor descriptor, RegionRole role, Region region, ReplicationMode mode) {}
 
   /**
-   * Opens {@code descriptor} with a minimum of one replica in sync ({@link #open(RegionDescriptor,
-   * ReplicationMode, int)}).
-   */
-  public synchronized void open(RegionDescriptor descriptor, ReplicationMode mode) {
-    open(descriptor, mode, 1);
-  }
-
-  /**
    * @param servers looks a live server up by id (null if it is not live): where a primary finds its
    *     backups
    */
@@ -83,20 +76,23 @@ public final class HostedRegions {
   /**
    * Opens {@code descriptor} in the role it gives this server (re-opening at a new epoch or role).
    * As primary, writes are refused while fewer than {@code minReplicas} replicas are in sync.
+   * {@code streamKey} is the region's key at this epoch: as primary its replication streams prove
+   * it, as backup it takes a stream only from the connection that did.
    *
    * @throws KvsException STALE_EPOCH for an epoch below one accepted before, INVALID_ARGUMENT if
    *     this server is no member of the region
    */
   public synchronized void open(
-      RegionDescriptor descriptor, ReplicationMode mode, int minReplicas) {
+      RegionDescriptor descriptor, ReplicationMode mode, int minReplicas, StreamKey streamKey) {
     try {
-      openLocked(descriptor, mode, minReplicas);
+      openLocked(descriptor, mode, minReplicas, streamKey);
     } finally {
       published = Map.copyOf(hosted);
     }
   }
 
-  private void openLocked(RegionDescriptor descriptor, ReplicationMode mode, int minReplicas) {
+  private void openLocked(
+      RegionDescriptor descriptor, ReplicationMode mode, int minReplicas, StreamKey streamKey) {
     RegionRole role = descriptor.roleOf(serverId);
     if (role == null) {
       throw KvsException.of(
@@ -120,7 +116,8 @@ public final class HostedRegions {
         mode,
         minReplicas,
         descriptor.primary(),
-        descriptor.joining().contains(serverId));
+        descriptor.joining().contains(serverId),
+        streamKey.bytes());
     hosted.put(descriptor.id(), new Hosted(descriptor, role, region, mode));
     LOG.info("opened {} as {} ({})", descriptor, role, mode.configName());
   }

@@ -1,5 +1,8 @@
 package io.kvs.server.tcp;
 
+import io.kvs.core.security.ClusterSecret;
+import io.kvs.core.security.RefusalLog;
+import io.kvs.core.wire.netty.ServerHandshake;
 import io.kvs.core.wire.netty.WireFraming;
 import io.kvs.service.RegionService;
 import io.netty.bootstrap.ServerBootstrap;
@@ -21,10 +24,14 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.net.InetSocketAddress;
 import java.nio.ByteOrder;
+import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The Netty TCP front end of a server: wire-protocol frames (docs/PROTOCOL.md, "Netty TCP framing")
@@ -41,6 +48,10 @@ import java.util.concurrent.locks.LockSupport;
  *       thus bounded by connections times that limit.
  *   <li><b>Frames</b> above {@code maxFrameBytes} close the connection (the peer is broken or
  *       hostile); everyone else is served on.
+ *   <li><b>Client credentials</b>: every connection starts with the client handshake ({@link
+ *       ServerHandshake}, docs/PROTOCOL.md "Client TCP handshake"): with a client secret, only a
+ *       client that proves it is served; a refused one is told why and closed. This is a client's
+ *       door: whatever its bytes say, a frame is a client request, never a replication message.
  *   <li><b>TLS</b> when started with an {@link SslContext}: an {@link
  *       io.netty.handler.ssl.SslHandler} before the framing (mutual TLS if the context requires
  *       client certificates; a client without one fails its handshake and is closed, everyone else
@@ -50,6 +61,11 @@ import java.util.concurrent.locks.LockSupport;
  * </ul>
  */
 public final class TcpFrontEnd implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(TcpFrontEnd.class);
+
+  /** How long a new connection has to complete its handshake. */
+  static final Duration HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
+
   /** Settings; {@link #defaults()} for a one-machine server. */
   public record Options(
       String host, int port, int eventLoops, int maxInFlightPerConnection, int maxFrameBytes) {
@@ -99,7 +115,10 @@ public final class TcpFrontEnd implements AutoCloseable {
 
   private volatile boolean running = true;
 
-  private TcpFrontEnd(RegionService service, Options options, SslContext tls)
+  private final RefusalLog refusals = new RefusalLog(LOG, "client connection");
+
+  private TcpFrontEnd(
+      RegionService service, Options options, SslContext tls, Optional<ClusterSecret> clientSecret)
       throws InterruptedException {
     this.service = service;
     this.options = options;
@@ -132,6 +151,7 @@ public final class TcpFrontEnd implements AutoCloseable {
                             new LengthFieldBasedFrameDecoder(
                                 ByteOrder.LITTLE_ENDIAN, options.maxFrameBytes(), 0, 4, 0, 4, true),
                             new LengthFieldPrepender(ByteOrder.LITTLE_ENDIAN, 4, 0, false),
+                            new ServerHandshake(clientSecret, refusals, HANDSHAKE_TIMEOUT),
                             new RequestHandler());
                   }
                 });
@@ -139,15 +159,32 @@ public final class TcpFrontEnd implements AutoCloseable {
         bootstrap.bind(new InetSocketAddress(options.host(), options.port())).sync().channel();
   }
 
-  /** Starts serving {@code service} on {@code options.host():options.port()}. */
+  /**
+   * Starts serving {@code service} on {@code options.host():options.port()}, to any client (no
+   * client secret, plain TCP).
+   */
   public static TcpFrontEnd start(RegionService service, Options options) {
-    return start(service, options, null);
+    return start(service, options, null, Optional.empty());
   }
 
-  /** {@link #start(RegionService, Options)} with TLS of {@code tls} (null: plain TCP). */
-  public static TcpFrontEnd start(RegionService service, Options options, SslContext tls) {
+  /**
+   * {@link #start(RegionService, Options)} with TLS of {@code tls} (null: plain TCP), serving only
+   * clients that prove {@code clientSecret} if present.
+   */
+  public static TcpFrontEnd start(
+      RegionService service,
+      Options options,
+      SslContext tls,
+      Optional<ClusterSecret> clientSecret) {
+    if (clientSecret.isEmpty() && tls == null) {
+      LOG.warn(
+          "SECURITY: the client port on {} serves ANYONE who can reach it (read and write any"
+              + " key): start the server with --client-secret-file or mutual TLS, see"
+              + " docs/OPERATIONS.md, Security",
+          options.host());
+    }
     try {
-      return new TcpFrontEnd(service, options, tls);
+      return new TcpFrontEnd(service, options, tls, clientSecret);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while binding", e);
@@ -157,6 +194,11 @@ public final class TcpFrontEnd implements AutoCloseable {
   /** The port it listens on. */
   public int port() {
     return ((InetSocketAddress) serverChannel.localAddress()).getPort();
+  }
+
+  /** Connections refused at the handshake so far. */
+  public long refusals() {
+    return refusals.refusals();
   }
 
   /** Requests answered so far. */

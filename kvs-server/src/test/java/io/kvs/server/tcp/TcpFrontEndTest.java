@@ -3,6 +3,8 @@ package io.kvs.server.tcp;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvs.core.StatusCode;
+import io.kvs.core.security.ClusterSecret;
+import io.kvs.core.wire.ClientHandshake;
 import io.kvs.core.wire.Reply;
 import io.kvs.core.wire.Request;
 import io.kvs.core.wire.WireCodec;
@@ -18,6 +20,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -35,13 +38,30 @@ class TcpFrontEndTest {
     out.flush();
   }
 
-  private static Reply readReply(Socket socket) throws IOException {
+  private static byte[] readFrame(Socket socket) throws IOException {
     DataInputStream in = new DataInputStream(socket.getInputStream());
     byte[] length = new byte[4];
     in.readFully(length);
     byte[] body = new byte[ByteBuffer.wrap(length).order(ByteOrder.LITTLE_ENDIAN).getInt()];
     in.readFully(body);
-    return WireCodec.decodeReply(body);
+    return body;
+  }
+
+  private static Reply readReply(Socket socket) throws IOException {
+    return WireCodec.decodeReply(readFrame(socket));
+  }
+
+  /** The client handshake, proving {@code secret} if present; returns the server's Admission. */
+  private static ClientHandshake.Admission handshake(Socket socket, Optional<ClusterSecret> secret)
+      throws IOException {
+    ClientHandshake.Challenge challenge = ClientHandshake.decodeChallenge(readFrame(socket));
+    ClientHandshake.Hello hello = ClientHandshake.hello(challenge, secret);
+    writeFrame(socket, ClientHandshake.encode(hello));
+    ClientHandshake.Admission admission = ClientHandshake.decodeAdmission(readFrame(socket));
+    if (admission.status() == StatusCode.OK && secret.isPresent()) {
+      assertThat(ClientHandshake.verify(challenge, hello, admission, secret.get())).isTrue();
+    }
+    return admission;
   }
 
   private static Reply call(Socket socket, Request request) throws IOException {
@@ -61,6 +81,8 @@ class TcpFrontEndTest {
           Socket hostile = new Socket("127.0.0.1", server.port())) {
         client.setSoTimeout(10_000);
         hostile.setSoTimeout(10_000);
+        assertThat(handshake(client, Optional.empty()).status()).isEqualTo(StatusCode.OK);
+        assertThat(handshake(hostile, Optional.empty()).status()).isEqualTo(StatusCode.OK);
         assertThat(call(client, Request.put(1, 5, 1, bytes("k"), bytes("v"))).status())
             .isEqualTo(StatusCode.OK);
         Reply got = call(client, Request.get(2, 5, 1, bytes("k")));
@@ -79,6 +101,79 @@ class TcpFrontEndTest {
         assertThat(call(client, Request.get(4, 5, 1, bytes("k"))).value()).isEqualTo(bytes("v"));
       }
       assertThat(server.requests()).isGreaterThanOrEqualTo(5);
+    }
+  }
+
+  /**
+   * With a client secret, only a client that proves it is served: one without it, with another
+   * secret, or skipping the handshake is told why and closed, and nothing it sent is executed;
+   * everyone else is served on.
+   */
+  @Test
+  void onlyClientsProvingTheClientSecretAreServed() throws Exception {
+    ClusterSecret secret = ClusterSecret.of(bytes("the-client-secret-of-this-test"));
+    try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
+        RegionService service = RegionService.create();
+        TcpFrontEnd server =
+            TcpFrontEnd.start(
+                service,
+                new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20),
+                null,
+                Optional.of(secret))) {
+      Region region = engine.createRegion("r");
+      service.attach(5, 1, region);
+      try (Socket good = new Socket("127.0.0.1", server.port());
+          Socket none = new Socket("127.0.0.1", server.port());
+          Socket wrong = new Socket("127.0.0.1", server.port());
+          Socket rude = new Socket("127.0.0.1", server.port())) {
+        for (Socket socket : new Socket[] {good, none, wrong, rude}) {
+          socket.setSoTimeout(10_000);
+        }
+        assertThat(handshake(good, Optional.of(secret)).status()).isEqualTo(StatusCode.OK);
+        ClientHandshake.Admission refused = handshake(none, Optional.empty());
+        assertThat(refused.status()).isEqualTo(StatusCode.INVALID_ARGUMENT);
+        assertThat(refused.message()).contains("client secret");
+        assertThat(none.getInputStream().read()).isEqualTo(-1);
+        ClusterSecret other = ClusterSecret.of(bytes("not-the-client-secret-at-all"));
+        assertThat(handshake(wrong, Optional.of(other)).status())
+            .isEqualTo(StatusCode.INVALID_ARGUMENT);
+        // A request instead of a Hello: refused, and never executed.
+        readFrame(rude); // the Challenge
+        writeFrame(rude, WireCodec.encode(Request.put(1, 5, 1, bytes("rude"), bytes("x"))));
+        assertThat(ClientHandshake.decodeAdmission(readFrame(rude)).status())
+            .isEqualTo(StatusCode.INVALID_ARGUMENT);
+        assertThat(rude.getInputStream().read()).isEqualTo(-1);
+        assertThat(region.get(bytes("rude"))).isNull();
+        assertThat(call(good, Request.put(2, 5, 1, bytes("k"), bytes("v"))).status())
+            .isEqualTo(StatusCode.OK);
+      }
+      assertThat(server.refusals()).isEqualTo(3);
+    }
+  }
+
+  /**
+   * The client port is a client's door: a replication message sent to it (a send-index TRIM) is a
+   * malformed client request, answered INVALID_ARGUMENT, and never reaches replication.
+   */
+  @Test
+  void replicationMessagesOnTheClientPortAreRefused() throws Exception {
+    try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
+        RegionService service = RegionService.create();
+        TcpFrontEnd server =
+            TcpFrontEnd.start(service, new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20))) {
+      service.attach(5, 1, engine.createRegion("r"));
+      try (Socket client = new Socket("127.0.0.1", server.port())) {
+        client.setSoTimeout(10_000);
+        assertThat(handshake(client, Optional.empty()).status()).isEqualTo(StatusCode.OK);
+        // TRIM (type 6) of region 5 at epoch 1, one large-log segment.
+        ByteBuffer trim = ByteBuffer.allocate(56).order(ByteOrder.LITTLE_ENDIAN);
+        trim.putInt(0x5253564b).put((byte) 6).put(new byte[3]).putLong(5).putLong(1);
+        trim.putInt(1).putInt(0).put((byte) 2).put(new byte[7]).putLong(3).putLong(0);
+        writeFrame(client, trim.array());
+        Reply reply = readReply(client);
+        assertThat(reply.status()).isEqualTo(StatusCode.INVALID_ARGUMENT);
+        assertThat(reply.message()).contains("client's connection");
+      }
     }
   }
 }
