@@ -73,7 +73,7 @@ public final class Master implements AutoCloseable {
     }
     metrics = ProcessMetrics.start(Tags.of("process", "master", "master", options.id()));
     masterMetrics = new MasterMetrics(metrics.registry(), this::isActive);
-    reconciler = new Reconciler(options, store, control, masterMetrics);
+    reconciler = new Reconciler(options, store, control, masterMetrics, this::schedulePass);
     servers = CuratorCache.build(curator, paths.servers());
     servers.listenable().addListener((type, before, after) -> schedulePass());
     latch = new LeaderLatch(curator, paths.masters(), options.id());
