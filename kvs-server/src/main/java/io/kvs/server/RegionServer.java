@@ -90,7 +90,10 @@ public final class RegionServer implements AutoCloseable {
     tcp =
         TcpFrontEnd.start(
             service,
-            TcpFrontEnd.Options.defaults().withHost(options.host()).withPort(options.tcpPort()),
+            TcpFrontEnd.Options.defaults()
+                .withHost(options.host())
+                .withPort(options.tcpPort())
+                .withMaxConnections(options.maxClientConnections()),
             options.security().tls().map(tls -> tls.serverContext(false)).orElse(null));
     fabric =
         options.hasFabric()
