@@ -323,6 +323,7 @@ public final class TcpFrontEnd implements AutoCloseable {
     private boolean unflushed; // event loop only
     private boolean tooManyInFlight; // event loop only: stopped by maxInFlightPerConnection
     private boolean updating; // event loop only: updateReading is running
+    private boolean changed; // event loop only: writability changed while it ran
 
     /**
      * Frames decoded while reading was stopped (event loop only): what the last read held past the
@@ -394,38 +395,43 @@ public final class TcpFrontEnd implements AutoCloseable {
     }
 
     /**
-     * Handles the frames held while it may read, then reads the connection only while it may
-     * (stopping it otherwise), and flushes what it wrote unless a read-complete will.
+     * Handles the frames held while it may read, flushes what it wrote unless a read-complete will,
+     * then reads the connection only while it may (stopping it otherwise). A writability change
+     * inside (a write, a flush that empties the output) makes it look again.
      */
     private void updateReading() {
       if (updating) {
-        return; // a write inside changed the writability: the outer call sees it
+        changed = true; // the outer call looks again
+        return;
       }
       updating = true;
       try {
-        boolean drained = false;
-        while (!held.isEmpty() && mayRead()) {
-          ByteBuf frame = held.poll();
-          try {
-            handle(frame);
-          } finally {
-            frame.release();
+        do {
+          changed = false;
+          boolean drained = false;
+          while (!held.isEmpty() && mayRead()) {
+            ByteBuf frame = held.poll();
+            try {
+              handle(frame);
+            } finally {
+              frame.release();
+            }
+            drained = true;
           }
-          drained = true;
-        }
-        Channel channel = context.channel();
-        boolean read = held.isEmpty() && mayRead();
-        if (channel.config().isAutoRead() != read) {
-          if (!read && !channel.isWritable()) {
-            outputStalls.incrementAndGet();
+          if (unflushed && (drained || !mayRead())) {
+            // No read-complete follows frames handled from `held`, nor a stopped connection's.
+            unflushed = false;
+            context.flush();
           }
-          channel.config().setAutoRead(read);
-        }
-        if (unflushed && (drained || !read)) {
-          // No read-complete follows frames handled from `held`, nor a stopped connection's.
-          unflushed = false;
-          context.flush();
-        }
+          Channel channel = context.channel();
+          boolean read = held.isEmpty() && mayRead();
+          if (channel.config().isAutoRead() != read) {
+            if (!read && !channel.isWritable()) {
+              outputStalls.incrementAndGet();
+            }
+            channel.config().setAutoRead(read);
+          }
+        } while (changed);
       } finally {
         updating = false;
       }

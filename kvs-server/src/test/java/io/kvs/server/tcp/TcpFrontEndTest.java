@@ -182,4 +182,32 @@ class TcpFrontEndTest {
       }
     }
   }
+
+  /**
+   * A reply above the output bound stops the connection only until it is written: the next request
+   * on it is answered (a scan's 4 MiB page once left its connection stopped for good).
+   */
+  @Test
+  void aReplyLargerThanTheOutputBoundLeavesTheConnectionServed() throws Exception {
+    try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
+        RegionService service = RegionService.create();
+        TcpFrontEnd server = TcpFrontEnd.start(service, TcpFrontEnd.Options.defaults())) {
+      Region region = engine.createRegion("r");
+      service.attach(5, 1, region);
+      try (Socket client = new Socket("127.0.0.1", server.port())) {
+        client.setSoTimeout(10_000);
+        for (int i = 0; i < 8; i++) {
+          assertThat(
+                  call(client, Request.put(i, 5, 1, bytes("e" + i), new byte[512 << 10])).status())
+              .isEqualTo(StatusCode.OK);
+        }
+        for (int round = 0; round < 3; round++) {
+          Reply page = call(client, Request.scan(10, 5, 1, bytes("e"), bytes("f"), 100, 4 << 20));
+          assertThat(page.status()).isEqualTo(StatusCode.OK);
+          assertThat(call(client, Request.get(11, 5, 1, bytes("e0"))).value()).hasSize(512 << 10);
+        }
+        assertThat(server.outputStalls()).isGreaterThanOrEqualTo(1);
+      }
+    }
+  }
 }
