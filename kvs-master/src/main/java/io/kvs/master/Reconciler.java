@@ -198,6 +198,11 @@ final class Reconciler implements AutoCloseable {
     return allOpen;
   }
 
+  /** Commands to servers in flight or waiting in their lanes (metrics). */
+  int pendingCommands() {
+    return commands.pending();
+  }
+
   /** The recent recoveries this master drove (for the status page). */
   RecoveryLog recoveries() {
     return recoveries;
