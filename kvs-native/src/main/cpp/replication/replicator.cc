@@ -527,10 +527,7 @@ std::vector<BackupLag> Replicator::BackupLags(uint64_t region_id) const {
   const uint64_t applied = group->next_ticket - 1;
   for (const auto& stream : group->streams) {
     BackupLag lag;
-    lag.queued_bytes = stream->queued_bytes;              // Send-Index
-    for (const Stream::Queued& queued : stream->queue) {  // Build-Index
-      lag.queued_bytes += queued.bytes.size();
-    }
+    lag.queued_bytes = stream->queued_bytes;
     lag.writes =
         applied > stream->done_ticket ? applied - stream->done_ticket : 0;
     // Waiters are in ticket order: the first one past what the backup
@@ -683,7 +680,9 @@ void Replicator::Write(uint64_t region_id, const Record& record,
       std::lock_guard<std::mutex> lock(group->mutex);
       ticket = group->next_ticket++;
       for (const auto& stream : group->streams) {
-        if (stream->Healthy()) stream->queue.push_back({ticket, bytes});
+        if (!stream->Healthy() || !HasRoom(stream.get())) continue;
+        stream->queued_bytes += bytes.size();
+        stream->queue.push_back({ticket, bytes});
       }
     }
     stripe.store(std::max(before, ticket));
@@ -859,6 +858,22 @@ std::shared_ptr<Replicator::Peer> Replicator::PeerFor(
   std::lock_guard<std::mutex> lock(mutex_);
   peers_[name] = peer;
   return peer;
+}
+
+bool Replicator::HasRoom(Stream* stream) const {
+  if (stream->queued_bytes <= options_.stream_queued_bytes_max) return true;
+  // The backup cannot keep up (or never answers): its stream fails, and
+  // its writes wait for the master to mark it joining, rather than queue
+  // without bound.
+  Group* group = stream->group.get();
+  stream->failure = Status::IoError(
+      "region " + std::to_string(group->region_id) + " replication to " +
+      stream->target.Name() + " failed: more than " +
+      std::to_string(options_.stream_queued_bytes_max) +
+      " bytes queued for it");
+  stream->state = Stream::State::kFailed;
+  group->changed.notify_all();
+  return false;
 }
 
 void Replicator::Fail(Stream* stream, const Status& status) {
@@ -1255,6 +1270,8 @@ bool Replicator::PumpBuildIndex(Stream* stream) {
         }
         batch->bytes += queued.bytes;
         batch->last_ticket = queued.ticket;
+        stream->queued_bytes -=
+            std::min<uint64_t>(stream->queued_bytes, queued.bytes.size());
         stream->queue.pop_front();
         ++records;
       }

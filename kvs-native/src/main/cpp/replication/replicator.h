@@ -73,6 +73,7 @@
 #include "lsm/replication_tap.h"
 #include "replication/replication_format.h"
 #include "replication/send_index_format.h"
+#include "util/limits.h"
 #include "util/status.h"
 
 namespace kvs::replication {
@@ -123,8 +124,14 @@ struct ReplicatorOptions {
   // post scatters up to the provider's limit of them (4 on tcp and shm),
   // of any regions (group commit across regions). Bounds the thread's
   // posts, not the bytes: batches are bounded per stream
-  // (limits::stream_queued_bytes_max).
+  // (stream_queued_bytes_max).
   size_t posts_in_flight_max = 2;
+  // Bytes one stream may hold queued for its backup and not yet sent, in
+  // both modes (Build-Index records, Send-Index events): a stream found
+  // with more when a write comes fails (its backup joins again later, and
+  // writes stop waiting for it once the master marks it joining) rather
+  // than queue without bound. Tests lower it.
+  uint64_t stream_queued_bytes_max = limits::stream_queued_bytes_max;
   // The cluster secret its connections to backups prove as peers' (channel/
   // bootstrap_auth.h); empty: none.
   std::string secret;
@@ -261,6 +268,10 @@ class Replicator final : public lsm::ReplicationTap {
                const std::shared_ptr<Stream>& stream);
   // Queues a Send-Index event on every live stream of `engine_region_id`.
   void Queue(uint64_t engine_region_id, StreamEvent&& event);
+  // Whether `stream` may take more: false, failing it, once it holds more
+  // than options_.stream_queued_bytes_max queued (caller holds the group's
+  // mutex).
+  bool HasRoom(Stream* stream) const;
   // Waits until every required stream of `group` holds `ticket`; with
   // `count_replicas`, also that at least its minimum of replicas do.
   Status AwaitTicket(Group* group, uint64_t ticket, bool count_replicas,

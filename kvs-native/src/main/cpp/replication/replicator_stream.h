@@ -260,8 +260,8 @@ struct Replicator::Stream : std::enable_shared_from_this<Replicator::Stream> {
   std::deque<Event*> to_load;
   uint64_t loaded_bytes = 0;
   std::shared_ptr<CatchUpPins> pins;
-  // Bytes of every event queued and not yet sent (bounded:
-  // limits::stream_queued_bytes_max).
+  // Bytes of every record (Build-Index) or event (Send-Index) queued and
+  // not yet sent (bounded: ReplicatorOptions::stream_queued_bytes_max).
   uint64_t queued_bytes = 0;
 
   // Whether the stream is up and holds every write acknowledged (caller

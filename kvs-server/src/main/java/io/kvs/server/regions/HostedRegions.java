@@ -1,5 +1,6 @@
 package io.kvs.server.regions;
 
+import io.kvs.core.ClosedException;
 import io.kvs.core.KvsException;
 import io.kvs.core.StatusCode;
 import io.kvs.core.cluster.RegionDescriptor;
@@ -12,6 +13,7 @@ import io.kvs.core.control.StreamKey;
 import io.kvs.engine.Engine;
 import io.kvs.engine.Region;
 import io.kvs.engine.RegionStats;
+import io.kvs.server.control.ControlledRegions;
 import io.kvs.service.RegionService;
 import io.kvs.service.ReplicationStats;
 import java.net.InetSocketAddress;
@@ -29,9 +31,11 @@ import org.slf4j.LoggerFactory;
  * The regions this server holds: opens them in the engine and attaches them to the request handler
  * at their epoch and role, as the master commands. Epochs only go up: a command with an epoch below
  * the highest this server accepted for the region (persisted) is refused with STALE_EPOCH.
- * Thread-safe (commands are serialized).
+ * Thread-safe: commands (open, close) are serialized on this object's lock; reads ({@link #list},
+ * {@link #stats}, {@link #regionStats}, {@link #digest}, {@link #samples}) take a published
+ * snapshot instead, so they never wait for a command in progress.
  */
-public final class HostedRegions {
+public final class HostedRegions implements ControlledRegions {
   private static final Logger LOG = LoggerFactory.getLogger(HostedRegions.class);
 
   private final String serverId;
@@ -44,8 +48,8 @@ public final class HostedRegions {
   /** Per region: the epoch and failed backups last logged ({@link #reportFailures}). */
   private final Map<Long, String> reportedFailures = new ConcurrentHashMap<>();
 
-  // What list() reports, replaced after every change: a command that blocks (closing a stream
-  // waits for its backups) must not hold up the master's listing.
+  // What the reads report, replaced after every change: a command that blocks (an open replaying a
+  // long log, a close waiting for its backups) must not hold up the master's listing or the stats.
   private volatile Map<Long, Hosted> published = Map.of();
 
   private record Hosted(
@@ -82,6 +86,7 @@ public final class HostedRegions {
    * @throws KvsException STALE_EPOCH for an epoch below one accepted before, INVALID_ARGUMENT if
    *     this server is no member of the region
    */
+  @Override
   public synchronized void open(
       RegionDescriptor descriptor, ReplicationMode mode, int minReplicas, StreamKey streamKey) {
     try {
@@ -127,6 +132,7 @@ public final class HostedRegions {
    *
    * @throws KvsException STALE_EPOCH for an epoch below the one held
    */
+  @Override
   public synchronized void close(long regionId, long epoch) {
     fence(regionId, epoch);
     epochs.raise(regionId, epoch);
@@ -138,6 +144,7 @@ public final class HostedRegions {
   }
 
   /** The highest epoch this server accepted for {@code regionId} (0: none), held or not. */
+  @Override
   public long highestEpoch(long regionId) {
     return epochs.highest(regionId);
   }
@@ -159,6 +166,7 @@ public final class HostedRegions {
   }
 
   /** What this server holds now. */
+  @Override
   public List<HeldRegion> list() {
     List<HeldRegion> held = new ArrayList<>();
     new TreeMap<>(published)
@@ -218,7 +226,8 @@ public final class HostedRegions {
    * This server's counters: its replication statistics ({@link RegionService#replicationStats()})
    * and its regions' engine statistics summed by role ({@code primary.*}, {@code backup.*}).
    */
-  public synchronized Map<String, Long> stats() {
+  @Override
+  public Map<String, Long> stats() {
     Map<String, Long> stats = new TreeMap<>();
     ReplicationStats replication = service.replicationStats();
     stats.put("replication.logBytes", replication.logBytes());
@@ -234,9 +243,14 @@ public final class HostedRegions {
     stats.put("replication.backupLogCpuNanos", replication.backupLogCpuNanos());
     stats.put("replication.backupIndexCpuNanos", replication.backupIndexCpuNanos());
     stats.put("service.insertCpuNanos", replication.insertCpuNanos());
-    for (Hosted region : hosted.values()) {
+    for (Hosted region : published.values()) {
       String role = region.role() == RegionRole.PRIMARY ? "primary." : "backup.";
-      RegionStats engineStats = region.region().stats();
+      RegionStats engineStats;
+      try {
+        engineStats = region.region().stats();
+      } catch (ClosedException e) {
+        continue; // replaced meanwhile (promoted, or dropped to become a replica): asked next time
+      }
       stats.merge(role + "regions", 1L, Long::sum);
       stats.merge(role + "l0Bytes", engineStats.l0Bytes(), Long::sum);
       stats.merge(role + "puts", engineStats.puts() + engineStats.deletes(), Long::sum);
@@ -255,8 +269,9 @@ public final class HostedRegions {
    *
    * @throws KvsException NOT_FOUND for a region not held here
    */
-  public synchronized Map<String, Long> regionStats(long regionId) {
-    Hosted region = hosted.get(regionId);
+  @Override
+  public Map<String, Long> regionStats(long regionId) {
+    Hosted region = published.get(regionId);
     if (region == null) {
       throw KvsException.of(StatusCode.NOT_FOUND, "region " + regionId + " is not held here");
     }
@@ -284,15 +299,13 @@ public final class HostedRegions {
   /**
    * A digest of what region {@code regionId} holds here, as {@link
    * io.kvs.core.control.ControlCommand.Digest} describes it: under send-index of its device levels,
-   * otherwise of a full scan (taken outside this object's lock).
+   * otherwise of a full scan.
    *
    * @throws KvsException NOT_FOUND for a region not held here
    */
+  @Override
   public Map<String, Long> digest(long regionId) {
-    Hosted region;
-    synchronized (this) {
-      region = hosted.get(regionId);
-    }
+    Hosted region = published.get(regionId);
     if (region == null) {
       throw KvsException.of(StatusCode.NOT_FOUND, "region " + regionId + " is not held here");
     }
