@@ -6,16 +6,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.kvs.core.StatusCode;
 import io.kvs.core.cluster.RegionState;
 import io.kvs.core.cluster.ServerInfo;
+import io.kvs.core.wire.BlockingFrames;
 import io.kvs.core.wire.ClientHandshake;
-import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -92,10 +89,10 @@ class KvsClientWriteOutcomeTest extends ClusterTestBase {
         connections.incrementAndGet();
         InputStream in = socket.getInputStream();
         ClientHandshake.Challenge challenge = ClientHandshake.challenge(Optional.empty());
-        writeFrame(socket, ClientHandshake.encode(challenge));
-        ClientHandshake.Hello hello = ClientHandshake.decodeHello(readFrame(in));
-        writeFrame(
-            socket,
+        BlockingFrames.write(socket.getOutputStream(), ClientHandshake.encode(challenge));
+        ClientHandshake.Hello hello = ClientHandshake.decodeHello(BlockingFrames.read(in));
+        BlockingFrames.write(
+            socket.getOutputStream(),
             ClientHandshake.encode(ClientHandshake.admit(challenge, hello, Optional.empty())));
         int read;
         while ((read = in.read(buffer)) > 0) {
@@ -105,21 +102,5 @@ class KvsClientWriteOutcomeTest extends ClusterTestBase {
         // closed: the test is over, or the client dropped the connection
       }
     }
-  }
-
-  private static void writeFrame(Socket socket, byte[] body) throws IOException {
-    OutputStream out = socket.getOutputStream();
-    out.write(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(body.length).array());
-    out.write(body);
-    out.flush();
-  }
-
-  private static byte[] readFrame(InputStream input) throws IOException {
-    DataInputStream in = new DataInputStream(input);
-    byte[] length = new byte[4];
-    in.readFully(length);
-    byte[] body = new byte[ByteBuffer.wrap(length).order(ByteOrder.LITTLE_ENDIAN).getInt()];
-    in.readFully(body);
-    return body;
   }
 }

@@ -7,12 +7,10 @@ import io.kvs.core.StatusCode;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.security.ClusterSecret;
-import io.kvs.core.wire.ClientHandshake;
+import io.kvs.core.wire.BlockingFrames;
 import io.kvs.core.wire.Reply;
 import io.kvs.core.wire.WireCodec;
-import java.io.DataInputStream;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -136,10 +134,7 @@ class ClientDoorIT {
     messages.add(openMessage(region));
     try (Socket socket = new Socket(server.host(), server.tcpPort())) {
       socket.setSoTimeout(10_000);
-      ClientHandshake.Challenge challenge = ClientHandshake.decodeChallenge(readFrame(socket));
-      writeFrame(
-          socket, ClientHandshake.encode(ClientHandshake.hello(challenge, Optional.of(secret))));
-      assertThat(ClientHandshake.decodeAdmission(readFrame(socket)).status())
+      assertThat(BlockingFrames.handshake(socket, Optional.of(secret)).status())
           .isEqualTo(StatusCode.OK);
       for (byte[] message : messages) {
         writeFrame(socket, message);
@@ -201,18 +196,10 @@ class ClientDoorIT {
   }
 
   private static void writeFrame(Socket socket, byte[] body) throws IOException {
-    OutputStream out = socket.getOutputStream();
-    out.write(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(body.length).array());
-    out.write(body);
-    out.flush();
+    BlockingFrames.write(socket.getOutputStream(), body);
   }
 
   private static byte[] readFrame(Socket socket) throws IOException {
-    DataInputStream in = new DataInputStream(socket.getInputStream());
-    byte[] length = new byte[4];
-    in.readFully(length);
-    byte[] body = new byte[ByteBuffer.wrap(length).order(ByteOrder.LITTLE_ENDIAN).getInt()];
-    in.readFully(body);
-    return body;
+    return BlockingFrames.read(socket.getInputStream());
   }
 }

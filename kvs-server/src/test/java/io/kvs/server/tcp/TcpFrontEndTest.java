@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvs.core.StatusCode;
 import io.kvs.core.security.ClusterSecret;
+import io.kvs.core.wire.BlockingFrames;
 import io.kvs.core.wire.ClientHandshake;
 import io.kvs.core.wire.Reply;
 import io.kvs.core.wire.Request;
@@ -12,9 +13,7 @@ import io.kvs.engine.Engine;
 import io.kvs.engine.EngineOptions;
 import io.kvs.engine.Region;
 import io.kvs.service.RegionService;
-import java.io.DataInputStream;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.ByteBuffer;
@@ -35,36 +34,20 @@ class TcpFrontEndTest {
   }
 
   private static void writeFrame(Socket socket, byte[] body) throws IOException {
-    OutputStream out = socket.getOutputStream();
-    out.write(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(body.length).array());
-    out.write(body);
-    out.flush();
+    BlockingFrames.write(socket.getOutputStream(), body);
   }
 
   private static byte[] readFrame(Socket socket) throws IOException {
-    DataInputStream in = new DataInputStream(socket.getInputStream());
-    byte[] length = new byte[4];
-    in.readFully(length);
-    byte[] body = new byte[ByteBuffer.wrap(length).order(ByteOrder.LITTLE_ENDIAN).getInt()];
-    in.readFully(body);
-    return body;
+    return BlockingFrames.read(socket.getInputStream());
   }
 
   private static Reply readReply(Socket socket) throws IOException {
     return WireCodec.decodeReply(readFrame(socket));
   }
 
-  /** The client handshake, proving {@code secret} if present; returns the server's Admission. */
   private static ClientHandshake.Admission handshake(Socket socket, Optional<ClusterSecret> secret)
       throws IOException {
-    ClientHandshake.Challenge challenge = ClientHandshake.decodeChallenge(readFrame(socket));
-    ClientHandshake.Hello hello = ClientHandshake.hello(challenge, secret);
-    writeFrame(socket, ClientHandshake.encode(hello));
-    ClientHandshake.Admission admission = ClientHandshake.decodeAdmission(readFrame(socket));
-    if (admission.status() == StatusCode.OK && secret.isPresent()) {
-      assertThat(ClientHandshake.verify(challenge, hello, admission, secret.get())).isTrue();
-    }
-    return admission;
+    return BlockingFrames.handshake(socket, secret);
   }
 
   private static Reply call(Socket socket, Request request) throws IOException {
