@@ -214,6 +214,7 @@ public final class ChaosCampaign {
         new Schedule(
             options.seed(),
             options.quick(),
+            options.kinds(),
             new Schedule.Layout(
                 SERVERS,
                 MASTERS,
@@ -290,7 +291,7 @@ public final class ChaosCampaign {
                 + error);
       }
     }
-    for (FaultKind kind : FaultKind.values()) {
+    for (FaultKind kind : options.kinds()) {
       if (run.faults().stream().noneMatch(f -> f.kind() == kind && f.ran())) {
         failures.add("fault kind " + kind.label + " never ran");
       }

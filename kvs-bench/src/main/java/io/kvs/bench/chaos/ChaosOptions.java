@@ -16,6 +16,7 @@ import java.nio.file.Paths;
  * @param maxUnavailableMillis the longest a region may fail every client who asks before the run
  *     fails; 0 (the default) reports it without a bound
  * @param diskMib size of each server's loop-mounted file system (default 4096, sparse)
+ * @param kinds the kinds of fault the schedule draws from (default: every kind)
  * @param outDir where {@code chaos.json} and {@code chaos.png} go (default target/bench)
  * @param dataDir where the cluster and its disks live (default target/bench/data)
  */
@@ -29,12 +30,13 @@ record ChaosOptions(
     int sessionTimeoutMillis,
     long maxUnavailableMillis,
     int diskMib,
+    java.util.List<FaultKind> kinds,
     Path outDir,
     Path dataDir) {
   static final String USAGE =
       "usage: ./kvs chaos [--seed N] [--minutes M] [--quick] [--clients N] [--keys N]"
           + " [--rate OPS_PER_CLIENT] [--session-timeout-ms MS] [--max-unavailable-ms MS]"
-          + " [--disk-mib MIB] [--out-dir DIR] [--data-dir DIR]";
+          + " [--disk-mib MIB] [--kinds KIND,...] [--out-dir DIR] [--data-dir DIR]";
 
   static ChaosOptions parse(String[] args) {
     Long seed = null;
@@ -46,6 +48,7 @@ record ChaosOptions(
     int session = 4000;
     long maxUnavailable = 0;
     int diskMib = 4096;
+    java.util.List<FaultKind> kinds = FaultKind.all();
     Path outDir = Paths.get("target", "bench");
     Path dataDir = Paths.get("target", "bench", "data");
     for (int i = 0; i < args.length; i++) {
@@ -67,6 +70,13 @@ record ChaosOptions(
         case "--session-timeout-ms" -> session = positive(arg, value);
         case "--max-unavailable-ms" -> maxUnavailable = Long.parseLong(value);
         case "--disk-mib" -> diskMib = positive(arg, value);
+        case "--kinds" ->
+            kinds =
+                java.util.Arrays.stream(value.split(","))
+                    .map(String::trim)
+                    .map(FaultKind::of)
+                    .distinct()
+                    .toList();
         case "--out-dir" -> outDir = Paths.get(value);
         case "--data-dir" -> dataDir = Paths.get(value);
         default -> throw new IllegalArgumentException("unknown option " + arg);
@@ -89,8 +99,24 @@ record ChaosOptions(
         session,
         maxUnavailable,
         diskMib,
+        kinds,
         outDir,
         dataDir);
+  }
+
+  /** The command that replays this run's schedule. */
+  String replay() {
+    StringBuilder command = new StringBuilder("./kvs chaos --seed ").append(seed);
+    command.append(quick ? " --quick" : " --minutes " + minutes);
+    if (!kinds.equals(FaultKind.all())) {
+      command
+          .append(" --kinds ")
+          .append(String.join(",", kinds.stream().map(kind -> kind.label).toList()));
+    }
+    if (sessionTimeoutMillis != 4000) {
+      command.append(" --session-timeout-ms ").append(sessionTimeoutMillis);
+    }
+    return command.toString();
   }
 
   private static int positive(String flag, String value) {

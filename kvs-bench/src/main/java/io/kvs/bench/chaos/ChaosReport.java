@@ -110,11 +110,7 @@ final class ChaosReport {
       out.append("verdict: FAILED\n");
       in.failures().forEach(failure -> out.append("  - ").append(failure).append('\n'));
     }
-    out.append(
-        "replay: ./kvs chaos --seed "
-            + in.options().seed()
-            + (in.options().quick() ? " --quick" : " --minutes " + in.options().minutes())
-            + "\n");
+    out.append("replay: ").append(in.options().replay()).append('\n');
     return out.toString();
   }
 
@@ -147,6 +143,8 @@ final class ChaosReport {
             .put("seed", in.options().seed())
             .put("profile", in.options().quick() ? "quick" : "full")
             .put("minutes", in.options().quick() ? null : in.options().minutes())
+            .put("replay", in.options().replay())
+            .put("kinds", in.options().kinds().stream().map(kind -> kind.label).toList())
             .put("passed", in.failures().isEmpty())
             .put("failures", in.failures())
             .put("duration_s", round((in.endNanos() - in.originNanos()) / 1e9))
@@ -165,6 +163,7 @@ final class ChaosReport {
             .put("max_unavailable_ms", worst == null ? 0 : worst.millis())
             .put("max_unavailable_region", worst == null ? null : worst.region())
             .put("max_unavailable_at_s", worst == null ? null : secondsValue(worst.fromNanos()))
+            .put("max_unavailable_during", worst == null ? List.of() : during(worst.fromNanos()))
             .put("unavailable_ms_by_region", byRegion)
             .put("crashes_not_injected", in.crashes().size())
             .put("crashes", in.crashes())
@@ -191,13 +190,28 @@ final class ChaosReport {
     Files.writeString(file, pretty + "\n", StandardCharsets.UTF_8);
   }
 
-  /** Faults injected, by kind label (every kind listed, 0 if it never ran). */
+  /** Faults injected, by kind label (every kind scheduled listed, 0 if it never ran). */
   Map<String, Object> byKind() {
     Map<String, Object> counts = new LinkedHashMap<>();
-    for (FaultKind kind : FaultKind.values()) {
+    for (FaultKind kind : in.options().kinds()) {
       counts.put(kind.label, in.faults().stream().filter(f -> f.kind() == kind && f.ran()).count());
     }
     return counts;
+  }
+
+  /** The faults (numbers) that were on, or not yet recovered from, at {@code nanos}. */
+  List<Integer> during(long nanos) {
+    List<Integer> numbers = new ArrayList<>();
+    for (FaultRecord fault : in.faults()) {
+      long end =
+          fault.fullStrengthNanos() != FaultRecord.NOT_YET
+              ? fault.fullStrengthNanos()
+              : fault.healedNanos() != FaultRecord.NOT_YET ? fault.healedNanos() : in.endNanos();
+      if (fault.ran() && fault.injectedNanos() <= nanos && nanos <= end) {
+        numbers.add(fault.number);
+      }
+    }
+    return numbers;
   }
 
   private long ran() {
