@@ -43,6 +43,7 @@ public final class ChaosCampaign {
   private static final Duration FINAL_READS_BUDGET = Duration.ofSeconds(180);
   private static final Duration VERIFY_PATIENCE = Duration.ofSeconds(60);
   private static final int RECORDED_OPERATIONS_MAX = 8 << 20;
+  private static final int DRY_RUN_STEPS = 50;
 
   private final ChaosOptions options;
 
@@ -107,6 +108,15 @@ public final class ChaosCampaign {
         options.clients(),
         options.opsPerSecond(),
         options.keys());
+    if (options.dryRun()) {
+      Schedule schedule = schedule();
+      int steps = options.quick() ? schedule.length() : DRY_RUN_STEPS;
+      for (int i = 0; i < steps; i++) {
+        System.out.println(schedule.step(i));
+      }
+      System.out.println("replay: " + options.replay());
+      return 0;
+    }
     List<String> problems = Preflight.problems();
     if (!problems.isEmpty()) {
       problems.forEach(problem -> System.err.println("kvs chaos: cannot run: " + problem));
@@ -150,6 +160,19 @@ public final class ChaosCampaign {
       }
     }
     return report(layout, started[0], run, undone);
+  }
+
+  private Schedule schedule() {
+    return new Schedule(
+        options.seed(),
+        options.quick(),
+        options.kinds(),
+        new Schedule.Layout(
+            SERVERS,
+            MASTERS,
+            REGIONS,
+            options.sessionTimeoutMillis(),
+            MASTER_SESSION_TIMEOUT_MILLIS));
   }
 
   private ChaosCluster.Layout layout() {
@@ -210,17 +233,7 @@ public final class ChaosCampaign {
             throughput);
     load.start();
     awaitLoad(load, failures);
-    Schedule schedule =
-        new Schedule(
-            options.seed(),
-            options.quick(),
-            options.kinds(),
-            new Schedule.Layout(
-                SERVERS,
-                MASTERS,
-                REGIONS,
-                options.sessionTimeoutMillis(),
-                MASTER_SESSION_TIMEOUT_MILLIS));
+    Schedule schedule = schedule();
     StepRunner runner = new StepRunner(cluster, new Faults(cluster, cleanup), strength, origin);
     long deadline = origin + TimeUnit.MINUTES.toNanos(options.minutes());
     if (failures.isEmpty()) {

@@ -17,6 +17,7 @@ import java.nio.file.Paths;
  *     fails; 0 (the default) reports it without a bound
  * @param diskMib size of each server's loop-mounted file system (default 4096, sparse)
  * @param kinds the kinds of fault the schedule draws from (default: every kind)
+ * @param dryRun print the schedule (the quick one whole, the full one's first 50 steps) and stop
  * @param outDir where {@code chaos.json} and {@code chaos.png} go (default target/bench)
  * @param dataDir where the cluster and its disks live (default target/bench/data)
  */
@@ -31,16 +32,18 @@ record ChaosOptions(
     long maxUnavailableMillis,
     int diskMib,
     java.util.List<FaultKind> kinds,
+    boolean dryRun,
     Path outDir,
     Path dataDir) {
   static final String USAGE =
       "usage: ./kvs chaos [--seed N] [--minutes M] [--quick] [--clients N] [--keys N]"
           + " [--rate OPS_PER_CLIENT] [--session-timeout-ms MS] [--max-unavailable-ms MS]"
-          + " [--disk-mib MIB] [--kinds KIND,...] [--out-dir DIR] [--data-dir DIR]";
+          + " [--disk-mib MIB] [--kinds KIND,...] [--dry-run] [--out-dir DIR] [--data-dir DIR]";
 
   static ChaosOptions parse(String[] args) {
     Long seed = null;
     boolean quick = false;
+    boolean dryRun = false;
     int minutes = 60;
     int clients = 4;
     int keys = 512;
@@ -55,6 +58,10 @@ record ChaosOptions(
       String arg = args[i];
       if (arg.equals("--quick")) {
         quick = true;
+        continue;
+      }
+      if (arg.equals("--dry-run")) {
+        dryRun = true;
         continue;
       }
       if (i + 1 >= args.length) {
@@ -100,6 +107,7 @@ record ChaosOptions(
         maxUnavailable,
         diskMib,
         kinds,
+        dryRun,
         outDir,
         dataDir);
   }

@@ -15,7 +15,8 @@ enum FaultKind {
   REPLICATION_CUT(
       "replication-cut",
       Family.SERVER,
-      "drop a primary's TCP traffic to one of its backups' fabric ports, then heal"),
+      "drop a primary's TCP traffic to the ports of one or every backup, then heal; some end"
+          + " with the primary killed while cut off"),
   DISK_FULL(
       "disk-full",
       Family.SERVER,

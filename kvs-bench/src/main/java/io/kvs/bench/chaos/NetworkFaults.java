@@ -5,6 +5,7 @@ import io.kvs.tools.fault.NetworkCut;
 import io.kvs.tools.fault.ProcessSockets;
 import java.util.List;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * Network cuts ({@link NetworkCut}: iptables and a cgroup): a region server cut from ZooKeeper
@@ -37,21 +38,40 @@ final class NetworkFaults {
     if (region.primary().isEmpty() || backups.isEmpty()) {
       throw new IllegalStateException("region " + region.id() + " has no primary and backup");
     }
-    String backup = backups.get(fault.target().index() % backups.size());
-    ProcessHandle primaryProcess = cluster.process("server-" + region.primary());
-    Set<Integer> ports = ProcessSockets.listeningPorts(cluster.process("server-" + backup).pid());
-    record.victim(region.primary() + "->" + backup);
+    int index = fault.target().index();
+    List<String> cut =
+        index >= Target.EVERY_BACKUP ? backups : List.of(backups.get(index % backups.size()));
+    String primary = "server-" + region.primary();
+    ProcessHandle primaryProcess = cluster.process(primary);
+    Set<Integer> ports = new TreeSet<>();
+    for (String backup : cut) {
+      ports.addAll(ProcessSockets.listeningPorts(cluster.process("server-" + backup).pid()));
+    }
+    record.victim(region.primary() + "->" + String.join(",", cut));
     record.injected(System.nanoTime());
-    NetworkCut cut = cleanup.add(NetworkCut.cut(primaryProcess, ports));
+    NetworkCut networkCut = cleanup.add(NetworkCut.cut(primaryProcess, ports));
     record.note(
         "region "
             + region.id()
             + ": dropped "
             + region.primary()
             + "'s traffic to "
-            + backup
-            + "'s ports "
-            + ports);
-    return () -> cleanup.close(cut);
+            + cut
+            + " (ports "
+            + ports
+            + ")");
+    return () -> {
+      if (fault.thenKill()) {
+        cluster.kill(primary);
+        record.note("killed " + primary + " while cut off");
+      }
+      try {
+        cleanup.close(networkCut);
+      } finally {
+        if (fault.thenKill()) {
+          cluster.restart(primary);
+        }
+      }
+    };
   }
 }

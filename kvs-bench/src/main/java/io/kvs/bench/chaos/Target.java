@@ -9,10 +9,13 @@ package io.kvs.bench.chaos;
  * @param role how the victim is found
  * @param server the server or master id for {@link Role#SERVER} and {@link Role#MASTER}
  * @param region the region for {@link Role#PRIMARY_OF} and {@link Role#REPLICA_PAIR}
- * @param index which backup of the region for {@link Role#REPLICA_PAIR} and {@link Role#MOVE_TO}
- *     (modulo their number)
+ * @param index which backup of the region for {@link Role#REPLICA_PAIR} (at least {@link
+ *     #EVERY_BACKUP}: all of them) and {@link Role#MOVE_TO} (modulo their number)
  */
 record Target(Role role, String server, long region, int index) {
+  /** A {@link Role#REPLICA_PAIR} index that names every backup of the region. */
+  static final int EVERY_BACKUP = 2;
+
   /** How a victim is found. */
   enum Role {
     /** Region server {@link #server}. */
@@ -78,7 +81,11 @@ record Target(Role role, String server, long region, int index) {
       case PRIMARY_OF -> "primary of region " + region;
       case ACTIVE_MASTER -> "active master";
       case STANDBY_MASTER -> "standby master";
-      case REPLICA_PAIR -> "region " + region + ": primary -> backup #" + index;
+      case REPLICA_PAIR ->
+          "region "
+              + region
+              + ": primary -> "
+              + (index >= EVERY_BACKUP ? "every backup" : "backup #" + index);
       case MOVE_TO -> "region " + region + " to backup #" + index;
       case EVERY_PORT -> "every port";
       case CLUSTER -> "cluster";

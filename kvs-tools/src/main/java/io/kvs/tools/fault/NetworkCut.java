@@ -181,9 +181,13 @@ public final class NetworkCut implements AutoCloseable {
       if (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)
           && Files.exists(cgroup.resolve("cgroup.procs"))) {
         Path back = root.resolve(originalCgroup.replaceFirst("^/", ""));
-        Files.writeString(back.resolve("cgroup.procs"), Long.toString(pid));
+        try {
+          Files.writeString(back.resolve("cgroup.procs"), Long.toString(pid));
+        } catch (IOException dead) {
+          // it died meanwhile (a zombie cannot be moved): its cgroup empties once it is reaped
+        }
       }
-      Files.deleteIfExists(cgroup);
+      removeCgroup();
     } catch (IOException e) {
       if (failure == null) {
         failure = new IOException("cannot remove cgroup " + cgroup + ": " + e.getMessage(), e);
@@ -193,6 +197,26 @@ public final class NetworkCut implements AutoCloseable {
     }
     if (failure != null) {
       throw failure;
+    }
+  }
+
+  /**
+   * Removes the cgroup. A process killed while cut leaves it busy until it is reaped (its parent,
+   * or init for an orphan, may take a moment): retried for a bounded time.
+   */
+  private void removeCgroup() throws IOException {
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+    while (true) {
+      try {
+        Files.deleteIfExists(cgroup);
+        return;
+      } catch (java.nio.file.FileSystemException busy) {
+        if (System.nanoTime() > deadline) {
+          throw busy;
+        }
+        // No event says when the kernel lets go of the cgroup: look again shortly.
+        java.util.concurrent.locks.LockSupport.parkNanos(100_000_000L);
+      }
     }
   }
 
