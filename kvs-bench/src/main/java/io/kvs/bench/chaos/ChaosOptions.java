@@ -10,7 +10,8 @@ import java.nio.file.Paths;
  * @param quick the short profile: every kind once, shorter faults (about 3 minutes of faults)
  * @param minutes how long the full profile injects faults (default 60)
  * @param clients independent clients of the recorded load (default 4)
- * @param keys keys of the recorded load (default 512)
+ * @param keys keys of the recorded load (default 512 for the quick profile, 4096 for the full one:
+ *     a key's history stays short enough for the checker's search however long the run)
  * @param opsPerSecond the most operations a second each client issues (default 150)
  * @param sessionTimeoutMillis the region servers' ZooKeeper session timeout (default 4000)
  * @param maxUnavailableMillis the longest a region may fail every client who asks before the run
@@ -46,7 +47,7 @@ record ChaosOptions(
     boolean dryRun = false;
     int minutes = 60;
     int clients = 4;
-    int keys = 512;
+    Integer keys = null;
     int rate = 150;
     int session = 4000;
     long maxUnavailable = 0;
@@ -88,6 +89,9 @@ record ChaosOptions(
         case "--data-dir" -> dataDir = Paths.get(value);
         default -> throw new IllegalArgumentException("unknown option " + arg);
       }
+    }
+    if (keys == null) {
+      keys = quick ? 512 : 4096;
     }
     if (keys < 16) {
       throw new IllegalArgumentException("--keys must be at least 16");
