@@ -33,7 +33,10 @@ cmd_chaos() {
 # Runs the campaign (the build must exist), in a new network namespace when
 # one can be made; returns the campaign's exit status.
 run_chaos() {
-  [[ $(id -u) -eq 0 ]] || die "./kvs chaos needs root: iptables, cgroups and loop devices"
+  if [[ $(id -u) -ne 0 ]]; then
+    printf '\033[31mkvs chaos: needs root (iptables, cgroups, loop devices): every fault kind must run\033[0m\n' >&2
+    return 1
+  fi
   local ns="kvs-chaos-$$" status=0
   if command -v nsenter >/dev/null && ip netns add "$ns" 2>/dev/null; then
     ip netns exec "$ns" ip link set lo up
