@@ -39,11 +39,14 @@ run_chaos() {
   fi
   local ns="kvs-chaos-$$" status=0
   if command -v nsenter >/dev/null && ip netns add "$ns" 2>/dev/null; then
+    # Deleted however the campaign ends, Ctrl-C included (the JVM cleans up on its own).
+    trap 'ip netns del "$ns" 2>/dev/null' EXIT
     ip netns exec "$ns" ip link set lo up
     note "running in network namespace $ns (its iptables rules stay there)"
     KVS_JAVA_WRAPPER="nsenter --net=/run/netns/$ns --" run_java io.kvs.bench.chaos.ChaosCampaign \
       --data-dir "$KVS_HOME/target/bench/data" --out-dir "$KVS_HOME/target/bench" "$@" ||
       status=$?
+    trap - EXIT
     ip netns del "$ns" || note "could not delete network namespace $ns"
   else
     note "no network namespace could be made: running in the host's (iptables rules match only the campaign's cgroups)"
