@@ -13,7 +13,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -33,6 +37,7 @@ import java.util.concurrent.locks.LockSupport;
 final class ChaosLoad {
   private static final int SCAN_KEYS_MAX = 8;
   private static final int SCAN_LIMIT = 1_000;
+  private static final int FINAL_READS_IN_FLIGHT = 64;
 
   private final String zookeeper;
   private final KeySpace keys;
@@ -108,38 +113,58 @@ final class ChaosLoad {
   }
 
   /**
-   * Reads every key once more through a new client (id {@code clients}), retrying each until it
-   * answers, within {@code budget} for all: the final reads the lost-write check needs. Returns the
-   * keys it could not read.
+   * Reads every key once more through a new client (id {@code clients}): the final reads the
+   * lost-write check needs. Keys are read {@link #FINAL_READS_IN_FLIGHT} at a time, and those that
+   * failed again in later passes until {@code budget} runs out, so that a region that does not
+   * answer costs one timeout per pass rather than the others their reads. Returns the keys it could
+   * not read.
    */
-  List<String> finalReads(Duration budget) {
+  List<String> finalReads(Duration budget) throws InterruptedException {
     long deadline = System.nanoTime() + budget.toNanos();
-    List<String> unread = new ArrayList<>();
+    Set<Integer> unread = new TreeSet<>();
+    for (int i = 0; i < keys.size(); i++) {
+      unread.add(i);
+    }
     try (KvsClient client = client()) {
-      for (int i = 0; i < keys.size(); i++) {
-        byte[] key = keys.key(i);
-        boolean read = false;
-        while (!read && System.nanoTime() < deadline) {
+      while (!unread.isEmpty() && System.nanoTime() < deadline) {
+        Semaphore window = new Semaphore(FINAL_READS_IN_FLIGHT);
+        Set<Integer> read = ConcurrentHashMap.newKeySet();
+        for (int index : unread) {
+          window.acquire();
+          byte[] key = keys.key(index);
+          Call call;
           try {
-            Call call = recorder.invoke(clients, Kind.GET, key, null);
-            try {
-              Optional<byte[]> value = client.get(key);
-              call.okRead(value.map(Values::recorded).orElse(null));
-              read = true;
-            } catch (RuntimeException e) {
-              call.unknown();
-            }
+            call = recorder.invoke(clients, Kind.GET, key, null);
           } catch (HistoryRecorder.HistoryFullException e) {
             trouble.compareAndSet(null, e.getMessage());
+            window.release();
             break;
           }
+          client
+              .getAsync(key)
+              .whenComplete(
+                  (value, failure) -> {
+                    if (failure == null) {
+                      call.okRead(value.map(Values::recorded).orElse(null));
+                      read.add(index);
+                    } else {
+                      call.unknown();
+                    }
+                    window.release();
+                  });
         }
-        if (!read) {
-          unread.add(new String(key, 1, key.length - 1, StandardCharsets.UTF_8));
-        }
+        // Every read of the pass has ended once every permit is back (each bounded by the
+        // operation timeout).
+        window.acquire(FINAL_READS_IN_FLIGHT);
+        unread.removeAll(read);
       }
     }
-    return unread;
+    List<String> names = new ArrayList<>();
+    for (int index : unread) {
+      byte[] key = keys.key(index);
+      names.add(new String(key, 1, key.length - 1, StandardCharsets.UTF_8));
+    }
+    return names;
   }
 
   private KvsClient client() {
