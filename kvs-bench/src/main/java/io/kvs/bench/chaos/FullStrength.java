@@ -117,6 +117,21 @@ final class FullStrength implements AutoCloseable {
     return Optional.empty();
   }
 
+  /** The primaries of the regions that take no write now (what an operator would restart). */
+  Set<String> primariesTakingNoWrite() throws Exception {
+    Set<String> primaries = new TreeSet<>();
+    for (RegionDescriptor region : cluster.regions().regions()) {
+      try {
+        canaries.put(canary(region), CANARY_VALUE);
+      } catch (RuntimeException e) {
+        if (!region.primary().isEmpty()) {
+          primaries.add(region.primary());
+        }
+      }
+    }
+    return primaries;
+  }
+
   /**
    * Waits until the cluster is at full strength; returns empty once it is, or why not when {@code
    * timeout} ran out.

@@ -5,12 +5,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Runs the schedule's steps: injects the fault (and the overlapping one), holds it for its planned
  * length, heals (the overlapping one first), restarts any process that died on its own meanwhile,
- * and waits until the cluster is back at full strength before the pause that ends the step. Prints
- * each fault as it goes and keeps its {@link FaultRecord}.
+ * and waits until the cluster is back at full strength before the pause that ends the step. A
+ * cluster that does not come back is a failed check; the campaign then restarts the primaries of
+ * regions that take no write (an operator's remedy) and goes on if that brings it back. Prints each
+ * fault as it goes and keeps its {@link FaultRecord}.
  */
 final class StepRunner {
   /** How long the cluster may take to come back; past it the campaign stops injecting. */
@@ -58,12 +61,14 @@ final class StepRunner {
     }
     restartCrashed(main);
     Optional<String> missing = strength.await(FULL_STRENGTH_TIMEOUT);
-    long whole = System.nanoTime();
     if (missing.isPresent()) {
       main.error(missing.get());
       print(main, "NOT back at full strength: " + missing.get());
-      return false;
+      if (!repair(main)) {
+        return false;
+      }
     }
+    long whole = System.nanoTime();
     for (FaultRecord record : overlap == null ? List.of(main) : List.of(main, overlap)) {
       if (record.ran()) {
         record.fullStrength(whole);
@@ -71,6 +76,32 @@ final class StepRunner {
     }
     print(main, "full strength again" + (overlap == null ? "" : " (with #" + overlap.number + ")"));
     Thread.sleep(step.gapMillis()); // the schedule's pause between steps: load without faults
+    return true;
+  }
+
+  /**
+   * After a step the cluster did not recover from (already a failed check): restarts the primaries
+   * of the regions that take no write, as an operator would, so that the campaign may go on finding
+   * more; whether the cluster is back at full strength then.
+   */
+  private boolean repair(FaultRecord record) throws Exception {
+    Set<String> stuck = strength.primariesTakingNoWrite();
+    if (stuck.isEmpty()) {
+      return false;
+    }
+    for (String server : stuck) {
+      print(
+          record, "repair: restarting server-" + server + ", which leads a region taking no write");
+      cluster.kill("server-" + server);
+      cluster.restart("server-" + server);
+      record.note("repair: restarted server-" + server + " (it led a region that took no write)");
+    }
+    Optional<String> again = strength.await(FULL_STRENGTH_TIMEOUT);
+    if (again.isPresent()) {
+      record.error("still " + again.get() + " after restarting " + stuck);
+      print(record, "still NOT at full strength: " + again.get());
+      return false;
+    }
     return true;
   }
 
