@@ -38,6 +38,7 @@ final class ChaosLoad {
   private static final int SCAN_KEYS_MAX = 8;
   private static final int SCAN_LIMIT = 1_000;
   private static final int FINAL_READS_IN_FLIGHT = 64;
+  private static final long FINAL_READS_PAUSE_MILLIS = 500;
 
   private final String zookeeper;
   private final KeySpace keys;
@@ -157,6 +158,10 @@ final class ChaosLoad {
         // operation timeout).
         window.acquire(FINAL_READS_IN_FLIGHT);
         unread.removeAll(read);
+        if (!unread.isEmpty()) {
+          // A region that refuses at once must not turn the passes into a busy loop.
+          Thread.sleep(FINAL_READS_PAUSE_MILLIS);
+        }
       }
     }
     List<String> names = new ArrayList<>();
