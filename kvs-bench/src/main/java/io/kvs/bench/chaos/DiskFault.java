@@ -5,12 +5,17 @@ import io.kvs.core.cluster.Keys;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.tools.fault.LoopDisk;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -26,8 +31,9 @@ import java.util.concurrent.locks.LockSupport;
 final class DiskFault {
   private static final int EATER_VALUE_BYTES = 512 << 10;
   private static final Duration EATER_TIMEOUT = Duration.ofSeconds(10);
-  private static final Duration REFUSAL_WAIT = Duration.ofSeconds(120);
-  private static final long REFUSAL_BYTES_MAX = 8L << 30;
+  private static final int EATER_IN_FLIGHT = 8;
+  private static final long EATER_MARGIN_BYTES = 256L << 20;
+  private static final Duration REFUSAL_WAIT = Duration.ofSeconds(300);
   private static final Duration RECOVERY_WAIT = Duration.ofSeconds(90);
 
   private final ChaosCluster cluster;
@@ -54,48 +60,82 @@ final class DiskFault {
     byte[] value = new byte[EATER_VALUE_BYTES];
     Arrays.fill(value, (byte) 'x');
     List<byte[]> keys = new ArrayList<>();
+    // The volume's free segments are what is left to take: at most its size.
+    long volumeBytes = Files.size(disk.mountPoint().resolve("volume"));
     try (KvsClient eater = cluster.client(EATER_TIMEOUT)) {
-      long started = System.nanoTime();
-      long written = 0;
-      String last = "none";
-      String refusal = null;
-      for (int i = 0; refusal == null; i++) {
-        byte[] key = eaterKey(region, i);
-        if (System.nanoTime() - started > REFUSAL_WAIT.toNanos() || written > REFUSAL_BYTES_MAX) {
-          record.error(
-              String.format(
-                  Locale.ROOT,
-                  "%s refused no write for lack of space within %d s (%d MiB written; last error:"
-                      + " %s)",
-                  victim,
-                  REFUSAL_WAIT.toSeconds(),
-                  written >> 20,
-                  last));
-          break;
-        }
-        try {
-          eater.put(key, value);
-          keys.add(key);
-          written += value.length;
-        } catch (RuntimeException e) {
-          last = String.valueOf(e.getMessage());
-          String lower = last.toLowerCase(Locale.ROOT);
-          if (lower.contains("no space left") || lower.contains("volume full")) {
-            refusal = last;
-          }
-        }
-      }
-      if (refusal != null) {
-        record.note(
-            String.format(
-                Locale.ROOT,
-                "refused after %d MiB in %d ms: %s",
-                written >> 20,
-                (System.nanoTime() - started) / 1_000_000,
-                refusal));
-      }
+      eat(eater, region, value, keys, volumeBytes + EATER_MARGIN_BYTES, record);
     }
     return () -> heal(filler, eaterKey(region, -1), keys, value, record);
+  }
+
+  /**
+   * Writes {@code value} to new keys of {@code region}, {@link #EATER_IN_FLIGHT} at a time, until
+   * the primary refuses one for lack of space (noted) or {@code bytesMax} or {@link #REFUSAL_WAIT}
+   * ran out (an error: the server accepted more than its full disk could hold, or took too long).
+   */
+  private static void eat(
+      KvsClient eater,
+      RegionDescriptor region,
+      byte[] value,
+      List<byte[]> keys,
+      long bytesMax,
+      FaultRecord record)
+      throws InterruptedException {
+    Semaphore window = new Semaphore(EATER_IN_FLIGHT);
+    AtomicReference<String> refusal = new AtomicReference<>();
+    AtomicReference<String> last = new AtomicReference<>("none");
+    AtomicLong written = new AtomicLong();
+    long started = System.nanoTime();
+    for (int i = 0; refusal.get() == null; i++) {
+      if (System.nanoTime() - started > REFUSAL_WAIT.toNanos() || written.get() > bytesMax) {
+        break;
+      }
+      window.acquire(); // each put is bounded by the client's operation timeout
+      byte[] key = eaterKey(region, i);
+      keys.add(key);
+      eater
+          .putAsync(key, value)
+          .whenComplete(
+              (done, failure) -> {
+                if (failure == null) {
+                  written.addAndGet(value.length);
+                } else {
+                  Throwable cause =
+                      failure instanceof CompletionException && failure.getCause() != null
+                          ? failure.getCause()
+                          : failure;
+                  String message = String.valueOf(cause.getMessage());
+                  last.set(message);
+                  String lower = message.toLowerCase(Locale.ROOT);
+                  if (lower.contains("no space left") || lower.contains("volume full")) {
+                    refusal.compareAndSet(null, message);
+                  }
+                }
+                window.release();
+              });
+    }
+    window.acquire(EATER_IN_FLIGHT); // every put has ended
+    long millis = (System.nanoTime() - started) / 1_000_000;
+    if (refusal.get() != null) {
+      record.note(
+          String.format(
+              Locale.ROOT,
+              "refused after %d MiB in %d ms: %s",
+              written.get() >> 20,
+              millis,
+              refusal.get()));
+    } else {
+      record.error(
+          String.format(
+              Locale.ROOT,
+              "%s refused no write for lack of space in %d ms (%d MiB written, its volume %d MiB;"
+                  + " last error: %s)",
+              region.primary(),
+              millis,
+              written.get() >> 20,
+              (bytesMax - EATER_MARGIN_BYTES) >> 20,
+              last.get()));
+    }
   }
 
   private void heal(
