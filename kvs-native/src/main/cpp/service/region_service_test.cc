@@ -137,10 +137,12 @@ TEST_F(RegionServiceTest, APrimaryWithoutItsFirstLeaseAnswersNothing) {
   fenced.RequireLease();
   fenced.Attach(7, 3, region_);
   EXPECT_FALSE(fenced.LeaseHeld());
+  // The reply's message views the reply's bytes: both live in the caller.
+  std::string reply_bytes;
   const auto call = [&](const wire::Request& request) {
     std::string bytes;
     wire::EncodeRequest(request, &bytes);
-    std::string reply_bytes;
+    reply_bytes.clear();
     fenced.Handle(nullptr, bytes, &reply_bytes);
     wire::Reply reply;
     EXPECT_TRUE(wire::DecodeReply(reply_bytes, &reply).ok());
