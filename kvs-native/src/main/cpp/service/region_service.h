@@ -30,7 +30,7 @@
 #include "channel/server.h"
 #include "engine/engine.h"
 #include "lsm/region.h"
-#include "replication/level_digest.h"
+#include "replication/contents_digest.h"
 #include "replication/replica_adoption.h"
 #include "replication/replica_sink.h"
 #include "replication/replicator.h"
@@ -121,12 +121,14 @@ class RegionService final : public channel::RequestHandler {
   // backup (backup offsets); NotFound if it has no Send-Index stream.
   Status BackupLevels(uint64_t region_id,
                       std::map<size_t, lsm::LevelDescriptor>* levels) const;
-  // A digest of `region_id`'s device levels as held here: a primary's own
-  // levels, or the levels a Send-Index backup installed (replication/
-  // level_digest.h). InvalidArgument for a Build-Index backup (its index is
-  // its own), NotFound for a region not held.
-  Status LevelsDigest(uint64_t region_id,
-                      replication::LevelsDigest* digest) const;
+  // A digest of what `region_id`, held here as a Send-Index backup, would
+  // serve if promoted now (replication/replica_digest.h), read from its
+  // stream's replica without changing it. NotFound for a region not held,
+  // InvalidArgument for one held otherwise (a primary or a Build-Index
+  // backup serves its own region: replication::DigestRegion) or before its
+  // stream's OPEN.
+  Status ReplicaDigest(uint64_t region_id,
+                       replication::ContentsDigest* digest) const;
   // The copies of `region_id`'s `kind` log held here as its backup.
   Status BackupCopies(
       uint64_t region_id, log::LogKind kind,

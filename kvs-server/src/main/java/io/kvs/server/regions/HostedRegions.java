@@ -8,6 +8,7 @@ import io.kvs.core.cluster.ReplicationMode;
 import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.control.ControlCommand;
 import io.kvs.core.control.HeldRegion;
+import io.kvs.engine.ContentsDigest;
 import io.kvs.engine.Engine;
 import io.kvs.engine.Region;
 import io.kvs.engine.RegionStats;
@@ -285,9 +286,11 @@ public final class HostedRegions {
   }
 
   /**
-   * A digest of what region {@code regionId} holds here, as {@link
-   * io.kvs.core.control.ControlCommand.Digest} describes it: under send-index of its device levels,
-   * otherwise of a full scan (taken outside this object's lock).
+   * A digest of what region {@code regionId} serves here, as {@link
+   * io.kvs.core.control.ControlCommand.Digest} describes it: a send-index backup's is of what it
+   * would serve if it were promoted (its installed levels with its log copies' records past them);
+   * any other replica's, of what its own region serves (a full scan of its in-memory and device
+   * levels). Taken outside this object's lock.
    *
    * @throws KvsException NOT_FOUND for a region not held here
    */
@@ -299,16 +302,13 @@ public final class HostedRegions {
     if (region == null) {
       throw KvsException.of(StatusCode.NOT_FOUND, "region " + regionId + " is not held here");
     }
-    if (region.mode() == ReplicationMode.SEND_INDEX) {
-      long[] levels = service.levelsDigest(regionId);
-      return Map.of(
-          "digest", levels[0],
-          "entries", levels[1],
-          "levels", levels[2],
-          "scope", ControlCommand.DIGEST_LEVELS,
-          "l0Entries", region.region().stats().l0Entries());
-    }
-    return ScanDigest.of(region.region());
+    boolean replica =
+        region.mode() == ReplicationMode.SEND_INDEX && region.role() != RegionRole.PRIMARY;
+    ContentsDigest digest =
+        replica ? service.replicaDigest(regionId) : region.region().contentsDigest();
+    Map<String, Long> reply = new TreeMap<>(digest.asMap());
+    reply.put("scope", replica ? ControlCommand.DIGEST_WOULD_SERVE : ControlCommand.DIGEST_SERVED);
+    return reply;
   }
 
   /** The engine region behind cluster region {@code regionId}, if held (tests, tools). */
