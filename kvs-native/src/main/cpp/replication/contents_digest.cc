@@ -142,25 +142,45 @@ Status DigestMerged(io::File* file,
 }
 
 Status DigestRegion(const lsm::Region& region, ContentsDigest* digest) {
+  return DigestRegion(region, {}, digest);
+}
+
+Status DigestRegion(const lsm::Region& region,
+                    const std::map<std::string, Overlay>& overlay,
+                    ContentsDigest* digest) {
   *digest = {};
   const lsm::Region::Served served = region.ServedNow();
   std::unique_ptr<lsm::RegionIterator> it = region.NewIterator(std::nullopt);
   PairDigest pairs;
+  auto next = overlay.begin();
+  // The overlay's keys before `key` (all of them, without one).
+  const auto overlay_before = [&](std::optional<std::string_view> key) {
+    for (; next != overlay.end() && (!key || next->first < *key); ++next) {
+      if (next->second.put) pairs.Add(next->second.pair_hash);
+    }
+  };
   std::vector<lsm::RegionIterator::Pair> batch;
   for (it->SeekToFirst(); it->Valid();) {
     batch.clear();
     KVS_RETURN_IF_ERROR(it->ReadPairs(kScanPairs, kScanBytes, &batch));
     for (const auto& pair : batch) {
-      pairs.Add(PairDigest::Hash(pair.key, pair.value));
+      overlay_before(pair.key);
+      if (next != overlay.end() && next->first == pair.key) {
+        if (next->second.put) pairs.Add(next->second.pair_hash);
+        ++next;
+      } else {
+        pairs.Add(PairDigest::Hash(pair.key, pair.value));
+      }
     }
   }
   KVS_RETURN_IF_ERROR(it->status());
+  overlay_before(std::nullopt);
   // The levels alone, from the same moment as the counts below.
   KVS_RETURN_IF_ERROR(
       CountLevelPairs(served.levels, &digest->level_pairs, &digest->levels));
   digest->digest = pairs.digest();
   digest->pairs = pairs.pairs();
-  digest->past_levels = served.l0_entries;
+  digest->past_levels = served.l0_entries + overlay.size();
   digest->last_lsn = served.last_lsn;
   digest->compacted_lsn = served.compacted_lsn;
   return Status::Ok();

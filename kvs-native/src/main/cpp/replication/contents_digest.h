@@ -6,8 +6,9 @@
 // inside levels, do not enter it.
 //
 // A primary (and any replica with a region of its own: Build-Index backups,
-// regions without replication) is digested as it serves (DigestRegion): a
-// scan of its L0s and device levels. A Send-Index backup is digested as
+// with the records their stream holds beyond the region, and regions
+// without replication) is digested as it serves (DigestRegion): a scan of
+// its L0s and device levels. A Send-Index backup is digested as
 // what it would serve if promoted (replica_digest.h): its installed levels
 // with the log records past them replayed over them. Both come with counts
 // that say how much of the comparison was real: the live pairs the device
@@ -92,8 +93,13 @@ Status CountLevelPairs(const std::vector<std::shared_ptr<lsm::Level>>& levels,
 // What `region` serves: one scan of its L0s and levels for the digest, and
 // its levels alone for level_pairs (at nearly the same moment: a
 // compaction in between makes the counts disagree with the digest, and a
-// caller comparing replicas asks again).
+// caller comparing replicas asks again). With `overlay`, what it would
+// serve with those records applied over it (a Build-Index backup's records
+// not applied yet); they count in past_levels.
 Status DigestRegion(const lsm::Region& region, ContentsDigest* digest);
+Status DigestRegion(const lsm::Region& region,
+                    const std::map<std::string, Overlay>& overlay,
+                    ContentsDigest* digest);
 
 }  // namespace kvs::replication
 

@@ -26,13 +26,22 @@ Status ReplicaSink::Create(channel::Session* session, lsm::Region* region,
 
 ReplicaSink::~ReplicaSink() {
   std::lock_guard<std::mutex> lock(mutex_);
-  const channel::ReplicaBuffer* filling = buffers_[filling_].get();
-  if (filling != nullptr) {
-    const std::string_view bytes(filling->data(), filling->size());
-    const Status applied =
-        ApplyLocked(filling_, bytes.substr(0, ValidPrefix(bytes)));
+  if (buffers_[filling_] != nullptr) {
+    const Status applied = ApplyLocked(filling_, PendingLocked());
     (void)applied;  // best effort: the region reports its own errors
   }
+}
+
+std::string_view ReplicaSink::PendingLocked() const {
+  const channel::ReplicaBuffer* filling = buffers_[filling_].get();
+  if (filling == nullptr) return {};
+  const std::string_view bytes(filling->data(), filling->size());
+  return bytes.substr(0, ValidPrefix(bytes));
+}
+
+std::string ReplicaSink::Pending() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return std::string(PendingLocked());
 }
 
 std::vector<fabric::RemoteBuffer> ReplicaSink::buffers() const {

@@ -16,6 +16,8 @@
 
 #include <cstdint>
 #include <mutex>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "channel/server.h"
@@ -49,9 +51,15 @@ class ReplicaSink {
   // flushes of a stream must come in sequence, alternating buffers.
   Status Flush(const Control& control);
   SinkStats stats() const;
+  // A copy of the records this backup holds beyond its region: what
+  // closing (a promotion) would apply now (PendingLocked). For comparing
+  // replicas (service::RegionService::ReplicaDigest).
+  std::string Pending() const;
 
  private:
   ReplicaSink(lsm::Region* region, uint64_t region_id);
+  // What closing applies: the whole records of the buffer being filled.
+  std::string_view PendingLocked() const;
   Status ApplyLocked(size_t buffer, std::string_view bytes);
 
   lsm::Region* const region_;

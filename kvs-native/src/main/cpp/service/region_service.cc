@@ -404,12 +404,34 @@ Status RegionService::ReplicaDigest(uint64_t region_id,
       return Status::NotFound("region " + std::to_string(region_id) +
                               " is not held here");
     }
-    if (it->second.placement->primary || it->second.index_sink == nullptr) {
-      return Status::InvalidArgument(
-          "region " + std::to_string(region_id) +
-          " is not held here as a backup with a send-index stream");
+    const Placement& placement = *it->second.placement;
+    if (placement.primary) {
+      return Status::InvalidArgument("region " + std::to_string(region_id) +
+                                     " is held here as its primary");
     }
     sink = it->second.index_sink;
+    if (sink == nullptr &&
+        placement.mode == replication::ReplicationMode::kSendIndex) {
+      return Status::InvalidArgument("region " + std::to_string(region_id) +
+                                     " has no send-index stream here yet");
+    }
+    if (sink == nullptr) {
+      // Build-Index: the region, and the records applied only at the next
+      // FLUSH or at closing.
+      std::map<std::string, replication::Overlay> overlay;
+      if (it->second.sink != nullptr) {
+        const std::string pending = it->second.sink->Pending();
+        std::vector<replication::Record> records;
+        KVS_RETURN_IF_ERROR(replication::DecodeRecords(pending, &records));
+        for (const replication::Record& record : records) {
+          const bool put = record.type == replication::RecordType::kPut;
+          overlay[std::string(record.key)] = {
+              put, put ? replication::PairDigest::Hash(record.key, record.value)
+                       : 0};
+        }
+      }
+      return replication::DigestRegion(*it->second.region, overlay, digest);
+    }
   }
   // The snapshot pins what it names, so the stream goes on meanwhile.
   replication::ReplicaSnapshot snapshot;

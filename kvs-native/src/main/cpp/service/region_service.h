@@ -121,12 +121,15 @@ class RegionService final : public channel::RequestHandler {
   // backup (backup offsets); NotFound if it has no Send-Index stream.
   Status BackupLevels(uint64_t region_id,
                       std::map<size_t, lsm::LevelDescriptor>* levels) const;
-  // A digest of what `region_id`, held here as a Send-Index backup, would
-  // serve if promoted now (replication/replica_digest.h), read from its
-  // stream's replica without changing it. NotFound for a region not held,
-  // InvalidArgument for one held otherwise (a primary or a Build-Index
-  // backup serves its own region: replication::DigestRegion) or before its
-  // stream's OPEN.
+  // A digest of what `region_id`, held here as a backup, would serve if
+  // promoted now, without changing anything: a Send-Index backup's from its
+  // stream's replica (replication/replica_digest.h); a Build-Index
+  // backup's from its own region with the records its stream holds beyond
+  // it (ReplicaSink::Pending), scanned under this service's lock (which
+  // keeps the region attached meanwhile). NotFound for a region not held,
+  // InvalidArgument for a primary (it serves its region:
+  // replication::DigestRegion) or a Send-Index backup before its stream's
+  // OPEN.
   Status ReplicaDigest(uint64_t region_id,
                        replication::ContentsDigest* digest) const;
   // The copies of `region_id`'s `kind` log held here as its backup.

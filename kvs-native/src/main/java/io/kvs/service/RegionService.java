@@ -115,14 +115,16 @@ public final class RegionService implements AutoCloseable {
   }
 
   /**
-   * A digest of what region {@code regionId}, held here as a send-index backup, would serve if it
-   * were promoted now: its installed levels with the records of its log copies (and of what landed
-   * in its stream's buffers) past them, replayed as recovery would. Changes nothing; a digest taken
-   * while the stream changes the replica may differ from one taken after (take it again).
+   * A digest of what region {@code regionId}, held here as a backup, would serve if it were
+   * promoted now. Under send-index: its installed levels with the records of its log copies (and of
+   * what landed in its stream's buffers) past them, replayed as recovery would. Under build-index:
+   * its own region with the records its stream holds beyond it (applied at the next flush, or when
+   * it closes), scanned while the service keeps the region attached. Changes nothing; a digest
+   * taken while the stream changes the replica may differ from one taken after (take it again).
    *
-   * @throws io.kvs.core.KvsException NOT_FOUND for a region not held, INVALID_ARGUMENT for one held
-   *     otherwise (a primary or a build-index backup serves its own region: {@link
-   *     io.kvs.engine.Region#contentsDigest}) or before its stream opened
+   * @throws io.kvs.core.KvsException NOT_FOUND for a region not held, INVALID_ARGUMENT for a
+   *     primary (it serves its region: {@link io.kvs.engine.Region#contentsDigest}) or a send-index
+   *     backup before its stream opened
    */
   public ContentsDigest replicaDigest(long regionId) {
     lock.readLock().lock();

@@ -50,9 +50,9 @@ public sealed interface ControlCommand {
    * ({@code ./kvs local verify}): of its live pairs in key order, however stored. The reply's
    * counters: {@code digest}, {@code pairs} (live pairs), {@code levelPairs} (live pairs the device
    * levels alone hold), {@code levels} (device levels holding data), {@code pastLevels} (in-memory
-   * level entries, or for {@link #DIGEST_WOULD_SERVE} the log records replayed past the levels),
-   * {@code dropped} (log records past the first missing sequence number, which a promotion drops),
-   * {@code lastLsn}, {@code compactedLsn} and {@code scope}.
+   * level entries, or for {@link #DIGEST_SEND_INDEX_BACKUP} the log records replayed past the
+   * levels), {@code dropped} (log records past the first missing sequence number, which a promotion
+   * drops), {@code lastLsn}, {@code compactedLsn} and {@code scope}.
    */
   record Digest(long regionId) implements ControlCommand {}
 
@@ -61,11 +61,14 @@ public sealed interface ControlCommand {
    * installed levels with the records of its log copies (and of its stream's buffers) past them,
    * replayed as recovery would.
    */
-  long DIGEST_WOULD_SERVE = 0;
+  long DIGEST_SEND_INDEX_BACKUP = 0;
+
+  /** A Digest's scope for a primary (or a region without replication): what its region serves. */
+  long DIGEST_SERVED = 1;
 
   /**
-   * A Digest's scope for every other replica (a primary; a build-index backup, which keeps a region
-   * of its own): what its region serves, a full scan of its in-memory and device levels.
+   * A Digest's scope for a build-index backup: what it would serve if it were promoted now, what
+   * its own region serves with the records its stream holds beyond it (not applied yet) applied.
    */
-  long DIGEST_SERVED = 1;
+  long DIGEST_BUILD_INDEX_BACKUP = 2;
 }

@@ -287,10 +287,11 @@ public final class HostedRegions {
 
   /**
    * A digest of what region {@code regionId} serves here, as {@link
-   * io.kvs.core.control.ControlCommand.Digest} describes it: a send-index backup's is of what it
-   * would serve if it were promoted (its installed levels with its log copies' records past them);
-   * any other replica's, of what its own region serves (a full scan of its in-memory and device
-   * levels). Taken outside this object's lock.
+   * io.kvs.core.control.ControlCommand.Digest} describes it: a backup's is of what it would serve
+   * if it were promoted now (under send-index its installed levels with its log copies' records
+   * past them; under build-index its own region with the records its stream holds beyond it); any
+   * other replica's, of what its region serves (a full scan of its in-memory and device levels).
+   * Taken outside this object's lock.
    *
    * @throws KvsException NOT_FOUND for a region not held here
    */
@@ -302,12 +303,17 @@ public final class HostedRegions {
     if (region == null) {
       throw KvsException.of(StatusCode.NOT_FOUND, "region " + regionId + " is not held here");
     }
-    boolean replica =
-        region.mode() == ReplicationMode.SEND_INDEX && region.role() != RegionRole.PRIMARY;
+    boolean backup = region.role() != RegionRole.PRIMARY && region.mode().replicates();
     ContentsDigest digest =
-        replica ? service.replicaDigest(regionId) : region.region().contentsDigest();
+        backup ? service.replicaDigest(regionId) : region.region().contentsDigest();
     Map<String, Long> reply = new TreeMap<>(digest.asMap());
-    reply.put("scope", replica ? ControlCommand.DIGEST_WOULD_SERVE : ControlCommand.DIGEST_SERVED);
+    reply.put(
+        "scope",
+        !backup
+            ? ControlCommand.DIGEST_SERVED
+            : region.mode() == ReplicationMode.SEND_INDEX
+                ? ControlCommand.DIGEST_SEND_INDEX_BACKUP
+                : ControlCommand.DIGEST_BUILD_INDEX_BACKUP);
     return reply;
   }
 

@@ -22,7 +22,8 @@ import org.apache.curator.framework.CuratorFramework;
  * the region ({@link ControlCommand.Digest}) and compares them. The primary's digest is of what it
  * serves (its in-memory and device levels); a send-index backup's, of what it would serve if it
  * were promoted now (its installed levels with the records of its log copies past them, replayed as
- * recovery would); a build-index backup's, of what its own region serves. Under send-index the
+ * recovery would); a build-index backup's, of what its own region serves with the records its
+ * stream holds beyond it (applied at its next flush, or when it closes). Under send-index the
  * replicas must also agree on the pairs their device levels hold and on the last sequence number
  * served; the counts say how much each comparison covered (pairs in the device levels, entries or
  * records past them), so a test can tell a comparison of empty levels from a real one.
@@ -103,7 +104,7 @@ final class LocalVerify {
     System.out.println(
         "(in-levels: live pairs in each member's device levels, the primary's first; past-levels:"
             + " the primary's in-memory entries, then each backup's log records past its levels,"
-            + " or its own in-memory entries under build-index)");
+            + " or under build-index its own in-memory entries and records not applied yet)");
     return same == outcomes.size() && !outcomes.isEmpty() ? 0 : 1;
   }
 
@@ -143,7 +144,7 @@ final class LocalVerify {
           List<Map<String, Long>> digests = new ArrayList<>(List.of(before));
           digests.addAll(backups);
           boolean wouldServe =
-              backups.stream().anyMatch(b -> b.get("scope") == ControlCommand.DIGEST_WOULD_SERVE);
+              backups.stream().anyMatch(b -> b.get("scope") != ControlCommand.DIGEST_SERVED);
           return new Outcome(
               region,
               true,
@@ -153,7 +154,7 @@ final class LocalVerify {
                   before.get("digest"),
                   wouldServe
                       ? "what each backup would serve if promoted"
-                      : "a full scan of each replica"));
+                      : "what each replica serves"));
         }
       } catch (KvsException e) {
         detail = e.getMessage();
@@ -178,7 +179,7 @@ final class LocalVerify {
     for (int i = 0; i < backups.size(); i++) {
       Map<String, Long> backup = backups.get(i);
       List<String> compared = new ArrayList<>(SERVED);
-      if (backup.get("scope") == ControlCommand.DIGEST_WOULD_SERVE) {
+      if (backup.get("scope") == ControlCommand.DIGEST_SEND_INDEX_BACKUP) {
         compared.addAll(SHIPPED);
       }
       for (String counter : compared) {
@@ -186,9 +187,9 @@ final class LocalVerify {
           return String.format(
               "backup %s %s %s (%s), primary %s %s",
               region.backups().get(i),
-              backup.get("scope") == ControlCommand.DIGEST_WOULD_SERVE
-                  ? "would serve, if promoted,"
-                  : "serves",
+              backup.get("scope") == ControlCommand.DIGEST_SERVED
+                  ? "serves"
+                  : "would serve, if promoted,",
               describe(backup),
               counter + " differs",
               region.primary(),
