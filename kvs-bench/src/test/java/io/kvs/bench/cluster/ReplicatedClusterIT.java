@@ -31,8 +31,10 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A cluster of processes (ZooKeeper, a master, three region servers, build-index replication at
- * factor 2 and 3) serves every operation over both transports; stopped cleanly, every acknowledged
- * write is in the engine of the region's primary and of each of its backups, deletes included.
+ * factor 2 and 3, small L0s) serves every operation over both transports; {@code LocalCluster
+ * verify} finds every backup would serve what its primary serves, with data in every replica's
+ * device levels; stopped cleanly, every acknowledged write is in the engine of the region's primary
+ * and of each of its backups, deletes included.
  */
 class ReplicatedClusterIT {
   private static final int REGIONS = 9;
@@ -67,11 +69,20 @@ class ReplicatedClusterIT {
             "--replication",
             Integer.toString(replication),
             "--mode",
-            "build-index");
+            "build-index",
+            "--l0-size",
+            ProcessCluster.SMALL_L0);
     RegionMap map = null;
     for (Transport transport : Transport.values()) {
       try (KvsClient client = cluster.client(transport)) {
         ProcessCluster.awaitAllOpen(client, REGIONS, Duration.ofSeconds(30));
+        if (map == null) {
+          // Data in every region's device levels, on every replica (each compacts its own).
+          Bulk.fillLevels(client, "levels", REGIONS);
+          for (int i = 0; i < REGIONS * Bulk.KEYS_PER_REGION; i++) {
+            expected.put(TestKeys.key("levels", i), TestKeys.value("levels", i, 0));
+          }
+        }
         operations(client, transport.name().toLowerCase());
         // What the other transport wrote reads the same over this one.
         checkEverything(client);
@@ -81,6 +92,9 @@ class ReplicatedClusterIT {
     for (RegionDescriptor region : map.regions()) {
       assertThat(region.backups()).as("backups of %s", region).hasSize(replication - 1);
     }
+    // Live: every backup's region, with the records its stream has not applied yet, serves what
+    // its primary serves, with data in every replica's device levels.
+    cluster.verify();
 
     cluster.close();
     checkEngines(map);

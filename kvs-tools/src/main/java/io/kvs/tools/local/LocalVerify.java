@@ -114,25 +114,30 @@ final class LocalVerify {
     try (CuratorFramework curator = LocalStatus.connect(zookeeper);
         ControlClient control = new ControlClient(CONTROL_TIMEOUT, directory.toolSecurity())) {
       ClusterPaths paths = new ClusterPaths(cluster);
-      Map<String, ServerInfo> servers = LocalStatus.servers(curator, paths);
       RegionMap map = LocalStatus.regions(curator, paths);
       for (RegionDescriptor region : map.regions()) {
-        outcomes.add(verify(region, servers, control));
+        outcomes.add(verify(region.id(), curator, paths, control));
       }
     }
     return outcomes;
   }
 
+  /**
+   * Compares region {@code regionId}'s replicas, reading its group (and the live servers) again at
+   * every try: a region being opened (a catch-up, a reopening) is waited for within the patience.
+   */
   private Outcome verify(
-      RegionDescriptor region, Map<String, ServerInfo> servers, ControlClient control)
-      throws InterruptedException {
-    if (region.state() != RegionState.OPEN) {
-      return new Outcome(region, false, List.of(), "region is " + region.state());
-    }
+      long regionId, CuratorFramework curator, ClusterPaths paths, ControlClient control)
+      throws Exception {
     long deadline = System.nanoTime() + patience.toNanos();
     String detail;
     while (true) {
+      RegionDescriptor region = LocalStatus.regions(curator, paths).byId(regionId).orElseThrow();
+      Map<String, ServerInfo> servers = LocalStatus.servers(curator, paths);
       try {
+        if (region.state() != RegionState.OPEN) {
+          throw KvsException.of(StatusCode.BUSY, "region is " + region.state());
+        }
         Map<String, Long> before = digest(region.primary(), region.id(), servers, control);
         List<Map<String, Long>> backups = new ArrayList<>();
         for (String backup : region.backups()) {
