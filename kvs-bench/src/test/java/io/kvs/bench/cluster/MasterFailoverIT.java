@@ -194,9 +194,7 @@ class MasterFailoverIT {
       }
       List<Optional<byte[]>> values = client.multiGet(keys);
       for (int i = 0; i < keys.size(); i++) {
-        assertThat(values.get(i).orElse(null))
-            .as("key %d", i)
-            .isEqualTo(TestKeys.value("midway", i, 0));
+        assertThat(values.get(i).orElse(null)).as("key %d", i).isEqualTo(Bulk.value("midway", i));
       }
       cluster.inject("restart", "s1");
       cluster.verify();

@@ -78,7 +78,7 @@ class PowerCutIT {
         WriteOnceLoad load =
             WriteOnceLoad.start(
                 client, recorder, CLIENTS, "power-" + durability, OPERATION_TIMEOUT);
-        load.awaitMore(1_000, AWAIT);
+        load.awaitMore(500, AWAIT);
         List<ProcessHandle> processes = new ArrayList<>();
         for (String server : servers) {
           processes.add(cluster.process("server-" + server));

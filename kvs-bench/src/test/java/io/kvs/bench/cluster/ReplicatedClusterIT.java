@@ -80,7 +80,7 @@ class ReplicatedClusterIT {
           // Data in every region's device levels, on every replica (each compacts its own).
           Bulk.fillLevels(client, "levels", REGIONS);
           for (int i = 0; i < REGIONS * Bulk.KEYS_PER_REGION; i++) {
-            expected.put(TestKeys.key("levels", i), TestKeys.value("levels", i, 0));
+            expected.put(TestKeys.key("levels", i), Bulk.value("levels", i));
           }
         }
         operations(client, transport.name().toLowerCase());

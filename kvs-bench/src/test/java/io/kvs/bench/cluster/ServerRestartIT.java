@@ -90,7 +90,7 @@ class ServerRestartIT {
       for (int i = 0; i < served.size(); i++) {
         assertThat(served.get(i).orElse(null))
             .as("key %d while s2 is down", 1 + 10 * i)
-            .isEqualTo(TestKeys.value("restart", 1 + 10 * i, 0));
+            .isEqualTo(Bulk.value("restart", 1 + 10 * i));
       }
 
       cluster.startServer("s2");
@@ -112,7 +112,7 @@ class ServerRestartIT {
       for (int i = 0; i < KEYS; i++) {
         assertThat(values.get(i).orElse(null))
             .as("key %d after the restart", i)
-            .isEqualTo(i % 10 == 0 ? null : TestKeys.value("restart", i, 0));
+            .isEqualTo(i % 10 == 0 ? null : Bulk.value("restart", i));
       }
       // And it takes writes again, on every region.
       for (int i = 0; i < 200; i++) {
