@@ -28,17 +28,17 @@ import org.junit.jupiter.params.provider.ValueSource;
  * three servers at replication 3, every replica of every region loses what it held in memory.
  *
  * <p>The load writes every key once ({@link WriteOnceLoad}), so that no later write hides a lost
- * one, and every key is read once right after the groups are whole again: an acknowledged write
- * that did not survive shows in its key's final read. Checked, for synchronous durability ({@code
- * --durability sync}): no acknowledged write is lost and the history is linearizable. For the
- * default ({@code flush}: each server's logs reach its device every 50 ms): every write lost was
- * acknowledged within {@link #FLUSH_WINDOW} of the cut (the flush interval, the flush's own device
- * latency on this virtual disk, and the kill of three processes one after the other); the history
- * is not required to be linearizable, since reads may have seen those writes. In both, the load was
- * writing up to the cut (so the check had writes to lose), every group is whole again after the
- * restart, the old primaries leading (a restarted backup lost what had landed in its memory, so it
- * is not promoted), and {@code LocalCluster verify} passes with data in every region's device
- * levels.
+ * one, and stops at the cut; every key is read once right after the groups are whole again: an
+ * acknowledged write that did not survive shows in its key's final read. Checked, for synchronous
+ * durability ({@code --durability sync}): no acknowledged write is lost and the history is
+ * linearizable. For the default ({@code flush}: each server's logs reach its device every 50 ms):
+ * every write lost was acknowledged within {@link #FLUSH_WINDOW} of the cut (the flush interval,
+ * the flush's own device latency on this virtual disk, and the kill of three processes one after
+ * the other); the history is not required to be linearizable, since reads may have seen those
+ * writes. In both, the load was writing up to the cut (so the check had writes to lose), every
+ * group is whole again after the restart, the old primaries leading (a restarted backup lost what
+ * had landed in its memory, so it is not promoted), and {@code LocalCluster verify} passes with
+ * data in every region's device levels.
  */
 class PowerCutIT {
   private static final int REGIONS = 2;
@@ -89,12 +89,12 @@ class PowerCutIT {
         for (ProcessHandle process : processes) {
           assertThat(Processes.awaitExit(process, Duration.ofSeconds(30))).isTrue();
         }
+        // The writes in flight fail; every key the load wrote is read once the groups are whole.
+        load.stop();
         for (String server : servers) {
           cluster.startServer(server, "--durability", durability);
         }
         ProcessCluster.awaitFullStrengthAfter(client, before, REGIONS, 3, Duration.ofSeconds(120));
-        // Read every key right away; new keys written meanwhile hide nothing.
-        load.stop();
         keys = load.readAll();
       }
       History history = recorder.history();
