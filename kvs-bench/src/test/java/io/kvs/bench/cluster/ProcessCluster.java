@@ -388,6 +388,8 @@ final class ProcessCluster implements AutoCloseable {
     runTool(List.of("verify", "--dir", dir.toString()), START_TIMEOUT);
     String report = read(output).substring((int) before);
     List<Verified> regions = parseVerify(report);
+    System.out.println("LocalCluster verify in " + dir + ":");
+    report.lines().filter(line -> VERIFIED.matcher(line).matches()).forEach(System.out::println);
     if (regions.isEmpty()) {
       fail("LocalCluster verify listed no region:\n" + report);
     }

@@ -29,7 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * requests beyond the protocol's limits are refused clearly while the cluster keeps serving.
  */
 class ServerRestartIT {
-  private static final int REGIONS = 8;
+  private static final int REGIONS = 4;
   // Enough for every region's device levels (the servers' L0s are small).
   private static final int KEYS = REGIONS * Bulk.KEYS_PER_REGION;
 

@@ -61,11 +61,6 @@ final class LocalVerify {
       return digests.isEmpty() ? 0 : digests.get(0).get("pairs");
     }
 
-    /** The fewest live pairs any member's device levels hold (0 when no digest agreed). */
-    long levelPairsMin() {
-      return digests.stream().mapToLong(digest -> digest.get("levelPairs")).min().orElse(0);
-    }
-
     /** Each member's {@code counter}, the primary's first, joined by "/". */
     String each(String counter) {
       return digests.stream()
