@@ -9,17 +9,24 @@
 #   4. the fuzz targets (*_fuzz.cc: every decoder of on-device or network bytes), from
 #      the same build (libFuzzer + ASan + UBSan), run briefly from the seeds
 #      under kvs-native/src/test/fuzz-corpus/<target>/
+#   5. the chaos campaign's quick profile (./kvs chaos --quick, about 4 minutes):
+#      every kind of fault under a recorded load on a local cluster of the
+#      packaged jars, a fresh seed each run (KVS_CHAOS_SEED=N pins one; the
+#      campaign prints the command that replays its seed)
 # Steps 3 and 4 share one build: compiling the library with ASan twice (once
 # for the tests, once for the fuzzers) took longer than either step runs. That
 # build compiles in the background at the lowest CPU priority while step 2
 # runs (its integration tests spend much of their time waiting for timeouts),
 # so steps 3 and 4 mostly find it done.
+# shellcheck source=scripts/cmd/chaos.sh
+source "$KVS_HOME/scripts/cmd/chaos.sh"
+
 cmd_test() {
   ensure_packages "${KVS_BUILD_PACKAGES[@]}" "${KVS_TEST_PACKAGES[@]}" \
-    "${KVS_FUZZ_PACKAGES[@]}"
+    "${KVS_FUZZ_PACKAGES[@]}" "${KVS_CHAOS_PACKAGES[@]}"
   local failed=() started=$SECONDS
 
-  say "1/4 Checking C++ formatting (clang-format $(clang-format --version | grep -o '[0-9][0-9.]*' | head -1))"
+  say "1/5 Checking C++ formatting (clang-format $(clang-format --version | grep -o '[0-9][0-9.]*' | head -1))"
   if check_cpp_format; then note "C++ formatting: ok"; else failed+=("C++ formatting"); fi
   if check_compose_file; then note "docker/compose.yaml: valid"; else failed+=("Compose file"); fi
 
@@ -28,21 +35,32 @@ cmd_test() {
   (renice -n 19 -p "$BASHPID" >/dev/null && build_sanitized) >"$sanitize_log" 2>&1 &
   local sanitize_build=$!
 
-  say "2/4 Building and testing with Maven (CMake + CTest, Surefire, Failsafe, Spotless)"
+  say "2/5 Building and testing with Maven (CMake + CTest, Surefire, Failsafe, Spotless)"
+  local built=0
   if (cd "$KVS_HOME" && mvn_cmd verify); then
     mkdir -p "$(dirname "$KVS_BUILD_STAMP")" && touch "$KVS_BUILD_STAMP"
+    built=1
   else
     failed+=("Maven verify (native build/tests, Java tests or Java formatting)")
   fi
 
-  say "3/4 Native tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+  say "3/5 Native tests under AddressSanitizer + UndefinedBehaviorSanitizer"
   # The background build's result is not trusted on its own: build_sanitized
   # runs again below (a no-op when it finished) and reports any error.
   wait "$sanitize_build" || note "the background sanitizer build failed (log: $sanitize_log); building again"
   if run_sanitized_native_tests; then note "sanitizer build: ok"; else failed+=("sanitizer build"); fi
 
-  say "4/4 Fuzzing the readers of on-device bytes (libFuzzer + ASan + UBSan, ~${KVS_FUZZ_BUDGET_SECONDS}s)"
+  say "4/5 Fuzzing the readers of on-device bytes (libFuzzer + ASan + UBSan, ~${KVS_FUZZ_BUDGET_SECONDS}s)"
   if run_fuzzers; then note "fuzzing: ok"; else failed+=("fuzzing (see the reproducer above)"); fi
+
+  say "5/5 Chaos campaign, quick profile (every kind of fault under a checked load, ~4 min)"
+  if [[ $built -eq 0 ]]; then
+    failed+=("chaos campaign (not run: Maven verify failed, so there is no build to run)")
+  elif run_chaos --quick ${KVS_CHAOS_SEED:+--seed "$KVS_CHAOS_SEED"}; then
+    note "chaos campaign: passed"
+  else
+    failed+=("chaos campaign (its verdict and replay command are above)")
+  fi
 
   local elapsed=$((SECONDS - started))
   if [[ ${#failed[@]} -gt 0 ]]; then

@@ -89,5 +89,8 @@ run_java() {
   [[ "$(java_major_version)" -ge 22 ]] && flags+=(--enable-native-access=ALL-UNNAMED)
   # Tools talk at WARN; the processes they start log at INFO to their own files.
   flags+=("-Dkvs.log.level=${KVS_LOG_LEVEL:-WARN}")
-  java "${flags[@]}" -cp "$jar:$KVS_HOME/kvs-bench/target/lib/*" "$main_class" "$@"
+  # KVS_JAVA_WRAPPER: a command the JVM runs under, e.g. nsenter into a network namespace
+  # (./kvs chaos); split on spaces.
+  # shellcheck disable=SC2086
+  ${KVS_JAVA_WRAPPER:-} java "${flags[@]}" -cp "$jar:$KVS_HOME/kvs-bench/target/lib/*" "$main_class" "$@"
 }

@@ -254,15 +254,21 @@ typedef struct kvs_fabric_options {
   uint32_t buffer_bytes;  // client: request and reply buffer size each
   uint32_t timeout_ms;    // client: a request without reply fails after this
   // The cluster secret (16..1024 bytes; NULL/0: none). A server requires
-  // clients to prove it in the bootstrap, and its replication connections
-  // prove it to backups; a client proves it and requires the server to.
+  // peers (primaries replicating to it) to prove it in the bootstrap, and
+  // its replication connections prove it to backups. Clients ignore it.
   // Copied: need not outlive the call.
   const void* secret;
   uint32_t secret_bytes;
+  // The client secret (16..1024 bytes; NULL/0: none). A server requires
+  // clients to prove it; a client proves it and requires the server to
+  // prove it back. It never lets a connection replicate (docs/OPERATIONS.md,
+  // "Security").
+  const void* client_secret;
+  uint32_t client_secret_bytes;
 } kvs_fabric_options;
 
 // Fills `options` with the defaults (shm, 127.0.0.1, 2 workers, 256 KiB
-// buffers, 5000 ms, no secret).
+// buffers, 5000 ms, no secrets).
 KVS_EXPORT void kvs_fabric_options_init(kvs_fabric_options* options);
 
 // A service answering wire-protocol requests (docs/PROTOCOL.md) from
@@ -311,6 +317,12 @@ typedef struct kvs_placement {
   // lets a new send-index stream start it over; one in sync that holds a
   // replica refuses (it may be promoted, so it must not forget writes).
   int joining;
+  // The region's stream key at this epoch (the master gives every member
+  // the same): a primary's new replication streams prove it, a backup takes
+  // a stream only from a connection that proved it. NULL/0 on a backup: it
+  // takes no stream.
+  const void* stream_key;
+  size_t stream_key_size;
 } kvs_placement;
 // Like kvs_service_attach, placed. A primary with backups replicates every
 // write to them before answering (docs/ARCHITECTURE.md, "Failure
@@ -417,8 +429,12 @@ KVS_EXPORT size_t kvs_service_backup_lags(const kvs_service* service,
 KVS_EXPORT size_t kvs_service_backup_failure(const kvs_service* service,
                                              uint64_t region_id, size_t index,
                                              char* message, size_t capacity);
+// Fencing: from this call on, primaries answer client requests only while a
+// lease holds, and none before the first kvs_service_renew_lease (never
+// called: no lease enforced, for a service outside a cluster).
+KVS_EXPORT void kvs_service_require_lease(kvs_service* service);
 // Primaries answer client requests for `valid_for_ns` from now, then
-// NOT_PRIMARY until renewed (fencing; never called: no lease enforced).
+// NOT_PRIMARY until renewed (when a lease is required).
 KVS_EXPORT void kvs_service_renew_lease(kvs_service* service,
                                         int64_t valid_for_ns);
 // 1 if engine region `name` holds a send-index replica, else 0.

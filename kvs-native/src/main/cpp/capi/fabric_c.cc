@@ -22,6 +22,9 @@
 struct kvs_service {
   // Replies of kvs_service_submit that came after the call returned
   // (declared first: the service, destroyed first, settles its writes).
+  // Bounded by its caller: the TCP front end keeps at most
+  // maxInFlightPerConnection requests of each of at most maxConnections
+  // connections in flight (docs/OPERATIONS.md, "Bounds and overload").
   std::mutex replies_mutex;
   std::condition_variable replies_ready;
   std::deque<std::pair<uint64_t, std::string>> replies;
@@ -77,11 +80,18 @@ Status Endpoint(const kvs_fabric_options& c,
   return Status::Ok();
 }
 
-std::string Secret(const kvs_fabric_options& options) {
-  return options.secret != nullptr && options.secret_bytes > 0
-             ? std::string(static_cast<const char*>(options.secret),
-                           options.secret_bytes)
+std::string Bytes(const void* bytes, size_t size) {
+  return bytes != nullptr && size > 0
+             ? std::string(static_cast<const char*>(bytes), size)
              : std::string();
+}
+
+std::string Secret(const kvs_fabric_options& options) {
+  return Bytes(options.secret, options.secret_bytes);
+}
+
+std::string ClientSecret(const kvs_fabric_options& options) {
+  return Bytes(options.client_secret, options.client_secret_bytes);
 }
 
 }  // namespace
@@ -98,6 +108,8 @@ void kvs_fabric_options_init(kvs_fabric_options* options) {
   options->timeout_ms = 5000;
   options->secret = nullptr;
   options->secret_bytes = 0;
+  options->client_secret = nullptr;
+  options->client_secret_bytes = 0;
 }
 
 kvs_service* kvs_service_create(void) { return new kvs_service(); }
@@ -171,6 +183,7 @@ void kvs_service_attach_placed(kvs_service* service, uint64_t region_id,
     placement.primary_server.assign(placed->primary_server,
                                     placed->primary_server_size);
   }
+  placement.stream_key = Bytes(placed->stream_key, placed->stream_key_size);
   service->service.Attach(region_id, epoch,
                           reinterpret_cast<kvs::lsm::Region*>(region),
                           std::move(placement));
@@ -234,6 +247,10 @@ size_t kvs_service_backup_failure(const kvs_service* service,
   const std::string& failure = failures[index];
   std::memcpy(message, failure.data(), std::min(capacity, failure.size()));
   return failure.size();
+}
+
+void kvs_service_require_lease(kvs_service* service) {
+  service->service.RequireLease();
 }
 
 void kvs_service_renew_lease(kvs_service* service, int64_t valid_for_ns) {
@@ -322,6 +339,7 @@ kvs_status kvs_fabric_server_start(const kvs_fabric_options* options,
   server_options.port = options->port;
   server_options.workers = options->workers;
   server_options.secret = Secret(*options);
+  server_options.client_secret = ClientSecret(*options);
   auto started = std::make_unique<kvs_fabric_server>();
   status = kvs::channel::Server::Start(server_options, &service->service,
                                        &started->server);
@@ -353,7 +371,7 @@ kvs_status kvs_fabric_client_connect(const kvs_fabric_options* options,
   client_options.reply_buffer_bytes = options->buffer_bytes;
   client_options.request_timeout =
       std::chrono::milliseconds(options->timeout_ms);
-  client_options.secret = Secret(*options);
+  client_options.secret = ClientSecret(*options);
   auto connected = std::make_unique<kvs_fabric_client>();
   status = kvs::channel::Client::Connect(client_options, host, port,
                                          &connected->client);

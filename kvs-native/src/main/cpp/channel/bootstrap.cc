@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "util/check.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
 
@@ -21,7 +22,9 @@ namespace {
 
 constexpr uint32_t kHelloMagic = 0x48535654;    // "KVSH" little-endian
 constexpr uint32_t kWelcomeMagic = 0x57535654;  // "KVSW"
-constexpr uint8_t kBootstrapVersion = 2;
+constexpr uint8_t kBootstrapVersion = 3;
+// Bytes after a Hello's address, before its CRC.
+constexpr size_t kHelloTailBytes = 24 + 4 + kNonceBytes + kProofBytes;
 
 using Clock = std::chrono::steady_clock;
 
@@ -76,13 +79,10 @@ Status ReadExactly(int socket, size_t size, Clock::time_point deadline,
   return Status::Ok();
 }
 
-// Reads one length-checked bootstrap message: the fixed part, the
-// variable-size address, the rest; verifies magic, version and CRC.
-Status ReadMessage(int socket, std::chrono::milliseconds timeout,
-                   uint32_t magic, size_t tail_bytes, std::string* message) {
-  const auto deadline = Clock::now() + timeout;
-  std::string head;
-  KVS_RETURN_IF_ERROR(ReadExactly(socket, 8, deadline, &head));
+// How many bytes the message of `magic` whose first 8 bytes are `head` has
+// in all: the fixed part, the variable-size address, the rest and the CRC.
+Status MessageBytes(std::string_view head, uint32_t magic, size_t tail_bytes,
+                    size_t* total) {
   if (coding::DecodeFixed32(head.data()) != magic ||
       static_cast<uint8_t>(head[4]) != kBootstrapVersion) {
     return Status::InvalidArgument(
@@ -93,16 +93,32 @@ Status ReadMessage(int socket, std::chrono::milliseconds timeout,
     return Status::InvalidArgument("bootstrap: address of " +
                                    std::to_string(address_size) + " bytes");
   }
-  std::string rest;
-  KVS_RETURN_IF_ERROR(
-      ReadExactly(socket, address_size + tail_bytes + 4, deadline, &rest));
-  *message = head + rest;
-  const size_t body = message->size() - 4;
-  if (crc32c::Value(message->data(), body) !=
-      coding::DecodeFixed32(message->data() + body)) {
+  *total = 8 + address_size + tail_bytes + 4;
+  return Status::Ok();
+}
+
+Status CheckSum(std::string_view message) {
+  const size_t body = message.size() - 4;
+  if (crc32c::Value(message.data(), body) !=
+      coding::DecodeFixed32(message.data() + body)) {
     return Status::Corruption("bootstrap: message fails its checksum");
   }
   return Status::Ok();
+}
+
+// Reads one length-checked bootstrap message; verifies magic, version and
+// CRC.
+Status ReadMessage(int socket, std::chrono::milliseconds timeout,
+                   uint32_t magic, size_t tail_bytes, std::string* message) {
+  const auto deadline = Clock::now() + timeout;
+  std::string head;
+  KVS_RETURN_IF_ERROR(ReadExactly(socket, 8, deadline, &head));
+  size_t total = 0;
+  KVS_RETURN_IF_ERROR(MessageBytes(head, magic, tail_bytes, &total));
+  std::string rest;
+  KVS_RETURN_IF_ERROR(ReadExactly(socket, total - 8, deadline, &rest));
+  *message = head + rest;
+  return CheckSum(*message);
 }
 
 }  // namespace
@@ -118,6 +134,8 @@ std::string EncodeHello(const Hello& hello) {
   coding::PutFixed64(&out, hello.reply_buffer.key);
   coding::PutFixed32(&out, static_cast<uint32_t>(hello.reply_buffer.size));
   coding::PutFixed32(&out, hello.request_buffer_bytes);
+  PutU8(&out, static_cast<uint8_t>(hello.kind));
+  AppendFixed(&out, std::string_view(), 3);
   AppendFixed(&out, hello.nonce, kNonceBytes);
   AppendFixed(&out, hello.proof, kProofBytes);
   Seal(&out);
@@ -147,8 +165,29 @@ std::string EncodeWelcome(const Welcome& welcome) {
 
 Status ReadHello(int socket, std::chrono::milliseconds timeout, Hello* hello) {
   std::string m;
-  KVS_RETURN_IF_ERROR(ReadMessage(socket, timeout, kHelloMagic,
-                                  24 + kNonceBytes + kProofBytes, &m));
+  KVS_RETURN_IF_ERROR(
+      ReadMessage(socket, timeout, kHelloMagic, kHelloTailBytes, &m));
+  return DecodeHello(m, hello);
+}
+
+Status HelloBytes(std::string_view head, size_t* total) {
+  KVS_CHECK(head.size() >= kHelloHeadBytes);
+  return MessageBytes(head, kHelloMagic, kHelloTailBytes, total);
+}
+
+Status DecodeHello(std::string_view m, Hello* hello) {
+  size_t total = 0;
+  if (m.size() < kHelloHeadBytes) {
+    return Status::InvalidArgument("bootstrap: a Hello of " +
+                                   std::to_string(m.size()) + " bytes");
+  }
+  KVS_RETURN_IF_ERROR(HelloBytes(m, &total));
+  if (m.size() != total) {
+    return Status::InvalidArgument("bootstrap: a Hello of " +
+                                   std::to_string(m.size()) + " bytes, not " +
+                                   std::to_string(total));
+  }
+  KVS_RETURN_IF_ERROR(CheckSum(m));
   const uint8_t provider = static_cast<uint8_t>(m[5]);
   if (provider > static_cast<uint8_t>(fabric::Provider::kVerbs)) {
     return Status::InvalidArgument("bootstrap: unknown provider " +
@@ -156,14 +195,21 @@ Status ReadHello(int socket, std::chrono::milliseconds timeout, Hello* hello) {
   }
   hello->provider = static_cast<fabric::Provider>(provider);
   const size_t size = coding::DecodeFixed16(m.data() + 6);
-  hello->address = m.substr(8, size);
+  hello->address = std::string(m.substr(8, size));
   const char* p = m.data() + 8 + size;
   hello->reply_buffer.address = coding::DecodeFixed64(p);
   hello->reply_buffer.key = coding::DecodeFixed64(p + 8);
   hello->reply_buffer.size = coding::DecodeFixed32(p + 16);
   hello->request_buffer_bytes = coding::DecodeFixed32(p + 20);
-  hello->nonce = std::string(p + 24, kNonceBytes);
-  hello->proof = std::string(p + 24 + kNonceBytes, kProofBytes);
+  const uint8_t kind = static_cast<uint8_t>(p[24]);
+  if (kind > static_cast<uint8_t>(ConnectionKind::kPeer) || p[25] != 0 ||
+      p[26] != 0 || p[27] != 0) {
+    return Status::InvalidArgument("bootstrap: unknown connection kind " +
+                                   std::to_string(kind));
+  }
+  hello->kind = static_cast<ConnectionKind>(kind);
+  hello->nonce = std::string(p + 28, kNonceBytes);
+  hello->proof = std::string(p + 28 + kNonceBytes, kProofBytes);
   return Status::Ok();
 }
 

@@ -4,12 +4,12 @@
 // kernel does that even for kill -9).
 //
 // The server speaks first: a Challenge (bootstrap_auth.h), with which the
-// client proves it holds the cluster secret. Then Hello (client -> server)
-// and Welcome (server -> client), little-endian:
+// client proves it holds the secret of its kind of connection. Then Hello
+// (client -> server) and Welcome (server -> client), little-endian:
 //
 //   Hello                              Welcome
 //   u32  magic "KVSH"                  u32  magic "KVSW"
-//   u8   version (2)                   u8   version (2)
+//   u8   version (3)                   u8   version (3)
 //   u8   provider (Provider)           u8   status (0 OK, else kvs_status)
 //   u16  address size                  u16  address size (0 if not OK)
 //   ...  client endpoint address       ...  server endpoint address, or the
@@ -17,13 +17,14 @@
 //   u64  reply buffer key              u64  request buffer remote address
 //   u32  reply buffer bytes            u64  request buffer key
 //   u32  request buffer bytes wanted   u32  request buffer bytes
-//   32   client nonce                  u64  connection id
-//   32   proof of the secret           32   proof of the secret (zeros if
-//   u32  CRC32C of the bytes before         not OK or no secret)
-//                                      u32  CRC32C of the bytes before
+//   u8   kind (0 client, 1 peer)       u64  connection id
+//   u8   zero[3]                       32   proof of the secret (zeros if
+//   32   client nonce                       not OK or no secret)
+//   32   proof of the secret           u32  CRC32C of the bytes before
+//   u32  CRC32C of the bytes before
 //
-// A server with a secret checks the Hello's proof before it opens an
-// endpoint for the client; a wrong one gets a Welcome with status
+// A server with a secret of the Hello's kind checks its proof before it
+// opens an endpoint for the client; a wrong one gets a Welcome with status
 // INVALID_ARGUMENT and a message saying so, and the connection closes.
 //
 // Thread safety: free functions; a socket is used by one thread at a time.
@@ -48,6 +49,7 @@ inline constexpr uint32_t kBufferBytesMax = 64u << 20;
 
 struct Hello {
   fabric::Provider provider = fabric::Provider::kShm;
+  ConnectionKind kind = ConnectionKind::kClient;
   std::string address;
   fabric::RemoteBuffer reply_buffer;
   uint32_t request_buffer_bytes = 0;
@@ -69,6 +71,13 @@ std::string EncodeWelcome(const Welcome& welcome);
 Status ReadChallenge(int socket, std::chrono::milliseconds timeout,
                      Challenge* challenge);
 Status ReadHello(int socket, std::chrono::milliseconds timeout, Hello* hello);
+// For a reader that gathers a Hello's bytes itself (the server's acceptor
+// never blocks on one peer): how many bytes the Hello starting with `head`
+// (at least its first kHelloHeadBytes) has in all, or InvalidArgument if it
+// is not one; then DecodeHello parses exactly those bytes.
+inline constexpr size_t kHelloHeadBytes = 8;
+Status HelloBytes(std::string_view head, size_t* total);
+Status DecodeHello(std::string_view bytes, Hello* hello);
 Status ReadWelcome(int socket, std::chrono::milliseconds timeout,
                    Welcome* welcome);
 

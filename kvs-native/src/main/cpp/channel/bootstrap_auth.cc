@@ -13,18 +13,34 @@ namespace kvs::channel {
 namespace {
 
 constexpr uint32_t kChallengeMagic = 0x43535654;  // "KVSC" little-endian
-constexpr uint8_t kChallengeVersion = 2;
-constexpr uint8_t kFlagProofRequired = 1;
+constexpr uint8_t kChallengeVersion = 3;
+constexpr uint8_t kFlagClientProofRequired = 1;
+constexpr uint8_t kFlagPeerProofRequired = 2;
 
 }  // namespace
+
+const char* ConnectionKindName(ConnectionKind kind) {
+  return kind == ConnectionKind::kPeer ? "peer" : "client";
+}
+
+std::string_view HelloPurpose(ConnectionKind kind) {
+  return kind == ConnectionKind::kPeer ? "kvs fabric hello v3 peer"
+                                       : "kvs fabric hello v3 client";
+}
+
+std::string_view WelcomePurpose(ConnectionKind kind) {
+  return kind == ConnectionKind::kPeer ? "kvs fabric welcome v3 peer"
+                                       : "kvs fabric welcome v3 client";
+}
 
 std::string EncodeChallenge(const Challenge& challenge) {
   KVS_CHECK(challenge.nonce.size() == kNonceBytes);
   std::string out;
   coding::PutFixed32(&out, kChallengeMagic);
   out.push_back(static_cast<char>(kChallengeVersion));
-  out.push_back(
-      static_cast<char>(challenge.proof_required ? kFlagProofRequired : 0));
+  out.push_back(static_cast<char>(
+      (challenge.client_proof_required ? kFlagClientProofRequired : 0) |
+      (challenge.peer_proof_required ? kFlagPeerProofRequired : 0)));
   coding::PutFixed16(&out, 0);
   out += challenge.nonce;
   coding::PutFixed32(&out, crc32c::Value(out.data(), out.size()));
@@ -48,11 +64,12 @@ Status DecodeChallenge(std::string_view bytes, Challenge* challenge) {
     return Status::Corruption("bootstrap: challenge fails its checksum");
   }
   const uint8_t flags = static_cast<uint8_t>(bytes[5]);
-  if ((flags & ~kFlagProofRequired) != 0 ||
+  if ((flags & ~(kFlagClientProofRequired | kFlagPeerProofRequired)) != 0 ||
       coding::DecodeFixed16(bytes.data() + 6) != 0) {
     return Status::InvalidArgument("bootstrap: challenge with unknown flags");
   }
-  challenge->proof_required = (flags & kFlagProofRequired) != 0;
+  challenge->client_proof_required = (flags & kFlagClientProofRequired) != 0;
+  challenge->peer_proof_required = (flags & kFlagPeerProofRequired) != 0;
   challenge->nonce = std::string(bytes.substr(8, kNonceBytes));
   return Status::Ok();
 }

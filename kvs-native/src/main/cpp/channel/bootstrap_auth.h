@@ -1,23 +1,33 @@
-// Authentication of the fabric bootstrap by the cluster secret: before a
-// client learns the server's endpoint address or request-buffer key, it
-// proves it holds the secret, and the server proves it back.
+// Authentication of the fabric bootstrap: before a peer learns the server's
+// endpoint address or request-buffer key, it proves it holds the secret of
+// the kind of connection it asks for, and the server proves it back.
+//
+// Two kinds of visitor come through one port, each with its own secret
+// (docs/OPERATIONS.md, "Security"): a *client* (reads and writes data)
+// proves the client secret; a *peer* (a primary replicating to this
+// server) proves the cluster secret, which also authorises the control
+// RPC. The kind is fixed at the bootstrap and decides what the connection
+// may send (service/region_service.h, "Doors"): a client connection never
+// carries replication messages.
 //
 // The server speaks first, with a Challenge (little-endian):
 //
 //   u32  magic "KVSC"
-//   u8   version (2, the bootstrap version)
-//   u8   flags: bit 0 set if the server requires a proof of the secret
+//   u8   version (3, the bootstrap version)
+//   u8   flags: bit 0 set if a client must prove the client secret, bit 1
+//        if a peer must prove the cluster secret
 //   u16  zero
 //   32   server nonce (random per connection)
 //   u32  CRC32C of the bytes before
 //
-// The client's Hello then carries its own 32-byte nonce and
-// proof = HMAC-SHA256(secret, "kvs fabric hello v2" 0x00 server_nonce
-// client_nonce); the server's Welcome, if OK, carries
-// HMAC-SHA256(secret, "kvs fabric welcome v2" 0x00 client_nonce
-// server_nonce). Without a secret both proofs are zeros and nobody checks
-// them. The purposes differ, so neither proof can be replayed as the other;
-// the nonces are fresh, so no proof can be replayed on another connection.
+// The Hello then names its kind and carries its own 32-byte nonce and
+// proof = HMAC-SHA256(secret of the kind, HelloPurpose(kind) 0x00
+// server_nonce client_nonce); the server's Welcome, if OK, carries
+// HMAC-SHA256(same secret, WelcomePurpose(kind) 0x00 client_nonce
+// server_nonce). Without a secret of that kind both proofs are zeros and
+// nobody checks them. The purposes differ by direction and kind, so no
+// proof can be replayed as another; the nonces are fresh, so no proof can
+// be replayed on another connection.
 //
 // Thread safety: free functions.
 
@@ -39,12 +49,26 @@ inline constexpr size_t kChallengeBytes = 4 + 1 + 1 + 2 + kNonceBytes + 4;
 inline constexpr size_t kSecretBytesMin = 16;
 inline constexpr size_t kSecretBytesMax = 1024;
 
-inline constexpr std::string_view kHelloPurpose = "kvs fabric hello v2";
-inline constexpr std::string_view kWelcomePurpose = "kvs fabric welcome v2";
+// Who is at the other end of a connection, as it proved at the bootstrap.
+enum class ConnectionKind : uint8_t {
+  kClient = 0,  // an application: client requests only
+  kPeer = 1,    // a server of the cluster: replication messages too
+};
+const char* ConnectionKindName(ConnectionKind kind);
+
+// What a Hello's and a Welcome's proofs are computed over, by kind.
+std::string_view HelloPurpose(ConnectionKind kind);
+std::string_view WelcomePurpose(ConnectionKind kind);
 
 struct Challenge {
-  bool proof_required = false;
-  std::string nonce;  // kNonceBytes
+  bool client_proof_required = false;  // clients must prove the client secret
+  bool peer_proof_required = false;    // peers must prove the cluster secret
+  std::string nonce;                   // kNonceBytes
+
+  bool ProofRequired(ConnectionKind kind) const {
+    return kind == ConnectionKind::kPeer ? peer_proof_required
+                                         : client_proof_required;
+  }
 };
 
 std::string EncodeChallenge(const Challenge& challenge);

@@ -1,14 +1,17 @@
-// The fabric bootstrap's authentication by the cluster secret: the proofs,
-// the challenge format, and a real Server refusing clients without the
-// secret while it serves the ones that hold it.
+// The fabric bootstrap's authentication: the proofs, the challenge format,
+// and a real Server admitting clients by the client secret and peers by the
+// cluster secret, refusing everyone else while it serves the rest, and never
+// waiting on a peer that connects and says nothing.
 
 #include "channel/bootstrap_auth.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "channel/bootstrap.h"
 #include "channel/client.h"
@@ -17,34 +20,41 @@
 namespace kvs::channel {
 namespace {
 
-const std::string kSecret(32, '\x5a');
+const std::string kSecret(32, '\x5a');        // the cluster's
+const std::string kClientSecret(32, '\x3c');  // the applications'
 const std::string kOtherSecret(32, '\xa5');
 
 TEST(BootstrapAuthTest, AProofVerifiesOnlyForItsSecretPurposeAndNonces) {
   const std::string a = RandomNonce(), b = RandomNonce();
   ASSERT_EQ(a.size(), kNonceBytes);
   EXPECT_NE(a, b);
-  const std::string proof = Prove(kSecret, kHelloPurpose, a, b);
+  const std::string_view hello = HelloPurpose(ConnectionKind::kClient);
+  const std::string proof = Prove(kSecret, hello, a, b);
   ASSERT_EQ(proof.size(), kProofBytes);
-  EXPECT_TRUE(Verify(proof, kSecret, kHelloPurpose, a, b));
-  EXPECT_FALSE(Verify(proof, kOtherSecret, kHelloPurpose, a, b));
-  EXPECT_FALSE(Verify(proof, kSecret, kWelcomePurpose, a, b));
-  EXPECT_FALSE(Verify(proof, kSecret, kHelloPurpose, b, a));
-  EXPECT_FALSE(Verify(proof.substr(1), kSecret, kHelloPurpose, a, b));
+  EXPECT_TRUE(Verify(proof, kSecret, hello, a, b));
+  EXPECT_FALSE(Verify(proof, kOtherSecret, hello, a, b));
+  EXPECT_FALSE(
+      Verify(proof, kSecret, WelcomePurpose(ConnectionKind::kClient), a, b));
+  // A client's proof is no peer's, even under the same secret.
+  EXPECT_FALSE(
+      Verify(proof, kSecret, HelloPurpose(ConnectionKind::kPeer), a, b));
+  EXPECT_FALSE(Verify(proof, kSecret, hello, b, a));
+  EXPECT_FALSE(Verify(proof.substr(1), kSecret, hello, a, b));
   // No secret: the proof is zeros and proves nothing.
-  EXPECT_EQ(Prove("", kHelloPurpose, a, b), std::string(kProofBytes, '\0'));
-  EXPECT_FALSE(Verify(std::string(kProofBytes, '\0'), "", kHelloPurpose, a, b));
+  EXPECT_EQ(Prove("", hello, a, b), std::string(kProofBytes, '\0'));
+  EXPECT_FALSE(Verify(std::string(kProofBytes, '\0'), "", hello, a, b));
 }
 
 TEST(BootstrapAuthTest, AChallengeRoundTripsAndDamageIsDetected) {
   Challenge sent;
-  sent.proof_required = true;
+  sent.client_proof_required = true;
   sent.nonce = RandomNonce();
   const std::string bytes = EncodeChallenge(sent);
   ASSERT_EQ(bytes.size(), kChallengeBytes);
   Challenge read;
   ASSERT_TRUE(DecodeChallenge(bytes, &read).ok());
-  EXPECT_TRUE(read.proof_required);
+  EXPECT_TRUE(read.client_proof_required);
+  EXPECT_FALSE(read.peer_proof_required);
   EXPECT_EQ(read.nonce, sent.nonce);
   for (size_t i = 0; i < bytes.size(); ++i) {
     std::string damaged = bytes;
@@ -73,12 +83,15 @@ class AuthenticatedServerTest : public ::testing::Test {
   void SetUp() override {
     ServerOptions options;
     options.secret = kSecret;
+    options.client_secret = kClientSecret;
     ASSERT_TRUE(Server::Start(options, &handler_, &server_).ok());
   }
 
   Status Connect(const std::string& secret, uint16_t port,
-                 std::unique_ptr<Client>* client) {
+                 std::unique_ptr<Client>* client,
+                 ConnectionKind kind = ConnectionKind::kClient) {
     ClientOptions options;
+    options.kind = kind;
     options.secret = secret;
     return Client::Connect(options, "127.0.0.1", port, client);
   }
@@ -89,7 +102,7 @@ class AuthenticatedServerTest : public ::testing::Test {
 
 TEST_F(AuthenticatedServerTest, AClientWithTheSecretIsServed) {
   std::unique_ptr<Client> client;
-  const Status status = Connect(kSecret, server_->port(), &client);
+  const Status status = Connect(kClientSecret, server_->port(), &client);
   ASSERT_TRUE(status.ok()) << status.ToString();
   std::string reply;
   ASSERT_TRUE(client->Call("hello", &reply).ok());
@@ -97,9 +110,38 @@ TEST_F(AuthenticatedServerTest, AClientWithTheSecretIsServed) {
   EXPECT_EQ(server_->stats().connections_refused, 0u);
 }
 
+TEST_F(AuthenticatedServerTest, APeerWithTheClusterSecretIsServed) {
+  std::unique_ptr<Client> peer;
+  const Status status =
+      Connect(kSecret, server_->port(), &peer, ConnectionKind::kPeer);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  std::string reply;
+  ASSERT_TRUE(peer->Call("replicate", &reply).ok());
+  EXPECT_EQ(reply, "replicate");
+}
+
+// The two credentials are separate: the client secret never makes a peer,
+// and the cluster secret is not what a client proves.
+TEST_F(AuthenticatedServerTest, EachKindMustProveItsOwnSecret) {
+  std::unique_ptr<Client> connection;
+  const Status client_as_peer = Connect(kClientSecret, server_->port(),
+                                        &connection, ConnectionKind::kPeer);
+  ASSERT_FALSE(client_as_peer.ok());
+  EXPECT_NE(client_as_peer.message().find("cluster's secret"),
+            std::string_view::npos)
+      << client_as_peer.ToString();
+  const Status cluster_as_client =
+      Connect(kSecret, server_->port(), &connection, ConnectionKind::kClient);
+  ASSERT_FALSE(cluster_as_client.ok());
+  EXPECT_NE(cluster_as_client.message().find("client secret"),
+            std::string_view::npos)
+      << cluster_as_client.ToString();
+  EXPECT_EQ(server_->stats().connections_refused, 2u);
+}
+
 TEST_F(AuthenticatedServerTest, AWrongSecretIsRefusedAndOthersServedOn) {
   std::unique_ptr<Client> good;
-  ASSERT_TRUE(Connect(kSecret, server_->port(), &good).ok());
+  ASSERT_TRUE(Connect(kClientSecret, server_->port(), &good).ok());
   std::unique_ptr<Client> stranger;
   const Status refused = Connect(kOtherSecret, server_->port(), &stranger);
   ASSERT_FALSE(refused.ok());
@@ -119,9 +161,37 @@ TEST_F(AuthenticatedServerTest, AClientWithoutTheSecretIsToldWhy) {
   std::unique_ptr<Client> client;
   const Status refused = Connect("", server_->port(), &client);
   ASSERT_FALSE(refused.ok());
-  EXPECT_NE(refused.message().find("requires the cluster secret"),
+  EXPECT_NE(refused.message().find("requires the client secret"),
             std::string_view::npos)
       << refused.ToString();
+}
+
+// A peer that connects and sends nothing (or half a Hello) holds up nobody:
+// handshakes run side by side, each bounded by the bootstrap timeout.
+TEST_F(AuthenticatedServerTest, ASilentPeerDelaysNobody) {
+  std::vector<int> silent;
+  for (int i = 0; i < 8; ++i) {
+    int socket = -1;
+    ASSERT_TRUE(channel::Connect("127.0.0.1", server_->port(),
+                                 std::chrono::seconds(2), &socket)
+                    .ok());
+    if (i % 2 == 1) {
+      const std::string half = EncodeHello(Hello()).substr(0, 12);
+      ASSERT_TRUE(WriteAll(socket, half, std::chrono::seconds(2)).ok());
+    }
+    silent.push_back(socket);
+  }
+  // Well under the 2 s bootstrap timeout any one of them could hold a
+  // one-at-a-time acceptor for.
+  const auto started = std::chrono::steady_clock::now();
+  std::unique_ptr<Client> client;
+  const Status status = Connect(kClientSecret, server_->port(), &client);
+  const auto took = std::chrono::steady_clock::now() - started;
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_LT(took, std::chrono::milliseconds(1000));
+  std::string reply;
+  ASSERT_TRUE(client->Call("prompt", &reply).ok());
+  for (const int socket : silent) ::close(socket);
 }
 
 // A stranger that skips the proof (zeros) learns no endpoint address or key.
@@ -132,7 +202,8 @@ TEST_F(AuthenticatedServerTest, AHelloWithoutAProofGetsNoAddressOrKey) {
                   .ok());
   Challenge challenge;
   ASSERT_TRUE(ReadChallenge(socket, std::chrono::seconds(2), &challenge).ok());
-  EXPECT_TRUE(challenge.proof_required);
+  EXPECT_TRUE(challenge.client_proof_required);
+  EXPECT_TRUE(challenge.peer_proof_required);
   Hello hello;
   hello.address = "anything";
   hello.reply_buffer = {4096, 1, 4096};
@@ -153,7 +224,7 @@ TEST(BootstrapAuthServerTest, AClientWithASecretRefusesAServerWithout) {
   std::unique_ptr<Server> open_server;
   ASSERT_TRUE(Server::Start(ServerOptions(), &handler, &open_server).ok());
   ClientOptions options;
-  options.secret = kSecret;
+  options.secret = kClientSecret;
   std::unique_ptr<Client> client;
   const Status refused =
       Client::Connect(options, "127.0.0.1", open_server->port(), &client);

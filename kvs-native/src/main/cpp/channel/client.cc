@@ -104,20 +104,25 @@ Status Client::Init(const std::string& host, uint16_t port) {
   Challenge challenge;
   KVS_RETURN_IF_ERROR(
       ReadChallenge(socket_, options_.bootstrap_timeout, &challenge));
-  if (challenge.proof_required && options_.secret.empty()) {
+  const bool peer = options_.kind == ConnectionKind::kPeer;
+  const char* const secret_name = peer ? "cluster secret" : "client secret";
+  const char* const flag = peer ? "--secret-file" : "--client-secret-file";
+  if (challenge.ProofRequired(options_.kind) && options_.secret.empty()) {
     return Status::InvalidArgument(
-        "bootstrap: the server requires the cluster secret and this client "
-        "has none (--secret-file)");
+        std::string("bootstrap: the server requires the ") + secret_name +
+        " and this " + ConnectionKindName(options_.kind) + " has none (" +
+        flag + ")");
   }
-  if (!challenge.proof_required && !options_.secret.empty()) {
+  if (!challenge.ProofRequired(options_.kind) && !options_.secret.empty()) {
     return Status::InvalidArgument(
-        "bootstrap: the server requires no cluster secret, so it cannot prove "
-        "it is this cluster's; refusing to connect");
+        std::string("bootstrap: the server requires no ") + secret_name +
+        ", so it cannot prove it is this cluster's; refusing to connect");
   }
   Hello hello;
+  hello.kind = options_.kind;
   hello.nonce = RandomNonce();
-  hello.proof =
-      Prove(options_.secret, kHelloPurpose, challenge.nonce, hello.nonce);
+  hello.proof = Prove(options_.secret, HelloPurpose(options_.kind),
+                      challenge.nonce, hello.nonce);
   hello.provider = options_.endpoint.provider;
   hello.address = endpoint_->address();
   hello.reply_buffer = {replies_region_->RemoteAddress(0),
@@ -130,11 +135,13 @@ Status Client::Init(const std::string& host, uint16_t port) {
       ReadWelcome(socket_, options_.bootstrap_timeout, &welcome));
   KVS_RETURN_IF_ERROR(welcome.status);
   if (!options_.secret.empty() &&
-      !Verify(welcome.proof, options_.secret, kWelcomePurpose, hello.nonce,
-              challenge.nonce)) {
-    return Status::InvalidArgument(
-        "bootstrap: the server's proof of the cluster secret is wrong");
+      !Verify(welcome.proof, options_.secret, WelcomePurpose(options_.kind),
+              hello.nonce, challenge.nonce)) {
+    return Status::InvalidArgument(std::string("bootstrap: the server's proof "
+                                               "of the ") +
+                                   secret_name + " is wrong");
   }
+  connection_id_ = welcome.connection_id;
   if (welcome.request_buffer.size != options_.request_buffer_bytes) {
     return Status::Corruption("the server's request buffer has another size");
   }

@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "channel/bootstrap_auth.h"
 #include "channel/message_format.h"
 #include "channel/ring_allocator.h"
 #include "fabric/endpoint.h"
@@ -56,8 +57,12 @@ struct ClientOptions {
   bool wait_fd = false;
   std::chrono::milliseconds request_timeout{5000};
   std::chrono::milliseconds bootstrap_timeout{2000};
-  // The cluster secret (bootstrap_auth.h): proved to the server, which must
-  // prove it back. Empty: connects only to servers that require none.
+  // What this connection is to the server (bootstrap_auth.h): a client's,
+  // or a peer's (a primary replicating to a backup).
+  ConnectionKind kind = ConnectionKind::kClient;
+  // The secret of that kind (the client secret, or the cluster secret for
+  // a peer), proved to the server, which must prove it back. Empty:
+  // connects only to servers that require none of this kind.
   std::string secret;
 };
 
@@ -112,6 +117,9 @@ class Client {
   // blocking on it now is safe (nothing arrived meanwhile).
   int wait_fd() const { return endpoint_->wait_fd(); }
   bool TryWait() { return endpoint_->TryWait(); }
+  // The id the server gave this connection at the bootstrap (Welcome):
+  // what a peer's proofs bind to (replication_format.h, OPEN).
+  uint64_t connection_id() const { return connection_id_; }
   // OK while usable; else why it broke.
   const Status& health() const { return broken_; }
   ClientStats stats() const;
@@ -181,6 +189,7 @@ class Client {
   uint32_t reply_slot_bytes_ = 0;
   std::map<uint64_t, std::unique_ptr<Outstanding>> outstanding_;
   Status broken_;
+  uint64_t connection_id_ = 0;
   uint64_t polls_ = 0;
   // Knocks (bootstrap.h): a server blocks once nothing came for a while
   // (ServerOptions::spin_block_after, longer than kKnockEvery); knocking at

@@ -34,7 +34,8 @@ using Clock = std::chrono::steady_clock;
 // of its reply buffer (where replies are built before being written to the
 // same offset of the client's buffer), and the polling state.
 struct Connection : Session {
-  uint64_t id = 0;
+  uint64_t number = 0;  // id()
+  ConnectionKind peer_kind = ConnectionKind::kClient;
   int socket = -1;
   fi_addr_t peer = 0;
   // Its own endpoint: dropped (closing it) once the connection is let go,
@@ -100,6 +101,9 @@ struct Connection : Session {
     // Outside the lock: freeing the dropped writes' callbacks takes it.
     closing.reset();
   }
+
+  ConnectionKind kind() const override { return peer_kind; }
+  uint64_t id() const override { return number; }
 
   Status ReplicaBuffers(
       uint64_t tag, size_t count, size_t bytes,
@@ -196,6 +200,7 @@ struct Server::Impl {
 
   std::thread acceptor, spinner;
   std::atomic<uint64_t> refused{0};  // failed authentication
+  std::atomic<uint64_t> handshakes_dropped{0};
   std::atomic<uint64_t> accepted{0}, closed{0}, open{0}, requests{0},
       reply_parts{0}, malformed{0}, wakeups{0}, blocks{0};
   std::atomic<bool> blocked{false};
@@ -269,55 +274,167 @@ struct Server::Impl {
   }
 
   // --- Acceptor: bootstrap handshakes, off the spinning thread. ----------
+  //
+  // Every handshake in progress moves on as its socket is ready (non-
+  // blocking), so one peer that is slow or silent holds up nobody: the
+  // Challenge goes out, the Hello's bytes are gathered as they come, then
+  // the Welcome goes out and the connection joins the spinning thread's.
+
+  struct Handshake {
+    std::shared_ptr<Connection> connection;
+    Challenge challenge;
+    std::string unsent;    // Challenge or Welcome bytes still to send
+    std::string received;  // the Hello so far
+    size_t hello_bytes = 0;
+    bool welcomed = false;  // the Welcome is what `unsent` holds
+    bool admitted = false;  // OK Welcome: hand over once it is sent
+    Clock::time_point deadline;
+  };
 
   void AcceptLoop() {
+    std::list<Handshake> handshakes;  // oldest first
+    std::vector<struct pollfd> fds;
     while (running.load(std::memory_order_acquire)) {
-      struct pollfd fd {
-        listen_socket, POLLIN, 0
-      };
-      if (::poll(&fd, 1, 50) <= 0) continue;
-      const int socket =
-          ::accept4(listen_socket, nullptr, nullptr, SOCK_CLOEXEC);
-      if (socket < 0) continue;
-      Handshake(socket);
+      fds.clear();
+      fds.push_back({listen_socket, POLLIN, 0});
+      auto wait_until = Clock::now() + std::chrono::milliseconds(50);
+      for (const Handshake& handshake : handshakes) {
+        fds.push_back(
+            {handshake.connection->socket,
+             static_cast<short>(handshake.unsent.empty() ? POLLIN : POLLOUT),
+             0});
+        wait_until = std::min(wait_until, handshake.deadline);
+      }
+      const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
+          wait_until - Clock::now());
+      const int ready =
+          ::poll(fds.data(), fds.size(),
+                 static_cast<int>(std::max<int64_t>(0, wait.count()) + 1));
+      if (ready < 0 && errno != EINTR) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        continue;
+      }
+      // Moved on first (the poll's answers are by position), then new ones.
+      size_t position = 1;
+      const auto now = Clock::now();
+      for (auto it = handshakes.begin(); it != handshakes.end(); ++position) {
+        const short events = position < fds.size() ? fds[position].revents : 0;
+        bool done = false;
+        if (events != 0) done = Step(&*it);
+        if (!done && now >= it->deadline) {
+          handshakes_dropped.fetch_add(1);  // too slow: just drop it
+          done = true;
+        }
+        it = done ? handshakes.erase(it) : std::next(it);
+      }
+      if ((fds[0].revents & POLLIN) != 0) {
+        // A bounded batch per turn: handshakes in progress move on too.
+        for (int accepted_now = 0; accepted_now < 16; ++accepted_now) {
+          const int socket = ::accept4(listen_socket, nullptr, nullptr,
+                                       SOCK_CLOEXEC | SOCK_NONBLOCK);
+          if (socket < 0) break;
+          if (handshakes.size() >= options.handshakes_max) {
+            handshakes_dropped.fetch_add(1);
+            handshakes.pop_front();  // the oldest: nearest its deadline
+          }
+          handshakes.push_back(Begin(socket));
+          if (Step(&handshakes.back())) handshakes.pop_back();
+        }
+      }
     }
   }
 
-  void Handshake(int socket) {
-    auto connection = std::make_shared<Connection>();
-    connection->socket = socket;
-    Challenge challenge;
-    challenge.proof_required = !options.secret.empty();
-    challenge.nonce = RandomNonce();
-    Hello hello;
-    Status status =
-        WriteAll(socket, EncodeChallenge(challenge), options.bootstrap_timeout);
-    if (status.ok()) {
-      status = ReadHello(socket, options.bootstrap_timeout, &hello);
+  Handshake Begin(int socket) {
+    Handshake handshake;
+    handshake.connection = std::make_shared<Connection>();
+    handshake.connection->socket = socket;
+    handshake.challenge.client_proof_required = !options.client_secret.empty();
+    handshake.challenge.peer_proof_required = !options.secret.empty();
+    handshake.challenge.nonce = RandomNonce();
+    handshake.unsent = EncodeChallenge(handshake.challenge);
+    handshake.deadline = Clock::now() + options.bootstrap_timeout;
+    return handshake;
+  }
+
+  // Moves `handshake` on as far as its socket allows without waiting; true
+  // once it is over (handed to the spinning thread, refused or failed).
+  bool Step(Handshake* handshake) {
+    const int socket = handshake->connection->socket;
+    while (!handshake->unsent.empty()) {
+      const ssize_t n = ::send(socket, handshake->unsent.data(),
+                               handshake->unsent.size(), MSG_NOSIGNAL);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        handshakes_dropped.fetch_add(1);
+        return true;
+      }
+      handshake->unsent.erase(0, static_cast<size_t>(n));
     }
-    if (!status.ok()) {
-      return;  // not a client of ours, or too slow: just drop it
+    if (handshake->welcomed) {
+      if (handshake->admitted) HandOver(std::move(handshake->connection));
+      return true;
+    }
+    for (;;) {
+      const size_t wanted =
+          handshake->hello_bytes == 0
+              ? kHelloHeadBytes - handshake->received.size()
+              : handshake->hello_bytes - handshake->received.size();
+      char bytes[512];
+      const ssize_t n =
+          ::recv(socket, bytes, std::min(wanted, sizeof bytes), 0);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        handshakes_dropped.fetch_add(1);  // closed or failed: not ours
+        return true;
+      }
+      handshake->received.append(bytes, static_cast<size_t>(n));
+      if (handshake->hello_bytes == 0 &&
+          handshake->received.size() == kHelloHeadBytes &&
+          !HelloBytes(handshake->received, &handshake->hello_bytes).ok()) {
+        handshakes_dropped.fetch_add(1);  // not a client of ours
+        return true;
+      }
+      if (handshake->hello_bytes != 0 &&
+          handshake->received.size() == handshake->hello_bytes) {
+        break;
+      }
+    }
+    Hello hello;
+    if (!DecodeHello(handshake->received, &hello).ok()) {
+      handshakes_dropped.fetch_add(1);
+      return true;
     }
     Welcome welcome;
-    if (!options.secret.empty() &&
-        !Verify(hello.proof, options.secret, kHelloPurpose, challenge.nonce,
-                hello.nonce)) {
+    const std::string& secret = hello.kind == ConnectionKind::kPeer
+                                    ? options.secret
+                                    : options.client_secret;
+    if (!secret.empty() &&
+        !Verify(hello.proof, secret, HelloPurpose(hello.kind),
+                handshake->challenge.nonce, hello.nonce)) {
       // Nothing opened or registered for it: it learns no address or key.
       refused.fetch_add(1);
       welcome.status = Status::InvalidArgument(
-          "bootstrap authentication failed: the client does not hold this "
-          "cluster's secret (wrong or missing --secret-file)");
-      (void)WriteAll(socket, EncodeWelcome(welcome), options.bootstrap_timeout);
-      return;
+          hello.kind == ConnectionKind::kPeer
+              ? "bootstrap authentication failed: the peer does not hold this "
+                "cluster's secret (wrong or missing --secret-file)"
+              : "bootstrap authentication failed: the client does not hold "
+                "this cluster's client secret (wrong or missing "
+                "--client-secret-file)");
+    } else {
+      handshake->connection->peer_kind = hello.kind;
+      welcome.status = Admit(hello, handshake->connection.get(), &welcome);
+      welcome.proof = Prove(secret, WelcomePurpose(hello.kind), hello.nonce,
+                            handshake->challenge.nonce);
     }
-    welcome.status = Admit(hello, connection.get(), &welcome);
-    welcome.proof =
-        Prove(options.secret, kWelcomePurpose, hello.nonce, challenge.nonce);
-    const Status sent =
-        WriteAll(socket, EncodeWelcome(welcome), options.bootstrap_timeout);
-    if (!welcome.status.ok() || !sent.ok()) {
-      return;
-    }
+    handshake->admitted = welcome.status.ok();
+    handshake->welcomed = true;
+    handshake->unsent = EncodeWelcome(welcome);
+    return Step(handshake);
+  }
+
+  void HandOver(std::shared_ptr<Connection> connection) {
     accepted.fetch_add(1);
     open.fetch_add(1);
     std::lock_guard<std::mutex> lock(incoming_mutex);
@@ -364,12 +481,12 @@ struct Server::Impl {
         connection->staging.data(), reply_bytes, &connection->staging_region));
     connection->reply_buffer = hello.reply_buffer;
     connection->replica_buffers = replica_buffers;
-    connection->id = next_connection_id.fetch_add(1);
+    connection->number = next_connection_id.fetch_add(1);
     welcome->address = endpoint->address();
     welcome->request_buffer = {connection->requests_region->RemoteAddress(0),
                                connection->requests_region->key(),
                                request_bytes};
-    welcome->connection_id = connection->id;
+    welcome->connection_id = connection->number;
     return Status::Ok();
   }
 
@@ -591,7 +708,10 @@ struct Server::Impl {
       connection.rendezvous += header.message_bytes;
       if (connection.rendezvous == capacity) connection.rendezvous = 0;
       requests.fetch_add(1);
-      if (handler->IsControl(payload)) {
+      // Only a peer's connection carries replication control (a client's
+      // bytes are a client request whatever they look like).
+      if (connection.peer_kind == ConnectionKind::kPeer &&
+          handler->IsControl(payload)) {
         Enqueue(workers.back().get(), Task{shared, header, payload});
       } else {
         Dispatch(Task{shared, header, payload});
@@ -796,6 +916,7 @@ Server::~Server() = default;
 Status Server::Start(const ServerOptions& options, RequestHandler* handler,
                      std::unique_ptr<Server>* server) {
   KVS_RETURN_IF_ERROR(CheckSecret(options.secret));
+  KVS_RETURN_IF_ERROR(CheckSecret(options.client_secret));
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->handler = handler;
@@ -877,6 +998,7 @@ ServerStats Server::stats() const {
   ServerStats stats;
   stats.connections_accepted = impl_->accepted.load();
   stats.connections_refused = impl_->refused.load();
+  stats.handshakes_dropped = impl_->handshakes_dropped.load();
   stats.connections_closed = impl_->closed.load();
   stats.connections_open = impl_->open.load();
   stats.requests = impl_->requests.load();

@@ -26,6 +26,12 @@
 // that sends a malformed message is disconnected and its memory released;
 // everyone else is served on.
 //
+// Bootstraps never wait on one peer: the acceptor thread runs every
+// handshake in progress at once on non-blocking sockets (at most
+// `handshakes_max`; a new connection beyond that drops the oldest one in
+// progress), each bounded by `bootstrap_timeout`, so a peer that connects
+// and sends nothing delays nobody else.
+//
 // Thread safety: Start and the destructor from one thread; stats() from any.
 
 #ifndef KVS_CHANNEL_SERVER_H_
@@ -41,6 +47,7 @@
 #include <string_view>
 #include <vector>
 
+#include "channel/bootstrap_auth.h"
 #include "fabric/endpoint.h"
 #include "io/aligned_buffer.h"
 #include "io/zero_pages.h"
@@ -97,6 +104,12 @@ class ReplicaBuffer {
 class Session {
  public:
   virtual ~Session() = default;
+  // What the peer proved at the bootstrap (bootstrap_auth.h): a client's
+  // connection carries client requests only.
+  virtual ConnectionKind kind() const = 0;
+  // This connection's id, unique among the server's connections while it
+  // runs (the Welcome's connection id).
+  virtual uint64_t id() const = 0;
   // The set `tag` of `count` replica buffers of `bytes` each that the peer
   // of this connection may write into, zeroed: the set registered for
   // `tag` before on this connection if it has that shape (the peer asks
@@ -179,14 +192,24 @@ struct ServerOptions {
   std::chrono::milliseconds spin_block_max{100};
   std::chrono::milliseconds incomplete_timeout{2000};
   std::chrono::milliseconds bootstrap_timeout{2000};
-  // The cluster secret (bootstrap_auth.h): clients must prove they hold it
-  // before they are admitted. Empty: anyone who reaches the port is.
+  // Bootstrap handshakes in progress at most (see above).
+  size_t handshakes_max = 64;
+  // The cluster secret (bootstrap_auth.h): peers (primaries replicating
+  // here) must prove they hold it before they are admitted. Empty: anyone
+  // may connect as a peer (replication is still guarded by the stream keys
+  // of OPEN, replication_format.h).
   std::string secret;
+  // The client secret: clients must prove it. Empty: anyone who reaches the
+  // port may connect as a client.
+  std::string client_secret;
 };
 
 struct ServerStats {
   uint64_t connections_accepted = 0;
   uint64_t connections_refused = 0;  // failed authentication
+  // Bootstraps that timed out, were malformed, or were dropped for newer
+  // ones (ServerOptions::handshakes_max).
+  uint64_t handshakes_dropped = 0;
   uint64_t connections_closed = 0;
   uint64_t connections_open = 0;
   uint64_t requests = 0;

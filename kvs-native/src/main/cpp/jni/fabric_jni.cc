@@ -55,8 +55,9 @@ void ServiceAttachPlaced(JNIEnv* env, jclass, jlong service, jlong region_id,
                          jobjectArray backup_hosts, jintArray backup_ports,
                          jbooleanArray backup_joining, jint mode,
                          jint min_replicas, jstring primary_server,
-                         jboolean joining) {
+                         jboolean joining, jbyteArray stream_key) {
   const std::string start_bytes = StringOfBytes(env, start);
+  const std::string key_bytes = StringOfBytes(env, stream_key);
   const std::string end_bytes = StringOfBytes(env, end);
   const std::string primary_name =
       primary_server != nullptr ? StringOf(env, primary_server) : "";
@@ -95,6 +96,8 @@ void ServiceAttachPlaced(JNIEnv* env, jclass, jlong service, jlong region_id,
   placement.primary_server = primary_name.data();
   placement.primary_server_size = primary_name.size();
   placement.joining = joining ? 1 : 0;
+  placement.stream_key = key_bytes.data();
+  placement.stream_key_size = key_bytes.size();
   kvs_service_attach_placed(reinterpret_cast<kvs_service*>(service),
                             static_cast<uint64_t>(region_id),
                             static_cast<uint64_t>(epoch),
@@ -179,6 +182,10 @@ jstring ServiceBackupFailure(JNIEnv* env, jclass, jlong service,
   if (length == 0) return nullptr;
   message[std::min(length, sizeof(message) - 1)] = '\0';
   return env->NewStringUTF(message);
+}
+
+void ServiceRequireLease(JNIEnv*, jclass, jlong service) {
+  kvs_service_require_lease(reinterpret_cast<kvs_service*>(service));
 }
 
 void ServiceRenewLease(JNIEnv*, jclass, jlong service, jlong valid_for_ns) {
@@ -338,7 +345,7 @@ std::string SecretOf(JNIEnv* env, jbyteArray secret) {
 
 jlong ServerStart(JNIEnv* env, jclass, jlong service, jstring provider,
                   jstring node, jstring host, jint port, jint workers,
-                  jbyteArray secret) {
+                  jbyteArray secret, jbyteArray client_secret) {
   const std::string provider_name = StringOf(env, provider);
   const std::string node_name = StringOf(env, node);
   const std::string host_name = StringOf(env, host);
@@ -352,6 +359,10 @@ jlong ServerStart(JNIEnv* env, jclass, jlong service, jstring provider,
   const std::string secret_bytes = SecretOf(env, secret);
   options.secret = secret_bytes.data();
   options.secret_bytes = static_cast<uint32_t>(secret_bytes.size());
+  const std::string client_secret_bytes = SecretOf(env, client_secret);
+  options.client_secret = client_secret_bytes.data();
+  options.client_secret_bytes =
+      static_cast<uint32_t>(client_secret_bytes.size());
   kvs_fabric_server* server = nullptr;
   if (Failed(env,
              kvs_fabric_server_start(
@@ -369,9 +380,10 @@ void ServerStop(JNIEnv*, jclass, jlong server) {
   kvs_fabric_server_stop(reinterpret_cast<kvs_fabric_server*>(server));
 }
 
+// `client_secret`: what the client proves (null: none).
 jlong ClientConnect(JNIEnv* env, jclass, jstring provider, jstring node,
                     jstring host, jint port, jint buffer_bytes, jint timeout_ms,
-                    jbyteArray secret) {
+                    jbyteArray client_secret) {
   const std::string provider_name = StringOf(env, provider);
   const std::string node_name = StringOf(env, node);
   const std::string host_name = StringOf(env, host);
@@ -381,9 +393,9 @@ jlong ClientConnect(JNIEnv* env, jclass, jstring provider, jstring node,
   options.node = node_name.c_str();
   options.buffer_bytes = static_cast<uint32_t>(buffer_bytes);
   options.timeout_ms = static_cast<uint32_t>(timeout_ms);
-  const std::string secret_bytes = SecretOf(env, secret);
-  options.secret = secret_bytes.data();
-  options.secret_bytes = static_cast<uint32_t>(secret_bytes.size());
+  const std::string secret_bytes = SecretOf(env, client_secret);
+  options.client_secret = secret_bytes.data();
+  options.client_secret_bytes = static_cast<uint32_t>(secret_bytes.size());
   kvs_fabric_client* client = nullptr;
   if (Failed(env,
              kvs_fabric_client_connect(&options, host_name.c_str(),
@@ -445,12 +457,13 @@ bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class) {
       KVS_NATIVE("serviceCreate", "()J", ServiceCreate),
       KVS_NATIVE("serviceAttach", "(JJJJ)V", ServiceAttach),
       KVS_NATIVE("serviceAttachPlaced",
-                 "(JJJJZ[B[B[Ljava/lang/String;[I[ZIILjava/lang/String;Z)V",
+                 "(JJJJZ[B[B[Ljava/lang/String;[I[ZIILjava/lang/String;Z[B)V",
                  ServiceAttachPlaced),
       KVS_NATIVE("serviceUseEngine", "(JJ)V", ServiceUseEngine),
       KVS_NATIVE("serviceReplicaDigest", "(JJ)[J", ServiceReplicaDigest),
       KVS_NATIVE("servicePromote", "(JJ[B)J", ServicePromote),
       KVS_NATIVE("serviceHoldsReplica", "(J[B)Z", ServiceHoldsReplica),
+      KVS_NATIVE("serviceRequireLease", "(J)V", ServiceRequireLease),
       KVS_NATIVE("serviceRenewLease", "(JJ)V", ServiceRenewLease),
       KVS_NATIVE("serviceBackupsCaughtUp", "(JJ)I", ServiceBackupsCaughtUp),
       KVS_NATIVE("serviceBackupStates", "(JJ)[B", ServiceBackupStates),
@@ -469,7 +482,7 @@ bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class) {
       KVS_NATIVE("serviceDestroy", "(J)V", ServiceDestroy),
       KVS_NATIVE(
           "fabricServerStart",
-          "(JLjava/lang/String;Ljava/lang/String;Ljava/lang/String;II[B)J",
+          "(JLjava/lang/String;Ljava/lang/String;Ljava/lang/String;II[B[B)J",
           ServerStart),
       KVS_NATIVE("fabricServerPort", "(J)I", ServerPort),
       KVS_NATIVE("fabricServerStop", "(J)V", ServerStop),

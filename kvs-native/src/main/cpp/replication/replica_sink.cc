@@ -26,22 +26,35 @@ Status ReplicaSink::Create(channel::Session* session, lsm::Region* region,
 
 ReplicaSink::~ReplicaSink() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (buffers_[filling_] != nullptr) {
-    const Status applied = ApplyLocked(filling_, PendingLocked());
+  // The buffer being filled holds the older records; the other one, once
+  // the primary sent that buffer's FLUSH (not taken here yet) and moved on,
+  // the newer: writes the primary acknowledged once they landed, before
+  // the FLUSH was answered. Both, in that order (a buffer is written again
+  // only after its FLUSH was answered and applied, which zeroes it, so the
+  // other one holds nothing older).
+  for (size_t i = 0; i < kBuffers; ++i) {
+    const size_t buffer = (filling_ + i) % kBuffers;
+    const std::string_view valid = ValidLocked(buffer);
+    if (valid.empty()) continue;
+    const Status applied = ApplyLocked(buffer, valid);
     (void)applied;  // best effort: the region reports its own errors
   }
 }
 
-std::string_view ReplicaSink::PendingLocked() const {
-  const channel::ReplicaBuffer* filling = buffers_[filling_].get();
-  if (filling == nullptr) return {};
-  const std::string_view bytes(filling->data(), filling->size());
+std::string_view ReplicaSink::ValidLocked(size_t buffer) const {
+  const channel::ReplicaBuffer* held = buffers_[buffer].get();
+  if (held == nullptr) return {};
+  const std::string_view bytes(held->data(), held->size());
   return bytes.substr(0, ValidPrefix(bytes));
 }
 
 std::string ReplicaSink::Pending() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return std::string(PendingLocked());
+  std::string pending;
+  for (size_t i = 0; i < kBuffers; ++i) {
+    pending.append(ValidLocked((filling_ + i) % kBuffers));
+  }
+  return pending;
 }
 
 std::vector<fabric::RemoteBuffer> ReplicaSink::buffers() const {

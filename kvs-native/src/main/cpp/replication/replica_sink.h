@@ -6,8 +6,10 @@
 // until a FLUSH names a buffer and how many bytes it holds. Build-Index:
 // the backup then applies the buffer's records to its own region (its own
 // write-ahead log, L0 and compactions), makes them durable, and clears the
-// buffer for reuse. Closing applies whatever whole records the buffer being
-// filled holds (what the primary acknowledged but had not flushed yet).
+// buffer for reuse. Closing applies whatever whole records the buffers hold
+// that no FLUSH applied yet, the buffer being filled first: what the
+// primary acknowledged but had not flushed, or flushed without the FLUSH
+// having been taken here yet (it writes the other buffer meanwhile).
 //
 // Thread safety: all methods may be called concurrently.
 
@@ -40,7 +42,8 @@ class ReplicaSink {
   // call only; the buffers keep what they need of it).
   static Status Create(channel::Session* session, lsm::Region* region,
                        uint64_t region_id, std::unique_ptr<ReplicaSink>* sink);
-  // Applies what the buffer being filled holds, then releases the buffers.
+  // Applies what the buffers hold that no FLUSH applied (the buffer being
+  // filled, then the other), then releases the buffers.
   ~ReplicaSink();
   ReplicaSink(const ReplicaSink&) = delete;
   ReplicaSink& operator=(const ReplicaSink&) = delete;
@@ -51,15 +54,15 @@ class ReplicaSink {
   // flushes of a stream must come in sequence, alternating buffers.
   Status Flush(const Control& control);
   SinkStats stats() const;
-  // A copy of the records this backup holds beyond its region: what
-  // closing (a promotion) would apply now (PendingLocked). For comparing
+  // A copy of the records this backup holds beyond its region, oldest
+  // first: what closing (a promotion) would apply now. For comparing
   // replicas (service::RegionService::ReplicaDigest).
   std::string Pending() const;
 
  private:
   ReplicaSink(lsm::Region* region, uint64_t region_id);
-  // What closing applies: the whole records of the buffer being filled.
-  std::string_view PendingLocked() const;
+  // The whole records `buffer` holds (its valid prefix).
+  std::string_view ValidLocked(size_t buffer) const;
   Status ApplyLocked(size_t buffer, std::string_view bytes);
 
   lsm::Region* const region_;

@@ -1,5 +1,8 @@
 #include "replication/replication_format.h"
 
+#include <algorithm>
+
+#include "channel/bootstrap_auth.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
 
@@ -92,7 +95,9 @@ void EncodeControlHead(uint8_t type, uint64_t region_id, uint64_t epoch,
   coding::PutFixed64(out, epoch);
 }
 
-void EncodeControl(const Control& control, std::string* out) {
+namespace {
+
+void EncodeControlFields(const Control& control, std::string* out) {
   EncodeControlHead(static_cast<uint8_t>(control.type), control.region_id,
                     control.epoch, out);
   coding::PutFixed32(out, control.buffer);
@@ -100,8 +105,40 @@ void EncodeControl(const Control& control, std::string* out) {
   coding::PutFixed64(out, control.sequence);
 }
 
+}  // namespace
+
+void EncodeControl(const Control& control, std::string* out) {
+  EncodeControlFields(control, out);
+  if (control.type == ControlType::kOpen) {
+    const size_t size = std::min(control.proof.size(), kOpenProofBytes);
+    out->append(control.proof.data(), size);
+    out->append(kOpenProofBytes - size, '\0');
+  }
+}
+
+std::string OpenProof(const Control& control, std::string_view stream_key,
+                      uint64_t connection_id) {
+  std::string fields;
+  EncodeControlFields(control, &fields);
+  std::string connection;
+  coding::PutFixed64(&connection, connection_id);
+  return channel::Prove(stream_key, kOpenPurpose, fields, connection);
+}
+
+bool VerifyOpen(const Control& control, std::string_view stream_key,
+                uint64_t connection_id) {
+  std::string fields;
+  EncodeControlFields(control, &fields);
+  std::string connection;
+  coding::PutFixed64(&connection, connection_id);
+  return channel::Verify(control.proof, stream_key, kOpenPurpose, fields,
+                         connection);
+}
+
 Status DecodeControl(std::string_view bytes, Control* control) {
-  if (bytes.size() != kControlBytes || !IsControl(bytes)) {
+  if (!IsControl(bytes) || bytes.size() < 5 ||
+      bytes.size() != (static_cast<uint8_t>(bytes[4]) == 1 ? kOpenControlBytes
+                                                           : kControlBytes)) {
     return Status::InvalidArgument("not a replication control message");
   }
   const char* in = bytes.data();
@@ -115,6 +152,9 @@ Status DecodeControl(std::string_view bytes, Control* control) {
   control->buffer = coding::DecodeFixed32(in + 24);
   control->bytes = coding::DecodeFixed32(in + 28);
   control->sequence = coding::DecodeFixed64(in + 32);
+  control->proof = control->type == ControlType::kOpen
+                       ? std::string(bytes.substr(kControlBytes))
+                       : std::string();
   if (control->type == ControlType::kFlush &&
       (control->buffer >= kBuffers || control->bytes > kBufferBytes)) {
     return Status::InvalidArgument("FLUSH names no buffer range");

@@ -29,6 +29,17 @@
 //   32      8     sequence (OPEN: send-index, the incarnation of the
 //                 primary's region, lsm::Region::incarnation; FLUSH:
 //                 flushes of this stream so far)
+//   40      32    OPEN only: proof = HMAC-SHA256(stream key, "kvs replication
+//                 open v1" 0x00 bytes [0, 40) of this message, connection id
+//                 u64) -- OPEN is 72 bytes, FLUSH 40
+//
+// The stream key is the region's at this epoch, which the master gives the
+// primary and every backup with the open command (docs/PROTOCOL.md,
+// "Control RPC") and nobody else: only the group's primary can open a stream
+// into a backup, whatever secret a stranger holds or whether the cluster has
+// one at all. The connection id (the Welcome's, channel/bootstrap.h) binds
+// the proof to the connection it was sent on; the stream's later messages
+// are taken only from that connection (service/region_service.h, "Doors").
 //
 // Reply: status u8 (kvs_status), 7 zero bytes, then for an error the
 // message; for an OK OPEN:
@@ -63,6 +74,9 @@ namespace kvs::replication {
 
 inline constexpr uint32_t kMagic = 0x5253564b;  // "KVSR"
 inline constexpr size_t kControlBytes = 40;
+inline constexpr size_t kOpenProofBytes = 32;
+inline constexpr size_t kOpenControlBytes = kControlBytes + kOpenProofBytes;
+inline constexpr std::string_view kOpenPurpose = "kvs replication open v1";
 inline constexpr size_t kRecordOverheadBytes = 12;
 inline constexpr size_t kBuffers = 2;
 // Each replica buffer: one segment.
@@ -94,7 +108,17 @@ struct Control {
   uint32_t buffer = 0;
   uint32_t bytes = 0;
   uint64_t sequence = 0;
+  std::string proof;  // OPEN: kOpenProofBytes (OpenProof)
 };
+
+// The proof an OPEN carries: `control` (an OPEN, its proof ignored) sent on
+// connection `connection_id` under `stream_key`. Zeros for an empty key.
+std::string OpenProof(const Control& control, std::string_view stream_key,
+                      uint64_t connection_id);
+// Whether `control` (an OPEN) proves `stream_key` on `connection_id`; false
+// for an empty key.
+bool VerifyOpen(const Control& control, std::string_view stream_key,
+                uint64_t connection_id);
 
 // Whether `message` is a replication control message (by its magic).
 bool IsControl(std::string_view message);

@@ -40,7 +40,8 @@ TEST(ReplicationFormat, RecordsRoundTripAndDamageIsFound) {
 
 TEST(ReplicationFormat, ControlMessagesAndRepliesRoundTrip) {
   std::string bytes;
-  EncodeControl({ControlType::kFlush, 7, 3, 1, 12345, 9}, &bytes);
+  EncodeControl({ControlType::kFlush, 7, 3, 1, 12345, 9, std::string()},
+                &bytes);
   EXPECT_TRUE(IsControl(bytes));
   Control control;
   ASSERT_TRUE(DecodeControl(bytes, &control).ok());
@@ -51,7 +52,7 @@ TEST(ReplicationFormat, ControlMessagesAndRepliesRoundTrip) {
   EXPECT_EQ(control.sequence, 9u);
   // A FLUSH naming no buffer, and client requests, are not control.
   std::string bad;
-  EncodeControl({ControlType::kFlush, 7, 3, 2, 0, 0}, &bad);
+  EncodeControl({ControlType::kFlush, 7, 3, 2, 0, 0, std::string()}, &bad);
   EXPECT_FALSE(DecodeControl(bad, &control).ok());
   EXPECT_FALSE(IsControl(std::string("\x01\x01\0\0", 4)));
 
@@ -91,6 +92,32 @@ TEST(ReplicationFormat, ControlMessagesAndRepliesRoundTrip) {
   ASSERT_TRUE(DecodeControlReply(reply, &decoded).ok());
   EXPECT_EQ(decoded.status.code(), Status::Code::kStaleEpoch);
   EXPECT_EQ(decoded.status.message(), "epoch 4 here");
+}
+
+// An OPEN carries the proof of the region's stream key, bound to the
+// connection it is sent on: only the group's primary (which holds the key)
+// can make one, and it is good on that connection alone.
+TEST(ReplicationFormat, AnOpenProvesTheStreamKeyOnItsConnection) {
+  const std::string key(32, 'k');
+  Control open{ControlType::kOpen, 7, 3, 1, 0, 42, std::string()};
+  open.proof = OpenProof(open, key, /*connection_id=*/11);
+  std::string bytes;
+  EncodeControl(open, &bytes);
+  ASSERT_EQ(bytes.size(), kOpenControlBytes);
+  Control decoded;
+  ASSERT_TRUE(DecodeControl(bytes, &decoded).ok());
+  EXPECT_TRUE(VerifyOpen(decoded, key, 11));
+  EXPECT_FALSE(VerifyOpen(decoded, key, 12));  // replayed on another
+  EXPECT_FALSE(VerifyOpen(decoded, std::string(32, 'x'), 11));
+  EXPECT_FALSE(VerifyOpen(decoded, "", 11));  // no key: nothing proves it
+  Control later_epoch = decoded;
+  later_epoch.epoch = 4;
+  EXPECT_FALSE(VerifyOpen(later_epoch, key, 11));
+  // An OPEN without its proof, or a FLUSH with one, is not a message.
+  EXPECT_FALSE(DecodeControl(bytes.substr(0, kControlBytes), &decoded).ok());
+  std::string flush;
+  EncodeControl({ControlType::kFlush, 7, 3, 1, 0, 0, std::string()}, &flush);
+  EXPECT_FALSE(DecodeControl(flush + std::string(32, '\0'), &decoded).ok());
 }
 
 }  // namespace

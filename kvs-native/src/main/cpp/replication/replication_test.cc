@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "channel/client.h"
 #include "channel/server.h"
 #include "engine/engine.h"
 #include "replication/contents_digest.h"
@@ -23,11 +24,68 @@
 namespace kvs::replication {
 namespace {
 
+// Every member of a group gets the same stream key (the master's).
+const std::string kStreamKey(32, 'k');
+
+// What a node's fabric server hands requests to: its service, except that a
+// test may hold build-index FLUSH messages back (as a slow backup would take
+// them late) until it lets them go.
+class Holding : public channel::RequestHandler {
+ public:
+  explicit Holding(service::RegionService* service) : service_(service) {}
+
+  void Hold() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    holding_ = true;
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    holding_ = false;
+    released_.notify_all();
+  }
+  // Waits until a FLUSH is being held.
+  void AwaitHeld() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    released_.wait(lock, [&] { return held_ > 0; });
+  }
+
+  void Handle(channel::Session* session, std::string_view request,
+              std::string* reply) override {
+    service_->Handle(session, request, reply);
+  }
+  void HandleAsync(channel::Session* session, std::string_view request,
+                   Respond respond) override {
+    Control control;
+    if (IsControl(request) && DecodeControl(request, &control).ok() &&
+        control.type == ControlType::kFlush) {
+      // Blocks this (the control) worker: the session stays valid.
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (holding_) {
+        ++held_;
+        released_.notify_all();
+        released_.wait(lock, [&] { return !holding_; });
+      }
+    }
+    service_->HandleAsync(session, request, std::move(respond));
+  }
+  bool IsControl(std::string_view request) const override {
+    return service_->IsControl(request);
+  }
+
+ private:
+  service::RegionService* const service_;
+  std::mutex mutex_;
+  std::condition_variable released_;
+  bool holding_ = false;
+  int held_ = 0;
+};
+
 struct Node {
   std::shared_ptr<testing::MemoryDevice> device;
   std::unique_ptr<engine::Engine> engine;
   lsm::Region* region = nullptr;
   service::RegionService service;
+  Holding handler{&service};
   std::unique_ptr<channel::Server> server;
 };
 
@@ -57,7 +115,7 @@ class ReplicationTest : public ::testing::TestWithParam<fabric::Provider> {
     channel::ServerOptions server_options;
     server_options.endpoint = Endpoint();
     ASSERT_TRUE(
-        channel::Server::Start(server_options, &node->service, &node->server)
+        channel::Server::Start(server_options, &node->handler, &node->server)
             .ok());
     // Short: a write whose backup cannot take it waits this long for the
     // group to change before it fails.
@@ -66,9 +124,11 @@ class ReplicationTest : public ::testing::TestWithParam<fabric::Provider> {
 
   void Place(uint64_t primary_epoch, uint64_t backup_epoch) {
     service::Placement as_backup;
+    as_backup.stream_key = kStreamKey;
     as_backup.primary = false;
     backup_.service.Attach(7, backup_epoch, backup_.region, as_backup);
     service::Placement as_primary;
+    as_primary.stream_key = kStreamKey;
     as_primary.backups.push_back(
         {"127.0.0.1", static_cast<uint16_t>(backup_.server->port())});
     primary_.service.Attach(7, primary_epoch, primary_.region, as_primary);
@@ -180,8 +240,10 @@ TEST_P(ReplicationTest, RegionsSharingABackupServerShareItsWrites) {
     backups.push_back(on_backup);
   }
   service::Placement as_backup;
+  as_backup.stream_key = kStreamKey;
   as_backup.primary = false;
   service::Placement as_primary;
+  as_primary.stream_key = kStreamKey;
   as_primary.backups.push_back(
       {"127.0.0.1", static_cast<uint16_t>(backup_.server->port())});
   for (uint64_t r = 0; r < kRegions; ++r) {
@@ -292,11 +354,116 @@ TEST_P(ReplicationTest,
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   service::Placement alone;  // the master shrank the group to the primary
+  alone.stream_key = kStreamKey;
   alone.primary = true;
   primary_.service.Attach(7, 4, primary_.region, alone);
   writer.join();
   std::string value;
   EXPECT_TRUE(primary_.region->Get("k", &value).ok());
+}
+
+// A build-index backup promoted (re-attached as primary) while the FLUSH of
+// one buffer is still on its way holds every write its primary acknowledged:
+// those in the buffer that FLUSH names, and those the primary wrote into the
+// other buffer meanwhile (acknowledged once they landed, not once flushed).
+TEST_P(ReplicationTest, APromotedBackupHoldsWritesOfBothBuffers) {
+  Place(3, 3);
+  backup_.handler.Hold();
+  // ~3 MiB of records: the first buffer fills and its FLUSH is held at the
+  // backup, the rest goes into the second one (which never fills, so no
+  // write waits for the held FLUSH).
+  constexpr int kKeys = 3000;
+  const std::string value(1000, 'v');
+  for (int i = 0; i < kKeys; ++i) {
+    ASSERT_EQ(Call(Make(wire::Opcode::kPut, 3, "key" + std::to_string(i),
+                        value + std::to_string(i)))
+                  .status,
+              Status::Code::kOk)
+        << i;
+  }
+  backup_.handler.AwaitHeld();
+  // The master promotes the backup: its stream ends here, the FLUSH after.
+  service::Placement promoted;
+  promoted.stream_key = kStreamKey;
+  backup_.service.Attach(7, 4, backup_.region, promoted);
+  backup_.handler.Release();
+  for (int i = 0; i < kKeys; ++i) {
+    std::string got;
+    const Status status = backup_.region->Get("key" + std::to_string(i), &got);
+    ASSERT_TRUE(status.ok()) << i << " " << status.ToString();
+    EXPECT_EQ(got, value + std::to_string(i));
+  }
+}
+
+// Only the group's primary opens a stream into a backup, and only the
+// connection its OPEN came on drives it: a stranger -- a peer connection
+// without the region's stream key, or a client's connection -- is refused
+// whatever it sends, and the stream goes on unharmed.
+TEST_P(ReplicationTest, OnlyTheGroupsPrimaryOpensOrDrivesAStream) {
+  Place(3, 3);
+  ASSERT_EQ(Call(Make(wire::Opcode::kPut, 3, "before", "v")).status,
+            Status::Code::kOk);
+  const auto connect = [&](channel::ConnectionKind kind) {
+    channel::ClientOptions options;
+    options.endpoint = Endpoint();
+    options.kind = kind;
+    std::unique_ptr<channel::Client> client;
+    EXPECT_TRUE(channel::Client::Connect(options, "127.0.0.1",
+                                         backup_.server->port(), &client)
+                    .ok());
+    return client;
+  };
+  const auto control_status = [](channel::Client* client,
+                                 const std::string& message) {
+    std::string reply;
+    EXPECT_TRUE(client->Call(message, &reply).ok());
+    ControlReply decoded;
+    EXPECT_TRUE(DecodeControlReply(reply, &decoded).ok());
+    return decoded.status;
+  };
+  std::unique_ptr<channel::Client> stranger =
+      connect(channel::ConnectionKind::kPeer);
+  ASSERT_NE(stranger, nullptr);
+  // An OPEN under a key of its own, and one whose proof is the primary's
+  // for another connection (replayed): both refused.
+  Control open{ControlType::kOpen, 7, 3, 0, 0, 0, std::string()};
+  open.proof = OpenProof(open, std::string(32, 'x'), stranger->connection_id());
+  std::string bytes;
+  EncodeControl(open, &bytes);
+  Status refused = control_status(stranger.get(), bytes);
+  EXPECT_EQ(refused.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(refused.message().find("stream key"), std::string::npos)
+      << refused.ToString();
+  open.proof = OpenProof(open, kStreamKey, stranger->connection_id() + 1);
+  bytes.clear();
+  EncodeControl(open, &bytes);
+  EXPECT_EQ(control_status(stranger.get(), bytes).code(),
+            Status::Code::kInvalidArgument);
+  // A FLUSH on the primary's stream, from another connection.
+  std::string flush;
+  EncodeControl({ControlType::kFlush, 7, 3, 0, 0, 0, std::string()}, &flush);
+  refused = control_status(stranger.get(), flush);
+  EXPECT_EQ(refused.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(refused.message().find("connection its OPEN came on"),
+            std::string::npos)
+      << refused.ToString();
+  // A client's connection: its bytes are a client request, never replication.
+  std::unique_ptr<channel::Client> client =
+      connect(channel::ConnectionKind::kClient);
+  ASSERT_NE(client, nullptr);
+  std::string reply;
+  ASSERT_TRUE(client->Call(flush, &reply).ok());
+  wire::Reply as_request;
+  ASSERT_TRUE(wire::DecodeReply(reply, &as_request).ok());
+  EXPECT_EQ(as_request.status, Status::Code::kInvalidArgument);
+  // The primary's stream goes on: every write reaches the backup.
+  ASSERT_EQ(Call(Make(wire::Opcode::kPut, 3, "after", "v")).status,
+            Status::Code::kOk);
+  EXPECT_EQ(primary_.service.BackupFailures(7), std::vector<std::string>{""});
+  primary_.service.Detach(7);
+  std::string value;
+  EXPECT_TRUE(backup_.region->Get("before", &value).ok());
+  EXPECT_TRUE(backup_.region->Get("after", &value).ok());
 }
 
 // tcp only: in one process, a closed shm endpoint unmaps memory its

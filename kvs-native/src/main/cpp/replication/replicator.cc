@@ -150,7 +150,8 @@ void Replicator::Abandon(uint64_t region_id, const std::string& why) {
 
 void Replicator::Open(uint64_t region_id, uint64_t epoch,
                       std::vector<BackupTarget> backups, ReplicationMode mode,
-                      lsm::Region* region, size_t min_replicas) {
+                      lsm::Region* region, size_t min_replicas,
+                      std::string stream_key) {
   std::shared_ptr<Group> group = Find(region_id);
   if (group != nullptr &&
       (group->mode != mode ||
@@ -217,6 +218,7 @@ void Replicator::Open(uint64_t region_id, uint64_t epoch,
     }
     group->streams = std::move(streams);
     group->epoch = epoch;
+    group->stream_key = std::move(stream_key);
     group->min_replicas = std::max<size_t>(1, min_replicas);
     group->closing = false;
     group->changed.notify_all();
@@ -525,10 +527,7 @@ std::vector<BackupLag> Replicator::BackupLags(uint64_t region_id) const {
   const uint64_t applied = group->next_ticket - 1;
   for (const auto& stream : group->streams) {
     BackupLag lag;
-    lag.queued_bytes = stream->queued_bytes;              // Send-Index
-    for (const Stream::Queued& queued : stream->queue) {  // Build-Index
-      lag.queued_bytes += queued.bytes.size();
-    }
+    lag.queued_bytes = stream->queued_bytes;
     lag.writes =
         applied > stream->done_ticket ? applied - stream->done_ticket : 0;
     // Waiters are in ticket order: the first one past what the backup
@@ -621,7 +620,13 @@ void Replicator::Write(uint64_t region_id, const Record& record,
                        const std::function<Status()>& apply, WriteDone done) {
   const std::shared_ptr<Group> group = Find(region_id);
   if (group == nullptr) {
-    done(apply());
+    // The caller's placement replicates the region, yet no group does here
+    // (never opened, or closed meanwhile): applying it would acknowledge a
+    // write no backup holds, whatever the minimum of replicas says.
+    done(Status::FromCode(Status::Code::kNotEnoughReplicas,
+                          "region " + std::to_string(region_id) +
+                              " has no replication group here; nothing was "
+                              "written"));
     return;
   }
   std::atomic<uint64_t>& stripe = group->stripes[Group::Stripe(record.key)];
@@ -675,7 +680,9 @@ void Replicator::Write(uint64_t region_id, const Record& record,
       std::lock_guard<std::mutex> lock(group->mutex);
       ticket = group->next_ticket++;
       for (const auto& stream : group->streams) {
-        if (stream->Healthy()) stream->queue.push_back({ticket, bytes});
+        if (!stream->Healthy() || !HasRoom(stream.get())) continue;
+        stream->queued_bytes += bytes.size();
+        stream->queue.push_back({ticket, bytes});
       }
     }
     stripe.store(std::max(before, ticket));
@@ -837,6 +844,7 @@ std::shared_ptr<Replicator::Peer> Replicator::PeerFor(
   client_options.request_timeout = options_.timeout;
   // Over tcp the thread blocks until a backup answers (WaitForArrivals).
   client_options.wait_fd = true;
+  client_options.kind = channel::ConnectionKind::kPeer;
   client_options.secret = options_.secret;
   auto peer = std::make_shared<Peer>();
   peer->name = name;
@@ -850,6 +858,22 @@ std::shared_ptr<Replicator::Peer> Replicator::PeerFor(
   std::lock_guard<std::mutex> lock(mutex_);
   peers_[name] = peer;
   return peer;
+}
+
+bool Replicator::HasRoom(Stream* stream) const {
+  if (stream->queued_bytes <= options_.stream_queued_bytes_max) return true;
+  // The backup cannot keep up (or never answers): its stream fails, and
+  // its writes wait for the master to mark it joining, rather than queue
+  // without bound.
+  Group* group = stream->group.get();
+  stream->failure = Status::IoError(
+      "region " + std::to_string(group->region_id) + " replication to " +
+      stream->target.Name() + " failed: more than " +
+      std::to_string(options_.stream_queued_bytes_max) +
+      " bytes queued for it");
+  stream->state = Stream::State::kFailed;
+  group->changed.notify_all();
+  return false;
 }
 
 void Replicator::Fail(Stream* stream, const Status& status) {
@@ -952,10 +976,11 @@ bool Replicator::SendToBackup(Stream* stream, const std::string& message,
 
 bool Replicator::SendFlush(Stream* stream, std::unique_lock<std::mutex>* lock) {
   std::string flush;
-  EncodeControl({ControlType::kFlush, stream->group->region_id,
-                 stream->group->epoch, static_cast<uint32_t>(stream->filling),
-                 static_cast<uint32_t>(stream->offset), stream->sequence},
-                &flush);
+  EncodeControl(
+      {ControlType::kFlush, stream->group->region_id, stream->group->epoch,
+       static_cast<uint32_t>(stream->filling),
+       static_cast<uint32_t>(stream->offset), stream->sequence, std::string()},
+      &flush);
   if (!SendToBackup(stream, flush, "FLUSH", &stream->flush_pending, lock)) {
     return false;
   }
@@ -968,10 +993,12 @@ bool Replicator::Connect(Stream* stream) {
   Group* group = stream->group.get();
   Stream::State state;
   uint64_t epoch;
+  std::string stream_key;
   {
     std::lock_guard<std::mutex> lock(group->mutex);
     state = stream->state;
     epoch = group->epoch;
+    stream_key = group->stream_key;
   }
   const size_t buffers =
       group->mode == ReplicationMode::kSendIndex ? kSendIndexBuffers : kBuffers;
@@ -1008,13 +1035,20 @@ bool Replicator::Connect(Stream* stream) {
   }
   // OPEN's buffer field names the mode, its sequence the lineage of the
   // region (replication_format.h).
+  Control control{ControlType::kOpen,
+                  group->region_id,
+                  epoch,
+                  static_cast<uint32_t>(group->mode),
+                  0,
+                  group->mode == ReplicationMode::kSendIndex
+                      ? group->region->incarnation()
+                      : 0,
+                  std::string()};
+  // Only the group's primary holds the key: the backup takes the stream
+  // from this connection alone.
+  control.proof = OpenProof(control, stream_key, peer->client->connection_id());
   std::string open;
-  EncodeControl(
-      {ControlType::kOpen, group->region_id, epoch,
-       static_cast<uint32_t>(group->mode), 0,
-       group->mode == ReplicationMode::kSendIndex ? group->region->incarnation()
-                                                  : 0},
-      &open);
+  EncodeControl(control, &open);
   stream->open_pending = true;
   const Status submitted = peer->client->Submit(
       open, [this, weak = stream->weak_from_this(), peer, buffers](
@@ -1236,6 +1270,8 @@ bool Replicator::PumpBuildIndex(Stream* stream) {
         }
         batch->bytes += queued.bytes;
         batch->last_ticket = queued.ticket;
+        stream->queued_bytes -=
+            std::min<uint64_t>(stream->queued_bytes, queued.bytes.size());
         stream->queue.pop_front();
         ++records;
       }

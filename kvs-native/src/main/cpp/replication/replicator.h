@@ -73,6 +73,7 @@
 #include "lsm/replication_tap.h"
 #include "replication/replication_format.h"
 #include "replication/send_index_format.h"
+#include "util/limits.h"
 #include "util/status.h"
 
 namespace kvs::replication {
@@ -123,9 +124,15 @@ struct ReplicatorOptions {
   // post scatters up to the provider's limit of them (4 on tcp and shm),
   // of any regions (group commit across regions). Bounds the thread's
   // posts, not the bytes: batches are bounded per stream
-  // (limits::stream_queued_bytes_max).
+  // (stream_queued_bytes_max).
   size_t posts_in_flight_max = 2;
-  // The cluster secret its connections to backups prove (channel/
+  // Bytes one stream may hold queued for its backup and not yet sent, in
+  // both modes (Build-Index records, Send-Index events): a stream found
+  // with more when a write comes fails (its backup joins again later, and
+  // writes stop waiting for it once the master marks it joining) rather
+  // than queue without bound. Tests lower it.
+  uint64_t stream_queued_bytes_max = limits::stream_queued_bytes_max;
+  // The cluster secret its connections to backups prove as peers' (channel/
   // bootstrap_auth.h); empty: none.
   std::string secret;
 };
@@ -162,11 +169,16 @@ class Replicator final : public lsm::ReplicationTap {
   // in sync that may acknowledge a write. Send-Index needs `region` (whose
   // state new streams start with; its events must reach this Replicator as
   // the engine's tap). A different region object or mode replaces the
-  // group: its streams end and every one starts afresh.
+  // group: its streams end and every one starts afresh. `stream_key`: the
+  // region's key at `epoch`, which new streams' OPENs prove to their
+  // backups (replication_format.h); streams kept from an earlier epoch
+  // carry on without a new OPEN. A group with no backups is kept too: its
+  // writes still count `min_replicas`.
   void Open(uint64_t region_id, uint64_t epoch,
             std::vector<BackupTarget> backups,
             ReplicationMode mode = ReplicationMode::kBuildIndex,
-            lsm::Region* region = nullptr, size_t min_replicas = 1);
+            lsm::Region* region = nullptr, size_t min_replicas = 1,
+            std::string stream_key = std::string());
   // Flushes what the region's streams hold to its backups and forgets the
   // group; bounded by the timeout. OK if the region has no group.
   Status Close(uint64_t region_id);
@@ -191,7 +203,8 @@ class Replicator final : public lsm::ReplicationTap {
   // `record` (Send-Index: what `apply` appended), then returns: no thread
   // waits for the backups. `done` gets the outcome exactly once: OK once
   // every required backup holds the write, or why not: NOT_ENOUGH_REPLICAS
-  // before it applied; after, IO_ERROR (its outcome unknown). It runs on
+  // before it applied (also when the region has no group: Open first);
+  // after, IO_ERROR (its outcome unknown). It runs on
   // this thread when the outcome is known at once (no group, a refusal,
   // apply failed), else on the replication thread when the backups'
   // completions arrive (or the timeout runs out, or the group ends): it
@@ -255,6 +268,10 @@ class Replicator final : public lsm::ReplicationTap {
                const std::shared_ptr<Stream>& stream);
   // Queues a Send-Index event on every live stream of `engine_region_id`.
   void Queue(uint64_t engine_region_id, StreamEvent&& event);
+  // Whether `stream` may take more: false, failing it, once it holds more
+  // than options_.stream_queued_bytes_max queued (caller holds the group's
+  // mutex).
+  bool HasRoom(Stream* stream) const;
   // Waits until every required stream of `group` holds `ticket`; with
   // `count_replicas`, also that at least its minimum of replicas do.
   Status AwaitTicket(Group* group, uint64_t ticket, bool count_replicas,

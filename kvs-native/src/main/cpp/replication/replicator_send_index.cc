@@ -5,7 +5,6 @@
 
 #include "replication/replicator.h"
 #include "replication/replicator_stream.h"
-#include "util/limits.h"
 #include "util/thread_cpu.h"
 
 namespace kvs::replication {
@@ -90,19 +89,7 @@ void Replicator::Queue(uint64_t engine_region_id, StreamEvent&& event) {
     std::vector<Stream*> live;
     for (const auto& stream : group->streams) {
       if (!stream->live || !stream->Healthy()) continue;
-      if (stream->queued_bytes > limits::stream_queued_bytes_max) {
-        // The backup cannot keep up: its stream fails (its writes wait for
-        // the master to mark it joining) rather than queue without bound.
-        stream->failure = Status::IoError(
-            "region " + std::to_string(group->region_id) + " replication to " +
-            stream->target.Name() + " failed: more than " +
-            std::to_string(limits::stream_queued_bytes_max >> 20) +
-            " MiB queued for it");
-        stream->state = Stream::State::kFailed;
-        group->changed.notify_all();
-        continue;
-      }
-      live.push_back(stream.get());
+      if (HasRoom(stream.get())) live.push_back(stream.get());
     }
     if (live.empty()) return;
     const uint64_t ticket = group->next_ticket++;

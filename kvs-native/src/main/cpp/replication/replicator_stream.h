@@ -145,6 +145,9 @@ struct Replicator::Group {
   std::mutex mutex;  // everything below, and every stream's shared state
   std::condition_variable changed;
   uint64_t epoch = 0;
+  // The region's stream key at `epoch`: what a new stream's OPEN proves
+  // (replication_format.h).
+  std::string stream_key;
   size_t min_replicas = 1;
   uint64_t next_ticket = 1;
   bool closing = false;
@@ -257,8 +260,8 @@ struct Replicator::Stream : std::enable_shared_from_this<Replicator::Stream> {
   std::deque<Event*> to_load;
   uint64_t loaded_bytes = 0;
   std::shared_ptr<CatchUpPins> pins;
-  // Bytes of every event queued and not yet sent (bounded:
-  // limits::stream_queued_bytes_max).
+  // Bytes of every record (Build-Index) or event (Send-Index) queued and
+  // not yet sent (bounded: ReplicatorOptions::stream_queued_bytes_max).
   uint64_t queued_bytes = 0;
 
   // Whether the stream is up and holds every write acknowledged (caller

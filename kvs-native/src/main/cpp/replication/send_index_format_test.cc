@@ -132,7 +132,7 @@ TEST(SendIndexFormatTest, MalformedMessagesAreRefused) {
 
   // The build-index messages are not Send-Index messages, and back.
   std::string open;
-  EncodeControl({ControlType::kOpen, 9, 4, 0, 0, 0}, &open);
+  EncodeControl({ControlType::kOpen, 9, 4, 0, 0, 0, std::string()}, &open);
   EXPECT_FALSE(IsIndexControl(open));
   EXPECT_TRUE(refused(open));
   Control control;

@@ -27,6 +27,9 @@
 namespace kvs::replication {
 namespace {
 
+// Every member of a group gets the same stream key (the master's).
+const std::string kStreamKey(32, 'k');
+
 struct Node {
   std::shared_ptr<testing::MemoryDevice> device;
   std::unique_ptr<engine::Engine> engine;
@@ -90,6 +93,7 @@ class SendIndexTest : public ::testing::TestWithParam<fabric::Provider> {
   // endpoint that is gone).
   void RestartBackup() {
     service::Placement alone;
+    alone.stream_key = kStreamKey;
     alone.mode = ReplicationMode::kSendIndex;
     primary_.service.Attach(7, ++epoch_, primary_.region, alone);
     backup_.service.Detach(7);
@@ -110,11 +114,13 @@ class SendIndexTest : public ::testing::TestWithParam<fabric::Provider> {
   // started over by a new stream, one in sync keeps its stream.
   void Place(uint64_t epoch, bool joining = false) {
     service::Placement as_backup;
+    as_backup.stream_key = kStreamKey;
     as_backup.primary = false;
     as_backup.primary_server = "primary";
     as_backup.joining = joining;
     backup_.service.Attach(7, epoch, backup_.region, as_backup);
     service::Placement as_primary;
+    as_primary.stream_key = kStreamKey;
     as_primary.mode = ReplicationMode::kSendIndex;
     as_primary.backups.push_back(
         {"127.0.0.1", static_cast<uint16_t>(backup_.server->port()), joining});
@@ -412,10 +418,12 @@ TEST_P(SendIndexTest, ABackupInSyncRefusesANewStreamUntilItIsJoining) {
   written_ = 0;
   Write(2000, /*through_service=*/false);
   service::Placement as_backup;
+  as_backup.stream_key = kStreamKey;
   as_backup.primary = false;
   as_backup.primary_server = "another";
   backup_.service.Attach(7, 4, backup_.region, as_backup);
   service::Placement as_primary;
+  as_primary.stream_key = kStreamKey;
   as_primary.mode = ReplicationMode::kSendIndex;
   as_primary.backups.push_back(
       {"127.0.0.1", static_cast<uint16_t>(backup_.server->port()), false});
@@ -553,9 +561,11 @@ TEST_P(SendIndexTest, APromotedBackupCatchesUpANewBackup) {
   lsm::Region* fresh = nullptr;
   ASSERT_TRUE(primary_.engine->CreateRegion("r7b", &fresh).ok());
   service::Placement as_backup;
+  as_backup.stream_key = kStreamKey;
   as_backup.primary = false;
   primary_.service.Attach(7, 5, fresh, as_backup);
   service::Placement as_primary;
+  as_primary.stream_key = kStreamKey;
   as_primary.mode = ReplicationMode::kSendIndex;
   as_primary.backups.push_back(
       {"127.0.0.1", static_cast<uint16_t>(primary_.server->port())});
@@ -598,6 +608,7 @@ TEST_P(SendIndexTest, APromotedBackupCatchesUpANewBackup) {
   ASSERT_TRUE(backup_.engine->CreateRegion("r7c", &third).ok());
   backup_.service.Attach(7, 56, third, as_backup);
   service::Placement back;
+  back.stream_key = kStreamKey;
   back.mode = ReplicationMode::kSendIndex;
   back.backups.push_back(
       {"127.0.0.1", static_cast<uint16_t>(backup_.server->port())});

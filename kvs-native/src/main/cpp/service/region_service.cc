@@ -87,17 +87,19 @@ void RegionService::Attach(uint64_t region_id, uint64_t epoch,
   }
   // A primary's streams are open before the placement lets writes in, so
   // none goes unreplicated; a group that shrank to no backups stays open
-  // with none (writes still count its minimum of replicas).
+  // with none, and one with a minimum of replicas above one is opened with
+  // none: its writes count that minimum (and are refused below it).
   const bool replicated =
       placement.primary &&
-      (!placement.backups.empty() ||
+      (!placement.backups.empty() || placement.min_replicas > 1 ||
        (replicator != nullptr && replicator->Replicates(region_id)));
   if (replicator != nullptr && replicated) {
     replicator->Open(region_id, epoch, placement.backups, placement.mode,
-                     region, placement.min_replicas);
+                     region, placement.min_replicas, placement.stream_key);
   }
   std::shared_ptr<replication::ReplicaSink> old_sink;
   std::shared_ptr<replication::SendIndexSink> old_index_sink;
+  std::shared_ptr<Gate> old_gate;
   {
     std::unique_lock<std::shared_mutex> lock(mutex_);
     Attached& attached = regions_[region_id];
@@ -114,16 +116,27 @@ void RegionService::Attach(uint64_t region_id, uint64_t epoch,
       old_sink = std::move(attached.sink);
       old_index_sink = std::move(attached.index_sink);
     }
+    if (attached.region != region || attached.gate == nullptr) {
+      old_gate = std::move(attached.gate);
+      attached.gate = std::make_shared<Gate>();
+    }
     attached.epoch = epoch;
     attached.region = region;
     attached.placement =
         std::make_shared<const Placement>(std::move(placement));
   }
+  // Requests on the old region object finish before it may be freed, and
+  // the old sink applies what it holds to the region it was made for.
+  Drain(old_gate);
   old_sink.reset();
   old_index_sink.reset();
   if (replicator != nullptr && !replicated) {
     (void)replicator->Close(region_id);
   }
+}
+
+void RegionService::Drain(const std::shared_ptr<Gate>& gate) {
+  if (gate != nullptr) gate->Close();
 }
 
 Status RegionService::CheckPlacement(const wire::Request& request,
@@ -168,6 +181,7 @@ void RegionService::Detach(uint64_t region_id) {
   std::shared_ptr<replication::Replicator> replicator;
   std::shared_ptr<replication::ReplicaSink> sink;
   std::shared_ptr<replication::SendIndexSink> index_sink;
+  std::shared_ptr<Gate> gate;
   {
     std::unique_lock<std::shared_mutex> lock(mutex_);
     replicator = replicator_;
@@ -175,8 +189,12 @@ void RegionService::Detach(uint64_t region_id) {
     if (it == regions_.end()) return;
     sink = std::move(it->second.sink);
     index_sink = std::move(it->second.index_sink);
+    gate = std::move(it->second.gate);
     regions_.erase(it);
   }
+  // No request finds it now; those that did finish first (a write inside
+  // has registered with its group, which Close below hands over).
+  Drain(gate);
   // The primary hands its last records over; a backup applies its buffer.
   if (replicator != nullptr) (void)replicator->Close(region_id);
   sink.reset();
@@ -185,7 +203,7 @@ void RegionService::Detach(uint64_t region_id) {
 
 Status RegionService::CheckBackup(
     std::map<uint64_t, Attached>::const_iterator it, uint64_t region_id,
-    uint64_t epoch, bool open) const {
+    uint64_t epoch, bool open, uint64_t connection) const {
   if (it == regions_.end() || it->second.placement->primary) {
     return Status::FromCode(Status::Code::kWrongRegion,
                             "region " + std::to_string(region_id) +
@@ -201,6 +219,12 @@ Status RegionService::CheckBackup(
                                 std::to_string(it->second.epoch) +
                                 " here, not " + std::to_string(epoch));
   }
+  if (!open && it->second.stream_connection != connection) {
+    return Status::InvalidArgument(
+        "region " + std::to_string(region_id) +
+        ": its stream's messages come from the connection its OPEN came on, "
+        "not this one");
+  }
   return Status::Ok();
 }
 
@@ -210,21 +234,41 @@ void RegionService::HandleReplication(channel::Session* session,
   replication::Control control;
   replication::ControlReply answer;
   answer.status = replication::DecodeControl(message, &control);
+  // Declared before the sinks below: they go (a build-index sink applying
+  // what its buffer holds) while the region is still held.
+  std::optional<Gate::Pass> pass;
   if (answer.status.ok()) {
     std::unique_lock<std::shared_mutex> lock(mutex_);
     const auto it = regions_.find(control.region_id);
-    answer.status =
-        CheckBackup(it, control.region_id, control.epoch,
-                    control.type == replication::ControlType::kOpen);
+    answer.status = CheckBackup(it, control.region_id, control.epoch,
+                                control.type == replication::ControlType::kOpen,
+                                session->id());
+    if (answer.status.ok()) {
+      pass.emplace(it->second.gate.get());
+      if (!pass->entered()) {
+        answer.status =
+            Status::FromCode(Status::Code::kWrongRegion,
+                             "region " + std::to_string(control.region_id) +
+                                 " is being closed here");
+      }
+    }
     if (!answer.status.ok()) {
       // refused: the reply says why
+    } else if (control.type == replication::ControlType::kOpen &&
+               it->second.placement->stream_key.empty()) {
+      answer.status = Status::InvalidArgument(
+          "region " + std::to_string(control.region_id) +
+          " has no stream key here: it takes no stream");
+    } else if (control.type == replication::ControlType::kOpen &&
+               !replication::VerifyOpen(
+                   control, it->second.placement->stream_key, session->id())) {
+      answer.status = Status::InvalidArgument(
+          "OPEN of region " + std::to_string(control.region_id) +
+          " does not prove the region's stream key: only the group's primary "
+          "opens a stream");
     } else if (control.type == replication::ControlType::kOpen) {
       if (!replicating_) {
         answer.status = Status::InvalidArgument("replication is not enabled");
-      } else if (session == nullptr) {
-        answer.status = Status::InvalidArgument(
-            "replication needs a fabric connection: its buffers are written "
-            "one-sidedly");
       } else {
         std::shared_ptr<replication::ReplicaSink> old =
             std::move(it->second.sink);
@@ -273,6 +317,7 @@ void RegionService::HandleReplication(channel::Session* session,
             answer.buffers = sink->buffers();
             again->second.index_sink = std::move(sink);
             again->second.stream_epoch = control.epoch;
+            again->second.stream_connection = session->id();
           }
         } else if (control.buffer !=
                    static_cast<uint32_t>(
@@ -288,6 +333,7 @@ void RegionService::HandleReplication(channel::Session* session,
             answer.buffers = sink->buffers();
             again->second.sink = std::move(sink);
             again->second.stream_epoch = control.epoch;
+            again->second.stream_connection = session->id();
           }
         }
       }
@@ -302,7 +348,8 @@ void RegionService::HandleReplication(channel::Session* session,
   replication::EncodeControlReply(answer, reply);
 }
 
-void RegionService::HandleIndexControl(std::string_view message,
+void RegionService::HandleIndexControl(channel::Session* session,
+                                       std::string_view message,
                                        std::string* reply) {
   replication::IndexControl control;
   replication::ControlReply answer;
@@ -311,8 +358,8 @@ void RegionService::HandleIndexControl(std::string_view message,
   if (answer.status.ok()) {
     std::shared_lock<std::shared_mutex> lock(mutex_);
     const auto it = regions_.find(control.region_id);
-    answer.status =
-        CheckBackup(it, control.region_id, control.epoch, /*open=*/false);
+    answer.status = CheckBackup(it, control.region_id, control.epoch,
+                                /*open=*/false, session->id());
     if (!answer.status.ok()) {
       // refused: the reply says why
     } else if (it->second.index_sink == nullptr) {
@@ -334,6 +381,7 @@ Status RegionService::PromoteBackup(uint64_t region_id,
   *region = nullptr;
   std::shared_ptr<replication::SendIndexSink> sink;
   std::shared_ptr<replication::ReplicaSink> build_sink;
+  std::shared_ptr<Gate> gate;
   engine::Engine* engine = nullptr;
   {
     std::unique_lock<std::shared_mutex> lock(mutex_);
@@ -349,9 +397,12 @@ Status RegionService::PromoteBackup(uint64_t region_id,
       }
       sink = std::move(it->second.index_sink);
       build_sink = std::move(it->second.sink);
+      gate = std::move(it->second.gate);
       regions_.erase(it);
     }
   }
+  // The old region object goes in the reopening: no request may be using it.
+  Drain(gate);
   build_sink.reset();
   if (sink != nullptr) sink->Stop();
   std::vector<replication::LandedLog> landed;
@@ -544,19 +595,28 @@ void RegionService::Handle(channel::Session* session, std::string_view bytes,
 void RegionService::HandleAsync(channel::Session* session,
                                 std::string_view bytes, Respond respond) {
   std::string reply;
-  if (replication::IsIndexControl(bytes)) {
-    HandleIndexControl(bytes, &reply);
+  // Doors: replication messages only on a peer's connection. Anywhere
+  // else every message is a client request, whatever its bytes say.
+  const bool peer =
+      session != nullptr && session->kind() == channel::ConnectionKind::kPeer;
+  if (peer && replication::IsIndexControl(bytes)) {
+    HandleIndexControl(session, bytes, &reply);
     respond(std::move(reply));
     return;
   }
-  if (replication::IsControl(bytes)) {
+  if (peer && replication::IsControl(bytes)) {
     HandleReplication(session, bytes, &reply);
     respond(std::move(reply));
     return;
   }
   respond = Observed(std::move(respond));
   wire::Request request;
-  const Status decoded = wire::DecodeRequest(bytes, &request);
+  Status decoded = wire::DecodeRequest(bytes, &request);
+  if (!decoded.ok() && replication::IsControl(bytes)) {
+    decoded = Status::InvalidArgument(
+        "a replication message on a client's connection: refused (only a "
+        "replicating peer's fabric connection carries them)");
+  }
   if (!decoded.ok()) {
     // Answer what can be answered: the request id if the header is there.
     wire::Request header;
@@ -603,6 +663,7 @@ void RegionService::Execute(const wire::Request& request,
   lsm::Region* region = nullptr;
   std::shared_ptr<const Placement> placed;
   std::shared_ptr<replication::Replicator> replicating;
+  std::shared_ptr<Gate> gate;
   {
     std::shared_lock<std::shared_mutex> lock(mutex_);
     const auto it = regions_.find(request.region_id);
@@ -627,9 +688,29 @@ void RegionService::Execute(const wire::Request& request,
     }
     region = it->second.region;
     placed = it->second.placement;
+    gate = it->second.gate;
     if (!placed->backups.empty() || placed->min_replicas > 1) {
       replicating = replicator_;
+      if (replicating == nullptr) {
+        // Its placement asks for replicas this server cannot make: never
+        // apply a write as if it had none.
+        refuse(Status::FromCode(
+            Status::Code::kNotEnoughReplicas,
+            "region " + std::to_string(request.region_id) +
+                " needs replicas and replication is not enabled on this "
+                "server; nothing was written"));
+        return;
+      }
     }
+  }
+  // Holds the region for this request: it is not freed (Detach, a
+  // promotion, a re-attach with another region object) while used below.
+  Gate::Pass pass(gate.get());
+  if (!pass.entered()) {
+    refuse(Status::FromCode(Status::Code::kWrongRegion,
+                            "region " + std::to_string(request.region_id) +
+                                " is being closed here"));
+    return;
   }
   const Placement& placement = *placed;
   const bool write = request.opcode == wire::Opcode::kPut ||
@@ -764,6 +845,7 @@ void RegionService::Execute(const wire::Request& request,
       break;
     }
   }
+  pass.Release();  // the region is read: waiting for backups needs it not
   // A read answers only what every required backup holds: a value a
   // failover could take back is never shown (Replicator::AwaitRead).
   if (!write && (status.ok() || status.IsNotFound()) &&
@@ -790,18 +872,27 @@ void RegionService::Execute(const wire::Request& request,
   respond(std::move(reply));
 }
 
+void RegionService::RequireLease() {
+  lease_required_.store(true, std::memory_order_release);
+}
+
 void RegionService::RenewLease(int64_t valid_for_ns) {
   const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                           std::chrono::steady_clock::now().time_since_epoch())
                           .count();
-  // Never 0, which means "no lease": a lapsed lease is one in the past.
+  // Never 0, which means "none granted yet": a lapsed lease is one in the
+  // past. A renewal means a lease is enforced from now on.
+  lease_required_.store(true, std::memory_order_release);
   lease_deadline_ns_.store(std::max<int64_t>(1, now + valid_for_ns),
                            std::memory_order_release);
 }
 
 bool RegionService::LeaseHeld() const {
+  if (!lease_required_.load(std::memory_order_acquire)) return true;
+  // Before the first renewal the deadline is 0: nothing is served until a
+  // lease was granted (a primary whose first renewal failed is unfenced
+  // otherwise).
   const int64_t deadline = lease_deadline_ns_.load(std::memory_order_acquire);
-  if (deadline == 0) return true;
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
              .count() < deadline;

@@ -10,6 +10,21 @@
 // them before answering, and the service answers the replication messages
 // a primary sends it for the regions it holds as a backup.
 //
+// Doors: what a request may do is decided by the connection it came on,
+// never by its bytes. A request with no session (the TCP front end, JNI) or
+// from a client's fabric connection is a client request, whatever its first
+// bytes say; replication messages are taken only from a peer's fabric
+// connection (one that proved the cluster secret, where there is one:
+// channel/bootstrap_auth.h), an OPEN only with the proof of the region's
+// stream key (replication_format.h), and the stream's later messages only
+// from the connection its OPEN came on.
+//
+// Lifetimes: an attached engine region is used by requests in flight; each
+// attachment has a gate (util/gate.h) they pass, and Detach, a re-attach
+// with another region object, and PromoteBackup close it -- waiting for the
+// requests inside -- before they return, so the caller may free the region
+// right after.
+//
 // Thread safety: Handle may run on many threads at once; Attach and Detach
 // may run concurrently with it.
 
@@ -36,6 +51,7 @@
 #include "replication/replicator.h"
 #include "replication/send_index_sink.h"
 #include "service/request_metrics.h"
+#include "util/gate.h"
 #include "wire/messages.h"
 
 namespace kvs::service {
@@ -63,6 +79,10 @@ struct Placement {
   // How: records the backups apply (build-index), or log segments and
   // compacted index segments (send-index).
   replication::ReplicationMode mode = replication::ReplicationMode::kBuildIndex;
+  // The region's stream key at this epoch (the master's, replication_format.h
+  // OPEN): a primary's new streams prove it; a backup takes a stream only
+  // from an OPEN that does. Empty on a backup: it takes no stream.
+  std::string stream_key;
 
   bool Contains(std::string_view key) const {
     return key >= std::string_view(start) &&
@@ -74,9 +94,15 @@ class RegionService final : public channel::RequestHandler {
  public:
   // Serves `region` (not owned; must outlive its attachment) as `region_id`
   // at `epoch`, placed as `placement` (default: primary of every key).
-  // Attaching again replaces the epoch, region or placement.
+  // Attaching again replaces the epoch, region or placement; with another
+  // region object, returns once no request uses the old one. A primary
+  // replicating (backups, or a minimum of replicas above one) has its
+  // replication group opened before writes are let in.
   void Attach(uint64_t region_id, uint64_t epoch, lsm::Region* region,
               Placement placement = {});
+  // Stops serving `region_id` and returns once no request uses its engine
+  // region (the caller may free it then); a primary hands its last records
+  // to its backups, a build-index backup applies what its buffers hold.
   void Detach(uint64_t region_id);
 
   // The engine the attached regions live in (not owned; it must outlive
@@ -167,11 +193,15 @@ class RegionService final : public channel::RequestHandler {
   // region), 0 while one is caught up; 0 for a region not held as a
   // primary.
   int BackupsCaughtUp(uint64_t region_id) const;
-  // Fencing (docs/ARCHITECTURE.md "Failure recovery"): primaries answer
-  // client requests only for `valid_for_ns` from now (a lease shorter than
-  // the server's ZooKeeper session, renewed by the server while its session
-  // holds); after that they answer NOT_PRIMARY. Without a call, no lease is
-  // enforced (a service outside a cluster).
+  // Fencing (docs/ARCHITECTURE.md "Failure recovery"): once RequireLease
+  // was called, primaries answer client requests only while a lease holds,
+  // and none before the first RenewLease: for `valid_for_ns` from each
+  // renewal (a lease shorter than the server's ZooKeeper session, renewed
+  // by the server while its session holds); outside it they answer
+  // NOT_PRIMARY. Without RequireLease or a renewal no lease is enforced (a
+  // service outside a cluster). A server in a cluster calls RequireLease
+  // before it attaches anything.
+  void RequireLease();
   void RenewLease(int64_t valid_for_ns);
   bool LeaseHeld() const;
   replication::ReplicatorStats ReplicationStats() const;
@@ -204,6 +234,9 @@ class RegionService final : public channel::RequestHandler {
   struct Attached {
     uint64_t epoch;
     lsm::Region* region;
+    // What requests using `region` pass (see "Lifetimes"); a new one with
+    // every new region object.
+    std::shared_ptr<Gate> gate;
     // Shared, immutable: a request takes a reference, not a copy.
     std::shared_ptr<const Placement> placement;
     // Held as a backup: where the primary's records land (after OPEN).
@@ -212,22 +245,34 @@ class RegionService final : public channel::RequestHandler {
     // The epoch of the OPEN that made the sink: its stream's messages may
     // carry any epoch from there to the attachment's (the primary stayed).
     uint64_t stream_epoch = 0;
+    // The connection the sink's OPEN came on: the only one its stream's
+    // later messages are taken from (see "Doors").
+    uint64_t stream_connection = 0;
   };
+  // Closes `gate` (if any), waiting for the requests inside; call without
+  // mutex_ held.
+  static void Drain(const std::shared_ptr<Gate>& gate);
+  // Replication messages, from a peer's connection `session` only.
   void HandleReplication(channel::Session* session, std::string_view message,
                          std::string* reply);
-  void HandleIndexControl(std::string_view message, std::string* reply);
+  void HandleIndexControl(channel::Session* session, std::string_view message,
+                          std::string* reply);
   // OK if `it` (of regions_, under mutex_) is a region held as a backup
   // whose current stream may send a message at `epoch` (an OPEN: exactly
-  // the attachment's epoch); else WRONG_REGION or STALE_EPOCH.
+  // the attachment's epoch) on connection `connection` (an OPEN: any);
+  // else WRONG_REGION, STALE_EPOCH or INVALID_ARGUMENT.
   Status CheckBackup(std::map<uint64_t, Attached>::const_iterator it,
-                     uint64_t region_id, uint64_t epoch, bool open) const;
+                     uint64_t region_id, uint64_t epoch, bool open,
+                     uint64_t connection) const;
   // The status for a request outside what `attached` serves, or OK.
   static Status CheckPlacement(const wire::Request& request,
                                const Attached& attached);
   static Status LeaseLapsed(uint64_t region_id);
   mutable std::shared_mutex mutex_;
   std::map<uint64_t, Attached> regions_;
-  // steady_clock nanoseconds the lease runs until; 0: no lease enforced.
+  // Whether a lease is enforced (RequireLease), and the steady_clock
+  // nanoseconds it runs until (0: none granted yet).
+  std::atomic<bool> lease_required_{false};
   std::atomic<int64_t> lease_deadline_ns_{0};
   std::atomic<uint64_t> inserts_{0};
   std::atomic<uint64_t> insert_cpu_ns_{0};

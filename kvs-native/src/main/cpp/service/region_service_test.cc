@@ -9,6 +9,8 @@
 #include "channel/client.h"
 #include "channel/server.h"
 #include "engine/engine.h"
+#include "replication/replication_format.h"
+#include "replication/send_index_format.h"
 #include "testing/memory_device.h"
 
 namespace kvs::service {
@@ -124,6 +126,82 @@ TEST_F(RegionServiceTest, APrimaryAnswersOnlyWhileItsLeaseHolds) {
   const wire::Reply got = Call(Make(wire::Opcode::kGet, "k"));
   EXPECT_EQ(got.status, Status::Code::kOk);
   EXPECT_EQ(got.value, "held");
+}
+
+// A server in a cluster requires a lease before it attaches anything: its
+// primaries answer nothing -- no write applied, no read answered -- until
+// the first renewal, so a primary whose first renewal failed is fenced, not
+// free to serve.
+TEST_F(RegionServiceTest, APrimaryWithoutItsFirstLeaseAnswersNothing) {
+  RegionService fenced;
+  fenced.RequireLease();
+  fenced.Attach(7, 3, region_);
+  EXPECT_FALSE(fenced.LeaseHeld());
+  const auto call = [&](const wire::Request& request) {
+    std::string bytes;
+    wire::EncodeRequest(request, &bytes);
+    std::string reply_bytes;
+    fenced.Handle(nullptr, bytes, &reply_bytes);
+    wire::Reply reply;
+    EXPECT_TRUE(wire::DecodeReply(reply_bytes, &reply).ok());
+    return reply;
+  };
+  ASSERT_TRUE(region_->Put("k", "before").ok());
+  const wire::Reply write = call(Make(wire::Opcode::kPut, "k", "unleased"));
+  EXPECT_EQ(write.status, Status::Code::kNotPrimary);
+  EXPECT_NE(write.message.find("lease"), std::string::npos);
+  EXPECT_EQ(call(Make(wire::Opcode::kGet, "k")).status,
+            Status::Code::kNotPrimary);
+  std::string value;
+  ASSERT_TRUE(region_->Get("k", &value).ok());
+  EXPECT_EQ(value, "before");  // the refused write was not applied
+  fenced.RenewLease(60'000'000'000);
+  EXPECT_EQ(call(Make(wire::Opcode::kPut, "k", "leased")).status,
+            Status::Code::kOk);
+  fenced.Detach(7);
+}
+
+// A placement that asks for replicas (a minimum above one) on a primary
+// with no backup is refused before it applies, never acknowledged as if it
+// had none -- with replication enabled or not.
+TEST_F(RegionServiceTest, AMinimumOfReplicasIsNeverBypassed) {
+  Placement alone;
+  alone.min_replicas = 2;
+  service_.Attach(7, 3, region_, alone);
+  const wire::Reply refused = Call(Make(wire::Opcode::kPut, "k", "v"));
+  EXPECT_EQ(refused.status, Status::Code::kNotEnoughReplicas);
+  std::string value;
+  EXPECT_TRUE(region_->Get("k", &value).IsNotFound());
+}
+
+// A replication message sent to a client's door (no fabric session: the TCP
+// front end) never reaches the replication path, whatever its bytes say.
+TEST_F(RegionServiceTest, ReplicationMessagesAreRefusedOnAClientDoor) {
+  Placement as_backup;
+  as_backup.primary = false;
+  as_backup.stream_key = std::string(32, 'k');
+  service_.Attach(7, 3, region_, as_backup);
+  std::string trim;
+  replication::IndexControl control;
+  control.type = replication::IndexControlType::kTrim;
+  control.region_id = 7;
+  control.epoch = 3;
+  control.trimmed = {{log::LogKind::kLarge, 1, 0}};
+  replication::EncodeIndexControl(control, &trim);
+  std::string open;
+  replication::Control opening{
+      replication::ControlType::kOpen, 7, 3, 1, 0, 0, std::string()};
+  opening.proof = replication::OpenProof(opening, std::string(32, 'k'), 0);
+  replication::EncodeControl(opening, &open);
+  for (const std::string& message : {trim, open}) {
+    reply_bytes_.clear();
+    service_.Handle(nullptr, message, &reply_bytes_);
+    wire::Reply reply;
+    ASSERT_TRUE(wire::DecodeReply(reply_bytes_, &reply).ok());
+    EXPECT_EQ(reply.status, Status::Code::kInvalidArgument);
+    EXPECT_NE(reply.message.find("client's connection"), std::string::npos)
+        << reply.message;
+  }
 }
 
 TEST_F(RegionServiceTest, RoutingErrorsAndMalformedRequestsGetTheirStatus) {

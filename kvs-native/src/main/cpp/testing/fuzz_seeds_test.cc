@@ -34,6 +34,7 @@
 #include "alloc/superblock.h"
 #include "btree/bloom_filter.h"
 #include "btree/node_format.h"
+#include "channel/bootstrap.h"
 #include "channel/bootstrap_auth.h"
 #include "channel/message_format.h"
 #include "log/log_format.h"
@@ -490,15 +491,34 @@ void AddMessageFormatSeeds(Corpus* corpus) {
   }
 }
 
-// Fabric bootstrap challenges, with and without a required proof.
+// Fabric bootstrap challenges, with and without required proofs, and the
+// Hellos of both kinds of connection.
 void AddBootstrapAuthSeeds(Corpus* corpus) {
   auto& seeds = (*corpus)["bootstrap_auth_fuzz"];
   for (const bool required : {false, true}) {
     channel::Challenge challenge;
-    challenge.proof_required = required;
+    challenge.client_proof_required = required;
+    challenge.peer_proof_required = required;
     challenge.nonce = std::string(channel::kNonceBytes, required ? 'r' : 'o');
     seeds[required ? "proof_required" : "open"] =
         channel::EncodeChallenge(challenge);
+  }
+  channel::Challenge peers_only;
+  peers_only.peer_proof_required = true;
+  peers_only.nonce = std::string(channel::kNonceBytes, 'p');
+  seeds["peer_proof_required"] = channel::EncodeChallenge(peers_only);
+  for (const auto kind :
+       {channel::ConnectionKind::kClient, channel::ConnectionKind::kPeer}) {
+    channel::Hello hello;
+    hello.provider = fabric::Provider::kTcp;
+    hello.kind = kind;
+    hello.address = "fi_sockaddr_in://127.0.0.1:4242";
+    hello.reply_buffer = {4096, 7, 8192};
+    hello.request_buffer_bytes = 8192;
+    hello.nonce = std::string(channel::kNonceBytes, 'n');
+    hello.proof = std::string(channel::kProofBytes, 'p');
+    seeds[std::string("hello_") + channel::ConnectionKindName(kind)] =
+        channel::EncodeHello(hello);
   }
 }
 
@@ -513,8 +533,16 @@ void AddReplicationSeeds(Corpus* corpus) {
   seeds["records"] = records;
   std::string flush;
   replication::EncodeControl(
-      {replication::ControlType::kFlush, 7, 3, 1, 4096, 2}, &flush);
+      {replication::ControlType::kFlush, 7, 3, 1, 4096, 2, std::string()},
+      &flush);
   seeds["flush"] = flush;
+  std::string open;
+  replication::Control opening{
+      replication::ControlType::kOpen, 7, 3, 1, 0, 99, std::string()};
+  opening.proof = replication::OpenProof(opening, std::string(32, 'k'),
+                                         /*connection_id=*/5);
+  replication::EncodeControl(opening, &open);
+  seeds["open"] = open;
   std::string reply;
   replication::ControlReply opened;
   opened.buffers = {{1, 2, 3}, {4, 5, 6}};

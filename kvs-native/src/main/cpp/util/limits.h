@@ -43,10 +43,14 @@ static_assert(key_size_bytes_max + value_size_bytes_max + 64 <
 inline constexpr uint64_t catch_up_read_ahead_bytes = 8ull << 20;
 static_assert(catch_up_read_ahead_bytes >= 2 * segment_size_bytes);
 
-// What one stream may hold queued for its backup (a catch-up's live writes
-// queue behind it; a backup that cannot keep up makes them pile up): past
-// this the stream fails, its backup joins again later, and writes stop
-// waiting for it once the master has marked it joining.
+// What one stream may hold queued for its backup, in both replication modes
+// (Build-Index records, Send-Index log bytes and index segments; a
+// catch-up's live writes queue behind it; a backup that cannot keep up, or
+// never answers its OPEN, makes them pile up): past this the stream fails,
+// its backup joins again later, and writes stop waiting for it once the
+// master has marked it joining. Large enough for a few seconds of a fast
+// primary's writes, so a backup that stalls briefly is not dropped.
+// (ReplicatorOptions::stream_queued_bytes_max; tests lower it.)
 inline constexpr uint64_t stream_queued_bytes_max = 256ull << 20;
 
 // --- Verification --------------------------------------------------------

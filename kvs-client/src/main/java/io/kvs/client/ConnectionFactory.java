@@ -26,19 +26,19 @@ interface ConnectionFactory {
    * tcp transport never loads a class of the optional {@code kvs-native} dependency.
    *
    * @param blocking runs blocking work (the fabric transport's connect)
-   * @param security TLS for tcp, the cluster secret for the fabric bootstrap
+   * @param security TLS and the client secret for tcp, the client secret for the fabric bootstrap
    * @throws KvsException if the fabric transport is chosen and kvs-native is not on the class path
    */
   static ConnectionFactory create(Transport transport, Executor blocking, ClientSecurity security) {
     if (transport == Transport.TCP) {
-      return new TcpConnectionFactory(security.tcpTls());
+      return new TcpConnectionFactory(security.tcpTls(), security.options().clientSecret());
     }
     try {
       Class.forName("io.kvs.fabric.FabricClient", false, ConnectionFactory.class.getClassLoader());
       return Class.forName("io.kvs.client.FabricConnectionFactory")
           .asSubclass(ConnectionFactory.class)
           .getDeclaredConstructor(Executor.class, Optional.class)
-          .newInstance(blocking, security.options().secret());
+          .newInstance(blocking, security.options().clientSecret());
     } catch (ClassNotFoundException | LinkageError e) {
       throw new KvsException(
           StatusCode.INVALID_ARGUMENT,

@@ -45,7 +45,7 @@ final class FabricConnectionFactory implements ConnectionFactory {
         () ->
             new FabricConnection(
                 FabricClient.connect(
-                    options(server).withSecret(secret), server.host(), server.fabricPort())),
+                    options(server).withClientSecret(secret), server.host(), server.fabricPort())),
         blocking);
   }
 

@@ -3,6 +3,8 @@ package io.kvs.client;
 import io.kvs.core.KvsException;
 import io.kvs.core.StatusCode;
 import io.kvs.core.cluster.ServerInfo;
+import io.kvs.core.security.ClusterSecret;
+import io.kvs.core.wire.netty.ClientHandshakeHandler;
 import io.kvs.core.wire.netty.WireFraming;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.ChannelFuture;
@@ -16,16 +18,19 @@ import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Netty TCP connections; one event loop group (daemon threads) for all of a client's servers. With
- * a TLS context a connection is handed out only once its handshake succeeded, so a refused
- * certificate fails the connect with the handshake's error.
+ * Netty TCP connections; one event loop group (daemon threads) for all of a client's servers. A
+ * connection is handed out only once the server admitted it (the client handshake, proving the
+ * client secret if configured; and before it the TLS handshake with a TLS context), so a refused
+ * secret or certificate fails the connect with the handshake's error.
  */
 final class TcpConnectionFactory implements ConnectionFactory {
   private static final int CONNECT_TIMEOUT_MILLIS = 3000;
+  private static final int HANDSHAKE_TIMEOUT_MILLIS = 5000;
 
   private final EventLoopGroup group =
       new MultiThreadIoEventLoopGroup(
@@ -40,10 +45,12 @@ final class TcpConnectionFactory implements ConnectionFactory {
           .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, CONNECT_TIMEOUT_MILLIS);
 
   private final SslContext tls;
+  private final Optional<ClusterSecret> clientSecret;
 
-  /** Plain TCP if {@code tls} is null. */
-  TcpConnectionFactory(SslContext tls) {
+  /** Plain TCP if {@code tls} is null; proving {@code clientSecret} to servers if present. */
+  TcpConnectionFactory(SslContext tls, Optional<ClusterSecret> clientSecret) {
     this.tls = tls;
+    this.clientSecret = clientSecret;
   }
 
   @Override
@@ -55,6 +62,8 @@ final class TcpConnectionFactory implements ConnectionFactory {
   public CompletableFuture<Connection> connect(ServerInfo server) {
     CompletableFuture<Connection> result = new CompletableFuture<>();
     TcpConnection.Handler handler = new TcpConnection.Handler();
+    String name = server.host() + ":" + server.tcpPort();
+    ClientHandshakeHandler handshake = new ClientHandshakeHandler(clientSecret, name);
     ChannelFuture connecting =
         bootstrap
             .clone()
@@ -70,6 +79,10 @@ final class TcpConnectionFactory implements ConnectionFactory {
                               tls.newHandler(channel.alloc(), server.host(), server.tcpPort()));
                     }
                     WireFraming.addClientHandlers(channel.pipeline(), WireFraming.MAX_FRAME_BYTES);
+                    channel
+                        .pipeline()
+                        .addAfter(
+                            WireFraming.FRAME_ENCODER, ClientHandshakeHandler.NAME, handshake);
                     channel.pipeline().addLast("kvs-client", handler);
                   }
                 })
@@ -78,35 +91,44 @@ final class TcpConnectionFactory implements ConnectionFactory {
         done -> {
           if (!done.isSuccess()) {
             result.completeExceptionally(done.cause());
-          } else if (tls == null) {
-            result.complete(new TcpConnection(connecting.channel(), handler));
-          } else {
-            connecting
-                .channel()
-                .pipeline()
-                .get(SslHandler.class)
-                .handshakeFuture()
-                .addListener(
-                    handshake -> {
-                      if (handshake.isSuccess()) {
-                        result.complete(new TcpConnection(connecting.channel(), handler));
-                      } else {
-                        connecting.channel().close();
-                        result.completeExceptionally(
-                            new KvsException(
-                                StatusCode.IO_ERROR,
-                                "TLS handshake with "
-                                    + server.host()
-                                    + ":"
-                                    + server.tcpPort()
-                                    + " failed: "
-                                    + handshake.cause(),
-                                handshake.cause()));
-                      }
-                    });
+            return;
           }
+          // The client handshake follows the TLS handshake (if any) on the same connection: once
+          // the server admitted this client, the connection is ready.
+          handshake
+              .admitted()
+              .orTimeout(HANDSHAKE_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS)
+              .whenComplete(
+                  (admitted, failure) -> {
+                    if (failure == null) {
+                      result.complete(new TcpConnection(connecting.channel(), handler));
+                      return;
+                    }
+                    connecting.channel().close();
+                    result.completeExceptionally(handshakeFailure(connecting, name, failure));
+                  });
         });
     return result;
+  }
+
+  /** Why the handshake failed: the TLS handshake's error if that failed first. */
+  private Throwable handshakeFailure(ChannelFuture connecting, String name, Throwable failure) {
+    SslHandler ssl = connecting.channel().pipeline().get(SslHandler.class);
+    if (tls != null && ssl != null) {
+      Throwable tlsFailure = ssl.handshakeFuture().cause();
+      if (tlsFailure != null) {
+        return new KvsException(
+            StatusCode.IO_ERROR,
+            "TLS handshake with " + name + " failed: " + tlsFailure,
+            tlsFailure);
+      }
+    }
+    if (failure instanceof java.util.concurrent.TimeoutException) {
+      return new KvsException(
+          StatusCode.IO_ERROR,
+          "handshake with " + name + ": no admission within " + HANDSHAKE_TIMEOUT_MILLIS + " ms");
+    }
+    return failure;
   }
 
   @Override

@@ -6,12 +6,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.kvs.core.StatusCode;
 import io.kvs.core.cluster.RegionState;
 import io.kvs.core.cluster.ServerInfo;
+import io.kvs.core.wire.BlockingFrames;
+import io.kvs.core.wire.ClientHandshake;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -74,7 +77,10 @@ class KvsClientWriteOutcomeTest extends ClusterTestBase {
         .hasMessageContaining("its primary s2 is not a live server");
   }
 
-  /** Reads every connection's bytes and never answers, until the socket is closed. */
+  /**
+   * Admits every connection (the client TCP handshake, without a secret), then reads its bytes and
+   * never answers, until the socket is closed.
+   */
   private static void swallow(
       ServerSocket server, AtomicInteger connections, AtomicInteger bytesRead) {
     byte[] buffer = new byte[4096];
@@ -82,6 +88,12 @@ class KvsClientWriteOutcomeTest extends ClusterTestBase {
       try (Socket socket = server.accept()) {
         connections.incrementAndGet();
         InputStream in = socket.getInputStream();
+        ClientHandshake.Challenge challenge = ClientHandshake.challenge(Optional.empty());
+        BlockingFrames.write(socket.getOutputStream(), ClientHandshake.encode(challenge));
+        ClientHandshake.Hello hello = ClientHandshake.decodeHello(BlockingFrames.read(in));
+        BlockingFrames.write(
+            socket.getOutputStream(),
+            ClientHandshake.encode(ClientHandshake.admit(challenge, hello, Optional.empty())));
         int read;
         while ((read = in.read(buffer)) > 0) {
           bytesRead.addAndGet(read);

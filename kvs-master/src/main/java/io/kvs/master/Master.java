@@ -5,6 +5,7 @@ import io.kvs.core.control.ControlClient;
 import io.kvs.core.http.HttpEndpoint;
 import io.kvs.core.metrics.ProcessMetrics;
 import io.kvs.core.security.ZooKeeperAcls;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Tags;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -73,7 +74,10 @@ public final class Master implements AutoCloseable {
     }
     metrics = ProcessMetrics.start(Tags.of("process", "master", "master", options.id()));
     masterMetrics = new MasterMetrics(metrics.registry(), this::isActive);
-    reconciler = new Reconciler(options, store, control, masterMetrics);
+    reconciler = new Reconciler(options, store, control, masterMetrics, this::schedulePass);
+    Gauge.builder("kvs.master.commands.pending", reconciler, Reconciler::pendingCommands)
+        .description("commands to region servers in flight or waiting in their servers' lanes")
+        .register(metrics.registry());
     servers = CuratorCache.build(curator, paths.servers());
     servers.listenable().addListener((type, before, after) -> schedulePass());
     latch = new LeaderLatch(curator, paths.masters(), options.id());

@@ -1,6 +1,5 @@
 package io.kvs.master;
 
-import io.kvs.core.KvsException;
 import io.kvs.core.StatusCode;
 import io.kvs.core.cluster.ClusterConfig;
 import io.kvs.core.cluster.Keys;
@@ -13,19 +12,24 @@ import io.kvs.core.control.ControlClient;
 import io.kvs.core.control.ControlCommand;
 import io.kvs.core.control.ControlReply;
 import io.kvs.core.control.HeldRegion;
+import io.kvs.core.control.StreamKey;
 import io.kvs.master.status.RecoveryLog;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 import org.apache.zookeeper.KeeperException;
 import org.slf4j.Logger;
@@ -57,7 +61,12 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p>The master never waits on one server to act on another: every live server is listed at once,
- * each with a short bound, and a server that did not answer is sent nothing this pass.
+ * each with a short bound, and a server that did not answer is sent nothing this pass. Every
+ * region's opens are sent at once, member by member in the region's order (backups first, then the
+ * primary), each server taking commands through a bounded lane of its own ({@link ServerCommands}):
+ * a server slow to open delays only the regions it is a member of. A pass waits for its opens at
+ * most {@link #OPEN_WAIT}; those still on their way then go on (each bounded by the control
+ * timeout) and are not sent again while they do, and the pass after they end records what they did.
  */
 final class Reconciler implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Reconciler.class);
@@ -69,14 +78,26 @@ final class Reconciler implements AutoCloseable {
   private final RegionStore store;
   private final ControlClient control;
   private final PlannedChanges planned;
-  private final ExecutorService listing =
-      Executors.newFixedThreadPool(
-          4,
-          runnable -> {
-            Thread thread = new Thread(runnable, "kvs-master-list");
-            thread.setDaemon(true);
-            return thread;
-          });
+  private final ServerCommands commands;
+
+  /** Asks for another pass: opens that finished after their pass stopped waiting have news. */
+  private final Runnable passWanted;
+
+  /**
+   * Bound on how long a pass waits for the opens it sent before recording what they achieved: an
+   * open that takes longer (a long log replay, a paused server) goes on, bounded by the control
+   * timeout, and the pass after it finishes records it.
+   */
+  static final Duration OPEN_WAIT = Duration.ofSeconds(2);
+
+  /** Per region, the opens last sent (pass thread only). */
+  private final Map<Long, Opening> openings = new HashMap<>();
+
+  /** Per server, its {@code list} in flight: at most one, however slowly it answers. */
+  private final Map<String, CompletableFuture<ControlReply>> listing = new HashMap<>();
+
+  /** The closes in flight ({@code server/region}): a stray is told once until it answers. */
+  private final Set<String> closing = ConcurrentHashMap.newKeySet();
 
   /** When the recovery of each region still recovering began (nanoTime). */
   private final Map<Long, Long> recovering = new HashMap<>();
@@ -101,13 +122,32 @@ final class Reconciler implements AutoCloseable {
 
   private final MasterMetrics metrics;
 
+  /**
+   * Each region's stream key at the epoch this master drew it for (docs/PROTOCOL.md, "Control
+   * RPC"): every member of one epoch gets the same key. Kept in memory only (ZooKeeper is readable
+   * by anyone); a master that finds a region half-opened at an epoch whose key another master drew
+   * moves it to a new epoch.
+   */
+  private final Map<Long, EpochKey> streamKeys = new HashMap<>();
+
+  private record EpochKey(long epoch, StreamKey key) {}
+
+  /**
+   * @param passWanted asks for a pass soon (the master's loop coalesces requests)
+   */
   Reconciler(
-      MasterOptions options, RegionStore store, ControlClient control, MasterMetrics metrics) {
+      MasterOptions options,
+      RegionStore store,
+      ControlClient control,
+      MasterMetrics metrics,
+      Runnable passWanted) {
     this.options = options;
     this.store = store;
     this.control = control;
+    this.commands = new ServerCommands(control);
     this.planned = new PlannedChanges(store);
     this.metrics = metrics;
+    this.passWanted = passWanted;
   }
 
   /** Whether every region is OPEN with its whole group in sync after this pass. */
@@ -127,20 +167,51 @@ final class Reconciler implements AutoCloseable {
       versioned.region().members().forEach(member -> replicas.merge(member, 1, Integer::sum));
     }
     boolean allOpen = true;
+    List<Step> steps = new ArrayList<>();
     for (RegionStore.Versioned versioned : regions.values()) {
       try {
-        allOpen &= reconcile(versioned, servers, held, replicas, config);
+        Step step = decide(versioned, servers, held, replicas, config);
+        if (step == null) {
+          allOpen = false;
+        } else {
+          steps.add(step);
+        }
       } catch (KeeperException.BadVersionException e) {
         LOG.info("region {} changed meanwhile; next pass", versioned.region().id());
         allOpen = false;
       }
     }
     closeStrays(regions, servers, held);
+    // Every region's opens are on their way at once; the pass records what they achieved region by
+    // region as they end, for at most OPEN_WAIT. Opens still in flight then go on, and a later pass
+    // finds them done.
+    BlockingQueue<Step> ended = new ArrayBlockingQueue<>(Math.max(1, steps.size()));
+    steps.forEach(step -> step.opening().tail.whenComplete((accepted, failure) -> ended.add(step)));
+    Set<Step> finished = Collections.newSetFromMap(new IdentityHashMap<>());
+    long deadline = System.nanoTime() + OPEN_WAIT.toNanos();
+    while (finished.size() < steps.size()) {
+      Step step = ended.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      if (step == null) {
+        break;
+      }
+      finished.add(step);
+      allOpen &= finish(step, opened(step.opening()), servers, held, config);
+    }
+    for (Step step : steps) {
+      if (!finished.contains(step)) {
+        allOpen &= finish(step, opened(step.opening()), servers, held, config);
+      }
+    }
     metrics.observed(
         servers.size(),
         regions.values().stream().map(RegionStore.Versioned::region).toList(),
         config.replicationFactor());
     return allOpen;
+  }
+
+  /** Commands to servers in flight or waiting in their lanes (metrics). */
+  int pendingCommands() {
+    return commands.pending();
   }
 
   /** The recent recoveries this master drove (for the status page). */
@@ -150,7 +221,7 @@ final class Reconciler implements AutoCloseable {
 
   @Override
   public void close() {
-    listing.shutdownNow();
+    openings.values().forEach(Opening::supersede); // nothing more is sent
   }
 
   private boolean bootstrap(Map<String, ServerInfo> servers) throws Exception {
@@ -188,7 +259,17 @@ final class Reconciler implements AutoCloseable {
     return false;
   }
 
-  private boolean reconcile(
+  /**
+   * A region after this pass's decision: its descriptor as the map now records it (at {@code
+   * version}), and the opens sent to bring its members to it.
+   */
+  private record Step(RegionDescriptor region, int version, Opening opening) {}
+
+  /**
+   * Takes the step {@code versioned} needs (written to the map before any server is told), then
+   * sends the opens its members lack; null if the region cannot be served (offline).
+   */
+  private Step decide(
       RegionStore.Versioned versioned,
       Map<String, ServerInfo> servers,
       Map<String, Map<Long, HeldRegion>> held,
@@ -197,6 +278,10 @@ final class Reconciler implements AutoCloseable {
       throws Exception {
     RegionDescriptor region = versioned.region();
     int version = versioned.version();
+    Opening previous = openings.get(region.id());
+    if (previous != null && previous.tail.isDone()) {
+      settle(previous); // finished after its pass stopped waiting: what it reported counts now
+    }
     boolean sendIndex = config.mode() == ReplicationMode.SEND_INDEX;
     List<String> gone =
         region.members().stream().filter(member -> !servers.containsKey(member)).toList();
@@ -215,7 +300,7 @@ final class Reconciler implements AutoCloseable {
               "{} offline: members {} are gone and no live one holds every write", offline, gone);
           recoveries.step(region.id(), "offline", "members " + gone + " gone; none live in sync");
         }
-        return false;
+        return null;
       }
       version = store.update(shrunk, version);
       LOG.warn(
@@ -347,30 +432,79 @@ final class Reconciler implements AutoCloseable {
         region = grown;
       }
     }
-    boolean opened = true;
-    // Backups first, so the primary finds them ready when it starts replicating.
+    if (awaitsOpen(region, held) && !knowsStreamKey(region) && heldAtItsEpoch(region, held)) {
+      // Members hold this epoch with a key another master drew: those still to open could neither
+      // prove nor check it, so the region moves on to an epoch whose key this master draws (streams
+      // of backups in sync carry on across it).
+      RegionDescriptor reopening = region.atEpoch(region.epoch() + 1);
+      version = store.update(reopening, version);
+      LOG.info(
+          "{} reopened: this master holds no stream key of epoch {}", reopening, region.epoch());
+      recoveries.step(region.id(), "reopened", "no stream key of epoch " + region.epoch());
+      region = reopening;
+    }
+    Opening opening = openings.get(region.id());
+    if (opening != null && !opening.tail.isDone() && opening.opens(region)) {
+      // The opens of this very group are still on their way: not sent again.
+      return new Step(region, version, opening);
+    }
+    if (opening != null) {
+      opening.supersede(); // for a group the region has moved on from
+    }
+    opening = new Opening(region);
+    openings.put(region.id(), opening);
+    // Backups first, in order, so the primary finds them ready when it starts replicating, and a
+    // handover's old primary (the first backup) is demoted before anything else.
     List<String> order = new ArrayList<>(region.backups());
     order.add(region.primary());
     for (String member : order) {
       Map<Long, HeldRegion> regions = held.get(member);
       if (regions == null) {
-        opened = false; // not listed: it may be stuck, so it is sent nothing this pass
+        opening.unlisted = true; // not listed: it may be stuck, so it is sent nothing this pass
         continue;
       }
       if (holdsAsMapSays(region, member, held)) {
         continue;
       }
-      ControlReply reply =
-          call(
-              servers.get(member),
-              new ControlCommand.Open(region, config.mode(), config.minReplicas()));
-      opened &= reply != null && reply.isOk();
-      if (reply != null
-          && reply.status() == StatusCode.STALE_EPOCH
-          && reply.stats().containsKey(ControlReply.EPOCH)) {
-        epochFloor.merge(region.id(), reply.stats().get(ControlReply.EPOCH), Math::max);
-      }
+      opening.then(
+          servers.get(member),
+          new ControlCommand.Open(region, config.mode(), config.minReplicas(), streamKey(region)));
     }
+    return new Step(region, version, opening);
+  }
+
+  /**
+   * Records what {@code step}'s opens achieved: the region is OPEN once every member holds it,
+   * joining backups its primary reports in sync are cleared. Whether the group is whole (open, none
+   * joining, at full strength); false if the region changed meanwhile (next pass).
+   *
+   * @param opened whether every member now holds the region as the map says (false while some open
+   *     is still on its way)
+   */
+  private boolean finish(
+      Step step,
+      boolean opened,
+      Map<String, ServerInfo> servers,
+      Map<String, Map<Long, HeldRegion>> held,
+      ClusterConfig config)
+      throws Exception {
+    try {
+      return record(step, opened, servers, held, config);
+    } catch (KeeperException.BadVersionException e) {
+      LOG.info("region {} changed meanwhile; next pass", step.region().id());
+      return false;
+    }
+  }
+
+  private boolean record(
+      Step step,
+      boolean opened,
+      Map<String, ServerInfo> servers,
+      Map<String, Map<Long, HeldRegion>> held,
+      ClusterConfig config)
+      throws Exception {
+    RegionDescriptor region = step.region();
+    int version = step.version();
     if (opened && region.state() != RegionState.OPEN) {
       version = store.update(region.withState(RegionState.OPEN), version);
       region = region.withState(RegionState.OPEN);
@@ -411,6 +545,36 @@ final class Reconciler implements AutoCloseable {
           region);
     }
     return whole;
+  }
+
+  /** {@code region}'s stream key at its epoch, drawn on first use. */
+  private StreamKey streamKey(RegionDescriptor region) {
+    EpochKey known = streamKeys.get(region.id());
+    if (known == null || known.epoch() != region.epoch()) {
+      known = new EpochKey(region.epoch(), StreamKey.random());
+      streamKeys.put(region.id(), known);
+    }
+    return known.key();
+  }
+
+  private boolean knowsStreamKey(RegionDescriptor region) {
+    EpochKey known = streamKeys.get(region.id());
+    return known != null && known.epoch() == region.epoch();
+  }
+
+  /** Whether a listed member of {@code region} does not hold it as the map says. */
+  private static boolean awaitsOpen(
+      RegionDescriptor region, Map<String, Map<Long, HeldRegion>> held) {
+    return region.members().stream()
+        .anyMatch(member -> held.containsKey(member) && !holdsAsMapSays(region, member, held));
+  }
+
+  /** Whether some member holds {@code region} at its epoch (opened with that epoch's key). */
+  private static boolean heldAtItsEpoch(
+      RegionDescriptor region, Map<String, Map<Long, HeldRegion>> held) {
+    return region.members().stream()
+        .map(member -> held.getOrDefault(member, Map.of()).get(region.id()))
+        .anyMatch(holds -> holds != null && holds.epoch() == region.epoch());
   }
 
   /**
@@ -535,7 +699,7 @@ final class Reconciler implements AutoCloseable {
                         regionId,
                         holds.epoch(),
                         versioned.region().epoch());
-                    send(
+                    close(
                         servers.get(server),
                         new ControlCommand.Close(regionId, versioned.region().epoch()));
                   }
@@ -553,62 +717,193 @@ final class Reconciler implements AutoCloseable {
         .toList();
   }
 
-  /** What every live server holds, listed at once; servers that did not answer are absent. */
+  /**
+   * What every live server holds, listed at once (no thread waits: one connection per server on the
+   * control client's event loop), each bounded by {@link #LIST_TIMEOUT}; servers that did not
+   * answer, refused (OVERLOADED) or whose list from an earlier pass is still in flight are absent.
+   */
   private Map<String, Map<Long, HeldRegion>> listAll(Map<String, ServerInfo> servers) {
-    Map<String, CompletableFuture<Map<Long, HeldRegion>>> calls = new HashMap<>();
+    listing.keySet().retainAll(servers.keySet());
+    Map<String, CompletableFuture<ControlReply>> calls = new HashMap<>();
     servers.forEach(
-        (id, server) ->
-            calls.put(id, CompletableFuture.supplyAsync(() -> heldBy(server), listing)));
+        (id, server) -> {
+          CompletableFuture<ControlReply> previous = listing.get(id);
+          if (previous != null && !previous.isDone()) {
+            LOG.warn("{} has not answered the last pass's list yet: not asked again", id);
+            return;
+          }
+          try {
+            CompletableFuture<ControlReply> call =
+                control.callAsync(
+                    server.host(),
+                    server.controlPort(),
+                    new ControlCommand.ListRegions(),
+                    LIST_TIMEOUT);
+            listing.put(id, call);
+            calls.put(id, call);
+          } catch (RuntimeException e) { // the client is closing
+            LOG.warn("cannot list the regions of {}: {}", id, e.toString());
+          }
+        });
     Map<String, Map<Long, HeldRegion>> held = new HashMap<>();
     long deadline = System.nanoTime() + LIST_TIMEOUT.plusSeconds(1).toNanos();
     calls.forEach(
         (id, call) -> {
           try {
-            Map<Long, HeldRegion> regions =
+            ControlReply reply =
                 call.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-            if (regions != null) {
-              held.put(id, regions);
+            if (!reply.isOk()) {
+              LOG.warn(
+                  "{} refused to list its regions: {} {}", id, reply.status(), reply.message());
+              return;
             }
+            Map<Long, HeldRegion> regions = new HashMap<>();
+            reply.regions().forEach(region -> regions.put(region.regionId(), region));
+            held.put(id, regions);
           } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-          } catch (ExecutionException | TimeoutException e) {
-            LOG.warn("cannot list the regions of {}: {}", id, e.toString());
+          } catch (ExecutionException e) {
+            LOG.warn("cannot list the regions of {}: {}", id, e.getCause().getMessage());
+          } catch (TimeoutException e) {
+            LOG.warn("cannot list the regions of {}: no answer in time", id);
           }
         });
     return held;
   }
 
-  /** What {@code server} holds, or null if it could not be asked. */
-  private Map<Long, HeldRegion> heldBy(ServerInfo server) {
-    Map<Long, HeldRegion> regions = new HashMap<>();
-    try {
-      ControlReply reply =
-          control.call(
-              server.host(), server.controlPort(), new ControlCommand.ListRegions(), LIST_TIMEOUT);
-      reply.regions().forEach(region -> regions.put(region.regionId(), region));
-    } catch (KvsException e) {
-      LOG.warn("cannot list the regions of {}: {}", server.id(), e.getMessage());
-      return null;
-    }
-    return regions;
-  }
-
-  private boolean send(ServerInfo server, ControlCommand command) {
-    ControlReply reply = call(server, command);
-    return reply != null && reply.isOk();
-  }
-
-  /** {@code server}'s reply to {@code command} (logged if it refused), or null if none came. */
-  private ControlReply call(ServerInfo server, ControlCommand command) {
-    try {
-      ControlReply reply = control.call(server.host(), server.controlPort(), command);
-      if (!reply.isOk()) {
-        LOG.warn("{} refused {}: {} {}", server.id(), command, reply.status(), reply.message());
+  /**
+   * Whether {@code opening}'s members all hold its region now; false if some of its opens are still
+   * on their way (a pass is asked for when they end).
+   */
+  private boolean opened(Opening opening) {
+    if (!opening.tail.isDone()) {
+      if (!opening.watched) {
+        opening.watched = true;
+        opening.tail.whenComplete(
+            (accepted, failure) -> {
+              if (!opening.superseded) {
+                passWanted.run();
+              }
+            });
       }
-      return reply;
-    } catch (KvsException e) {
-      LOG.warn("{} to {} failed: {}", command, server.id(), e.getMessage());
-      return null;
+      return false;
+    }
+    settle(opening);
+    return opening.tail.getNow(false) && !opening.unlisted;
+  }
+
+  /** Takes what a finished {@code opening} learnt into account, once (pass thread only). */
+  private void settle(Opening opening) {
+    if (openings.get(opening.region.id()) == opening) {
+      openings.remove(opening.region.id());
+    }
+    long stale = opening.staleEpoch.get();
+    if (!opening.superseded && stale > 0) {
+      epochFloor.merge(opening.region.id(), stale, Math::max);
+    }
+  }
+
+  /**
+   * Tells {@code server} to close a region it holds as a stray, unless it is being told already.
+   */
+  private void close(ServerInfo server, ControlCommand.Close command) {
+    String key = server.id() + "/" + command.regionId();
+    if (!closing.add(key)) {
+      return;
+    }
+    commands
+        .send(server, command, options.controlTimeout())
+        .whenComplete(
+            (reply, failure) -> {
+              closing.remove(key);
+              if (failure != null) {
+                LOG.warn("{} to {} failed: {}", command, server.id(), failure.getMessage());
+              } else if (!reply.isOk()) {
+                LOG.warn(
+                    "{} refused {}: {} {}", server.id(), command, reply.status(), reply.message());
+              }
+            });
+  }
+
+  /**
+   * The opens of one region's group at one epoch, sent member by member in the order given (each
+   * once the previous one ended, whatever its outcome), concurrently with every other region's.
+   */
+  private final class Opening {
+    final RegionDescriptor region;
+
+    /** Whether every open sent was accepted; never completes exceptionally. */
+    CompletableFuture<Boolean> tail = CompletableFuture.completedFuture(true);
+
+    /** Some member was not listed this pass, so it was sent nothing (pass thread only). */
+    boolean unlisted;
+
+    /** A pass stopped waiting for it and asks for another when it ends (pass thread only). */
+    boolean watched;
+
+    /** The region moved on: nothing more is sent, and what the replies say is ignored. */
+    volatile boolean superseded;
+
+    /** The highest epoch a member said it is at when it refused an open as stale (0: none). */
+    final AtomicLong staleEpoch = new AtomicLong();
+
+    /**
+     * The open being sent now (cancelled, and so dropped unsent if it still waits, on supersede).
+     */
+    volatile CompletableFuture<ControlReply> current;
+
+    Opening(RegionDescriptor region) {
+      this.region = region;
+    }
+
+    /** Whether these are the opens of {@code group}: the same members at the same epoch. */
+    boolean opens(RegionDescriptor group) {
+      return group.epoch() == region.epoch()
+          && group.primary().equals(region.primary())
+          && group.backups().equals(region.backups())
+          && group.joining().equals(region.joining());
+    }
+
+    /** Sends {@code command} to {@code server} once the opens before it ended. */
+    void then(ServerInfo server, ControlCommand command) {
+      tail =
+          tail.thenCompose(
+              accepted ->
+                  superseded
+                      ? CompletableFuture.completedFuture(false)
+                      : send(server, command).thenApply(ok -> accepted && ok));
+    }
+
+    void supersede() {
+      superseded = true;
+      CompletableFuture<ControlReply> sending = current;
+      if (sending != null) {
+        sending.cancel(false);
+      }
+    }
+
+    private CompletableFuture<Boolean> send(ServerInfo server, ControlCommand command) {
+      CompletableFuture<ControlReply> reply =
+          commands.send(server, command, options.controlTimeout());
+      current = reply;
+      return reply.handle(
+          (answer, failure) -> {
+            if (failure != null) {
+              if (!superseded) {
+                LOG.warn("{} to {} failed: {}", command, server.id(), failure.getMessage());
+              }
+              return false;
+            }
+            if (!answer.isOk()) {
+              LOG.warn(
+                  "{} refused {}: {} {}", server.id(), command, answer.status(), answer.message());
+              if (answer.status() == StatusCode.STALE_EPOCH
+                  && answer.stats().containsKey(ControlReply.EPOCH)) {
+                staleEpoch.accumulateAndGet(answer.stats().get(ControlReply.EPOCH), Math::max);
+              }
+            }
+            return answer.isOk();
+          });
     }
   }
 }

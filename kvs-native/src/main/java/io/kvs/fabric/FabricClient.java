@@ -67,7 +67,7 @@ public final class FabricClient implements AutoCloseable {
    *
    * @throws KvsException if libfabric or the provider is not available, or the server cannot be
    *     reached or refuses the connection (INVALID_ARGUMENT naming the reason when the bootstrap's
-   *     authentication fails: a wrong or missing cluster secret on either side)
+   *     authentication fails: a wrong or missing client secret on either side)
    */
   public static FabricClient connect(FabricOptions options, String host, int port) {
     NativeLibrary.load();
@@ -79,7 +79,7 @@ public final class FabricClient implements AutoCloseable {
             port,
             options.bufferBytes(),
             options.timeoutMillis(),
-            options.secretBytes());
+            options.clientSecretBytes());
     return new FabricClient(
         handle, "kvs-fabric-client-" + host + ":" + port, options.timeoutMillis() * 1_000_000L);
   }

@@ -16,10 +16,13 @@ import java.util.Optional;
  * @param bufferBytes client: size of each of its two buffers (multiple of 64, 4 KiB to 64 MiB)
  * @param timeoutMillis client: a request without a reply fails after this, and the connection
  *     closes
- * @param secret the cluster secret: a server admits only clients that prove it in the bootstrap
- *     (and its replication connections prove it to backups); a client proves it and connects only
- *     to servers that prove it back (docs/PROTOCOL.md, "Fabric bootstrap"). Empty: no
- *     authentication
+ * @param secret the cluster secret: a server admits as peers (primaries replicating to it) only
+ *     connections that prove it in the bootstrap, and its replication connections prove it to
+ *     backups (docs/PROTOCOL.md, "Fabric bootstrap"). Clients ignore it. Empty: peers are not
+ *     authenticated (replication is still guarded by each region's stream key)
+ * @param clientSecret the client secret: a server admits as clients only connections that prove it;
+ *     a client proves it and connects only to servers that prove it back. It never lets a
+ *     connection replicate. Empty: clients are not authenticated
  */
 public record FabricOptions(
     String provider,
@@ -29,13 +32,15 @@ public record FabricOptions(
     int workers,
     int bufferBytes,
     int timeoutMillis,
-    Optional<ClusterSecret> secret) {
+    Optional<ClusterSecret> secret,
+    Optional<ClusterSecret> clientSecret) {
   /** Checks the values. */
   public FabricOptions {
     Objects.requireNonNull(provider, "provider");
     Objects.requireNonNull(node, "node");
     Objects.requireNonNull(host, "host");
     Objects.requireNonNull(secret, "secret");
+    Objects.requireNonNull(clientSecret, "clientSecret");
     if (!provider.equals("shm") && !provider.equals("tcp") && !provider.equals("verbs")) {
       throw new IllegalArgumentException("provider must be shm, tcp or verbs: " + provider);
     }
@@ -50,7 +55,7 @@ public record FabricOptions(
     }
   }
 
-  /** Options without a secret. */
+  /** Options without secrets. */
   public FabricOptions(
       String provider,
       String node,
@@ -59,18 +64,38 @@ public record FabricOptions(
       int workers,
       int bufferBytes,
       int timeoutMillis) {
-    this(provider, node, host, port, workers, bufferBytes, timeoutMillis, Optional.empty());
+    this(
+        provider,
+        node,
+        host,
+        port,
+        workers,
+        bufferBytes,
+        timeoutMillis,
+        Optional.empty(),
+        Optional.empty());
   }
 
   /** These options with the cluster secret {@code newSecret} (empty: none). */
   public FabricOptions withSecret(Optional<ClusterSecret> newSecret) {
     return new FabricOptions(
-        provider, node, host, port, workers, bufferBytes, timeoutMillis, newSecret);
+        provider, node, host, port, workers, bufferBytes, timeoutMillis, newSecret, clientSecret);
   }
 
-  /** The secret's bytes for the native side, or null. */
+  /** These options with the client secret {@code newSecret} (empty: none). */
+  public FabricOptions withClientSecret(Optional<ClusterSecret> newSecret) {
+    return new FabricOptions(
+        provider, node, host, port, workers, bufferBytes, timeoutMillis, secret, newSecret);
+  }
+
+  /** The cluster secret's bytes for the native side, or null. */
   byte[] secretBytes() {
     return secret.map(ClusterSecret::bytes).orElse(null);
+  }
+
+  /** The client secret's bytes for the native side, or null. */
+  byte[] clientSecretBytes() {
+    return clientSecret.map(ClusterSecret::bytes).orElse(null);
   }
 
   /** The defaults for {@code provider}: loopback, 2 workers, 256 KiB buffers, 5 s. */
@@ -82,7 +107,7 @@ public record FabricOptions(
   /** These options with another bootstrap port. */
   public FabricOptions withPort(int newPort) {
     return new FabricOptions(
-        provider, node, host, newPort, workers, bufferBytes, timeoutMillis, secret);
+        provider, node, host, newPort, workers, bufferBytes, timeoutMillis, secret, clientSecret);
   }
 
   /**
@@ -92,11 +117,20 @@ public record FabricOptions(
   public FabricOptions withHost(String newHost) {
     String newNode = provider.equals("shm") ? node : newHost;
     return new FabricOptions(
-        provider, newNode, newHost, port, workers, bufferBytes, timeoutMillis, secret);
+        provider,
+        newNode,
+        newHost,
+        port,
+        workers,
+        bufferBytes,
+        timeoutMillis,
+        secret,
+        clientSecret);
   }
 
   /** These options with another request timeout. */
   public FabricOptions withTimeoutMillis(int millis) {
-    return new FabricOptions(provider, node, host, port, workers, bufferBytes, millis, secret);
+    return new FabricOptions(
+        provider, node, host, port, workers, bufferBytes, millis, secret, clientSecret);
   }
 }

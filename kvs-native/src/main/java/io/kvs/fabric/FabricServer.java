@@ -33,7 +33,8 @@ public final class FabricServer implements AutoCloseable {
             options.host(),
             options.port(),
             options.workers(),
-            options.secretBytes()));
+            options.secretBytes(),
+            options.clientSecretBytes()));
   }
 
   /** The bootstrap port clients connect to. */

@@ -25,23 +25,32 @@ public final class RegionService implements AutoCloseable {
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
   private long handle;
 
-  private RegionService(long handle) {
+  /**
+   * The engine the native service uses (null: none): held so that it stays reachable, and its
+   * cleaner cannot free it, while the service may use it.
+   */
+  @SuppressWarnings("unused")
+  private final Engine engine;
+
+  private RegionService(long handle, Engine engine) {
     this.handle = handle;
+    this.engine = engine;
   }
 
   /** A service with no region attached. */
   public static RegionService create() {
     NativeLibrary.load();
-    return new RegionService(NativeMethods.serviceCreate());
+    return new RegionService(NativeMethods.serviceCreate(), null);
   }
 
   /**
    * A service with no region attached, serving regions of {@code engine}: send-index replication
    * taps the engine's regions, and keeps the copies of the regions this server backs up on its
-   * volume. The engine must outlive the service.
+   * volume. The service keeps a reference to the engine; close the service before the engine.
    */
   public static RegionService create(Engine engine) {
-    RegionService service = create();
+    NativeLibrary.load();
+    RegionService service = new RegionService(NativeMethods.serviceCreate(), engine);
     NativeMethods.serviceUseEngine(service.handle, engine.nativeHandle());
     return service;
   }
@@ -71,6 +80,12 @@ public final class RegionService implements AutoCloseable {
    * refuses a new send-index stream, which would start it over. A write finding fewer than {@code
    * minReplicas} replicas in sync (this one counted) is refused with NOT_ENOUGH_REPLICAS; one that
    * cannot be replicated in time fails with IO_ERROR (its outcome unknown).
+   *
+   * <p>{@code streamKey} is the region's stream key at this epoch, the same for every member (the
+   * master draws it): a primary's new replication streams prove it, and a backup takes a stream
+   * only from a connection that proved it, so only the group's primary can replicate into it (null
+   * on a backup: it takes no stream). A re-attach with another engine region returns once no
+   * request uses the old one; so does {@link #detach}.
    */
   public void attach(
       long regionId,
@@ -83,7 +98,8 @@ public final class RegionService implements AutoCloseable {
       ReplicationMode mode,
       int minReplicas,
       String primaryServer,
-      boolean joining) {
+      boolean joining,
+      byte[] streamKey) {
     String[] hosts = new String[backups.size()];
     int[] ports = new int[backups.size()];
     boolean[] backupJoining = new boolean[backups.size()];
@@ -108,7 +124,8 @@ public final class RegionService implements AutoCloseable {
           mode == ReplicationMode.SEND_INDEX ? 1 : 0,
           minReplicas,
           primaryServer,
-          joining);
+          joining,
+          streamKey);
     } finally {
       lock.readLock().unlock();
     }
@@ -158,10 +175,24 @@ public final class RegionService implements AutoCloseable {
   }
 
   /**
+   * Fencing from now on: primaries answer client requests only while a lease holds ({@link
+   * #renewLease}), and nothing before the first renewal. A region server in a cluster calls it
+   * before it attaches any region; without it no lease is enforced (a service outside a cluster).
+   */
+  public void requireLease() {
+    lock.readLock().lock();
+    try {
+      NativeMethods.serviceRequireLease(live());
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /**
    * Fencing: primaries answer client requests for {@code validForNanos} from now, then NOT_PRIMARY
    * (writes before they are applied, reads after they read) until renewed. A region server renews
    * it while its ZooKeeper session holds, for less than the session timeout, so a server paused or
-   * cut off stops answering before the master can act on its expiry. Never called: no lease.
+   * cut off stops answering before the master can act on its expiry.
    */
   public void renewLease(long validForNanos) {
     lock.readLock().lock();
@@ -308,7 +339,10 @@ public final class RegionService implements AutoCloseable {
     }
   }
 
-  /** Stops serving {@code regionId}. */
+  /**
+   * Stops serving {@code regionId}; returns once no request uses its engine region (which may be
+   * dropped or closed then). A primary hands its last records to its backups first.
+   */
   public void detach(long regionId) {
     lock.readLock().lock();
     try {

@@ -19,6 +19,9 @@ import io.kvs.server.metrics.ServerMetrics;
 import io.kvs.server.regions.HostedRegions;
 import io.kvs.server.tcp.TcpFrontEnd;
 import io.kvs.service.RegionService;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import java.nio.file.Files;
 import java.time.Duration;
@@ -73,6 +76,8 @@ public final class RegionServer implements AutoCloseable {
     engineOptions.sync(options.syncWrites());
     engine = Engine.open(options.directory().resolve("volume"), engineOptions.build());
     service = RegionService.create(engine);
+    // Fenced from the start: no primary answers before the first lease is granted.
+    service.requireLease();
     curator =
         ZooKeeperAcls.apply(
                 CuratorFrameworkFactory.builder()
@@ -90,15 +95,20 @@ public final class RegionServer implements AutoCloseable {
     tcp =
         TcpFrontEnd.start(
             service,
-            TcpFrontEnd.Options.defaults().withHost(options.host()).withPort(options.tcpPort()),
-            options.security().tls().map(tls -> tls.serverContext(false)).orElse(null));
+            TcpFrontEnd.Options.defaults()
+                .withHost(options.host())
+                .withPort(options.tcpPort())
+                .withMaxConnections(options.maxClientConnections()),
+            options.security().tls().map(tls -> tls.serverContext(false)).orElse(null),
+            options.security().clientSecret());
     fabric =
         options.hasFabric()
             ? FabricServer.start(
                 FabricOptions.defaults(options.fabricProvider())
                     .withHost(options.host())
                     .withPort(options.fabricPort())
-                    .withSecret(options.security().secret()),
+                    .withSecret(options.security().secret())
+                    .withClientSecret(options.security().clientSecret()),
                 service)
             : null;
     control =
@@ -107,6 +117,7 @@ public final class RegionServer implements AutoCloseable {
     metrics = ProcessMetrics.start(Tags.of("process", "server", "server", options.id()));
     serverMetrics =
         ServerMetrics.start(metrics.registry(), service, engine, regions, options.requestMetrics());
+    registerBoundMeters(metrics.registry());
     metrics.serve(http);
     info =
         new ServerInfo(
@@ -126,6 +137,27 @@ public final class RegionServer implements AutoCloseable {
             Duration.ofMillis(options.sessionTimeoutMs()),
             regions::closeAll);
     LOG.info("region server {} up: {}", options.id(), info);
+  }
+
+  /**
+   * What the front doors' bounds turned away (docs/OPERATIONS.md, "Bounds and overload"): client
+   * connections open and refused, connections stopped for not reading their replies, control
+   * commands answered OVERLOADED.
+   */
+  private void registerBoundMeters(MeterRegistry registry) {
+    Gauge.builder("kvs.server.tcp.connections", tcp, TcpFrontEnd::connections)
+        .description("client connections open on the TCP front end")
+        .register(registry);
+    FunctionCounter.builder(
+            "kvs.server.tcp.connections.refused", tcp, TcpFrontEnd::refusedConnections)
+        .description("client connections closed on arrival: the most allowed were open")
+        .register(registry);
+    FunctionCounter.builder("kvs.server.tcp.output.stalls", tcp, TcpFrontEnd::outputStalls)
+        .description("times a client connection stopped being read: its replies were not read")
+        .register(registry);
+    FunctionCounter.builder("kvs.server.control.overloaded", control, ControlServer::overloaded)
+        .description("control commands answered OVERLOADED: their lane's queue was full")
+        .register(registry);
   }
 
   private ServerInfo lookUp(ClusterPaths paths, String id) {

@@ -3,6 +3,7 @@ package io.kvs.server;
 import io.kvs.core.cli.Flags;
 import io.kvs.core.cli.Shutdown;
 import io.kvs.core.security.SecurityOptions;
+import io.kvs.server.tcp.TcpFrontEnd;
 import java.nio.file.Path;
 import java.util.HashSet;
 import java.util.Set;
@@ -15,6 +16,7 @@ import java.util.Set;
  *                  [--tcp-port 0] [--fabric tcp|shm|verbs|none] [--fabric-port 0]
  *                  [--control-port 0] [--http-port 0] [--memory BYTES] [--l0-size BYTES] [--growth-factor N]
  *                  [--session-timeout-ms 4000] [--durability flush|sync] [--metrics on|off]
+ *                  [--max-client-connections 1024]
  *                  [--secret-file FILE] [--tls-cert PEM --tls-key PEM --tls-ca PEM
  *                  [--tls-client-auth none|require]] [--zookeeper-digest-file FILE]
  * </pre>
@@ -65,7 +67,8 @@ public final class RegionServerMain {
                 "session-timeout-ms",
                 "durability",
                 "growth-factor",
-                "metrics"));
+                "metrics",
+                "max-client-connections"));
     known.addAll(SecurityOptions.FLAG_NAMES);
     Flags flags = Flags.parse(args, known);
     RegionServer server =
@@ -87,6 +90,9 @@ public final class RegionServerMain {
                 .growthFactor(flags.getInt("growth-factor", 0))
                 .security(SecurityOptions.fromFlags(flags))
                 .requestMetrics(metrics(flags.get("metrics", "on")))
+                .maxClientConnections(
+                    flags.getInt(
+                        "max-client-connections", TcpFrontEnd.Options.DEFAULT_MAX_CONNECTIONS))
                 .build());
     Shutdown.closeOnStopAndWait("region-server", server);
   }

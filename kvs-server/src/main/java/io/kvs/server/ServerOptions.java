@@ -1,6 +1,7 @@
 package io.kvs.server;
 
 import io.kvs.core.security.SecurityOptions;
+import io.kvs.server.tcp.TcpFrontEnd;
 import java.nio.file.Path;
 import java.util.Objects;
 
@@ -37,6 +38,9 @@ import java.util.Objects;
  * @param requestMetrics whether the native request path counts requests and times them
  *     (docs/OPERATIONS.md, "Metrics"); on by default, off only to measure what it costs
  *     (docs/BENCHMARKS.md, "Cost of metrics"). Every other metric is read on a schedule and stays.
+ * @param maxClientConnections client connections the TCP front end keeps open at once at most; one
+ *     beyond is closed as soon as it is accepted ({@code 0}: {@link
+ *     io.kvs.server.tcp.TcpFrontEnd.Options#DEFAULT_MAX_CONNECTIONS})
  */
 public record ServerOptions(
     String id,
@@ -55,7 +59,8 @@ public record ServerOptions(
     int growthFactor,
     int httpPort,
     SecurityOptions security,
-    boolean requestMetrics) {
+    boolean requestMetrics,
+    int maxClientConnections) {
   /** The default ZooKeeper session timeout: a few seconds, as HBase and Kafka tune for failover. */
   public static final int DEFAULT_SESSION_TIMEOUT_MS = 4_000;
 
@@ -68,6 +73,14 @@ public record ServerOptions(
     fabricProvider = fabricProvider == null ? "none" : fabricProvider;
     security = security == null ? SecurityOptions.none() : security;
     sessionTimeoutMs = sessionTimeoutMs <= 0 ? DEFAULT_SESSION_TIMEOUT_MS : sessionTimeoutMs;
+    if (maxClientConnections < 0) {
+      throw new IllegalArgumentException(
+          "maxClientConnections must not be negative: " + maxClientConnections);
+    }
+    maxClientConnections =
+        maxClientConnections == 0
+            ? TcpFrontEnd.Options.DEFAULT_MAX_CONNECTIONS
+            : maxClientConnections;
   }
 
   /**
@@ -107,6 +120,7 @@ public record ServerOptions(
     private int httpPort;
     private SecurityOptions security = SecurityOptions.none();
     private boolean requestMetrics = true;
+    private int maxClientConnections;
 
     private Builder(String id, Path directory, String zookeeper) {
       this.id = id;
@@ -186,6 +200,19 @@ public record ServerOptions(
       return this;
     }
 
+    /**
+     * Client connections open at once at most (at least 1; default {@link
+     * TcpFrontEnd.Options#DEFAULT_MAX_CONNECTIONS}).
+     */
+    public Builder maxClientConnections(int maxClientConnections) {
+      if (maxClientConnections < 1) {
+        throw new IllegalArgumentException(
+            "maxClientConnections must be at least 1: " + maxClientConnections);
+      }
+      this.maxClientConnections = maxClientConnections;
+      return this;
+    }
+
     public ServerOptions build() {
       return new ServerOptions(
           id,
@@ -204,7 +231,8 @@ public record ServerOptions(
           growthFactor,
           httpPort,
           security,
-          requestMetrics);
+          requestMetrics,
+          maxClientConnections);
     }
   }
 }

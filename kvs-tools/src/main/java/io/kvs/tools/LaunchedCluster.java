@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -51,8 +52,26 @@ public final class LaunchedCluster implements AutoCloseable {
    */
   public static LaunchedCluster start(Path dir, List<String> options, Runnable onInterrupt)
       throws IOException, InterruptedException {
+    return start(dir, options, onInterrupt, root -> {});
+  }
+
+  /** What must be in place in a cluster directory before its processes start. */
+  @FunctionalInterface
+  public interface Preparation {
+    /** Prepares {@code root}, the emptied cluster directory. */
+    void prepare(Path root) throws IOException;
+  }
+
+  /**
+   * {@link #start(Path, List, Runnable)}, running {@code beforeStart} on the emptied directory
+   * before any process starts (e.g. to put a server's directory on a file system of its own).
+   */
+  public static LaunchedCluster start(
+      Path dir, List<String> options, Runnable onInterrupt, Preparation beforeStart)
+      throws IOException, InterruptedException {
     Path root = dir.toAbsolutePath().normalize();
     prepare(root);
+    beforeStart.prepare(root);
     LaunchedCluster cluster = new LaunchedCluster(root, onInterrupt);
     Runtime.getRuntime().addShutdownHook(cluster.hook);
     List<String> arguments = new ArrayList<>(List.of("start", "--dir", root.toString()));
@@ -116,6 +135,49 @@ public final class LaunchedCluster implements AutoCloseable {
     if (!Processes.awaitExit(process, Duration.ofSeconds(30))) {
       throw new IllegalStateException(name + " did not die after SIGKILL");
     }
+  }
+
+  /**
+   * The process recorded as {@code name} ({@code server-s1}, {@code master-m1}, {@code zookeeper}),
+   * if it runs.
+   */
+  public Optional<ProcessHandle> process(String name) throws IOException {
+    Properties state = new Properties();
+    try (Reader in = Files.newBufferedReader(dir.resolve("cluster.properties"))) {
+      state.load(in);
+    }
+    String pid = state.getProperty("pid." + name);
+    return pid == null || pid.isEmpty()
+        ? Optional.empty()
+        : ProcessHandle.of(Long.parseLong(pid)).filter(Processes::running);
+  }
+
+  /** How a run of the {@code LocalCluster} tool ended, and what it printed. */
+  public record ToolRun(int status, String output) {}
+
+  /**
+   * Runs {@code LocalCluster arguments...} on this cluster (e.g. {@code verify --dir DIR}) within
+   * {@code timeout} and returns its exit status and output (also kept in {@code launcher.log}).
+   *
+   * @throws IllegalStateException if it does not finish within {@code timeout}
+   */
+  public ToolRun tool(Duration timeout, List<String> arguments)
+      throws IOException, InterruptedException {
+    long before = Files.exists(launcherLog) ? Files.size(launcherLog) : 0;
+    Process process = launch(arguments);
+    if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      process.destroyForcibly();
+      throw new IllegalStateException(
+          "LocalCluster " + arguments + " did not finish within " + timeout);
+    }
+    byte[] log = Files.readAllBytes(launcherLog);
+    String output =
+        new String(
+            log,
+            (int) Math.min(before, log.length),
+            (int) Math.max(0, log.length - before),
+            StandardCharsets.UTF_8);
+    return new ToolRun(process.exitValue(), output);
   }
 
   /** Stops every process of the cluster (servers, masters, ZooKeeper); once. */

@@ -11,6 +11,7 @@ import io.kvs.client.Transport;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionMap;
 import io.kvs.core.cluster.RegionState;
+import io.kvs.core.security.SecurityOptions;
 import io.kvs.tools.JsonLine;
 import io.kvs.tools.LaunchedCluster;
 import io.kvs.tools.TextTable;
@@ -170,6 +171,7 @@ public final class FailoverBenchmark {
               .cluster(connect[1])
               .transport(Transport.TCP)
               .operationTimeout(Duration.ofSeconds(5))
+              .security(SecurityOptions.forClusterDirectory(cluster.dir(), "client"))
               .build()) {
         await("the cluster at full strength", WHOLE_TIMEOUT, () -> whole(client.regionMap(), rf));
         FailoverLoad load = new FailoverLoad(client, recorder, options.keys(), client.regionMap());

@@ -3,6 +3,7 @@ package io.kvs.bench.protocol;
 import io.kvs.core.ClosedException;
 import io.kvs.core.wire.Reply;
 import io.kvs.core.wire.Request;
+import io.kvs.core.wire.netty.ClientHandshakeHandler;
 import io.kvs.core.wire.netty.WireFraming;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
@@ -16,6 +17,7 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -29,7 +31,9 @@ final class NettyWireClient implements WireTransport {
   private final AtomicLong nextId = new AtomicLong(1);
   private final Channel channel;
 
-  NettyWireClient(String host, int port) throws InterruptedException {
+  NettyWireClient(String host, int port) throws Exception {
+    ClientHandshakeHandler handshake =
+        new ClientHandshakeHandler(Optional.empty(), host + ":" + port);
     channel =
         new Bootstrap()
             .group(group)
@@ -40,6 +44,9 @@ final class NettyWireClient implements WireTransport {
                   @Override
                   protected void initChannel(SocketChannel ch) {
                     WireFraming.addClientHandlers(ch.pipeline(), WireFraming.MAX_FRAME_BYTES);
+                    ch.pipeline()
+                        .addAfter(
+                            WireFraming.FRAME_ENCODER, ClientHandshakeHandler.NAME, handshake);
                     ch.pipeline()
                         .addLast(
                             new SimpleChannelInboundHandler<Reply>() {
@@ -63,6 +70,7 @@ final class NettyWireClient implements WireTransport {
             .connect(host, port)
             .sync()
             .channel();
+    handshake.admitted().get(10, TimeUnit.SECONDS);
   }
 
   @Override

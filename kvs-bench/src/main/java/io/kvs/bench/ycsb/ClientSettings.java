@@ -26,7 +26,7 @@ import java.util.Properties;
  *   <li>{@code kvs.timeout.ms}: the client's operation timeout, default 10000
  * </ul>
  *
- * With the local cluster's directory, the client also takes its cluster secret and TLS certificate
+ * With the local cluster's directory, the client also takes its client secret and TLS certificate
  * from there ({@link SecurityOptions#forClusterDirectory}).
  */
 record ClientSettings(

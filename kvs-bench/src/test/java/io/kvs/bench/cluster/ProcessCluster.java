@@ -110,6 +110,7 @@ final class ProcessCluster implements AutoCloseable {
         .cluster("default")
         .transport(Transport.TCP)
         .operationTimeout(operationTimeout)
+        .security(SecurityOptions.forClusterDirectory(dir, "client"))
         .build();
   }
 
@@ -122,6 +123,25 @@ final class ProcessCluster implements AutoCloseable {
         .operationTimeout(Duration.ofSeconds(30))
         .security(SecurityOptions.forClusterDirectory(dir, "client"))
         .build();
+  }
+
+  /** The live servers as registered in ZooKeeper, by id. */
+  java.util.Map<String, io.kvs.core.cluster.ServerInfo> servers() throws Exception {
+    try (org.apache.curator.framework.CuratorFramework curator =
+        org.apache.curator.framework.CuratorFrameworkFactory.newClient(
+            zookeeper(), 10_000, 5_000, new org.apache.curator.retry.RetryOneTime(200))) {
+      curator.start();
+      curator.blockUntilConnected(10, TimeUnit.SECONDS);
+      io.kvs.core.cluster.ClusterPaths paths = new io.kvs.core.cluster.ClusterPaths("default");
+      java.util.Map<String, io.kvs.core.cluster.ServerInfo> servers = new java.util.TreeMap<>();
+      for (String id : curator.getChildren().forPath(paths.servers())) {
+        servers.put(
+            id,
+            io.kvs.core.cluster.ClusterJson.decodeServer(
+                curator.getData().forPath(paths.server(id))));
+      }
+      return servers;
+    }
   }
 
   /** The process recorded as {@code name} ({@code server-s1}, {@code master-m1}, ...). */
@@ -172,6 +192,10 @@ final class ProcessCluster implements AutoCloseable {
       command.addAll(List.of("--secret-file", dir.resolve("secret").toString()));
     }
     command.addAll(serverOptions);
+    if (Files.exists(dir.resolve("client-secret"))) {
+      // ...and clients the client secret to servers.
+      command.addAll(List.of("--client-secret-file", dir.resolve("client-secret").toString()));
+    }
     command.addAll(List.of(options));
     Process process =
         new ProcessBuilder(command)

@@ -22,10 +22,13 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.ssl.SslContext;
+import io.netty.util.concurrent.ScheduledFuture;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -43,6 +46,9 @@ public final class ControlClient implements AutoCloseable {
   private final Duration timeout;
   private final Optional<ClusterSecret> secret;
   private final Optional<SslContext> tls;
+
+  /** How much longer than its bound a blocking call waits for the event loop to end it. */
+  private static final long STUCK_LOOP_MILLIS = 1_000;
 
   /** A client with no credentials: only servers that authenticate nobody answer it. */
   public ControlClient(Duration timeout) {
@@ -69,6 +75,35 @@ public final class ControlClient implements AutoCloseable {
 
   /** {@link #call(String, int, ControlCommand)} bounded by {@code bound} instead. */
   public ControlReply call(String host, int port, ControlCommand command, Duration bound) {
+    CompletableFuture<ControlReply> reply = callAsync(host, port, command, bound);
+    try {
+      // The event loop ends the call within its bound; waiting a little longer only guards
+      // against a loop that is itself stuck.
+      return reply.get(bound.toMillis() + STUCK_LOOP_MILLIS, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      reply.cancel(false);
+      throw new KvsException(StatusCode.IO_ERROR, "interrupted calling " + host + ":" + port, e);
+    } catch (ExecutionException e) {
+      throw e.getCause() instanceof KvsException failure
+          ? failure
+          : new KvsException(StatusCode.IO_ERROR, String.valueOf(e.getCause()), e.getCause());
+    } catch (TimeoutException e) {
+      reply.cancel(false);
+      throw new KvsException(
+          StatusCode.IO_ERROR, "control call to " + host + ":" + port + " timed out", e);
+    }
+  }
+
+  /**
+   * Sends {@code command} to {@code host:port} without waiting: the future completes with the
+   * reply, or exceptionally with a {@link KvsException} (as {@link #call(String, int,
+   * ControlCommand)} throws) once {@code bound} passed without one. Its connection is closed when
+   * it completes, however it does (cancelling it too). Dependent stages run on this client's event
+   * loop unless given an executor: they must not block.
+   */
+  public CompletableFuture<ControlReply> callAsync(
+      String host, int port, ControlCommand command, Duration bound) {
     CompletableFuture<ControlReply> reply = new CompletableFuture<>();
     ChannelFuture connect =
         new Bootstrap()
@@ -96,24 +131,42 @@ public final class ControlClient implements AutoCloseable {
             reply.completeExceptionally(f.cause());
           }
         });
-    try {
-      return reply.get(bound.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new KvsException(StatusCode.IO_ERROR, "interrupted calling " + host + ":" + port, e);
-    } catch (ExecutionException e) {
-      StatusCode status =
-          e.getCause() instanceof KvsException refusal ? refusal.status() : StatusCode.IO_ERROR;
-      throw new KvsException(
-          status,
-          "control call to " + host + ":" + port + " failed: " + e.getCause().getMessage(),
-          e.getCause());
-    } catch (TimeoutException e) {
-      throw new KvsException(
-          StatusCode.IO_ERROR, "control call to " + host + ":" + port + " timed out", e);
-    } finally {
-      channel.close();
+    ScheduledFuture<?> timer =
+        group.schedule(
+            () -> reply.completeExceptionally(new TimeoutException()),
+            bound.toNanos(),
+            TimeUnit.NANOSECONDS);
+    CompletableFuture<ControlReply> result = new CompletableFuture<>();
+    reply.whenComplete(
+        (done, failure) -> {
+          timer.cancel(false);
+          channel.close();
+          if (failure == null) {
+            result.complete(done);
+          } else {
+            result.completeExceptionally(failed(host, port, failure));
+          }
+        });
+    result.whenComplete(
+        (done, failure) -> {
+          if (result.isCancelled()) {
+            reply.cancel(false); // closes the connection
+          }
+        });
+    return result;
+  }
+
+  /** {@code failure} of a call to {@code host:port} as the {@link KvsException} callers get. */
+  private static KvsException failed(String host, int port, Throwable failure) {
+    Throwable cause = failure instanceof CompletionException ? failure.getCause() : failure;
+    if (cause instanceof TimeoutException || cause instanceof CancellationException) {
+      return new KvsException(
+          StatusCode.IO_ERROR, "control call to " + host + ":" + port + " timed out", cause);
     }
+    StatusCode status =
+        cause instanceof KvsException refusal ? refusal.status() : StatusCode.IO_ERROR;
+    return new KvsException(
+        status, "control call to " + host + ":" + port + " failed: " + cause.getMessage(), cause);
   }
 
   /** One command's exchange: the challenge in, proof and command out, the reply in. */

@@ -9,19 +9,22 @@ public sealed interface ControlCommand {
    * Open (or re-open at a new epoch) {@code region} in the role the descriptor gives the receiving
    * server, replicating under {@code mode}; a primary refuses writes while fewer than {@code
    * minReplicas} replicas are in sync ({@link io.kvs.core.cluster.ClusterConfig#minReplicas}).
-   * Idempotent for the same epoch; a lower epoch than the server holds is refused with STALE_EPOCH.
+   * {@code streamKey} is the region's key at this epoch, the same for every member: the primary's
+   * replication streams prove it, backups take streams only from a connection that did. Idempotent
+   * for the same epoch; a lower epoch than the server holds is refused with STALE_EPOCH.
    */
-  record Open(RegionDescriptor region, ReplicationMode mode, int minReplicas)
+  record Open(RegionDescriptor region, ReplicationMode mode, int minReplicas, StreamKey streamKey)
       implements ControlCommand {
     public Open {
       if (minReplicas < 1) {
         throw new IllegalArgumentException("min replicas must be at least 1: " + minReplicas);
       }
+      java.util.Objects.requireNonNull(streamKey, "streamKey");
     }
 
     /** An open with {@code minReplicas} 1. */
-    public Open(RegionDescriptor region, ReplicationMode mode) {
-      this(region, mode, 1);
+    public Open(RegionDescriptor region, ReplicationMode mode, StreamKey streamKey) {
+      this(region, mode, 1, streamKey);
     }
   }
 

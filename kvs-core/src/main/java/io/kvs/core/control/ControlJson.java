@@ -31,6 +31,7 @@ public final class ControlJson {
       node.set("region", ClusterJson.toNode(open.region()));
       node.put("mode", open.mode().configName());
       node.put("minReplicas", open.minReplicas());
+      node.put("streamKey", open.streamKey().base64());
     } else if (command instanceof ControlCommand.Close close) {
       node.put("command", "close");
       node.put("regionId", close.regionId());
@@ -63,7 +64,8 @@ public final class ControlJson {
         yield new ControlCommand.Open(
             ClusterJson.fromNode(region),
             ReplicationMode.fromConfigName(text(node, "mode")),
-            node.has("minReplicas") ? integer(node, "minReplicas") : 1);
+            node.has("minReplicas") ? integer(node, "minReplicas") : 1,
+            StreamKey.ofBase64(text(node, "streamKey")));
       }
       case "close" ->
           new ControlCommand.Close(longValue(node, "regionId"), longValue(node, "epoch"));

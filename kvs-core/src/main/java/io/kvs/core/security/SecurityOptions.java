@@ -11,17 +11,26 @@ import java.util.Set;
  * How a process authenticates and encrypts (docs/OPERATIONS.md, "Security"): each part is optional
  * and off by default. Immutable.
  *
- * @param secret the cluster secret: authenticates the control RPC and the fabric bootstrap
+ * @param secret the cluster secret, the credential of the cluster's own processes: authenticates
+ *     the control RPC (commands: open, close, ...) and replicating peers at the fabric bootstrap.
+ *     Servers, masters and admin tools hold it; applications never need it
+ * @param clientSecret the client secret, the credential of applications: clients prove it on the
+ *     client TCP port and at the fabric bootstrap to read and write data. It never opens, closes or
+ *     replicates anything
  * @param tls TLS on the client TCP port and the control RPC
  * @param zookeeper digest credentials for ZooKeeper, which then guards the cluster's znodes with
  *     ACLs
  */
 public record SecurityOptions(
-    Optional<ClusterSecret> secret, Optional<TlsOptions> tls, Optional<ZooKeeperDigest> zookeeper) {
+    Optional<ClusterSecret> secret,
+    Optional<ClusterSecret> clientSecret,
+    Optional<TlsOptions> tls,
+    Optional<ZooKeeperDigest> zookeeper) {
   /** The command-line flags {@link #fromFlags} reads (names without dashes). */
   public static final Set<String> FLAG_NAMES =
       Set.of(
           "secret-file",
+          "client-secret-file",
           "tls-cert",
           "tls-key",
           "tls-ca",
@@ -29,26 +38,36 @@ public record SecurityOptions(
           "zookeeper-digest-file");
 
   private static final SecurityOptions NONE =
-      new SecurityOptions(Optional.empty(), Optional.empty(), Optional.empty());
+      new SecurityOptions(Optional.empty(), Optional.empty(), Optional.empty(), Optional.empty());
 
   /** Nothing authenticated, nothing encrypted: anyone who reaches a port is served. */
   public static SecurityOptions none() {
     return NONE;
   }
 
-  /** Only the cluster secret (control RPC and fabric bootstrap authenticated). */
+  /** Only the cluster secret (control RPC and replicating peers authenticated). */
   public static SecurityOptions withSecret(ClusterSecret secret) {
-    return new SecurityOptions(Optional.of(secret), Optional.empty(), Optional.empty());
+    return NONE.withClusterSecret(secret);
+  }
+
+  /** These options with the cluster secret {@code newSecret}. */
+  public SecurityOptions withClusterSecret(ClusterSecret newSecret) {
+    return new SecurityOptions(Optional.of(newSecret), clientSecret, tls, zookeeper);
+  }
+
+  /** These options with the client secret {@code newSecret} (what clients prove). */
+  public SecurityOptions withClientSecret(ClusterSecret newSecret) {
+    return new SecurityOptions(secret, Optional.of(newSecret), tls, zookeeper);
   }
 
   /** These options with {@code newTls}. */
   public SecurityOptions withTls(TlsOptions newTls) {
-    return new SecurityOptions(secret, Optional.of(newTls), zookeeper);
+    return new SecurityOptions(secret, clientSecret, Optional.of(newTls), zookeeper);
   }
 
   /** These options with ZooKeeper credentials. */
   public SecurityOptions withZooKeeper(ZooKeeperDigest digest) {
-    return new SecurityOptions(secret, tls, Optional.of(digest));
+    return new SecurityOptions(secret, clientSecret, tls, Optional.of(digest));
   }
 
   /** Whether control commands need a proof of the secret or a certificate from the cluster CA. */
@@ -57,8 +76,9 @@ public record SecurityOptions(
   }
 
   /**
-   * Reads {@code --secret-file FILE}, {@code --tls-cert PEM --tls-key PEM --tls-ca PEM
-   * [--tls-client-auth none|require]} and {@code --zookeeper-digest-file FILE} (user:password).
+   * Reads {@code --secret-file FILE} (the cluster secret), {@code --client-secret-file FILE},
+   * {@code --tls-cert PEM --tls-key PEM --tls-ca PEM [--tls-client-auth none|require]} and {@code
+   * --zookeeper-digest-file FILE} (user:password).
    *
    * @throws IllegalArgumentException for an unreadable file or an incomplete TLS setting
    */
@@ -66,6 +86,10 @@ public record SecurityOptions(
     Optional<ClusterSecret> secret =
         flags.has("secret-file")
             ? Optional.of(ClusterSecret.read(Path.of(flags.require("secret-file"))))
+            : Optional.empty();
+    Optional<ClusterSecret> clientSecret =
+        flags.has("client-secret-file")
+            ? Optional.of(ClusterSecret.read(Path.of(flags.require("client-secret-file"))))
             : Optional.empty();
     Optional<TlsOptions> tls = Optional.empty();
     boolean anyTls =
@@ -94,20 +118,26 @@ public record SecurityOptions(
         flags.has("zookeeper-digest-file")
             ? Optional.of(ZooKeeperDigest.read(Path.of(flags.require("zookeeper-digest-file"))))
             : Optional.empty();
-    return new SecurityOptions(secret, tls, zookeeper);
+    return new SecurityOptions(secret, clientSecret, tls, zookeeper);
   }
 
   /**
    * What a client or tool needs to talk to the local cluster in {@code dir} ({@code ./kvs local
-   * start}): its cluster secret ({@code dir/secret}) if it has one, and if it runs with TLS ({@code
-   * dir/tls/}) the certificate named {@code name} from its throwaway CA, made if missing.
+   * start}): its cluster secret ({@code dir/secret}) and client secret ({@code dir/client-secret})
+   * where it has them (a client uses only the latter, an admin tool the former), and if it runs
+   * with TLS ({@code dir/tls/}) the certificate named {@code name} from its throwaway CA, made if
+   * missing.
    */
   public static SecurityOptions forClusterDirectory(Path dir, String name) {
     Path secretFile = dir.resolve("secret");
-    SecurityOptions security =
-        java.nio.file.Files.exists(secretFile)
-            ? withSecret(ClusterSecret.read(secretFile))
-            : none();
+    Path clientSecretFile = dir.resolve("client-secret");
+    SecurityOptions security = none();
+    if (java.nio.file.Files.exists(secretFile)) {
+      security = security.withClusterSecret(ClusterSecret.read(secretFile));
+    }
+    if (java.nio.file.Files.exists(clientSecretFile)) {
+      security = security.withClientSecret(ClusterSecret.read(clientSecretFile));
+    }
     Path tlsDir = dir.resolve("tls");
     return java.nio.file.Files.exists(tlsDir.resolve("ca.pem"))
         ? security.withTls(new ThrowawayCertificates(tlsDir).options(name, false))
@@ -119,10 +149,18 @@ public record SecurityOptions(
    * launchers, which know the files.
    */
   public static List<String> flags(
-      Path secretFile, Path certificate, Path privateKey, Path trustedCa, boolean mutual) {
+      Path secretFile,
+      Path clientSecretFile,
+      Path certificate,
+      Path privateKey,
+      Path trustedCa,
+      boolean mutual) {
     List<String> args = new ArrayList<>();
     if (secretFile != null) {
       args.addAll(List.of("--secret-file", secretFile.toString()));
+    }
+    if (clientSecretFile != null) {
+      args.addAll(List.of("--client-secret-file", clientSecretFile.toString()));
     }
     if (certificate != null) {
       args.addAll(

@@ -118,7 +118,7 @@ public final class ThrowawayCertificates {
   public List<String> flags(String name, boolean mutual) {
     TlsOptions tls = options(name, mutual);
     return SecurityOptions.flags(
-        null, tls.certificate(), tls.privateKey(), tls.trustedCa(), mutual);
+        null, null, tls.certificate(), tls.privateKey(), tls.trustedCa(), mutual);
   }
 
   private void openssl(String... arguments) throws IOException {

@@ -20,7 +20,7 @@ class ControlJsonTest {
         new RegionDescriptor(
             3, new byte[0], new byte[] {9}, "s1", List.of("s2"), 5, RegionState.OPENING);
     for (ReplicationMode mode : ReplicationMode.values()) {
-      ControlCommand open = new ControlCommand.Open(region, mode);
+      ControlCommand open = new ControlCommand.Open(region, mode, StreamKey.random());
       assertThat(ControlJson.decodeCommand(ControlJson.encode(open))).isEqualTo(open);
     }
     ControlCommand close = new ControlCommand.Close(3, 6);

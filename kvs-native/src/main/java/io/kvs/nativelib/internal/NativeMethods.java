@@ -167,7 +167,8 @@ public final class NativeMethods {
       int mode,
       int minReplicas,
       String primaryServer,
-      boolean joining);
+      boolean joining,
+      byte[] streamKey);
 
   /** Lets the service tap {@code engine}'s regions for send-index replication. */
   public static native void serviceUseEngine(long service, long engine);
@@ -185,6 +186,9 @@ public final class NativeMethods {
   public static native byte[] serviceBackupStates(long service, long regionId);
 
   public static native String serviceBackupFailure(long service, long regionId, int index);
+
+  /** From now on primaries answer only under a lease, none before the first renewal. */
+  public static native void serviceRequireLease(long service);
 
   /** Primaries answer for {@code validForNanos} from now, then NOT_PRIMARY until renewed. */
   public static native void serviceRenewLease(long service, long validForNanos);
@@ -238,7 +242,8 @@ public final class NativeMethods {
       String host,
       int port,
       int workers,
-      byte[] secret);
+      byte[] secret,
+      byte[] clientSecret);
 
   /** The server's bootstrap port. */
   public static native int fabricServerPort(long server);
@@ -254,7 +259,7 @@ public final class NativeMethods {
       int port,
       int bufferBytes,
       int timeoutMillis,
-      byte[] secret);
+      byte[] clientSecret);
 
   /** Submits an encoded request; returns 0 (OK) or 5 (BUSY), throws for anything else. */
   public static native int fabricClientSubmit(long client, long tag, byte[] request);

@@ -8,7 +8,6 @@ import io.kvs.core.control.ControlGate;
 import io.kvs.core.control.ControlReply;
 import io.kvs.core.security.RefusalLog;
 import io.kvs.core.security.SecurityOptions;
-import io.kvs.server.regions.HostedRegions;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
@@ -24,37 +23,64 @@ import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The region server's end of the control RPC: commands from the master, executed one at a time off
- * the event loop (opening a region may replay its logs), each answered with a {@link ControlReply}.
- * A malformed frame closes that connection only. With a cluster secret, a command runs only if its
- * connection proved the secret ({@link ControlGate}); with TLS, only peers presenting a certificate
- * signed by the cluster CA connect at all. With neither, anyone who reaches the port can close
- * every region: the server says so loudly at start.
+ * The region server's end of the control RPC: commands from the master, executed off the event loop
+ * (opening a region may replay its logs), each answered with a {@link ControlReply}. Commands run
+ * in three lanes, each one thread with a bounded queue, so a slow command holds up only its own
+ * kind:
+ *
+ * <ul>
+ *   <li>{@code open} and {@code close}, one at a time in the order they came ({@code kvs-control});
+ *   <li>{@code list}, {@code stats} and {@code regionStats}, which read published state and never
+ *       wait for an open or a close ({@code kvs-control-read}): the master's 2 s bound on {@code
+ *       list} holds while a region replays a long log;
+ *   <li>{@code digest}, which may scan a whole region ({@code kvs-control-digest}).
+ * </ul>
+ *
+ * A command finding its lane's queue full is not run: it is answered {@code OVERLOADED} at once
+ * (the master sends it again on a later pass; tools report it). A malformed frame closes that
+ * connection only. With a cluster secret, a command runs only if its connection proved the secret
+ * ({@link ControlGate}); with TLS, only peers presenting a certificate signed by the cluster CA
+ * connect at all. With neither, anyone who reaches the port can close every region: the server says
+ * so loudly at start.
  */
 public final class ControlServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ControlServer.class);
 
+  /**
+   * Opens and closes waiting at most: the master keeps at most two in flight to a server
+   * (docs/ARCHITECTURE.md "The master's rules"), so only several masters or tools at once reach it.
+   */
+  static final int CHANGES_WAITING_MAX = 64;
+
+  /** Lists and stats waiting at most: the master and each status page ask once per pass. */
+  static final int READS_WAITING_MAX = 64;
+
+  /**
+   * Digests waiting at most: each may scan a region; {@code ./kvs local verify} asks one by one.
+   */
+  static final int DIGESTS_WAITING_MAX = 4;
+
   private final EventLoopGroup group =
       new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-  private final ExecutorService commands =
-      Executors.newSingleThreadExecutor(
-          runnable -> {
-            Thread thread = new Thread(runnable, "kvs-control");
-            thread.setDaemon(true);
-            return thread;
-          });
-  private final HostedRegions regions;
+  private final ThreadPoolExecutor changes = lane("kvs-control", CHANGES_WAITING_MAX);
+  private final ThreadPoolExecutor reads = lane("kvs-control-read", READS_WAITING_MAX);
+  private final ThreadPoolExecutor digests = lane("kvs-control-digest", DIGESTS_WAITING_MAX);
+  private final AtomicLong overloaded = new AtomicLong();
+  private final ControlledRegions regions;
   private final RefusalLog refusals = new RefusalLog(LOG, "control connection");
   private final Channel channel;
 
-  private ControlServer(HostedRegions regions, String host, int port, SecurityOptions security) {
+  private ControlServer(
+      ControlledRegions regions, String host, int port, SecurityOptions security) {
     this.regions = regions;
     Optional<SslContext> tls = security.tls().map(options -> options.serverContext(true));
     this.channel =
@@ -81,7 +107,7 @@ public final class ControlServer implements AutoCloseable {
    * Listens on {@code host:port} (0: a free port), accepting commands from anyone: tests of servers
    * without security only.
    */
-  public static ControlServer start(HostedRegions regions, String host, int port) {
+  public static ControlServer start(ControlledRegions regions, String host, int port) {
     return start(regions, host, port, SecurityOptions.none());
   }
 
@@ -89,7 +115,7 @@ public final class ControlServer implements AutoCloseable {
    * Listens on {@code host:port} (0: a free port), authenticating peers as {@code security} says.
    */
   public static ControlServer start(
-      HostedRegions regions, String host, int port, SecurityOptions security) {
+      ControlledRegions regions, String host, int port, SecurityOptions security) {
     if (!security.authenticatesControl()) {
       LOG.warn(
           "SECURITY: the control port on {} accepts commands from ANYONE who can reach it (anyone"
@@ -98,6 +124,11 @@ public final class ControlServer implements AutoCloseable {
           host);
     }
     return new ControlServer(regions, host, port, security);
+  }
+
+  /** Commands answered OVERLOADED so far: their lane's queue was full. */
+  public long overloaded() {
+    return overloaded.get();
   }
 
   /** Connections refused for lack of authentication so far. */
@@ -113,7 +144,7 @@ public final class ControlServer implements AutoCloseable {
   ControlReply execute(ControlCommand command) {
     try {
       if (command instanceof ControlCommand.Open open) {
-        regions.open(open.region(), open.mode(), open.minReplicas());
+        regions.open(open.region(), open.mode(), open.minReplicas(), open.streamKey());
         return ControlReply.ok();
       }
       if (command instanceof ControlCommand.Close close) {
@@ -154,7 +185,18 @@ public final class ControlServer implements AutoCloseable {
   private final class Handler extends SimpleChannelInboundHandler<ControlCommand> {
     @Override
     protected void channelRead0(ChannelHandlerContext context, ControlCommand command) {
-      commands.execute(() -> context.writeAndFlush(execute(command)));
+      ThreadPoolExecutor lane = laneOf(command);
+      try {
+        lane.execute(() -> context.writeAndFlush(execute(command)));
+      } catch (RejectedExecutionException e) {
+        overloaded.incrementAndGet();
+        context.writeAndFlush(
+            ControlReply.failed(
+                StatusCode.OVERLOADED,
+                "control server busy: "
+                    + lane.getQueue().size()
+                    + " commands of this kind already wait; retry later"));
+      }
     }
 
     @Override
@@ -167,13 +209,40 @@ public final class ControlServer implements AutoCloseable {
     }
   }
 
+  /** The lane {@code command} runs in. */
+  private ThreadPoolExecutor laneOf(ControlCommand command) {
+    if (command instanceof ControlCommand.Open || command instanceof ControlCommand.Close) {
+      return changes;
+    }
+    return command instanceof ControlCommand.Digest ? digests : reads;
+  }
+
+  /** One thread taking commands from a queue of at most {@code waiting}; rejects beyond it. */
+  private static ThreadPoolExecutor lane(String name, int waiting) {
+    return new ThreadPoolExecutor(
+        1,
+        1,
+        0,
+        TimeUnit.MILLISECONDS,
+        new ArrayBlockingQueue<>(waiting),
+        runnable -> {
+          Thread thread = new Thread(runnable, name);
+          thread.setDaemon(true);
+          return thread;
+        },
+        new ThreadPoolExecutor.AbortPolicy());
+  }
+
   @Override
   public void close() {
     channel.close().syncUninterruptibly();
     group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
-    commands.shutdown();
+    List<ThreadPoolExecutor> lanes = List.of(changes, reads, digests);
+    lanes.forEach(ThreadPoolExecutor::shutdown);
     try {
-      commands.awaitTermination(10, TimeUnit.SECONDS);
+      for (ThreadPoolExecutor lane : lanes) {
+        lane.awaitTermination(10, TimeUnit.SECONDS);
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }

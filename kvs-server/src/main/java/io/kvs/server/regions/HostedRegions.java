@@ -1,5 +1,6 @@
 package io.kvs.server.regions;
 
+import io.kvs.core.ClosedException;
 import io.kvs.core.KvsException;
 import io.kvs.core.StatusCode;
 import io.kvs.core.cluster.RegionDescriptor;
@@ -8,10 +9,12 @@ import io.kvs.core.cluster.ReplicationMode;
 import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.control.ControlCommand;
 import io.kvs.core.control.HeldRegion;
+import io.kvs.core.control.StreamKey;
 import io.kvs.engine.ContentsDigest;
 import io.kvs.engine.Engine;
 import io.kvs.engine.Region;
 import io.kvs.engine.RegionStats;
+import io.kvs.server.control.ControlledRegions;
 import io.kvs.service.RegionService;
 import io.kvs.service.ReplicationStats;
 import java.net.InetSocketAddress;
@@ -29,9 +32,11 @@ import org.slf4j.LoggerFactory;
  * The regions this server holds: opens them in the engine and attaches them to the request handler
  * at their epoch and role, as the master commands. Epochs only go up: a command with an epoch below
  * the highest this server accepted for the region (persisted) is refused with STALE_EPOCH.
- * Thread-safe (commands are serialized).
+ * Thread-safe: commands (open, close) are serialized on this object's lock; reads ({@link #list},
+ * {@link #stats}, {@link #regionStats}, {@link #digest}, {@link #samples}) take a published
+ * snapshot instead, so they never wait for a command in progress.
  */
-public final class HostedRegions {
+public final class HostedRegions implements ControlledRegions {
   private static final Logger LOG = LoggerFactory.getLogger(HostedRegions.class);
 
   private final String serverId;
@@ -44,20 +49,12 @@ public final class HostedRegions {
   /** Per region: the epoch and failed backups last logged ({@link #reportFailures}). */
   private final Map<Long, String> reportedFailures = new ConcurrentHashMap<>();
 
-  // What list() reports, replaced after every change: a command that blocks (closing a stream
-  // waits for its backups) must not hold up the master's listing.
+  // What the reads report, replaced after every change: a command that blocks (an open replaying a
+  // long log, a close waiting for its backups) must not hold up the master's listing or the stats.
   private volatile Map<Long, Hosted> published = Map.of();
 
   private record Hosted(
       RegionDescriptor descriptor, RegionRole role, Region region, ReplicationMode mode) {}
-
-  /**
-   * Opens {@code descriptor} with a minimum of one replica in sync ({@link #open(RegionDescriptor,
-   * ReplicationMode, int)}).
-   */
-  public synchronized void open(RegionDescriptor descriptor, ReplicationMode mode) {
-    open(descriptor, mode, 1);
-  }
 
   /**
    * @param servers looks a live server up by id (null if it is not live): where a primary finds its
@@ -84,20 +81,24 @@ public final class HostedRegions {
   /**
    * Opens {@code descriptor} in the role it gives this server (re-opening at a new epoch or role).
    * As primary, writes are refused while fewer than {@code minReplicas} replicas are in sync.
+   * {@code streamKey} is the region's key at this epoch: as primary its replication streams prove
+   * it, as backup it takes a stream only from the connection that did.
    *
    * @throws KvsException STALE_EPOCH for an epoch below one accepted before, INVALID_ARGUMENT if
    *     this server is no member of the region
    */
+  @Override
   public synchronized void open(
-      RegionDescriptor descriptor, ReplicationMode mode, int minReplicas) {
+      RegionDescriptor descriptor, ReplicationMode mode, int minReplicas, StreamKey streamKey) {
     try {
-      openLocked(descriptor, mode, minReplicas);
+      openLocked(descriptor, mode, minReplicas, streamKey);
     } finally {
       published = Map.copyOf(hosted);
     }
   }
 
-  private void openLocked(RegionDescriptor descriptor, ReplicationMode mode, int minReplicas) {
+  private void openLocked(
+      RegionDescriptor descriptor, ReplicationMode mode, int minReplicas, StreamKey streamKey) {
     RegionRole role = descriptor.roleOf(serverId);
     if (role == null) {
       throw KvsException.of(
@@ -121,7 +122,8 @@ public final class HostedRegions {
         mode,
         minReplicas,
         descriptor.primary(),
-        descriptor.joining().contains(serverId));
+        descriptor.joining().contains(serverId),
+        streamKey.bytes());
     hosted.put(descriptor.id(), new Hosted(descriptor, role, region, mode));
     LOG.info("opened {} as {} ({})", descriptor, role, mode.configName());
   }
@@ -131,6 +133,7 @@ public final class HostedRegions {
    *
    * @throws KvsException STALE_EPOCH for an epoch below the one held
    */
+  @Override
   public synchronized void close(long regionId, long epoch) {
     fence(regionId, epoch);
     epochs.raise(regionId, epoch);
@@ -142,6 +145,7 @@ public final class HostedRegions {
   }
 
   /** The highest epoch this server accepted for {@code regionId} (0: none), held or not. */
+  @Override
   public long highestEpoch(long regionId) {
     return epochs.highest(regionId);
   }
@@ -163,6 +167,7 @@ public final class HostedRegions {
   }
 
   /** What this server holds now. */
+  @Override
   public List<HeldRegion> list() {
     List<HeldRegion> held = new ArrayList<>();
     new TreeMap<>(published)
@@ -222,7 +227,8 @@ public final class HostedRegions {
    * This server's counters: its replication statistics ({@link RegionService#replicationStats()})
    * and its regions' engine statistics summed by role ({@code primary.*}, {@code backup.*}).
    */
-  public synchronized Map<String, Long> stats() {
+  @Override
+  public Map<String, Long> stats() {
     Map<String, Long> stats = new TreeMap<>();
     ReplicationStats replication = service.replicationStats();
     stats.put("replication.logBytes", replication.logBytes());
@@ -238,9 +244,14 @@ public final class HostedRegions {
     stats.put("replication.backupLogCpuNanos", replication.backupLogCpuNanos());
     stats.put("replication.backupIndexCpuNanos", replication.backupIndexCpuNanos());
     stats.put("service.insertCpuNanos", replication.insertCpuNanos());
-    for (Hosted region : hosted.values()) {
+    for (Hosted region : published.values()) {
       String role = region.role() == RegionRole.PRIMARY ? "primary." : "backup.";
-      RegionStats engineStats = region.region().stats();
+      RegionStats engineStats;
+      try {
+        engineStats = region.region().stats();
+      } catch (ClosedException e) {
+        continue; // replaced meanwhile (promoted, or dropped to become a replica): asked next time
+      }
       stats.merge(role + "regions", 1L, Long::sum);
       stats.merge(role + "l0Bytes", engineStats.l0Bytes(), Long::sum);
       stats.merge(role + "puts", engineStats.puts() + engineStats.deletes(), Long::sum);
@@ -259,8 +270,9 @@ public final class HostedRegions {
    *
    * @throws KvsException NOT_FOUND for a region not held here
    */
-  public synchronized Map<String, Long> regionStats(long regionId) {
-    Hosted region = hosted.get(regionId);
+  @Override
+  public Map<String, Long> regionStats(long regionId) {
+    Hosted region = published.get(regionId);
     if (region == null) {
       throw KvsException.of(StatusCode.NOT_FOUND, "region " + regionId + " is not held here");
     }
@@ -295,11 +307,9 @@ public final class HostedRegions {
    *
    * @throws KvsException NOT_FOUND for a region not held here
    */
+  @Override
   public Map<String, Long> digest(long regionId) {
-    Hosted region;
-    synchronized (this) {
-      region = hosted.get(regionId);
-    }
+    Hosted region = published.get(regionId);
     if (region == null) {
       throw KvsException.of(StatusCode.NOT_FOUND, "region " + regionId + " is not held here");
     }

@@ -1,5 +1,8 @@
 package io.kvs.server.tcp;
 
+import io.kvs.core.security.ClusterSecret;
+import io.kvs.core.security.RefusalLog;
+import io.kvs.core.wire.netty.ServerHandshake;
 import io.kvs.core.wire.netty.WireFraming;
 import io.kvs.service.RegionService;
 import io.netty.bootstrap.ServerBootstrap;
@@ -12,6 +15,7 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
@@ -21,10 +25,16 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.net.InetSocketAddress;
 import java.nio.ByteOrder;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The Netty TCP front end of a server: wire-protocol frames (docs/PROTOCOL.md, "Netty TCP framing")
@@ -38,9 +48,20 @@ import java.util.concurrent.locks.LockSupport;
  *       connection's event loop. Replies leave a connection in one flush per batch read.
  *   <li><b>Backpressure</b>: a connection with {@code maxInFlightPerConnection} requests not yet
  *       answered stops being read until it drops below half; replies waiting in the service are
- *       thus bounded by connections times that limit.
+ *       thus bounded by {@code maxConnections} times that limit. A connection whose replies are not
+ *       being read (its output above {@link #OUTPUT_HIGH_BYTES}: Netty's channel not writable)
+ *       stops being read too, until its output drains below {@link #OUTPUT_LOW_BYTES}; frames
+ *       already decoded wait, in order, meanwhile. So a client that sends requests and never reads
+ *       the replies costs at most one read of frames, its requests in flight and about one high
+ *       water mark of replies, however long it keeps sending.
+ *   <li><b>Connections</b>: at most {@code maxConnections} at once; one beyond is closed as soon as
+ *       it is accepted, and counted ({@link #refusedConnections()}).
  *   <li><b>Frames</b> above {@code maxFrameBytes} close the connection (the peer is broken or
  *       hostile); everyone else is served on.
+ *   <li><b>Client credentials</b>: every connection starts with the client handshake ({@link
+ *       ServerHandshake}, docs/PROTOCOL.md "Client TCP handshake"): with a client secret, only a
+ *       client that proves it is served; a refused one is told why and closed. This is a client's
+ *       door: whatever its bytes say, a frame is a client request, never a replication message.
  *   <li><b>TLS</b> when started with an {@link SslContext}: an {@link
  *       io.netty.handler.ssl.SslHandler} before the framing (mutual TLS if the context requires
  *       client certificates; a client without one fails its handshake and is closed, everyone else
@@ -50,9 +71,44 @@ import java.util.concurrent.locks.LockSupport;
  * </ul>
  */
 public final class TcpFrontEnd implements AutoCloseable {
-  /** Settings; {@link #defaults()} for a one-machine server. */
+  private static final Logger LOG = LoggerFactory.getLogger(TcpFrontEnd.class);
+
+  /** How long a new connection has to complete its handshake. */
+  static final Duration HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
+
+  /**
+   * Settings; {@link #defaults()} for a one-machine server.
+   *
+   * @param maxConnections client connections open at once at most (at least 1; default {@link
+   *     #DEFAULT_MAX_CONNECTIONS}): one beyond is closed as soon as it is accepted
+   */
   public record Options(
-      String host, int port, int eventLoops, int maxInFlightPerConnection, int maxFrameBytes) {
+      String host,
+      int port,
+      int eventLoops,
+      int maxInFlightPerConnection,
+      int maxFrameBytes,
+      int maxConnections) {
+    /**
+     * The default bound on client connections: clients keep one connection per server, so this is
+     * room for a thousand client processes, and with 256 requests in flight on each, replies
+     * waiting in the service stay below 256 Ki.
+     */
+    public static final int DEFAULT_MAX_CONNECTIONS = 1024;
+
+    public Options {
+      if (maxConnections < 1) {
+        throw new IllegalArgumentException("maxConnections must be at least 1: " + maxConnections);
+      }
+    }
+
+    /** Options with at most {@link #DEFAULT_MAX_CONNECTIONS} connections. */
+    public Options(
+        String host, int port, int eventLoops, int maxInFlightPerConnection, int maxFrameBytes) {
+      this(
+          host, port, eventLoops, maxInFlightPerConnection, maxFrameBytes, DEFAULT_MAX_CONNECTIONS);
+    }
+
     /** Loopback, any port, one event loop per core, 256 per connection, 8 MiB frames. */
     public static Options defaults() {
       return new Options(
@@ -65,19 +121,38 @@ public final class TcpFrontEnd implements AutoCloseable {
 
     /** These options with another port. */
     public Options withPort(int newPort) {
-      return new Options(host, newPort, eventLoops, maxInFlightPerConnection, maxFrameBytes);
+      return new Options(
+          host, newPort, eventLoops, maxInFlightPerConnection, maxFrameBytes, maxConnections);
     }
 
     /** These options listening on another address. */
     public Options withHost(String newHost) {
-      return new Options(newHost, port, eventLoops, maxInFlightPerConnection, maxFrameBytes);
+      return new Options(
+          newHost, port, eventLoops, maxInFlightPerConnection, maxFrameBytes, maxConnections);
     }
 
     /** These options with {@code loops} event loops. */
     public Options withEventLoops(int loops) {
-      return new Options(host, port, loops, maxInFlightPerConnection, maxFrameBytes);
+      return new Options(
+          host, port, loops, maxInFlightPerConnection, maxFrameBytes, maxConnections);
+    }
+
+    /** These options with at most {@code connections} client connections (at least 1). */
+    public Options withMaxConnections(int connections) {
+      return new Options(
+          host, port, eventLoops, maxInFlightPerConnection, maxFrameBytes, connections);
     }
   }
+
+  /**
+   * A connection whose replies waiting to be written exceed this many bytes stops being read
+   * (Netty's high water mark): a client that does not read its replies cannot grow the server's
+   * memory. Above the largest reply (a 1 MiB value), so one reply alone never stops a connection.
+   */
+  public static final int OUTPUT_HIGH_BYTES = 2 << 20;
+
+  /** A connection stopped by {@link #OUTPUT_HIGH_BYTES} is read again below this. */
+  public static final int OUTPUT_LOW_BYTES = 512 << 10;
 
   /** Replies taken from the service at once, at most. */
   private static final int REPLY_BATCH = 256;
@@ -92,6 +167,9 @@ public final class TcpFrontEnd implements AutoCloseable {
   private final Channel serverChannel;
   private final Thread replyThread;
   private final AtomicLong requests = new AtomicLong();
+  private final AtomicInteger connections = new AtomicInteger();
+  private final AtomicLong refused = new AtomicLong();
+  private final AtomicLong outputStalls = new AtomicLong();
   private final AtomicLong nextTag = new AtomicLong(1);
 
   /** Requests whose replies come through the reply thread, by tag. */
@@ -99,7 +177,10 @@ public final class TcpFrontEnd implements AutoCloseable {
 
   private volatile boolean running = true;
 
-  private TcpFrontEnd(RegionService service, Options options, SslContext tls)
+  private final RefusalLog refusals = new RefusalLog(LOG, "client connection");
+
+  private TcpFrontEnd(
+      RegionService service, Options options, SslContext tls, Optional<ClusterSecret> clientSecret)
       throws InterruptedException {
     this.service = service;
     this.options = options;
@@ -119,10 +200,16 @@ public final class TcpFrontEnd implements AutoCloseable {
             .group(bossGroup, ioGroup)
             .channel(NioServerSocketChannel.class)
             .childOption(ChannelOption.TCP_NODELAY, true)
+            .childOption(
+                ChannelOption.WRITE_BUFFER_WATER_MARK,
+                new WriteBufferWaterMark(OUTPUT_LOW_BYTES, OUTPUT_HIGH_BYTES))
             .childHandler(
                 new ChannelInitializer<SocketChannel>() {
                   @Override
                   protected void initChannel(SocketChannel channel) {
+                    if (!admit(channel)) {
+                      return;
+                    }
                     if (tls != null) {
                       channel.pipeline().addLast(tls.newHandler(channel.alloc()));
                     }
@@ -132,6 +219,7 @@ public final class TcpFrontEnd implements AutoCloseable {
                             new LengthFieldBasedFrameDecoder(
                                 ByteOrder.LITTLE_ENDIAN, options.maxFrameBytes(), 0, 4, 0, 4, true),
                             new LengthFieldPrepender(ByteOrder.LITTLE_ENDIAN, 4, 0, false),
+                            new ServerHandshake(clientSecret, refusals, HANDSHAKE_TIMEOUT),
                             new RequestHandler());
                   }
                 });
@@ -139,15 +227,32 @@ public final class TcpFrontEnd implements AutoCloseable {
         bootstrap.bind(new InetSocketAddress(options.host(), options.port())).sync().channel();
   }
 
-  /** Starts serving {@code service} on {@code options.host():options.port()}. */
+  /**
+   * Starts serving {@code service} on {@code options.host():options.port()}, to any client (no
+   * client secret, plain TCP).
+   */
   public static TcpFrontEnd start(RegionService service, Options options) {
-    return start(service, options, null);
+    return start(service, options, null, Optional.empty());
   }
 
-  /** {@link #start(RegionService, Options)} with TLS of {@code tls} (null: plain TCP). */
-  public static TcpFrontEnd start(RegionService service, Options options, SslContext tls) {
+  /**
+   * {@link #start(RegionService, Options)} with TLS of {@code tls} (null: plain TCP), serving only
+   * clients that prove {@code clientSecret} if present.
+   */
+  public static TcpFrontEnd start(
+      RegionService service,
+      Options options,
+      SslContext tls,
+      Optional<ClusterSecret> clientSecret) {
+    if (clientSecret.isEmpty() && tls == null) {
+      LOG.warn(
+          "SECURITY: the client port on {} serves ANYONE who can reach it (read and write any"
+              + " key): start the server with --client-secret-file or mutual TLS, see"
+              + " docs/OPERATIONS.md, Security",
+          options.host());
+    }
     try {
-      return new TcpFrontEnd(service, options, tls);
+      return new TcpFrontEnd(service, options, tls, clientSecret);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while binding", e);
@@ -159,9 +264,55 @@ public final class TcpFrontEnd implements AutoCloseable {
     return ((InetSocketAddress) serverChannel.localAddress()).getPort();
   }
 
+  /** Connections refused at the handshake so far. */
+  public long refusals() {
+    return refusals.refusals();
+  }
+
   /** Requests answered so far. */
   public long requests() {
     return requests.get();
+  }
+
+  /** Client connections open now. */
+  public int connections() {
+    return connections.get();
+  }
+
+  /** Connections closed on arrival so far: {@code maxConnections} were open. */
+  public long refusedConnections() {
+    return refused.get();
+  }
+
+  /**
+   * Times a connection stopped being read because its replies were not being read (its output above
+   * {@link #OUTPUT_HIGH_BYTES}).
+   */
+  public long outputStalls() {
+    return outputStalls.get();
+  }
+
+  /**
+   * Whether {@code channel} may stay: fewer than {@code maxConnections} are open. One that may not
+   * is closed at once.
+   */
+  private boolean admit(SocketChannel channel) {
+    if (connections.incrementAndGet() > options.maxConnections()) {
+      connections.decrementAndGet();
+      long count = refused.incrementAndGet();
+      if (Long.bitCount(count) == 1) { // the 1st, 2nd, 4th, 8th...: bounded logging
+        LOG.warn(
+            "refused a client connection from {}: {} are open, the most allowed ({} refused so"
+                + " far)",
+            channel.remoteAddress(),
+            options.maxConnections(),
+            count);
+      }
+      channel.close();
+      return false;
+    }
+    channel.closeFuture().addListener(closed -> connections.decrementAndGet());
+    return true;
   }
 
   @Override
@@ -208,6 +359,16 @@ public final class TcpFrontEnd implements AutoCloseable {
     private ChannelHandlerContext context; // set once active
     private int inFlight; // event loop only
     private boolean unflushed; // event loop only
+    private boolean tooManyInFlight; // event loop only: stopped by maxInFlightPerConnection
+    private boolean updating; // event loop only: updateReading is running
+    private boolean changed; // event loop only: writability changed while it ran
+
+    /**
+     * Frames decoded while reading was stopped (event loop only): what the last read held past the
+     * frame that stopped it, so at most one read's worth (the decoder's cumulation); handled, in
+     * order, before anything read later.
+     */
+    private final ArrayDeque<ByteBuf> held = new ArrayDeque<>();
 
     @Override
     public void handlerAdded(ChannelHandlerContext added) {
@@ -215,7 +376,23 @@ public final class TcpFrontEnd implements AutoCloseable {
     }
 
     @Override
+    public void handlerRemoved(ChannelHandlerContext removed) {
+      held.forEach(ByteBuf::release);
+      held.clear();
+    }
+
+    @Override
     protected void channelRead0(ChannelHandlerContext ctx, ByteBuf frame) {
+      if (!held.isEmpty() || !mayRead()) {
+        held.add(frame.retain());
+      } else {
+        handle(frame);
+      }
+      updateReading();
+    }
+
+    /** Submits {@code frame} to the service; writes its reply if it came at once. */
+    private void handle(ByteBuf frame) {
       ByteBuf request = frame.isDirect() ? frame.retain() : copyToDirect(frame);
       long tag = nextTag.getAndIncrement();
       byte[] reply;
@@ -234,13 +411,67 @@ public final class TcpFrontEnd implements AutoCloseable {
       if (reply != null) {
         awaiting.remove(tag);
         requests.incrementAndGet();
-        ctx.write(Unpooled.wrappedBuffer(reply));
+        context.write(Unpooled.wrappedBuffer(reply));
         unflushed = true;
         return;
       }
       inFlight++;
       if (inFlight >= options.maxInFlightPerConnection()) {
-        ctx.channel().config().setAutoRead(false);
+        tooManyInFlight = true;
+      }
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+      updateReading();
+      ctx.fireChannelWritabilityChanged();
+    }
+
+    /** Whether the connection has room for requests in flight and its replies are being read. */
+    private boolean mayRead() {
+      return !tooManyInFlight && context.channel().isWritable();
+    }
+
+    /**
+     * Handles the frames held while it may read, flushes what it wrote unless a read-complete will,
+     * then reads the connection only while it may (stopping it otherwise). A writability change
+     * inside (a write, a flush that empties the output) makes it look again.
+     */
+    private void updateReading() {
+      if (updating) {
+        changed = true; // the outer call looks again
+        return;
+      }
+      updating = true;
+      try {
+        do {
+          changed = false;
+          boolean drained = false;
+          while (!held.isEmpty() && mayRead()) {
+            ByteBuf frame = held.poll();
+            try {
+              handle(frame);
+            } finally {
+              frame.release();
+            }
+            drained = true;
+          }
+          if (unflushed && (drained || !mayRead())) {
+            // No read-complete follows frames handled from `held`, nor a stopped connection's.
+            unflushed = false;
+            context.flush();
+          }
+          Channel channel = context.channel();
+          boolean read = held.isEmpty() && mayRead();
+          if (channel.config().isAutoRead() != read) {
+            if (!read && !channel.isWritable()) {
+              outputStalls.incrementAndGet();
+            }
+            channel.config().setAutoRead(read);
+          }
+        } while (changed);
+      } finally {
+        updating = false;
       }
     }
 
@@ -261,10 +492,10 @@ public final class TcpFrontEnd implements AutoCloseable {
       requests.incrementAndGet();
       context.writeAndFlush(Unpooled.wrappedBuffer(reply));
       inFlight--;
-      if (inFlight <= options.maxInFlightPerConnection() / 2
-          && !context.channel().config().isAutoRead()) {
-        context.channel().config().setAutoRead(true);
+      if (inFlight <= options.maxInFlightPerConnection() / 2) {
+        tooManyInFlight = false;
       }
+      updateReading();
     }
 
     @Override

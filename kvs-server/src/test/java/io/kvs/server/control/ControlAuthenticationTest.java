@@ -47,14 +47,19 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A cluster whose processes hold the cluster secret refuses control commands and fabric connections
- * from anyone without it, with a clear error and nothing changed: the region a stranger tries to
- * close stays open at its epoch (the attack of issue 17).
+ * A cluster whose processes hold the cluster secret, and whose servers a client secret, refuses
+ * control commands from anyone without the cluster secret and fabric clients without the client
+ * secret, with a clear error and nothing changed: the region a stranger tries to close stays open
+ * at its epoch (the attack of issue 17). The two credentials are separate: an application's client
+ * secret commands nothing.
  */
 class ControlAuthenticationTest {
   private static final ClusterSecret SECRET =
       ClusterSecret.of("control-authentication-test-secret".getBytes(StandardCharsets.UTF_8));
-  private static final SecurityOptions SECURITY = SecurityOptions.withSecret(SECRET);
+  private static final ClusterSecret CLIENT_SECRET =
+      ClusterSecret.of("control-authentication-client-secret".getBytes(StandardCharsets.UTF_8));
+  private static final SecurityOptions SECURITY =
+      SecurityOptions.withSecret(SECRET).withClientSecret(CLIENT_SECRET);
   private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
   @TempDir Path directory;
@@ -171,23 +176,52 @@ class ControlAuthenticationTest {
     awaitOpen();
     RegionServer server = servers.get(0);
     FabricOptions options = FabricOptions.defaults("tcp");
-    ClusterSecret wrong = ClusterSecret.of("not-the-cluster-secret!".getBytes());
+    ClusterSecret wrong = ClusterSecret.of("not-the-client-secret!!".getBytes());
     assertThatThrownBy(
             () ->
                 FabricClient.connect(
-                    options.withSecret(Optional.of(wrong)),
+                    options.withClientSecret(Optional.of(wrong)),
+                    "127.0.0.1",
+                    server.info().fabricPort()))
+        .isInstanceOf(KvsException.class)
+        .hasMessageContaining("authentication failed");
+    // The cluster secret is no client credential either.
+    assertThatThrownBy(
+            () ->
+                FabricClient.connect(
+                    options.withClientSecret(Optional.of(SECRET)),
                     "127.0.0.1",
                     server.info().fabricPort()))
         .isInstanceOf(KvsException.class)
         .hasMessageContaining("authentication failed");
     assertThatThrownBy(() -> FabricClient.connect(options, "127.0.0.1", server.info().fabricPort()))
         .isInstanceOf(KvsException.class)
-        .hasMessageContaining("requires the cluster secret");
+        .hasMessageContaining("requires the client secret");
     try (FabricClient client =
         FabricClient.connect(
-            options.withSecret(Optional.of(SECRET)), "127.0.0.1", server.info().fabricPort())) {
+            options.withClientSecret(Optional.of(CLIENT_SECRET)),
+            "127.0.0.1",
+            server.info().fabricPort())) {
       assertThat(client).isNotNull();
     }
+  }
+
+  /** An application's credential commands nothing: its client secret proves no control command. */
+  @Test
+  void theClientSecretCannotCloseARegion() throws Exception {
+    RegionDescriptor region = awaitOpen();
+    RegionServer primary = server(region.primary());
+    try (ControlClient control =
+        new ControlClient(TIMEOUT, SecurityOptions.withSecret(CLIENT_SECRET))) {
+      ControlReply reply =
+          control.call(
+              "127.0.0.1",
+              primary.info().controlPort(),
+              new ControlCommand.Close(region.id(), region.epoch() + 1));
+      assertThat(reply.status()).isEqualTo(StatusCode.INVALID_ARGUMENT);
+      assertThat(reply.message()).contains("wrong cluster secret");
+    }
+    assertStillOpen(region, primary);
   }
 
   private RegionServer server(String id) {

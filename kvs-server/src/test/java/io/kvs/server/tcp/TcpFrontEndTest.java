@@ -3,6 +3,9 @@ package io.kvs.server.tcp;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvs.core.StatusCode;
+import io.kvs.core.security.ClusterSecret;
+import io.kvs.core.wire.BlockingFrames;
+import io.kvs.core.wire.ClientHandshake;
 import io.kvs.core.wire.Reply;
 import io.kvs.core.wire.Request;
 import io.kvs.core.wire.WireCodec;
@@ -10,14 +13,16 @@ import io.kvs.engine.Engine;
 import io.kvs.engine.EngineOptions;
 import io.kvs.engine.Region;
 import io.kvs.service.RegionService;
-import java.io.DataInputStream;
 import java.io.IOException;
-import java.io.OutputStream;
+import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -29,19 +34,20 @@ class TcpFrontEndTest {
   }
 
   private static void writeFrame(Socket socket, byte[] body) throws IOException {
-    OutputStream out = socket.getOutputStream();
-    out.write(ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(body.length).array());
-    out.write(body);
-    out.flush();
+    BlockingFrames.write(socket.getOutputStream(), body);
+  }
+
+  private static byte[] readFrame(Socket socket) throws IOException {
+    return BlockingFrames.read(socket.getInputStream());
   }
 
   private static Reply readReply(Socket socket) throws IOException {
-    DataInputStream in = new DataInputStream(socket.getInputStream());
-    byte[] length = new byte[4];
-    in.readFully(length);
-    byte[] body = new byte[ByteBuffer.wrap(length).order(ByteOrder.LITTLE_ENDIAN).getInt()];
-    in.readFully(body);
-    return WireCodec.decodeReply(body);
+    return WireCodec.decodeReply(readFrame(socket));
+  }
+
+  private static ClientHandshake.Admission handshake(Socket socket, Optional<ClusterSecret> secret)
+      throws IOException {
+    return BlockingFrames.handshake(socket, secret);
   }
 
   private static Reply call(Socket socket, Request request) throws IOException {
@@ -61,6 +67,8 @@ class TcpFrontEndTest {
           Socket hostile = new Socket("127.0.0.1", server.port())) {
         client.setSoTimeout(10_000);
         hostile.setSoTimeout(10_000);
+        assertThat(handshake(client, Optional.empty()).status()).isEqualTo(StatusCode.OK);
+        assertThat(handshake(hostile, Optional.empty()).status()).isEqualTo(StatusCode.OK);
         assertThat(call(client, Request.put(1, 5, 1, bytes("k"), bytes("v"))).status())
             .isEqualTo(StatusCode.OK);
         Reply got = call(client, Request.get(2, 5, 1, bytes("k")));
@@ -79,6 +87,210 @@ class TcpFrontEndTest {
         assertThat(call(client, Request.get(4, 5, 1, bytes("k"))).value()).isEqualTo(bytes("v"));
       }
       assertThat(server.requests()).isGreaterThanOrEqualTo(5);
+    }
+  }
+
+  @Test
+  void connectionsBeyondTheCapAreClosedAndCounted() throws Exception {
+    try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
+        RegionService service = RegionService.create();
+        TcpFrontEnd server =
+            TcpFrontEnd.start(
+                service, new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20, 2))) {
+      Region region = engine.createRegion("r");
+      service.attach(5, 1, region);
+      Socket first = new Socket("127.0.0.1", server.port());
+      try (Socket second = new Socket("127.0.0.1", server.port())) {
+        first.setSoTimeout(10_000);
+        second.setSoTimeout(10_000);
+        assertThat(handshake(first, Optional.empty()).status()).isEqualTo(StatusCode.OK);
+        assertThat(handshake(second, Optional.empty()).status()).isEqualTo(StatusCode.OK);
+        assertThat(call(first, Request.put(1, 5, 1, bytes("k"), bytes("v"))).status())
+            .isEqualTo(StatusCode.OK);
+        assertThat(call(second, Request.get(2, 5, 1, bytes("k"))).value()).isEqualTo(bytes("v"));
+        try (Socket third = new Socket("127.0.0.1", server.port())) {
+          third.setSoTimeout(10_000);
+          assertThat(third.getInputStream().read()).as("the third is closed").isEqualTo(-1);
+        }
+        assertThat(server.refusedConnections()).isEqualTo(1);
+        assertThat(server.connections()).isEqualTo(2);
+        first.close();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (server.connections() > 1) {
+          assertThat(System.nanoTime()).as("the closed one is counted out").isLessThan(deadline);
+          LockSupport.parkNanos(1_000_000);
+        }
+        try (Socket again = new Socket("127.0.0.1", server.port())) {
+          again.setSoTimeout(10_000);
+          assertThat(handshake(again, Optional.empty()).status()).isEqualTo(StatusCode.OK);
+          assertThat(call(again, Request.get(3, 5, 1, bytes("k"))).value()).isEqualTo(bytes("v"));
+        }
+        assertThat(call(second, Request.get(4, 5, 1, bytes("k"))).value()).isEqualTo(bytes("v"));
+      } finally {
+        first.close();
+      }
+    }
+  }
+
+  /**
+   * A client that pipelines reads of a large value and never reads the replies: the server stops
+   * reading it once its replies are not taken (so its memory stays bounded), and serves every
+   * request once the client reads.
+   */
+  @Test
+  void aClientThatDoesNotReadItsRepliesStopsBeingRead() throws Exception {
+    int requests = 1000;
+    byte[] value = new byte[64 << 10];
+    try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
+        RegionService service = RegionService.create();
+        TcpFrontEnd server =
+            TcpFrontEnd.start(service, new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20))) {
+      Region region = engine.createRegion("r");
+      service.attach(5, 1, region);
+      try (Socket client = new Socket()) {
+        client.setReceiveBufferSize(16 << 10);
+        client.connect(new InetSocketAddress("127.0.0.1", server.port()));
+        client.setSoTimeout(10_000);
+        assertThat(handshake(client, Optional.empty()).status()).isEqualTo(StatusCode.OK);
+        assertThat(call(client, Request.put(1, 5, 1, bytes("big"), value)).status())
+            .isEqualTo(StatusCode.OK);
+        long answeredBefore = server.requests();
+        // 64 MiB of replies asked for in ~40 KiB of requests, which the socket buffers hold.
+        ByteBuffer frames = ByteBuffer.allocate(requests * 64).order(ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < requests; i++) {
+          byte[] get = WireCodec.encode(Request.get(10 + i, 5, 1, bytes("big")));
+          frames.putInt(get.length).put(get);
+        }
+        client.getOutputStream().write(frames.array(), 0, frames.position());
+        client.getOutputStream().flush();
+        // The server answers until the replies fill the sockets' buffers and its own output bound,
+        // then stops: wait until nothing more is answered for a second.
+        long answered = server.requests() - answeredBefore;
+        long stableSince = System.nanoTime();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (answered < requests
+            && System.nanoTime() - stableSince < TimeUnit.SECONDS.toNanos(1)) {
+          assertThat(System.nanoTime()).isLessThan(deadline);
+          LockSupport.parkNanos(20_000_000);
+          long now = server.requests() - answeredBefore;
+          if (now != answered) {
+            answered = now;
+            stableSince = System.nanoTime();
+          }
+        }
+        // Socket buffers (a few MiB on loopback) and the output bound (2 MiB): about a hundred
+        // replies of 64 KiB, not the thousand asked for.
+        assertThat(answered).as("replies written while the client read none").isLessThan(300);
+        assertThat(server.outputStalls()).isGreaterThanOrEqualTo(1);
+        // Reading resumes the connection: every request is answered, in order.
+        for (int i = 0; i < requests; i++) {
+          Reply reply = readReply(client);
+          assertThat(reply.requestId()).isEqualTo(10 + i);
+          assertThat(reply.value()).hasSize(value.length);
+        }
+      }
+    }
+  }
+
+  /**
+   * A reply above the output bound stops the connection only until it is written: the next request
+   * on it is answered (a scan's 4 MiB page once left its connection stopped for good).
+   */
+  @Test
+  void aReplyLargerThanTheOutputBoundLeavesTheConnectionServed() throws Exception {
+    try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
+        RegionService service = RegionService.create();
+        TcpFrontEnd server = TcpFrontEnd.start(service, TcpFrontEnd.Options.defaults())) {
+      Region region = engine.createRegion("r");
+      service.attach(5, 1, region);
+      try (Socket client = new Socket("127.0.0.1", server.port())) {
+        client.setSoTimeout(10_000);
+        assertThat(handshake(client, Optional.empty()).status()).isEqualTo(StatusCode.OK);
+        for (int i = 0; i < 8; i++) {
+          assertThat(
+                  call(client, Request.put(i, 5, 1, bytes("e" + i), new byte[512 << 10])).status())
+              .isEqualTo(StatusCode.OK);
+        }
+        for (int round = 0; round < 3; round++) {
+          Reply page = call(client, Request.scan(10, 5, 1, bytes("e"), bytes("f"), 100, 4 << 20));
+          assertThat(page.status()).isEqualTo(StatusCode.OK);
+          assertThat(call(client, Request.get(11, 5, 1, bytes("e0"))).value()).hasSize(512 << 10);
+        }
+        assertThat(server.outputStalls()).isGreaterThanOrEqualTo(1);
+      }
+    }
+  }
+
+  /**
+   * With a client secret, only a client that proves it is served: one without it, with another
+   * secret, or skipping the handshake is told why and closed, and nothing it sent is executed;
+   * everyone else is served on.
+   */
+  @Test
+  void onlyClientsProvingTheClientSecretAreServed() throws Exception {
+    ClusterSecret secret = ClusterSecret.of(bytes("the-client-secret-of-this-test"));
+    try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
+        RegionService service = RegionService.create();
+        TcpFrontEnd server =
+            TcpFrontEnd.start(
+                service,
+                new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20),
+                null,
+                Optional.of(secret))) {
+      Region region = engine.createRegion("r");
+      service.attach(5, 1, region);
+      try (Socket good = new Socket("127.0.0.1", server.port());
+          Socket none = new Socket("127.0.0.1", server.port());
+          Socket wrong = new Socket("127.0.0.1", server.port());
+          Socket rude = new Socket("127.0.0.1", server.port())) {
+        for (Socket socket : new Socket[] {good, none, wrong, rude}) {
+          socket.setSoTimeout(10_000);
+        }
+        assertThat(handshake(good, Optional.of(secret)).status()).isEqualTo(StatusCode.OK);
+        ClientHandshake.Admission refused = handshake(none, Optional.empty());
+        assertThat(refused.status()).isEqualTo(StatusCode.INVALID_ARGUMENT);
+        assertThat(refused.message()).contains("client secret");
+        assertThat(none.getInputStream().read()).isEqualTo(-1);
+        ClusterSecret other = ClusterSecret.of(bytes("not-the-client-secret-at-all"));
+        assertThat(handshake(wrong, Optional.of(other)).status())
+            .isEqualTo(StatusCode.INVALID_ARGUMENT);
+        // A request instead of a Hello: refused, and never executed.
+        readFrame(rude); // the Challenge
+        writeFrame(rude, WireCodec.encode(Request.put(1, 5, 1, bytes("rude"), bytes("x"))));
+        assertThat(ClientHandshake.decodeAdmission(readFrame(rude)).status())
+            .isEqualTo(StatusCode.INVALID_ARGUMENT);
+        assertThat(rude.getInputStream().read()).isEqualTo(-1);
+        assertThat(region.get(bytes("rude"))).isNull();
+        assertThat(call(good, Request.put(2, 5, 1, bytes("k"), bytes("v"))).status())
+            .isEqualTo(StatusCode.OK);
+      }
+      assertThat(server.refusals()).isEqualTo(3);
+    }
+  }
+
+  /**
+   * The client port is a client's door: a replication message sent to it (a send-index TRIM) is a
+   * malformed client request, answered INVALID_ARGUMENT, and never reaches replication.
+   */
+  @Test
+  void replicationMessagesOnTheClientPortAreRefused() throws Exception {
+    try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
+        RegionService service = RegionService.create();
+        TcpFrontEnd server =
+            TcpFrontEnd.start(service, new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20))) {
+      service.attach(5, 1, engine.createRegion("r"));
+      try (Socket client = new Socket("127.0.0.1", server.port())) {
+        client.setSoTimeout(10_000);
+        assertThat(handshake(client, Optional.empty()).status()).isEqualTo(StatusCode.OK);
+        // TRIM (type 6) of region 5 at epoch 1, one large-log segment.
+        ByteBuffer trim = ByteBuffer.allocate(56).order(ByteOrder.LITTLE_ENDIAN);
+        trim.putInt(0x5253564b).put((byte) 6).put(new byte[3]).putLong(5).putLong(1);
+        trim.putInt(1).putInt(0).put((byte) 2).put(new byte[7]).putLong(3).putLong(0);
+        writeFrame(client, trim.array());
+        Reply reply = readReply(client);
+        assertThat(reply.status()).isEqualTo(StatusCode.INVALID_ARGUMENT);
+        assertThat(reply.message()).contains("client's connection");
+      }
     }
   }
 }

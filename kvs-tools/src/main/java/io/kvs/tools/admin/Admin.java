@@ -168,8 +168,11 @@ public final class Admin implements AutoCloseable {
   public String awaitMove(long regionId, String server, Duration timeout) throws Exception {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (true) {
-      RegionDescriptor region = region(regionId);
+      // The request first: the master records the handover in the map before it deletes the
+      // request, so a region read after a request found gone shows the handover. (Read the other
+      // way round, a handover between the two reads looked like a recovery undoing it.)
       MoveRequest request = moves().get(regionId);
+      RegionDescriptor region = region(regionId);
       if (region.primary().equals(server)
           && region.state() == RegionState.OPEN
           && (request == null || !request.to().equals(server))) {

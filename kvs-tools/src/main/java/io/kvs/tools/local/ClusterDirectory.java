@@ -16,8 +16,9 @@ import java.util.Properties;
 /**
  * A local cluster's directory: {@code cluster.properties} (ZooKeeper connect string, cluster name,
  * the pid and the command line of every process by name), {@code logs/<name>.log}, {@code
- * zookeeper/}, {@code masters/<id>/}, {@code servers/<id>/}, the cluster secret {@code secret}
- * (mode 0600) and with {@code --tls} the throwaway CA and certificates under {@code tls/}.
+ * zookeeper/}, {@code masters/<id>/}, {@code servers/<id>/}, the cluster secret {@code secret}, the
+ * client secret {@code client-secret} (mode 0600) and with {@code --tls} the throwaway CA and
+ * certificates under {@code tls/}.
  */
 final class ClusterDirectory {
   private final Path root;
@@ -49,6 +50,14 @@ final class ClusterDirectory {
   /** The cluster secret every process of the cluster gets with {@code --secret-file}. */
   Path secretFile() {
     return root.resolve("secret");
+  }
+
+  /**
+   * The client secret servers get with {@code --client-secret-file}, and clients (the shell, the
+   * demo, YCSB) prove.
+   */
+  Path clientSecretFile() {
+    return root.resolve("client-secret");
   }
 
   /** The throwaway CA and certificates of a cluster started with {@code --tls}. */

@@ -17,9 +17,10 @@ import java.util.Map;
 
 /**
  * Starts a local cluster's processes and waits until every region is open. Every start writes a new
- * cluster secret into the directory and passes it to every process; {@code --tls on} also makes a
- * throwaway CA and a certificate per process ({@link ThrowawayCertificates}) and starts every
- * process with TLS ({@code --tls-client-auth require}: mutual TLS on the client port too).
+ * cluster secret and a new client secret into the directory and passes them to every process;
+ * {@code --tls on} also makes a throwaway CA and a certificate per process ({@link
+ * ThrowawayCertificates}) and starts every process with TLS ({@code --tls-client-auth require}:
+ * mutual TLS on the client port too).
  */
 final class LocalStart {
   private static final Duration READY_TIMEOUT = Duration.ofSeconds(120);
@@ -52,9 +53,11 @@ final class LocalStart {
           "replication " + replication + " needs at least as many servers, not " + servers);
     }
     Files.createDirectories(directory.logs());
-    // A fresh secret per start: every process proves it on the control RPC and the fabric
-    // bootstrap.
+    // Fresh secrets per start: the cluster's processes prove the cluster secret on the control RPC
+    // and to each other when they replicate; clients prove the client secret, which commands
+    // nothing.
     ClusterSecret.generate(directory.secretFile());
+    ClusterSecret.generate(directory.clientSecretFile());
     List<String> security =
         new ArrayList<>(List.of("--secret-file", directory.secretFile().toString()));
     boolean tls = flags.get("tls", "off").equals("on");
@@ -119,6 +122,7 @@ final class LocalStart {
     for (int i = 1; i <= servers; i++) {
       String id = "s" + i;
       List<String> arguments = new ArrayList<>(security);
+      arguments.addAll(List.of("--client-secret-file", directory.clientSecretFile().toString()));
       if (tls) {
         arguments.addAll(certificates.flags(id, mutual));
       }

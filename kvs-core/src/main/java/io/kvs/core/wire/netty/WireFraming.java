@@ -26,6 +26,16 @@ public final class WireFraming {
   /** The default bound on a frame: the largest message the protocol allows. */
   public static final int MAX_FRAME_BYTES = WireCodec.MESSAGE_BYTES_MAX;
 
+  /** The frame decoder's name in the pipeline. */
+  public static final String FRAME_DECODER = "kvs-frame-decoder";
+
+  /**
+   * The frame encoder's name: it comes right after the decoder, and a client's handshake right
+   * after it (its frames then pass the encoder on their way out, and frames in reach it before any
+   * reply decoder).
+   */
+  public static final String FRAME_ENCODER = "kvs-frame-encoder";
+
   private static final int LENGTH_BYTES = 4;
 
   private WireFraming() {}
@@ -49,12 +59,11 @@ public final class WireFraming {
       throw new IllegalArgumentException("frame bound too small: " + maxFrameBytes);
     }
     pipeline.addLast(
-        "kvs-frame-decoder",
+        FRAME_DECODER,
         new LengthFieldBasedFrameDecoder(
             ByteOrder.LITTLE_ENDIAN, maxFrameBytes, 0, LENGTH_BYTES, 0, LENGTH_BYTES, true));
     pipeline.addLast(
-        "kvs-frame-encoder",
-        new LengthFieldPrepender(ByteOrder.LITTLE_ENDIAN, LENGTH_BYTES, 0, false));
+        FRAME_ENCODER, new LengthFieldPrepender(ByteOrder.LITTLE_ENDIAN, LENGTH_BYTES, 0, false));
   }
 
   /** Frames to requests. */

@@ -1,0 +1,104 @@
+package io.kvs.bench.chaos;
+
+import io.kvs.core.cluster.RegionDescriptor;
+import io.kvs.tools.admin.Admin;
+import io.kvs.tools.admin.AdminCommands;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Planned changes through the admin commands ({@link AdminCommands}, what {@code ./kvs admin} runs:
+ * requests written to ZooKeeper for the master), each on a thread of its own so that an overlapping
+ * fault can strike while the master carries it out: a move of a region's primary to a backup in
+ * sync, a decommission (waits until the server holds nothing) followed by a recommission, and a
+ * balancing of leadership. Healing waits for the command to finish; one that fails or does not
+ * finish is an error of the fault.
+ */
+final class AdminFaults {
+  /** How long a command waits for the master (as {@code ./kvs admin --wait}). */
+  private static final Duration COMMAND_WAIT = Duration.ofSeconds(180);
+
+  private final ChaosCluster cluster;
+
+  AdminFaults(ChaosCluster cluster) {
+    this.cluster = cluster;
+  }
+
+  Faults.Active move(PlannedFault fault, FaultRecord record) throws Exception {
+    RegionDescriptor region = cluster.region(fault.target().region());
+    List<String> inSync = region.backupsInSync();
+    if (inSync.isEmpty()) {
+      throw new IllegalStateException("region " + region.id() + " has no backup in sync");
+    }
+    String target = inSync.get(fault.target().index() % inSync.size());
+    record.victim("region " + region.id() + " " + region.primary() + "->" + target);
+    CompletableFuture<String> command =
+        run(record, List.of("move", Long.toString(region.id()), target));
+    return () -> finish(command, record);
+  }
+
+  Faults.Active decommission(PlannedFault fault, FaultRecord record) throws Exception {
+    String server = Faults.server(cluster, fault.target());
+    record.victim("server-" + server);
+    CompletableFuture<String> command = run(record, List.of("decommission", server));
+    return () -> {
+      boolean drained = finish(command, record);
+      if (drained) {
+        Thread.sleep(fault.holdMillis()); // the fault's planned length: it stays drained so long
+      }
+      record.note(command(List.of("recommission", server)));
+    };
+  }
+
+  Faults.Active balance(PlannedFault fault, FaultRecord record) throws Exception {
+    record.victim("cluster");
+    CompletableFuture<String> command = run(record, List.of("balance"));
+    return () -> finish(command, record);
+  }
+
+  private CompletableFuture<String> run(FaultRecord record, List<String> words) {
+    CompletableFuture<String> command = new CompletableFuture<>();
+    Thread thread =
+        new Thread(
+            () -> {
+              try {
+                command.complete(command(words));
+              } catch (Throwable e) {
+                command.completeExceptionally(e);
+              }
+            },
+            "chaos-admin-" + words.get(0));
+    thread.setDaemon(true);
+    record.injected(System.nanoTime());
+    thread.start();
+    return command;
+  }
+
+  /** Waits for {@code command}; whether it succeeded (else the error is recorded). */
+  private static boolean finish(CompletableFuture<String> command, FaultRecord record)
+      throws InterruptedException {
+    try {
+      record.note(command.get(COMMAND_WAIT.toSeconds() + 60, TimeUnit.SECONDS));
+      return true;
+    } catch (TimeoutException e) {
+      record.error("the admin command did not return");
+    } catch (java.util.concurrent.ExecutionException e) {
+      record.error(String.valueOf(e.getCause().getMessage()));
+    }
+    return false;
+  }
+
+  /** Runs one admin command in a session of its own; what it printed. */
+  private String command(List<String> words) throws Exception {
+    StringWriter out = new StringWriter();
+    try (Admin admin = cluster.newAdmin()) {
+      new AdminCommands(admin, new PrintWriter(out), COMMAND_WAIT).run(words);
+    }
+    return String.join(" ", words) + ": " + out.toString().trim().replace('\n', ';');
+  }
+}

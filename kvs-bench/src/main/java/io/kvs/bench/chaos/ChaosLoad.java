@@ -1,0 +1,288 @@
+package io.kvs.bench.chaos;
+
+import io.kvs.bench.history.Call;
+import io.kvs.bench.history.HistoryRecorder;
+import io.kvs.bench.history.Operation.Kind;
+import io.kvs.bench.history.Operation.Outcome;
+import io.kvs.client.KvsClient;
+import io.kvs.client.NotAppliedException;
+import io.kvs.client.Transport;
+import io.kvs.core.KeyValue;
+import io.kvs.core.security.SecurityOptions;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The campaign's recorded load: several independent clients, each a {@link KvsClient} of its own
+ * (its own connections and its own region map, so that one client's stale map meets a fenced
+ * primary while another's has moved on) on a thread of its own, writing (a unique value each),
+ * deleting, reading and scanning the {@link KeySpace}, every operation recorded for the checker. A
+ * failed write is recorded as surely not applied only for a {@link NotAppliedException}. A scan is
+ * recorded as one read per key of its range (each key's value was read at some moment within the
+ * scan), so per-key linearizability covers scans too. Each client keeps to a bounded rate, which
+ * bounds the history's size and leaves the two-core machine room for recoveries.
+ */
+final class ChaosLoad {
+  private static final int SCAN_KEYS_MAX = 8;
+  private static final int SCAN_LIMIT = 1_000;
+  private static final int FINAL_READS_IN_FLIGHT = 64;
+  private static final long FINAL_READS_PAUSE_MILLIS = 500;
+
+  private final String zookeeper;
+  private final SecurityOptions security;
+  private final KeySpace keys;
+  private final HistoryRecorder recorder;
+  private final int clients;
+  private final int opsPerSecondPerClient;
+  private final Duration operationTimeout;
+  private final long seed;
+  private final Throughput throughput;
+  private final AtomicBoolean stop = new AtomicBoolean();
+  private final AtomicLong succeeded = new AtomicLong();
+  private final AtomicReference<String> trouble = new AtomicReference<>();
+  private final List<Thread> threads = new ArrayList<>();
+  private final List<KvsClient> kvsClients = new ArrayList<>();
+
+  ChaosLoad(
+      String zookeeper,
+      SecurityOptions security,
+      KeySpace keys,
+      HistoryRecorder recorder,
+      int clients,
+      int opsPerSecondPerClient,
+      Duration operationTimeout,
+      long seed,
+      Throughput throughput) {
+    this.zookeeper = zookeeper;
+    this.security = security;
+    this.keys = keys;
+    this.recorder = recorder;
+    this.clients = clients;
+    this.opsPerSecondPerClient = opsPerSecondPerClient;
+    this.operationTimeout = operationTimeout;
+    this.seed = seed;
+    this.throughput = throughput;
+  }
+
+  /** Connects every client and starts its thread. */
+  void start() {
+    SplittableRandom seeds = new SplittableRandom(seed);
+    for (int id = 0; id < clients; id++) {
+      KvsClient client = client();
+      kvsClients.add(client);
+      int clientId = id;
+      SplittableRandom random = seeds.split();
+      Thread thread = new Thread(() -> run(clientId, client, random), "chaos-client-" + id);
+      thread.setDaemon(true);
+      threads.add(thread);
+    }
+    threads.forEach(Thread::start);
+  }
+
+  /** Operations that succeeded so far. */
+  long succeeded() {
+    return succeeded.get();
+  }
+
+  /** Why a client stopped early (the history filled up), or null. */
+  String trouble() {
+    return trouble.get();
+  }
+
+  /**
+   * Stops the clients: each finishes its operation (bounded by the operation timeout), then its
+   * client closes.
+   */
+  void stop() throws InterruptedException {
+    stop.set(true);
+    for (Thread thread : threads) {
+      thread.join(operationTimeout.toMillis() * 3);
+      if (thread.isAlive()) {
+        trouble.compareAndSet(null, thread.getName() + " did not stop");
+      }
+    }
+    kvsClients.forEach(KvsClient::close);
+  }
+
+  /**
+   * Reads every key once more through a new client (id {@code clients}): the final reads the
+   * lost-write check needs. Keys are read {@link #FINAL_READS_IN_FLIGHT} at a time, and those that
+   * failed again in later passes until {@code budget} runs out, so that a region that does not
+   * answer costs one timeout per pass rather than the others their reads. Returns the keys it could
+   * not read.
+   */
+  List<String> finalReads(Duration budget) throws InterruptedException {
+    long deadline = System.nanoTime() + budget.toNanos();
+    Set<Integer> unread = new TreeSet<>();
+    for (int i = 0; i < keys.size(); i++) {
+      unread.add(i);
+    }
+    try (KvsClient client = client()) {
+      while (!unread.isEmpty() && System.nanoTime() < deadline) {
+        Semaphore window = new Semaphore(FINAL_READS_IN_FLIGHT);
+        Set<Integer> read = ConcurrentHashMap.newKeySet();
+        for (int index : unread) {
+          window.acquire();
+          byte[] key = keys.key(index);
+          Call call;
+          try {
+            call = recorder.invoke(clients, Kind.GET, key, null);
+          } catch (HistoryRecorder.HistoryFullException e) {
+            trouble.compareAndSet(null, e.getMessage());
+            window.release();
+            break;
+          }
+          client
+              .getAsync(key)
+              .whenComplete(
+                  (value, failure) -> {
+                    if (failure == null) {
+                      call.okRead(value.map(Values::recorded).orElse(null));
+                      read.add(index);
+                    } else {
+                      call.unknown();
+                    }
+                    window.release();
+                  });
+        }
+        // Every read of the pass has ended once every permit is back (each bounded by the
+        // operation timeout).
+        window.acquire(FINAL_READS_IN_FLIGHT);
+        unread.removeAll(read);
+        if (!unread.isEmpty()) {
+          // A region that refuses at once must not turn the passes into a busy loop.
+          Thread.sleep(FINAL_READS_PAUSE_MILLIS);
+        }
+      }
+    }
+    List<String> names = new ArrayList<>();
+    for (int index : unread) {
+      byte[] key = keys.key(index);
+      names.add(new String(key, 1, key.length - 1, StandardCharsets.UTF_8));
+    }
+    return names;
+  }
+
+  private KvsClient client() {
+    return KvsClient.builder()
+        .zookeeper(zookeeper)
+        .cluster("default")
+        .transport(Transport.TCP)
+        .operationTimeout(operationTimeout)
+        .security(security)
+        .build();
+  }
+
+  private void run(int clientId, KvsClient client, SplittableRandom random) {
+    HistoryRecorder.FailureClassifier classifier =
+        e -> e instanceof NotAppliedException ? Outcome.FAILED_NOT_APPLIED : Outcome.UNKNOWN;
+    long period = TimeUnit.SECONDS.toNanos(1) / opsPerSecondPerClient;
+    long next = System.nanoTime();
+    for (long sequence = 0; !stop.get(); sequence++) {
+      // A rate limit, not a synchronisation: the client waits for its next slot.
+      long wait = next - System.nanoTime();
+      if (wait > 0) {
+        LockSupport.parkNanos(wait);
+      } else if (wait < -TimeUnit.SECONDS.toNanos(1)) {
+        next = System.nanoTime(); // fell behind (a fault): no burst to catch up
+      }
+      next += period;
+      int index = random.nextInt(keys.size());
+      byte[] key = keys.key(index);
+      int choice = random.nextInt(100);
+      try {
+        if (choice < 45) {
+          String token = Values.token(clientId, sequence, random);
+          byte[] value = Values.value(token);
+          Call call =
+              recorder.invoke(clientId, Kind.PUT, key, token.getBytes(StandardCharsets.US_ASCII));
+          write(call, () -> client.put(key, value), classifier);
+        } else if (choice < 55) {
+          Call call = recorder.invoke(clientId, Kind.DELETE, key, null);
+          write(call, () -> client.delete(key), classifier);
+        } else if (choice < 90) {
+          Call call = recorder.invoke(clientId, Kind.GET, key, null);
+          try {
+            Optional<byte[]> value = client.get(key);
+            call.okRead(value.map(Values::recorded).orElse(null));
+            countSuccess();
+          } catch (RuntimeException e) {
+            call.unknown();
+          }
+        } else {
+          scan(clientId, client, random);
+        }
+      } catch (HistoryRecorder.HistoryFullException e) {
+        trouble.compareAndSet(null, e.getMessage());
+        return;
+      }
+    }
+  }
+
+  private void write(Call call, Runnable action, HistoryRecorder.FailureClassifier classifier) {
+    try {
+      action.run();
+      call.ok();
+      countSuccess();
+    } catch (RuntimeException e) {
+      if (classifier.classify(e) == Outcome.FAILED_NOT_APPLIED) {
+        call.failedNotApplied();
+      } else {
+        call.unknown();
+      }
+    }
+  }
+
+  /**
+   * Scans the keys from a random one to at most {@link #SCAN_KEYS_MAX} further, recording a read of
+   * each key of that range: the value the scan returned for it, or absent.
+   */
+  private void scan(int clientId, KvsClient client, SplittableRandom random) {
+    int first = random.nextInt(keys.size() - 1);
+    int end = Math.min(keys.size() - 1, first + 1 + random.nextInt(SCAN_KEYS_MAX));
+    List<Call> calls = new ArrayList<>();
+    for (int i = first; i < end; i++) {
+      calls.add(recorder.invoke(clientId, Kind.GET, keys.key(i), null));
+    }
+    List<KeyValue> found;
+    try {
+      found = client.scan(keys.key(first), keys.key(end), SCAN_LIMIT);
+    } catch (RuntimeException e) {
+      calls.forEach(Call::unknown);
+      return;
+    }
+    if (found.size() >= SCAN_LIMIT) {
+      calls.forEach(Call::unknown); // cut short: absent keys may lie past the limit
+      return;
+    }
+    byte[][] values = new byte[end - first][];
+    for (KeyValue pair : found) {
+      int index = keys.indexOf(io.kvs.bench.history.Bytes.of(pair.key()));
+      if (index >= first && index < end) {
+        values[index - first] = Values.recorded(pair.value());
+      }
+    }
+    for (int i = 0; i < calls.size(); i++) {
+      calls.get(i).okRead(values[i]);
+    }
+    countSuccess();
+  }
+
+  private void countSuccess() {
+    succeeded.incrementAndGet();
+    throughput.count(System.nanoTime());
+  }
+}

@@ -1,0 +1,234 @@
+package io.kvs.bench.chaos;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.kvs.bench.history.Verdict;
+import io.kvs.tools.JsonLine;
+import io.kvs.tools.TextTable;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The campaign's result: the timeline of faults and recoveries, the checks and the verdict, printed
+ * and written as one JSON object ({@code chaos.json}; docs/OPERATIONS.md "Chaos campaign" lists the
+ * fields).
+ */
+final class ChaosReport {
+  /** Everything the report is made of. */
+  record Inputs(
+      ChaosOptions options,
+      ChaosCluster.Layout layout,
+      List<FaultRecord> faults,
+      long originNanos,
+      long endNanos,
+      int operations,
+      long operationsOk,
+      long writesAcknowledged,
+      Verdict verdict,
+      Unavailability unavailability,
+      List<String> crashes,
+      boolean verifyPassed,
+      String verifySummary,
+      List<String> failures,
+      String chart) {}
+
+  private final Inputs in;
+
+  ChaosReport(Inputs inputs) {
+    this.in = inputs;
+  }
+
+  /** The timeline as a table, one line per fault. */
+  String timeline() {
+    TextTable table =
+        new TextTable(
+            4, "#", "kind", "victim", "outcome", "at s", "healed s", "full s", "to full ms");
+    for (FaultRecord fault : in.faults()) {
+      table.row(
+          (fault.overlapping ? "+" : "") + fault.number,
+          fault.kind().label,
+          fault.victim(),
+          fault.errors().isEmpty() ? (fault.ran() ? "ok" : "not run") : "FAILED",
+          seconds(fault.injectedNanos()),
+          seconds(fault.healedNanos()),
+          seconds(fault.fullStrengthNanos()),
+          fault.healedNanos() == FaultRecord.NOT_YET
+                  || fault.fullStrengthNanos() == FaultRecord.NOT_YET
+              ? "-"
+              : Long.toString((fault.fullStrengthNanos() - fault.healedNanos()) / 1_000_000));
+    }
+    StringBuilder out = new StringBuilder(table.toString());
+    for (FaultRecord fault : in.faults()) {
+      for (String note : fault.notes()) {
+        out.append(String.format("  %d %s: %s%n", fault.number, fault.kind().label, note));
+      }
+      for (String error : fault.errors()) {
+        out.append(String.format("  %d %s: ERROR %s%n", fault.number, fault.kind().label, error));
+      }
+    }
+    return out.toString();
+  }
+
+  /** The verdict: the numbers, then PASSED or every failed check. */
+  String verdict() {
+    Unavailability.Worst worst = in.unavailability().worst();
+    StringBuilder out = new StringBuilder();
+    out.append(
+        String.format(
+            Locale.ROOT,
+            "seed %d, %s profile: %d faults (%s) in %.0f s%n",
+            in.options().seed(),
+            in.options().quick() ? "quick" : "full",
+            ran(),
+            byKind(),
+            (in.endNanos() - in.originNanos()) / 1e9));
+    out.append(
+        String.format(
+            Locale.ROOT,
+            "operations %d (%d succeeded), lost acknowledged writes %d, linearizable %s (%s),"
+                + " max unavailable %d ms%s, crashes not injected %d, verify %s%n",
+            in.operations(),
+            in.operationsOk(),
+            in.verdict().lostWrites().size(),
+            in.verdict().isLinearizable(),
+            in.verdict().result(),
+            worst == null ? 0 : worst.millis(),
+            worst == null
+                ? ""
+                : " (region " + worst.region() + " at " + seconds(worst.fromNanos()) + " s)",
+            in.crashes().size(),
+            in.verifyPassed() ? "passed" : "FAILED"));
+    if (in.failures().isEmpty()) {
+      out.append("verdict: PASSED\n");
+    } else {
+      out.append("verdict: FAILED\n");
+      in.failures().forEach(failure -> out.append("  - ").append(failure).append('\n'));
+    }
+    out.append("replay: ").append(in.options().replay()).append('\n');
+    return out.toString();
+  }
+
+  /** Writes the JSON object to {@code file}. */
+  void writeJson(Path file) throws IOException {
+    Unavailability.Worst worst = in.unavailability().worst();
+    Map<String, Object> byRegion = new LinkedHashMap<>();
+    in.unavailability()
+        .byRegion()
+        .forEach((region, w) -> byRegion.put(Long.toString(region), w.millis()));
+    List<Object> timeline = new ArrayList<>();
+    for (FaultRecord fault : in.faults()) {
+      timeline.add(
+          new JsonLine()
+              .put("number", fault.number)
+              .put("step", fault.step)
+              .put("kind", fault.kind().label)
+              .put("target", fault.planned.target().toString())
+              .put("victim", fault.victim())
+              .put("overlapping", fault.overlapping)
+              .put("hold_ms", fault.planned.holdMillis())
+              .put("injected_s", secondsValue(fault.injectedNanos()))
+              .put("healed_s", secondsValue(fault.healedNanos()))
+              .put("full_strength_s", secondsValue(fault.fullStrengthNanos()))
+              .put("notes", fault.notes())
+              .put("errors", fault.errors()));
+    }
+    JsonLine json =
+        new JsonLine()
+            .put("seed", in.options().seed())
+            .put("profile", in.options().quick() ? "quick" : "full")
+            .put("minutes", in.options().quick() ? null : in.options().minutes())
+            .put("replay", in.options().replay())
+            .put("kinds", in.options().kinds().stream().map(kind -> kind.label).toList())
+            .put("passed", in.failures().isEmpty())
+            .put("failures", in.failures())
+            .put("duration_s", round((in.endNanos() - in.originNanos()) / 1e9))
+            .put("faults", ran())
+            .put(
+                "faults_overlapping",
+                in.faults().stream().filter(f -> f.overlapping && f.ran()).count())
+            .put("by_kind", byKind())
+            .put("operations", in.operations())
+            .put("operations_ok", in.operationsOk())
+            .put("writes_acknowledged", in.writesAcknowledged())
+            .put("lost_acked_writes", in.verdict().lostWrites().size())
+            .put("linearizable", in.verdict().isLinearizable())
+            .put("linearizability", in.verdict().result().name())
+            .put("keys", in.verdict().keys())
+            .put("max_unavailable_ms", worst == null ? 0 : worst.millis())
+            .put("max_unavailable_region", worst == null ? null : worst.region())
+            .put("max_unavailable_at_s", worst == null ? null : secondsValue(worst.fromNanos()))
+            .put("max_unavailable_during", worst == null ? List.of() : during(worst.fromNanos()))
+            .put("unavailable_ms_by_region", byRegion)
+            .put("crashes_not_injected", in.crashes().size())
+            .put("crashes", in.crashes())
+            .put("verify_passed", in.verifyPassed())
+            .put("verify", in.verifySummary())
+            .put(
+                "cluster",
+                new JsonLine()
+                    .put("servers", in.layout().servers())
+                    .put("masters", in.layout().masters())
+                    .put("regions", in.layout().regions())
+                    .put("replication", in.layout().replication())
+                    .put("start_options", in.layout().startOptions()))
+            .put("clients", in.options().clients())
+            .put("keys_loaded", in.options().keys())
+            .put("chart", in.chart())
+            .put("timeline", timeline);
+    ObjectMapper mapper = new ObjectMapper();
+    String pretty =
+        mapper
+            .writerWithDefaultPrettyPrinter()
+            .writeValueAsString(mapper.readTree(json.toString()));
+    Files.createDirectories(file.toAbsolutePath().getParent());
+    Files.writeString(file, pretty + "\n", StandardCharsets.UTF_8);
+  }
+
+  /** Faults injected, by kind label (every kind scheduled listed, 0 if it never ran). */
+  Map<String, Object> byKind() {
+    Map<String, Object> counts = new LinkedHashMap<>();
+    for (FaultKind kind : in.options().kinds()) {
+      counts.put(kind.label, in.faults().stream().filter(f -> f.kind() == kind && f.ran()).count());
+    }
+    return counts;
+  }
+
+  /** The faults (numbers) that were on, or not yet recovered from, at {@code nanos}. */
+  List<Integer> during(long nanos) {
+    List<Integer> numbers = new ArrayList<>();
+    for (FaultRecord fault : in.faults()) {
+      long end =
+          fault.fullStrengthNanos() != FaultRecord.NOT_YET
+              ? fault.fullStrengthNanos()
+              : fault.healedNanos() != FaultRecord.NOT_YET ? fault.healedNanos() : in.endNanos();
+      if (fault.ran() && fault.injectedNanos() <= nanos && nanos <= end) {
+        numbers.add(fault.number);
+      }
+    }
+    return numbers;
+  }
+
+  private long ran() {
+    return in.faults().stream().filter(FaultRecord::ran).count();
+  }
+
+  private String seconds(long nanos) {
+    return nanos == FaultRecord.NOT_YET
+        ? "-"
+        : String.format(Locale.ROOT, "%.1f", (nanos - in.originNanos()) / 1e9);
+  }
+
+  private Double secondsValue(long nanos) {
+    return nanos == FaultRecord.NOT_YET ? null : round((nanos - in.originNanos()) / 1e9);
+  }
+
+  private static double round(double value) {
+    return Math.round(value * 10) / 10.0;
+  }
+}

@@ -1,0 +1,82 @@
+package io.kvs.bench.chaos;
+
+import java.util.List;
+
+/**
+ * Injects a planned fault into the cluster: resolves its target to a victim, does the damage,
+ * records the moment in the fault's {@link FaultRecord}, and returns how to heal it. Each family
+ * has its own class; this one picks it.
+ */
+final class Faults {
+  /** A fault in place, until healed. */
+  interface Active {
+    /** Undoes the fault (restart, SIGCONT, rules removed, space freed, planned work finished). */
+    void heal() throws Exception;
+  }
+
+  private final ProcessFaults processes;
+  private final NetworkFaults network;
+  private final DiskFault disk;
+  private final AdminFaults admin;
+  private final GarbageFault garbage;
+
+  Faults(ChaosCluster cluster, Cleanup cleanup) {
+    this.processes = new ProcessFaults(cluster);
+    this.network = new NetworkFaults(cluster, cleanup);
+    this.disk = new DiskFault(cluster, cleanup);
+    this.admin = new AdminFaults(cluster);
+    this.garbage = new GarbageFault(cluster, cleanup);
+  }
+
+  Active inject(PlannedFault fault, FaultRecord record) throws Exception {
+    return switch (fault.kind()) {
+      case SERVER_KILL -> processes.killServer(fault, record);
+      case SERVER_PAUSE -> processes.pauseServer(fault, record);
+      case MASTER_KILL -> processes.killMaster(fault, record);
+      case MASTER_PAUSE -> processes.pauseMaster(fault, record);
+      case ZOOKEEPER_CUT -> network.cutFromZooKeeper(fault, record);
+      case REPLICATION_CUT -> network.cutReplication(fault, record);
+      case DISK_FULL -> disk.fill(fault, record);
+      case MOVE -> admin.move(fault, record);
+      case DECOMMISSION -> admin.decommission(fault, record);
+      case BALANCE -> admin.balance(fault, record);
+      case GARBAGE -> garbage.send(fault, record);
+    };
+  }
+
+  /** The server a server fault's target names now. */
+  static String server(ChaosCluster cluster, Target target) throws Exception {
+    return switch (target.role()) {
+      case SERVER -> target.server();
+      case PRIMARY_OF -> {
+        String primary = cluster.region(target.region()).primary();
+        if (primary.isEmpty()) {
+          throw new IllegalStateException("region " + target.region() + " has no primary");
+        }
+        yield primary;
+      }
+      default -> throw new IllegalArgumentException("not a server: " + target);
+    };
+  }
+
+  /** The master a master fault's target names now. */
+  static String master(ChaosCluster cluster, Target target) throws Exception {
+    List<String> election = cluster.election();
+    return switch (target.role()) {
+      case MASTER -> target.server();
+      case ACTIVE_MASTER -> {
+        if (election.isEmpty()) {
+          throw new IllegalStateException("no master is elected");
+        }
+        yield election.get(0);
+      }
+      case STANDBY_MASTER -> {
+        if (election.size() < 2) {
+          throw new IllegalStateException("no master stands by: " + election);
+        }
+        yield election.get(1);
+      }
+      default -> throw new IllegalArgumentException("not a master: " + target);
+    };
+  }
+}

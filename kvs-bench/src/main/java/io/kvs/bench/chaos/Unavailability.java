@@ -1,0 +1,97 @@
+package io.kvs.bench.chaos;
+
+import io.kvs.bench.history.History;
+import io.kvs.bench.history.Operation;
+import io.kvs.bench.history.Operation.Outcome;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * How long each region (key range) went without serving anyone who asked: for every operation on a
+ * region, the time from its invoke to the completion of the first successful operation on that
+ * region invoked no earlier (its own success, or a later client's). The longest such wait of a
+ * region is the longest stretch in which its clients tried and got nothing. A region nobody asks
+ * during a fault shows no wait, so the load's clients stuck on one region do not make the others
+ * look unavailable. An operation with no success after it on its region waits until the end of the
+ * history.
+ */
+final class Unavailability {
+  /** The longest wait of one region and when it began. */
+  record Worst(long region, long millis, long fromNanos) {}
+
+  private final Map<Long, Worst> byRegion;
+
+  private Unavailability(Map<Long, Worst> byRegion) {
+    this.byRegion = byRegion;
+  }
+
+  /**
+   * Measures {@code history}, whose keys lie in {@code keys}' regions ({@code endNanos}: its end).
+   */
+  static Unavailability of(History history, KeySpace keys, long endNanos) {
+    Map<Long, List<Operation>> byRegion = new HashMap<>();
+    for (Operation operation : history.operations()) {
+      int index = keys.indexOf(operation.key());
+      if (index >= 0) {
+        byRegion.computeIfAbsent(keys.regionOf(index), r -> new ArrayList<>()).add(operation);
+      }
+    }
+    Map<Long, Worst> worst = new TreeMap<>();
+    byRegion.forEach(
+        (region, operations) -> worst.put(region, worst(region, operations, endNanos)));
+    return new Unavailability(worst);
+  }
+
+  private static Worst worst(long region, List<Operation> operations, long endNanos) {
+    operations.sort((a, b) -> Long.compare(a.invokeNanos(), b.invokeNanos()));
+    int count = operations.size();
+    // firstSuccess[i]: the earliest completion of a successful operation invoked at i or later.
+    long[] firstSuccess = new long[count + 1];
+    firstSuccess[count] = endNanos;
+    for (int i = count - 1; i >= 0; i--) {
+      Operation operation = operations.get(i);
+      long done = operation.outcome() == Outcome.OK ? operation.completeNanos() : Long.MAX_VALUE;
+      firstSuccess[i] = Math.min(done, firstSuccess[i + 1]);
+    }
+    long longest = 0;
+    long from = 0;
+    long[] invokes = operations.stream().mapToLong(Operation::invokeNanos).toArray();
+    for (int i = 0; i < count; i++) {
+      // Operations invoked at the same moment as i count as "no earlier".
+      int first = lowerBound(invokes, invokes[i]);
+      long wait = Math.max(0, Math.min(firstSuccess[first], endNanos) - invokes[i]);
+      if (wait > longest) {
+        longest = wait;
+        from = invokes[i];
+      }
+    }
+    return new Worst(region, longest / 1_000_000, from);
+  }
+
+  private static int lowerBound(long[] sorted, long value) {
+    int index = Arrays.binarySearch(sorted, value);
+    if (index < 0) {
+      return -index - 1;
+    }
+    while (index > 0 && sorted[index - 1] == value) {
+      index--;
+    }
+    return index;
+  }
+
+  /** Each region's longest wait, by region id. */
+  Map<Long, Worst> byRegion() {
+    return byRegion;
+  }
+
+  /** The longest wait of all regions (null when no operation was recorded). */
+  Worst worst() {
+    return byRegion.values().stream()
+        .max((a, b) -> Long.compare(a.millis(), b.millis()))
+        .orElse(null);
+  }
+}

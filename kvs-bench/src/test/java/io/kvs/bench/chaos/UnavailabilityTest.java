@@ -1,0 +1,82 @@
+package io.kvs.bench.chaos;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvs.bench.history.Bytes;
+import io.kvs.bench.history.History;
+import io.kvs.bench.history.Operation;
+import io.kvs.bench.history.Operation.Kind;
+import io.kvs.bench.history.Operation.Outcome;
+import io.kvs.core.cluster.RegionDescriptor;
+import io.kvs.core.cluster.RegionMap;
+import io.kvs.core.cluster.RegionState;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class UnavailabilityTest {
+  private static final long MS = 1_000_000;
+
+  /** Two regions split at 0x80; keys chaos-0..15 (the first byte spreads them over both). */
+  private static final KeySpace KEYS =
+      new KeySpace(
+          16,
+          RegionMap.of(
+              List.of(
+                  new RegionDescriptor(
+                      1,
+                      new byte[0],
+                      new byte[] {(byte) 0x80},
+                      "s1",
+                      List.of(),
+                      1,
+                      RegionState.OPEN),
+                  new RegionDescriptor(
+                      2,
+                      new byte[] {(byte) 0x80},
+                      new byte[0],
+                      "s2",
+                      List.of(),
+                      1,
+                      RegionState.OPEN))));
+
+  private final List<Operation> operations = new ArrayList<>();
+
+  private void get(int key, long invokeMs, long completeMs, Outcome outcome) {
+    operations.add(
+        new Operation(
+            operations.size(),
+            0,
+            Kind.GET,
+            Bytes.of(KEYS.key(key)),
+            null,
+            invokeMs * MS,
+            completeMs * MS,
+            outcome));
+  }
+
+  @Test
+  void aRegionIsUnavailableFromTheFirstFailedAskUntilTheFirstSuccessAfterIt() {
+    int first = 0; // region 1
+    int last = 15; // region 2
+    get(first, 0, 1, Outcome.OK);
+    get(first, 10, 5_010, Outcome.UNKNOWN); // timed out
+    get(first, 5_020, 5_021, Outcome.UNKNOWN); // failed at once
+    get(first, 6_000, 7_500, Outcome.OK); // served again, slowly
+    get(last, 0, 1, Outcome.OK);
+    get(last, 9_000, 9_002, Outcome.OK); // nobody asked in between: not unavailable
+    Unavailability unavailability = Unavailability.of(new History(operations), KEYS, 10_000 * MS);
+    assertThat(unavailability.byRegion().get(1L).millis()).isEqualTo(7_490);
+    assertThat(unavailability.byRegion().get(1L).fromNanos()).isEqualTo(10 * MS);
+    assertThat(unavailability.byRegion().get(2L).millis()).isEqualTo(2);
+    assertThat(unavailability.worst().region()).isEqualTo(1);
+  }
+
+  @Test
+  void aRegionThatNeverServesAgainIsUnavailableUntilTheEnd() {
+    get(3, 100, 200, Outcome.OK);
+    get(3, 1_000, 6_000, Outcome.UNKNOWN);
+    Unavailability unavailability = Unavailability.of(new History(operations), KEYS, 8_000 * MS);
+    assertThat(unavailability.worst().millis()).isEqualTo(7_000);
+  }
+}

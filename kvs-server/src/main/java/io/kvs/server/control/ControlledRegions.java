@@ -1,0 +1,41 @@
+package io.kvs.server.control;
+
+import io.kvs.core.cluster.RegionDescriptor;
+import io.kvs.core.cluster.ReplicationMode;
+import io.kvs.core.control.HeldRegion;
+import io.kvs.core.control.StreamKey;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The regions a server holds, as the control RPC commands and reads them ({@link
+ * io.kvs.server.regions.HostedRegions}). {@link ControlServer} runs {@link #open} and {@link
+ * #close} one at a time on one thread and the reads on others, so the reads must not wait for a
+ * change in progress (an open may replay a long log, a close waits for its backups). Every method
+ * may throw {@link io.kvs.core.KvsException}, which becomes the reply's status.
+ */
+public interface ControlledRegions {
+  /**
+   * Opens {@code region} in the role it gives this server (control command {@code open}), with the
+   * region's {@code streamKey} at this epoch.
+   */
+  void open(RegionDescriptor region, ReplicationMode mode, int minReplicas, StreamKey streamKey);
+
+  /** Stops serving region {@code regionId} at {@code epoch} (control command {@code close}). */
+  void close(long regionId, long epoch);
+
+  /** The highest epoch this server accepted for {@code regionId} (0: none). */
+  long highestEpoch(long regionId);
+
+  /** What this server holds now (control command {@code list}). */
+  List<HeldRegion> list();
+
+  /** This server's counters (control command {@code stats}). */
+  Map<String, Long> stats();
+
+  /** Region {@code regionId}'s counters here (control command {@code regionStats}). */
+  Map<String, Long> regionStats(long regionId);
+
+  /** A digest of region {@code regionId} here (control command {@code digest}; may scan it). */
+  Map<String, Long> digest(long regionId);
+}

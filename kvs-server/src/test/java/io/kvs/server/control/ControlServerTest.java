@@ -1,0 +1,104 @@
+package io.kvs.server.control;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.kvs.core.StatusCode;
+import io.kvs.core.cluster.RegionDescriptor;
+import io.kvs.core.cluster.RegionState;
+import io.kvs.core.cluster.ReplicationMode;
+import io.kvs.core.control.ControlClient;
+import io.kvs.core.control.ControlCommand;
+import io.kvs.core.control.ControlReply;
+import io.kvs.core.control.HeldRegion;
+import io.kvs.core.control.StreamKey;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The control server's lanes: reads are answered while an open hangs (the master's 2 s bound on
+ * {@code list} holds), and changes beyond the bounded queue are answered OVERLOADED at once.
+ */
+class ControlServerTest {
+  /** The master's bound on {@code list} (Reconciler.LIST_TIMEOUT). */
+  private static final Duration LIST_BOUND = Duration.ofSeconds(2);
+
+  private static final Duration LONG = Duration.ofSeconds(30);
+
+  private static RegionDescriptor region(long id) {
+    return new RegionDescriptor(
+        id, new byte[0], new byte[0], "s1", List.of(), 1, RegionState.OPENING);
+  }
+
+  private static ControlCommand open(long id) {
+    return new ControlCommand.Open(region(id), ReplicationMode.NONE, StreamKey.random());
+  }
+
+  @Test
+  void readsAreAnsweredWhileAnOpenHangs() throws Exception {
+    StubRegions regions = new StubRegions("s1").hangOpens();
+    try (ControlServer server = ControlServer.start(regions, "127.0.0.1", 0);
+        ControlClient control = new ControlClient(LONG)) {
+      int port = server.port();
+      CompletableFuture<ControlReply> opening = control.callAsync("127.0.0.1", port, open(1), LONG);
+      assertThat(regions.awaitOpening(10)).isTrue();
+      // The open holds its lane; reads have lanes of their own.
+      ControlReply list =
+          control.call("127.0.0.1", port, new ControlCommand.ListRegions(), LIST_BOUND);
+      assertThat(list.isOk()).isTrue();
+      assertThat(list.regions()).isEmpty();
+      assertThat(control.call("127.0.0.1", port, new ControlCommand.Stats(), LIST_BOUND).isOk())
+          .isTrue();
+      assertThat(
+              control.call("127.0.0.1", port, new ControlCommand.RegionStats(1), LIST_BOUND).isOk())
+          .isTrue();
+      assertThat(control.call("127.0.0.1", port, new ControlCommand.Digest(1), LIST_BOUND).isOk())
+          .isTrue();
+      assertThat(opening).isNotDone();
+      regions.release();
+      assertThat(opening.get(10, TimeUnit.SECONDS).isOk()).isTrue();
+      assertThat(
+              control
+                  .call("127.0.0.1", port, new ControlCommand.ListRegions(), LIST_BOUND)
+                  .regions())
+          .extracting(HeldRegion::regionId)
+          .containsExactly(1L);
+    }
+  }
+
+  @Test
+  void changesBeyondTheQueueAreAnsweredOverloaded() throws Exception {
+    StubRegions regions = new StubRegions("s1").hangOpens();
+    try (ControlServer server = ControlServer.start(regions, "127.0.0.1", 0);
+        ControlClient control = new ControlClient(LONG)) {
+      int port = server.port();
+      CompletableFuture<ControlReply> first = control.callAsync("127.0.0.1", port, open(1), LONG);
+      assertThat(regions.awaitOpening(10)).isTrue();
+      // One runs (hanging); the queue takes CHANGES_WAITING_MAX; the one after is refused.
+      List<CompletableFuture<ControlReply>> waiting = new ArrayList<>();
+      for (int i = 0; i < ControlServer.CHANGES_WAITING_MAX + 1; i++) {
+        waiting.add(control.callAsync("127.0.0.1", port, open(2 + i), LONG));
+      }
+      CompletableFuture.anyOf(waiting.toArray(CompletableFuture[]::new)).get(10, TimeUnit.SECONDS);
+      List<CompletableFuture<ControlReply>> answered =
+          waiting.stream().filter(CompletableFuture::isDone).toList();
+      assertThat(answered).hasSize(1);
+      assertThat(answered.get(0).get().status()).isEqualTo(StatusCode.OVERLOADED);
+      assertThat(server.overloaded()).isEqualTo(1);
+      // Reads still pass while the changes' lane is full.
+      assertThat(
+              control.call("127.0.0.1", port, new ControlCommand.ListRegions(), LIST_BOUND).isOk())
+          .isTrue();
+      regions.release();
+      assertThat(first.get(10, TimeUnit.SECONDS).isOk()).isTrue();
+      for (CompletableFuture<ControlReply> reply : waiting) {
+        if (reply != answered.get(0)) {
+          assertThat(reply.get(10, TimeUnit.SECONDS).isOk()).isTrue();
+        }
+      }
+    }
+  }
+}
