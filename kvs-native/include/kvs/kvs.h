@@ -217,6 +217,30 @@ typedef struct kvs_region_stats {
 KVS_EXPORT void kvs_region_get_stats(kvs_region* region,
                                      kvs_region_stats* stats);
 
+// A digest of the logical contents a replica of a region serves (or, for a
+// send-index backup, would serve if promoted): its live pairs in key order,
+// however stored, so that equal digests mean the same pairs; and counts
+// saying how much the comparison covered (docs/OPERATIONS.md, "Verifying
+// replicas").
+typedef struct kvs_contents_digest {
+  uint64_t digest;
+  uint64_t pairs;        // live pairs
+  uint64_t level_pairs;  // live pairs of the device levels alone
+  uint64_t levels;       // non-empty device levels
+  // Past the levels: a region's L0 entries, or the log records a
+  // send-index backup replayed over its levels.
+  uint64_t past_levels;
+  // A backup's log records past the first LSN missing from its logs (a
+  // promotion drops them); 0 for a region.
+  uint64_t dropped;
+  uint64_t last_lsn;       // the last LSN served
+  uint64_t compacted_lsn;  // every LSN up to it is in the levels
+} kvs_contents_digest;
+// What `region` serves now: its L0s and device levels (read from a
+// snapshot; safe while it serves).
+KVS_EXPORT kvs_status kvs_region_contents_digest(kvs_region* region,
+                                                 kvs_contents_digest* digest);
+
 // --- The fabric transport (docs/PROTOCOL.md, "Fabric messages"). ----------
 // Needs libfabric at run time (opened on first use); without it these
 // functions fail with KVS_NOT_FOUND and a message saying what to install.
@@ -353,15 +377,16 @@ KVS_EXPORT size_t kvs_service_request_stats(const kvs_service* service,
 KVS_EXPORT void kvs_service_set_request_metrics(kvs_service* service,
                                                 int enabled);
 KVS_EXPORT void kvs_service_detach(kvs_service* service, uint64_t region_id);
-// A digest of a region's device levels as this service holds them (a
-// primary's own, or the levels a send-index backup installed): equal
-// digests mean the levels read the same. `digest`, `entries` and `levels`
-// receive the digest, the entries read and the non-empty levels.
-KVS_EXPORT kvs_status kvs_service_levels_digest(const kvs_service* service,
-                                                uint64_t region_id,
-                                                uint64_t* digest,
-                                                uint64_t* entries,
-                                                uint64_t* levels);
+// What region `region_id`, held by `service` as a send-index backup, would
+// serve if it were promoted now: its installed levels with the records of
+// its log copies (and of what landed in its stream's buffers) past them,
+// replayed as recovery would. Changes nothing; safe while the stream runs
+// (a digest taken while it changes may differ: take it again).
+// KVS_NOT_FOUND for a region not held, KVS_INVALID_ARGUMENT for one held
+// otherwise (use kvs_region_contents_digest) or before its stream opened.
+KVS_EXPORT kvs_status kvs_service_replica_digest(const kvs_service* service,
+                                                 uint64_t region_id,
+                                                 kvs_contents_digest* digest);
 // Promotes the send-index replica of cluster region `region_id`, held in
 // engine region `name`: its copies and installed levels become the region's
 // own, the region is reopened (replaying them) and detached from the

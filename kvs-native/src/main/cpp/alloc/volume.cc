@@ -211,11 +211,15 @@ void Volume::ApplyLocked(const MetadataBatch& batch, bool release) {
 }
 
 Status Volume::Reserve(uint64_t* segment) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (!failed_.ok()) {
-    return failed_;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!failed_.ok()) {
+      return failed_;
+    }
+    KVS_RETURN_IF_ERROR(ReserveLocked(segment, Purpose::kData));
   }
-  return ReserveLocked(segment, Purpose::kData);
+  if (reuse_hook_) reuse_hook_(*segment);
+  return Status::Ok();
 }
 
 uint64_t Volume::FreeSegmentsLocked() const {

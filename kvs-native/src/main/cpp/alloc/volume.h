@@ -30,6 +30,7 @@
 #define KVS_ALLOC_VOLUME_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -85,8 +86,17 @@ class Volume {
   Volume& operator=(const Volume&) = delete;
 
   // Takes a free segment, growing a file volume when none is left. NoSpace
-  // ("volume full") when a block device or the file system is full.
+  // ("volume full") when a block device or the file system is full. The
+  // reuse hook, if set, sees the segment before this returns.
   Status Reserve(uint64_t* segment);
+  // Called with every segment Reserve hands out, before its new owner
+  // writes it (outside the volume's lock): caches of what a segment held in
+  // an earlier use (record nonces, nodes) drop it there, so that no path
+  // that frees a segment (a region dropped, a replica adopted or trimmed)
+  // has to remember them. Set before the volume is shared; not thread-safe.
+  void SetReuseHook(std::function<void(uint64_t segment)> hook) {
+    reuse_hook_ = std::move(hook);
+  }
   // Returns a reserved segment that will not be committed.
   void Unreserve(uint64_t segment);
 
@@ -161,6 +171,7 @@ class Volume {
   // Pinned segments and their pin counts, and those of them freed while
   // pinned (reusable once unpinned).
   std::map<uint64_t, size_t> pins_;
+  std::function<void(uint64_t segment)> reuse_hook_;
   std::set<uint64_t> freed_while_pinned_;
 };
 

@@ -12,6 +12,7 @@
 #include "capi/last_error.h"
 #include "engine/engine.h"
 #include "kvs/kvs.h"
+#include "replication/contents_digest.h"
 
 namespace {
 
@@ -205,6 +206,16 @@ void kvs_region_get_stats(kvs_region* region, kvs_region_stats* stats) {
             stats->level_bytes_read);
   std::copy(std::begin(s.level_bytes_written), std::end(s.level_bytes_written),
             stats->level_bytes_written);
+}
+
+kvs_status kvs_region_contents_digest(kvs_region* region,
+                                      kvs_contents_digest* digest) {
+  kvs::replication::ContentsDigest d;
+  const Status status = kvs::replication::DigestRegion(*RegionOf(region), &d);
+  if (!status.ok()) return Report(status);
+  *digest = {d.digest,      d.pairs,   d.level_pairs, d.levels,
+             d.past_levels, d.dropped, d.last_lsn,    d.compacted_lsn};
+  return KVS_OK;
 }
 
 kvs_status kvs_iterator_create(kvs_region* region, const void* upper_bound,

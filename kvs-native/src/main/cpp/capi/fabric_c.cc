@@ -189,15 +189,14 @@ void kvs_service_attach_placed(kvs_service* service, uint64_t region_id,
                           std::move(placement));
 }
 
-kvs_status kvs_service_levels_digest(const kvs_service* service,
-                                     uint64_t region_id, uint64_t* digest,
-                                     uint64_t* entries, uint64_t* levels) {
-  kvs::replication::LevelsDigest result;
-  const Status status = service->service.LevelsDigest(region_id, &result);
+kvs_status kvs_service_replica_digest(const kvs_service* service,
+                                      uint64_t region_id,
+                                      kvs_contents_digest* digest) {
+  kvs::replication::ContentsDigest d;
+  const Status status = service->service.ReplicaDigest(region_id, &d);
   if (!status.ok()) return Report(status);
-  *digest = result.digest;
-  *entries = result.entries;
-  *levels = result.levels;
+  *digest = {d.digest,      d.pairs,   d.level_pairs, d.levels,
+             d.past_levels, d.dropped, d.last_lsn,    d.compacted_lsn};
   return KVS_OK;
 }
 

@@ -72,6 +72,13 @@ Engine::Engine(const EngineOptions& options,
           (1.0 - options.cache_share))),
       compactions_(std::max(1u, options.compaction_threads),
                    kThreadCompaction) {
+  // A segment's next use must not read through what the caches kept of its
+  // last one (a record nonce, nodes): it may have been freed by a path that
+  // never told them (a region dropped, a replica adopted or trimmed).
+  volume_->SetReuseHook([this](uint64_t segment) {
+    nodes_.EraseSegment(segment);
+    records_.Forget(segment);
+  });
   maintenance_ = std::thread([this] {
     SetThreadName(kThreadMaintenance);
     MaintenanceLoop();
@@ -90,6 +97,7 @@ Engine::~Engine() {
     (void)region->Sync();  // best effort: errors were reported to writers
   }
   regions_.clear();
+  volume_->SetReuseHook(nullptr);  // the caches go before the volume
 }
 
 Status Engine::Open(const std::string& path, const EngineOptions& options,

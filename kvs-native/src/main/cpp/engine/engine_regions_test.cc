@@ -121,3 +121,52 @@ TEST(EngineRegionsTest, AReplicationTapSetLateSeesEveryRegionsEvents) {
 
 }  // namespace
 }  // namespace kvs::engine
+
+namespace kvs::engine {
+namespace {
+
+// A segment freed outside a region's own compactions and GC (a dropped
+// region: a backup starting over; a promotion freeing the region's own
+// logs) and reused by another region reads as its new bytes: the engine's
+// caches of record nonces and nodes must not serve the segment's old use.
+TEST(EngineRegionsTest, ASegmentReusedAfterADroppedRegionReadsItsNewBytes) {
+  auto device = testing::MemoryDevice::Create(40 * limits::segment_size_bytes);
+  EngineOptions options;
+  options.region.l0_size_bytes = 1 << 20;
+  options.volume.grow_step_segments = 4;
+  std::unique_ptr<Engine> engine;
+  ASSERT_TRUE(Engine::Open(device->Open(), options, true, &engine).ok());
+  const auto fill = [](lsm::Region* region, char seed) {
+    for (int i = 0; i < 2000; ++i) {
+      ASSERT_TRUE(region
+                      ->Put("key" + std::to_string(i),
+                            std::string(1500 + i % 500, seed))
+                      .ok());
+    }
+    region->WaitForCompactions();
+  };
+  // Every value read once: its large-log segment's nonce and the levels'
+  // nodes are cached.
+  const auto read_all = [](lsm::Region* region, char seed) {
+    for (int i = 0; i < 2000; ++i) {
+      std::string value;
+      const Status read = region->Get("key" + std::to_string(i), &value);
+      ASSERT_TRUE(read.ok()) << "key" << i << ": " << read.ToString();
+      ASSERT_EQ(value, std::string(1500 + i % 500, seed)) << "key" << i;
+    }
+  };
+  // On a volume too small for all of them: later regions reuse the
+  // segments of dropped ones.
+  for (int round = 0; round < 8; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    const std::string name = "region-" + std::to_string(round);
+    lsm::Region* region = nullptr;
+    ASSERT_TRUE(engine->CreateRegion(name, &region).ok());
+    fill(region, static_cast<char>('a' + round));
+    read_all(region, static_cast<char>('a' + round));
+    ASSERT_TRUE(engine->DropRegion(name).ok());
+  }
+}
+
+}  // namespace
+}  // namespace kvs::engine

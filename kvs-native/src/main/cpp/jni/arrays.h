@@ -6,6 +6,9 @@
 #include <jni.h>
 
 #include <cstddef>
+#include <iterator>
+
+#include "kvs/kvs.h"
 
 namespace kvs::jni {
 
@@ -29,6 +32,25 @@ struct ArraySink {
 inline void SinkToArray(void* context, const void* value, size_t size) {
   auto* sink = static_cast<ArraySink*>(context);
   sink->result = NewByteArrayOf(sink->env, value, size);
+}
+
+// A new long[] of a contents digest's fields, in kvs_contents_digest's
+// order (io.kvs.engine.ContentsDigest reads them), or null with an
+// OutOfMemoryError pending.
+inline jlongArray NewDigestArray(JNIEnv* env,
+                                 const kvs_contents_digest& digest) {
+  const jlong values[] = {static_cast<jlong>(digest.digest),
+                          static_cast<jlong>(digest.pairs),
+                          static_cast<jlong>(digest.level_pairs),
+                          static_cast<jlong>(digest.levels),
+                          static_cast<jlong>(digest.past_levels),
+                          static_cast<jlong>(digest.dropped),
+                          static_cast<jlong>(digest.last_lsn),
+                          static_cast<jlong>(digest.compacted_lsn)};
+  constexpr jsize kFields = static_cast<jsize>(std::size(values));
+  jlongArray result = env->NewLongArray(kFields);
+  if (result != nullptr) env->SetLongArrayRegion(result, 0, kFields, values);
+  return result;
 }
 
 }  // namespace kvs::jni

@@ -224,6 +224,15 @@ void RegionSync(JNIEnv* env, jclass, jlong region) {
   Failed(env, kvs_region_sync(RegionOf(region)));
 }
 
+// What the region serves, as a digest (kvs_region_contents_digest).
+jlongArray RegionContentsDigest(JNIEnv* env, jclass, jlong region) {
+  kvs_contents_digest digest;
+  if (Failed(env, kvs_region_contents_digest(RegionOf(region), &digest))) {
+    return nullptr;
+  }
+  return NewDigestArray(env, digest);
+}
+
 void RegionStats(JNIEnv* env, jclass, jlong region, jlongArray out) {
   kvs_region_stats stats;
   kvs_region_get_stats(RegionOf(region), &stats);
@@ -391,6 +400,7 @@ bool RegisterEngineNatives(JNIEnv* env, jclass native_methods_class) {
                  GetDirect),
       KVS_NATIVE("regionSync", "(J)V", RegionSync),
       KVS_NATIVE("regionStats", "(J[J)V", RegionStats),
+      KVS_NATIVE("regionContentsDigest", "(J)[J", RegionContentsDigest),
       KVS_NATIVE("iteratorCreate", "(J[B)J", IteratorCreate),
       KVS_NATIVE("iteratorDestroy", "(J)V", IteratorDestroy),
       KVS_NATIVE("iteratorSeek", "(J[B)Z", IteratorSeek),

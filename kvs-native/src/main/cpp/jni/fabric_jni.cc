@@ -104,22 +104,17 @@ void ServiceAttachPlaced(JNIEnv* env, jclass, jlong service, jlong region_id,
                             reinterpret_cast<kvs_region*>(region), &placement);
 }
 
-// {digest, entries, levels}; throws for a region not held or not comparable.
-jlongArray ServiceLevelsDigest(JNIEnv* env, jclass, jlong service,
-                               jlong region_id) {
-  uint64_t digest = 0, entries = 0, levels = 0;
-  if (Failed(env,
-             kvs_service_levels_digest(reinterpret_cast<kvs_service*>(service),
-                                       static_cast<uint64_t>(region_id),
-                                       &digest, &entries, &levels))) {
+// A send-index backup's would-serve digest (kvs_service_replica_digest);
+// throws for a region not held so.
+jlongArray ServiceReplicaDigest(JNIEnv* env, jclass, jlong service,
+                                jlong region_id) {
+  kvs_contents_digest digest;
+  if (Failed(env, kvs_service_replica_digest(
+                      reinterpret_cast<kvs_service*>(service),
+                      static_cast<uint64_t>(region_id), &digest))) {
     return nullptr;
   }
-  const jlong values[] = {static_cast<jlong>(digest),
-                          static_cast<jlong>(entries),
-                          static_cast<jlong>(levels)};
-  jlongArray result = env->NewLongArray(3);
-  if (result != nullptr) env->SetLongArrayRegion(result, 0, 3, values);
-  return result;
+  return NewDigestArray(env, digest);
 }
 
 // The log segments adopted; throws if the region holds no replica.
@@ -465,7 +460,7 @@ bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class) {
                  "(JJJJZ[B[B[Ljava/lang/String;[I[ZIILjava/lang/String;Z[B)V",
                  ServiceAttachPlaced),
       KVS_NATIVE("serviceUseEngine", "(JJ)V", ServiceUseEngine),
-      KVS_NATIVE("serviceLevelsDigest", "(JJ)[J", ServiceLevelsDigest),
+      KVS_NATIVE("serviceReplicaDigest", "(JJ)[J", ServiceReplicaDigest),
       KVS_NATIVE("servicePromote", "(JJ[B)J", ServicePromote),
       KVS_NATIVE("serviceHoldsReplica", "(J[B)Z", ServiceHoldsReplica),
       KVS_NATIVE("serviceRequireLease", "(J)V", ServiceRequireLease),

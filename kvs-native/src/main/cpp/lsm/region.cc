@@ -638,6 +638,17 @@ std::map<uint64_t, uint64_t> Region::LogSegments(log::LogKind kind) const {
   return (kind == log::LogKind::kLarge ? large_log_ : small_log_)->segments();
 }
 
+Region::Served Region::ServedNow() const {
+  Served served;
+  std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+  served.levels = levels_;
+  served.l0_entries =
+      active_->EntryCount() + (immutable_ ? immutable_->EntryCount() : 0);
+  served.last_lsn = lsn_.load();
+  served.compacted_lsn = compacted_lsn_;
+  return served;
+}
+
 RegionStats Region::stats() const {
   RegionStats stats;
   stats.recovery = recovery_;

@@ -36,6 +36,7 @@
 #include <shared_mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "alloc/volume.h"
 #include "io/sync_group.h"
@@ -224,6 +225,18 @@ class Region {
       std::optional<std::string> upper_bound) const;
 
   RegionStats stats() const;
+  // What the region serves at one moment, for verifying replicas
+  // (replication/contents_digest.h): its device levels by index (0 is L1;
+  // null: empty), shared, so they stay readable while held whatever
+  // compactions do meanwhile; the entries of its L0s (active and
+  // immutable); the last LSN taken and the compacted LSN.
+  struct Served {
+    std::vector<std::shared_ptr<Level>> levels;
+    uint64_t l0_entries = 0;
+    uint64_t last_lsn = 0;
+    uint64_t compacted_lsn = 0;
+  };
+  Served ServedNow() const;
   // Memory held by the active and the immutable L0.
   struct L0Memory {
     uint64_t active = 0;

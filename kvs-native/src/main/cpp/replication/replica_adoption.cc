@@ -1,9 +1,7 @@
 #include "replication/replica_adoption.h"
 
-#include <algorithm>
 #include <cstring>
 #include <map>
-#include <optional>
 
 #include "alloc/device_offset.h"
 #include "alloc/metadata_batch.h"
@@ -18,55 +16,6 @@ namespace {
 
 constexpr size_t kSegment = limits::segment_size_bytes;
 constexpr size_t kBlock = 4096;
-
-// What the records of one segment's bytes say.
-struct Walk {
-  bool header_valid = false;
-  log::SegmentHeader header;
-  size_t end = 0;      // just past the last record that checks out
-  bool ended = false;  // that record is the segment's end record
-  uint64_t put_bytes = 0;
-  uint64_t max_lsn = 0;
-};
-
-Walk WalkRecords(std::string_view bytes) {
-  Walk walk;
-  if (bytes.size() < log::kSegmentHeaderBytes ||
-      !log::DecodeSegmentHeader(bytes, &walk.header).ok()) {
-    return walk;
-  }
-  walk.header_valid = true;
-  size_t offset = log::kSegmentHeaderBytes;
-  while (offset < bytes.size()) {
-    log::Record record;
-    size_t size = 0;
-    if (!log::DecodeRecord(bytes.substr(offset), walk.header.nonce, &record,
-                           &size)) {
-      break;
-    }
-    offset += size;
-    if (record.type == log::RecordType::kPut) walk.put_bytes += size;
-    if (record.type == log::RecordType::kPut ||
-        record.type == log::RecordType::kDelete) {
-      walk.max_lsn = std::max(walk.max_lsn, record.lsn);
-    }
-    if (record.type == log::RecordType::kSegmentEnd) {
-      walk.ended = true;
-      break;
-    }
-  }
-  walk.end = offset;
-  return walk;
-}
-
-// One chain position of a log being adopted.
-struct Position {
-  std::optional<uint64_t> primary_segment;  // its log map entry, if any
-  std::optional<uint64_t> backup_segment;   // its copy, if any
-  std::string bytes;                        // the best bytes known
-  bool from_buffer = false;
-  Walk walk;
-};
 
 }  // namespace
 
@@ -119,72 +68,46 @@ Status AdoptReplica(alloc::Volume* volume, uint64_t region_id,
     }
     // Medium copies stay as they are: the levels name them.
     if (kind == log::LogKind::kMedium) continue;
-    std::map<uint64_t, Position> chain;
-    for (const auto& [primary, copy] : mirror->segments()) {
-      Position& position = chain[copy.chain_index];
-      if (position.backup_segment) {
-        return Status::Corruption("two copies of chain position " +
-                                  std::to_string(copy.chain_index) +
-                                  " of the " + log::LogKindName(kind) + " log");
-      }
-      KVS_RETURN_IF_ERROR(file->Read(alloc::SegmentStart(copy.backup_segment),
-                                     kSegment, segment.data()));
-      position.primary_segment = primary;
-      position.backup_segment = copy.backup_segment;
-      position.bytes.assign(segment.data(), copy.bytes);
-      position.walk = WalkRecords(position.bytes);
-    }
-    for (const LandedLog& buffer : landed) {
-      if (buffer.kind != kind) continue;
-      const Walk walk = WalkRecords(buffer.bytes);
-      if (!walk.header_valid || walk.header.kind != kind) continue;
-      Position& position = chain[walk.header.chain_index];
-      const bool better = position.bytes.empty() ||
-                          walk.end > position.walk.end ||
-                          (position.walk.header_valid &&
-                           position.walk.header.nonce != walk.header.nonce);
-      if (!better) continue;
-      position.bytes.assign(buffer.bytes.substr(0, walk.end));
-      position.walk = walk;
-      position.from_buffer = true;
-    }
-    bool tail_seen = false;
-    for (auto& [chain_index, position] : chain) {
-      if (tail_seen || !position.walk.header_valid ||
-          position.walk.header.chain_index != chain_index) {
-        // Past the tail: never acknowledged. A copy without a valid header
-        // holds nothing either.
-        if (position.backup_segment) {
-          batch.Free(*position.backup_segment);
+    std::map<uint64_t, ChainPosition> chain;
+    KVS_RETURN_IF_ERROR(
+        PlanReplicaChain(file, kind, mirror->segments(), landed, &chain));
+    std::string bytes;
+    for (const auto& [chain_index, position] : chain) {
+      if (!position.kept) {
+        if (position.copy) {
+          batch.Free(position.copy->backup_segment);
           ++report->dropped_segments;
         }
         continue;
       }
-      const bool tail = !position.walk.ended;
-      tail_seen = tail;
-      if (!position.backup_segment) {
-        uint64_t fresh = 0;
-        const Status reserve = volume->Reserve(&fresh);
+      const bool from_buffer = position.buffer.has_value();
+      uint64_t backup_segment = 0;
+      if (position.copy) {
+        backup_segment = position.copy->backup_segment;
+      } else {
+        const Status reserve = volume->Reserve(&backup_segment);
         if (!reserve.ok()) {
           give_back();
           return reserve;
         }
-        reserved.push_back(fresh);
-        batch.Allocate(fresh);
-        position.backup_segment = fresh;
+        reserved.push_back(backup_segment);
+        batch.Allocate(backup_segment);
       }
       log::SegmentHeader header = position.walk.header;
       header.region_id = region_id;
-      const uint64_t start = alloc::SegmentStart(*position.backup_segment);
+      const uint64_t start = alloc::SegmentStart(backup_segment);
       Status written;
-      if (tail || position.from_buffer) {
-        std::memset(segment.data(), 0, kSegment);
-        std::memcpy(segment.data(), position.bytes.data(), position.walk.end);
-        log::EncodeSegmentHeader(header, segment.data());
-        written =
-            file->Write(start, std::string_view(segment.data(), kSegment));
+      if (position.tail || from_buffer) {
+        written = ReadChainPosition(file, position, landed, &bytes);
+        if (written.ok()) {
+          std::memset(segment.data(), 0, kSegment);
+          std::memcpy(segment.data(), bytes.data(), position.walk.end);
+          log::EncodeSegmentHeader(header, segment.data());
+          written =
+              file->Write(start, std::string_view(segment.data(), kSegment));
+        }
       } else {
-        std::memcpy(segment.data(), position.bytes.data(), kBlock);
+        std::memset(segment.data(), 0, kBlock);
         log::EncodeSegmentHeader(header, segment.data());
         written = file->Write(start, std::string_view(segment.data(), kBlock));
       }
@@ -194,16 +117,15 @@ Status AdoptReplica(alloc::Volume* volume, uint64_t region_id,
       }
       batch.Put(lsm::Region::LogCatalogPrefix(region_id, kind) +
                     coding::Hex16(chain_index),
-                coding::Fixed64String(*position.backup_segment));
-      if (kind == log::LogKind::kLarge && !tail) {
+                coding::Fixed64String(backup_segment));
+      if (kind == log::LogKind::kLarge && !position.tail) {
         std::string totals(16, '\0');
         coding::EncodeFixed64(totals.data(), position.walk.put_bytes);
         coding::EncodeFixed64(totals.data() + 8, position.walk.max_lsn);
-        batch.Put(prefix + "sealed/" + coding::Hex16(*position.backup_segment),
-                  totals);
+        batch.Put(prefix + "sealed/" + coding::Hex16(backup_segment), totals);
       }
       ++report->segments;
-      if (position.from_buffer) ++report->landed_segments;
+      if (from_buffer) ++report->landed_segments;
     }
   }
   batch.Delete(ReplicaMarkerKey(region_id));

@@ -14,7 +14,8 @@
 //    kept up to the first position that does not end with an end record:
 //    that one is the log's tail, and later positions are freed (no write in
 //    them was acknowledged: a write is acknowledged only with every log byte
-//    before it, end records included).
+//    before it, end records included). replica_chain.h decides this, for
+//    the replica digest as well.
 // 2. Every kept copy's header block is rewritten with the region's own id
 //    (records are checked against the segment's nonce, which stays); a tail
 //    or a position that came from a buffer is written whole, its bytes past
@@ -41,6 +42,7 @@
 
 #include "alloc/volume.h"
 #include "log/log_format.h"
+#include "replication/replica_chain.h"
 #include "util/status.h"
 
 namespace kvs::replication {
@@ -53,12 +55,6 @@ bool HoldsReplica(const alloc::Volume& volume, uint64_t region_id);
 // primary's region, lsm::Region::incarnation; 0 matches nothing).
 bool HoldsReplicaOf(const alloc::Volume& volume, uint64_t region_id,
                     uint64_t incarnation);
-
-// A log buffer's contents as they landed (a segment from its offset 0).
-struct LandedLog {
-  log::LogKind kind = log::LogKind::kSmall;
-  std::string_view bytes;
-};
 
 struct AdoptionReport {
   uint64_t segments = 0;          // copies that became log segments

@@ -34,14 +34,27 @@ ReplicaSink::~ReplicaSink() {
   // other one holds nothing older).
   for (size_t i = 0; i < kBuffers; ++i) {
     const size_t buffer = (filling_ + i) % kBuffers;
-    const channel::ReplicaBuffer* held = buffers_[buffer].get();
-    if (held == nullptr) continue;
-    const std::string_view bytes(held->data(), held->size());
-    const size_t valid = ValidPrefix(bytes);
-    if (valid == 0) continue;
-    const Status applied = ApplyLocked(buffer, bytes.substr(0, valid));
+    const std::string_view valid = ValidLocked(buffer);
+    if (valid.empty()) continue;
+    const Status applied = ApplyLocked(buffer, valid);
     (void)applied;  // best effort: the region reports its own errors
   }
+}
+
+std::string_view ReplicaSink::ValidLocked(size_t buffer) const {
+  const channel::ReplicaBuffer* held = buffers_[buffer].get();
+  if (held == nullptr) return {};
+  const std::string_view bytes(held->data(), held->size());
+  return bytes.substr(0, ValidPrefix(bytes));
+}
+
+std::string ReplicaSink::Pending() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::string pending;
+  for (size_t i = 0; i < kBuffers; ++i) {
+    pending.append(ValidLocked((filling_ + i) % kBuffers));
+  }
+  return pending;
 }
 
 std::vector<fabric::RemoteBuffer> ReplicaSink::buffers() const {

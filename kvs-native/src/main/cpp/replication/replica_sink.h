@@ -18,6 +18,8 @@
 
 #include <cstdint>
 #include <mutex>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "channel/server.h"
@@ -52,9 +54,15 @@ class ReplicaSink {
   // flushes of a stream must come in sequence, alternating buffers.
   Status Flush(const Control& control);
   SinkStats stats() const;
+  // A copy of the records this backup holds beyond its region, oldest
+  // first: what closing (a promotion) would apply now. For comparing
+  // replicas (service::RegionService::ReplicaDigest).
+  std::string Pending() const;
 
  private:
   ReplicaSink(lsm::Region* region, uint64_t region_id);
+  // The whole records `buffer` holds (its valid prefix).
+  std::string_view ValidLocked(size_t buffer) const;
   Status ApplyLocked(size_t buffer, std::string_view bytes);
 
   lsm::Region* const region_;

@@ -16,6 +16,7 @@
 #include "channel/client.h"
 #include "channel/server.h"
 #include "engine/engine.h"
+#include "replication/contents_digest.h"
 #include "replication/replication_format.h"
 #include "service/region_service.h"
 #include "testing/memory_device.h"
@@ -191,6 +192,18 @@ TEST_P(ReplicationTest, AcknowledgedWritesReachTheBackupInOrder) {
         Status::Code::kOk);
   }
   EXPECT_EQ(primary_.service.BackupFailures(7), std::vector<std::string>{""});
+  // What the backup would serve if promoted (its region, and the records
+  // of the buffer not flushed yet, which closing applies) is what the
+  // primary serves; its region alone lacks those records.
+  ContentsDigest ours, theirs, region_alone;
+  ASSERT_TRUE(DigestRegion(*primary_.region, &ours).ok());
+  ASSERT_TRUE(backup_.service.ReplicaDigest(7, &theirs).ok());
+  ASSERT_TRUE(DigestRegion(*backup_.region, &region_alone).ok());
+  EXPECT_EQ(theirs.digest, ours.digest);
+  EXPECT_EQ(theirs.pairs, ours.pairs);
+  EXPECT_GT(theirs.level_pairs, 0u);
+  EXPECT_NE(region_alone.digest, ours.digest);
+  EXPECT_GT(theirs.past_levels, region_alone.past_levels);
   // Every write acknowledged: the backup holds them all, nothing waits.
   const std::vector<BackupLag> lags = primary_.service.BackupLags(7);
   ASSERT_EQ(lags.size(), 1u);

@@ -229,6 +229,32 @@ std::vector<LandedLog> SendIndexSink::Landed() const {
   return landed;
 }
 
+void SendIndexSink::Snapshot(ReplicaSnapshot* snapshot) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  snapshot->levels = installer_->levels();
+  snapshot->compacted_lsn = installer_->compacted_lsn();
+  snapshot->small_copies = Mirror(log::LogKind::kSmall)->segments();
+  snapshot->large_copies = Mirror(log::LogKind::kLarge)->segments();
+  std::vector<uint64_t> segments;
+  for (const auto& mirror : mirrors_) {
+    for (const auto& [primary, copy] : mirror->segments()) {
+      segments.push_back(copy.backup_segment);
+    }
+  }
+  for (const auto& [level, descriptor] : snapshot->levels) {
+    for (const uint64_t segment : descriptor.AllSegments()) {
+      segments.push_back(segment);
+    }
+  }
+  snapshot->Pin(volume_, std::move(segments));
+  for (const log::LogKind kind : {log::LogKind::kSmall, log::LogKind::kLarge}) {
+    for (size_t parity = 0; parity < 2; ++parity) {
+      const channel::ReplicaBuffer& buffer = *buffers_[LogBuffer(kind, parity)];
+      snapshot->AddLanded(kind, std::string_view(buffer.data(), kBufferBytes));
+    }
+  }
+}
+
 std::map<uint64_t, MirroredSegment> SendIndexSink::copies(
     log::LogKind kind) const {
   std::lock_guard<std::mutex> lock(mutex_);

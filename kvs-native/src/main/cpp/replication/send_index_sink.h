@@ -44,6 +44,7 @@
 #include "replication/index_installer.h"
 #include "replication/log_mirror.h"
 #include "replication/replica_adoption.h"
+#include "replication/replica_digest.h"
 #include "replication/replication_format.h"
 #include "replication/send_index_format.h"
 #include "util/status.h"
@@ -93,6 +94,14 @@ class SendIndexSink {
   // replica_adoption.h reads only records that check out). Valid while
   // the sink lives.
   std::vector<LandedLog> Landed() const;
+
+  // The replica as a promotion would find it now, for its digest
+  // (replica_digest.h): levels, compacted LSN, log copies and a copy of
+  // what landed in the small and large logs' buffers, with every segment
+  // they name pinned. Consistent: no message is handled meanwhile; writes
+  // landing in the buffers during the copy may be caught half-way (their
+  // records then fail their checks, as after a crash).
+  void Snapshot(ReplicaSnapshot* snapshot) const;
 
   // The installed levels, in backup offsets (tests, verification).
   std::map<size_t, lsm::LevelDescriptor> levels() const;

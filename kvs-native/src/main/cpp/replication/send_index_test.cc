@@ -17,6 +17,7 @@
 
 #include "channel/server.h"
 #include "engine/engine.h"
+#include "replication/contents_digest.h"
 #include "service/region_service.h"
 #include "testing/level_compare.h"
 #include "testing/memory_device.h"
@@ -214,14 +215,38 @@ class SendIndexTest : public ::testing::TestWithParam<fabric::Provider> {
       ++compared;
     }
     EXPECT_GT(compared, 0u);
-    // The digests ./kvs local verify compares agree, and see every entry.
-    LevelsDigest ours, theirs;
-    ASSERT_TRUE(primary_.service.LevelsDigest(7, &ours).ok());
-    ASSERT_TRUE(backup_.service.LevelsDigest(7, &theirs).ok());
-    EXPECT_EQ(ours.digest, theirs.digest);
-    EXPECT_EQ(ours.levels, compared);
-    EXPECT_EQ(theirs.entries, ours.entries);
-    EXPECT_GT(ours.entries, 0u);
+    ExpectSameDigests(compared);
+  }
+
+  // The digests ./kvs local verify compares agree once the backup holds
+  // every log byte the primary wrote: what the primary serves, and what the
+  // backup would serve if promoted (its levels, and the records of its log
+  // copies and buffers past them).
+  void ExpectSameDigests(size_t levels) {
+    ContentsDigest ours, theirs;
+    const auto same = [&] {
+      EXPECT_TRUE(DigestRegion(*primary_.region, &ours).ok());
+      const Status replica = backup_.service.ReplicaDigest(7, &theirs);
+      return replica.ok() && ours.digest == theirs.digest &&
+             ours.pairs == theirs.pairs &&
+             ours.level_pairs == theirs.level_pairs &&
+             ours.last_lsn == theirs.last_lsn;
+    };
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!same()) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+          << "the backup would serve " << theirs.pairs << " pairs to LSN "
+          << theirs.last_lsn << ", its primary serves " << ours.pairs
+          << " to LSN " << ours.last_lsn;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_EQ(ours.levels, levels);
+    EXPECT_EQ(theirs.levels, levels);
+    EXPECT_GT(theirs.level_pairs, 0u);
+    EXPECT_GT(theirs.pairs, 0u);
+    EXPECT_EQ(theirs.dropped, 0u);
+    EXPECT_EQ(theirs.compacted_lsn + theirs.past_levels, theirs.last_lsn);
   }
 
   // GC mirroring: once the stream caught up, every copy the backup keeps is
@@ -457,6 +482,14 @@ TEST_P(SendIndexTest, APromotedBackupOwnsWhatItHeldAndKeepsItAcrossRestarts) {
   // (no FLUSH-TAIL yet), and a shipment may be under way.
   const uint64_t installed_before = backup_.service.BackupStats().levels;
   ASSERT_TRUE(backup_.service.HoldsReplica("r7"));
+  // What the backup would serve if promoted is what the promotion then
+  // serves, and what its primary serves: every write was acknowledged.
+  ContentsDigest would_serve, primary_serves;
+  ASSERT_TRUE(backup_.service.ReplicaDigest(7, &would_serve).ok());
+  ASSERT_TRUE(DigestRegion(*primary_.region, &primary_serves).ok());
+  EXPECT_GT(would_serve.past_levels, 0u);
+  EXPECT_EQ(would_serve.digest, primary_serves.digest);
+  EXPECT_EQ(would_serve.last_lsn, primary_serves.last_lsn);
   lsm::Region* promoted = nullptr;
   AdoptionReport report;
   const Status promotion =
@@ -466,6 +499,12 @@ TEST_P(SendIndexTest, APromotedBackupOwnsWhatItHeldAndKeepsItAcrossRestarts) {
   EXPECT_FALSE(backup_.service.HoldsReplica("r7"));
   EXPECT_GT(installed_before, 0u);
   EXPECT_GT(report.segments, 0u);
+  ContentsDigest serves;
+  ASSERT_TRUE(DigestRegion(*promoted, &serves).ok());
+  EXPECT_EQ(serves.digest, would_serve.digest);
+  EXPECT_EQ(serves.pairs, would_serve.pairs);
+  EXPECT_EQ(serves.last_lsn, would_serve.last_lsn);
+  EXPECT_EQ(serves.past_levels, promoted->stats().l0_entries);
   // The promoted region holds what the primary acknowledged, part in the
   // adopted levels, the rest replayed from the adopted logs.
   EXPECT_GT(ExpectSameContents(primary_.region, promoted), 5000u);

@@ -445,10 +445,9 @@ Status RegionService::BackupLevels(
   return Status::Ok();
 }
 
-Status RegionService::LevelsDigest(uint64_t region_id,
-                                   replication::LevelsDigest* digest) const {
-  std::map<size_t, lsm::LevelDescriptor> levels;
-  engine::Engine* engine = nullptr;
+Status RegionService::ReplicaDigest(uint64_t region_id,
+                                    replication::ContentsDigest* digest) const {
+  std::shared_ptr<replication::SendIndexSink> sink;
   {
     std::shared_lock<std::shared_mutex> lock(mutex_);
     const auto it = regions_.find(region_id);
@@ -456,28 +455,39 @@ Status RegionService::LevelsDigest(uint64_t region_id,
       return Status::NotFound("region " + std::to_string(region_id) +
                               " is not held here");
     }
-    if (engine_ == nullptr) {
-      return Status::InvalidArgument("the service does not know its engine");
+    const Placement& placement = *it->second.placement;
+    if (placement.primary) {
+      return Status::InvalidArgument("region " + std::to_string(region_id) +
+                                     " is held here as its primary");
     }
-    engine = engine_;
-    if (it->second.placement->primary) {
-      const std::vector<lsm::LevelDescriptor> own =
-          it->second.region->LevelDescriptors();
-      for (size_t level = 0; level < own.size(); ++level) {
-        if (!own[level].empty()) levels[level] = own[level];
+    sink = it->second.index_sink;
+    if (sink == nullptr &&
+        placement.mode == replication::ReplicationMode::kSendIndex) {
+      return Status::InvalidArgument("region " + std::to_string(region_id) +
+                                     " has no send-index stream here yet");
+    }
+    if (sink == nullptr) {
+      // Build-Index: the region, and the records applied only at the next
+      // FLUSH or at closing.
+      std::map<std::string, replication::Overlay> overlay;
+      if (it->second.sink != nullptr) {
+        const std::string pending = it->second.sink->Pending();
+        std::vector<replication::Record> records;
+        KVS_RETURN_IF_ERROR(replication::DecodeRecords(pending, &records));
+        for (const replication::Record& record : records) {
+          const bool put = record.type == replication::RecordType::kPut;
+          overlay[std::string(record.key)] = {
+              put, put ? replication::PairDigest::Hash(record.key, record.value)
+                       : 0};
+        }
       }
-    } else if (it->second.index_sink != nullptr) {
-      levels = it->second.index_sink->levels();
-    } else {
-      return Status::InvalidArgument(
-          "region " + std::to_string(region_id) +
-          " is held here as a backup without a send-index stream");
+      return replication::DigestRegion(*it->second.region, overlay, digest);
     }
   }
-  // The levels' segments stay readable while this reads them only as long
-  // as no compaction or installation replaces them: a digest taken while
-  // the levels change may fail or differ, and is taken again.
-  return replication::DigestLevels(engine->volume()->file(), levels, digest);
+  // The snapshot pins what it names, so the stream goes on meanwhile.
+  replication::ReplicaSnapshot snapshot;
+  sink->Snapshot(&snapshot);
+  return replication::DigestReplica(snapshot, digest);
 }
 
 Status RegionService::BackupCopies(

@@ -45,7 +45,7 @@
 #include "channel/server.h"
 #include "engine/engine.h"
 #include "lsm/region.h"
-#include "replication/level_digest.h"
+#include "replication/contents_digest.h"
 #include "replication/replica_adoption.h"
 #include "replication/replica_sink.h"
 #include "replication/replicator.h"
@@ -147,12 +147,17 @@ class RegionService final : public channel::RequestHandler {
   // backup (backup offsets); NotFound if it has no Send-Index stream.
   Status BackupLevels(uint64_t region_id,
                       std::map<size_t, lsm::LevelDescriptor>* levels) const;
-  // A digest of `region_id`'s device levels as held here: a primary's own
-  // levels, or the levels a Send-Index backup installed (replication/
-  // level_digest.h). InvalidArgument for a Build-Index backup (its index is
-  // its own), NotFound for a region not held.
-  Status LevelsDigest(uint64_t region_id,
-                      replication::LevelsDigest* digest) const;
+  // A digest of what `region_id`, held here as a backup, would serve if
+  // promoted now, without changing anything: a Send-Index backup's from its
+  // stream's replica (replication/replica_digest.h); a Build-Index
+  // backup's from its own region with the records its stream holds beyond
+  // it (ReplicaSink::Pending), scanned under this service's lock (which
+  // keeps the region attached meanwhile). NotFound for a region not held,
+  // InvalidArgument for a primary (it serves its region:
+  // replication::DigestRegion) or a Send-Index backup before its stream's
+  // OPEN.
+  Status ReplicaDigest(uint64_t region_id,
+                       replication::ContentsDigest* digest) const;
   // The copies of `region_id`'s `kind` log held here as its backup.
   Status BackupCopies(
       uint64_t region_id, log::LogKind kind,

@@ -53,6 +53,18 @@ static_assert(catch_up_read_ahead_bytes >= 2 * segment_size_bytes);
 // (ReplicatorOptions::stream_queued_bytes_max; tests lower it.)
 inline constexpr uint64_t stream_queued_bytes_max = 256ull << 20;
 
+// --- Verification --------------------------------------------------------
+
+// A Send-Index backup's digest (replication/replica_digest.h) holds, for
+// every log record past its levels, the record's key, LSN and hash in
+// memory until it has replayed them in LSN order: at most this much. What
+// lies past the levels is about what its primary holds in L0 (two L0s of
+// 64 MiB by default, of which the keys are a part), so a digest of a
+// healthy replica stays well inside it; past it the digest fails (BUSY)
+// rather than grow, and succeeds once a compaction has moved the records
+// into the levels.
+inline constexpr uint64_t replica_digest_records_bytes_max = 256ull << 20;
+
 }  // namespace kvs::limits
 
 #endif  // KVS_UTIL_LIMITS_H_

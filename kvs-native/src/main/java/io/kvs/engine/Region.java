@@ -243,6 +243,19 @@ public final class Region implements AutoCloseable {
     return RegionStats.of(values);
   }
 
+  /**
+   * A digest of what the region serves now, its in-memory and device levels (read from a snapshot,
+   * while it serves): for comparing replicas of a region.
+   */
+  public ContentsDigest contentsDigest() {
+    enter();
+    try {
+      return ContentsDigest.of(NativeMethods.regionContentsDigest(handle));
+    } finally {
+      exit();
+    }
+  }
+
   /** Closes this handle and its iterators; the region's data stays. */
   @Override
   public void close() {

@@ -2,6 +2,7 @@ package io.kvs.service;
 
 import io.kvs.core.ClosedException;
 import io.kvs.core.cluster.ReplicationMode;
+import io.kvs.engine.ContentsDigest;
 import io.kvs.engine.Engine;
 import io.kvs.engine.Region;
 import io.kvs.nativelib.NativeLibrary;
@@ -131,17 +132,21 @@ public final class RegionService implements AutoCloseable {
   }
 
   /**
-   * A digest of region {@code regionId}'s device levels as this service holds them: a primary's own
-   * levels, or the levels a send-index backup installed. Equal digests mean the levels read the
-   * same (for comparing a backup with its primary). Returns {digest, entries, non-empty levels}.
+   * A digest of what region {@code regionId}, held here as a backup, would serve if it were
+   * promoted now. Under send-index: its installed levels with the records of its log copies (and of
+   * what landed in its stream's buffers) past them, replayed as recovery would. Under build-index:
+   * its own region with the records its stream holds beyond it (applied at the next flush, or when
+   * it closes), scanned while the service keeps the region attached. Changes nothing; a digest
+   * taken while the stream changes the replica may differ from one taken after (take it again).
    *
    * @throws io.kvs.core.KvsException NOT_FOUND for a region not held, INVALID_ARGUMENT for a
-   *     build-index backup; a digest taken while the levels change may fail or differ
+   *     primary (it serves its region: {@link io.kvs.engine.Region#contentsDigest}) or a send-index
+   *     backup before its stream opened
    */
-  public long[] levelsDigest(long regionId) {
+  public ContentsDigest replicaDigest(long regionId) {
     lock.readLock().lock();
     try {
-      return NativeMethods.serviceLevelsDigest(live(), regionId);
+      return ContentsDigest.of(NativeMethods.serviceReplicaDigest(live(), regionId));
     } finally {
       lock.readLock().unlock();
     }

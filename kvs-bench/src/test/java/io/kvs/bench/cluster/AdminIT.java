@@ -32,7 +32,8 @@ import org.junit.jupiter.api.io.TempDir;
  * backups are replaced by the fourth server). Checked: every operation of the load succeeded (a
  * planned move costs clients a retry, never an error), the history is linearizable with no write
  * lost, the drained server holds no region, every group is whole on the other three, and {@code
- * LocalCluster verify} finds the backups holding what their primaries hold.
+ * LocalCluster verify} finds the backups holding what their primaries hold (with data in every
+ * region's device levels: small L0s, a few MiB written first).
  */
 class AdminIT {
   private static final int REGIONS = 2;
@@ -73,11 +74,15 @@ class AdminIT {
                 "--regions",
                 Integer.toString(REGIONS),
                 "--replication",
-                "3");
+                "3",
+                "--l0-size",
+                ProcessCluster.SMALL_L0);
         KvsClient client = cluster.client(OPERATION_TIMEOUT)) {
       String zookeeper = cluster.zookeeper();
       secret = cluster.dir().resolve("secret");
       ProcessCluster.awaitFullStrength(client, REGIONS, 3, Duration.ofSeconds(60));
+      // Data in every region's device levels: the handovers carry it, verify compares it.
+      Bulk.fillLevels(client, "levels", REGIONS);
       byte[] firstKey = RecordedLoad.key("admin", 0);
       RegionDescriptor loaded = client.regionMap().regionFor(firstKey).orElseThrow();
       String target = loaded.backups().get(0);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.fail;
 import io.kvs.client.KvsClient;
 import io.kvs.client.Transport;
 import io.kvs.core.cli.Processes;
+import io.kvs.core.cluster.ClusterJson;
 import io.kvs.core.cluster.ClusterPaths;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionMap;
@@ -27,6 +28,8 @@ import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
@@ -45,8 +48,17 @@ final class ProcessCluster implements AutoCloseable {
   private static final Duration START_TIMEOUT = Duration.ofMinutes(3);
   private static final Duration STOP_TIMEOUT = Duration.ofMinutes(3);
 
+  /**
+   * The smallest L0 a region server takes (1 MiB): a test that starts its cluster with {@code
+   * --l0-size SMALL_L0} and writes a few MiB per region has data in every region's device levels,
+   * which {@link #verify()} requires.
+   */
+  static final String SMALL_L0 = Integer.toString(1 << 20);
+
   private final Path dir;
   private final List<Process> spawned = new ArrayList<>();
+  // The servers' options of LocalCluster start that startServer gives a server again.
+  private final List<String> serverOptions = new ArrayList<>();
   private boolean stopped;
 
   private ProcessCluster(Path dir) {
@@ -61,6 +73,10 @@ final class ProcessCluster implements AutoCloseable {
     ProcessCluster cluster = new ProcessCluster(dir.toAbsolutePath());
     List<String> arguments = new ArrayList<>(List.of("start", "--dir", cluster.dir.toString()));
     arguments.addAll(List.of(options));
+    int l0Size = arguments.indexOf("--l0-size");
+    if (l0Size >= 0) {
+      cluster.serverOptions.addAll(arguments.subList(l0Size, l0Size + 2));
+    }
     try {
       cluster.runTool(arguments, START_TIMEOUT);
     } catch (Exception | AssertionError e) {
@@ -150,7 +166,8 @@ final class ProcessCluster implements AutoCloseable {
 
   /**
    * Starts region server {@code id} again, with the arguments {@code LocalCluster start} gives it
-   * by default and {@code options}, logging to the same file, and records its new pid.
+   * by default (and the {@code --l0-size} the cluster started with) and {@code options}, logging to
+   * the same file, and records its new pid.
    */
   void startServer(String id, String... options) throws IOException {
     String name = "server-" + id;
@@ -174,6 +191,7 @@ final class ProcessCluster implements AutoCloseable {
       // As LocalCluster start does: the servers and masters prove the cluster secret to each other.
       command.addAll(List.of("--secret-file", dir.resolve("secret").toString()));
     }
+    command.addAll(serverOptions);
     if (Files.exists(dir.resolve("client-secret"))) {
       // ...and clients the client secret to servers.
       command.addAll(List.of("--client-secret-file", dir.resolve("client-secret").toString()));
@@ -225,6 +243,24 @@ final class ProcessCluster implements AutoCloseable {
         }
       }
       return Optional.empty();
+    }
+  }
+
+  /** The region map as ZooKeeper holds it now (not a client's cached copy). */
+  RegionMap regionMap() throws Exception {
+    try (CuratorFramework curator =
+        CuratorFrameworkFactory.newClient(zookeeper(), 10_000, 5_000, new RetryOneTime(200))) {
+      curator.start();
+      if (!curator.blockUntilConnected(10, TimeUnit.SECONDS)) {
+        throw new IllegalStateException("cannot reach ZooKeeper at " + zookeeper());
+      }
+      ClusterPaths paths = new ClusterPaths("default");
+      List<RegionDescriptor> regions = new ArrayList<>();
+      for (String child : curator.getChildren().forPath(paths.regions())) {
+        regions.add(
+            ClusterJson.decodeRegion(curator.getData().forPath(paths.regions() + "/" + child)));
+      }
+      return RegionMap.of(regions);
     }
   }
 
@@ -356,15 +392,68 @@ final class ProcessCluster implements AutoCloseable {
     return state;
   }
 
+  /** One region's line of {@code LocalCluster verify}. */
+  record Verified(
+      long region, boolean same, long pairs, List<Long> inLevels, List<Long> pastLevels) {}
+
+  private static final Pattern VERIFIED =
+      Pattern.compile(
+          "^(\\d+)\\s+\\S+\\s+\\S*\\s+(same|DIFFER)\\s+(\\d+)\\s+(\\S+)\\s+(\\S+)\\s+.*$");
+
   /**
    * Runs {@code LocalCluster verify} over this cluster and returns what it printed; fails the test
-   * if it finds a region whose backups do not hold what its primary holds.
+   * if it finds a region whose backups would not serve what its primary serves, or a region where
+   * some member's device levels hold no pair (then the comparison covered only what was in memory
+   * and in the logs: write more, with a small L0, see {@link #SMALL_L0}).
    */
   String verify() throws IOException {
     Path output = dir.resolve("launcher.log");
     long before = Files.exists(output) ? Files.size(output) : 0;
     runTool(List.of("verify", "--dir", dir.toString()), START_TIMEOUT);
-    return read(output).substring((int) before);
+    String report = read(output).substring((int) before);
+    List<Verified> regions = parseVerify(report);
+    System.out.println("LocalCluster verify in " + dir + ":");
+    report.lines().filter(line -> VERIFIED.matcher(line).matches()).forEach(System.out::println);
+    if (regions.isEmpty()) {
+      fail("LocalCluster verify listed no region:\n" + report);
+    }
+    for (Verified region : regions) {
+      if (!region.same() || region.inLevels().stream().anyMatch(pairs -> pairs <= 0)) {
+        fail(
+            "region "
+                + region.region()
+                + " was not compared in the device levels of every member (pairs in levels,"
+                + " primary first: "
+                + region.inLevels()
+                + "):\n"
+                + report);
+      }
+    }
+    return report;
+  }
+
+  /** The region lines of a {@code LocalCluster verify} report. */
+  static List<Verified> parseVerify(String report) {
+    List<Verified> regions = new ArrayList<>();
+    for (String line : report.lines().toList()) {
+      Matcher matcher = VERIFIED.matcher(line);
+      if (matcher.matches()) {
+        regions.add(
+            new Verified(
+                Long.parseLong(matcher.group(1)),
+                matcher.group(2).equals("same"),
+                Long.parseLong(matcher.group(3)),
+                counts(matcher.group(4)),
+                counts(matcher.group(5))));
+      }
+    }
+    return regions;
+  }
+
+  private static List<Long> counts(String joined) {
+    return joined.equals("-")
+        ? List.of()
+        : java.util.Arrays.stream(joined.split("/")).map(Long::parseLong).toList();
   }
 
   /**

@@ -14,33 +14,47 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * The fault tests' load: client threads writing (a unique value each), deleting and reading a few
- * shared keys through one client, every operation recorded for the linearizability checker (a
- * failed write is recorded as surely not applied only for a {@link NotAppliedException}).
+ * The fault tests' load: client threads writing (a unique value each, of every size category:
+ * small, medium and large, so every log and the device levels see them), deleting and reading a few
+ * shared keys, every operation recorded for the linearizability checker (a failed write is recorded
+ * as surely not applied only for a {@link NotAppliedException}). The threads share one client, or
+ * each opens its own ({@link #startIndependent}: its own connections and region map, so one client
+ * may go on with a stale map while another has seen the change).
  */
 final class RecordedLoad {
+  /** Opens a client for one load thread. */
+  interface ClientFactory {
+    KvsClient open() throws Exception;
+  }
+
   private final KvsClient client;
+  private final ClientFactory clients;
   private final HistoryRecorder recorder;
   private final String keyPrefix;
   private final int keys;
   private final AtomicBoolean stop = new AtomicBoolean();
   private final AtomicInteger acknowledged = new AtomicInteger();
+  private final AtomicReference<Exception> failure = new AtomicReference<>();
   private final List<Thread> threads = new ArrayList<>();
   private final Duration operationTimeout;
 
   private RecordedLoad(
       KvsClient client,
+      ClientFactory clients,
       HistoryRecorder recorder,
       String keyPrefix,
       int keys,
       Duration operationTimeout) {
     this.client = client;
+    this.clients = clients;
     this.recorder = recorder;
     this.keyPrefix = keyPrefix;
     this.keys = keys;
@@ -68,7 +82,28 @@ final class RecordedLoad {
       String keyPrefix,
       int keys,
       Duration operationTimeout) {
-    RecordedLoad load = new RecordedLoad(client, recorder, keyPrefix, keys, operationTimeout);
+    return start(
+        new RecordedLoad(client, null, recorder, keyPrefix, keys, operationTimeout), clients);
+  }
+
+  /**
+   * Starts {@code clients} threads on {@code keys} keys named after {@code keyPrefix}, each through
+   * a client of its own that {@code factory} opens (and the thread closes when it stops); the final
+   * reads go through {@code client}. Client ids are 0..clients-1.
+   */
+  static RecordedLoad startIndependent(
+      KvsClient client,
+      ClientFactory factory,
+      HistoryRecorder recorder,
+      int clients,
+      String keyPrefix,
+      int keys,
+      Duration operationTimeout) {
+    return start(
+        new RecordedLoad(client, factory, recorder, keyPrefix, keys, operationTimeout), clients);
+  }
+
+  private static RecordedLoad start(RecordedLoad load, int clients) {
     for (int id = 0; id < clients; id++) {
       int clientId = id;
       Thread thread = new Thread(() -> load.run(clientId), "client-" + id);
@@ -109,6 +144,7 @@ final class RecordedLoad {
       thread.join(operationTimeout.toMillis() * 3);
       assertThat(thread.isAlive()).as(thread.getName() + " stopped").isFalse();
     }
+    assertThat(failure.get()).as("a load thread's client failed to open or close").isNull();
   }
 
   /**
@@ -127,7 +163,32 @@ final class RecordedLoad {
     return (prefix + "-key-" + i).getBytes(StandardCharsets.UTF_8);
   }
 
+  /**
+   * The value client {@code clientId} writes in its {@code sequence}th operation: unique, and small
+   * (under 120 bytes with its key), medium or large (over 1 KiB) in turn.
+   */
+  static byte[] value(int clientId, long sequence) {
+    byte[] text =
+        ("client " + clientId + " write " + sequence + " ").getBytes(StandardCharsets.UTF_8);
+    int length = text.length + new int[] {0, 400, 1_500}[(int) (sequence % 3)];
+    byte[] value = Arrays.copyOf(text, length);
+    Arrays.fill(value, text.length, length, (byte) ('a' + sequence % 26));
+    return value;
+  }
+
   private void run(int clientId) {
+    if (clients == null) {
+      run(clientId, client);
+      return;
+    }
+    try (KvsClient own = clients.open()) {
+      run(clientId, own);
+    } catch (Exception e) {
+      failure.compareAndSet(null, e);
+    }
+  }
+
+  private void run(int clientId, KvsClient client) {
     Random random = new Random(clientId);
     HistoryRecorder.FailureClassifier classifier =
         e -> e instanceof NotAppliedException ? Outcome.FAILED_NOT_APPLIED : Outcome.UNKNOWN;
@@ -136,8 +197,7 @@ final class RecordedLoad {
       int choice = random.nextInt(10);
       try {
         if (choice < 5) {
-          byte[] value =
-              ("client " + clientId + " write " + sequence).getBytes(StandardCharsets.UTF_8);
+          byte[] value = value(clientId, sequence);
           recorder.put(clientId, key, value, () -> client.put(key, value), classifier);
           acknowledged.incrementAndGet();
         } else if (choice < 6) {

@@ -31,11 +31,21 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A cluster of processes (ZooKeeper, a master, three region servers, build-index replication at
- * factor 2 and 3) serves every operation over both transports; stopped cleanly, every acknowledged
- * write is in the engine of the region's primary and of each of its backups, deletes included.
+ * factor 2 and 3, small L0s) serves every operation over both transports; {@code LocalCluster
+ * verify} finds every backup would serve what its primary serves, with data in every replica's
+ * device levels; stopped cleanly, every acknowledged write is in the engine of the region's primary
+ * and of each of its backups, deletes included.
  */
 class ReplicatedClusterIT {
-  private static final int REGIONS = 9;
+  private static final int REGIONS = 6;
+
+  /**
+   * Keys per region of {@link Bulk} data: a build-index backup applies its primary's records a 2
+   * MiB buffer at a time, so it lags by up to that much, and each of its own 1 MiB L0s fills only
+   * once its primary holds about 3 MiB of the region.
+   */
+  private static final int LEVEL_KEYS_PER_REGION = 2 * Bulk.KEYS_PER_REGION;
+
   private static final int KEYS = 800;
 
   // Kept when a test fails: the processes' logs are in it.
@@ -67,11 +77,20 @@ class ReplicatedClusterIT {
             "--replication",
             Integer.toString(replication),
             "--mode",
-            "build-index");
+            "build-index",
+            "--l0-size",
+            ProcessCluster.SMALL_L0);
     RegionMap map = null;
     for (Transport transport : Transport.values()) {
       try (KvsClient client = cluster.client(transport)) {
         ProcessCluster.awaitAllOpen(client, REGIONS, Duration.ofSeconds(30));
+        if (map == null) {
+          // Data in every region's device levels, on every replica (each compacts its own).
+          Bulk.write(client, "levels", REGIONS * LEVEL_KEYS_PER_REGION);
+          for (int i = 0; i < REGIONS * LEVEL_KEYS_PER_REGION; i++) {
+            expected.put(TestKeys.key("levels", i), Bulk.value("levels", i));
+          }
+        }
         operations(client, transport.name().toLowerCase());
         // What the other transport wrote reads the same over this one.
         checkEverything(client);
@@ -81,6 +100,9 @@ class ReplicatedClusterIT {
     for (RegionDescriptor region : map.regions()) {
       assertThat(region.backups()).as("backups of %s", region).hasSize(replication - 1);
     }
+    // Live: every backup's region, with the records its stream has not applied yet, serves what
+    // its primary serves, with data in every replica's device levels.
+    cluster.verify();
 
     cluster.close();
     checkEngines(map);

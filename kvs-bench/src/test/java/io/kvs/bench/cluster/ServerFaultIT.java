@@ -39,7 +39,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * shrink, a dead primary's backup is promoted); once it is back, every group is whole again (the
  * server rejoins as a backup and is caught up); the history is linearizable per key and every key's
  * final read shows its last acknowledged write; and {@code LocalCluster verify} finds every backup
- * holding what its primary holds.
+ * holding what its primary holds: each backup would serve, if promoted, what its primary serves,
+ * compared with data in every region's device levels (the servers' L0s are small, and each cluster
+ * starts with a few MiB of data).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ServerFaultIT {
@@ -71,7 +73,18 @@ class ServerFaultIT {
               "--regions",
               Integer.toString(REGIONS),
               "--replication",
-              Integer.toString(replication));
+              Integer.toString(replication),
+              "--l0-size",
+              ProcessCluster.SMALL_L0);
+      // Data in every region's device levels, which the scenarios' faults carry along (promoted,
+      // caught up) and verify compares.
+      try (KvsClient client = cluster.client(OPERATION_TIMEOUT)) {
+        ProcessCluster.awaitFullStrength(client, REGIONS, replication, Duration.ofSeconds(60));
+        Bulk.fillLevels(client, "levels", REGIONS);
+      } catch (Exception | AssertionError e) {
+        cluster.close();
+        throw e;
+      }
       clusters.put(replication, cluster);
     }
     return cluster;

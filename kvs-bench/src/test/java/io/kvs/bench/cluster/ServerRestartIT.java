@@ -15,7 +15,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -25,12 +24,14 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * One cluster of processes (three region servers, replication 2, send-index) for two tests: while a
  * region server is stopped its regions keep serving from their live members, and once it is started
- * again every group is whole with every key; and requests beyond the protocol's limits are refused
- * clearly while the cluster keeps serving.
+ * again every group is whole with every key and {@code LocalCluster verify} finds every backup
+ * holding what its primary holds (with data in every region's device levels: small L0s); and
+ * requests beyond the protocol's limits are refused clearly while the cluster keeps serving.
  */
 class ServerRestartIT {
-  private static final int REGIONS = 8;
-  private static final int KEYS = 2_000;
+  private static final int REGIONS = 4;
+  // Enough for every region's device levels (the servers' L0s are small).
+  private static final int KEYS = REGIONS * Bulk.KEYS_PER_REGION;
 
   // Kept when a test fails: the processes' logs are in it.
   @TempDir(cleanup = CleanupMode.ON_SUCCESS)
@@ -42,7 +43,15 @@ class ServerRestartIT {
   static void startCluster() throws Exception {
     cluster =
         ProcessCluster.start(
-            dir, "--servers", "3", "--regions", Integer.toString(REGIONS), "--replication", "2");
+            dir,
+            "--servers",
+            "3",
+            "--regions",
+            Integer.toString(REGIONS),
+            "--replication",
+            "2",
+            "--l0-size",
+            ProcessCluster.SMALL_L0);
   }
 
   @AfterAll
@@ -56,11 +65,7 @@ class ServerRestartIT {
   void aStoppedServersRegionsKeepServingAndTheGroupsHealWhenItReturns() throws Exception {
     try (KvsClient client = cluster.client(Transport.TCP)) {
       ProcessCluster.awaitAllOpen(client, REGIONS, Duration.ofSeconds(30));
-      List<CompletableFuture<Void>> writes = new ArrayList<>();
-      for (int i = 0; i < KEYS; i++) {
-        writes.add(client.putAsync(TestKeys.key("restart", i), TestKeys.value("restart", i, 0)));
-      }
-      CompletableFuture.allOf(writes.toArray(CompletableFuture[]::new)).join();
+      Bulk.write(client, "restart", KEYS);
       for (int i = 0; i < KEYS; i += 10) {
         client.delete(TestKeys.key("restart", i));
       }
@@ -85,7 +90,7 @@ class ServerRestartIT {
       for (int i = 0; i < served.size(); i++) {
         assertThat(served.get(i).orElse(null))
             .as("key %d while s2 is down", 1 + 10 * i)
-            .isEqualTo(TestKeys.value("restart", 1 + 10 * i, 0));
+            .isEqualTo(Bulk.value("restart", 1 + 10 * i));
       }
 
       cluster.startServer("s2");
@@ -107,7 +112,7 @@ class ServerRestartIT {
       for (int i = 0; i < KEYS; i++) {
         assertThat(values.get(i).orElse(null))
             .as("key %d after the restart", i)
-            .isEqualTo(i % 10 == 0 ? null : TestKeys.value("restart", i, 0));
+            .isEqualTo(i % 10 == 0 ? null : Bulk.value("restart", i));
       }
       // And it takes writes again, on every region.
       for (int i = 0; i < 200; i++) {
@@ -117,6 +122,9 @@ class ServerRestartIT {
         assertThat(client.get(TestKeys.key("after", i))).hasValue(TestKeys.value("after", i, 0));
       }
     }
+    // Every backup, the restarted server's caught-up ones included, would serve what its primary
+    // serves, with data in every region's device levels.
+    cluster.verify();
   }
 
   @Test

@@ -49,19 +49,29 @@ public sealed interface ControlCommand {
   record RegionStats(long regionId) implements ControlCommand {}
 
   /**
-   * Report a digest of what region {@code regionId} holds here, for comparing a region's replicas
-   * ({@code ./kvs local verify}). The reply's counters: {@code digest}, {@code entries}, {@code
-   * levels} and {@code scope} ({@link #DIGEST_LEVELS} or {@link #DIGEST_SCAN}), and for {@link
-   * #DIGEST_LEVELS} {@code l0Entries}, what the region's L0 holds here (a backup's: none).
+   * Report a digest of what region {@code regionId} serves here, for comparing a region's replicas
+   * ({@code ./kvs local verify}): of its live pairs in key order, however stored. The reply's
+   * counters: {@code digest}, {@code pairs} (live pairs), {@code levelPairs} (live pairs the device
+   * levels alone hold), {@code levels} (device levels holding data), {@code pastLevels} (in-memory
+   * level entries, or for {@link #DIGEST_SEND_INDEX_BACKUP} the log records replayed past the
+   * levels), {@code dropped} (log records past the first missing sequence number, which a promotion
+   * drops), {@code lastLsn}, {@code compactedLsn} and {@code scope}.
    */
   record Digest(long regionId) implements ControlCommand {}
 
   /**
-   * A Digest's scope under send-index: the device levels (a primary's own, a backup's installed); a
-   * backup keeps no L0, so those are what two replicas share.
+   * A Digest's scope for a send-index backup: what it would serve if it were promoted now, its
+   * installed levels with the records of its log copies (and of its stream's buffers) past them,
+   * replayed as recovery would.
    */
-  long DIGEST_LEVELS = 0;
+  long DIGEST_SEND_INDEX_BACKUP = 0;
 
-  /** A Digest's scope under build-index and none: every live pair of a full scan of the region. */
-  long DIGEST_SCAN = 1;
+  /** A Digest's scope for a primary (or a region without replication): what its region serves. */
+  long DIGEST_SERVED = 1;
+
+  /**
+   * A Digest's scope for a build-index backup: what it would serve if it were promoted now, what
+   * its own region serves with the records its stream holds beyond it (not applied yet) applied.
+   */
+  long DIGEST_BUILD_INDEX_BACKUP = 2;
 }

@@ -109,6 +109,9 @@ public final class NativeMethods {
   /** Fills {@code out} with the region's counters, in {@code RegionStats} order. */
   public static native void regionStats(long region, long[] out);
 
+  /** The fields of {@code kvs_contents_digest} for what a region serves. */
+  public static native long[] regionContentsDigest(long region);
+
   /** Creates an iterator over a snapshot of the region, below {@code upperBound} if not null. */
   public static native long iteratorCreate(long region, byte[] upperBound);
 
@@ -170,8 +173,8 @@ public final class NativeMethods {
   /** Lets the service tap {@code engine}'s regions for send-index replication. */
   public static native void serviceUseEngine(long service, long engine);
 
-  /** {digest, entries, levels} of a region's device levels as the service holds them. */
-  public static native long[] serviceLevelsDigest(long service, long regionId);
+  /** The fields of {@code kvs_contents_digest} for what a send-index backup would serve. */
+  public static native long[] serviceReplicaDigest(long service, long regionId);
 
   /** Promotes the send-index replica in engine region {@code name}; returns segments adopted. */
   public static native long servicePromote(long service, long regionId, byte[] name);

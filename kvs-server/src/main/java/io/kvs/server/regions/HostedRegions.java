@@ -10,6 +10,7 @@ import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.control.ControlCommand;
 import io.kvs.core.control.HeldRegion;
 import io.kvs.core.control.StreamKey;
+import io.kvs.engine.ContentsDigest;
 import io.kvs.engine.Engine;
 import io.kvs.engine.Region;
 import io.kvs.engine.RegionStats;
@@ -297,9 +298,12 @@ public final class HostedRegions implements ControlledRegions {
   }
 
   /**
-   * A digest of what region {@code regionId} holds here, as {@link
-   * io.kvs.core.control.ControlCommand.Digest} describes it: under send-index of its device levels,
-   * otherwise of a full scan.
+   * A digest of what region {@code regionId} serves here, as {@link
+   * io.kvs.core.control.ControlCommand.Digest} describes it: a backup's is of what it would serve
+   * if it were promoted now (under send-index its installed levels with its log copies' records
+   * past them; under build-index its own region with the records its stream holds beyond it); any
+   * other replica's, of what its region serves (a full scan of its in-memory and device levels).
+   * Taken outside this object's lock.
    *
    * @throws KvsException NOT_FOUND for a region not held here
    */
@@ -309,16 +313,18 @@ public final class HostedRegions implements ControlledRegions {
     if (region == null) {
       throw KvsException.of(StatusCode.NOT_FOUND, "region " + regionId + " is not held here");
     }
-    if (region.mode() == ReplicationMode.SEND_INDEX) {
-      long[] levels = service.levelsDigest(regionId);
-      return Map.of(
-          "digest", levels[0],
-          "entries", levels[1],
-          "levels", levels[2],
-          "scope", ControlCommand.DIGEST_LEVELS,
-          "l0Entries", region.region().stats().l0Entries());
-    }
-    return ScanDigest.of(region.region());
+    boolean backup = region.role() != RegionRole.PRIMARY && region.mode().replicates();
+    ContentsDigest digest =
+        backup ? service.replicaDigest(regionId) : region.region().contentsDigest();
+    Map<String, Long> reply = new TreeMap<>(digest.asMap());
+    reply.put(
+        "scope",
+        !backup
+            ? ControlCommand.DIGEST_SERVED
+            : region.mode() == ReplicationMode.SEND_INDEX
+                ? ControlCommand.DIGEST_SEND_INDEX_BACKUP
+                : ControlCommand.DIGEST_BUILD_INDEX_BACKUP);
+    return reply;
   }
 
   /** The engine region behind cluster region {@code regionId}, if held (tests, tools). */
