@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -393,6 +394,55 @@ TEST_P(ReplicationTest, APromotedBackupHoldsWritesOfBothBuffers) {
     ASSERT_TRUE(status.ok()) << i << " " << status.ToString();
     EXPECT_EQ(got, value + std::to_string(i));
   }
+}
+
+// A backup that takes none of the writes waiting for it (here: it holds
+// the FLUSH of a full buffer, so the primary fills the other one and then
+// waits) fails its stream within the stall timeout, long before the write
+// timeout; the write is acknowledged once the master's reopen drops the
+// backup from the group. A cut connection, whose packets vanish, looks
+// the same to the primary.
+TEST_P(ReplicationTest, ABackupThatTakesNoWriteFailsWithinTheStallTimeout) {
+  primary_.service.DisableReplication();
+  primary_.service.EnableReplication(Endpoint(), std::chrono::seconds(10),
+                                     std::string(),
+                                     std::chrono::milliseconds(300));
+  Place(3, 3);
+  backup_.handler.Hold();
+  // ~6 MiB: more than both 2 MiB buffers hold, so a write waits.
+  constexpr int kKeys = 6000;
+  const std::string value(1000, 'v');
+  std::atomic<int> acknowledged{0};
+  std::thread writer([&] {
+    for (int i = 0; i < kKeys; ++i) {
+      const wire::Reply reply =
+          Call(Make(wire::Opcode::kPut, 3, "key" + std::to_string(i), value));
+      EXPECT_EQ(reply.status, Status::Code::kOk) << i << " " << reply.message;
+      if (reply.status != Status::Code::kOk) return;
+      acknowledged.fetch_add(1);
+    }
+  });
+  backup_.handler.AwaitHeld();
+  const auto held = std::chrono::steady_clock::now();
+  std::string why;
+  while (why.empty() &&
+         std::chrono::steady_clock::now() - held < std::chrono::seconds(8)) {
+    why = primary_.service.BackupFailures(7).at(0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - held, std::chrono::seconds(4))
+      << "the stream failed only after " << why;
+  EXPECT_NE(why.find("took no write for"), std::string::npos) << why;
+  EXPECT_LT(acknowledged.load(), kKeys);  // a write waited
+  // The master reopens the region without the backup: the waiting write,
+  // and every one after it, is acknowledged by the group as it is now.
+  service::Placement alone;
+  alone.stream_key = kStreamKey;
+  alone.primary = true;
+  primary_.service.Attach(7, 3, primary_.region, alone);
+  writer.join();
+  EXPECT_EQ(acknowledged.load(), kKeys);
+  backup_.handler.Release();
 }
 
 // Only the group's primary opens a stream into a backup, and only the

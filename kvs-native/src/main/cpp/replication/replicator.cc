@@ -779,6 +779,7 @@ void Replicator::Settle(Group* group, bool ending) {
     std::lock_guard<std::mutex> lock(group->mutex);
     if (group->waiters.empty()) return;
     const auto now = Clock::now();
+    if (!ending) FailStalledLocked(group, now);
     while (!group->waiters.empty()) {
       Group::Waiter& front = group->waiters.front();
       std::optional<Status> held =
@@ -802,6 +803,31 @@ void Replicator::Settle(Group* group, bool ending) {
     }
   }
   for (auto& [done, outcome] : settled) done(outcome);
+}
+
+void Replicator::FailStalledLocked(Group* group, Clock::time_point now) {
+  for (const auto& stream : group->streams) {
+    if (!stream->required || !stream->failure.ok()) continue;
+    // Waiters are in ticket order: the first one past what the backup holds
+    // is the oldest waiting for it; it began a timeout before its deadline.
+    for (const Group::Waiter& waiter : group->waiters) {
+      if (waiter.ticket <= stream->done_ticket) continue;
+      const auto waited = now - (waiter.deadline - options_.timeout);
+      if (waited >= options_.stall_timeout) {
+        stream->failure = Status::IoError(
+            "region " + std::to_string(group->region_id) + " replication to " +
+            stream->target.Name() + " failed: it took no write for " +
+            std::to_string(
+                std::chrono::duration_cast<std::chrono::milliseconds>(waited)
+                    .count()) +
+            " ms (stall timeout " +
+            std::to_string(options_.stall_timeout.count()) + " ms)");
+        stream->state = Stream::State::kFailed;
+        group->changed.notify_all();
+      }
+      break;
+    }
+  }
 }
 
 Status Replicator::AwaitTicket(Group* group, uint64_t ticket,

@@ -117,6 +117,14 @@ struct ReplicatorOptions {
   // Bounds a write's wait for its backups, a stream's messages, and a
   // graceful close.
   std::chrono::milliseconds timeout{10'000};
+  // A required backup that takes none of the writes waiting for it within
+  // this long fails its stream (a cut or stalled backup): the master, at its
+  // next pass (every 2 s), reopens the region with that backup joining, and
+  // the writes stop waiting for it. Shorter than `timeout`, so that a region
+  // with a stuck backup is unavailable for about this plus a pass, not for
+  // the whole timeout; long enough for a loaded backup's fsync or compaction
+  // pause (a failed stream costs a catch-up, not data).
+  std::chrono::milliseconds stall_timeout{2'000};
   // Bytes of queued records written with one one-sided write at most.
   size_t batch_bytes_max = 256u << 10;
   // One-sided writes in flight to one backup server at most, whatever
@@ -288,6 +296,10 @@ class Replicator final : public lsm::ReplicationTap {
   // timed out); every one still waiting if `ending`. Takes the group's
   // mutex; runs their callbacks after releasing it.
   void Settle(Group* group, bool ending);
+  // Fails the stream of every required backup that holds none of the
+  // writes waiting for it within the stall timeout (group->mutex held).
+  void FailStalledLocked(Group* group,
+                         std::chrono::steady_clock::time_point now);
   // Sends a Send-Index control message to the stream's backup; `pending`
   // (under the group's mutex) counts the replies outstanding.
   bool SendIndexControl(Stream* stream, const IndexControl& control,

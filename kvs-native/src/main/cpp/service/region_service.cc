@@ -39,10 +39,12 @@ void RegionService::UseEngine(engine::Engine* engine) {
 
 void RegionService::EnableReplication(const fabric::EndpointOptions& endpoint,
                                       std::chrono::milliseconds timeout,
-                                      const std::string& secret) {
+                                      const std::string& secret,
+                                      std::chrono::milliseconds stall_timeout) {
   replication::ReplicatorOptions options;
   options.endpoint = endpoint;
   options.timeout = timeout;
+  options.stall_timeout = stall_timeout;
   options.secret = secret;
   auto replicator = std::make_shared<replication::Replicator>(options);
   std::unique_lock<std::shared_mutex> lock(mutex_);

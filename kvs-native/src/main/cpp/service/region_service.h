@@ -116,12 +116,16 @@ class RegionService final : public channel::RequestHandler {
   // with `endpoint`. Regions attached before keep their placement until
   // attached again.
   // `timeout` bounds a write's wait for its backups (replication/
-  // replicator.h) and a stream's messages. `secret`: the cluster secret the
-  // connections to backups prove (channel/bootstrap_auth.h; empty: none).
+  // replicator.h) and a stream's messages; `stall_timeout` how long a
+  // backup may take none of the writes waiting for it before its stream
+  // fails. `secret`: the cluster secret the connections to backups prove
+  // (channel/bootstrap_auth.h; empty: none).
   void EnableReplication(
       const fabric::EndpointOptions& endpoint,
       std::chrono::milliseconds timeout = std::chrono::milliseconds(10'000),
-      const std::string& secret = std::string());
+      const std::string& secret = std::string(),
+      std::chrono::milliseconds stall_timeout =
+          replication::ReplicatorOptions{}.stall_timeout);
   // Closes every stream and replica buffer; before the fabric server stops.
   void DisableReplication();
   ~RegionService() override;

@@ -56,7 +56,7 @@ public final class Master implements AutoCloseable {
         ZooKeeperAcls.apply(
                 CuratorFrameworkFactory.builder()
                     .connectString(options.zookeeper())
-                    .sessionTimeoutMs(10_000)
+                    .sessionTimeoutMs((int) options.sessionTimeout().toMillis())
                     .connectionTimeoutMs(10_000)
                     .retryPolicy(new ExponentialBackoffRetry(100, 10, 2_000)),
                 options.security().zookeeper())

@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
  * <pre>
  * MasterMain --id m1 --dir DIR [--zookeeper HOST:PORT,...] [--cluster default]
  *            [--regions 32] [--replication 2] [--mode send-index|build-index|none] [--servers 3]
- *            [--min-replicas 1] [--host 127.0.0.1] [--http-port 0]
+ *            [--min-replicas 1] [--host 127.0.0.1] [--http-port 0] [--session-timeout-ms 4000]
  *            [--split-points K1,K2,... | --split-prefix PREFIX]
  *            [--secret-file FILE] [--tls-cert PEM --tls-key PEM --tls-ca PEM]
  *            [--zookeeper-digest-file FILE]
@@ -33,8 +33,9 @@ import org.slf4j.LoggerFactory;
  * space at {@code --split-points} (UTF-8, {@code \xNN} escapes; one fewer than regions), or evenly
  * over decimal numbers after {@code --split-prefix} (e.g. {@code usertable:user} for YCSB), or
  * evenly over the first two key bytes. {@code --min-replicas} is the fewest replicas of a region in
- * sync (its primary counted) that accept a write ({@link ClusterConfig#minReplicas}). Stops cleanly
- * on SIGTERM.
+ * sync (its primary counted) that accept a write ({@link ClusterConfig#minReplicas}). {@code
+ * --session-timeout-ms} is its ZooKeeper session timeout: how soon a standby takes over from an
+ * active master that stopped answering. Stops cleanly on SIGTERM.
  */
 public final class MasterMain {
   private static final Logger LOG = LoggerFactory.getLogger(MasterMain.class);
@@ -58,7 +59,8 @@ public final class MasterMain {
                 "servers",
                 "min-replicas",
                 "host",
-                "http-port"));
+                "http-port",
+                "session-timeout-ms"));
     known.addAll(SecurityOptions.FLAG_NAMES);
     Flags flags = Flags.parse(args, known);
     SecurityOptions security = SecurityOptions.fromFlags(flags);
@@ -96,7 +98,11 @@ public final class MasterMain {
                 Duration.ofSeconds(30),
                 flags.get("host", "127.0.0.1"),
                 flags.getInt("http-port", 0),
-                security));
+                security,
+                Duration.ofMillis(
+                    flags.getInt(
+                        "session-timeout-ms",
+                        (int) MasterOptions.DEFAULT_SESSION_TIMEOUT.toMillis()))));
     if (embedded != null) {
       Shutdown.closeOnStopAndWait("master", master, embedded);
     } else {

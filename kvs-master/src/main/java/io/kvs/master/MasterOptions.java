@@ -22,6 +22,9 @@ import java.util.Objects;
  *     port)
  * @param security the cluster secret and TLS certificate its control commands carry, and its
  *     ZooKeeper credentials; none by default (docs/OPERATIONS.md, "Security")
+ * @param sessionTimeout its ZooKeeper session timeout: how long a standby waits for an active
+ *     master that stopped answering (paused, cut off, dead) before it takes over ({@link
+ *     #DEFAULT_SESSION_TIMEOUT}, the region servers' default, by default)
  */
 public record MasterOptions(
     String id,
@@ -33,7 +36,11 @@ public record MasterOptions(
     Duration controlTimeout,
     String host,
     int httpPort,
-    SecurityOptions security) {
+    SecurityOptions security,
+    Duration sessionTimeout) {
+  /** A master's ZooKeeper session timeout unless given: the region servers' default. */
+  public static final Duration DEFAULT_SESSION_TIMEOUT = Duration.ofSeconds(4);
+
   public MasterOptions {
     Objects.requireNonNull(id, "id");
     Objects.requireNonNull(zookeeper, "zookeeper");
@@ -44,6 +51,33 @@ public record MasterOptions(
     controlTimeout = controlTimeout == null ? Duration.ofSeconds(30) : controlTimeout;
     host = host == null ? "127.0.0.1" : host;
     security = security == null ? SecurityOptions.none() : security;
+    sessionTimeout = sessionTimeout == null ? DEFAULT_SESSION_TIMEOUT : sessionTimeout;
+  }
+
+  /** Options with the default session timeout. */
+  public MasterOptions(
+      String id,
+      String zookeeper,
+      String cluster,
+      ClusterConfig bootstrap,
+      int expectedServers,
+      Duration reconcileInterval,
+      Duration controlTimeout,
+      String host,
+      int httpPort,
+      SecurityOptions security) {
+    this(
+        id,
+        zookeeper,
+        cluster,
+        bootstrap,
+        expectedServers,
+        reconcileInterval,
+        controlTimeout,
+        host,
+        httpPort,
+        security,
+        null);
   }
 
   /** These options with {@code newSecurity}. */
@@ -58,7 +92,8 @@ public record MasterOptions(
         controlTimeout,
         host,
         httpPort,
-        newSecurity);
+        newSecurity,
+        sessionTimeout);
   }
 
   /** Options with the HTTP port on a free port of 127.0.0.1, without security. */

@@ -38,7 +38,6 @@ public final class ChaosCampaign {
   private static final int REGIONS = 8;
   private static final int REPLICATION = 3;
   private static final long L0_BYTES = 1 << 20;
-  private static final long MASTER_SESSION_TIMEOUT_MILLIS = 10_000;
   private static final Duration OPERATION_TIMEOUT = Duration.ofSeconds(5);
   private static final Duration FINAL_READS_BUDGET = Duration.ofSeconds(180);
   private static final Duration VERIFY_PATIENCE = Duration.ofSeconds(60);
@@ -172,7 +171,8 @@ public final class ChaosCampaign {
             MASTERS,
             REGIONS,
             options.sessionTimeoutMillis(),
-            MASTER_SESSION_TIMEOUT_MILLIS));
+            // ./kvs local start gives the masters the servers' session timeout.
+            options.sessionTimeoutMillis()));
   }
 
   private ChaosCluster.Layout layout() {

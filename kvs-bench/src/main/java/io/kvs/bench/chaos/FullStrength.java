@@ -30,7 +30,7 @@ import java.util.concurrent.locks.LockSupport;
  * takes a write (a key of the campaign's own at the region's start). Asking the servers, not
  * trusting the map alone, matters after a quick restart: the map still shows the old group until
  * the master notices that a member lost it; and writing matters after a network cut: a stream whose
- * packets were dropped fails only when a write has waited for it past the replication timeout, and
+ * packets were dropped fails only when a write has waited for it past the stall timeout (2 s), and
  * until the master reopens the region no write is acknowledged.
  */
 final class FullStrength implements AutoCloseable {

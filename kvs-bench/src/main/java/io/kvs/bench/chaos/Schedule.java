@@ -28,6 +28,13 @@ final class Schedule {
   private static final double OVERLAP_PROBABILITY = 0.25;
   private static final int QUICK_OVERLAPS = 2;
 
+  /**
+   * How long a primary's stream to a backup that takes no write may stall before it fails and the
+   * master reopens the region without waiting on that backup (the native ReplicatorOptions
+   * stall_timeout).
+   */
+  static final long REPLICATION_STALL_MILLIS = 2_000;
+
   private final SplittableRandom random;
   private final boolean quick;
   private final List<FaultKind> kinds;
@@ -141,12 +148,18 @@ final class Schedule {
           case MOVE, BALANCE -> 0;
         };
     // A third of the replication cuts (every one in the quick profile) end with the primary
-    // killed while cut off, before the replication timeout (10 s) could let it acknowledge writes
-    // without its backups: a correct primary acknowledged nothing they lack, and one that
-    // acknowledges too early loses writes.
+    // killed while cut off: a correct primary acknowledged nothing its backups in the group lack,
+    // and one that acknowledges too early loses writes. A primary cut off from every backup is
+    // killed before their streams stall (REPLICATION_STALL_MILLIS): after that the master reopens
+    // the region with them joining, and the primary may acknowledge writes alone (at the
+    // campaign's minimum of one replica, as configured), which its death then loses by design.
+    // Cut off from one backup, it may be killed later: the other backup holds every write.
     boolean thenKill = kind == FaultKind.REPLICATION_CUT && (quick || random.nextInt(3) == 0);
     if (thenKill) {
-      hold = Math.min(hold, 8_000);
+      hold =
+          target.index() >= Target.EVERY_BACKUP
+              ? between(500, REPLICATION_STALL_MILLIS - 500)
+              : Math.min(hold, 8_000);
     }
     return new PlannedFault(kind, target, hold, random.nextLong(), thenKill);
   }

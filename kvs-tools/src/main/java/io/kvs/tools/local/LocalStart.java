@@ -110,7 +110,9 @@ final class LocalStart {
                   "--servers",
                   Integer.toString(servers),
                   "--min-replicas",
-                  Integer.toString(flags.getInt("min-replicas", 1))));
+                  Integer.toString(flags.getInt("min-replicas", 1)),
+                  "--session-timeout-ms",
+                  Integer.toString(flags.getInt("session-timeout-ms", 4000))));
       arguments.addAll(splits);
       arguments.addAll(security);
       if (tls) {
