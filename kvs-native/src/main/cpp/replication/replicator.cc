@@ -813,35 +813,53 @@ void Replicator::FailStalledLocked(Group* group, Clock::time_point now) {
     for (const Group::Waiter& waiter : group->waiters) {
       if (waiter.ticket <= stream->done_ticket) continue;
       const auto waited = now - (waiter.deadline - options_.timeout);
-      if (waited >= options_.stall_timeout) {
-        stream->failure = Status::IoError(
-            "region " + std::to_string(group->region_id) + " replication to " +
-            stream->target.Name() + " failed: it took no write for " +
-            std::to_string(
-                std::chrono::duration_cast<std::chrono::milliseconds>(waited)
-                    .count()) +
-            " ms (stall timeout " +
-            std::to_string(options_.stall_timeout.count()) + " ms)");
-        stream->state = Stream::State::kFailed;
-        group->changed.notify_all();
-      }
+      if (waited >= options_.stall_timeout) FailStalled(stream.get(), waited);
       break;
     }
   }
 }
 
+void Replicator::FailStalled(Stream* stream, Clock::duration waited) {
+  Group* group = stream->group.get();
+  stream->failure = Status::IoError(
+      "region " + std::to_string(group->region_id) + " replication to " +
+      stream->target.Name() + " failed: it took no write for " +
+      std::to_string(
+          std::chrono::duration_cast<std::chrono::milliseconds>(waited)
+              .count()) +
+      " ms (stall timeout " + std::to_string(options_.stall_timeout.count()) +
+      " ms)");
+  stream->state = Stream::State::kFailed;
+  group->changed.notify_all();
+}
+
 Status Replicator::AwaitTicket(Group* group, uint64_t ticket,
                                bool count_replicas, const char* what) {
-  const auto deadline = Clock::now() + options_.timeout;
+  const auto began = Clock::now();
+  const auto deadline = began + options_.timeout;
+  const auto stalled = began + options_.stall_timeout;
+  bool stall_checked = false;
   std::unique_lock<std::mutex> lock(group->mutex);
   for (;;) {
     const std::optional<Status> held =
         Held(*group, ticket, count_replicas, what);
     if (held.has_value()) return *held;
-    if (group->changed.wait_until(lock, deadline) == std::cv_status::timeout &&
-        Clock::now() >= deadline) {
-      return TimedOut(*group, ticket, what);
+    const auto now = Clock::now();
+    if (!stall_checked && now >= stalled) {
+      // As for writes (FailStalledLocked): a required backup that still
+      // lacks `ticket` after the stall timeout fails its stream, so that
+      // the master's reopen, not the whole timeout, ends the wait.
+      stall_checked = true;
+      for (const auto& stream : group->streams) {
+        if (stream->required && stream->failure.ok() &&
+            stream->done_ticket < ticket) {
+          FailStalled(stream.get(), now - began);
+        }
+      }
+      continue;
     }
+    if (now >= deadline) return TimedOut(*group, ticket, what);
+    group->changed.wait_until(lock, stall_checked ? deadline : stalled);
   }
 }
 

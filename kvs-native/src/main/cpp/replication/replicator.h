@@ -300,6 +300,9 @@ class Replicator final : public lsm::ReplicationTap {
   // writes waiting for it within the stall timeout (group->mutex held).
   void FailStalledLocked(Group* group,
                          std::chrono::steady_clock::time_point now);
+  // Fails `stream`, whose backup took no write for `waited` (the group's
+  // mutex held).
+  void FailStalled(Stream* stream, std::chrono::steady_clock::duration waited);
   // Sends a Send-Index control message to the stream's backup; `pending`
   // (under the group's mutex) counts the replies outstanding.
   bool SendIndexControl(Stream* stream, const IndexControl& control,

@@ -39,6 +39,7 @@ public final class ChaosCampaign {
   private static final int REPLICATION = 3;
   private static final long L0_BYTES = 1 << 20;
   private static final Duration OPERATION_TIMEOUT = Duration.ofSeconds(5);
+  private static final int ERRORS_SHOWN = 12;
   private static final Duration FINAL_READS_BUDGET = Duration.ofSeconds(180);
   private static final Duration VERIFY_PATIENCE = Duration.ofSeconds(60);
   private static final int RECORDED_OPERATIONS_MAX = 8 << 20;
@@ -86,7 +87,8 @@ public final class ChaosCampaign {
       double[] perSecond,
       long operationsOk,
       List<String> failures,
-      LaunchedCluster.ToolRun verify) {}
+      LaunchedCluster.ToolRun verify,
+      ClientErrors errors) {}
 
   private int run() throws Exception {
     ChaosCluster.Layout layout = layout();
@@ -270,7 +272,37 @@ public final class ChaosCampaign {
         throughput.series((int) Math.ceil((end - origin) / 1e9)),
         load.succeeded(),
         failures,
-        verify);
+        verify,
+        load.errors());
+  }
+
+  /**
+   * Prints what the clients were told while the least available region served no one (at most
+   * {@link #ERRORS_SHOWN} distinct messages, most frequent first): what explains the stretch.
+   */
+  private static void printErrorsDuring(Unavailability.Worst worst, Run run) {
+    if (worst == null || worst.millis() <= 0) {
+      return;
+    }
+    long to = worst.fromNanos() + TimeUnit.MILLISECONDS.toNanos(worst.millis());
+    List<ClientErrors.Seen> seen = run.errors().during(worst.fromNanos(), to);
+    System.out.printf(
+        "clients' errors while region %d served no one (%.1f s to %.1f s): %d distinct%s%n",
+        worst.region(),
+        (worst.fromNanos() - run.originNanos()) / 1e9,
+        (to - run.originNanos()) / 1e9,
+        seen.size(),
+        run.errors().dropped() > 0
+            ? " (" + run.errors().dropped() + " failures past the bound not kept)"
+            : "");
+    for (ClientErrors.Seen one : seen.subList(0, Math.min(ERRORS_SHOWN, seen.size()))) {
+      System.out.printf(
+          "  %6d x  %.1f-%.1f s  %s%n",
+          one.count(),
+          (one.firstNanos() - run.originNanos()) / 1e9,
+          (one.lastNanos() - run.originNanos()) / 1e9,
+          one.message());
+    }
   }
 
   /**
@@ -389,6 +421,7 @@ public final class ChaosCampaign {
     System.out.print(report.timeline());
     System.out.println();
     System.out.print(report.verdict());
+    printErrorsDuring(worst, run);
     System.out.println("results: " + json + ", chart: " + chart);
     return failures.isEmpty() ? 0 : 1;
   }

@@ -55,6 +55,7 @@ final class ChaosLoad {
   private final AtomicReference<String> trouble = new AtomicReference<>();
   private final List<Thread> threads = new ArrayList<>();
   private final List<KvsClient> kvsClients = new ArrayList<>();
+  private final ClientErrors errors = new ClientErrors();
 
   ChaosLoad(
       String zookeeper,
@@ -95,6 +96,11 @@ final class ChaosLoad {
   /** Operations that succeeded so far. */
   long succeeded() {
     return succeeded.get();
+  }
+
+  /** What failed operations were told (final reads not included). */
+  ClientErrors errors() {
+    return errors;
   }
 
   /** Why a client stopped early (the history filled up), or null. */
@@ -220,6 +226,7 @@ final class ChaosLoad {
             call.okRead(value.map(Values::recorded).orElse(null));
             countSuccess();
           } catch (RuntimeException e) {
+            errors.record(e);
             call.unknown();
           }
         } else {
@@ -238,6 +245,7 @@ final class ChaosLoad {
       call.ok();
       countSuccess();
     } catch (RuntimeException e) {
+      errors.record(e);
       if (classifier.classify(e) == Outcome.FAILED_NOT_APPLIED) {
         call.failedNotApplied();
       } else {
@@ -261,6 +269,7 @@ final class ChaosLoad {
     try {
       found = client.scan(keys.key(first), keys.key(end), SCAN_LIMIT);
     } catch (RuntimeException e) {
+      errors.record(e);
       calls.forEach(Call::unknown);
       return;
     }
