@@ -9,6 +9,7 @@ import io.kvs.client.KvsClient;
 import io.kvs.core.cli.Processes;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.ServerInfo;
+import io.kvs.tools.fault.NetworkCut;
 import io.kvs.tools.local.LocalStatus;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -88,7 +89,7 @@ class ZooKeeperCutIT {
         load.awaitMore(200, AWAIT);
         double refusedBefore = Scrape.refusals(victimInfo.httpPort());
         ProcessHandle server = cluster.process("server-" + victim);
-        NetworkCut cut = NetworkCut.cut(server, zookeeperPort);
+        NetworkCut cut = NetworkCut.cut(server, java.util.List.of(zookeeperPort));
         try {
           ProcessCluster.awaitMovedOn(client, victim, Duration.ofSeconds(60));
           assertThat(Processes.running(server)).as(victim + " still runs, cut off").isTrue();
