@@ -306,6 +306,16 @@ public final class ChaosCampaign {
   }
 
   /**
+   * The length past which a region's stretch without service is listed: the bound checked, or
+   * without one the bound the design promises (the session timeout + 2 s).
+   */
+  static long unavailabilityBound(ChaosOptions options) {
+    return options.maxUnavailableMillis() > 0
+        ? options.maxUnavailableMillis()
+        : options.sessionTimeoutMillis() + 2_000L;
+  }
+
+  /**
    * Waits until the load has had some successes (the cluster serves it) and ran for a few seconds
    * (the chart's baseline) before any fault.
    */
@@ -370,7 +380,8 @@ public final class ChaosCampaign {
     }
     List<String> crashes = Crashes.find(cluster, layout);
     crashes.forEach(crash -> failures.add("crash not injected: " + crash));
-    Unavailability unavailability = Unavailability.of(run.history(), run.keys(), run.endNanos());
+    Unavailability unavailability =
+        Unavailability.of(run.history(), run.keys(), run.endNanos(), unavailabilityBound(options));
     Unavailability.Worst worst = unavailability.worst();
     if (options.maxUnavailableMillis() > 0
         && worst != null
@@ -420,6 +431,7 @@ public final class ChaosCampaign {
     System.out.println("timeline (seconds since the load started; + overlapping):");
     System.out.print(report.timeline());
     System.out.println();
+    System.out.print(report.stretches());
     System.out.print(report.verdict());
     printErrorsDuring(worst, run);
     System.out.println("results: " + json + ", chart: " + chart);

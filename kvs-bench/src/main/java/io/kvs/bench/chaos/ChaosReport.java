@@ -75,6 +75,42 @@ final class ChaosReport {
     return out.toString();
   }
 
+  /**
+   * Every stretch in which a region served no one longer than the listed bound, with the faults on
+   * (or not yet recovered from) during it.
+   */
+  String stretches() {
+    List<Unavailability.Stretch> over = in.unavailability().over();
+    StringBuilder out =
+        new StringBuilder(
+            String.format(
+                Locale.ROOT,
+                "stretches in which a region served no one for more than %d ms: %d%n",
+                ChaosCampaign.unavailabilityBound(in.options()),
+                over.size()));
+    for (Unavailability.Stretch stretch : over) {
+      out.append(
+          String.format(
+              Locale.ROOT,
+              "  region %d at %s s for %d ms, faults %s%n",
+              stretch.region(),
+              seconds(stretch.fromNanos()),
+              stretch.millis(),
+              faultsDuring(stretch.fromNanos(), stretch.toNanos())));
+    }
+    return out.toString();
+  }
+
+  private List<String> faultsDuring(long from, long to) {
+    List<String> faults = new ArrayList<>();
+    for (FaultRecord fault : in.faults()) {
+      if (fault.ran() && fault.injectedNanos() <= to && from <= end(fault)) {
+        faults.add(fault.number + " " + fault.kind().label + " " + fault.victim());
+      }
+    }
+    return faults;
+  }
+
   /** The verdict: the numbers, then PASSED or every failed check. */
   String verdict() {
     Unavailability.Worst worst = in.unavailability().worst();
@@ -121,6 +157,15 @@ final class ChaosReport {
     in.unavailability()
         .byRegion()
         .forEach((region, w) -> byRegion.put(Long.toString(region), w.millis()));
+    List<Object> over = new ArrayList<>();
+    for (Unavailability.Stretch stretch : in.unavailability().over()) {
+      over.add(
+          new JsonLine()
+              .put("region", stretch.region())
+              .put("at_s", secondsValue(stretch.fromNanos()))
+              .put("ms", stretch.millis())
+              .put("faults", faultsDuring(stretch.fromNanos(), stretch.toNanos())));
+    }
     List<Object> timeline = new ArrayList<>();
     for (FaultRecord fault : in.faults()) {
       timeline.add(
@@ -165,6 +210,8 @@ final class ChaosReport {
             .put("max_unavailable_at_s", worst == null ? null : secondsValue(worst.fromNanos()))
             .put("max_unavailable_during", worst == null ? List.of() : during(worst.fromNanos()))
             .put("unavailable_ms_by_region", byRegion)
+            .put("unavailable_listed_over_ms", ChaosCampaign.unavailabilityBound(in.options()))
+            .put("unavailable_over", over)
             .put("crashes_not_injected", in.crashes().size())
             .put("crashes", in.crashes())
             .put("verify_passed", in.verifyPassed())
@@ -203,15 +250,18 @@ final class ChaosReport {
   List<Integer> during(long nanos) {
     List<Integer> numbers = new ArrayList<>();
     for (FaultRecord fault : in.faults()) {
-      long end =
-          fault.fullStrengthNanos() != FaultRecord.NOT_YET
-              ? fault.fullStrengthNanos()
-              : fault.healedNanos() != FaultRecord.NOT_YET ? fault.healedNanos() : in.endNanos();
-      if (fault.ran() && fault.injectedNanos() <= nanos && nanos <= end) {
+      if (fault.ran() && fault.injectedNanos() <= nanos && nanos <= end(fault)) {
         numbers.add(fault.number);
       }
     }
     return numbers;
+  }
+
+  /** When {@code fault} was over: at full strength again, else healed, else the run's end. */
+  private long end(FaultRecord fault) {
+    return fault.fullStrengthNanos() != FaultRecord.NOT_YET
+        ? fault.fullStrengthNanos()
+        : fault.healedNanos() != FaultRecord.NOT_YET ? fault.healedNanos() : in.endNanos();
   }
 
   private long ran() {

@@ -79,4 +79,24 @@ class UnavailabilityTest {
     Unavailability unavailability = Unavailability.of(new History(operations), KEYS, 8_000 * MS);
     assertThat(unavailability.worst().millis()).isEqualTo(7_000);
   }
+
+  @Test
+  void everyStretchPastTheBoundIsKeptWithOverlappingWaitsMerged() {
+    get(0, 0, 1, Outcome.OK);
+    get(0, 1_000, 4_000, Outcome.UNKNOWN); // waits until 8_000: past a 5 s bound
+    get(0, 3_000, 5_000, Outcome.UNKNOWN); // inside the same stretch
+    get(0, 7_000, 8_000, Outcome.OK);
+    get(0, 9_000, 9_001, Outcome.OK);
+    get(0, 10_000, 11_000, Outcome.UNKNOWN); // waits 3 s: within the bound
+    get(0, 12_000, 13_000, Outcome.OK);
+    get(15, 20_000, 21_000, Outcome.UNKNOWN); // region 2 never serves again
+    Unavailability unavailability =
+        Unavailability.of(new History(operations), KEYS, 30_000 * MS, 5_000);
+    assertThat(unavailability.over())
+        .containsExactly(
+            new Unavailability.Stretch(1, 1_000 * MS, 8_000 * MS),
+            new Unavailability.Stretch(2, 20_000 * MS, 30_000 * MS));
+    assertThat(unavailability.over().get(0).millis()).isEqualTo(7_000);
+    assertThat(Unavailability.of(new History(operations), KEYS, 30_000 * MS).over()).isEmpty();
+  }
 }
