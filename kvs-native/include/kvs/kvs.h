@@ -216,6 +216,11 @@ typedef struct kvs_region_stats {
 } kvs_region_stats;
 KVS_EXPORT void kvs_region_get_stats(kvs_region* region,
                                      kvs_region_stats* stats);
+// Why the region stopped (a compaction failed; its writes are refused from
+// then on): copies up to `capacity` bytes of the text into `message` and
+// returns its whole length; 0 while it works.
+KVS_EXPORT size_t kvs_region_stopped_by(kvs_region* region, char* message,
+                                        size_t capacity);
 
 // A digest of the logical contents a replica of a region serves (or, for a
 // send-index backup, would serve if promoted): its live pairs in key order,
@@ -349,10 +354,12 @@ typedef struct kvs_replication_stats {
   uint64_t backup_log_cpu_ns;    // CPU persisting log copies
   uint64_t backup_index_cpu_ns;  // CPU on indexes: rewriting, installing
                                  // (send-index); applying records (build-index)
-  uint64_t insert_cpu_ns;  // CPU applying client writes to regions (engine
-                           // insert), estimated from one write in 16
-  uint64_t batches;        // batches the one-sided writes carried (a write
-                           // carries those of several regions to one backup)
+  uint64_t insert_cpu_ns;    // CPU applying client writes to regions (engine
+                             // insert), estimated from one write in 16
+  uint64_t batches;          // batches the one-sided writes carried (a write
+                             // carries those of several regions to one backup)
+  uint64_t stream_failures;  // streams to backups that failed (a broken
+                             // connection, a refusal, the stall timeout)
 } kvs_replication_stats;
 KVS_EXPORT void kvs_service_replication_stats(const kvs_service* service,
                                               kvs_replication_stats* stats);

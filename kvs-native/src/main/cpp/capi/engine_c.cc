@@ -2,6 +2,7 @@
 // engine::Engine and lsm::Region.
 
 #include <algorithm>
+#include <cstring>
 #include <iterator>
 #include <memory>
 #include <optional>
@@ -206,6 +207,15 @@ void kvs_region_get_stats(kvs_region* region, kvs_region_stats* stats) {
             stats->level_bytes_read);
   std::copy(std::begin(s.level_bytes_written), std::end(s.level_bytes_written),
             stats->level_bytes_written);
+}
+
+size_t kvs_region_stopped_by(kvs_region* region, char* message,
+                             size_t capacity) {
+  const Status stopped = RegionOf(region)->StoppedBy();
+  if (stopped.ok()) return 0;
+  const std::string text = stopped.ToString();
+  std::memcpy(message, text.data(), std::min(capacity, text.size()));
+  return text.size();
 }
 
 kvs_status kvs_region_contents_digest(kvs_region* region,

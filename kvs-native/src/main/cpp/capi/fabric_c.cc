@@ -137,6 +137,7 @@ void kvs_service_replication_stats(const kvs_service* service,
   stats->backup_index_cpu_ns = held.index_cpu_ns;
   stats->insert_cpu_ns = service->service.InsertCpuNanos();
   stats->batches = sent.batches;
+  stats->stream_failures = sent.stream_failures;
 }
 
 size_t kvs_service_request_stats(const kvs_service* service, uint64_t* values,

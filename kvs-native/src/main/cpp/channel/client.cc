@@ -424,10 +424,15 @@ Status Client::WriteRemote(std::span<const RemotePiece> pieces,
       // bytes are still in our socket buffer (tcp).
       options_.endpoint.provider == fabric::Provider::kShm
           ? fabric::Endpoint::Semantics::kBuffered
-          : fabric::Endpoint::Semantics::kDelivered);
+          : fabric::Endpoint::Semantics::kDelivered,
+      // A full transmit queue is backpressure the writer waits out by
+      // posting again later, serving its other peers meanwhile: a peer that
+      // stops taking bytes must not hold the writer's thread.
+      fabric::Endpoint::Room::kNow);
   if (!posted.ok()) {
     write_ring_->Release(id);
     write_deadlines_.erase(id);
+    if (posted.IsBusy()) return posted;
     return BreakOnPostFailure(posted);
   }
   return Status::Ok();
@@ -506,6 +511,20 @@ Status Client::Call(std::string_view request, std::string* reply) {
     if (!broken_.ok() && !done) return broken_;
   }
   return result;
+}
+
+std::optional<std::chrono::steady_clock::time_point> Client::oldest_unanswered()
+    const {
+  // Both maps are keyed in posting order; each entry's deadline is its
+  // posting time plus the request timeout.
+  std::optional<Clock::time_point> oldest;
+  if (!write_deadlines_.empty()) oldest = write_deadlines_.begin()->second;
+  if (!outstanding_.empty()) {
+    const Clock::time_point deadline = outstanding_.begin()->second->deadline;
+    if (!oldest || deadline < *oldest) oldest = deadline;
+  }
+  if (oldest) *oldest -= options_.request_timeout;
+  return oldest;
 }
 
 ClientStats Client::stats() const {

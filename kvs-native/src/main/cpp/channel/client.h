@@ -25,6 +25,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -112,6 +113,11 @@ class Client {
   size_t writes_in_flight() const {
     return endpoint_->outstanding() + writes_done_.size();
   }
+  // When the oldest request or remote write still unanswered was posted;
+  // nullopt when none is. How long the server has left work it was given
+  // undone (a replication stream's stall, Replicator).
+  std::optional<std::chrono::steady_clock::time_point> oldest_unanswered()
+      const;
   // The connection's wait fd (ClientOptions::wait_fd; tcp), or -1:
   // readable once the server's bytes arrive, before Poll; and whether
   // blocking on it now is safe (nothing arrived meanwhile).
@@ -128,7 +134,8 @@ class Client {
   // `offset` of a peer's buffer (Session::ReplicaBuffers, described in a
   // control message) one-sidedly; `done` is called from a later Poll when
   // the write completed. The bytes are copied first (into a registered
-  // staging buffer of `options.write_staging_bytes`): BUSY while it is full.
+  // staging buffer of `options.write_staging_bytes`): BUSY while it is full
+  // or the transmit queue is (post again later; it never waits for room).
   // A write not completed within `request_timeout` breaks the connection.
   // Writes on this connection stay in order with its messages, so a control
   // message sent after `done` finds the bytes in place.

@@ -292,7 +292,7 @@ Status Endpoint::PostWrite(fi_addr_t peer, const char* source, size_t size,
 Status Endpoint::PostWrite(fi_addr_t peer, const char* source,
                            const MemoryRegion& local,
                            std::span<const RemoteTarget> targets,
-                           Completion done, Semantics semantics) {
+                           Completion done, Semantics semantics, Room room) {
   if (targets.empty() || targets.size() > remote_targets_max_) {
     return Status::InvalidArgument("a write to " +
                                    std::to_string(targets.size()) +
@@ -348,6 +348,10 @@ Status Endpoint::PostWrite(fi_addr_t peer, const char* source,
           api_->Describe("fi_write", static_cast<int>(posted)));
     }
     // The transmit queue is full: completing writes frees room.
+    if (room == Room::kNow) {
+      Finish(context);
+      return Status::Busy(provider_name_ + ": the transmit queue is full");
+    }
     Progress();
     if (peer_gone_ && ++retries % 64 == 0 && peer_gone_()) {
       Finish(context);

@@ -173,10 +173,16 @@ class Endpoint {
     uint64_t size = 0;
     uint64_t key = 0;
   };
+  //
+  // With `Room::kNow` a full transmit queue answers BUSY at once instead of
+  // being retried for the post timeout: for a caller with other peers to
+  // serve, which posts again later (the replication thread).
+  enum class Room { kWait, kNow };
   Status PostWrite(fi_addr_t peer, const char* source,
                    const MemoryRegion& local,
                    std::span<const RemoteTarget> targets, Completion done,
-                   Semantics semantics = Semantics::kBuffered);
+                   Semantics semantics = Semantics::kBuffered,
+                   Room room = Room::kWait);
   // The most places one write may scatter to (the provider's
   // rma_iov_limit: 4 for tcp and shm, 1 for verbs).
   size_t remote_targets_max() const { return remote_targets_max_; }

@@ -4,6 +4,7 @@
 
 #include <jni.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
@@ -233,6 +234,16 @@ jlongArray RegionContentsDigest(JNIEnv* env, jclass, jlong region) {
   return NewDigestArray(env, digest);
 }
 
+// Why the region stopped; null while it works.
+jstring RegionStoppedBy(JNIEnv* env, jclass, jlong region) {
+  char message[1024];
+  const size_t length =
+      kvs_region_stopped_by(RegionOf(region), message, sizeof(message) - 1);
+  if (length == 0) return nullptr;
+  message[std::min(length, sizeof(message) - 1)] = '\0';
+  return env->NewStringUTF(message);
+}
+
 void RegionStats(JNIEnv* env, jclass, jlong region, jlongArray out) {
   kvs_region_stats stats;
   kvs_region_get_stats(RegionOf(region), &stats);
@@ -400,6 +411,7 @@ bool RegisterEngineNatives(JNIEnv* env, jclass native_methods_class) {
                  GetDirect),
       KVS_NATIVE("regionSync", "(J)V", RegionSync),
       KVS_NATIVE("regionStats", "(J[J)V", RegionStats),
+      KVS_NATIVE("regionStoppedBy", "(J)Ljava/lang/String;", RegionStoppedBy),
       KVS_NATIVE("regionContentsDigest", "(J)[J", RegionContentsDigest),
       KVS_NATIVE("iteratorCreate", "(J[B)J", IteratorCreate),
       KVS_NATIVE("iteratorDestroy", "(J)V", IteratorDestroy),

@@ -224,7 +224,8 @@ jlongArray ServiceReplicationStats(JNIEnv* env, jclass, jlong service) {
                           static_cast<jlong>(stats.backup_log_cpu_ns),
                           static_cast<jlong>(stats.backup_index_cpu_ns),
                           static_cast<jlong>(stats.insert_cpu_ns),
-                          static_cast<jlong>(stats.batches)};
+                          static_cast<jlong>(stats.batches),
+                          static_cast<jlong>(stats.stream_failures)};
   const jsize count = static_cast<jsize>(std::size(values));
   jlongArray result = env->NewLongArray(count);
   if (result != nullptr) env->SetLongArrayRegion(result, 0, count, values);

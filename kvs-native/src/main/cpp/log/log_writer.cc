@@ -104,6 +104,11 @@ uint64_t LogWriter::PositionLocked() const {
   return alloc::DeviceOffset(chain_index_, chunk_start_ + fill_);
 }
 
+Status LogWriter::failure() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return failed_;
+}
+
 uint64_t LogWriter::appended_position() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return PositionLocked();

@@ -169,6 +169,9 @@ class LogWriter {
   Status Read(uint64_t device_offset, size_t size, std::string* out) const;
 
   uint64_t appended_position() const;
+  // OK, or the error that stopped the log for good (every append and sync
+  // fails with it; a full device does not stop it).
+  Status failure() const;
   // Segments in chain order.
   std::map<uint64_t, uint64_t> segments() const;
   // Adds to `batch` the release of every segment with chain index below

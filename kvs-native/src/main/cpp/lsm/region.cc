@@ -649,6 +649,21 @@ Region::Served Region::ServedNow() const {
   return served;
 }
 
+Status Region::StoppedBy() const {
+  {
+    std::lock_guard<std::mutex> lock(stall_mutex_);
+    if (!background_error_.ok()) return background_error_;
+  }
+  for (const log::LogWriter* log : {small_log_.get(), large_log_.get()}) {
+    if (log == nullptr) continue;
+    const Status failure = log->failure();
+    if (!failure.ok()) {
+      return failure.WithContext("region " + name_ + " stopped: ");
+    }
+  }
+  return Status::Ok();
+}
+
 RegionStats Region::stats() const {
   RegionStats stats;
   stats.recovery = recovery_;

@@ -225,6 +225,11 @@ class Region {
       std::optional<std::string> upper_bound) const;
 
   RegionStats stats() const;
+  // OK while the region works; once a compaction or one of its logs failed
+  // (not for want of space: that heals when space returns), the error that
+  // stopped it: writes are refused with it from then on, for good (its
+  // server hands the region over: the master moves it to another replica).
+  Status StoppedBy() const;
   // What the region serves at one moment, for verifying replicas
   // (replication/contents_digest.h): its device levels by index (0 is L1;
   // null: empty), shared, so they stay readable while held whatever
@@ -414,7 +419,7 @@ class Region {
   uint64_t immutable_max_lsn_ = 0;
   uint64_t compacted_lsn_ = 0;
 
-  std::mutex stall_mutex_;
+  mutable std::mutex stall_mutex_;
   std::condition_variable l0_drained_;
   bool compacting_ = false;  // guarded by stall_mutex_
   Status background_error_;  // guarded by stall_mutex_; sticky

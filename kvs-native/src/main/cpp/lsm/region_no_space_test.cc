@@ -151,6 +151,9 @@ TEST(RegionNoSpaceTest, RefusedWritesKeepTheirBytesBufferedUntilTheyFit) {
   }
   EXPECT_GT(refused, 0);
   ExpectNoSpace(harness.region()->Sync());
+  // A full device is no reason to hand the region over.
+  EXPECT_TRUE(harness.region()->StoppedBy().ok())
+      << harness.region()->StoppedBy().ToString();
   writer.ExpectAcknowledged();
   harness.device()->RefuseWritesForNoSpace(false);
   ASSERT_TRUE(harness.region()->Sync().ok());
@@ -163,6 +166,38 @@ TEST(RegionNoSpaceTest, RefusedWritesKeepTheirBytesBufferedUntilTheyFit) {
   ASSERT_TRUE(harness.status().ok()) << harness.status().ToString();
   EXPECT_EQ(harness.region()->stats().recovery.dropped_writes, 0u);
   writer.ExpectAcknowledged();
+}
+
+// An I/O error (EIO) is different: whatever it hits first (a log's write or
+// a compaction's), the region stops for good, refuses writes, and says why
+// -- its server hands it over (HostedRegions).
+TEST(RegionNoSpaceTest, AnIoErrorStopsTheRegionForGoodAndSaysWhy) {
+  RegionHarness harness(256 * kSegment, SmallL0());
+  ASSERT_TRUE(harness.status().ok()) << harness.status().ToString();
+  Writer writer(&harness, 3000);
+  for (int i = 0; i < 3000; ++i) {
+    ASSERT_TRUE(writer.Next().ok());
+  }
+  EXPECT_TRUE(harness.region()->StoppedBy().ok());
+  harness.device()->FailWritesAfter(0);
+  Status failed;
+  for (int i = 0; i < 200'000 && failed.ok(); ++i) {
+    failed = writer.Next();
+    if (failed.ok() && i % 1000 == 999) failed = harness.region()->Sync();
+  }
+  ASSERT_FALSE(failed.ok()) << "no write failed after the device did";
+  EXPECT_FALSE(failed.IsNoSpace()) << failed.ToString();
+  const Status stopped = harness.region()->StoppedBy();
+  ASSERT_FALSE(stopped.ok());
+  EXPECT_NE(stopped.message().find("stopped"), std::string_view::npos)
+      << stopped.ToString();
+  // For good: the device works again, the region does not (a stopped
+  // compaction refuses writes once L0 is full, a stopped log at once).
+  harness.device()->FailWritesAfter(std::nullopt);
+  Status after;
+  for (int i = 0; i < 200'000 && after.ok(); ++i) after = writer.Next();
+  EXPECT_FALSE(after.ok());
+  EXPECT_EQ(harness.region()->StoppedBy().ToString(), stopped.ToString());
 }
 
 }  // namespace

@@ -813,10 +813,23 @@ void Replicator::FailStalledLocked(Group* group, Clock::time_point now) {
     for (const Group::Waiter& waiter : group->waiters) {
       if (waiter.ticket <= stream->done_ticket) continue;
       const auto waited = now - (waiter.deadline - options_.timeout);
-      if (waited >= options_.stall_timeout) FailStalled(stream.get(), waited);
+      if (waited >= options_.stall_timeout && BackupStalled(*stream, now)) {
+        FailStalled(stream.get(), waited);
+      }
       break;
     }
   }
+}
+
+bool Replicator::BackupStalled(const Stream& stream,
+                               Clock::time_point now) const {
+  const Clock::time_point turn_began{
+      Clock::duration(turn_began_ns_.load(std::memory_order_acquire))};
+  // A turn normally takes micro- to milliseconds: one this old was held up,
+  // and what it saw of the backups is stale.
+  if (now - turn_began >= options_.stall_timeout / 2) return false;
+  if (!stream.unanswered_since.has_value()) return true;
+  return now - *stream.unanswered_since >= options_.stall_timeout;
 }
 
 void Replicator::FailStalled(Stream* stream, Clock::duration waited) {
@@ -829,6 +842,7 @@ void Replicator::FailStalled(Stream* stream, Clock::duration waited) {
               .count()) +
       " ms (stall timeout " + std::to_string(options_.stall_timeout.count()) +
       " ms)");
+  stream_failures_.fetch_add(1, std::memory_order_relaxed);
   stream->state = Stream::State::kFailed;
   group->changed.notify_all();
 }
@@ -837,7 +851,7 @@ Status Replicator::AwaitTicket(Group* group, uint64_t ticket,
                                bool count_replicas, const char* what) {
   const auto began = Clock::now();
   const auto deadline = began + options_.timeout;
-  const auto stalled = began + options_.stall_timeout;
+  auto stalled = began + options_.stall_timeout;
   bool stall_checked = false;
   std::unique_lock<std::mutex> lock(group->mutex);
   for (;;) {
@@ -850,11 +864,21 @@ Status Replicator::AwaitTicket(Group* group, uint64_t ticket,
       // lacks `ticket` after the stall timeout fails its stream, so that
       // the master's reopen, not the whole timeout, ends the wait.
       stall_checked = true;
+      bool blamed_all = true;
       for (const auto& stream : group->streams) {
         if (stream->required && stream->failure.ok() &&
             stream->done_ticket < ticket) {
-          FailStalled(stream.get(), now - began);
+          if (BackupStalled(*stream, now)) {
+            FailStalled(stream.get(), now - began);
+          } else {
+            blamed_all = false;
+          }
         }
+      }
+      // A backup not to blame yet is looked at again shortly.
+      if (!blamed_all) {
+        stall_checked = false;
+        stalled = now + options_.stall_timeout / 4;
       }
       continue;
     }
@@ -865,7 +889,9 @@ Status Replicator::AwaitTicket(Group* group, uint64_t ticket,
 
 ReplicatorStats Replicator::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return stats_;
+  ReplicatorStats stats = stats_;
+  stats.stream_failures = stream_failures_.load(std::memory_order_relaxed);
+  return stats;
 }
 
 std::shared_ptr<Replicator::Peer> Replicator::PeerFor(
@@ -883,8 +909,12 @@ std::shared_ptr<Replicator::Peer> Replicator::PeerFor(
   // A backup busy applying a buffer (or a loaded machine) may leave writes
   // unprogressed for a while: that is backpressure up to the timeout, not a
   // dead peer.
+  // Messages wait for room in a full transmit queue for the stall timeout
+  // at most, then break the connection (a backup that took no bytes that
+  // long is stalled); one-sided writes never wait (Client::WriteRemote).
   client_options.endpoint.post_timeout = std::chrono::duration_cast<
-      decltype(client_options.endpoint.post_timeout)>(options_.timeout);
+      decltype(client_options.endpoint.post_timeout)>(
+      std::min(options_.timeout, options_.stall_timeout));
   client_options.request_timeout = options_.timeout;
   // Over tcp the thread blocks until a backup answers (WaitForArrivals).
   client_options.wait_fd = true;
@@ -927,6 +957,7 @@ void Replicator::Fail(Stream* stream, const Status& status) {
     stream->failure = Status::IoError(
         "region " + std::to_string(group->region_id) + " replication to " +
         stream->target.Name() + " failed: " + std::string(status.message()));
+    stream_failures_.fetch_add(1, std::memory_order_relaxed);
   }
   stream->state = Stream::State::kFailed;
   group->changed.notify_all();
@@ -946,6 +977,8 @@ void Replicator::Run() {
       for (const auto& [region_id, group] : groups_) groups.push_back(group);
       for (const auto& [name, peer] : peers_) peers.push_back(peer);
     }
+    turn_began_ns_.store(Clock::now().time_since_epoch().count(),
+                         std::memory_order_release);
     std::vector<std::shared_ptr<Stream>> streams;
     for (const auto& group : groups) {
       std::lock_guard<std::mutex> lock(group->mutex);
@@ -962,6 +995,15 @@ void Replicator::Run() {
         waiting |= peer->client->outstanding() > 0 ||
                    peer->client->writes_in_flight() > 0;
       }
+    }
+    // What each backup has left unanswered, for the stall timeout.
+    for (const auto& stream : streams) {
+      std::optional<Clock::time_point> since;
+      if (stream->peer != nullptr && stream->peer->client->health().ok()) {
+        since = stream->peer->client->oldest_unanswered();
+      }
+      std::lock_guard<std::mutex> lock(stream->group->mutex);
+      stream->unanswered_since = since;
     }
     // Writes whose backups completed (or that timed out) answer now.
     for (const auto& group : groups) Settle(group.get(), /*ending=*/false);

@@ -118,8 +118,9 @@ struct ReplicatorOptions {
   // graceful close.
   std::chrono::milliseconds timeout{10'000};
   // A required backup that takes none of the writes waiting for it within
-  // this long fails its stream (a cut or stalled backup): the master, at its
-  // next pass (every 2 s), reopens the region with that backup joining, and
+  // this long fails its stream (a cut or stalled backup): the master, told
+  // at once (stream_failures; the server's FailureAnnouncer), reopens the
+  // region with that backup joining, and
   // the writes stop waiting for it. Shorter than `timeout`, so that a region
   // with a stuck backup is unavailable for about this plus a pass, not for
   // the whole timeout; long enough for a loaded backup's fsync or compaction
@@ -162,6 +163,9 @@ struct ReplicatorStats {
   // plus one segment).
   uint64_t catch_up_bytes = 0;
   uint64_t catch_up_ahead_peak_bytes = 0;
+  // Streams that failed (a broken connection, a refusal, the stall
+  // timeout): a server watches it to tell the master at once.
+  uint64_t stream_failures = 0;
 };
 
 class Replicator final : public lsm::ReplicationTap {
@@ -300,6 +304,13 @@ class Replicator final : public lsm::ReplicationTap {
   // writes waiting for it within the stall timeout (group->mutex held).
   void FailStalledLocked(Group* group,
                          std::chrono::steady_clock::time_point now);
+  // Whether `stream`'s backup is to blame for a wait past the stall timeout
+  // (group->mutex held): it left work it was given undone that long, or it
+  // was given nothing while the replication thread ran freely. A backup is
+  // never blamed for a replication thread that was held up (by a post to
+  // another backup, a starved core): what it was given is then not known.
+  bool BackupStalled(const Stream& stream,
+                     std::chrono::steady_clock::time_point now) const;
   // Fails `stream`, whose backup took no write for `waited` (the group's
   // mutex held).
   void FailStalled(Stream* stream, std::chrono::steady_clock::duration waited);
@@ -355,6 +366,10 @@ class Replicator final : public lsm::ReplicationTap {
   std::atomic<size_t> send_index_groups_{0};
   std::map<std::string, std::shared_ptr<Peer>> peers_;  // by host:port
   bool running_ = true;
+  // When the replication thread's current turn began (steady clock, ns):
+  // how fresh what it last saw of its backups is (BackupStalled).
+  std::atomic<int64_t> turn_began_ns_{0};
+  std::atomic<uint64_t> stream_failures_{0};  // ReplicatorStats
   std::thread thread_;
   std::thread catch_up_reader_;
   ReplicatorStats stats_;

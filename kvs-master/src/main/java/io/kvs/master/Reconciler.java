@@ -71,8 +71,13 @@ import org.slf4j.LoggerFactory;
 final class Reconciler implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Reconciler.class);
 
-  /** Bound on one server's answer to {@code list}: a paused server must not hold up the pass. */
-  static final Duration LIST_TIMEOUT = Duration.ofSeconds(2);
+  /**
+   * Bound on one server's answer to {@code list} (a few milliseconds of work): a paused server must
+   * not hold up the pass. Every pass waits this long at most, so it is a part of every recovery's
+   * time: a server paused past its session is found gone by the pass after its node is, not two
+   * bounds later.
+   */
+  static final Duration LIST_TIMEOUT = Duration.ofSeconds(1);
 
   private final MasterOptions options;
   private final RegionStore store;
@@ -746,7 +751,7 @@ final class Reconciler implements AutoCloseable {
           }
         });
     Map<String, Map<Long, HeldRegion>> held = new HashMap<>();
-    long deadline = System.nanoTime() + LIST_TIMEOUT.plusSeconds(1).toNanos();
+    long deadline = System.nanoTime() + LIST_TIMEOUT.plusMillis(200).toNanos();
     calls.forEach(
         (id, call) -> {
           try {

@@ -27,10 +27,10 @@ import java.util.concurrent.CompletableFuture;
  */
 final class ServerCommands {
   /**
-   * Commands in flight to one server at most. A server runs its opens and closes one at a time
-   * (docs/PROTOCOL.md, "Control RPC"), so more would only queue there; two keep the next one ready.
+   * Commands in flight to one server at most. A server runs its opens and closes in four lanes by
+   * region (docs/PROTOCOL.md, "Control RPC"), so more would only queue there.
    */
-  static final int IN_FLIGHT_PER_SERVER = 2;
+  static final int IN_FLIGHT_PER_SERVER = 4;
 
   /**
    * Commands waiting for one server's lane at most: a pass sends at most one command per region to

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -241,6 +242,20 @@ public final class Region implements AutoCloseable {
       exit();
     }
     return RegionStats.of(values);
+  }
+
+  /**
+   * Why the region stopped, if it did: a compaction failed (not for want of space: that heals when
+   * space returns), and from then on its writes are refused with that error, for good. Its server
+   * hands it over: it no longer lists it, so the master moves it to another replica.
+   */
+  public Optional<String> stoppedBy() {
+    enter();
+    try {
+      return Optional.ofNullable(NativeMethods.regionStoppedBy(handle));
+    } finally {
+      exit();
+    }
   }
 
   /**

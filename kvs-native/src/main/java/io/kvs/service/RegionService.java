@@ -310,7 +310,8 @@ public final class RegionService implements AutoCloseable {
           counters[9],
           counters[10],
           counters[11],
-          counters[12]);
+          counters[12],
+          counters[13]);
     } finally {
       lock.readLock().unlock();
     }

@@ -21,6 +21,8 @@ package io.kvs.service;
  *     engine's insert), estimated from one write in 16 timed
  * @param batches batches the one-sided writes carried: one write carries the batches of several
  *     regions to one backup server when they were made while earlier writes were in flight
+ * @param streamFailures streams to backups that failed (a broken connection, a refusal, the stall
+ *     timeout): a region server watches it to tell the master at once
  */
 public record ReplicationStats(
     long logBytes,
@@ -35,4 +37,5 @@ public record ReplicationStats(
     long backupLogCpuNanos,
     long backupIndexCpuNanos,
     long insertCpuNanos,
-    long batches) {}
+    long batches,
+    long streamFailures) {}

@@ -13,6 +13,7 @@ import io.kvs.engine.EngineOptions;
 import io.kvs.fabric.FabricOptions;
 import io.kvs.fabric.FabricServer;
 import io.kvs.server.control.ControlServer;
+import io.kvs.server.membership.FailureAnnouncer;
 import io.kvs.server.membership.Lease;
 import io.kvs.server.membership.Membership;
 import io.kvs.server.metrics.ServerMetrics;
@@ -57,6 +58,7 @@ public final class RegionServer implements AutoCloseable {
   private final ServerMetrics serverMetrics;
   private final CuratorFramework curator;
   private final Membership membership;
+  private final FailureAnnouncer failures;
   private final Lease lease;
   private final ServerInfo info;
 
@@ -129,6 +131,7 @@ public final class RegionServer implements AutoCloseable {
             control.port(),
             http.port());
     membership = Membership.register(curator, paths, info, Duration.ofSeconds(30));
+    failures = FailureAnnouncer.start(service, membership);
     lease =
         Lease.start(
             curator,
@@ -205,6 +208,7 @@ public final class RegionServer implements AutoCloseable {
   public void close() throws java.io.IOException {
     LOG.info("region server {} stopping", options.id());
     lease.close();
+    failures.close();
     membership.close();
     control.close();
     tcp.close(); // drains client requests

@@ -109,6 +109,8 @@ public final class NativeMethods {
   /** Fills {@code out} with the region's counters, in {@code RegionStats} order. */
   public static native void regionStats(long region, long[] out);
 
+  public static native String regionStoppedBy(long region);
+
   /** The fields of {@code kvs_contents_digest} for what a region serves. */
   public static native long[] regionContentsDigest(long region);
 

@@ -20,6 +20,7 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.ssl.SslContext;
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -34,13 +35,15 @@ import org.slf4j.LoggerFactory;
 /**
  * The region server's end of the control RPC: commands from the master, executed off the event loop
  * (opening a region may replay its logs), each answered with a {@link ControlReply}. Commands run
- * in three lanes, each one thread with a bounded queue, so a slow command holds up only its own
- * kind:
+ * in lanes, each one thread with a bounded queue, so a slow command holds up only its own kind:
  *
  * <ul>
- *   <li>{@code open} and {@code close}, one at a time in the order they came ({@code kvs-control});
+ *   <li>{@code open} and {@code close}, in {@link #CHANGE_LANES} lanes by region ({@code
+ *       kvs-control-N}): one region's commands one at a time in the order they came, different
+ *       regions' side by side (a server handed every region of a dead peer promotes them at once,
+ *       not one after another);
  *   <li>{@code list}, {@code stats} and {@code regionStats}, which read published state and never
- *       wait for an open or a close ({@code kvs-control-read}): the master's 2 s bound on {@code
+ *       wait for an open or a close ({@code kvs-control-read}): the master's 1 s bound on {@code
  *       list} holds while a region replays a long log;
  *   <li>{@code digest}, which may scan a whole region ({@code kvs-control-digest}).
  * </ul>
@@ -61,6 +64,12 @@ public final class ControlServer implements AutoCloseable {
    */
   static final int CHANGES_WAITING_MAX = 64;
 
+  /**
+   * Lanes for opens and closes: enough to overlap promotions' device waits and log replays on a few
+   * cores; a region always goes to the same lane.
+   */
+  static final int CHANGE_LANES = 4;
+
   /** Lists and stats waiting at most: the master and each status page ask once per pass. */
   static final int READS_WAITING_MAX = 64;
 
@@ -71,7 +80,7 @@ public final class ControlServer implements AutoCloseable {
 
   private final EventLoopGroup group =
       new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-  private final ThreadPoolExecutor changes = lane("kvs-control", CHANGES_WAITING_MAX);
+  private final List<ThreadPoolExecutor> changes = changeLanes();
   private final ThreadPoolExecutor reads = lane("kvs-control-read", READS_WAITING_MAX);
   private final ThreadPoolExecutor digests = lane("kvs-control-digest", DIGESTS_WAITING_MAX);
   private final AtomicLong overloaded = new AtomicLong();
@@ -211,10 +220,21 @@ public final class ControlServer implements AutoCloseable {
 
   /** The lane {@code command} runs in. */
   private ThreadPoolExecutor laneOf(ControlCommand command) {
-    if (command instanceof ControlCommand.Open || command instanceof ControlCommand.Close) {
-      return changes;
+    if (command instanceof ControlCommand.Open open) {
+      return changes.get(Math.floorMod(open.region().id(), CHANGE_LANES));
+    }
+    if (command instanceof ControlCommand.Close close) {
+      return changes.get(Math.floorMod(close.regionId(), CHANGE_LANES));
     }
     return command instanceof ControlCommand.Digest ? digests : reads;
+  }
+
+  private static List<ThreadPoolExecutor> changeLanes() {
+    List<ThreadPoolExecutor> lanes = new ArrayList<>();
+    for (int i = 0; i < CHANGE_LANES; i++) {
+      lanes.add(lane("kvs-control-" + i, CHANGES_WAITING_MAX));
+    }
+    return List.copyOf(lanes);
   }
 
   /** One thread taking commands from a queue of at most {@code waiting}; rejects beyond it. */
@@ -237,7 +257,9 @@ public final class ControlServer implements AutoCloseable {
   public void close() {
     channel.close().syncUninterruptibly();
     group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
-    List<ThreadPoolExecutor> lanes = List.of(changes, reads, digests);
+    List<ThreadPoolExecutor> lanes = new ArrayList<>(changes);
+    lanes.add(reads);
+    lanes.add(digests);
     lanes.forEach(ThreadPoolExecutor::shutdown);
     try {
       for (ThreadPoolExecutor lane : lanes) {

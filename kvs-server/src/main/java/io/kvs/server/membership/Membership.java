@@ -12,7 +12,8 @@ import org.apache.zookeeper.CreateMode;
 /**
  * This server's ephemeral node under {@link ClusterPaths#servers()}, kept by Curator's {@link
  * PersistentNode}: re-created after a session loss, removed when the server stops (or its session
- * expires, which is how the master learns it died).
+ * expires, which is how the master learns it died). {@link #announce} rewrites it unchanged: the
+ * master watches these nodes, so a write asks it for a pass now rather than at its next interval.
  */
 public final class Membership implements AutoCloseable {
   private final PersistentNode node;
@@ -39,6 +40,14 @@ public final class Membership implements AutoCloseable {
           "could not register " + paths.server(self.id()) + " within " + timeout);
     }
     return new Membership(node);
+  }
+
+  /**
+   * Asks the master for a pass now (something changed that its {@code list} reports: a replication
+   * stream failed): the node is written again, unchanged, in the background.
+   */
+  public void announce() throws Exception {
+    node.setData(node.getData());
   }
 
   @Override

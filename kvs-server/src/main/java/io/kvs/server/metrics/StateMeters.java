@@ -388,6 +388,6 @@ final class StateMeters {
   }
 
   private static ReplicationStats emptyReplication() {
-    return new ReplicationStats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    return new ReplicationStats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
   }
 }

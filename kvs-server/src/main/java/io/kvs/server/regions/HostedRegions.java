@@ -22,8 +22,11 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,9 +35,18 @@ import org.slf4j.LoggerFactory;
  * The regions this server holds: opens them in the engine and attaches them to the request handler
  * at their epoch and role, as the master commands. Epochs only go up: a command with an epoch below
  * the highest this server accepted for the region (persisted) is refused with STALE_EPOCH.
- * Thread-safe: commands (open, close) are serialized on this object's lock; reads ({@link #list},
- * {@link #stats}, {@link #regionStats}, {@link #digest}, {@link #samples}) take a published
- * snapshot instead, so they never wait for a command in progress.
+ * Thread-safe: commands (open, close) on one region are serialized on that region's lock, and
+ * commands on different regions run at once (the control server has several lanes, so a server that
+ * is handed many regions at once, its peer having died, promotes them side by side); {@link
+ * #closeAll} excludes every command. Reads ({@link #list}, {@link #stats}, {@link #regionStats},
+ * {@link #digest}, {@link #samples}) take a published snapshot instead, so they never wait for a
+ * command in progress.
+ *
+ * <p>A region whose engine region stopped (a compaction or a log failed with an I/O error, {@link
+ * Region#stoppedBy}: it refuses writes for good) is left out of {@link #list}: the master then
+ * takes it for lost here and moves its group on (a backup in sync is promoted if it was the
+ * primary), and when it hands it back to this server as a backup, its data is dropped and copied
+ * anew.
  */
 public final class HostedRegions implements ControlledRegions {
   private static final Logger LOG = LoggerFactory.getLogger(HostedRegions.class);
@@ -44,7 +56,16 @@ public final class HostedRegions implements ControlledRegions {
   private final RegionService service;
   private final EpochStore epochs;
   private final Function<String, ServerInfo> servers;
-  private final Map<Long, Hosted> hosted = new TreeMap<>();
+  private final Map<Long, Hosted> hosted = new ConcurrentSkipListMap<>();
+
+  /** Commands take it shared, each also its region's lock; {@link #closeAll} takes it alone. */
+  private final ReentrantReadWriteLock commands = new ReentrantReadWriteLock();
+
+  /** One lock per region id a command named: at most one per region of the cluster. */
+  private final Map<Long, Object> regionLocks = new ConcurrentHashMap<>();
+
+  /** Per region: the reason it stopped, last logged ({@link #list}). */
+  private final Map<Long, String> reportedStops = new ConcurrentHashMap<>();
 
   /** Per region: the epoch and failed backups last logged ({@link #reportFailures}). */
   private final Map<Long, String> reportedFailures = new ConcurrentHashMap<>();
@@ -88,11 +109,32 @@ public final class HostedRegions implements ControlledRegions {
    *     this server is no member of the region
    */
   @Override
-  public synchronized void open(
+  public void open(
       RegionDescriptor descriptor, ReplicationMode mode, int minReplicas, StreamKey streamKey) {
+    commands.readLock().lock();
     try {
-      openLocked(descriptor, mode, minReplicas, streamKey);
+      synchronized (lockOf(descriptor.id())) {
+        try {
+          openLocked(descriptor, mode, minReplicas, streamKey);
+        } finally {
+          publish();
+        }
+      }
     } finally {
+      commands.readLock().unlock();
+    }
+  }
+
+  private Object lockOf(long regionId) {
+    return regionLocks.computeIfAbsent(regionId, id -> new Object());
+  }
+
+  /**
+   * Publishes what is held now for the reads. Copy and store under one lock, so that the last
+   * publication, made after every change before it, is what stays.
+   */
+  private void publish() {
+    synchronized (regionLocks) {
       published = Map.copyOf(hosted);
     }
   }
@@ -134,13 +176,20 @@ public final class HostedRegions implements ControlledRegions {
    * @throws KvsException STALE_EPOCH for an epoch below the one held
    */
   @Override
-  public synchronized void close(long regionId, long epoch) {
-    fence(regionId, epoch);
-    epochs.raise(regionId, epoch);
-    if (hosted.remove(regionId) != null) {
-      published = Map.copyOf(hosted);
-      service.detach(regionId); // a primary hands its last records to the backups first
-      LOG.info("closed region {} at epoch {}", regionId, epoch);
+  public void close(long regionId, long epoch) {
+    commands.readLock().lock();
+    try {
+      synchronized (lockOf(regionId)) {
+        fence(regionId, epoch);
+        epochs.raise(regionId, epoch);
+        if (hosted.remove(regionId) != null) {
+          publish();
+          service.detach(regionId); // a primary hands its last records to the backups first
+          LOG.info("closed region {} at epoch {}", regionId, epoch);
+        }
+      }
+    } finally {
+      commands.readLock().unlock();
     }
   }
 
@@ -173,6 +222,9 @@ public final class HostedRegions implements ControlledRegions {
     new TreeMap<>(published)
         .forEach(
             (id, region) -> {
+              if (stopped(id, region)) {
+                return; // lost here: the master moves the group on
+              }
               if (region.role() != RegionRole.PRIMARY) {
                 held.add(new HeldRegion(id, region.descriptor().epoch(), region.role()));
                 return;
@@ -204,6 +256,30 @@ public final class HostedRegions implements ControlledRegions {
                       failed));
             });
     return held;
+  }
+
+  /**
+   * Whether {@code region}'s engine region stopped for good (logged once per reason): it is then
+   * not listed, so the master takes it for lost here.
+   */
+  private boolean stopped(long id, Hosted region) {
+    Optional<String> why;
+    try {
+      why = region.region().stoppedBy();
+    } catch (ClosedException e) {
+      return false; // replaced meanwhile: the next list looks at its successor
+    }
+    if (why.isEmpty()) {
+      reportedStops.remove(id);
+      return false;
+    }
+    if (!why.get().equals(reportedStops.put(id, why.get()))) {
+      LOG.error(
+          "region {} stopped here and is no longer listed, so that the master moves it on: {}",
+          id,
+          why.get());
+    }
+    return true;
   }
 
   /**
@@ -328,19 +404,24 @@ public final class HostedRegions implements ControlledRegions {
   }
 
   /** The engine region behind cluster region {@code regionId}, if held (tests, tools). */
-  public synchronized Region engineRegion(long regionId) {
+  public Region engineRegion(long regionId) {
     Hosted region = hosted.get(regionId);
     return region == null ? null : region.region();
   }
 
   /** Detaches everything and makes every region's writes durable. */
-  public synchronized void closeAll() {
-    published = Map.of();
-    for (Map.Entry<Long, Hosted> entry : hosted.entrySet()) {
-      service.detach(entry.getKey());
-      entry.getValue().region().sync();
+  public void closeAll() {
+    commands.writeLock().lock();
+    try {
+      published = Map.of();
+      for (Map.Entry<Long, Hosted> entry : hosted.entrySet()) {
+        service.detach(entry.getKey());
+        entry.getValue().region().sync();
+      }
+      hosted.clear();
+    } finally {
+      commands.writeLock().unlock();
     }
-    hosted.clear();
   }
 
   private List<RegionService.Backup> backupEndpoints(RegionDescriptor descriptor) {
@@ -387,6 +468,21 @@ public final class HostedRegions implements ControlledRegions {
    */
   private Region regionFor(long regionId, RegionRole role, ReplicationMode mode, Hosted current) {
     String name = engineName(regionId);
+    if (current != null && current.region().stoppedBy().isPresent()) {
+      if (role == RegionRole.PRIMARY) {
+        throw KvsException.of(
+            StatusCode.IO_ERROR,
+            "region "
+                + regionId
+                + " stopped here and cannot be its primary: "
+                + current.region().stoppedBy().get());
+      }
+      hosted.remove(regionId);
+      service.detach(regionId);
+      engine.dropRegion(name);
+      LOG.warn("dropped the stopped region {} to hold it anew as a backup", regionId);
+      current = null;
+    }
     if (mode != ReplicationMode.SEND_INDEX) {
       return current != null ? current.region() : openOrCreate(regionId);
     }

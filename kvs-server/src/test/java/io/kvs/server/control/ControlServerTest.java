@@ -14,17 +14,21 @@ import io.kvs.core.control.StreamKey;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * The control server's lanes: reads are answered while an open hangs (the master's 2 s bound on
- * {@code list} holds), and changes beyond the bounded queue are answered OVERLOADED at once.
+ * The control server's lanes: reads are answered while an open hangs (the master's bound on {@code
+ * list} holds), different regions' opens run side by side while one region's wait their turn, and
+ * changes beyond a lane's bounded queue are answered OVERLOADED at once.
  */
 class ControlServerTest {
   /** The master's bound on {@code list} (Reconciler.LIST_TIMEOUT). */
-  private static final Duration LIST_BOUND = Duration.ofSeconds(2);
+  private static final Duration LIST_BOUND = Duration.ofSeconds(1);
 
   private static final Duration LONG = Duration.ofSeconds(30);
 
@@ -77,10 +81,12 @@ class ControlServerTest {
       int port = server.port();
       CompletableFuture<ControlReply> first = control.callAsync("127.0.0.1", port, open(1), LONG);
       assertThat(regions.awaitOpening(10)).isTrue();
-      // One runs (hanging); the queue takes CHANGES_WAITING_MAX; the one after is refused.
+      // One runs (hanging); its lane's queue takes CHANGES_WAITING_MAX of the regions that go to
+      // that lane; the one after is refused.
       List<CompletableFuture<ControlReply>> waiting = new ArrayList<>();
       for (int i = 0; i < ControlServer.CHANGES_WAITING_MAX + 1; i++) {
-        waiting.add(control.callAsync("127.0.0.1", port, open(2 + i), LONG));
+        long sameLane = 1 + (long) ControlServer.CHANGE_LANES * (i + 1);
+        waiting.add(control.callAsync("127.0.0.1", port, open(sameLane), LONG));
       }
       CompletableFuture.anyOf(waiting.toArray(CompletableFuture[]::new)).get(10, TimeUnit.SECONDS);
       List<CompletableFuture<ControlReply>> answered =
@@ -99,6 +105,46 @@ class ControlServerTest {
           assertThat(reply.get(10, TimeUnit.SECONDS).isOk()).isTrue();
         }
       }
+    }
+  }
+
+  @Test
+  void differentRegionsOpenSideBySideAndOneRegionsInTurn() throws Exception {
+    Set<Long> begun = ConcurrentHashMap.newKeySet();
+    CountDownLatch lanesBusy = new CountDownLatch(ControlServer.CHANGE_LANES);
+    StubRegions regions =
+        new StubRegions(
+                "s1",
+                region -> {
+                  begun.add(region.id());
+                  lanesBusy.countDown();
+                })
+            .hangOpens();
+    try (ControlServer server = ControlServer.start(regions, "127.0.0.1", 0);
+        ControlClient control = new ControlClient(LONG)) {
+      int port = server.port();
+      List<CompletableFuture<ControlReply>> opens = new ArrayList<>();
+      for (long id = 1; id <= ControlServer.CHANGE_LANES; id++) {
+        opens.add(control.callAsync("127.0.0.1", port, open(id), LONG));
+      }
+      // Region 1 again, at a later epoch: behind region 1's open, in its lane.
+      RegionDescriptor later =
+          new RegionDescriptor(
+              1, new byte[0], new byte[0], "s1", List.of(), 2, RegionState.OPENING);
+      CompletableFuture<ControlReply> again =
+          control.callAsync(
+              "127.0.0.1",
+              port,
+              new ControlCommand.Open(later, ReplicationMode.NONE, StreamKey.random()),
+              LONG);
+      assertThat(lanesBusy.await(10, TimeUnit.SECONDS)).as("every lane began an open").isTrue();
+      assertThat(begun).hasSize(ControlServer.CHANGE_LANES); // each hangs; region 1's second waits
+      assertThat(again).isNotDone();
+      regions.release();
+      for (CompletableFuture<ControlReply> open : opens) {
+        assertThat(open.get(10, TimeUnit.SECONDS).isOk()).isTrue();
+      }
+      assertThat(again.get(10, TimeUnit.SECONDS).isOk()).isTrue();
     }
   }
 }
