@@ -35,6 +35,12 @@ final class Schedule {
    */
   static final long REPLICATION_STALL_MILLIS = 2_000;
 
+  /**
+   * The longest a primary cut off from every backup is held before it is killed: well before the
+   * stall, and short, since the hold adds to the unavailability of the kill's recovery.
+   */
+  static final long CUT_THEN_KILL_MILLIS = 1_000;
+
   private final SplittableRandom random;
   private final boolean quick;
   private final List<FaultKind> kinds;
@@ -153,12 +159,16 @@ final class Schedule {
     // killed before their streams stall (REPLICATION_STALL_MILLIS): after that the master reopens
     // the region with them joining, and the primary may acknowledge writes alone (at the
     // campaign's minimum of one replica, as configured), which its death then loses by design.
-    // Cut off from one backup, it may be killed later: the other backup holds every write.
+    // It is killed after CUT_THEN_KILL_MILLIS at most: the region serves no one from the cut to
+    // the promotion, the hold plus the kill's recovery (the session timeout and a pass), and the
+    // kill need land only while writes wait for the cut backups (at the load's 600 operations a
+    // second, 300 ms is some 180 of them). Cut off from one backup, it may be killed later: the
+    // other backup holds every write.
     boolean thenKill = kind == FaultKind.REPLICATION_CUT && (quick || random.nextInt(3) == 0);
     if (thenKill) {
       hold =
           target.index() >= Target.EVERY_BACKUP
-              ? between(500, REPLICATION_STALL_MILLIS - 500)
+              ? between(300, CUT_THEN_KILL_MILLIS)
               : Math.min(hold, 8_000);
     }
     return new PlannedFault(kind, target, hold, random.nextLong(), thenKill);

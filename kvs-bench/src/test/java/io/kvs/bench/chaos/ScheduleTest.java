@@ -83,7 +83,7 @@ class ScheduleTest {
         boolean fromAll = step.main().target().index() >= Target.EVERY_BACKUP;
         everyBackup += fromAll ? 1 : 0;
         assertThat(step.main().holdMillis())
-            .isLessThan(fromAll ? Schedule.REPLICATION_STALL_MILLIS : 10_000);
+            .isLessThanOrEqualTo(fromAll ? Schedule.CUT_THEN_KILL_MILLIS : 8_000);
       }
     }
     assertThat(everyBackup).isPositive();
