@@ -44,10 +44,12 @@ class Holding : public channel::RequestHandler {
     holding_ = false;
     released_.notify_all();
   }
-  // Waits until a FLUSH is being held.
-  void AwaitHeld() {
+  // Waits until a FLUSH is being held; false if none was within 60 s (the
+  // writes that would send one failed).
+  bool AwaitHeld() {
     std::unique_lock<std::mutex> lock(mutex_);
-    released_.wait(lock, [&] { return held_ > 0; });
+    return released_.wait_for(lock, std::chrono::seconds(60),
+                              [&] { return held_ > 0; });
   }
 
   void Handle(channel::Session* session, std::string_view request,
@@ -382,7 +384,7 @@ TEST_P(ReplicationTest, APromotedBackupHoldsWritesOfBothBuffers) {
               Status::Code::kOk)
         << i;
   }
-  backup_.handler.AwaitHeld();
+  ASSERT_TRUE(backup_.handler.AwaitHeld()) << "no FLUSH reached the backup";
   // The master promotes the backup: its stream ends here, the FLUSH after.
   service::Placement promoted;
   promoted.stream_key = kStreamKey;
@@ -422,7 +424,7 @@ TEST_P(ReplicationTest, ABackupThatTakesNoWriteFailsWithinTheStallTimeout) {
       acknowledged.fetch_add(1);
     }
   });
-  backup_.handler.AwaitHeld();
+  ASSERT_TRUE(backup_.handler.AwaitHeld()) << "no FLUSH reached the backup";
   const auto held = std::chrono::steady_clock::now();
   std::string why;
   while (why.empty() &&

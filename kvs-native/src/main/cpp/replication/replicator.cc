@@ -28,6 +28,8 @@ constexpr std::chrono::microseconds kWaitNap{20};
 // fi_trywait missed, here or at a backup, costs no more than there.
 constexpr std::chrono::microseconds kArrivalWait = channel::kKnockEvery;
 constexpr std::chrono::milliseconds kIdleWait{100};
+// The least a message waits for room in a transmit queue (PeerFor).
+constexpr std::chrono::milliseconds kMessageRoomWaitMin{2'000};
 
 }  // namespace
 
@@ -911,10 +913,15 @@ std::shared_ptr<Replicator::Peer> Replicator::PeerFor(
   // dead peer.
   // Messages wait for room in a full transmit queue for the stall timeout
   // at most, then break the connection (a backup that took no bytes that
-  // long is stalled); one-sided writes never wait (Client::WriteRemote).
+  // long is stalled) -- but at least kMessageRoomWaitMin: a new
+  // connection's queue refuses posts until it is established (tcp;ofi_rxm
+  // connects on the first post), which a slow machine may take a while
+  // over. One-sided writes never wait (Client::WriteRemote).
   client_options.endpoint.post_timeout = std::chrono::duration_cast<
       decltype(client_options.endpoint.post_timeout)>(
-      std::min(options_.timeout, options_.stall_timeout));
+      std::min<std::chrono::milliseconds>(
+          options_.timeout, std::max<std::chrono::milliseconds>(
+                                options_.stall_timeout, kMessageRoomWaitMin)));
   client_options.request_timeout = options_.timeout;
   // Over tcp the thread blocks until a backup answers (WaitForArrivals).
   client_options.wait_fd = true;
