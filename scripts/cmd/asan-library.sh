@@ -6,7 +6,7 @@
 # last line of standard output, the build's own output going to standard
 # error. Run a local cluster's region servers on it with
 #   ./kvs local start --native-library "$(./kvs asan-library | tail -1)"
-# (ASan's reports then land in <dir>/logs/server-<id>.asan.<pid>).
+# (sanitizer reports then land in <dir>/logs/server-<id>.sanitizer.<pid>).
 # shellcheck source=scripts/lib/sanitize.sh
 source "$KVS_HOME/scripts/lib/sanitize.sh"
 

@@ -33,6 +33,9 @@ final class AsanBuild {
           "ERROR: AddressSanitizer|SUMMARY: (Address|UndefinedBehavior)Sanitizer"
               + "|runtime error: |ERROR: LeakSanitizer");
 
+  /** Lines of a report given in a failure: the error, its stack and where the memory went. */
+  private static final int REPORT_LINES = 40;
+
   private AsanBuild() {}
 
   /** The ASan build of libkvs, built (or brought up to date) by {@code ./kvs asan-library}. */
@@ -87,26 +90,59 @@ final class AsanBuild {
   }
 
   /**
-   * Every sanitizer report under {@code logs}: the files ASan and UBSan wrote ({@code
-   * <name>.asan.<pid>}, {@code <name>.ubsan.<pid>}) and any report a process printed into its log.
+   * Every sanitizer report under {@code logs}, each as its file's name and its first lines (the
+   * error, where it happened, and where the memory was freed): the files ASan and UBSan wrote
+   * ({@code <name>.sanitizer.<pid>}) and any report a process printed into its log.
    */
   static List<String> reports(Path logs) throws IOException {
     List<String> reports = new ArrayList<>();
+    if (!Files.isDirectory(logs)) {
+      return reports;
+    }
     List<Path> files;
     try (Stream<Path> listed = Files.list(logs)) {
       files = listed.sorted().toList();
     }
     for (Path file : files) {
       String name = file.getFileName().toString();
-      if (name.contains(".asan.") || name.contains(".ubsan.")) {
-        reports.add(file + ":\n" + Files.readString(file, StandardCharsets.ISO_8859_1));
+      if (name.contains(".sanitizer.")) {
+        List<String> lines = Files.readAllLines(file, StandardCharsets.ISO_8859_1);
+        reports.add(
+            file
+                + ":\n"
+                + String.join("\n", lines.subList(0, Math.min(REPORT_LINES, lines.size()))));
       } else if (name.endsWith(".log")) {
-        String log = Files.readString(file, StandardCharsets.ISO_8859_1);
-        if (REPORT.matcher(log).find()) {
-          reports.add(file + " holds a sanitizer report:\n" + log);
+        List<String> found =
+            Files.readAllLines(file, StandardCharsets.ISO_8859_1).stream()
+                .filter(line -> REPORT.matcher(line).find())
+                .limit(REPORT_LINES)
+                .toList();
+        if (!found.isEmpty()) {
+          reports.add(file + " holds a sanitizer report:\n" + String.join("\n", found));
         }
       }
     }
     return reports;
+  }
+
+  /**
+   * {@code failure}, or if the servers wrote sanitizer reports under {@code logs}, an error that
+   * gives them (a server that a report ended makes the test fail somewhere else first, e.g. in a
+   * move that cannot be made): the report is what the test is for.
+   */
+  static Throwable withReports(Path logs, Throwable failure) {
+    try {
+      List<String> reports = reports(logs);
+      if (reports.isEmpty()) {
+        return failure;
+      }
+      AssertionError reported =
+          new AssertionError("sanitizer reports of the servers:\n" + String.join("\n\n", reports));
+      reported.addSuppressed(failure);
+      return reported;
+    } catch (IOException e) {
+      failure.addSuppressed(e);
+      return failure;
+    }
   }
 }

@@ -22,7 +22,7 @@ import java.util.Map;
  * ThrowawayCertificates}) and starts every process with TLS ({@code --tls-client-auth require}:
  * mutual TLS on the client port too). {@code --native-library FILE} makes the region servers load
  * that libkvs instead of their jar's ({@link NativeLibraryLaunch}: an AddressSanitizer build runs
- * with its runtime preloaded and its reports in {@code logs/server-<id>.asan.<pid>}).
+ * with its runtime preloaded and its reports in {@code logs/server-<id>.sanitizer.<pid>}).
  */
 final class LocalStart {
   private static final Duration READY_TIMEOUT = Duration.ofSeconds(120);

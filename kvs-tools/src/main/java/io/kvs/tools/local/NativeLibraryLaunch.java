@@ -16,9 +16,9 @@ import java.util.regex.Pattern;
 /**
  * How a region server's JVM runs a libkvs other than its jar's ({@code LocalCluster start
  * --native-library FILE}): the JVM loads it through {@code -Dkvs.native.library}. A library built
- * with AddressSanitizer ({@code ./kvs asan-library}: gcc, the sanitizer runtimes as shared
- * libraries) needs ASan's runtime loaded before every other library of the process, so the JVM
- * starts with it in {@code LD_PRELOAD}, and with the options a JVM can live with:
+ * with AddressSanitizer ({@code ./kvs asan-library}: clang's sanitizer build, linked against the
+ * shared sanitizer runtimes) needs ASan's runtime loaded before every other library of the process,
+ * so the JVM starts with it in {@code LD_PRELOAD}, and with the options a JVM can live with:
  *
  * <ul>
  *   <li>{@code handle_segv=0}, {@code handle_sigbus=0}, {@code handle_sigfpe=0}, {@code
@@ -28,8 +28,9 @@ import java.util.regex.Pattern;
  *   <li>{@code detect_leaks=0}: a JVM's allocations are not the library's, and LeakSanitizer would
  *       report them at exit;
  *   <li>{@code abort_on_error=1}: a report ends the process (a crash the tests see), and {@code
- *       log_path}: the report goes to {@code <logs>/<name>.asan.<pid>} (UBSan's to {@code
- *       <name>.ubsan.<pid>}), where the tests look for it.
+ *       log_path}: the report goes to {@code <logs>/<name>.sanitizer.<pid>}, where the tests look
+ *       for it (one path in both variables: clang's ASan runtime carries UBSan, and the variable
+ *       read last would otherwise decide where ASan's reports go).
  * </ul>
  *
  * The JVM needs no flag of its own for this (its signal chaining stays as it is).
@@ -45,6 +46,12 @@ final class NativeLibraryLaunch {
   static final String ASAN_OPTIONS =
       "detect_leaks=0:handle_segv=0:handle_sigbus=0:handle_sigfpe=0:handle_sigill=0"
           + ":allow_user_segv_handler=1:abort_on_error=1";
+
+  /**
+   * What a process's sanitizer report files are named after, following its name: {@code
+   * <name>.sanitizer.<pid>}.
+   */
+  static final String REPORT_SUFFIX = ".sanitizer";
 
   /** UBSAN_OPTIONS, without the log path. */
   static final String UBSAN_OPTIONS = "print_stacktrace=1:halt_on_error=1";
@@ -78,10 +85,9 @@ final class NativeLibraryLaunch {
     Optional<Path> asan = asanRuntime(file);
     if (asan.isPresent()) {
       environment.put("LD_PRELOAD", asan.get().toString());
-      environment.put(
-          "ASAN_OPTIONS", ASAN_OPTIONS + ":log_path=" + logs.resolve(name + ".asan").toString());
-      environment.put(
-          "UBSAN_OPTIONS", UBSAN_OPTIONS + ":log_path=" + logs.resolve(name + ".ubsan").toString());
+      String logPath = ":log_path=" + logs.resolve(name + REPORT_SUFFIX);
+      environment.put("ASAN_OPTIONS", ASAN_OPTIONS + logPath);
+      environment.put("UBSAN_OPTIONS", UBSAN_OPTIONS + logPath);
     }
     return new NativeLibraryLaunch(List.of("-Dkvs.native.library=" + file), environment);
   }
