@@ -42,8 +42,8 @@ import org.junit.jupiter.api.io.TempDir;
  * answered the fixed pairs, and {@code LocalCluster verify} finds every backup holding what its
  * primary holds. With the gate that keeps a region for the requests using it taken out (a request
  * leaving it as soon as it entered), the storm reports the heap-use-after-free in {@code
- * RegionIterator::ReadPairs} of a region {@code Engine::DropRegion} freed (/work notes of issue
- * 25).
+ * RegionIterator::ReadPairs} of a region {@code Engine::DropRegion} freed (docs/ARCHITECTURE.md,
+ * "Region servers on an AddressSanitizer build").
  */
 class MoveStormIT {
   private static final int SERVERS = 4;
