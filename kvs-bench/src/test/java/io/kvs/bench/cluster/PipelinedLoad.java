@@ -214,17 +214,18 @@ final class PipelinedLoad {
         Thread.currentThread().interrupt();
         return;
       }
-      // Without fixed pairs there is nothing for scans and multi-gets to check: only the
-      // recorded operations.
-      int choice = random.nextInt(fixed.isEmpty() ? 85 : 100);
+      // Without fixed pairs there is nothing for scans and multi-gets to check: the recorded
+      // operations alone. With them, scans are a third of what is issued: their requests are the
+      // long ones, which a region that goes away under them meets (issue 25, hole 4).
+      int choice = random.nextInt(100);
       CompletableFuture<?> operation;
-      if (choice < 40) {
+      if (fixed.isEmpty() ? choice < 45 : choice < 25) {
         operation = put(client, clientId, random.nextInt(keys), sequence);
-      } else if (choice < 50) {
+      } else if (fixed.isEmpty() ? choice < 55 : choice < 30) {
         operation = delete(client, clientId, random.nextInt(keys));
-      } else if (choice < 85) {
+      } else if (fixed.isEmpty() || choice < 55) {
         operation = get(client, clientId, random.nextInt(keys));
-      } else if (choice < 95) {
+      } else if (choice < 90) {
         operation = scan(client, random.nextInt(SCAN_SLICES));
       } else {
         operation = multiGet(client, random);
@@ -283,6 +284,16 @@ final class PipelinedLoad {
   }
 
   /** Scans slice {@code slice} of the key space and checks the fixed pairs in it. */
+  /**
+   * Scans the slice of the key space that holds {@code key} through {@code client} and checks the
+   * fixed pairs in it, as the load's own scans (and counted with them): for a test that aims
+   * requests at one region.
+   */
+  CompletableFuture<?> scanSliceOf(KvsClient client, byte[] key) {
+    int prefix = (key.length > 0 ? (key[0] & 0xff) << 8 : 0) | (key.length > 1 ? key[1] & 0xff : 0);
+    return scan(client, prefix * SCAN_SLICES / 65_536);
+  }
+
   private CompletableFuture<?> scan(KvsClient client, int slice) {
     byte[] from = sliceStart(slice);
     byte[] to = slice + 1 == SCAN_SLICES ? new byte[0] : sliceStart(slice + 1);
