@@ -58,7 +58,7 @@ class MoveStormIT {
   private static final int DEPTH = 32;
   private static final int KEYS = 256;
   private static final int FIXED_KEYS = REGIONS * 500;
-  private static final Duration STORM = Duration.ofSeconds(20);
+  private static final Duration STORM = Duration.ofSeconds(30);
 
   /** Scans of a region in flight while its primary moves (besides the load's). */
   private static final int SCANS_WHILE_MOVING = 2;
