@@ -7,7 +7,6 @@ import io.kvs.client.KvsClient;
 import io.kvs.client.NotAppliedException;
 import io.kvs.core.KeyValue;
 import io.kvs.core.cluster.Keys;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -236,7 +235,7 @@ final class PipelinedLoad {
 
   private CompletableFuture<?> put(KvsClient client, int clientId, int key, long sequence) {
     byte[] bytes = TestKeys.key(prefix, key);
-    byte[] value = value(clientId, sequence);
+    byte[] value = RecordedLoad.value(clientId, sequence);
     Call call = recorder.invoke(clientId, Kind.PUT, bytes, value);
     return client
         .putAsync(bytes, value)
@@ -303,11 +302,9 @@ final class PipelinedLoad {
         .scanAsync(from, to, SCAN_LIMIT)
         .whenComplete(
             (pairs, error) -> {
-              if (error != null) {
-                failed("scan", unwrap(error));
+              if (!answered("scan", error)) {
                 return;
               }
-              scansAnswered.incrementAndGet();
               String wrong = compareScan(slice, pairs, expected);
               if (wrong != null) {
                 wrong(wrong + " (" + pairs.size() + " pairs; " + where(client, from) + ")");
@@ -365,11 +362,9 @@ final class PipelinedLoad {
         .multiGetAsync(wanted)
         .whenComplete(
             (values, error) -> {
-              if (error != null) {
-                failed("multi-get", unwrap(error));
+              if (!answered("multi-get", error)) {
                 return;
               }
-              scansAnswered.incrementAndGet();
               for (int i = 0; i < entries.size(); i++) {
                 Optional<byte[]> got = values.get(i);
                 if (got.isEmpty() || !Arrays.equals(got.get(), entries.get(i).getValue())) {
@@ -402,14 +397,14 @@ final class PipelinedLoad {
     return new byte[] {(byte) (start >>> 8), (byte) start};
   }
 
-  /** A unique value of client {@code clientId}: small, medium or large (over 1 KiB) in turn. */
-  private static byte[] value(int clientId, long sequence) {
-    byte[] text =
-        ("client " + clientId + " write " + sequence + " ").getBytes(StandardCharsets.UTF_8);
-    int length = text.length + new int[] {0, 400, 1_500}[(int) (sequence % 3)];
-    byte[] value = Arrays.copyOf(text, length);
-    Arrays.fill(value, text.length, length, (byte) ('a' + sequence % 26));
-    return value;
+  /** Counts a scan or multi-get that ended: whether it was answered (its answer to check). */
+  private boolean answered(String kind, Throwable error) {
+    if (error != null) {
+      failed(kind, unwrap(error));
+      return false;
+    }
+    scansAnswered.incrementAndGet();
+    return true;
   }
 
   private void failed(String kind, Throwable cause) {

@@ -20,20 +20,6 @@ final class LocalProcesses {
   private LocalProcesses() {}
 
   /**
-   * Starts {@code mainClass} with {@code arguments} as process {@code name}, logging to its log.
-   */
-  static void spawn(
-      ClusterDirectory directory,
-      Map<String, String> state,
-      String name,
-      String mainClass,
-      String heap,
-      List<String> arguments)
-      throws IOException {
-    spawn(directory, state, name, mainClass, heap, NativeLibraryLaunch.none(), arguments);
-  }
-
-  /**
    * Starts {@code mainClass} with {@code arguments} as process {@code name}, its JVM loading the
    * native library {@code launch} says (with its options and environment), logging to its log.
    */

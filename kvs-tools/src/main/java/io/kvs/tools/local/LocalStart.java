@@ -173,10 +173,12 @@ final class LocalStart {
     new LocalStatus(directory).run();
   }
 
+  /** Starts a process whose JVM loads the jar's libkvs (ZooKeeper, a master). */
   private void spawn(
       Map<String, String> state, String name, String mainClass, String heap, List<String> arguments)
       throws IOException {
-    LocalProcesses.spawn(directory, state, name, mainClass, heap, arguments);
+    LocalProcesses.spawn(
+        directory, state, name, mainClass, heap, NativeLibraryLaunch.none(), arguments);
   }
 
   private static String awaitFile(Path file, Duration timeout) throws Exception {
