@@ -204,6 +204,7 @@ class FullDiskIT {
     AtomicReference<String> refusal = new AtomicReference<>();
     AtomicInteger inARow = new AtomicInteger();
     AtomicInteger refusals = new AtomicInteger();
+    AtomicInteger mostInARow = new AtomicInteger();
     AtomicReference<String> other = new AtomicReference<>();
     AtomicLong written = new AtomicLong();
     AtomicLong slowest = new AtomicLong();
@@ -241,7 +242,7 @@ class FullDiskIT {
                   if (lower.contains("no space left") || lower.contains("volume full")) {
                     refusal.set(message);
                     refusals.incrementAndGet();
-                    inARow.incrementAndGet();
+                    mostInARow.accumulateAndGet(inARow.incrementAndGet(), Math::max);
                   } else {
                     other.compareAndSet(null, unwrap(failure).toString());
                   }
@@ -255,9 +256,9 @@ class FullDiskIT {
         t0,
         String.format(
             Locale.ROOT,
-            "%d refused (the last %d in a row) after %d MiB in %d ms (slowest put %d ms): %s",
+            "%d refused (at most %d in a row) after %d MiB in %d ms (slowest put %d ms): %s",
             refusals.get(),
-            inARow.get(),
+            mostInARow.get(),
             written.get() >> 20,
             (System.nanoTime() - started) / 1_000_000,
             slowest.get() / 1_000_000,
