@@ -17,7 +17,12 @@
 # for the tests, once for the fuzzers) took longer than either step runs. That
 # build compiles in the background at the lowest CPU priority while step 2
 # runs (its integration tests spend much of their time waiting for timeouts),
-# so steps 3 and 4 mostly find it done.
+# so steps 3 and 4 mostly find it done. The same build links libkvs.so for
+# JVMs (scripts/lib/sanitize.sh), which step 2's MoveStormIT runs region
+# servers on: the background job builds it first, and the test asks
+# ./kvs asan-library for it, which waits for that (a lock) or finds it done.
+# shellcheck source=scripts/lib/sanitize.sh
+source "$KVS_HOME/scripts/lib/sanitize.sh"
 # shellcheck source=scripts/cmd/chaos.sh
 source "$KVS_HOME/scripts/cmd/chaos.sh"
 
@@ -32,7 +37,8 @@ cmd_test() {
 
   local sanitize_log="$KVS_SANITIZE_BUILD_DIR.log"
   mkdir -p "$(dirname "$sanitize_log")"
-  (renice -n 19 -p "$BASHPID" >/dev/null && build_sanitized) >"$sanitize_log" 2>&1 &
+  (renice -n 19 -p "$BASHPID" >/dev/null && build_asan_library && build_sanitized) \
+    >"$sanitize_log" 2>&1 &
   local sanitize_build=$!
 
   say "2/5 Building and testing with Maven (CMake + CTest, Surefire, Failsafe, Spotless)"
@@ -85,16 +91,6 @@ check_cpp_format() {
 
 check_compose_file() {
   (cd "$KVS_HOME" && docker-compose -f docker/compose.yaml config --quiet)
-}
-
-# The sanitizer build: clang, ASan + UBSan, the tests and the fuzz targets
-# (KVS_FUZZ=ON), shared by steps 3 and 4.
-KVS_SANITIZE_BUILD_DIR="$KVS_HOME/kvs-native/target/native-sanitize"
-
-build_sanitized() {
-  CC=clang CXX=clang++ cmake -S "$KVS_HOME/kvs-native" -B "$KVS_SANITIZE_BUILD_DIR" -G Ninja \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKVS_FUZZ=ON --log-level=WARNING &&
-    cmake --build "$KVS_SANITIZE_BUILD_DIR"
 }
 
 run_sanitized_native_tests() {

@@ -17,6 +17,7 @@ import java.util.Set;
  *                     [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS] [--min-replicas N]
  *                     [--durability flush|sync] [--metrics on|off]
  *                     [--tls [on|off]] [--tls-client-auth none|require]
+ *                     [--native-library FILE]
  * LocalCluster status --dir DIR
  * LocalCluster verify --dir DIR [--patience SECONDS]
  * LocalCluster stop   --dir DIR
@@ -73,7 +74,8 @@ public final class LocalCluster {
                       "growth-factor",
                       "tls",
                       "tls-client-auth",
-                      "metrics"));
+                      "metrics",
+                      "native-library"));
           new LocalStart(new ClusterDirectory(Path.of(flags.require("dir"))), flags).run();
         }
         case "status" -> {
@@ -118,7 +120,7 @@ public final class LocalCluster {
             + " [--mode send-index|build-index|none] [--masters 1] [--fabric tcp|shm|none]"
             + " [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]"
             + " [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS]"
-            + " [--metrics on|off]\n"
+            + " [--metrics on|off] [--native-library FILE]\n"
             + "       ./kvs local status\n"
             + "       ./kvs local verify [--patience SECONDS]\n"
             + "       ./kvs local stop\n"

@@ -4,12 +4,14 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Launches a local cluster's processes and records each one's pid and command line in the cluster
- * directory, so that {@code ./kvs local restart} can start the same process again.
+ * Launches a local cluster's processes and records each one's pid, command line and the environment
+ * variables it was given in the cluster directory, so that {@code ./kvs local restart} can start
+ * the same process again.
  */
 final class LocalProcesses {
   // Separates a recorded command's arguments; no argument of ours contains it.
@@ -18,7 +20,8 @@ final class LocalProcesses {
   private LocalProcesses() {}
 
   /**
-   * Starts {@code mainClass} with {@code arguments} as process {@code name}, logging to its log.
+   * Starts {@code mainClass} with {@code arguments} as process {@code name}, its JVM loading the
+   * native library {@code launch} says (with its options and environment), logging to its log.
    */
   static void spawn(
       ClusterDirectory directory,
@@ -26,16 +29,25 @@ final class LocalProcesses {
       String name,
       String mainClass,
       String heap,
+      NativeLibraryLaunch launch,
       List<String> arguments)
       throws IOException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.add("-Xmx" + heap);
+    command.addAll(launch.jvmOptions());
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
     command.add(mainClass);
     command.addAll(arguments);
     state.put("command." + name, String.join(SEPARATOR, command));
+    List<String> environment = new ArrayList<>();
+    launch.environment().forEach((variable, value) -> environment.add(variable + "=" + value));
+    if (environment.isEmpty()) {
+      state.remove("environment." + name);
+    } else {
+      state.put("environment." + name, String.join(SEPARATOR, environment));
+    }
     launch(directory, state, name, command);
   }
 
@@ -49,12 +61,27 @@ final class LocalProcesses {
     launch(directory, state, name, Arrays.asList(command.split(SEPARATOR)));
   }
 
+  /** The variables process {@code name} was started with beyond this process's environment. */
+  private static Map<String, String> environment(Map<String, String> state, String name) {
+    Map<String, String> environment = new LinkedHashMap<>();
+    String recorded = state.get("environment." + name);
+    if (recorded != null && !recorded.isEmpty()) {
+      for (String entry : recorded.split(SEPARATOR)) {
+        int equals = entry.indexOf('=');
+        environment.put(entry.substring(0, equals), entry.substring(equals + 1));
+      }
+    }
+    return environment;
+  }
+
   private static void launch(
       ClusterDirectory directory, Map<String, String> state, String name, List<String> command)
       throws IOException {
     Path log = directory.logs().resolve(name + ".log");
+    ProcessBuilder builder = new ProcessBuilder(command);
+    builder.environment().putAll(environment(state, name));
     Process process =
-        new ProcessBuilder(command)
+        builder
             .redirectErrorStream(true)
             .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
             .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))

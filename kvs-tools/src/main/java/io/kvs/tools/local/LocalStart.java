@@ -20,7 +20,9 @@ import java.util.Map;
  * cluster secret and a new client secret into the directory and passes them to every process;
  * {@code --tls on} also makes a throwaway CA and a certificate per process ({@link
  * ThrowawayCertificates}) and starts every process with TLS ({@code --tls-client-auth require}:
- * mutual TLS on the client port too).
+ * mutual TLS on the client port too). {@code --native-library FILE} makes the region servers load
+ * that libkvs instead of their jar's ({@link NativeLibraryLaunch}: an AddressSanitizer build runs
+ * with its runtime preloaded and its reports in {@code logs/server-<id>.sanitizer.<pid>}).
  */
 final class LocalStart {
   private static final Duration READY_TIMEOUT = Duration.ofSeconds(120);
@@ -121,6 +123,9 @@ final class LocalStart {
       spawn(state, "master-" + id, MasterMain.class.getName(), "512m", arguments);
     }
     boolean mutual = flags.get("tls-client-auth", "none").equals("require");
+    // Region servers may run another build of libkvs (e.g. ./kvs asan-library's).
+    Path nativeLibrary =
+        flags.has("native-library") ? Path.of(flags.require("native-library")) : null;
     for (int i = 1; i <= servers; i++) {
       String id = "s" + i;
       List<String> arguments = new ArrayList<>(security);
@@ -150,7 +155,15 @@ final class LocalStart {
               Integer.toString(flags.getInt("growth-factor", 0)),
               "--metrics",
               flags.get("metrics", "on")));
-      spawn(state, "server-" + id, "io.kvs.server.RegionServerMain", "1g", arguments);
+      String name = "server-" + id;
+      LocalProcesses.spawn(
+          directory,
+          state,
+          name,
+          "io.kvs.server.RegionServerMain",
+          "1g",
+          NativeLibraryLaunch.of(nativeLibrary, directory.logs(), name),
+          arguments);
     }
     directory.save(state);
     System.out.printf(
@@ -160,10 +173,12 @@ final class LocalStart {
     new LocalStatus(directory).run();
   }
 
+  /** Starts a process whose JVM loads the jar's libkvs (ZooKeeper, a master). */
   private void spawn(
       Map<String, String> state, String name, String mainClass, String heap, List<String> arguments)
       throws IOException {
-    LocalProcesses.spawn(directory, state, name, mainClass, heap, arguments);
+    LocalProcesses.spawn(
+        directory, state, name, mainClass, heap, NativeLibraryLaunch.none(), arguments);
   }
 
   private static String awaitFile(Path file, Duration timeout) throws Exception {
