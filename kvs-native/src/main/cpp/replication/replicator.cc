@@ -908,9 +908,6 @@ std::shared_ptr<Replicator::Peer> Replicator::PeerFor(
   }
   channel::ClientOptions client_options;
   client_options.endpoint = options_.endpoint;
-  // A backup busy applying a buffer (or a loaded machine) may leave writes
-  // unprogressed for a while: that is backpressure up to the timeout, not a
-  // dead peer.
   // Messages wait for room in a full transmit queue for the stall timeout
   // at most, then break the connection (a backup that took no bytes that
   // long is stalled) -- but at least kMessageRoomWaitMin: a new
@@ -991,6 +988,14 @@ void Replicator::Run() {
       std::lock_guard<std::mutex> lock(group->mutex);
       streams.insert(streams.end(), group->streams.begin(),
                      group->streams.end());
+      // What each backup left unanswered as of the last turn's poll, for
+      // the stall timeout (BackupStalled).
+      for (const auto& stream : group->streams) {
+        stream->unanswered_since = std::nullopt;
+        if (stream->peer != nullptr && stream->peer->client->health().ok()) {
+          stream->unanswered_since = stream->peer->client->oldest_unanswered();
+        }
+      }
     }
     bool busy = false;
     bool waiting = false;  // for backups to complete writes or answer
@@ -1002,15 +1007,6 @@ void Replicator::Run() {
         waiting |= peer->client->outstanding() > 0 ||
                    peer->client->writes_in_flight() > 0;
       }
-    }
-    // What each backup has left unanswered, for the stall timeout.
-    for (const auto& stream : streams) {
-      std::optional<Clock::time_point> since;
-      if (stream->peer != nullptr && stream->peer->client->health().ok()) {
-        since = stream->peer->client->oldest_unanswered();
-      }
-      std::lock_guard<std::mutex> lock(stream->group->mutex);
-      stream->unanswered_since = since;
     }
     // Writes whose backups completed (or that timed out) answer now.
     for (const auto& group : groups) Settle(group.get(), /*ending=*/false);

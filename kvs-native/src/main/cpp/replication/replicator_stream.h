@@ -228,8 +228,8 @@ struct Replicator::Stream : std::enable_shared_from_this<Replicator::Stream> {
   // Writes wait for this backup (replicator.h, "Membership").
   bool required = false;
   // When the oldest work its backup's connection was given and has not
-  // answered was posted (none: nullopt), as of the replication thread's
-  // last turn (Replicator::BackupStalled).
+  // answered was posted (none: nullopt), as the replication thread saw it at
+  // the start of its turn (Replicator::BackupStalled).
   std::optional<std::chrono::steady_clock::time_point> unanswered_since;
   // The catch-up landed: the backup holds the region's state as of
   // catch_up_ticket (Build-Index: none, so from the start).

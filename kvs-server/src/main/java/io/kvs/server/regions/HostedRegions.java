@@ -468,14 +468,12 @@ public final class HostedRegions implements ControlledRegions {
    */
   private Region regionFor(long regionId, RegionRole role, ReplicationMode mode, Hosted current) {
     String name = engineName(regionId);
-    if (current != null && current.region().stoppedBy().isPresent()) {
+    Optional<String> stopped = current == null ? Optional.empty() : current.region().stoppedBy();
+    if (stopped.isPresent()) {
       if (role == RegionRole.PRIMARY) {
         throw KvsException.of(
             StatusCode.IO_ERROR,
-            "region "
-                + regionId
-                + " stopped here and cannot be its primary: "
-                + current.region().stoppedBy().get());
+            "region " + regionId + " stopped here and cannot be its primary: " + stopped.get());
       }
       hosted.remove(regionId);
       service.detach(regionId);
