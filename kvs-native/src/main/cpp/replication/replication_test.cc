@@ -242,6 +242,14 @@ TEST_P(ReplicationTest, RegionsSharingABackupServerShareItsWrites) {
     primaries.push_back(on_primary);
     backups.push_back(on_backup);
   }
+  // What this test checks is batching and contents, not timeouts: 2000
+  // writes pipelined at once may take longer than the fixture's 2 s on a
+  // loaded machine (CI runs it beside a sanitizer build, and the last of
+  // eight streams opened once took 2 s there), so the primary waits 10 s
+  // for a write and for a stalled backup.
+  primary_.service.DisableReplication();
+  primary_.service.EnableReplication(Endpoint(), std::chrono::seconds(10), "",
+                                     std::chrono::seconds(10));
   service::Placement as_backup;
   as_backup.stream_key = kStreamKey;
   as_backup.primary = false;
