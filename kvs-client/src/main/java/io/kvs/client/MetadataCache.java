@@ -39,7 +39,8 @@ import org.slf4j.LoggerFactory;
  * <p>The caches follow ZooKeeper with some delay. When a server tells the client its map is out of
  * date, {@link #refreshRegion} re-reads the region's znode (and its primary's) directly; a read
  * newer (by {@code mzxid}) than the cache's copy is used until the cache catches up. Operations
- * waiting for a change register with {@link #wakeOnChange}. Thread-safe.
+ * waiting for a change register with {@link #wakeOnChange}; requests in flight register with {@link
+ * #watchMove}, to learn when their region's primary changed under them. Thread-safe.
  */
 final class MetadataCache implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(MetadataCache.class);
@@ -75,6 +76,22 @@ final class MetadataCache implements AutoCloseable {
   private final Set<CompletableFuture<Void>> waiters = ConcurrentHashMap.newKeySet();
   private final Map<String, CompletableFuture<Void>> refreshing = new ConcurrentHashMap<>();
   private final Map<String, Long> lastReads = new ConcurrentHashMap<>();
+  private final Map<Long, Set<MoveWatch>> moveWatches = new ConcurrentHashMap<>();
+
+  /**
+   * A request in flight to {@code primary} for region {@code regionId}: {@link #moved} completes,
+   * with the primary the map names now ("" for none), once that is another server.
+   */
+  static final class MoveWatch {
+    final long regionId;
+    final String primary;
+    final CompletableFuture<String> moved = new CompletableFuture<>();
+
+    private MoveWatch(long regionId, String primary) {
+      this.regionId = regionId;
+      this.primary = primary;
+    }
+  }
 
   MetadataCache(CuratorFramework curator, ClusterPaths paths) {
     this.curator = curator;
@@ -148,6 +165,36 @@ final class MetadataCache implements AutoCloseable {
   /** Stops tracking {@code waiter}. */
   void forget(CompletableFuture<Void> waiter) {
     waiters.remove(waiter);
+  }
+
+  /**
+   * Watches region {@code regionId} for a request sent to {@code primary}: the watch's future
+   * completes (on the thread that changes the snapshot) when the snapshot names another primary, at
+   * once if it does already. {@link #forgetMove} it when the request is answered.
+   */
+  MoveWatch watchMove(long regionId, String primary) {
+    MoveWatch watch = new MoveWatch(regionId, primary);
+    moveWatches.computeIfAbsent(regionId, id -> ConcurrentHashMap.newKeySet()).add(watch);
+    // Added before reading the snapshot, which rebuild() replaces before it looks at the watches:
+    // a change is seen by one of the two.
+    String now = primaryOf(current.regions(), regionId);
+    if (!now.equals(primary)) {
+      forgetMove(watch);
+      watch.moved.complete(now);
+    }
+    return watch;
+  }
+
+  /** Stops tracking {@code watch}. */
+  void forgetMove(MoveWatch watch) {
+    Set<MoveWatch> watches = moveWatches.get(watch.regionId);
+    if (watches != null) {
+      watches.remove(watch);
+    }
+  }
+
+  private static String primaryOf(RegionMap map, long regionId) {
+    return map.byId(regionId).map(RegionDescriptor::primary).orElse("");
   }
 
   /**
@@ -377,6 +424,16 @@ final class MetadataCache implements AutoCloseable {
         map.size(),
         servers.size());
     wakeAll();
+    for (Map.Entry<Long, Set<MoveWatch>> entry : moveWatches.entrySet()) {
+      String now = primaryOf(map, entry.getKey());
+      for (Iterator<MoveWatch> it = entry.getValue().iterator(); it.hasNext(); ) {
+        MoveWatch watch = it.next();
+        if (!watch.primary.equals(now)) {
+          it.remove();
+          watch.moved.complete(now);
+        }
+      }
+    }
   }
 
   /**

@@ -24,13 +24,19 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * no usable primary for the key) is retried: the region's znode is re-read at once, and the next
  * round starts as soon as the map changes, or after a backoff (5 ms doubling to 500 ms, jittered).
  * The operation fails with a {@link RegionUnavailableException} once it has made no progress for
- * the operation timeout. Any other error status fails it at once.
+ * the operation timeout. Any other error status fails it at once. A request whose region the map
+ * moves to another primary before it is answered stops waiting for the old one (see {@code
+ * unlessMoved}).
  *
  * @param <T> the result
  */
 abstract class Operation<T> {
   final ClientContext context;
   final String name;
+
+  /** How long a write waits for a primary the map no longer names before it gives up on it. */
+  static final long MOVED_WRITE_PATIENCE_NANOS = TimeUnit.SECONDS.toNanos(1);
+
   private final CompletableFuture<T> result = new CompletableFuture<>();
   private final Backoff backoff = new Backoff();
   private final long timeoutNanos;
@@ -197,17 +203,80 @@ abstract class Operation<T> {
         .thenCompose(
             connection -> {
               connected.set(true);
-              return connection
-                  .send(request)
-                  .orTimeout(remainingNanos(), TimeUnit.NANOSECONDS)
-                  .whenComplete(
-                      (reply, error) -> {
-                        if (error != null && !connection.isOpen()) {
-                          context.connections.drop(server.id(), connection);
-                        }
-                      });
+              return unlessMoved(
+                  region.id(),
+                  primary,
+                  connection
+                      .send(request)
+                      .orTimeout(remainingNanos(), TimeUnit.NANOSECONDS)
+                      .whenComplete(
+                          (reply, error) -> {
+                            if (error != null && !connection.isOpen()) {
+                              context.connections.drop(server.id(), connection);
+                            }
+                          }));
             })
         .handle((reply, error) -> outcome(region, server, connected.get(), reply, error));
+  }
+
+  /**
+   * {@code reply}, unless the map names another primary for region {@code regionId} before it
+   * arrives: then a read stops waiting for {@code primary} at once (the round is retried on the new
+   * map), and a write once it has waited {@link #MOVED_WRITE_PATIENCE_NANOS} (it ends with its
+   * outcome unknown, as it would at the timeout). A primary that was paused or cut off answers
+   * nothing until it learns it lost the region; without this, whoever asked it waits out the
+   * operation timeout although the region serves elsewhere. A write's patience lets a primary
+   * handed over in order (a planned move) answer what it took before it went.
+   */
+  private CompletableFuture<Reply> unlessMoved(
+      long regionId, String primary, CompletableFuture<Reply> reply) {
+    long sent = System.nanoTime();
+    MetadataCache.MoveWatch watch = context.metadata.watchMove(regionId, primary);
+    CompletableFuture<Reply> raced = new CompletableFuture<>();
+    reply.whenComplete(
+        (answer, error) -> {
+          context.metadata.forgetMove(watch);
+          if (error != null) {
+            raced.completeExceptionally(error);
+          } else {
+            raced.complete(answer);
+          }
+        });
+    watch.moved.thenAcceptAsync(
+        now -> {
+          RegionMovedException moved = new RegionMovedException(regionId, primary, now);
+          long wait = write() ? sent + MOVED_WRITE_PATIENCE_NANOS - System.nanoTime() : 0;
+          if (wait <= 0) {
+            raced.completeExceptionally(moved);
+            return;
+          }
+          try {
+            context.timer.schedule(
+                () -> raced.completeExceptionally(moved), wait, TimeUnit.NANOSECONDS);
+          } catch (RejectedExecutionException e) {
+            raced.completeExceptionally(ClientContext.closedError());
+          }
+        },
+        context.callbacks);
+    return raced;
+  }
+
+  /** The map named another primary for a region while a request to its old one was unanswered. */
+  static final class RegionMovedException extends KvsException {
+    private static final long serialVersionUID = 1L;
+
+    RegionMovedException(long regionId, String from, String to) {
+      super(
+          StatusCode.NOT_PRIMARY,
+          "region "
+              + regionId
+              + " moved from server "
+              + from
+              + (to.isEmpty() ? " (no primary yet)" : " to server " + to)
+              + " while "
+              + from
+              + " had not answered");
+    }
   }
 
   /**
@@ -239,8 +308,18 @@ abstract class Operation<T> {
                 + ", then "
                 + (cause instanceof TimeoutException
                     ? "no reply within the operation timeout"
-                    : "the connection failed: " + cause.getMessage())
+                    : cause instanceof RegionMovedException
+                        ? cause.getMessage()
+                        : "the connection failed: " + cause.getMessage())
                 + "; it may or may not have been applied");
+      }
+      if (cause instanceof RegionMovedException) {
+        return problemOutcome(
+            StatusCode.NOT_PRIMARY,
+            region,
+            server.id(),
+            cause.getMessage(),
+            Problem.Action.REFRESH);
       }
       if (cause instanceof TimeoutException) {
         return problemOutcome(

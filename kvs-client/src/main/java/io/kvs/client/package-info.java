@@ -5,8 +5,9 @@
  * <p>{@link io.kvs.client.KvsClient} is the entry point: built from a ZooKeeper connect string
  * ({@link io.kvs.client.KvsClient#builder()}), it keeps the cluster's region map in a Curator
  * cache, routes each request to the primary of the region holding its key, retries within an
- * operation timeout when the map is out of date or a server is unavailable, and offers put, get,
- * delete, multi-get and scans (across regions, in key order) both asynchronously ({@code
+ * operation timeout when the map is out of date or a server is unavailable (a request whose region
+ * the map moves to another primary stops waiting for the old one), and offers put, get, delete,
+ * multi-get and scans (across regions, in key order) both asynchronously ({@code
  * CompletableFuture}) and blocking. Two {@linkplain io.kvs.client.Transport transports}: {@code
  * TCP} (Netty, pure Java, the default) and {@code FABRIC} (the one-sided libfabric transport of
  * {@code kvs-native}, an optional dependency loaded only when chosen). Errors are {@link

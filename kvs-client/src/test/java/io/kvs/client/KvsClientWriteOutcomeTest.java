@@ -15,6 +15,8 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -60,6 +62,58 @@ class KvsClientWriteOutcomeTest extends ClusterTestBase {
       // Other regions are served meanwhile.
       client.put(bytes("apple"), bytes("v"));
       assertThat(client.get(bytes("apple")).map(ClusterTestBase::text)).hasValue("v");
+    }
+  }
+
+  /**
+   * A primary that stopped answering (paused, cut off) while the map moved its region on: a read
+   * waiting for it goes to the new primary at once, a write ends with its outcome unknown; neither
+   * waits out the operation timeout.
+   */
+  @Test
+  void requestsWaitingForASilentPrimaryStopWaitingWhenTheMapMovesTheRegion() throws Exception {
+    startCluster(Transport.TCP);
+    Duration longTimeout = Duration.ofSeconds(30);
+    KvsClient client = cluster.client(Transport.TCP, longTimeout);
+    client.put(bytes("zebra"), bytes("on s2"));
+    try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      AtomicInteger connections = new AtomicInteger();
+      AtomicInteger bytesRead = new AtomicInteger();
+      Thread acceptor = new Thread(() -> swallow(silent, connections, bytesRead), "silent-server");
+      acceptor.setDaemon(true);
+      acceptor.start();
+      cluster.register(new ServerInfo("s9", "127.0.0.1", silent.getLocalPort(), 0, "", 0));
+      cluster.write(TestCluster.descriptor(4, "s9", 2, RegionState.OPEN));
+      awaitCondition(
+          "the client routes region 4 to s9",
+          longTimeout,
+          () -> client.regionMap().byId(4).map(r -> r.primary().equals("s9")).orElse(false));
+
+      CompletableFuture<Optional<byte[]>> read = client.getAsync(bytes("zebra"));
+      awaitCondition("the get reached s9", longTimeout, () -> bytesRead.get() > 0);
+      cluster.server("s2").attach(4, 3);
+      cluster.write(TestCluster.descriptor(4, "s2", 3, RegionState.OPEN));
+      assertThat(
+              read.get(longTimeout.toMillis() / 3, TimeUnit.MILLISECONDS)
+                  .map(ClusterTestBase::text))
+          .hasValue("on s2");
+
+      cluster.write(TestCluster.descriptor(4, "s9", 4, RegionState.OPEN));
+      awaitCondition(
+          "the client routes region 4 to s9 again",
+          longTimeout,
+          () -> client.regionMap().byId(4).map(r -> r.primary().equals("s9")).orElse(false));
+      int before = bytesRead.get();
+      CompletableFuture<Void> write = client.putAsync(bytes("zebra"), bytes("lost?"));
+      awaitCondition("the put reached s9", longTimeout, () -> bytesRead.get() > before);
+      cluster.server("s2").attach(4, 5);
+      cluster.write(TestCluster.descriptor(4, "s2", 5, RegionState.OPEN));
+      assertThatThrownBy(() -> write.get(longTimeout.toMillis() / 3, TimeUnit.MILLISECONDS))
+          .hasCauseInstanceOf(OutcomeUnknownException.class)
+          .hasMessageContaining(
+              "region 4 moved from server s9 to server s2 while s9 had not answered")
+          .hasMessageContaining("may or may not have been applied");
+      assertThat(client.get(bytes("zebra")).map(ClusterTestBase::text)).hasValue("on s2");
     }
   }
 
