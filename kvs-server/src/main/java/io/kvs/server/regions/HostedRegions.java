@@ -26,6 +26,7 @@ import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -125,6 +126,10 @@ public final class HostedRegions implements ControlledRegions {
     }
   }
 
+  private static long millis(long nanos) {
+    return TimeUnit.NANOSECONDS.toMillis(nanos);
+  }
+
   private Object lockOf(long regionId) {
     return regionLocks.computeIfAbsent(regionId, id -> new Object());
   }
@@ -147,12 +152,15 @@ public final class HostedRegions implements ControlledRegions {
           StatusCode.INVALID_ARGUMENT,
           "server " + serverId + " is not a member of region " + descriptor.id());
     }
+    long began = System.nanoTime();
     fence(descriptor.id(), descriptor.epoch());
     List<RegionService.Backup> backups =
         role == RegionRole.PRIMARY && mode.replicates() ? backupEndpoints(descriptor) : List.of();
     epochs.raise(descriptor.id(), descriptor.epoch());
+    long raised = System.nanoTime();
     Hosted current = hosted.get(descriptor.id());
     Region region = regionFor(descriptor.id(), role, mode, current);
+    long found = System.nanoTime();
     service.attach(
         descriptor.id(),
         descriptor.epoch(),
@@ -167,7 +175,16 @@ public final class HostedRegions implements ControlledRegions {
         descriptor.joining().contains(serverId),
         streamKey.bytes());
     hosted.put(descriptor.id(), new Hosted(descriptor, role, region, mode));
-    LOG.info("opened {} as {} ({})", descriptor, role, mode.configName());
+    long attached = System.nanoTime();
+    LOG.info(
+        "opened {} as {} ({}) in {} ms (epoch stored {}, engine region {}, attached {})",
+        descriptor,
+        role,
+        mode.configName(),
+        millis(attached - began),
+        millis(raised - began),
+        millis(found - raised),
+        millis(attached - found));
   }
 
   /**
