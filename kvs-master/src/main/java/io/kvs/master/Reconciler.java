@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -95,6 +96,12 @@ final class Reconciler implements AutoCloseable {
    */
   static final Duration OPEN_WAIT = Duration.ofSeconds(2);
 
+  /**
+   * Per region, the backups it was last reopened for because their streams failed, less those
+   * listed since (pass thread only; {@link #failedAgainUnreachable}).
+   */
+  private final Map<Long, Set<String>> reopenedForFailedStreams = new HashMap<>();
+
   /** Per region, the opens last sent (pass thread only). */
   private final Map<Long, Opening> openings = new HashMap<>();
 
@@ -164,6 +171,7 @@ final class Reconciler implements AutoCloseable {
     }
     // Servers whose list failed are absent: what they hold is unknown this pass.
     Map<String, Map<Long, HeldRegion>> held = listAll(servers);
+    reopenedForFailedStreams.values().forEach(backups -> backups.removeIf(held::containsKey));
     Map<Long, RegionStore.Versioned> regions = store.regions();
     planned.refresh();
     Map<String, Integer> replicas = new HashMap<>();
@@ -374,14 +382,17 @@ final class Reconciler implements AutoCloseable {
       region = reopening;
     } else if (region.state() != RegionState.OFFLINE
         && primaryHolds != null
-        && !primaryHolds.failed().isEmpty()) {
+        && !primaryHolds.failed().isEmpty()
+        && !failedAgainUnreachable(region, primaryHolds.failed(), held)) {
       // Every member is live, yet the primary's stream to some backup broke (a timeout, a refused
       // message): writes that need it wait, so the region is opened again with those backups
-      // joining (their streams start over); backups in sync keep theirs.
+      // joining (their streams start over); backups in sync keep theirs. Not again for backups
+      // this reopen made joining that have answered no list since (failedAgainUnreachable).
       List<String> joining = union(region.joining(), primaryHolds.failed());
       RegionDescriptor reopening =
           region.reassigned(region.primary(), region.backups(), sendIndex ? joining : List.of());
       version = store.update(reopening, version);
+      reopenedForFailedStreams.put(region.id(), new HashSet<>(primaryHolds.failed()));
       LOG.warn(
           "{} reopened at a raised epoch: replication to {} failed",
           reopening,
@@ -476,6 +487,24 @@ final class Reconciler implements AutoCloseable {
           new ControlCommand.Open(region, config.mode(), config.minReplicas(), streamKey(region)));
     }
     return new Step(region, version, opening);
+  }
+
+  /**
+   * Whether every one of {@code failed} is a backup {@code region} was last reopened for (its
+   * stream failed), still joining, that answered no list since. Such a backup cannot have caught up
+   * (its new stream never got going), so no write waits for it, and opening the region again would
+   * only fail its next stream the same way: a dead server's node outlives it by the session
+   * timeout, and its regions were reopened on every pass (four times a second) until then.
+   */
+  private boolean failedAgainUnreachable(
+      RegionDescriptor region, List<String> failed, Map<String, Map<Long, HeldRegion>> held) {
+    Set<String> before = reopenedForFailedStreams.getOrDefault(region.id(), Set.of());
+    return failed.stream()
+        .allMatch(
+            backup ->
+                before.contains(backup)
+                    && region.joining().contains(backup)
+                    && !held.containsKey(backup));
   }
 
   /**

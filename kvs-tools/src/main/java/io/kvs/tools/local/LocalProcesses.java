@@ -35,6 +35,18 @@ final class LocalProcesses {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.add("-Xmx" + heap);
+    // The JVM's statistics file is a mapped page in /tmp that safepoints write: on a disk busy
+    // with writeback (catch-ups, compactions and loop disks share the device here) that write is a
+    // known cause of safepoints, and every thread with them, stalling for seconds -- long enough to
+    // lose a ZooKeeper session (Cassandra and Kafka deployments turn it off for that). A quick
+    // chaos run lost three servers' sessions with no fault on them; the cause was not established.
+    // Without the file jps and jstat do not list these processes; jcmd still reaches them.
+    command.add("-XX:+PerfDisableSharedMem");
+    // Pauses and safepoints with their durations, beside the process's log: a stall shows there.
+    command.add(
+        "-Xlog:gc,safepoint:file="
+            + directory.logs().resolve(name + "-jvm.log")
+            + ":time,uptime:filecount=2,filesize=10m");
     command.addAll(launch.jvmOptions());
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
