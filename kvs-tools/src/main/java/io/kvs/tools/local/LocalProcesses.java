@@ -43,6 +43,9 @@ final class LocalProcesses {
     // Without the file jps and jstat do not list these processes; jcmd still reaches them.
     command.add("-XX:+PerfDisableSharedMem");
     // Pauses and safepoints with their durations, beside the process's log: a stall shows there.
+    // Written by a thread of its own (async): the VM thread writing at a safepoint to a busy disk
+    // would stop every thread while the write waits.
+    command.add("-Xlog:async");
     command.add(
         "-Xlog:gc,safepoint:file="
             + directory.logs().resolve(name + "-jvm.log")
