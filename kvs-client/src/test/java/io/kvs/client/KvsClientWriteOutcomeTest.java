@@ -33,14 +33,8 @@ class KvsClientWriteOutcomeTest extends ClusterTestBase {
   void aWriteSentWithoutAReplyHasAnUnknownOutcomeAndIsNotRetried() throws Exception {
     startCluster(Transport.TCP);
     try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
-      AtomicInteger connections = new AtomicInteger();
-      AtomicInteger bytesRead = new AtomicInteger();
-      Thread acceptor = new Thread(() -> swallow(silent, connections, bytesRead), "silent-server");
-      acceptor.setDaemon(true);
-      acceptor.start();
-      cluster.register(new ServerInfo("s9", "127.0.0.1", silent.getLocalPort(), 0, "", 0));
       // "zebra" is in region 4: its primary is now the silent server.
-      cluster.write(TestCluster.descriptor(4, "s9", 2, RegionState.OPEN));
+      AtomicInteger bytesRead = silentPrimaryOfRegion4(silent);
       KvsClient client = cluster.client(Transport.TCP, TIMEOUT);
 
       assertThatThrownBy(() -> client.put(bytes("zebra"), bytes("v")))
@@ -77,13 +71,7 @@ class KvsClientWriteOutcomeTest extends ClusterTestBase {
     KvsClient client = cluster.client(Transport.TCP, longTimeout);
     client.put(bytes("zebra"), bytes("on s2"));
     try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
-      AtomicInteger connections = new AtomicInteger();
-      AtomicInteger bytesRead = new AtomicInteger();
-      Thread acceptor = new Thread(() -> swallow(silent, connections, bytesRead), "silent-server");
-      acceptor.setDaemon(true);
-      acceptor.start();
-      cluster.register(new ServerInfo("s9", "127.0.0.1", silent.getLocalPort(), 0, "", 0));
-      cluster.write(TestCluster.descriptor(4, "s9", 2, RegionState.OPEN));
+      AtomicInteger bytesRead = silentPrimaryOfRegion4(silent);
       awaitCondition(
           "the client routes region 4 to s9",
           longTimeout,
@@ -132,15 +120,27 @@ class KvsClientWriteOutcomeTest extends ClusterTestBase {
   }
 
   /**
+   * Serves {@code silent} as server s9 that never answers ({@link #swallow}) and makes it region
+   * 4's primary at epoch 2; returns the count of bytes it read.
+   */
+  private AtomicInteger silentPrimaryOfRegion4(ServerSocket silent) throws Exception {
+    AtomicInteger bytesRead = new AtomicInteger();
+    Thread acceptor = new Thread(() -> swallow(silent, bytesRead), "silent-server");
+    acceptor.setDaemon(true);
+    acceptor.start();
+    cluster.register(new ServerInfo("s9", "127.0.0.1", silent.getLocalPort(), 0, "", 0));
+    cluster.write(TestCluster.descriptor(4, "s9", 2, RegionState.OPEN));
+    return bytesRead;
+  }
+
+  /**
    * Admits every connection (the client TCP handshake, without a secret), then reads its bytes and
    * never answers, until the socket is closed.
    */
-  private static void swallow(
-      ServerSocket server, AtomicInteger connections, AtomicInteger bytesRead) {
+  private static void swallow(ServerSocket server, AtomicInteger bytesRead) {
     byte[] buffer = new byte[4096];
     while (!server.isClosed()) {
       try (Socket socket = server.accept()) {
-        connections.incrementAndGet();
         InputStream in = socket.getInputStream();
         ClientHandshake.Challenge challenge = ClientHandshake.challenge(Optional.empty());
         BlockingFrames.write(socket.getOutputStream(), ClientHandshake.encode(challenge));
