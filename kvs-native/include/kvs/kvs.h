@@ -328,6 +328,11 @@ typedef struct kvs_placement {
   // takes no stream.
   const void* stream_key;
   size_t stream_key_size;
+  // 1: the region is meant to have backups (its replication factor is above
+  // one), listed or not: while none holds a write (none listed, or all
+  // joining) the primary acknowledges it, and answers reads, once what they
+  // touch is on its disk. 0 with no backups: unreplicated.
+  int replicated;
 } kvs_placement;
 // Like kvs_service_attach, placed. A primary with backups replicates every
 // write to them before answering (docs/ARCHITECTURE.md, "Failure

@@ -180,6 +180,7 @@ void kvs_service_attach_placed(kvs_service* service, uint64_t region_id,
   }
   placement.min_replicas = std::max<size_t>(1, placed->min_replicas);
   placement.joining = placed->joining != 0;
+  placement.replicated = placed->replicated != 0;
   if (placed->primary_server != nullptr) {
     placement.primary_server.assign(placed->primary_server,
                                     placed->primary_server_size);

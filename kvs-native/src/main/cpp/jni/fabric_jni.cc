@@ -55,7 +55,8 @@ void ServiceAttachPlaced(JNIEnv* env, jclass, jlong service, jlong region_id,
                          jobjectArray backup_hosts, jintArray backup_ports,
                          jbooleanArray backup_joining, jint mode,
                          jint min_replicas, jstring primary_server,
-                         jboolean joining, jbyteArray stream_key) {
+                         jboolean joining, jbyteArray stream_key,
+                         jboolean replicated) {
   const std::string start_bytes = StringOfBytes(env, start);
   const std::string key_bytes = StringOfBytes(env, stream_key);
   const std::string end_bytes = StringOfBytes(env, end);
@@ -98,6 +99,7 @@ void ServiceAttachPlaced(JNIEnv* env, jclass, jlong service, jlong region_id,
   placement.joining = joining ? 1 : 0;
   placement.stream_key = key_bytes.data();
   placement.stream_key_size = key_bytes.size();
+  placement.replicated = replicated ? 1 : 0;
   kvs_service_attach_placed(reinterpret_cast<kvs_service*>(service),
                             static_cast<uint64_t>(region_id),
                             static_cast<uint64_t>(epoch),
@@ -458,7 +460,7 @@ bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class) {
       KVS_NATIVE("serviceCreate", "()J", ServiceCreate),
       KVS_NATIVE("serviceAttach", "(JJJJ)V", ServiceAttach),
       KVS_NATIVE("serviceAttachPlaced",
-                 "(JJJJZ[B[B[Ljava/lang/String;[I[ZIILjava/lang/String;Z[B)V",
+                 "(JJJJZ[B[B[Ljava/lang/String;[I[ZIILjava/lang/String;Z[BZ)V",
                  ServiceAttachPlaced),
       KVS_NATIVE("serviceUseEngine", "(JJ)V", ServiceUseEngine),
       KVS_NATIVE("serviceReplicaDigest", "(JJ)[J", ServiceReplicaDigest),

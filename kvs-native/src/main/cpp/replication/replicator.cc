@@ -182,6 +182,13 @@ void Replicator::Open(uint64_t region_id, uint64_t epoch,
   }
   {
     std::lock_guard<std::mutex> order(group->order);  // no write in between
+    // A target not joining is required (in sync, kept or new): with none,
+    // the writes waiting may be held by this primary alone.
+    if (std::all_of(
+            backups.begin(), backups.end(),
+            [](const BackupTarget& target) { return target.joining; })) {
+      SyncWaitersLeftAlone(group.get(), region);
+    }
     std::lock_guard<std::mutex> lock(group->mutex);
     std::vector<std::shared_ptr<Stream>> streams;
     for (BackupTarget& target : backups) {
@@ -619,6 +626,7 @@ Status Replicator::Close(uint64_t region_id) {
 }
 
 void Replicator::Write(uint64_t region_id, const Record& record,
+                       lsm::Region* region,
                        const std::function<Status()>& apply, WriteDone done) {
   const std::shared_ptr<Group> group = Find(region_id);
   if (group == nullptr) {
@@ -632,6 +640,7 @@ void Replicator::Write(uint64_t region_id, const Record& record,
     return;
   }
   std::atomic<uint64_t>& stripe = group->stripes[Group::Stripe(record.key)];
+  bool alone = false;  // held by no backup: acknowledged once on disk
   {
     std::lock_guard<std::mutex> order(group->order);
     {
@@ -658,6 +667,7 @@ void Replicator::Write(uint64_t region_id, const Record& record,
     }
     const uint64_t before = stripe.load();
     stripe.store(Group::kApplying);
+    group->applied_to = region;
     uint64_t ticket = 0;
     if (group->mode == ReplicationMode::kSendIndex) {
       // The region's log appends are queued as it makes them (Queue, on
@@ -696,15 +706,68 @@ void Replicator::Write(uint64_t region_id, const Record& record,
         Held(*group, ticket, /*count_replicas=*/true, "write");
     if (!held.has_value()) {
       group->waiters.push_back(
-          {ticket, Clock::now() + options_.timeout, std::move(done)});
+          {ticket, Clock::now() + options_.timeout, std::move(done), false});
     } else {
-      lock.unlock();
-      done(*held);
-      return;
+      alone = held->ok() && AloneLocked(*group);
+      if (!alone) {
+        lock.unlock();
+        done(*held);
+        return;
+      }
     }
+  }
+  if (alone) {
+    // Only this primary holds the write: acknowledged once on its disk.
+    // Outside the group's locks, so that concurrent writers share a sync.
+    const Status synced = region != nullptr
+                              ? region->Sync()
+                              : Status::IoError("no region to sync was given");
+    done(synced.ok() ? synced
+                     : Status::IoError(
+                           "region " + std::to_string(region_id) +
+                           ": no backup holds the write and it did not reach "
+                           "this primary's disk (" +
+                           std::string(synced.message()) +
+                           "); its outcome is unknown"));
+    return;
   }
   std::lock_guard<std::mutex> lock(mutex_);
   NotifyWorkLocked();
+}
+
+bool Replicator::Alone(uint64_t region_id) const {
+  const std::shared_ptr<Group> group = Find(region_id);
+  if (group == nullptr) return false;
+  std::lock_guard<std::mutex> lock(group->mutex);
+  return AloneLocked(*group);
+}
+
+bool Replicator::AloneLocked(const Group& group) {
+  for (const auto& stream : group.streams) {
+    if (stream->required) return false;
+  }
+  return true;
+}
+
+void Replicator::SyncWaitersLeftAlone(Group* group, lsm::Region* region) {
+  lsm::Region* applied_to = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(group->mutex);
+    const bool pending = std::any_of(
+        group->waiters.begin(), group->waiters.end(),
+        [](const Group::Waiter& waiter) { return !waiter.on_disk; });
+    if (!pending) return;
+    applied_to = group->applied_to;
+  }
+  // Under `order`, so every write applied is in the region's log buffers,
+  // and no other comes meanwhile. Writes applied to another region object
+  // (one this reopen replaces) cannot be synced here: they stay not on
+  // disk, and Settle ends them with their outcome unknown.
+  if (region == nullptr || applied_to != region || !region->Sync().ok()) {
+    return;
+  }
+  std::lock_guard<std::mutex> lock(group->mutex);
+  for (Group::Waiter& waiter : group->waiters) waiter.on_disk = true;
 }
 
 Status Replicator::AwaitRead(uint64_t region_id,
@@ -793,6 +856,14 @@ void Replicator::Settle(Group* group, bool ending) {
       }
       // Later writes wait at least as long (tickets and deadlines rise).
       if (!held.has_value()) break;
+      if (held->ok() && !front.on_disk && AloneLocked(*group)) {
+        // No backup holds it now, nor the primary's disk (the reopen that
+        // left it alone could not sync it).
+        held = Status::IoError(
+            "region " + std::to_string(group->region_id) +
+            ": the group changed to one where no backup holds the write, "
+            "and it was not synced here");
+      }
       Status outcome = std::move(*held);
       if (!outcome.ok() && outcome.code() != Status::Code::kIoError) {
         // Applied here, so never a status a client would retry on.

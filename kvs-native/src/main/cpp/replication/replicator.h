@@ -43,6 +43,15 @@
 // backup joining or gone. Fewer in-sync replicas than the group's minimum
 // refuse writes before they apply (NOT_ENOUGH_REPLICAS).
 //
+// A group left with no required backup (every one failed and joining
+// again, or none listed) is *alone*: a write only its primary holds is
+// acknowledged once it is on the primary's disk (the caller's `sync`),
+// whatever the engine's durability, so that no single crash loses an
+// acknowledged write. A reopen that leaves writes waiting with no required
+// backup syncs the region before they are acknowledged; a read of an alone
+// group is answered once what it may have seen is on disk (the caller
+// syncs, Alone()).
+//
 // Reads (AwaitRead): a read that returned a key some write changed may not
 // answer before every required backup holds that write, so no client sees a
 // value a failover could take back. Writes are tracked per key stripe.
@@ -223,9 +232,17 @@ class Replicator final : public lsm::ReplicationTap {
   // must not block. Writes waiting are bounded by the callers' requests
   // in flight (clients' reply slots, the TCP front end's per-connection
   // limit).
+  // `region` is the region object `apply` writes to (the caller keeps it
+  // alive until this returns): a write of an alone group is acknowledged
+  // once region->Sync() made it durable, on this thread, outside the
+  // group's locks (see "alone" above); with no region, such a write ends
+  // IO_ERROR.
   using WriteDone = std::function<void(Status)>;
-  void Write(uint64_t region_id, const Record& record,
+  void Write(uint64_t region_id, const Record& record, lsm::Region* region,
              const std::function<Status()>& apply, WriteDone done);
+  // Whether `region_id`'s group has no required backup (see above): reads
+  // then sync the region before they answer. False without a group.
+  bool Alone(uint64_t region_id) const;
   // For a read that looked `key` up (or, without a key, a scan): returns
   // once every required backup holds the writes to it read may have seen,
   // or IO_ERROR when they do not within the timeout.
@@ -294,6 +311,12 @@ class Replicator final : public lsm::ReplicationTap {
   // end).
   static std::optional<Status> Held(const Group& group, uint64_t ticket,
                                     bool count_replicas, const char* what);
+  // Whether no stream of `group` is required (caller holds its mutex).
+  static bool AloneLocked(const Group& group);
+  // Open's part for a group whose new membership requires no backup:
+  // syncs `region` if writes wait that no backup may hold, and marks them
+  // on disk (caller holds the group's `order`, not its mutex).
+  static void SyncWaitersLeftAlone(Group* group, lsm::Region* region);
   // Why `ticket` is not held within the timeout (caller holds the mutex).
   Status TimedOut(const Group& group, uint64_t ticket, const char* what) const;
   // Completes the writes of `group` whose outcome is known (held, ended,

@@ -134,7 +134,10 @@ struct Replicator::Group {
 
   uint64_t region_id = 0;
   ReplicationMode mode = ReplicationMode::kBuildIndex;
-  lsm::Region* region = nullptr;    // Send-Index
+  lsm::Region* region = nullptr;  // Send-Index
+  // The region object the last write applied to (under `order`): what a
+  // reopen that leaves no backup holding the waiting writes syncs (Open).
+  lsm::Region* applied_to = nullptr;
   uint64_t engine_region_id = 0;    // Send-Index
   alloc::Volume* volume = nullptr;  // Send-Index: the region's
 
@@ -161,6 +164,9 @@ struct Replicator::Group {
     uint64_t ticket;
     std::chrono::steady_clock::time_point deadline;
     Replicator::WriteDone done;
+    // On this primary's disk (a reopen that left no required backup
+    // synced the region): it may be acknowledged with no backup holding it.
+    bool on_disk = false;
   };
   std::deque<Waiter> waiters;
 

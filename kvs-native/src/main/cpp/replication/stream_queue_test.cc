@@ -65,7 +65,8 @@ TEST(StreamQueueTest, ABuildIndexStreamFailsBeyondItsBound) {
     for (size_t i = 0; i < writes; ++i) {
       const std::string key = "key" + std::to_string(i);
       replicator.Write(
-          kRegion, {RecordType::kPut, key, value}, [] { return Status::Ok(); },
+          kRegion, {RecordType::kPut, key, value}, /*region=*/nullptr,
+          [] { return Status::Ok(); },
           [&answered](Status) { answered.fetch_add(1); });
     }
     const std::vector<BackupLag> lags = replicator.BackupLags(kRegion);

@@ -93,7 +93,8 @@ void RegionService::Attach(uint64_t region_id, uint64_t epoch,
   // none: its writes count that minimum (and are refused below it).
   const bool replicated =
       placement.primary &&
-      (!placement.backups.empty() || placement.min_replicas > 1 ||
+      (placement.replicated || !placement.backups.empty() ||
+       placement.min_replicas > 1 ||
        (replicator != nullptr && replicator->Replicates(region_id)));
   if (replicator != nullptr && replicated) {
     replicator->Open(region_id, epoch, placement.backups, placement.mode,
@@ -691,7 +692,8 @@ void RegionService::Execute(const wire::Request& request,
     region = it->second.region;
     placed = it->second.placement;
     gate = it->second.gate;
-    if (!placed->backups.empty() || placed->min_replicas > 1) {
+    if (placed->replicated || !placed->backups.empty() ||
+        placed->min_replicas > 1) {
       replicating = replicator_;
       if (replicating == nullptr) {
         // Its placement asks for replicas this server cannot make: never
@@ -763,7 +765,7 @@ void RegionService::Execute(const wire::Request& request,
           {put ? replication::RecordType::kPut
                : replication::RecordType::kDelete,
            request.key, put ? request.value : std::string_view()},
-          apply,
+          region, apply,
           [this, opcode = request.opcode, request_id = request.request_id,
            region_id = request.region_id,
            respond = std::move(respond)](Status held) {
@@ -845,6 +847,19 @@ void RegionService::Execute(const wire::Request& request,
                                     : std::nullopt);
       }
       break;
+    }
+  }
+  // A group with no backup holding its writes (replication/replicator.h,
+  // "alone") answers a read once what it may have seen is on disk: no crash
+  // of this server alone takes back a value a client saw.
+  if (!write && (status.ok() || status.IsNotFound()) &&
+      replicating != nullptr && replicating->Alone(request.region_id)) {
+    const Status synced = region->Sync();
+    if (!synced.ok()) {
+      status = Status::IoError("region " + std::to_string(request.region_id) +
+                               ": no backup holds its writes and syncing them "
+                               "failed: " +
+                               std::string(synced.message()));
     }
   }
   pass.Release();  // the region is read: waiting for backups needs it not

@@ -68,6 +68,14 @@ struct Placement {
   // A primary's minimum of replicas in sync (itself counted) for a write
   // to be accepted; fewer refuse writes with NOT_ENOUGH_REPLICAS.
   size_t min_replicas = 1;
+  // The region is meant to have backups (its cluster's replication factor
+  // is above one), listed or not: its primary replicates (needs
+  // replication enabled), and while no backup holds its writes (none
+  // listed, or every one joining) it acknowledges a write, and answers a
+  // read, once what they touch is on its disk (replication/replicator.h,
+  // "alone"). False with no backups: an unreplicated region, whose writes
+  // are as durable as the engine makes them.
+  bool replicated = false;
   // The server that leads the group (an id the caller chooses). A backup
   // re-attached at a new epoch under the same primary keeps its stream and
   // what it holds; under another it starts over.

@@ -79,7 +79,10 @@ public final class RegionService implements AutoCloseable {
    * what it holds; a backup not {@code joining} (the master counts it in sync) that holds a replica
    * refuses a new send-index stream, which would start it over. A write finding fewer than {@code
    * minReplicas} replicas in sync (this one counted) is refused with NOT_ENOUGH_REPLICAS; one that
-   * cannot be replicated in time fails with IO_ERROR (its outcome unknown).
+   * cannot be replicated in time fails with IO_ERROR (its outcome unknown). A primary of a
+   * replicating {@code mode} with no backup holding a write (none listed, or every one joining)
+   * acknowledges it, and answers reads, only once what they touch is on its disk: a crash of this
+   * server alone never loses an acknowledged write.
    *
    * <p>{@code streamKey} is the region's stream key at this epoch, the same for every member (the
    * master draws it): a primary's new replication streams prove it, and a backup takes a stream
@@ -125,7 +128,8 @@ public final class RegionService implements AutoCloseable {
           minReplicas,
           primaryServer,
           joining,
-          streamKey);
+          streamKey,
+          mode.replicates());
     } finally {
       lock.readLock().unlock();
     }

@@ -2,13 +2,19 @@ package io.kvs.bench.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.kvs.bench.history.Bytes;
+import io.kvs.bench.history.History;
 import io.kvs.bench.history.HistoryRecorder;
+import io.kvs.bench.history.Operation;
+import io.kvs.bench.history.Operation.Kind;
 import io.kvs.bench.history.Operation.Outcome;
 import io.kvs.client.KvsClient;
 import io.kvs.client.NotAppliedException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -126,5 +132,51 @@ final class WriteOnceLoad {
         // Recorded with its outcome; the fault makes some operations fail.
       }
     }
+  }
+
+  /**
+   * For every acknowledged write that the final reads (client {@code finalClient}) prove lost, how
+   * long before {@code cutNanos} it was acknowledged. A key's final read shows the value of one
+   * write (or absence); every acknowledged write invoked after that one surely took effect is lost.
+   */
+  static List<Duration> lostWrites(History history, long cutNanos, int finalClient) {
+    Map<Bytes, List<Operation>> writes = new HashMap<>();
+    Map<Bytes, Operation> finalReads = new HashMap<>();
+    Map<Bytes, Operation> byValue = new HashMap<>();
+    for (Operation operation : history.operations()) {
+      if (operation.kind() == Kind.GET) {
+        if (operation.client() == finalClient && operation.outcome() == Outcome.OK) {
+          finalReads.put(operation.key(), operation);
+        }
+      } else {
+        writes.computeIfAbsent(operation.key(), key -> new ArrayList<>()).add(operation);
+        if (operation.kind() == Kind.PUT) {
+          byValue.put(operation.value(), operation);
+        }
+      }
+    }
+    List<Duration> lost = new ArrayList<>();
+    for (Map.Entry<Bytes, Operation> entry : finalReads.entrySet()) {
+      Operation read = entry.getValue();
+      long sourceDone = Long.MIN_VALUE; // the initial absence
+      if (read.value() != null) {
+        Operation source = byValue.get(read.value());
+        sourceDone = source.outcome() == Outcome.OK ? source.completeNanos() : Long.MAX_VALUE;
+      } else {
+        for (Operation write : writes.getOrDefault(entry.getKey(), List.of())) {
+          if (write.kind() == Kind.DELETE) {
+            long done = write.outcome() == Outcome.OK ? write.completeNanos() : Long.MAX_VALUE;
+            sourceDone = Math.max(sourceDone, done);
+          }
+        }
+      }
+      for (Operation write : writes.getOrDefault(entry.getKey(), List.of())) {
+        boolean changes = read.value() != null || write.kind() == Kind.PUT;
+        if (write.outcome() == Outcome.OK && changes && write.invokeNanos() > sourceDone) {
+          lost.add(Duration.ofNanos(Math.max(0, cutNanos - write.completeNanos())));
+        }
+      }
+    }
+    return lost;
   }
 }

@@ -170,7 +170,8 @@ public final class NativeMethods {
       int minReplicas,
       String primaryServer,
       boolean joining,
-      byte[] streamKey);
+      byte[] streamKey,
+      boolean replicated);
 
   /** Lets the service tap {@code engine}'s regions for send-index replication. */
   public static native void serviceUseEngine(long service, long engine);
