@@ -394,13 +394,13 @@ TEST_P(ReplicationTest, ABackupThatGoesAwayFailsWritesInTime) {
       << reply.message;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Providers, ReplicationTest,
-    ::testing::Values(fabric::Provider::kShm, fabric::Provider::kTcp),
-    [](const auto& param_info) {
-      return std::string(param_info.param == fabric::Provider::kShm ? "shm"
-                                                                    : "tcp");
-    });
+INSTANTIATE_TEST_SUITE_P(Providers, ReplicationTest,
+                         ::testing::Values(fabric::Provider::kShm,
+                                           fabric::Provider::kTcp),
+                         [](const auto& param_info) {
+                           return std::string(
+                               fabric::ProviderName(param_info.param));
+                         });
 
 }  // namespace
 }  // namespace kvs::replication

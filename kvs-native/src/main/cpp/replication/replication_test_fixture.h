@@ -19,6 +19,7 @@
 #include "channel/client.h"
 #include "channel/server.h"
 #include "engine/engine.h"
+#include "fabric/endpoint.h"
 #include "replication/contents_digest.h"
 #include "replication/replication_format.h"
 #include "service/region_service.h"

@@ -17,6 +17,7 @@
 
 #include "channel/server.h"
 #include "engine/engine.h"
+#include "fabric/endpoint.h"
 #include "replication/contents_digest.h"
 #include "service/region_service.h"
 #include "testing/level_compare.h"
@@ -641,13 +642,13 @@ TEST_P(SendIndexTest, ABackupRestartedWithoutItsStreamIsPromotedFromItsDisk) {
   EXPECT_GT(ExpectSameContents(primary_.region, promoted), 4000u);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Providers, SendIndexTest,
-    ::testing::Values(fabric::Provider::kShm, fabric::Provider::kTcp),
-    [](const auto& param_info) {
-      return std::string(param_info.param == fabric::Provider::kShm ? "shm"
-                                                                    : "tcp");
-    });
+INSTANTIATE_TEST_SUITE_P(Providers, SendIndexTest,
+                         ::testing::Values(fabric::Provider::kShm,
+                                           fabric::Provider::kTcp),
+                         [](const auto& param_info) {
+                           return std::string(
+                               fabric::ProviderName(param_info.param));
+                         });
 
 }  // namespace
 }  // namespace kvs::replication
