@@ -8,12 +8,12 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * Runs the schedule's steps: injects the fault (and the overlapping one), holds it for its planned
- * length, heals (the overlapping one first), restarts any process that died on its own meanwhile,
- * and waits until the cluster is back at full strength before the pause that ends the step. A
- * cluster that does not come back is a failed check; the campaign then restarts the primaries of
- * regions that take no write (an operator's remedy) and goes on if that brings it back. Prints each
- * fault as it goes and keeps its {@link FaultRecord}.
+ * Runs the schedule's steps: injects the fault (and the overlapping one), holds each for its
+ * planned length, heals each when its hold ends (the one ending first first), restarts any process
+ * that died on its own meanwhile, and waits until the cluster is back at full strength before the
+ * pause that ends the step. A cluster that does not come back is a failed check; the campaign then
+ * restarts the primaries of regions that take no write (an operator's remedy) and goes on if that
+ * brings it back. Prints each fault as it goes and keeps its {@link FaultRecord}.
  */
 final class StepRunner {
   /** How long the cluster may take to come back; past it the campaign stops injecting. */
@@ -53,11 +53,19 @@ final class StepRunner {
       records.add(overlap);
       overlapActive = inject(overlap);
     }
-    if (overlapActive != null) {
-      holdAndHeal(overlap, overlapActive);
-    }
-    if (mainActive != null) {
+    // Each is healed when its own hold ends, the one ending first first: healing one (a restart
+    // takes seconds) never stretches the other's hold past what the schedule drew, beyond the
+    // time that heal itself takes.
+    if (overlapActive != null && mainActive != null && plannedEnd(main) < plannedEnd(overlap)) {
       holdAndHeal(main, mainActive);
+      holdAndHeal(overlap, overlapActive);
+    } else {
+      if (overlapActive != null) {
+        holdAndHeal(overlap, overlapActive);
+      }
+      if (mainActive != null) {
+        holdAndHeal(main, mainActive);
+      }
     }
     restartCrashed(main);
     Optional<String> missing = strength.await(FULL_STRENGTH_TIMEOUT);
@@ -117,8 +125,13 @@ final class StepRunner {
     }
   }
 
+  /** When {@code record}'s planned hold ends (System.nanoTime). */
+  private static long plannedEnd(FaultRecord record) {
+    return record.injectedNanos() + record.planned.holdMillis() * 1_000_000;
+  }
+
   private void holdAndHeal(FaultRecord record, Faults.Active active) throws InterruptedException {
-    long until = record.injectedNanos() + record.planned.holdMillis() * 1_000_000;
+    long until = plannedEnd(record);
     long wait = until - System.nanoTime();
     if (record.ran() && wait > 0) {
       Thread.sleep(wait / 1_000_000); // the fault's planned length, from the schedule
