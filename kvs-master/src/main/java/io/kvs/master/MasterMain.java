@@ -20,7 +20,7 @@ import org.slf4j.LoggerFactory;
  * <pre>
  * MasterMain --id m1 --dir DIR [--zookeeper HOST:PORT,...] [--cluster default]
  *            [--regions 32] [--replication 2] [--mode send-index|build-index|none] [--servers 3]
- *            [--min-replicas 1] [--host 127.0.0.1] [--http-port 0] [--session-timeout-ms 2000]
+ *            [--min-replicas 1] [--host 127.0.0.1] [--http-port 0] [--session-timeout-ms 4000]
  *            [--split-points K1,K2,... | --split-prefix PREFIX]
  *            [--secret-file FILE] [--tls-cert PEM --tls-key PEM --tls-ca PEM]
  *            [--zookeeper-digest-file FILE]
@@ -35,8 +35,7 @@ import org.slf4j.LoggerFactory;
  * evenly over the first two key bytes. {@code --min-replicas} is the fewest replicas of a region in
  * sync (its primary counted) that accept a write ({@link ClusterConfig#minReplicas}). {@code
  * --session-timeout-ms} is its ZooKeeper session timeout: how soon a standby takes over from an
- * active master that stopped answering ({@link MasterOptions#DEFAULT_SESSION_TIMEOUT}: half the
- * region servers' default). Stops cleanly on SIGTERM.
+ * active master that stopped answering. Stops cleanly on SIGTERM.
  */
 public final class MasterMain {
   private static final Logger LOG = LoggerFactory.getLogger(MasterMain.class);

@@ -24,7 +24,7 @@ import java.util.Objects;
  *     ZooKeeper credentials; none by default (docs/OPERATIONS.md, "Security")
  * @param sessionTimeout its ZooKeeper session timeout: how long a standby waits for an active
  *     master that stopped answering (paused, cut off, dead) before it takes over ({@link
- *     #DEFAULT_SESSION_TIMEOUT}, half the region servers' default, by default)
+ *     #DEFAULT_SESSION_TIMEOUT}, the region servers' default, by default)
  */
 public record MasterOptions(
     String id,
@@ -38,14 +38,8 @@ public record MasterOptions(
     int httpPort,
     SecurityOptions security,
     Duration sessionTimeout) {
-  /**
-   * A master's ZooKeeper session timeout unless given: half the region servers' default, so that a
-   * standby has taken over from a master that failed with a region server (a host lost, or two
-   * faults at once) by the time that server's session expires, and the server's recovery waits for
-   * one session timeout, not for the master's and then the server's. A standby's takeover moves no
-   * data, so one a stall of the active master set off costs little.
-   */
-  public static final Duration DEFAULT_SESSION_TIMEOUT = Duration.ofSeconds(2);
+  /** A master's ZooKeeper session timeout unless given: the region servers' default. */
+  public static final Duration DEFAULT_SESSION_TIMEOUT = Duration.ofSeconds(4);
 
   public MasterOptions {
     Objects.requireNonNull(id, "id");

@@ -24,9 +24,8 @@ import java.util.Set;
  * LocalCluster kill|pause|resume|restart NAME --dir DIR
  * </pre>
  *
- * {@code --session-timeout-ms} is the region servers' ZooKeeper session timeout; the masters get
- * half of it. Starting again over an existing directory reuses its data: every server reopens its
- * volume and the master reopens the regions where they were.
+ * Starting again over an existing directory reuses its data: every server reopens its volume and
+ * the master reopens the regions where they were.
  */
 public final class LocalCluster {
   private LocalCluster() {}
@@ -126,14 +125,5 @@ public final class LocalCluster {
             + "       ./kvs local verify [--patience SECONDS]\n"
             + "       ./kvs local stop\n"
             + "       ./kvs local kill|pause|resume|restart s1|m1|zookeeper");
-  }
-
-  /**
-   * The masters' ZooKeeper session timeout for servers' {@code serverMillis}: half of it (at least
-   * 1 s), so that a standby has taken over from a failed master by the time a server that failed
-   * with it is found gone (MasterOptions#DEFAULT_SESSION_TIMEOUT).
-   */
-  public static int masterSessionTimeoutMillis(int serverMillis) {
-    return Math.max(1_000, serverMillis / 2);
   }
 }

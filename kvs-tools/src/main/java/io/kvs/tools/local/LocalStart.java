@@ -22,9 +22,7 @@ import java.util.Map;
  * ThrowawayCertificates}) and starts every process with TLS ({@code --tls-client-auth require}:
  * mutual TLS on the client port too). {@code --native-library FILE} makes the region servers load
  * that libkvs instead of their jar's ({@link NativeLibraryLaunch}: an AddressSanitizer build runs
- * with its runtime preloaded and its reports in {@code logs/server-<id>.sanitizer.<pid>}). Masters
- * get half the servers' {@code --session-timeout-ms} ({@link
- * LocalCluster#masterSessionTimeoutMillis}).
+ * with its runtime preloaded and its reports in {@code logs/server-<id>.sanitizer.<pid>}).
  */
 final class LocalStart {
   private static final Duration READY_TIMEOUT = Duration.ofSeconds(120);
@@ -116,9 +114,7 @@ final class LocalStart {
                   "--min-replicas",
                   Integer.toString(flags.getInt("min-replicas", 1)),
                   "--session-timeout-ms",
-                  Integer.toString(
-                      LocalCluster.masterSessionTimeoutMillis(
-                          flags.getInt("session-timeout-ms", 4000)))));
+                  Integer.toString(flags.getInt("session-timeout-ms", 4000))));
       arguments.addAll(splits);
       arguments.addAll(security);
       if (tls) {
