@@ -1,5 +1,6 @@
 package io.kvs.bench.chaos;
 
+import java.time.Duration;
 import java.util.List;
 
 /**
@@ -59,24 +60,43 @@ final class Faults {
     };
   }
 
-  /** The master a master fault's target names now. */
-  static String master(ChaosCluster cluster, Target target) throws Exception {
+  /**
+   * How long a master fault waits for the election to have the master its target names: a master
+   * that lost its ZooKeeper session (a stall of the machine longer than its session timeout) is out
+   * of the election until its client has a new session, a moment later.
+   */
+  static final Duration ELECTION_PATIENCE = Duration.ofSeconds(10);
+
+  /** The master a master fault's target names now (noted in {@code record} if it had to wait). */
+  static String master(ChaosCluster cluster, Target target, FaultRecord record) throws Exception {
+    if (target.role() == Target.Role.MASTER) {
+      return target.server();
+    }
+    int needed =
+        switch (target.role()) {
+          case ACTIVE_MASTER -> 1;
+          case STANDBY_MASTER -> 2;
+          default -> throw new IllegalArgumentException("not a master: " + target);
+        };
+    long began = System.nanoTime();
+    long deadline = began + ELECTION_PATIENCE.toNanos();
     List<String> election = cluster.election();
-    return switch (target.role()) {
-      case MASTER -> target.server();
-      case ACTIVE_MASTER -> {
-        if (election.isEmpty()) {
-          throw new IllegalStateException("no master is elected");
-        }
-        yield election.get(0);
-      }
-      case STANDBY_MASTER -> {
-        if (election.size() < 2) {
-          throw new IllegalStateException("no master stands by: " + election);
-        }
-        yield election.get(1);
-      }
-      default -> throw new IllegalArgumentException("not a master: " + target);
-    };
+    while (election.size() < needed && System.nanoTime() < deadline) {
+      Thread.sleep(50);
+      election = cluster.election();
+    }
+    if (election.size() < needed) {
+      throw new IllegalStateException(
+          (needed == 1 ? "no master is elected" : "no master stands by")
+              + " within "
+              + ELECTION_PATIENCE.toSeconds()
+              + " s: "
+              + election);
+    }
+    long waited = (System.nanoTime() - began) / 1_000_000;
+    if (waited >= 100) {
+      record.note("waited " + waited + " ms for the election to have " + target);
+    }
+    return election.get(needed - 1);
   }
 }

@@ -15,7 +15,7 @@ final class ProcessFaults {
   }
 
   Faults.Active killMaster(PlannedFault fault, FaultRecord record) throws Exception {
-    return kill("master-" + Faults.master(cluster, fault.target()), record);
+    return kill("master-" + Faults.master(cluster, fault.target(), record), record);
   }
 
   Faults.Active pauseServer(PlannedFault fault, FaultRecord record) throws Exception {
@@ -23,7 +23,7 @@ final class ProcessFaults {
   }
 
   Faults.Active pauseMaster(PlannedFault fault, FaultRecord record) throws Exception {
-    return pause("master-" + Faults.master(cluster, fault.target()), record);
+    return pause("master-" + Faults.master(cluster, fault.target(), record), record);
   }
 
   private Faults.Active kill(String name, FaultRecord record) throws Exception {
