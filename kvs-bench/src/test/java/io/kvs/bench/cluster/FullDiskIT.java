@@ -8,6 +8,9 @@ import io.kvs.bench.history.Verdict;
 import io.kvs.client.KvsClient;
 import io.kvs.core.cluster.Keys;
 import io.kvs.core.cluster.RegionDescriptor;
+import io.kvs.core.security.SecurityOptions;
+import io.kvs.tools.ClusterTarget;
+import io.kvs.tools.admin.Admin;
 import io.kvs.tools.fault.LoopDisk;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -34,9 +37,11 @@ import org.junit.jupiter.api.io.TempDir;
  * Checked: the refusals come within the client's operation timeout and say the disk is full; s1
  * still serves reads of that region; every region s1 does not lead takes writes (more than s1's
  * volume has free, so a region whose backup s1 is needs room on s1 or a group without it); s1
- * neither crashes nor restarts; once the filler is deleted, s1's region takes writes again;
- * afterwards every group is whole, the history is linearizable with no acknowledged write lost, and
- * {@code LocalCluster verify} finds every backup holding what its primary holds.
+ * neither crashes nor restarts; s1's region is handed over to its backup while the disk is full (s1
+ * stores the new epoch in place); once the filler is deleted, s1 catches up, takes its region back,
+ * and it takes writes again; afterwards every group is whole, the history is linearizable with no
+ * acknowledged write lost, and {@code LocalCluster verify} finds every backup holding what its
+ * primary holds.
  */
 class FullDiskIT {
   private static final String FULL = "s1";
@@ -150,10 +155,57 @@ class FullDiskIT {
             .as(FULL + " is the process that started (it neither crashed nor restarted)")
             .isEqualTo(pid);
 
-        // Space returns.
-        disk.unfill();
+        // A handover while the disk is full: s1 must store the region's new epoch.
+        ClusterTarget target = new ClusterTarget(cluster.zookeeper(), "default");
+        SecurityOptions security = SecurityOptions.forClusterDirectory(cluster.dir(), "admin");
+        String successor = cluster.regionMap().byId(led.id()).orElseThrow().backupsInSync().get(0);
+        try (Admin admin = Admin.connect(target, security, AWAIT)) {
+          long begun = System.nanoTime();
+          admin.requestMove(led.id(), successor);
+          assertThat(admin.awaitMove(led.id(), successor, OTHERS_WAIT))
+              .as("the handover of region " + led.id() + " from " + FULL + " (disk full)")
+              .isNull();
+          long took = awaitWritable(client, led, OTHERS_WAIT);
+          progress(
+              started,
+              "region "
+                  + led.id()
+                  + " handed over to "
+                  + successor
+                  + " in "
+                  + (System.nanoTime() - begun) / 1_000_000
+                  + " ms, writable "
+                  + took
+                  + " ms later; now "
+                  + cluster.regionMap().byId(led.id()).orElseThrow());
+          assertThat(client.get(eaten.get(0))).as("a read of region " + led.id()).isPresent();
+
+          // Space returns: s1 catches up and takes its region back.
+          disk.unfill();
+          ProcessCluster.awaitCondition(
+              FULL + " in sync in region " + led.id(),
+              RECOVERY_WAIT,
+              () -> {
+                try {
+                  return cluster
+                      .regionMap()
+                      .byId(led.id())
+                      .orElseThrow()
+                      .backupsInSync()
+                      .contains(FULL);
+                } catch (Exception e) {
+                  throw new IllegalStateException(e);
+                }
+              });
+          admin.requestMove(led.id(), FULL);
+          assertThat(admin.awaitMove(led.id(), FULL, RECOVERY_WAIT))
+              .as("the handover of region " + led.id() + " back to " + FULL)
+              .isNull();
+        }
         long recovered = awaitWritable(client, led, RECOVERY_WAIT);
-        progress(started, "filler deleted; " + FULL + " took a write after " + recovered + " ms");
+        progress(
+            started,
+            "filler deleted; " + FULL + " leads again and took a write after " + recovered + " ms");
         for (byte[] key : eaten) {
           client.delete(key);
         }
