@@ -127,6 +127,9 @@ struct RegionContext {
 // the region has now, with segments by reference (read them with
 // Region::ReadSegment while they are pinned).
 struct StateVisitor {
+  // First, once: the LSN the region's levels hold every write up to (as
+  // in RegionContext::on_level_installed), also when it has no level.
+  std::function<void(uint64_t compacted_lsn)> compacted;
   // A log segment's first `bytes` bytes (small and large logs: every live
   // segment, the current one up to where the log ends; medium: every
   // segment a level holds, whole).

@@ -31,6 +31,7 @@ Status Region::ReportState(const StateVisitor& visitor,
   std::unique_lock<std::mutex> stall_lock(stall_mutex_);
   l0_drained_.wait(stall_lock, [this] { return !compacting_; });
   std::unique_lock<std::shared_mutex> lock(l0_mutex_);
+  if (visitor.compacted) visitor.compacted(compacted_lsn_);
   std::vector<uint64_t> segments;
   const std::pair<log::LogWriter*, log::LogKind> logs[] = {
       {small_log_.get(), log::LogKind::kSmall},

@@ -270,7 +270,9 @@ void Replicator::CatchUp(const std::shared_ptr<Group>& group,
   std::vector<Level> reported_levels;
   std::vector<LogSegment> pending_medium;
   std::vector<uint64_t> pending_index;
+  uint64_t region_compacted_lsn = 0;
   lsm::StateVisitor visitor;
+  visitor.compacted = [&](uint64_t lsn) { region_compacted_lsn = lsn; };
   visitor.log_segment = [&](log::LogKind kind, uint64_t chain_index,
                             uint64_t segment, uint64_t bytes) {
     if (kind == log::LogKind::kMedium) {
@@ -349,7 +351,13 @@ void Replicator::CatchUp(const std::shared_ptr<Group>& group,
                                        std::nullopt, level.compacted_lsn));
     }
     // What the backup holds and the primary no longer has goes: levels,
-    // then copies (the removed levels may have named them).
+    // then copies (the removed levels may have named them). Each removal
+    // carries the region's compacted LSN, which the backup records as its
+    // own: a removal that carried 0 (as it once did) left a backup in sync
+    // whose levels held every write to LSN N believing they held none, so a
+    // promotion replayed its log copies from LSN 1, found it long freed,
+    // and dropped every write past the levels (the session-6 chaos profile's
+    // verify: "441 in 2 levels, 0 past them, 18885 dropped to LSN 0").
     for (const auto& held : levels) {
       const auto number = held.first;
       const bool present = std::any_of(
@@ -357,7 +365,7 @@ void Replicator::CatchUp(const std::shared_ptr<Group>& group,
           [number](const Level& level) { return level.number == number; });
       if (!present) {
         push(Stream::Event::InstallLevel(number, lsm::LevelDescriptor{},
-                                         std::nullopt, 0));
+                                         std::nullopt, region_compacted_lsn));
       }
     }
     std::vector<TrimmedCopy> stale;

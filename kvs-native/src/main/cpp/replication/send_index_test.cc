@@ -403,6 +403,44 @@ TEST_P(SendIndexTest, ARejoiningBackupGetsOnlyWhatItLacks) {
   ExpectNoStaleCopies();
 }
 
+// A backup that comes back holding a level its primary has since emptied
+// (merged into the next one) gets it removed, and still knows the LSN its
+// levels hold every write to: the removal once told it 0, so the backup --
+// counted in sync again after the catch-up -- would have replayed its log
+// copies from LSN 1 if promoted, found the first long freed, and dropped
+// every write past its levels (found by the chaos campaign's verify).
+TEST_P(SendIndexTest, ARejoiningBackupWhoseLevelWasEmptiedKeepsItsLsn) {
+  // Enough that the small log's first segments were compacted and freed:
+  // LSN 1 is gone from the primary's logs and the backup's copies.
+  Write(16000, /*through_service=*/false);
+  const auto first_level_empty = [&] {
+    const auto levels = primary_.region->LevelDescriptors();
+    return levels.empty() || levels[0].empty();
+  };
+  // The backup leaves holding the first level ...
+  for (int batch = 0; batch < 40 && first_level_empty(); ++batch) {
+    Write(500, /*through_service=*/false);
+  }
+  ASSERT_FALSE(first_level_empty());
+  Place(3);
+  AwaitCaughtUp(primary_.service, "the first catch-up");
+  ExpectBackupCaughtUp();
+  RestartBackup();
+  // ... which is merged into the next one meanwhile.
+  for (int batch = 0; batch < 40 && !first_level_empty(); ++batch) {
+    Write(500, /*through_service=*/false);
+  }
+  ASSERT_TRUE(first_level_empty());
+  ASSERT_GT(primary_.region->LogSegments(log::LogKind::kSmall).begin()->first,
+            0u)
+      << "the small log's first segment was never freed";
+  Place(epoch_ + 1, /*joining=*/true);
+  AwaitCaughtUp(primary_.service, "the rejoining backup's catch-up");
+  ExpectBackupCaughtUp();
+  Write(500, /*through_service=*/true);
+  ExpectBackupCaughtUp();
+}
+
 // A backup in sync may be promoted, so it never lets a new stream start it
 // over: the stream fails (the primary reports it) until the master counts
 // it as joining.
