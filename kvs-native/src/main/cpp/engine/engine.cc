@@ -92,7 +92,8 @@ Engine::~Engine() {
   }
   maintenance_wakeup_.notify_all();
   maintenance_.join();
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
+  settled_.wait(lock, [this] { return changing_.empty(); });
   for (auto& [name, region] : regions_) {
     (void)region->Sync();  // best effort: errors were reported to writers
   }
@@ -190,8 +191,26 @@ lsm::RegionContext Engine::Context() const {
   return context;
 }
 
+void Engine::AwaitSettled(std::unique_lock<std::mutex>& lock,
+                          std::string_view name) {
+  settled_.wait(lock, [&] { return changing_.find(name) == changing_.end(); });
+}
+
+void Engine::EndChange(std::string_view name,
+                       std::unique_ptr<lsm::Region> opened) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (opened != nullptr) {
+      regions_.emplace(std::string(name), std::move(opened));
+    }
+    changing_.erase(changing_.find(name));
+  }
+  settled_.notify_all();
+}
+
 Status Engine::OpenRegion(std::string_view name, lsm::Region** region) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
+  AwaitSettled(lock, name);
   const auto open = regions_.find(name);
   if (open != regions_.end()) {
     *region = open->second.get();
@@ -205,20 +224,23 @@ Status Engine::OpenRegion(std::string_view name, lsm::Region** region) {
     return Status::Corruption("malformed catalog entry for region " +
                               std::string(name));
   }
+  changing_.emplace(name);
+  lock.unlock();
   std::unique_ptr<lsm::Region> opened;
-  KVS_RETURN_IF_ERROR(lsm::Region::Open(Context(), std::string(name),
-                                        coding::DecodeFixed64(id->data()),
-                                        options_.region, &opened));
+  const Status status = lsm::Region::Open(Context(), std::string(name),
+                                          coding::DecodeFixed64(id->data()),
+                                          options_.region, &opened);
   *region = opened.get();
-  regions_.emplace(std::string(name), std::move(opened));
-  return Status::Ok();
+  EndChange(name, std::move(opened));
+  return status;
 }
 
 Status Engine::CreateRegion(std::string_view name, lsm::Region** region) {
   if (name.empty() || name.size() > kRegionNameBytesMax) {
     return Status::InvalidArgument("region names are 1 to 255 bytes");
   }
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
+  AwaitSettled(lock, name);
   if (volume_->CatalogGet(NameKey(name)).has_value()) {
     return Status::InvalidArgument("region '" + std::string(name) +
                                    "' already exists");
@@ -242,33 +264,49 @@ Status Engine::ReopenRegion(
     const std::function<Status(uint64_t id)>& while_closed,
     lsm::Region** region) {
   *region = nullptr;
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
+  AwaitSettled(lock, name);
   const auto id = volume_->CatalogGet(NameKey(name));
   if (!id.has_value() || id->size() != 8) {
     return Status::NotFound("no region named '" + std::string(name) + "'");
   }
   const uint64_t region_id = coding::DecodeFixed64(id->data());
-  // Under mutex_: the flusher and the budget see either object, never a
-  // destroyed one.
-  regions_.erase(std::string(name));
+  // Out of regions_ under mutex_: the flusher and the budget see either
+  // object, never a destroyed one.
+  std::unique_ptr<lsm::Region> closing;
+  const auto open = regions_.find(name);
+  if (open != regions_.end()) {
+    closing = std::move(open->second);
+    regions_.erase(open);
+  }
+  changing_.emplace(name);
+  lock.unlock();
+  closing.reset();  // waits for its compaction, syncs its logs
   const Status changed = while_closed(region_id);
   std::unique_ptr<lsm::Region> opened;
-  const Status open = lsm::Region::Open(Context(), std::string(name), region_id,
-                                        options_.region, &opened);
-  if (open.ok()) {
-    *region = opened.get();
-    regions_.emplace(std::string(name), std::move(opened));
-  }
-  return changed.ok() ? open : changed;
+  const Status reopened = lsm::Region::Open(
+      Context(), std::string(name), region_id, options_.region, &opened);
+  *region = opened.get();
+  EndChange(name, std::move(opened));
+  return changed.ok() ? reopened : changed;
 }
 
 Status Engine::DropRegion(std::string_view name) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
+  AwaitSettled(lock, name);
   const auto id = volume_->CatalogGet(NameKey(name));
   if (!id.has_value()) {
     return Status::NotFound("no region named '" + std::string(name) + "'");
   }
-  regions_.erase(std::string(name));
+  std::unique_ptr<lsm::Region> closing;
+  const auto open = regions_.find(name);
+  if (open != regions_.end()) {
+    closing = std::move(open->second);
+    regions_.erase(open);
+  }
+  changing_.emplace(name);
+  lock.unlock();
+  closing.reset();
   // Everything the region owns is named in the catalog under its prefix;
   // entries whose value is a segment number are its segments.
   const std::string prefix =
@@ -296,7 +334,9 @@ Status Engine::DropRegion(std::string_view name) {
     if (volume_->IsAllocated(segment)) batch.Free(segment);
   }
   batch.Delete(NameKey(name));
-  return volume_->Commit(batch);
+  const Status dropped = volume_->Commit(batch);
+  EndChange(name, nullptr);
+  return dropped;
 }
 
 std::optional<uint64_t> Engine::RegionId(std::string_view name) const {

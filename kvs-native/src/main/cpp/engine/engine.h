@@ -25,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -92,6 +93,10 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
+  // Opening, reopening and dropping one region wait for each other; those of
+  // different regions run side by side (only their bookkeeping holds the
+  // engine's lock).
+  //
   // NOT_FOUND if no region has this name; BUSY-free: opening an open region
   // returns the same one.
   Status OpenRegion(std::string_view name, lsm::Region** region);
@@ -148,8 +153,20 @@ class Engine {
   lsm::ReplicationTap* tap_ = nullptr;
   std::atomic<bool> tapped_{false};
 
-  mutable std::mutex mutex_;  // guards regions_
+  // Waits (holding `lock` on mutex_ between checks) until no open, reopen or
+  // drop of region `name` is under way.
+  void AwaitSettled(std::unique_lock<std::mutex>& lock, std::string_view name);
+  // Ends the change of `name` begun under mutex_ (its entry in changing_).
+  void EndChange(std::string_view name, std::unique_ptr<lsm::Region> opened);
+
+  mutable std::mutex mutex_;  // guards regions_ and changing_
   std::map<std::string, std::unique_ptr<lsm::Region>, std::less<>> regions_;
+  // Regions being opened, reopened or dropped: their slow steps (replaying
+  // logs, syncing, adopting a replica) run outside mutex_, so that a server
+  // promoting several regions at once does them side by side and the
+  // flusher is not held up; a region in here is in no other thread's hands.
+  std::set<std::string, std::less<>> changing_;
+  std::condition_variable settled_;  // signalled when changing_ loses one
 
   std::mutex maintenance_mutex_;
   std::condition_variable maintenance_wakeup_;
