@@ -14,24 +14,23 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
-import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.retry.ExponentialBackoffRetry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A master: takes part in the election (Curator {@link LeaderLatch}); while it leads, it creates
- * the cluster if there is none and reconciles every region with the live servers, on every
- * membership change and periodically. Any number of masters may run; one is active, the others take
- * over when it goes.
+ * A master: takes part in the election ({@link Election}); while it leads, it creates the cluster
+ * if there is none and reconciles every region with the live servers, on every membership change
+ * and periodically. Any number of masters may run; one is active, the others take over when it
+ * goes.
  */
 public final class Master implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Master.class);
 
   private final MasterOptions options;
   private final CuratorFramework curator;
-  private final LeaderLatch latch;
+  private final Election election;
   private final CuratorCache servers;
   private final ControlClient control;
   private final Reconciler reconciler;
@@ -80,22 +79,28 @@ public final class Master implements AutoCloseable {
         .register(metrics.registry());
     servers = CuratorCache.build(curator, paths.servers());
     servers.listenable().addListener((type, before, after) -> schedulePass());
-    latch = new LeaderLatch(curator, paths.masters(), options.id());
-    latch.addListener(
-        new LeaderLatchListener() {
-          @Override
-          public void isLeader() {
-            LOG.info("master {} is active", options.id());
-            schedulePass();
-          }
+    election =
+        new Election(
+            curator,
+            paths.masters(),
+            options.id(),
+            new LeaderLatchListener() {
+              @Override
+              public void isLeader() {
+                LOG.info("master {} is active", options.id());
+                schedulePass();
+              }
 
-          @Override
-          public void notLeader() {
-            LOG.info("master {} is standing by", options.id());
-            converged = false;
-            reconciler.recoveries().abandonAll();
-          }
-        });
+              @Override
+              public void notLeader() {
+                LOG.info("master {} is standing by", options.id());
+                converged = false;
+                reconciler.recoveries().abandonAll();
+              }
+            });
+    Gauge.builder("kvs.master.election.rejoins", election, Election::rejoined)
+        .description("times this master found itself missing from the election and joined again")
+        .register(metrics.registry());
     http = HttpEndpoint.start(options.host(), options.httpPort());
     metrics.serve(http);
     status =
@@ -103,15 +108,20 @@ public final class Master implements AutoCloseable {
             options,
             curator,
             store,
-            latch,
+            election,
             reconciler.recoveries(),
             this::converged,
             control,
             http);
     servers.start();
-    latch.start();
+    election.start();
     loop.scheduleWithFixedDelay(
         this::schedulePass,
+        options.reconcileInterval().toMillis(),
+        options.reconcileInterval().toMillis(),
+        TimeUnit.MILLISECONDS);
+    loop.scheduleWithFixedDelay(
+        election::check,
         options.reconcileInterval().toMillis(),
         options.reconcileInterval().toMillis(),
         TimeUnit.MILLISECONDS);
@@ -134,7 +144,7 @@ public final class Master implements AutoCloseable {
 
   /** Whether this master is the active one. */
   public boolean isActive() {
-    return latch.hasLeadership();
+    return election.hasLeadership();
   }
 
   /** Whether its last pass found every region open (false while standing by). */
@@ -150,7 +160,7 @@ public final class Master implements AutoCloseable {
 
   private void runPass() {
     passQueued.set(false);
-    if (!latch.hasLeadership()) {
+    if (!election.hasLeadership()) {
       masterMetrics.standingBy();
       return;
     }
@@ -176,7 +186,7 @@ public final class Master implements AutoCloseable {
     }
     http.close();
     status.close();
-    latch.close();
+    election.close();
     servers.close();
     reconciler.close();
     control.close();

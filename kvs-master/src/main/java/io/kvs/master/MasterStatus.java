@@ -16,7 +16,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.nodes.PersistentNode;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,7 +39,7 @@ final class MasterStatus implements AutoCloseable {
   private final CuratorFramework curator;
   private final ClusterPaths paths;
   private final RegionStore store;
-  private final LeaderLatch latch;
+  private final Election election;
   private final RecoveryLog recoveries;
   private final BooleanSupplier converged;
   private final ServerProbe probe;
@@ -50,7 +49,7 @@ final class MasterStatus implements AutoCloseable {
       MasterOptions options,
       CuratorFramework curator,
       RegionStore store,
-      LeaderLatch latch,
+      Election election,
       RecoveryLog recoveries,
       BooleanSupplier converged,
       ControlClient control,
@@ -59,7 +58,7 @@ final class MasterStatus implements AutoCloseable {
     this.curator = curator;
     this.paths = new ClusterPaths(options.cluster());
     this.store = store;
-    this.latch = latch;
+    this.election = election;
     this.recoveries = recoveries;
     this.converged = converged;
     this.probe = new ServerProbe(control, Reconciler.LIST_TIMEOUT, PROBE_MAX_AGE);
@@ -73,7 +72,7 @@ final class MasterStatus implements AutoCloseable {
     Map<String, ServerInfo> servers = store.servers();
     List<RegionDescriptor> regions =
         store.regions().values().stream().map(RegionStore.Versioned::region).toList();
-    boolean active = latch.hasLeadership();
+    boolean active = election.hasLeadership();
     return new ClusterSnapshot(
         options.cluster(),
         store.config(),
@@ -90,13 +89,9 @@ final class MasterStatus implements AutoCloseable {
         System.currentTimeMillis());
   }
 
-  /** The elected master's id, empty if none is (the latch's first participant). */
+  /** The elected master's id, empty if none is. */
   private String activeMasterId() {
-    try {
-      return latch.getLeader().isLeader() ? latch.getLeader().getId() : "";
-    } catch (Exception e) {
-      return "";
-    }
+    return election.leaderId();
   }
 
   @Override

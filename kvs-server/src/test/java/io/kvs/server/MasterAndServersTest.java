@@ -19,6 +19,7 @@ import io.kvs.core.control.ControlReply;
 import io.kvs.core.control.HeldRegion;
 import io.kvs.core.security.ClusterSecret;
 import io.kvs.core.security.SecurityOptions;
+import io.kvs.core.security.ZooKeeperAcls;
 import io.kvs.master.EmbeddedZooKeeper;
 import io.kvs.master.Master;
 import io.kvs.master.MasterOptions;
@@ -357,5 +358,56 @@ class MasterAndServersTest {
     assertThat(second.isActive()).isTrue();
     startServer("s1");
     awaitMap(m -> allOpen(m, 2));
+  }
+
+  /**
+   * A standby whose node left the election (Curator's latch does not always make it again after a
+   * lost session; here it is deleted) joins again by itself, and takes over when the active master
+   * goes. Without the election's check it stays out and no master leads.
+   */
+  @Test
+  void aStandbyMissingFromTheElectionJoinsAgainAndTakesOver() throws Exception {
+    startServer("s1");
+    Master first = startMaster("m1", new ClusterConfig(2, 1, ReplicationMode.NONE, List.of()), 1);
+    awaitMap(m -> allOpen(m, 2));
+    Master second = startMaster("m2", new ClusterConfig(2, 1, ReplicationMode.NONE, List.of()), 1);
+    try (CuratorFramework cluster =
+        ZooKeeperAcls.apply(
+                CuratorFrameworkFactory.builder()
+                    .connectString(zookeeper.connectString())
+                    .retryPolicy(new RetryOneTime(100)),
+                SECURITY.zookeeper())
+            .build()) {
+      cluster.start();
+      String node = awaitElectionNode(cluster, "m2");
+      cluster.delete().forPath(paths.masters() + "/" + node);
+      String again = awaitElectionNode(cluster, "m2");
+      assertThat(again).as("m2's node in the election, made anew").isNotEqualTo(node);
+    }
+    masters.remove(first);
+    first.close();
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (!second.isActive()) {
+      assertThat(System.nanoTime()).as("m2 never took over").isLessThan(deadline);
+      Thread.sleep(20); // polling the latch's state at a bounded rate
+    }
+    startServer("s9");
+    servers.remove("s1").close();
+    awaitMap(m -> m.regions().stream().allMatch(r -> r.state() == RegionState.OFFLINE));
+  }
+
+  /** The name of {@code id}'s node in the election, once there is one (within 30 s). */
+  private String awaitElectionNode(CuratorFramework cluster, String id) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (true) {
+      for (String child : cluster.getChildren().forPath(paths.masters())) {
+        byte[] data = cluster.getData().forPath(paths.masters() + "/" + child);
+        if (id.equals(new String(data, StandardCharsets.UTF_8))) {
+          return child;
+        }
+      }
+      assertThat(System.nanoTime()).as(id + " never in the election").isLessThan(deadline);
+      Thread.sleep(20); // polling ZooKeeper at a bounded rate
+    }
   }
 }
