@@ -196,6 +196,19 @@ void Engine::AwaitSettled(std::unique_lock<std::mutex>& lock,
   settled_.wait(lock, [&] { return changing_.find(name) == changing_.end(); });
 }
 
+std::unique_ptr<lsm::Region> Engine::BeginChange(std::string_view name) {
+  // Out of regions_ under mutex_: the flusher and the budget see either
+  // object, never a destroyed one.
+  std::unique_ptr<lsm::Region> closing;
+  const auto open = regions_.find(name);
+  if (open != regions_.end()) {
+    closing = std::move(open->second);
+    regions_.erase(open);
+  }
+  changing_.emplace(name);
+  return closing;
+}
+
 void Engine::EndChange(std::string_view name,
                        std::unique_ptr<lsm::Region> opened) {
   {
@@ -224,7 +237,7 @@ Status Engine::OpenRegion(std::string_view name, lsm::Region** region) {
     return Status::Corruption("malformed catalog entry for region " +
                               std::string(name));
   }
-  changing_.emplace(name);
+  BeginChange(name);  // not open: nothing to take out
   lock.unlock();
   std::unique_ptr<lsm::Region> opened;
   const Status status = lsm::Region::Open(Context(), std::string(name),
@@ -271,15 +284,7 @@ Status Engine::ReopenRegion(
     return Status::NotFound("no region named '" + std::string(name) + "'");
   }
   const uint64_t region_id = coding::DecodeFixed64(id->data());
-  // Out of regions_ under mutex_: the flusher and the budget see either
-  // object, never a destroyed one.
-  std::unique_ptr<lsm::Region> closing;
-  const auto open = regions_.find(name);
-  if (open != regions_.end()) {
-    closing = std::move(open->second);
-    regions_.erase(open);
-  }
-  changing_.emplace(name);
+  std::unique_ptr<lsm::Region> closing = BeginChange(name);
   lock.unlock();
   closing.reset();  // waits for its compaction, syncs its logs
   const Status changed = while_closed(region_id);
@@ -298,13 +303,7 @@ Status Engine::DropRegion(std::string_view name) {
   if (!id.has_value()) {
     return Status::NotFound("no region named '" + std::string(name) + "'");
   }
-  std::unique_ptr<lsm::Region> closing;
-  const auto open = regions_.find(name);
-  if (open != regions_.end()) {
-    closing = std::move(open->second);
-    regions_.erase(open);
-  }
-  changing_.emplace(name);
+  std::unique_ptr<lsm::Region> closing = BeginChange(name);
   lock.unlock();
   closing.reset();
   // Everything the region owns is named in the catalog under its prefix;

@@ -156,6 +156,9 @@ class Engine {
   // Waits (holding `lock` on mutex_ between checks) until no open, reopen or
   // drop of region `name` is under way.
   void AwaitSettled(std::unique_lock<std::mutex>& lock, std::string_view name);
+  // Begins a change of `name` (held: mutex_): enters it in changing_ and
+  // takes its open object, if any, out of regions_.
+  std::unique_ptr<lsm::Region> BeginChange(std::string_view name);
   // Ends the change of `name` begun under mutex_ (its entry in changing_).
   void EndChange(std::string_view name, std::unique_ptr<lsm::Region> opened);
 
