@@ -403,11 +403,19 @@ KVS_EXPORT kvs_status kvs_service_replica_digest(const kvs_service* service,
 // engine region `name`: its copies and installed levels become the region's
 // own, the region is reopened (replaying them) and detached from the
 // service; every handle on the old region object is invalid from the call
-// on. `segments` receives the log segments adopted. Open the region again
-// for the new handle.
+// on. `report` receives what was adopted and how long each step took. Open
+// the region again for the new handle.
+typedef struct kvs_promotion_report {
+  uint64_t segments;  // log segments adopted
+  uint64_t drain_us;  // requests in flight on the old region, its stream
+  uint64_t close_us;  // the old region closed (logs synced)
+  uint64_t adopt_us;  // copies and levels made the region's own
+  uint64_t open_us;   // the region reopened, its logs replayed
+} kvs_promotion_report;
 KVS_EXPORT kvs_status kvs_service_promote(kvs_service* service,
                                           uint64_t region_id, const char* name,
-                                          size_t name_size, uint64_t* segments);
+                                          size_t name_size,
+                                          kvs_promotion_report* report);
 // For region `region_id` held as a primary: 1 if its backups all hold every
 // write it acknowledged (or it has none), -1 if its replication stream
 // failed, 0 while it catches them up (and for a region not held as one).

@@ -204,13 +204,14 @@ kvs_status kvs_service_replica_digest(const kvs_service* service,
 
 kvs_status kvs_service_promote(kvs_service* service, uint64_t region_id,
                                const char* name, size_t name_size,
-                               uint64_t* segments) {
+                               kvs_promotion_report* report) {
   kvs::lsm::Region* region = nullptr;
-  kvs::replication::AdoptionReport report;
+  kvs::service::PromotionReport promotion;
   const Status status = service->service.PromoteBackup(
-      region_id, std::string_view(name, name_size), &region, &report);
+      region_id, std::string_view(name, name_size), &region, &promotion);
   if (!status.ok()) return Report(status);
-  *segments = report.segments;
+  *report = {promotion.adoption.segments, promotion.drain_us,
+             promotion.close_us, promotion.adopt_us, promotion.open_us};
   return KVS_OK;
 }
 

@@ -119,17 +119,24 @@ jlongArray ServiceReplicaDigest(JNIEnv* env, jclass, jlong service,
   return NewDigestArray(env, digest);
 }
 
-// The log segments adopted; throws if the region holds no replica.
-jlong ServicePromote(JNIEnv* env, jclass, jlong service, jlong region_id,
-                     jbyteArray name) {
+// {segments adopted, drain, close, adopt, open microseconds}; throws if the
+// region holds no replica.
+jlongArray ServicePromote(JNIEnv* env, jclass, jlong service, jlong region_id,
+                          jbyteArray name) {
   const std::string bytes = StringOfBytes(env, name);
-  uint64_t segments = 0;
+  kvs_promotion_report report{};
   if (Failed(env, kvs_service_promote(reinterpret_cast<kvs_service*>(service),
                                       static_cast<uint64_t>(region_id),
-                                      bytes.data(), bytes.size(), &segments))) {
-    return 0;
+                                      bytes.data(), bytes.size(), &report))) {
+    return nullptr;
   }
-  return static_cast<jlong>(segments);
+  const jlong values[] = {
+      static_cast<jlong>(report.segments), static_cast<jlong>(report.drain_us),
+      static_cast<jlong>(report.close_us), static_cast<jlong>(report.adopt_us),
+      static_cast<jlong>(report.open_us)};
+  jlongArray result = env->NewLongArray(5);
+  if (result != nullptr) env->SetLongArrayRegion(result, 0, 5, values);
+  return result;
 }
 
 jint ServiceBackupsCaughtUp(JNIEnv*, jclass, jlong service, jlong region_id) {
@@ -464,7 +471,7 @@ bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class) {
                  ServiceAttachPlaced),
       KVS_NATIVE("serviceUseEngine", "(JJ)V", ServiceUseEngine),
       KVS_NATIVE("serviceReplicaDigest", "(JJ)[J", ServiceReplicaDigest),
-      KVS_NATIVE("servicePromote", "(JJ[B)J", ServicePromote),
+      KVS_NATIVE("servicePromote", "(JJ[B)[J", ServicePromote),
       KVS_NATIVE("serviceHoldsReplica", "(J[B)Z", ServiceHoldsReplica),
       KVS_NATIVE("serviceRequireLease", "(J)V", ServiceRequireLease),
       KVS_NATIVE("serviceRenewLease", "(JJ)V", ServiceRenewLease),

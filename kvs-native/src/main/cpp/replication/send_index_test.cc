@@ -530,14 +530,14 @@ TEST_P(SendIndexTest, APromotedBackupOwnsWhatItHeldAndKeepsItAcrossRestarts) {
   EXPECT_EQ(would_serve.digest, primary_serves.digest);
   EXPECT_EQ(would_serve.last_lsn, primary_serves.last_lsn);
   lsm::Region* promoted = nullptr;
-  AdoptionReport report;
+  service::PromotionReport report;
   const Status promotion =
       backup_.service.PromoteBackup(7, "r7", &promoted, &report);
   ASSERT_TRUE(promotion.ok()) << promotion.ToString();
   ASSERT_NE(promoted, nullptr);
   EXPECT_FALSE(backup_.service.HoldsReplica("r7"));
   EXPECT_GT(installed_before, 0u);
-  EXPECT_GT(report.segments, 0u);
+  EXPECT_GT(report.adoption.segments, 0u);
   ContentsDigest serves;
   ASSERT_TRUE(DigestRegion(*promoted, &serves).ok());
   EXPECT_EQ(serves.digest, would_serve.digest);
@@ -593,7 +593,7 @@ TEST_P(SendIndexTest, APromotedBackupCatchesUpANewBackup) {
   ExpectBackupCaughtUp();
   Write(4000, /*through_service=*/true);
   lsm::Region* promoted = nullptr;
-  AdoptionReport report;
+  service::PromotionReport report;
   ASSERT_TRUE(backup_.service.PromoteBackup(7, "r7", &promoted, &report).ok());
   // The old primary's node backs the promoted region up, in a fresh region.
   primary_.service.Detach(7);
@@ -672,11 +672,11 @@ TEST_P(SendIndexTest, ABackupRestartedWithoutItsStreamIsPromotedFromItsDisk) {
           .ok());
   backup_.service.UseEngine(backup_.engine.get());
   lsm::Region* promoted = nullptr;
-  AdoptionReport report;
+  service::PromotionReport report;
   const Status promotion =
       backup_.service.PromoteBackup(7, "r7", &promoted, &report);
   ASSERT_TRUE(promotion.ok()) << promotion.ToString();
-  EXPECT_EQ(report.landed_segments, 0u);
+  EXPECT_EQ(report.adoption.landed_segments, 0u);
   EXPECT_GT(ExpectSameContents(primary_.region, promoted), 4000u);
 }
 

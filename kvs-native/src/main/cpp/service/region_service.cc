@@ -380,7 +380,7 @@ void RegionService::HandleIndexControl(channel::Session* session,
 Status RegionService::PromoteBackup(uint64_t region_id,
                                     std::string_view engine_name,
                                     lsm::Region** region,
-                                    replication::AdoptionReport* report) {
+                                    PromotionReport* report) {
   *region = nullptr;
   std::shared_ptr<replication::SendIndexSink> sink;
   std::shared_ptr<replication::ReplicaSink> build_sink;
@@ -404,22 +404,39 @@ Status RegionService::PromoteBackup(uint64_t region_id,
       regions_.erase(it);
     }
   }
+  using Clock = std::chrono::steady_clock;
+  const auto micros_since = [](Clock::time_point from) {
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() -
+                                                              from)
+            .count());
+  };
   // The old region object goes in the reopening: no request may be using it.
+  Clock::time_point step = Clock::now();
   Drain(gate);
   build_sink.reset();
   if (sink != nullptr) sink->Stop();
   std::vector<replication::LandedLog> landed;
   if (sink != nullptr) landed = sink->Landed();
+  report->drain_us = micros_since(step);
+  step = Clock::now();
   Status adopted = engine->ReopenRegion(
       engine_name,
       [&](uint64_t id) {
+        report->close_us = micros_since(step);
+        step = Clock::now();
         if (!replication::HoldsReplica(*engine->volume(), id)) {
           return Status::InvalidArgument("region " + std::string(engine_name) +
                                          " holds no replica to promote");
         }
-        return replication::AdoptReplica(engine->volume(), id, landed, report);
+        const Status status = replication::AdoptReplica(
+            engine->volume(), id, landed, &report->adoption);
+        report->adopt_us = micros_since(step);
+        step = Clock::now();
+        return status;
       },
       region);
+  report->open_us = micros_since(step);
   // The buffers go only now: adoption read what landed in them.
   sink.reset();
   return adopted;

@@ -98,6 +98,19 @@ struct Placement {
   }
 };
 
+// What a promotion adopted and the wall time of each of its steps, so a
+// region's unavailability after a failure can be attributed (the server
+// logs it with every promotion).
+struct PromotionReport {
+  replication::AdoptionReport adoption;
+  uint64_t drain_us = 0;  // requests in flight on the old region object
+  // The old object closed (its compaction awaited, its logs synced),
+  // after any other change of the region in progress.
+  uint64_t close_us = 0;
+  uint64_t adopt_us = 0;  // copies and levels made the region's own
+  uint64_t open_us = 0;   // Region::Open: the logs replayed past the levels
+};
+
 class RegionService final : public channel::RequestHandler {
  public:
   // Serves `region` (not owned; must outlive its attachment) as `region_id`
@@ -183,10 +196,10 @@ class RegionService final : public channel::RequestHandler {
   // replays the logs past the levels to a point in time. `*region`: the
   // reopened region (the old object is gone; null if reopening failed).
   // The caller attaches it as primary. InvalidArgument if the region holds
-  // no replica (replication::HoldsReplica).
+  // no replica (replication::HoldsReplica). `*report`: what was adopted and
+  // how long each step took.
   Status PromoteBackup(uint64_t region_id, std::string_view engine_name,
-                       lsm::Region** region,
-                       replication::AdoptionReport* report);
+                       lsm::Region** region, PromotionReport* report);
   // Whether engine region `engine_name` holds a Send-Index replica (its
   // levels and copies are a primary's); false for one not on the volume.
   bool HoldsReplica(std::string_view engine_name) const;

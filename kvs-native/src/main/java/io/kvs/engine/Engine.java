@@ -21,7 +21,12 @@ public final class Engine implements AutoCloseable {
   private final HandleGuard guard = new HandleGuard("engine");
   private final long handle;
   private final Cleaner.Cleanable cleanable;
+
+  /** Open region handles by name; held only to read or change the map. */
   private final Map<String, Region> regions = new HashMap<>();
+
+  /** Orders the opening, creation, drop and reopening of each region (not of different ones). */
+  private final NameLocks changing = new NameLocks();
 
   private Engine(long handle) {
     this.handle = handle;
@@ -77,15 +82,12 @@ public final class Engine implements AutoCloseable {
   public void dropRegion(String name) {
     byte[] bytes = nameBytes(name);
     guard.enter();
+    NameLocks.Held held = changing.lock(name);
     try {
-      synchronized (regions) {
-        Region open = regions.remove(name);
-        if (open != null) {
-          open.closeHandle();
-        }
-        NativeMethods.regionDrop(handle, bytes);
-      }
+      closeHandle(name);
+      NativeMethods.regionDrop(handle, bytes);
     } finally {
+      held.close();
       guard.exit();
     }
   }
@@ -93,42 +95,56 @@ public final class Engine implements AutoCloseable {
   /**
    * Closes region {@code name}'s handle, runs {@code change} (a native service of this library that
    * has the engine reopen the region, as promoting a replica does), then returns a new handle. The
-   * old handle fails with {@link io.kvs.core.ClosedException} from the call on.
+   * old handle fails with {@link io.kvs.core.ClosedException} from the call on. Other regions are
+   * opened, changed and used meanwhile.
    */
   public Region reopenRegion(String name, Runnable change) {
     guard.enter();
+    NameLocks.Held held = changing.lock(name);
     try {
-      synchronized (regions) {
-        Region open = regions.remove(name);
-        if (open != null) {
-          open.closeHandle();
-        }
-        change.run();
-      }
+      closeHandle(name);
+      change.run();
+      return regionCall(name, false);
     } finally {
+      held.close();
       guard.exit();
     }
-    return openRegion(name);
+  }
+
+  private void closeHandle(String name) {
+    Region open;
+    synchronized (regions) {
+      open = regions.remove(name);
+    }
+    if (open != null) {
+      open.closeHandle();
+    }
   }
 
   private Region regionCall(String name, boolean create) {
     byte[] bytes = nameBytes(name);
     guard.enter();
+    NameLocks.Held held = changing.lock(name);
     try {
-      synchronized (regions) {
-        Region open = regions.get(name);
-        if (open != null && !create) {
-          return open;
+      if (!create) {
+        synchronized (regions) {
+          Region open = regions.get(name);
+          if (open != null) {
+            return open;
+          }
         }
-        long region =
-            create
-                ? NativeMethods.regionCreate(handle, bytes)
-                : NativeMethods.regionOpen(handle, bytes);
-        Region wrapper = new Region(name, region, this, guard);
-        regions.put(name, wrapper);
-        return wrapper;
       }
+      long region =
+          create
+              ? NativeMethods.regionCreate(handle, bytes)
+              : NativeMethods.regionOpen(handle, bytes);
+      Region wrapper = new Region(name, region, this, guard);
+      synchronized (regions) {
+        regions.put(name, wrapper);
+      }
+      return wrapper;
     } finally {
+      held.close();
       guard.exit();
     }
   }

@@ -166,13 +166,17 @@ public final class RegionService implements AutoCloseable {
    * @throws io.kvs.core.KvsException INVALID_ARGUMENT if the region holds no replica, or an I/O
    *     error (the replica is then kept: promoting again retries)
    */
-  public Region promote(long regionId, Engine engine, String engineName) {
+  public Promotion promote(long regionId, Engine engine, String engineName) {
     byte[] name = engineName.getBytes(StandardCharsets.UTF_8);
+    long[][] steps = new long[1][];
     lock.readLock().lock();
     try {
       long service = live();
-      return engine.reopenRegion(
-          engineName, () -> NativeMethods.servicePromote(service, regionId, name));
+      Region region =
+          engine.reopenRegion(
+              engineName, () -> steps[0] = NativeMethods.servicePromote(service, regionId, name));
+      long[] s = steps[0];
+      return new Promotion(region, s[0], s[1], s[2], s[3], s[4]);
     } finally {
       lock.readLock().unlock();
     }

@@ -14,6 +14,12 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -26,6 +32,54 @@ class EngineTest {
 
   private Engine open() {
     return Engine.open(directory.resolve("volume"), EngineOptions.defaults());
+  }
+
+  /**
+   * A region's reopening (a promotion: a sync, an adoption, a replay) holds up no other region's
+   * open, creation or drop: a server promoting several regions after a failure promotes them side
+   * by side. The reopening here waits, inside its change, until another region was created, opened
+   * and dropped; done one after another, that wait would never end.
+   */
+  @Test
+  void aReopeningHoldsUpNoOtherRegion() throws Exception {
+    try (Engine engine = open()) {
+      Region first = engine.createRegion("first");
+      first.put(bytes("k"), bytes("v"));
+      engine.createRegion("dropped");
+      CountDownLatch othersDone = new CountDownLatch(1);
+      ExecutorService others = Executors.newSingleThreadExecutor();
+      try {
+        Region reopened =
+            engine.reopenRegion(
+                "first",
+                () -> {
+                  Future<?> work =
+                      others.submit(
+                          () -> {
+                            engine.createRegion("second").put(bytes("k2"), bytes("v2"));
+                            engine.openRegion("second");
+                            engine.dropRegion("dropped");
+                            othersDone.countDown();
+                          });
+                  try {
+                    assertThat(othersDone.await(30, TimeUnit.SECONDS))
+                        .as("the other regions' changes finished during the reopening")
+                        .isTrue();
+                    work.get();
+                  } catch (InterruptedException | ExecutionException e) {
+                    throw new AssertionError(e);
+                  }
+                });
+        assertThat(reopened.get(bytes("k"))).isEqualTo(bytes("v"));
+        assertThatThrownBy(() -> first.get(bytes("k"))).isInstanceOf(ClosedException.class);
+        assertThat(engine.openRegion("second").get(bytes("k2"))).isEqualTo(bytes("v2"));
+        assertThatThrownBy(() -> engine.openRegion("dropped"))
+            .isInstanceOfSatisfying(
+                KvsException.class, e -> assertThat(e.status()).isEqualTo(StatusCode.NOT_FOUND));
+      } finally {
+        others.shutdownNow();
+      }
+    }
   }
 
   @Test

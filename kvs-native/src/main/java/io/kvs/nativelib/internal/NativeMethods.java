@@ -179,8 +179,11 @@ public final class NativeMethods {
   /** The fields of {@code kvs_contents_digest} for what a send-index backup would serve. */
   public static native long[] serviceReplicaDigest(long service, long regionId);
 
-  /** Promotes the send-index replica in engine region {@code name}; returns segments adopted. */
-  public static native long servicePromote(long service, long regionId, byte[] name);
+  /**
+   * Promotes the send-index replica in engine region {@code name}; returns {segments adopted,
+   * drain, close, adopt, open microseconds}.
+   */
+  public static native long[] servicePromote(long service, long regionId, byte[] name);
 
   /** 1: a primary here whose backups hold every acknowledged write; -1: stream failed; else 0. */
   public static native int serviceBackupsCaughtUp(long service, long regionId);

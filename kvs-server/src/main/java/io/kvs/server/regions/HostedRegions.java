@@ -15,6 +15,7 @@ import io.kvs.engine.Engine;
 import io.kvs.engine.Region;
 import io.kvs.engine.RegionStats;
 import io.kvs.server.control.ControlledRegions;
+import io.kvs.service.Promotion;
 import io.kvs.service.RegionService;
 import io.kvs.service.ReplicationStats;
 import java.net.InetSocketAddress;
@@ -507,13 +508,13 @@ public final class HostedRegions implements ControlledRegions {
       if (current != null) {
         hosted.remove(regionId);
       }
-      Region promoted = service.promote(regionId, engine, name);
+      Promotion promoted = service.promote(regionId, engine, name);
       LOG.info(
-          "promoted the replica of region {} in {} ms ({})",
+          "promoted the replica of region {} in {} ms: {}",
           regionId,
           (System.nanoTime() - started) / 1_000_000,
-          promoted.stats().recovery());
-      return promoted;
+          promoted);
+      return promoted.region();
     }
     if (role == RegionRole.BACKUP && !replica) {
       if (current != null) {

@@ -1,0 +1,52 @@
+package io.kvs.engine;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * One lock per region name while anyone holds or waits for it: opening, creating, dropping and
+ * reopening a region take its name's lock for the native call, so changes of one region are ordered
+ * while those of different regions run at once (a promotion syncs and replays for tens of
+ * milliseconds; a server promoting eight regions must not do it one after another). Entries live
+ * only while used, so the map is bounded by the calls in progress.
+ */
+final class NameLocks {
+  /** A held lock; closing releases it. */
+  interface Held extends AutoCloseable {
+    @Override
+    void close();
+  }
+
+  private static final class Entry {
+    final ReentrantLock lock = new ReentrantLock();
+    int users;
+  }
+
+  private final Map<String, Entry> entries = new HashMap<>();
+
+  /** Waits for and takes {@code name}'s lock (reentrant). */
+  Held lock(String name) {
+    Entry entry;
+    synchronized (entries) {
+      entry = entries.computeIfAbsent(name, n -> new Entry());
+      entry.users++;
+    }
+    entry.lock.lock();
+    return () -> {
+      entry.lock.unlock();
+      synchronized (entries) {
+        if (--entry.users == 0) {
+          entries.remove(name);
+        }
+      }
+    };
+  }
+
+  /** Names locked or waited for now (tests). */
+  int size() {
+    synchronized (entries) {
+      return entries.size();
+    }
+  }
+}
