@@ -3,7 +3,8 @@
 #   ./kvs local start [--servers 3] [--regions 32] [--replication 2]
 #                     [--mode send-index|build-index|none] [--masters 1] [--fabric tcp|shm|none]
 #                     [--split-points K1,K2,... | --split-prefix PREFIX]
-#                     [--session-timeout-ms 4000] [--min-replicas 1]
+#                     [--session-timeout-ms 4000] [--master-session-timeout-ms MS]
+#                     [--min-replicas 1]
 #                     [--durability flush|sync] [--metrics on|off]
 #                     [--tls [--tls-client-auth require]]
 #   ./kvs local status
@@ -17,6 +18,8 @@
 # split the key space evenly over the first two key bytes unless split points
 # are given; for YCSB's keys use --split-prefix usertable:user. A server is
 # declared dead once its ZooKeeper session expires (--session-timeout-ms); a
+# standby master takes over once the active one's session expires
+# (--master-session-timeout-ms, default half the servers', at least 1000); a
 # region refuses writes while fewer than --min-replicas of its replicas (the
 # primary counted) are in sync. --durability sync acknowledges a write only once
 # it is durable on its primary's disk (flush: within 50 ms). --metrics off

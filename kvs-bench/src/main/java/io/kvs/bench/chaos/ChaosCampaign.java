@@ -6,6 +6,7 @@ import io.kvs.bench.history.LinearizabilityChecker;
 import io.kvs.bench.history.Operation;
 import io.kvs.bench.history.Verdict;
 import io.kvs.tools.LaunchedCluster;
+import io.kvs.tools.local.LocalCluster;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -173,8 +174,8 @@ public final class ChaosCampaign {
             MASTERS,
             REGIONS,
             options.sessionTimeoutMillis(),
-            // ./kvs local start gives the masters the servers' session timeout.
-            options.sessionTimeoutMillis()));
+            // ./kvs local start's default for the masters.
+            LocalCluster.defaultMasterSessionMillis(options.sessionTimeoutMillis())));
   }
 
   private ChaosCluster.Layout layout() {

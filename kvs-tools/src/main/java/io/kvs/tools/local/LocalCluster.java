@@ -14,7 +14,8 @@ import java.util.Set;
  * LocalCluster start  --dir DIR [--servers 3] [--regions 32] [--replication 2]
  *                     [--mode send-index|build-index|none] [--masters 1] [--fabric tcp|shm|none]
  *                     [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]
- *                     [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS] [--min-replicas N]
+ *                     [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS]
+ *                     [--master-session-timeout-ms MS] [--min-replicas N]
  *                     [--durability flush|sync] [--metrics on|off]
  *                     [--tls [on|off]] [--tls-client-auth none|require]
  *                     [--native-library FILE]
@@ -29,6 +30,18 @@ import java.util.Set;
  */
 public final class LocalCluster {
   private LocalCluster() {}
+
+  /**
+   * The masters' ZooKeeper session timeout unless given: half the servers' (at least 1 s). A master
+   * failover then fits inside a server's failure detection: when the active master fails while a
+   * server's session runs out, its standby leads again by about when the server is declared dead,
+   * and the server's regions are unavailable for about the servers' session timeout, not for both
+   * timeouts one after the other. A master's failover moves no data (servers keep serving), so a
+   * short session costs little.
+   */
+  public static int defaultMasterSessionMillis(int serverSessionMillis) {
+    return Math.max(1_000, serverSessionMillis / 2);
+  }
 
   /** {@code --tls} alone means {@code --tls on} (every other option takes a value). */
   static String[] withTlsValue(String[] args) {
@@ -69,6 +82,7 @@ public final class LocalCluster {
                       "memory",
                       "l0-size",
                       "session-timeout-ms",
+                      "master-session-timeout-ms",
                       "min-replicas",
                       "durability",
                       "growth-factor",
@@ -120,6 +134,7 @@ public final class LocalCluster {
             + " [--mode send-index|build-index|none] [--masters 1] [--fabric tcp|shm|none]"
             + " [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]"
             + " [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS]"
+            + " [--master-session-timeout-ms MS]"
             + " [--metrics on|off] [--native-library FILE]\n"
             + "       ./kvs local status\n"
             + "       ./kvs local verify [--patience SECONDS]\n"

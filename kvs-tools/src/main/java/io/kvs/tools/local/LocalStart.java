@@ -114,7 +114,11 @@ final class LocalStart {
                   "--min-replicas",
                   Integer.toString(flags.getInt("min-replicas", 1)),
                   "--session-timeout-ms",
-                  Integer.toString(flags.getInt("session-timeout-ms", 4000))));
+                  Integer.toString(
+                      flags.getInt(
+                          "master-session-timeout-ms",
+                          LocalCluster.defaultMasterSessionMillis(
+                              flags.getInt("session-timeout-ms", 4000))))));
       arguments.addAll(splits);
       arguments.addAll(security);
       if (tls) {
