@@ -358,15 +358,33 @@ void Replicator::CatchUp(const std::shared_ptr<Group>& group,
     // promotion replayed its log copies from LSN 1, found it long freed,
     // and dropped every write past the levels (the session-6 chaos profile's
     // verify: "441 in 2 levels, 0 past them, 18885 dropped to LSN 0").
-    for (const auto& held : levels) {
-      const auto number = held.first;
-      const bool present = std::any_of(
+    bool installs = matched.size() < reported_levels.size();
+    const auto reported = [&](size_t number) {
+      return std::any_of(
           reported_levels.begin(), reported_levels.end(),
           [number](const Level& level) { return level.number == number; });
-      if (!present) {
-        push(Stream::Event::InstallLevel(number, lsm::LevelDescriptor{},
+    };
+    for (const auto& held : levels) {
+      if (!reported(held.first)) {
+        push(Stream::Event::InstallLevel(held.first, lsm::LevelDescriptor{},
                                          std::nullopt, region_compacted_lsn));
+        installs = true;
       }
+    }
+    // No install carries the LSN, yet the primary's logs were compacted to
+    // it (its levels all matched, or it has none: every key deleted and the
+    // tombstones merged away): an empty install of a level neither side
+    // holds tells the backup, which would otherwise keep an older LSN (0 if
+    // new), replay its copies from there if promoted, find it freed, and
+    // drop every write past it.
+    if (!installs && region_compacted_lsn > 0) {
+      size_t free_level = 0;
+      while (reported(free_level) ||
+             levels.count(static_cast<uint32_t>(free_level)) != 0) {
+        ++free_level;
+      }
+      push(Stream::Event::InstallLevel(free_level, lsm::LevelDescriptor{},
+                                       std::nullopt, region_compacted_lsn));
     }
     std::vector<TrimmedCopy> stale;
     for (const auto& [key, copy] : copies) {

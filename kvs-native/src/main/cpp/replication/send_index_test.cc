@@ -441,6 +441,74 @@ TEST_P(SendIndexTest, ARejoiningBackupWhoseLevelWasEmptiedKeepsItsLsn) {
   ExpectBackupCaughtUp();
 }
 
+// A backup that joins a primary whose levels are all empty (every key was
+// deleted and the tombstones merged away at the last level) still learns
+// the LSN to which the primary's logs were compacted: no level is shipped
+// to carry it, and without it the backup, promoted, would replay its log
+// copies from LSN 1, find it long freed, and drop every write past it.
+TEST_P(SendIndexTest, AFreshBackupOfAPrimaryWithNoLevelsLearnsItsLsn) {
+  Write(16000, /*through_service=*/false);
+  const auto levels_empty = [&] {
+    for (const auto& level : primary_.region->LevelDescriptors()) {
+      if (!level.empty()) return false;
+    }
+    return true;
+  };
+  // Every key deleted, then deletes of keys never written, until a merge
+  // took the tombstones into the last level and every level went with them
+  // (checked after batches far smaller than an L0).
+  for (int i = 0; i < 6000; ++i) {
+    ASSERT_TRUE(primary_.region->Delete("key" + std::to_string(i)).ok());
+  }
+  for (int batch = 0; batch < 2000 && !levels_empty(); ++batch) {
+    for (int i = 0; i < 2000; ++i) {
+      ASSERT_TRUE(
+          primary_.region
+              ->Delete("gone" + std::to_string(batch) + "-" + std::to_string(i))
+              .ok());
+    }
+    primary_.region->WaitForCompactions();
+  }
+  std::string shape;
+  for (const auto& level : primary_.region->LevelDescriptors()) {
+    shape += " " + std::to_string(level.entries);
+  }
+  ASSERT_TRUE(levels_empty()) << "the levels never emptied:" << shape;
+  // A few live pairs, in L0 only.
+  testing::RandomBytes random(17);
+  for (int i = 0; i < 300; ++i) {
+    ASSERT_TRUE(
+        primary_.region->Put("live" + std::to_string(i), random.Bytes(100))
+            .ok());
+  }
+  ASSERT_GT(primary_.region->LogSegments(log::LogKind::kSmall).begin()->first,
+            0u)
+      << "the small log's first segment was never freed";
+  Place(3);
+  AwaitCaughtUp(primary_.service, "the catch-up");
+  ContentsDigest ours, theirs;
+  const auto same = [&] {
+    EXPECT_TRUE(DigestRegion(*primary_.region, &ours).ok());
+    return backup_.service.ReplicaDigest(7, &theirs).ok() &&
+           ours.digest == theirs.digest && ours.last_lsn == theirs.last_lsn;
+  };
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!same()) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+        << "the backup would serve " << theirs.pairs << " pairs to LSN "
+        << theirs.last_lsn << " (" << theirs.dropped
+        << " dropped, compacted LSN " << theirs.compacted_lsn
+        << "), its primary serves " << ours.pairs << " to LSN " << ours.last_lsn
+        << " (compacted LSN " << ours.compacted_lsn << ")";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(theirs.pairs, 300u);
+  EXPECT_EQ(theirs.dropped, 0u);
+  EXPECT_EQ(theirs.compacted_lsn, ours.compacted_lsn);
+  EXPECT_GT(theirs.compacted_lsn, 0u);
+}
+
 // A backup in sync may be promoted, so it never lets a new stream start it
 // over: the stream fails (the primary reports it) until the master counts
 // it as joining.
