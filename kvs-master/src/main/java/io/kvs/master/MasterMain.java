@@ -35,7 +35,9 @@ import org.slf4j.LoggerFactory;
  * evenly over the first two key bytes. {@code --min-replicas} is the fewest replicas of a region in
  * sync (its primary counted) that accept a write ({@link ClusterConfig#minReplicas}). {@code
  * --session-timeout-ms} is its ZooKeeper session timeout: how soon a standby takes over from an
- * active master that stopped answering. Stops cleanly on SIGTERM.
+ * active master that stopped answering; about half the servers' keeps a server fault under a
+ * failing master within one server timeout ({@code ./kvs local start} does so; ZooKeeper raises a
+ * timeout below twice its tick time to that). Stops cleanly on SIGTERM.
  */
 public final class MasterMain {
   private static final Logger LOG = LoggerFactory.getLogger(MasterMain.class);
