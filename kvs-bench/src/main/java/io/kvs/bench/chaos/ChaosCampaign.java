@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -223,6 +224,8 @@ public final class ChaosCampaign {
                 options.clients() * options.opsPerSecond() * secondsMax * 2);
     HistoryRecorder recorder = new HistoryRecorder(recorded);
     long origin = System.nanoTime();
+    // The processes log wall-clock times; the timeline counts from here.
+    System.out.printf("time 0 s: %s%n", Instant.now());
     Throughput throughput = new Throughput(origin, (int) secondsMax);
     ChaosLoad load =
         new ChaosLoad(
