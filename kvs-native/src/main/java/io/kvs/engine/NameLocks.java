@@ -13,8 +13,7 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class NameLocks {
   /** A held lock; closing releases it. */
-  interface Held extends AutoCloseable {
-    @Override
+  interface Held {
     void close();
   }
 
@@ -41,12 +40,5 @@ final class NameLocks {
         }
       }
     };
-  }
-
-  /** Names locked or waited for now (tests). */
-  int size() {
-    synchronized (entries) {
-      return entries.size();
-    }
   }
 }
