@@ -43,7 +43,9 @@ import org.apache.curator.retry.BoundedExponentialBackoffRetry;
  * soon as its map changes; when a server is overloaded or unreachable, or a region has no primary,
  * it retries with exponential backoff (5 ms doubling to 500 ms). An operation that gets no further
  * within the {@linkplain KvsClientBuilder#operationTimeout operation timeout} fails with a {@link
- * RegionUnavailableException} naming the region and the last reason.
+ * RegionUnavailableException} naming the region and the last reason. No retry is started with less
+ * than a quarter of the timeout (at most 200 ms) left: a write retried with a sliver of time would
+ * end with its outcome unknown although every answer so far refused it.
  *
  * <p><b>Writes that fail.</b> A put or delete is retried only while no attempt can have taken
  * effect (no primary reached, or every answer a refusal such as NOT_PRIMARY). Once it may have

@@ -24,9 +24,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * no usable primary for the key) is retried: the region's znode is re-read at once, and the next
  * round starts as soon as the map changes, or after a backoff (5 ms doubling to 500 ms, jittered).
  * The operation fails with a {@link RegionUnavailableException} once it has made no progress for
- * the operation timeout. Any other error status fails it at once. A request whose region the map
- * moves to another primary before it is answered stops waiting for the old one (see {@code
- * unlessMoved}).
+ * the operation timeout. No retry is sent with less of it left than a retry needs (a quarter of it,
+ * at most {@link #RETRY_TIME_NANOS}); the operation waits out its timeout instead: a retry sent
+ * with a sliver of time would time out although its server answers in time, and a write that timed
+ * out has an unknown outcome, where every earlier answer proved it not applied. Any other error
+ * status fails it at once. A request whose region the map moves to another primary before it is
+ * answered stops waiting for the old one (see {@code unlessMoved}).
  *
  * @param <T> the result
  */
@@ -37,9 +40,13 @@ abstract class Operation<T> {
   /** How long a write waits for a primary the map no longer names before it gives up on it. */
   static final long MOVED_WRITE_PATIENCE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
+  /** The time left a retry needs: this, or a quarter of the operation timeout if less. */
+  static final long RETRY_TIME_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+
   private final CompletableFuture<T> result = new CompletableFuture<>();
   private final Backoff backoff = new Backoff();
   private final long timeoutNanos;
+  private final long minAttemptNanos; // a retry is sent only with this much time left
   private volatile long deadline;
   private volatile Problem lastProblem; // since the last progress
 
@@ -50,6 +57,7 @@ abstract class Operation<T> {
     this.context = context;
     this.name = name;
     this.timeoutNanos = context.operationTimeout.toNanos();
+    this.minAttemptNanos = Math.min(RETRY_TIME_NANOS, timeoutNanos / 4);
   }
 
   /** Runs one round against {@code topology}; fails only with a final error. */
@@ -131,14 +139,16 @@ abstract class Operation<T> {
       result.completeExceptionally(problem.timedOut(name, context.operationTimeout));
       return;
     }
-    if (problem.regionId() >= 0 && problem.action() != Problem.Action.BACK_OFF) {
+    // With less left than a retry needs, none is sent: the operation fails at its timeout.
+    boolean last = remaining <= minAttemptNanos;
+    if (!last && problem.regionId() >= 0 && problem.action() != Problem.Action.BACK_OFF) {
       context.metadata.refreshRegion(problem.regionId());
     }
-    if (problem.action() == Problem.Action.RECONNECT && !problem.serverId().isEmpty()) {
+    if (!last && problem.action() == Problem.Action.RECONNECT && !problem.serverId().isEmpty()) {
       context.metadata.refreshServer(problem.serverId());
     }
     CompletableFuture<Void> wake = new CompletableFuture<>();
-    if (problem.action() != Problem.Action.BACK_OFF) {
+    if (!last && problem.action() != Problem.Action.BACK_OFF) {
       context.metadata.wakeOnChange(seen.version(), wake);
     }
     ScheduledFuture<?> timer;
@@ -146,7 +156,7 @@ abstract class Operation<T> {
       timer =
           context.timer.schedule(
               () -> wake.complete(null),
-              Math.min(backoff.nextNanos(), remaining),
+              last ? remaining : Math.min(backoff.nextNanos(), remaining - minAttemptNanos),
               TimeUnit.NANOSECONDS);
     } catch (RejectedExecutionException e) {
       result.completeExceptionally(ClientContext.closedError());
@@ -157,7 +167,11 @@ abstract class Operation<T> {
           (v, e) -> {
             timer.cancel(false);
             context.metadata.forget(wake);
-            next();
+            if (last) {
+              result.completeExceptionally(problem.timedOut(name, context.operationTimeout));
+            } else {
+              next();
+            }
           },
           context.callbacks);
     } catch (RejectedExecutionException e) {

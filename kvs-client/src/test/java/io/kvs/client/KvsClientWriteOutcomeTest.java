@@ -8,6 +8,9 @@ import io.kvs.core.cluster.RegionState;
 import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.wire.BlockingFrames;
 import io.kvs.core.wire.ClientHandshake;
+import io.kvs.core.wire.Reply;
+import io.kvs.core.wire.Request;
+import io.kvs.core.wire.WireCodec;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
@@ -120,6 +123,72 @@ class KvsClientWriteOutcomeTest extends ClusterTestBase {
   }
 
   /**
+   * A primary that refuses every write (NOT_ENOUGH_REPLICAS), each after 80 ms: the client retries
+   * until its timeout, and the write fails as not applied, never with its outcome unknown -- a
+   * retry sent with less time left than the refusal takes would time out before the answer came.
+   */
+  @Test
+  void aWriteEveryAnswerRefusedIsNotAppliedHoweverLateTheRetry() throws Exception {
+    startCluster(Transport.TCP);
+    Duration timeout = Duration.ofMillis(600);
+    try (ServerSocket refusing = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      AtomicInteger refusals = new AtomicInteger();
+      Thread acceptor =
+          new Thread(() -> refuse(refusing, Duration.ofMillis(80), refusals), "refusing-server");
+      acceptor.setDaemon(true);
+      acceptor.start();
+      cluster.register(new ServerInfo("s9", "127.0.0.1", refusing.getLocalPort(), 0, "", 0));
+      cluster.write(TestCluster.descriptor(4, "s9", 2, RegionState.OPEN));
+      KvsClient client = cluster.client(Transport.TCP, timeout);
+      awaitCondition(
+          "the client routes region 4 to s9",
+          timeout.multipliedBy(50),
+          () -> client.regionMap().byId(4).map(r -> r.primary().equals("s9")).orElse(false));
+
+      // With the old rule (a retry sent whenever any time was left) about four in ten of these
+      // ended unknown: a dozen all refused would not happen.
+      for (int i = 0; i < 12; i++) {
+        int before = refusals.get();
+        assertThatThrownBy(() -> client.put(bytes("zebra"), bytes("v")))
+            .isInstanceOf(RegionUnavailableException.class)
+            .isInstanceOf(NotAppliedException.class)
+            .hasMessageContaining("NOT_ENOUGH_REPLICAS from server s9");
+        assertThat(refusals.get() - before).as("attempts refused").isGreaterThan(1);
+      }
+    }
+  }
+
+  /**
+   * Admits every connection on {@code server} and answers each request with NOT_ENOUGH_REPLICAS
+   * after {@code delay}, counting them in {@code refusals}.
+   */
+  private static void refuse(ServerSocket server, Duration delay, AtomicInteger refusals) {
+    while (!server.isClosed()) {
+      try (Socket socket = server.accept()) {
+        InputStream in = admit(socket);
+        while (true) {
+          Request request = WireCodec.decodeRequest(BlockingFrames.read(in));
+          Thread.sleep(delay.toMillis()); // the refusal's latency (what the test is about)
+          BlockingFrames.write(
+              socket.getOutputStream(),
+              WireCodec.encode(
+                  Reply.error(
+                      request.opcode(),
+                      StatusCode.NOT_ENOUGH_REPLICAS,
+                      request.requestId(),
+                      "1 replica in sync, fewer than its minimum of 2; nothing was written")));
+          refusals.incrementAndGet();
+        }
+      } catch (IOException e) {
+        // closed: the test is over, or the client dropped the connection
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
+  /**
    * Serves {@code silent} as server s9 that never answers ({@link #swallow}) and makes it region
    * 4's primary at epoch 2; returns the count of bytes it read.
    */
@@ -141,13 +210,7 @@ class KvsClientWriteOutcomeTest extends ClusterTestBase {
     byte[] buffer = new byte[4096];
     while (!server.isClosed()) {
       try (Socket socket = server.accept()) {
-        InputStream in = socket.getInputStream();
-        ClientHandshake.Challenge challenge = ClientHandshake.challenge(Optional.empty());
-        BlockingFrames.write(socket.getOutputStream(), ClientHandshake.encode(challenge));
-        ClientHandshake.Hello hello = ClientHandshake.decodeHello(BlockingFrames.read(in));
-        BlockingFrames.write(
-            socket.getOutputStream(),
-            ClientHandshake.encode(ClientHandshake.admit(challenge, hello, Optional.empty())));
+        InputStream in = admit(socket);
         int read;
         while ((read = in.read(buffer)) > 0) {
           bytesRead.addAndGet(read);
@@ -156,5 +219,17 @@ class KvsClientWriteOutcomeTest extends ClusterTestBase {
         // closed: the test is over, or the client dropped the connection
       }
     }
+  }
+
+  /** The client TCP handshake, without a secret: returns the socket's input, past it. */
+  private static InputStream admit(Socket socket) throws IOException {
+    InputStream in = socket.getInputStream();
+    ClientHandshake.Challenge challenge = ClientHandshake.challenge(Optional.empty());
+    BlockingFrames.write(socket.getOutputStream(), ClientHandshake.encode(challenge));
+    ClientHandshake.Hello hello = ClientHandshake.decodeHello(BlockingFrames.read(in));
+    BlockingFrames.write(
+        socket.getOutputStream(),
+        ClientHandshake.encode(ClientHandshake.admit(challenge, hello, Optional.empty())));
+    return in;
   }
 }
