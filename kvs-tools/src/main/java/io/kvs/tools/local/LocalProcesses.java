@@ -1,12 +1,15 @@
 package io.kvs.tools.local;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
+import java.util.stream.Stream;
 
 /**
  * Launches a local cluster's processes and records each one's pid, command line and the environment
@@ -16,6 +19,10 @@ import java.util.Map;
 final class LocalProcesses {
   // Separates a recorded command's arguments; no argument of ours contains it.
   private static final String SEPARATOR = "\u001f";
+
+  // A process's JVM logs are <name>-jvm-<start time>.log (and .0, .1 when one start's fills).
+  private static final String JVM_LOG_INFIX = "-jvm-";
+  private static final int JVM_LOGS_KEPT = 20;
 
   private LocalProcesses() {}
 
@@ -44,11 +51,13 @@ final class LocalProcesses {
     command.add("-XX:+PerfDisableSharedMem");
     // Pauses and safepoints with their durations, beside the process's log: a stall shows there.
     // Written by a thread of its own (async): the VM thread writing at a safepoint to a busy disk
-    // would stop every thread while the write waits.
+    // would stop every thread while the write waits. One file per start (%t, the JVM's start
+    // time), so restarts do not rotate away what an earlier start logged; the newest
+    // JVM_LOGS_KEPT starts' files are kept (see launch).
     command.add("-Xlog:async");
     command.add(
         "-Xlog:gc,safepoint:file="
-            + directory.logs().resolve(name + "-jvm.log")
+            + directory.logs().resolve(name + JVM_LOG_INFIX + "%t.log")
             + ":time,uptime:filecount=2,filesize=10m");
     command.addAll(launch.jvmOptions());
     command.add("-cp");
@@ -93,6 +102,7 @@ final class LocalProcesses {
       ClusterDirectory directory, Map<String, String> state, String name, List<String> command)
       throws IOException {
     Path log = directory.logs().resolve(name + ".log");
+    pruneJvmLogs(directory.logs(), name);
     ProcessBuilder builder = new ProcessBuilder(command);
     builder.environment().putAll(environment(state, name));
     Process process =
@@ -103,5 +113,37 @@ final class LocalProcesses {
             .start();
     state.put("pid." + name, Long.toString(process.pid()));
     directory.save(state);
+  }
+
+  /**
+   * Deletes the JVM logs of process {@code name} but those of its newest {@link #JVM_LOGS_KEPT} - 1
+   * starts (the one about to begin makes it {@link #JVM_LOGS_KEPT}): a process restarted all day
+   * does not fill the disk.
+   */
+  static void pruneJvmLogs(Path logs, String name) throws IOException {
+    String prefix = name + JVM_LOG_INFIX;
+    List<Path> files;
+    try (Stream<Path> listed = Files.list(logs)) {
+      files = listed.filter(f -> f.getFileName().toString().startsWith(prefix)).toList();
+    }
+    // The start time sorts as text (yyyy-MM-dd_HH-mm-ss); a start's rotated files share it.
+    TreeSet<String> starts = new TreeSet<>();
+    for (Path file : files) {
+      starts.add(start(file.getFileName().toString()));
+    }
+    while (starts.size() > JVM_LOGS_KEPT - 1) {
+      String oldest = starts.pollFirst();
+      for (Path file : files) {
+        if (start(file.getFileName().toString()).equals(oldest)) {
+          Files.deleteIfExists(file);
+        }
+      }
+    }
+  }
+
+  /** The start a JVM log file belongs to: its name up to ".log". */
+  private static String start(String fileName) {
+    int end = fileName.lastIndexOf(".log");
+    return end < 0 ? fileName : fileName.substring(0, end);
   }
 }
