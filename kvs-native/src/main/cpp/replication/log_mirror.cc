@@ -6,6 +6,7 @@
 #include "alloc/metadata_batch.h"
 #include "io/aligned_buffer.h"
 #include "lsm/region.h"
+#include "replication/replica_chain.h"
 #include "util/coding.h"
 #include "util/limits.h"
 
@@ -13,6 +14,7 @@ namespace kvs::replication {
 namespace {
 
 constexpr size_t kEntryBytes = 8 + 8 + 4 + 1;
+constexpr size_t kWalkedEntryBytes = kEntryBytes + 4 + 1 + 8 + 8;
 
 std::string EncodeEntry(const MirroredSegment& entry) {
   std::string out;
@@ -20,17 +22,36 @@ std::string EncodeEntry(const MirroredSegment& entry) {
   coding::PutFixed64(&out, entry.chain_index);
   coding::PutFixed32(&out, entry.bytes);
   out.push_back(entry.sealed ? 1 : 0);
+  if (entry.walk.has_value()) {
+    coding::PutFixed32(&out, entry.walk->end);
+    out.push_back(entry.walk->ended ? 1 : 0);
+    coding::PutFixed64(&out, entry.walk->put_bytes);
+    coding::PutFixed64(&out, entry.walk->max_lsn);
+  }
   return out;
 }
 
 bool DecodeEntry(std::string_view in, MirroredSegment* entry) {
-  if (in.size() != kEntryBytes || static_cast<uint8_t>(in[20]) > 1) {
+  if ((in.size() != kEntryBytes && in.size() != kWalkedEntryBytes) ||
+      static_cast<uint8_t>(in[20]) > 1) {
     return false;
   }
   entry->backup_segment = coding::DecodeFixed64(in.data());
   entry->chain_index = coding::DecodeFixed64(in.data() + 8);
   entry->bytes = coding::DecodeFixed32(in.data() + 16);
   entry->sealed = in[20] == 1;
+  entry->walk.reset();
+  if (in.size() == kWalkedEntryBytes) {
+    CopyWalk walk;
+    walk.end = coding::DecodeFixed32(in.data() + 21);
+    if (static_cast<uint8_t>(in[25]) > 1 || walk.end > entry->bytes) {
+      return false;
+    }
+    walk.ended = in[25] == 1;
+    walk.put_bytes = coding::DecodeFixed64(in.data() + 26);
+    walk.max_lsn = coding::DecodeFixed64(in.data() + 34);
+    entry->walk = walk;
+  }
   return entry->bytes <= limits::segment_size_bytes;
 }
 
@@ -109,8 +130,14 @@ Status LogMirror::Persist(uint64_t primary_segment, uint64_t chain_index,
                                    alloc::DeviceOffset(segment, from),
                                    std::string_view(blocks.data(), to - from));
   if (status.ok()) status = volume_->file()->Sync();
-  const MirroredSegment entry{segment, chain_index,
-                              static_cast<uint32_t>(bytes.size()), sealed};
+  MirroredSegment entry{
+      segment, chain_index, static_cast<uint32_t>(bytes.size()), sealed, {}};
+  if (sealed) {
+    // Walked now, from memory, so a promotion need not read it back.
+    const SegmentWalk walk = WalkSegment(bytes);
+    entry.walk = CopyWalk{static_cast<uint32_t>(walk.end), walk.ended,
+                          walk.put_bytes, walk.max_lsn};
+  }
   if (status.ok()) {
     // The copy is durable: now the map may name it (or its new length).
     alloc::MetadataBatch batch;

@@ -19,6 +19,13 @@
 // | chain index    | fixed64  |
 // | bytes          | fixed32: how much of the segment the copy holds |
 // | sealed         | u8: 1 if the primary had finished the segment |
+// | walk (sealed copies only; older entries lack it) | end fixed32 (just past
+// the last record that checks out), ended u8 (that record is the end record),
+// put bytes fixed64, last LSN fixed64 |
+//
+// A sealed copy's walk is taken when it is persisted, from the bytes in
+// memory, so that a promotion need not read the copy back to find it
+// (replica_chain.h): it reads only the tails.
 //
 // Errors: a failed write or commit leaves the map as it was (the reserved
 // segment is returned); the volume's errors are sticky.
@@ -32,6 +39,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,11 +50,20 @@
 
 namespace kvs::replication {
 
+// What walking a sealed copy found (replica_chain.h, SegmentWalk).
+struct CopyWalk {
+  uint32_t end = 0;
+  bool ended = false;
+  uint64_t put_bytes = 0;
+  uint64_t max_lsn = 0;
+};
+
 struct MirroredSegment {
   uint64_t backup_segment = 0;
   uint64_t chain_index = 0;
   uint32_t bytes = 0;
   bool sealed = false;
+  std::optional<CopyWalk> walk;  // sealed copies persisted since it exists
 };
 
 class LogMirror {

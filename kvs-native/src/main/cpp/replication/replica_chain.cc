@@ -77,10 +77,21 @@ Status PlanReplicaChain(io::File* file, log::LogKind kind,
                                 log::LogKindName(kind) + " log");
     }
     std::string_view bytes;
-    KVS_RETURN_IF_ERROR(ReadCopy(file, copy, copy.bytes, &segment, &bytes));
     position.primary_segment = primary;
     position.copy = copy;
-    position.walk = WalkSegment(bytes);
+    if (copy.sealed && copy.walk.has_value()) {
+      // Walked when it was persisted: only its header is read back.
+      KVS_RETURN_IF_ERROR(ReadCopy(
+          file, copy, std::min<size_t>(copy.bytes, kBlock), &segment, &bytes));
+      position.walk = WalkSegment(bytes.substr(0, log::kSegmentHeaderBytes));
+      position.walk.end = copy.walk->end;
+      position.walk.ended = copy.walk->ended;
+      position.walk.put_bytes = copy.walk->put_bytes;
+      position.walk.max_lsn = copy.walk->max_lsn;
+    } else {
+      KVS_RETURN_IF_ERROR(ReadCopy(file, copy, copy.bytes, &segment, &bytes));
+      position.walk = WalkSegment(bytes);
+    }
     best_bytes[copy.chain_index] = copy.bytes;
   }
   for (size_t i = 0; i < landed.size(); ++i) {
