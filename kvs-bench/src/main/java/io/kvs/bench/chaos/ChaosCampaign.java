@@ -90,7 +90,8 @@ public final class ChaosCampaign {
       long operationsOk,
       List<String> failures,
       LaunchedCluster.ToolRun verify,
-      ClientErrors errors) {}
+      ClientErrors errors,
+      MachineProbe machine) {}
 
   private int run() throws Exception {
     ChaosCluster.Layout layout = layout();
@@ -223,6 +224,7 @@ public final class ChaosCampaign {
                 RECORDED_OPERATIONS_MAX,
                 options.clients() * options.opsPerSecond() * secondsMax * 2);
     HistoryRecorder recorder = new HistoryRecorder(recorded);
+    MachineProbe machine = MachineProbe.start();
     long origin = System.nanoTime();
     // The processes log wall-clock times; the timeline counts from here.
     System.out.printf("time 0 s: %s%n", Instant.now());
@@ -255,6 +257,7 @@ public final class ChaosCampaign {
     }
     load.stop();
     long end = System.nanoTime();
+    machine.close();
     System.out.println("load stopped; reading every key once more");
     List<String> unread = load.finalReads(FINAL_READS_BUDGET);
     if (!unread.isEmpty()) {
@@ -277,7 +280,8 @@ public final class ChaosCampaign {
         load.succeeded(),
         failures,
         verify,
-        load.errors());
+        load.errors(),
+        machine);
   }
 
   /**
@@ -428,7 +432,8 @@ public final class ChaosCampaign {
                 run.verify().status() == 0,
                 verifySummary,
                 failures,
-                chart.toString()));
+                chart.toString(),
+                run.machine()));
     Path json = options.outDir().resolve("chaos.json");
     report.writeJson(json);
     System.out.println();

@@ -36,7 +36,8 @@ final class ChaosReport {
       boolean verifyPassed,
       String verifySummary,
       List<String> failures,
-      String chart) {}
+      String chart,
+      MachineProbe machine) {}
 
   private final Inputs in;
 
@@ -92,11 +93,33 @@ final class ChaosReport {
       out.append(
           String.format(
               Locale.ROOT,
-              "  region %d at %s s for %d ms, faults %s%n",
+              "  region %d at %s s for %d ms, faults %s; machine: %s%n",
               stretch.region(),
               seconds(stretch.fromNanos()),
               stretch.millis(),
-              faultsDuring(stretch.fromNanos(), stretch.toNanos())));
+              faultsDuring(stretch.fromNanos(), stretch.toNanos()),
+              in.machine().during(stretch.fromNanos(), stretch.toNanos()).describe()));
+    }
+    List<MachineProbe.Stall> stalls = in.machine().stalls();
+    out.append(
+        String.format(
+            Locale.ROOT,
+            "machine stalls (the campaign's probe woke %d ms or more late): %d%s%n",
+            MachineProbe.STALL_NANOS / 1_000_000,
+            stalls.size(),
+            stalls.isEmpty()
+                ? ""
+                : ", longest "
+                    + stalls.stream().mapToLong(MachineProbe.Stall::lateMillis).max().orElse(0)
+                    + " ms"));
+    for (MachineProbe.Stall stall : stalls) {
+      out.append(
+          String.format(
+              Locale.ROOT,
+              "  %d ms until %s s, faults %s%n",
+              stall.lateMillis(),
+              seconds(stall.nanos()),
+              faultsDuring(stall.nanos() - stall.lateMillis() * 1_000_000, stall.nanos())));
     }
     return out.toString();
   }
@@ -109,6 +132,16 @@ final class ChaosReport {
       }
     }
     return faults;
+  }
+
+  private JsonLine machine(long fromNanos, long toNanos) {
+    MachineProbe.During during = in.machine().during(fromNanos, toNanos);
+    return new JsonLine()
+        .put("probe_late_max_ms", during.lateMaxMillis())
+        .put("probe_late_ms", during.lateMillis())
+        .put("steal_ms", during.stealMillis())
+        .put("io_full_ms", during.ioFullMillis())
+        .put("cpu_wait_ms", during.cpuMillis());
   }
 
   /** The verdict: the numbers, then PASSED or every failed check. */
@@ -164,7 +197,13 @@ final class ChaosReport {
               .put("region", stretch.region())
               .put("at_s", secondsValue(stretch.fromNanos()))
               .put("ms", stretch.millis())
-              .put("faults", faultsDuring(stretch.fromNanos(), stretch.toNanos())));
+              .put("faults", faultsDuring(stretch.fromNanos(), stretch.toNanos()))
+              .put("machine", machine(stretch.fromNanos(), stretch.toNanos())));
+    }
+    List<Object> stalls = new ArrayList<>();
+    for (MachineProbe.Stall stall : in.machine().stalls()) {
+      stalls.add(
+          new JsonLine().put("until_s", secondsValue(stall.nanos())).put("ms", stall.lateMillis()));
     }
     List<Object> timeline = new ArrayList<>();
     for (FaultRecord fault : in.faults()) {
@@ -212,6 +251,7 @@ final class ChaosReport {
             .put("unavailable_ms_by_region", byRegion)
             .put("unavailable_listed_over_ms", ChaosCampaign.unavailabilityBound(in.options()))
             .put("unavailable_over", over)
+            .put("machine_stalls", stalls)
             .put("crashes_not_injected", in.crashes().size())
             .put("crashes", in.crashes())
             .put("verify_passed", in.verifyPassed())

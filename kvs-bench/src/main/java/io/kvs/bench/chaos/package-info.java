@@ -4,6 +4,8 @@
  * (kills, pauses, network cuts, a full disk, planned changes, garbage bytes on every port), one
  * after another and sometimes two at once, waiting for full strength after each; then the history
  * is checked for linearizability and lost acknowledged writes, the replicas are compared, and
- * crashes nobody injected are counted. Entry point: {@link io.kvs.bench.chaos.ChaosCampaign}.
+ * crashes nobody injected are counted; a probe beside it records when the machine itself stood
+ * still ({@link io.kvs.bench.chaos.MachineProbe}). Entry point: {@link
+ * io.kvs.bench.chaos.ChaosCampaign}.
  */
 package io.kvs.bench.chaos;

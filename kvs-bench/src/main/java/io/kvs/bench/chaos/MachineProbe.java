@@ -1,0 +1,203 @@
+package io.kvs.bench.chaos;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Whether the machine itself stood still during the campaign: a thread of the campaign's JVM asks
+ * to sleep {@link #PERIOD_NANOS} and records how late it woke, beside the kernel's counts of the
+ * time the CPUs were taken by other guests (steal, {@code /proc/stat}), of the time every task
+ * waited on I/O at once ({@code /proc/pressure/io} "full") and of the time some task waited for a
+ * CPU ({@code /proc/pressure/cpu} "some"). A probe that wakes seconds late means the campaign's
+ * load stood still too, and so, most likely, did every process on the machine, ZooKeeper with them:
+ * sessions expire then by design. The campaign reports these figures beside every stretch in which
+ * a region served no one; they explain a stretch, they do not excuse it (the bound is checked on
+ * the stretch as measured).
+ *
+ * <p>Bounded: one sample per period, at most {@link #SAMPLES_MAX} kept (the oldest dropped, ~5.5
+ * hours). A counter the kernel does not offer reads as 0.
+ */
+final class MachineProbe implements AutoCloseable {
+  static final long PERIOD_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+  static final int SAMPLES_MAX = 200_000;
+
+  /** A wake that came this late is a stall of the machine (listed by {@link #stalls}). */
+  static final long STALL_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+  private static final Path STAT = Path.of("/proc/stat");
+  private static final Path IO_PRESSURE = Path.of("/proc/pressure/io");
+  private static final Path CPU_PRESSURE = Path.of("/proc/pressure/cpu");
+  private static final long MILLIS_PER_TICK = 10; // USER_HZ is 100 on Linux
+
+  /** One wake: when, how late, and the kernel's running totals then (milliseconds). */
+  record Sample(long nanos, long lateNanos, long stealMillis, long ioFullMillis, long cpuMillis) {}
+
+  /** What the machine lost during a window. */
+  record During(
+      long lateMaxMillis, long lateMillis, long stealMillis, long ioFullMillis, long cpuMillis) {
+    /** "probe woke up to 4400 ms late (4500 ms in all), steal 0 ms, I/O full 120 ms, ...". */
+    String describe() {
+      return String.format(
+          Locale.ROOT,
+          "probe woke up to %d ms late (%d ms in all), steal %d ms, I/O full %d ms, CPU wait %d ms",
+          lateMaxMillis,
+          lateMillis,
+          stealMillis,
+          ioFullMillis,
+          cpuMillis);
+    }
+  }
+
+  /** A wake at least {@link #STALL_NANOS} late: the machine stood still until {@code nanos}. */
+  record Stall(long nanos, long lateMillis) {}
+
+  private final ArrayDeque<Sample> samples = new ArrayDeque<>();
+  private final Thread thread;
+  private volatile boolean stopped;
+
+  /** A probe not yet started (tests add samples with {@link #add}). */
+  MachineProbe() {
+    thread = new Thread(this::probe, "chaos-machine-probe");
+    thread.setDaemon(true);
+    thread.setPriority(Thread.MAX_PRIORITY);
+  }
+
+  /** Starts probing. */
+  static MachineProbe start() {
+    MachineProbe probe = new MachineProbe();
+    probe.record(System.nanoTime(), 0);
+    probe.thread.start();
+    return probe;
+  }
+
+  private void probe() {
+    long expected = System.nanoTime() + PERIOD_NANOS;
+    while (!stopped) {
+      LockSupport.parkNanos(expected - System.nanoTime());
+      long now = System.nanoTime();
+      if (now - expected < 0) {
+        continue; // woken early (spuriously): sleep the rest
+      }
+      record(now, now - expected);
+      expected = now + PERIOD_NANOS;
+    }
+  }
+
+  private void record(long now, long lateNanos) {
+    add(
+        new Sample(
+            now, lateNanos, stealMillis(), pressureMillis(IO_PRESSURE, "full"), cpuMillis()));
+  }
+
+  void add(Sample sample) {
+    synchronized (samples) {
+      if (samples.size() == SAMPLES_MAX) {
+        samples.removeFirst();
+      }
+      samples.addLast(sample);
+    }
+  }
+
+  /** What the machine lost between {@code fromNanos} and {@code toNanos}. */
+  During during(long fromNanos, long toNanos) {
+    Sample before = null;
+    Sample last = null;
+    long lateMax = 0;
+    long late = 0;
+    synchronized (samples) {
+      for (Sample sample : samples) {
+        if (sample.nanos() - fromNanos <= 0) {
+          before = sample;
+          continue;
+        }
+        // A wake after the window whose lateness reaches into it counts too.
+        if (sample.nanos() - sample.lateNanos() - toNanos > 0) {
+          break;
+        }
+        lateMax = Math.max(lateMax, sample.lateNanos());
+        late += sample.lateNanos();
+        last = sample;
+      }
+    }
+    if (last == null) {
+      return new During(0, 0, 0, 0, 0);
+    }
+    Sample first = before == null ? last : before;
+    return new During(
+        lateMax / 1_000_000,
+        late / 1_000_000,
+        last.stealMillis() - first.stealMillis(),
+        last.ioFullMillis() - first.ioFullMillis(),
+        last.cpuMillis() - first.cpuMillis());
+  }
+
+  /** How many samples are kept. */
+  int size() {
+    synchronized (samples) {
+      return samples.size();
+    }
+  }
+
+  /** Every wake at least {@link #STALL_NANOS} late, in order. */
+  List<Stall> stalls() {
+    List<Stall> stalls = new ArrayList<>();
+    synchronized (samples) {
+      for (Sample sample : samples) {
+        if (sample.lateNanos() >= STALL_NANOS) {
+          stalls.add(new Stall(sample.nanos(), sample.lateNanos() / 1_000_000));
+        }
+      }
+    }
+    return stalls;
+  }
+
+  @Override
+  public void close() {
+    stopped = true;
+    if (thread.isAlive()) {
+      LockSupport.unpark(thread);
+      try {
+        thread.join(TimeUnit.SECONDS.toMillis(5));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** The CPUs' steal time since boot, summed over CPUs, in milliseconds. */
+  private static long stealMillis() {
+    try {
+      String line = Files.readAllLines(STAT).get(0); // "cpu  user nice system idle ... steal"
+      String[] fields = line.trim().split("\\s+");
+      return fields.length > 8 ? Long.parseLong(fields[8]) * MILLIS_PER_TICK : 0;
+    } catch (IOException | RuntimeException e) {
+      return 0;
+    }
+  }
+
+  private static long cpuMillis() {
+    return pressureMillis(CPU_PRESSURE, "some");
+  }
+
+  /** The "total" of {@code file}'s line {@code kind} ("some" or "full"), in milliseconds. */
+  static long pressureMillis(Path file, String kind) {
+    try {
+      for (String line : Files.readAllLines(file)) {
+        if (line.startsWith(kind + " ")) {
+          int total = line.indexOf("total=");
+          return total < 0 ? 0 : Long.parseLong(line.substring(total + 6).trim()) / 1_000;
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      // no pressure accounting here
+    }
+    return 0;
+  }
+}
