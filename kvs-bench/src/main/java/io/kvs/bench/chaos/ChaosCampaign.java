@@ -91,7 +91,8 @@ public final class ChaosCampaign {
       List<String> failures,
       LaunchedCluster.ToolRun verify,
       ClientErrors errors,
-      MachineProbe machine) {}
+      MachineProbe machine,
+      ZooKeeperProbe zookeeper) {}
 
   private int run() throws Exception {
     ChaosCluster.Layout layout = layout();
@@ -225,6 +226,7 @@ public final class ChaosCampaign {
                 options.clients() * options.opsPerSecond() * secondsMax * 2);
     HistoryRecorder recorder = new HistoryRecorder(recorded);
     MachineProbe machine = MachineProbe.start();
+    ZooKeeperProbe zookeeperProbe = ZooKeeperProbe.start(cluster.zookeeper());
     long origin = System.nanoTime();
     // The processes log wall-clock times; the timeline counts from here.
     System.out.printf("time 0 s: %s%n", Instant.now());
@@ -258,6 +260,7 @@ public final class ChaosCampaign {
     load.stop();
     long end = System.nanoTime();
     machine.close();
+    zookeeperProbe.close();
     System.out.println("load stopped; reading every key once more");
     List<String> unread = load.finalReads(FINAL_READS_BUDGET);
     if (!unread.isEmpty()) {
@@ -281,7 +284,8 @@ public final class ChaosCampaign {
         failures,
         verify,
         load.errors(),
-        machine);
+        machine,
+        zookeeperProbe);
   }
 
   /**
@@ -433,7 +437,8 @@ public final class ChaosCampaign {
                 verifySummary,
                 failures,
                 chart.toString(),
-                run.machine()));
+                run.machine(),
+                run.zookeeper()));
     Path json = options.outDir().resolve("chaos.json");
     report.writeJson(json);
     System.out.println();

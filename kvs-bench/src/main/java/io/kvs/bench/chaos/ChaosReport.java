@@ -37,7 +37,8 @@ final class ChaosReport {
       String verifySummary,
       List<String> failures,
       String chart,
-      MachineProbe machine) {}
+      MachineProbe machine,
+      ZooKeeperProbe zookeeper) {}
 
   private final Inputs in;
 
@@ -93,12 +94,14 @@ final class ChaosReport {
       out.append(
           String.format(
               Locale.ROOT,
-              "  region %d at %s s for %d ms, faults %s; machine: %s%n",
+              "  region %d at %s s for %d ms, faults %s; machine: %s; ZooKeeper answered in"
+                  + " %d ms at worst%n",
               stretch.region(),
               seconds(stretch.fromNanos()),
               stretch.millis(),
               faultsDuring(stretch.fromNanos(), stretch.toNanos()),
-              in.machine().during(stretch.fromNanos(), stretch.toNanos()).describe()));
+              in.machine().during(stretch.fromNanos(), stretch.toNanos()).describe(),
+              in.zookeeper().longestWaitMillis(stretch.fromNanos(), stretch.toNanos())));
     }
     List<MachineProbe.Stall> stalls = in.machine().stalls();
     out.append(
@@ -112,6 +115,20 @@ final class ChaosReport {
                 : ", longest "
                     + stalls.stream().mapToLong(MachineProbe.Stall::lateMillis).max().orElse(0)
                     + " ms"));
+    appendStalls(out, stalls);
+    List<MachineProbe.Stall> slow = in.zookeeper().stalls(MachineProbe.STALL_NANOS);
+    out.append(
+        String.format(
+            Locale.ROOT,
+            "ZooKeeper stalls (the campaign's own session waited %d ms or more for an answer):"
+                + " %d%n",
+            MachineProbe.STALL_NANOS / 1_000_000,
+            slow.size()));
+    appendStalls(out, slow);
+    return out.toString();
+  }
+
+  private void appendStalls(StringBuilder out, List<MachineProbe.Stall> stalls) {
     for (MachineProbe.Stall stall : stalls) {
       out.append(
           String.format(
@@ -121,7 +138,6 @@ final class ChaosReport {
               seconds(stall.nanos()),
               faultsDuring(stall.nanos() - stall.lateMillis() * 1_000_000, stall.nanos())));
     }
-    return out.toString();
   }
 
   private List<String> faultsDuring(long from, long to) {
@@ -140,8 +156,19 @@ final class ChaosReport {
         .put("probe_late_max_ms", during.lateMaxMillis())
         .put("probe_late_ms", during.lateMillis())
         .put("steal_ms", during.stealMillis())
+        .put("io_some_ms", during.ioSomeMillis())
         .put("io_full_ms", during.ioFullMillis())
-        .put("cpu_wait_ms", during.cpuMillis());
+        .put("cpu_wait_ms", during.cpuMillis())
+        .put("zookeeper_wait_max_ms", in.zookeeper().longestWaitMillis(fromNanos, toNanos));
+  }
+
+  private List<Object> stallsJson(List<MachineProbe.Stall> stalls) {
+    List<Object> json = new ArrayList<>();
+    for (MachineProbe.Stall stall : stalls) {
+      json.add(
+          new JsonLine().put("until_s", secondsValue(stall.nanos())).put("ms", stall.lateMillis()));
+    }
+    return json;
   }
 
   /** The verdict: the numbers, then PASSED or every failed check. */
@@ -200,11 +227,8 @@ final class ChaosReport {
               .put("faults", faultsDuring(stretch.fromNanos(), stretch.toNanos()))
               .put("machine", machine(stretch.fromNanos(), stretch.toNanos())));
     }
-    List<Object> stalls = new ArrayList<>();
-    for (MachineProbe.Stall stall : in.machine().stalls()) {
-      stalls.add(
-          new JsonLine().put("until_s", secondsValue(stall.nanos())).put("ms", stall.lateMillis()));
-    }
+    List<Object> stalls = stallsJson(in.machine().stalls());
+    List<Object> zookeeperStalls = stallsJson(in.zookeeper().stalls(MachineProbe.STALL_NANOS));
     List<Object> timeline = new ArrayList<>();
     for (FaultRecord fault : in.faults()) {
       timeline.add(
@@ -252,6 +276,7 @@ final class ChaosReport {
             .put("unavailable_listed_over_ms", ChaosCampaign.unavailabilityBound(in.options()))
             .put("unavailable_over", over)
             .put("machine_stalls", stalls)
+            .put("zookeeper_stalls", zookeeperStalls)
             .put("crashes_not_injected", in.crashes().size())
             .put("crashes", in.crashes())
             .put("verify_passed", in.verifyPassed())

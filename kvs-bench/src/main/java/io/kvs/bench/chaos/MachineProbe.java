@@ -13,13 +13,13 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * Whether the machine itself stood still during the campaign: a thread of the campaign's JVM asks
  * to sleep {@link #PERIOD_NANOS} and records how late it woke, beside the kernel's counts of the
- * time the CPUs were taken by other guests (steal, {@code /proc/stat}), of the time every task
- * waited on I/O at once ({@code /proc/pressure/io} "full") and of the time some task waited for a
- * CPU ({@code /proc/pressure/cpu} "some"). A probe that wakes seconds late means the campaign's
- * load stood still too, and so, most likely, did every process on the machine, ZooKeeper with them:
- * sessions expire then by design. The campaign reports these figures beside every stretch in which
- * a region served no one; they explain a stretch, they do not excuse it (the bound is checked on
- * the stretch as measured).
+ * time the CPUs were taken by other guests (steal, {@code /proc/stat}), of the time some task and
+ * every task waited on I/O ({@code /proc/pressure/io} "some" and "full") and of the time some task
+ * waited for a CPU ({@code /proc/pressure/cpu} "some"). A probe that wakes seconds late means the
+ * campaign's load stood still too, and so, most likely, did every process on the machine, ZooKeeper
+ * with them: sessions expire then by design. The campaign reports these figures beside every
+ * stretch in which a region served no one; they explain a stretch, they do not excuse it (the bound
+ * is checked on the stretch as measured).
  *
  * <p>Bounded: one sample per period, at most {@link #SAMPLES_MAX} kept (the oldest dropped, ~5.5
  * hours). A counter the kernel does not offer reads as 0.
@@ -37,19 +37,32 @@ final class MachineProbe implements AutoCloseable {
   private static final long MILLIS_PER_TICK = 10; // USER_HZ is 100 on Linux
 
   /** One wake: when, how late, and the kernel's running totals then (milliseconds). */
-  record Sample(long nanos, long lateNanos, long stealMillis, long ioFullMillis, long cpuMillis) {}
+  record Sample(
+      long nanos,
+      long lateNanos,
+      long stealMillis,
+      long ioSomeMillis,
+      long ioFullMillis,
+      long cpuMillis) {}
 
   /** What the machine lost during a window. */
   record During(
-      long lateMaxMillis, long lateMillis, long stealMillis, long ioFullMillis, long cpuMillis) {
-    /** "probe woke up to 4400 ms late (4500 ms in all), steal 0 ms, I/O full 120 ms, ...". */
+      long lateMaxMillis,
+      long lateMillis,
+      long stealMillis,
+      long ioSomeMillis,
+      long ioFullMillis,
+      long cpuMillis) {
+    /** "probe woke up to 4400 ms late (4500 ms in all), steal 0 ms, I/O wait some/full ...". */
     String describe() {
       return String.format(
           Locale.ROOT,
-          "probe woke up to %d ms late (%d ms in all), steal %d ms, I/O full %d ms, CPU wait %d ms",
+          "probe woke up to %d ms late (%d ms in all), steal %d ms, I/O wait some/full %d/%d ms,"
+              + " CPU wait %d ms",
           lateMaxMillis,
           lateMillis,
           stealMillis,
+          ioSomeMillis,
           ioFullMillis,
           cpuMillis);
     }
@@ -93,7 +106,12 @@ final class MachineProbe implements AutoCloseable {
   private void record(long now, long lateNanos) {
     add(
         new Sample(
-            now, lateNanos, stealMillis(), pressureMillis(IO_PRESSURE, "full"), cpuMillis()));
+            now,
+            lateNanos,
+            stealMillis(),
+            pressureMillis(IO_PRESSURE, "some"),
+            pressureMillis(IO_PRESSURE, "full"),
+            cpuMillis()));
   }
 
   void add(Sample sample) {
@@ -127,13 +145,14 @@ final class MachineProbe implements AutoCloseable {
       }
     }
     if (last == null) {
-      return new During(0, 0, 0, 0, 0);
+      return new During(0, 0, 0, 0, 0, 0);
     }
     Sample first = before == null ? last : before;
     return new During(
         lateMax / 1_000_000,
         late / 1_000_000,
         last.stealMillis() - first.stealMillis(),
+        last.ioSomeMillis() - first.ioSomeMillis(),
         last.ioFullMillis() - first.ioFullMillis(),
         last.cpuMillis() - first.cpuMillis());
   }

@@ -5,7 +5,7 @@
  * after another and sometimes two at once, waiting for full strength after each; then the history
  * is checked for linearizability and lost acknowledged writes, the replicas are compared, and
  * crashes nobody injected are counted; a probe beside it records when the machine itself stood
- * still ({@link io.kvs.bench.chaos.MachineProbe}). Entry point: {@link
- * io.kvs.bench.chaos.ChaosCampaign}.
+ * still ({@link io.kvs.bench.chaos.MachineProbe}) and when ZooKeeper did ({@link
+ * io.kvs.bench.chaos.ZooKeeperProbe}). Entry point: {@link io.kvs.bench.chaos.ChaosCampaign}.
  */
 package io.kvs.bench.chaos;

@@ -17,12 +17,12 @@ class MachineProbeTest {
   void aWindowGetsTheLateWakesInItAndTheCountersGrowthAcrossIt() throws Exception {
     MachineProbe probe = new MachineProbe();
     // Every 100 ms; the wake at 1500 ms came 1200 ms late (the machine stood still from 300 ms on).
-    probe.add(new MachineProbe.Sample(100 * MS, 0, 10, 5, 50));
-    probe.add(new MachineProbe.Sample(200 * MS, 2 * MS, 10, 5, 60));
-    probe.add(new MachineProbe.Sample(300 * MS, 0, 10, 5, 70));
-    probe.add(new MachineProbe.Sample(1_500 * MS, 1_200 * MS, 1_010, 305, 90));
-    probe.add(new MachineProbe.Sample(1_600 * MS, 1 * MS, 1_020, 305, 95));
-    probe.add(new MachineProbe.Sample(5_000 * MS, 0, 2_000, 900, 500));
+    probe.add(new MachineProbe.Sample(100 * MS, 0, 10, 10, 5, 50));
+    probe.add(new MachineProbe.Sample(200 * MS, 2 * MS, 10, 10, 5, 60));
+    probe.add(new MachineProbe.Sample(300 * MS, 0, 10, 10, 5, 70));
+    probe.add(new MachineProbe.Sample(1_500 * MS, 1_200 * MS, 1_010, 610, 305, 90));
+    probe.add(new MachineProbe.Sample(1_600 * MS, 1 * MS, 1_020, 610, 305, 95));
+    probe.add(new MachineProbe.Sample(5_000 * MS, 0, 2_000, 1800, 900, 500));
 
     // A window inside the stall sees it: the wake after it reaches back into the window.
     MachineProbe.During inside = probe.during(600 * MS, 900 * MS);
@@ -35,6 +35,7 @@ class MachineProbeTest {
     assertThat(around.lateMillis()).isEqualTo(1_203);
     assertThat(around.stealMillis()).isEqualTo(1_010);
     assertThat(around.ioFullMillis()).isEqualTo(300);
+    assertThat(around.ioSomeMillis()).isEqualTo(600);
     assertThat(around.cpuMillis()).isEqualTo(45);
 
     MachineProbe.During quiet = probe.during(50 * MS, 250 * MS);
