@@ -3,8 +3,6 @@ package io.kvs.bench.chaos;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
@@ -71,7 +69,7 @@ final class MachineProbe implements AutoCloseable {
   /** A wake at least {@link #STALL_NANOS} late: the machine stood still until {@code nanos}. */
   record Stall(long nanos, long lateMillis) {}
 
-  private final ArrayDeque<Sample> samples = new ArrayDeque<>();
+  private final BoundedSamples<Sample> samples = new BoundedSamples<>(SAMPLES_MAX);
   private final Thread thread;
   private volatile boolean stopped;
 
@@ -79,7 +77,6 @@ final class MachineProbe implements AutoCloseable {
   MachineProbe() {
     thread = new Thread(this::probe, "chaos-machine-probe");
     thread.setDaemon(true);
-    thread.setPriority(Thread.MAX_PRIORITY);
   }
 
   /** Starts probing. */
@@ -111,16 +108,11 @@ final class MachineProbe implements AutoCloseable {
             stealMillis(),
             pressureMillis(IO_PRESSURE, "some"),
             pressureMillis(IO_PRESSURE, "full"),
-            cpuMillis()));
+            pressureMillis(CPU_PRESSURE, "some")));
   }
 
   void add(Sample sample) {
-    synchronized (samples) {
-      if (samples.size() == SAMPLES_MAX) {
-        samples.removeFirst();
-      }
-      samples.addLast(sample);
-    }
+    samples.add(sample);
   }
 
   /** What the machine lost between {@code fromNanos} and {@code toNanos}. */
@@ -129,20 +121,18 @@ final class MachineProbe implements AutoCloseable {
     Sample last = null;
     long lateMax = 0;
     long late = 0;
-    synchronized (samples) {
-      for (Sample sample : samples) {
-        if (sample.nanos() - fromNanos <= 0) {
-          before = sample;
-          continue;
-        }
-        // A wake after the window whose lateness reaches into it counts too.
-        if (sample.nanos() - sample.lateNanos() - toNanos > 0) {
-          break;
-        }
-        lateMax = Math.max(lateMax, sample.lateNanos());
-        late += sample.lateNanos();
-        last = sample;
+    for (Sample sample : samples.snapshot()) {
+      if (sample.nanos() - fromNanos <= 0) {
+        before = sample;
+        continue;
       }
+      // A wake after the window whose lateness reaches into it counts too.
+      if (sample.nanos() - sample.lateNanos() - toNanos > 0) {
+        break;
+      }
+      lateMax = Math.max(lateMax, sample.lateNanos());
+      late += sample.lateNanos();
+      last = sample;
     }
     if (last == null) {
       return new During(0, 0, 0, 0, 0, 0);
@@ -159,22 +149,12 @@ final class MachineProbe implements AutoCloseable {
 
   /** How many samples are kept. */
   int size() {
-    synchronized (samples) {
-      return samples.size();
-    }
+    return samples.size();
   }
 
   /** Every wake at least {@link #STALL_NANOS} late, in order. */
   List<Stall> stalls() {
-    List<Stall> stalls = new ArrayList<>();
-    synchronized (samples) {
-      for (Sample sample : samples) {
-        if (sample.lateNanos() >= STALL_NANOS) {
-          stalls.add(new Stall(sample.nanos(), sample.lateNanos() / 1_000_000));
-        }
-      }
-    }
-    return stalls;
+    return samples.stalls(Sample::nanos, Sample::lateNanos, STALL_NANOS);
   }
 
   @Override
@@ -199,10 +179,6 @@ final class MachineProbe implements AutoCloseable {
     } catch (IOException | RuntimeException e) {
       return 0;
     }
-  }
-
-  private static long cpuMillis() {
-    return pressureMillis(CPU_PRESSURE, "some");
   }
 
   /** The "total" of {@code file}'s line {@code kind} ("some" or "full"), in milliseconds. */

@@ -1,8 +1,6 @@
 package io.kvs.bench.chaos;
 
 import java.io.IOException;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -28,7 +26,7 @@ final class ZooKeeperProbe implements AutoCloseable {
   /** A round trip that ended at {@code nanos} after {@code waitNanos}. */
   record Sample(long nanos, long waitNanos) {}
 
-  private final ArrayDeque<Sample> samples = new ArrayDeque<>();
+  private final BoundedSamples<Sample> samples = new BoundedSamples<>(SAMPLES_MAX);
   private final ZooKeeper zookeeper;
   private final Thread thread;
   private volatile boolean stopped;
@@ -68,24 +66,17 @@ final class ZooKeeperProbe implements AutoCloseable {
   }
 
   void add(Sample sample) {
-    synchronized (samples) {
-      if (samples.size() == SAMPLES_MAX) {
-        samples.removeFirst();
-      }
-      samples.addLast(sample);
-    }
+    samples.add(sample);
   }
 
   /** The longest round trip that overlapped {@code fromNanos}..{@code toNanos}, in milliseconds. */
   long longestWaitMillis(long fromNanos, long toNanos) {
     long longest = 0;
-    synchronized (samples) {
-      for (Sample sample : samples) {
-        boolean overlaps =
-            sample.nanos() - fromNanos >= 0 && sample.nanos() - sample.waitNanos() - toNanos <= 0;
-        if (overlaps) {
-          longest = Math.max(longest, sample.waitNanos());
-        }
+    for (Sample sample : samples.snapshot()) {
+      boolean overlaps =
+          sample.nanos() - fromNanos >= 0 && sample.nanos() - sample.waitNanos() - toNanos <= 0;
+      if (overlaps) {
+        longest = Math.max(longest, sample.waitNanos());
       }
     }
     return longest / 1_000_000;
@@ -93,15 +84,7 @@ final class ZooKeeperProbe implements AutoCloseable {
 
   /** Every round trip of at least {@code atLeastNanos}, in order (as stalls of ZooKeeper). */
   List<MachineProbe.Stall> stalls(long atLeastNanos) {
-    List<MachineProbe.Stall> stalls = new ArrayList<>();
-    synchronized (samples) {
-      for (Sample sample : samples) {
-        if (sample.waitNanos() >= atLeastNanos) {
-          stalls.add(new MachineProbe.Stall(sample.nanos(), sample.waitNanos() / 1_000_000));
-        }
-      }
-    }
-    return stalls;
+    return samples.stalls(Sample::nanos, Sample::waitNanos, atLeastNanos);
   }
 
   @Override
