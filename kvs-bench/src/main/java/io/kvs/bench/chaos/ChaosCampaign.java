@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -183,6 +184,7 @@ public final class ChaosCampaign {
 
   private ChaosCluster.Layout layout() {
     Path data = options.dataDir().toAbsolutePath().normalize();
+    Path zookeeperLog = zookeeperLogDir(data);
     List<String> start =
         List.of(
             "--servers",
@@ -198,16 +200,37 @@ public final class ChaosCampaign {
             "--l0-size",
             Long.toString(L0_BYTES),
             "--session-timeout-ms",
-            Integer.toString(options.sessionTimeoutMillis()));
+            Integer.toString(options.sessionTimeoutMillis()),
+            "--zookeeper-log-dir",
+            zookeeperLog.toString());
     return new ChaosCluster.Layout(
         data.resolve("chaos"),
         data.resolve("chaos-disks"),
+        zookeeperLog,
         (long) options.diskMib() << 20,
         SERVERS,
         MASTERS,
         REGIONS,
         REPLICATION,
         start);
+  }
+
+  /**
+   * Where ZooKeeper keeps its transaction log: in memory ({@code /dev/shm}), a directory per data
+   * directory. Every server's loop disk and engine share the one disk this machine has, and a
+   * standalone ZooKeeper answers nothing, pings included, while a write waits for that log's fsync:
+   * behind the servers' writes such an fsync took over a second, every session waited on it, and
+   * some lapsed with nothing injected. Its administrators' guide asks for a device of the log's
+   * own; memory is the one such device here. ZooKeeper is never a victim of the campaign, so what a
+   * power cut would do to that log is not in question. Without {@code /dev/shm}, beside the data.
+   */
+  static Path zookeeperLogDir(Path data) {
+    Path memory = Path.of("/dev/shm");
+    if (!Files.isDirectory(memory) || !Files.isWritable(memory)) {
+      return data.resolve("chaos-zookeeper-log");
+    }
+    return memory.resolve(
+        "kvs-chaos-zookeeper-log-" + Integer.toHexString(data.toString().hashCode()));
   }
 
   private Run campaign(ChaosCluster cluster, Cleanup cleanup) throws Exception {
@@ -395,17 +418,24 @@ public final class ChaosCampaign {
     Unavailability unavailability =
         Unavailability.of(run.history(), run.keys(), run.endNanos(), unavailabilityBound(options));
     Unavailability.Worst worst = unavailability.worst();
-    if (options.maxUnavailableMillis() > 0
-        && worst != null
-        && worst.millis() > options.maxUnavailableMillis()) {
-      failures.add(
-          "region "
-              + worst.region()
-              + " served no one for "
-              + worst.millis()
-              + " ms (bound "
-              + options.maxUnavailableMillis()
-              + " ms)");
+    if (options.maxUnavailableMillis() > 0) {
+      // The bound holds for the time the machine ran: a stall of the whole machine (the probe's
+      // sleep woke a second or more late) is set aside from the stretch it fell in.
+      for (Unavailability.Stretch stretch : unavailability.over()) {
+        long stoodStill = run.machine().stoodStillMillis(stretch.fromNanos(), stretch.toNanos());
+        if (stretch.millis() - stoodStill > options.maxUnavailableMillis()) {
+          failures.add(
+              String.format(
+                  Locale.ROOT,
+                  "region %d served no one for %d ms at %.1f s (%d ms of it with the machine"
+                      + " standing still; bound %d ms)",
+                  stretch.region(),
+                  stretch.millis(),
+                  (stretch.fromNanos() - run.originNanos()) / 1e9,
+                  stoodStill,
+                  options.maxUnavailableMillis()));
+        }
+      }
     }
     undone.forEach(what -> failures.add("could not undo: " + what));
     long writes =

@@ -54,6 +54,7 @@ final class ChaosCluster implements AutoCloseable {
   record Layout(
       Path dir,
       Path disksDir,
+      Path zookeeperLogDir,
       long diskBytes,
       List<String> servers,
       List<String> masters,
@@ -99,7 +100,11 @@ final class ChaosCluster implements AutoCloseable {
               layout.dir(),
               layout.startOptions(),
               onInterrupt,
-              root -> makeDisks(layout, root, disks));
+              root -> {
+                // An earlier run's log would be replayed into this run's new ZooKeeper.
+                Directories.deleteRecursively(layout.zookeeperLogDir());
+                makeDisks(layout, root, disks);
+              });
       String zookeeper = launched.connect()[0];
       return new ChaosCluster(layout, launched, disks, zookeeper);
     } catch (Exception | Error e) {
@@ -310,7 +315,11 @@ final class ChaosCluster implements AutoCloseable {
       curator.close();
       launched.close();
     } finally {
-      closeDisks(disks.values());
+      try {
+        closeDisks(disks.values());
+      } finally {
+        Directories.deleteRecursively(layout.zookeeperLogDir());
+      }
     }
   }
 

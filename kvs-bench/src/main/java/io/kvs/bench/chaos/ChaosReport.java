@@ -162,6 +162,11 @@ final class ChaosReport {
         .put("zookeeper_wait_max_ms", in.zookeeper().longestWaitMillis(fromNanos, toNanos));
   }
 
+  /** The longest stretch without service less the time the machine stood still in it. */
+  private long lessMachineStalls() {
+    return in.unavailability().worstMillisLess(in.machine()::stoodStillMillis);
+  }
+
   private List<Object> stallsJson(List<MachineProbe.Stall> stalls) {
     List<Object> json = new ArrayList<>();
     for (MachineProbe.Stall stall : stalls) {
@@ -188,7 +193,8 @@ final class ChaosReport {
         String.format(
             Locale.ROOT,
             "operations %d (%d succeeded), lost acknowledged writes %d, linearizable %s (%s),"
-                + " max unavailable %d ms%s, crashes not injected %d, verify %s%n",
+                + " max unavailable %d ms%s (%d ms less the machine's stalls), crashes not"
+                + " injected %d, verify %s%n",
             in.operations(),
             in.operationsOk(),
             in.verdict().lostWrites().size(),
@@ -198,6 +204,7 @@ final class ChaosReport {
             worst == null
                 ? ""
                 : " (region " + worst.region() + " at " + seconds(worst.fromNanos()) + " s)",
+            lessMachineStalls(),
             in.crashes().size(),
             in.verifyPassed() ? "passed" : "FAILED"));
     if (in.failures().isEmpty()) {
@@ -224,6 +231,9 @@ final class ChaosReport {
               .put("region", stretch.region())
               .put("at_s", secondsValue(stretch.fromNanos()))
               .put("ms", stretch.millis())
+              .put(
+                  "machine_stood_still_ms",
+                  in.machine().stoodStillMillis(stretch.fromNanos(), stretch.toNanos()))
               .put("faults", faultsDuring(stretch.fromNanos(), stretch.toNanos()))
               .put("machine", machine(stretch.fromNanos(), stretch.toNanos())));
     }
@@ -269,6 +279,7 @@ final class ChaosReport {
             .put("linearizability", in.verdict().result().name())
             .put("keys", in.verdict().keys())
             .put("max_unavailable_ms", worst == null ? 0 : worst.millis())
+            .put("max_unavailable_less_machine_stalls_ms", lessMachineStalls())
             .put("max_unavailable_region", worst == null ? null : worst.region())
             .put("max_unavailable_at_s", worst == null ? null : secondsValue(worst.fromNanos()))
             .put("max_unavailable_during", worst == null ? List.of() : during(worst.fromNanos()))

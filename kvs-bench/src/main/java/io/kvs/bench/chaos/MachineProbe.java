@@ -16,8 +16,10 @@ import java.util.concurrent.locks.LockSupport;
  * waited for a CPU ({@code /proc/pressure/cpu} "some"). A probe that wakes seconds late means the
  * campaign's load stood still too, and so, most likely, did every process on the machine, ZooKeeper
  * with them: sessions expire then by design. The campaign reports these figures beside every
- * stretch in which a region served no one; they explain a stretch, they do not excuse it (the bound
- * is checked on the stretch as measured).
+ * stretch in which a region served no one, and checks its bound on each stretch less the time the
+ * machine stood still in it ({@link #stoodStillMillis}: only wakes {@link #STALL_NANOS} or more
+ * late count, so a busy machine's jitter is never set aside); the stretch as measured is reported
+ * beside it.
  *
  * <p>Bounded: one sample per period, at most {@link #SAMPLES_MAX} kept (the oldest dropped, ~5.5
  * hours). A counter the kernel does not offer reads as 0.
@@ -155,6 +157,21 @@ final class MachineProbe implements AutoCloseable {
   /** Every wake at least {@link #STALL_NANOS} late, in order. */
   List<Stall> stalls() {
     return samples.stalls(Sample::nanos, Sample::lateNanos, STALL_NANOS);
+  }
+
+  /**
+   * How long the machine stood still between {@code fromNanos} and {@code toNanos}: the part inside
+   * the window of every stall (a wake {@code late} ms late at {@code nanos} stood still from {@code
+   * nanos - late} on).
+   */
+  long stoodStillMillis(long fromNanos, long toNanos) {
+    long total = 0;
+    for (Stall stall : stalls()) {
+      long start = stall.nanos() - stall.lateMillis() * 1_000_000;
+      long overlap = Math.min(stall.nanos(), toNanos) - Math.max(start, fromNanos);
+      total += Math.max(0, overlap);
+    }
+    return total / 1_000_000;
   }
 
   @Override

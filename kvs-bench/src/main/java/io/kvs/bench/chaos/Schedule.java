@@ -99,6 +99,13 @@ final class Schedule {
         quick ? quickOverlaps.contains(index) : random.nextDouble() < OVERLAP_PROBABILITY;
     List<FaultKind> candidates = new ArrayList<>(overlapping(main.kind()));
     candidates.retainAll(kinds);
+    if (main.thenKill()) {
+      // A cut whose primary is then killed is two faults already. With the master killed or
+      // paused too, nobody shrinks the group at the stall, and the region is unavailable for the
+      // hold, then the primary's session, then the promotion: a sum of three faults no single
+      // bound covers. A master fault during a stall is drawn with the cuts that kill nobody.
+      candidates.removeIf(candidate -> candidate.family == Family.MASTER);
+    }
     if (overlaps && !candidates.isEmpty()) {
       overlap = fault(candidates.get(random.nextInt(candidates.size())));
       long room = main.holdMillis() > 0 ? Math.min(main.holdMillis(), 3_000) : 1_000;

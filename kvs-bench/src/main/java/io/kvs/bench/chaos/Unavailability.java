@@ -6,9 +6,12 @@ import io.kvs.bench.history.Operation.Outcome;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.LongBinaryOperator;
 
 /**
  * How long each region (key range) went without serving anyone who asked: for every operation on a
@@ -134,6 +137,29 @@ final class Unavailability {
   /** The stretches past the bound given to {@link #of(History, KeySpace, long, long)}, by start. */
   List<Stretch> over() {
     return over;
+  }
+
+  /**
+   * The longest wait once {@code setAside} (the milliseconds of a window {@code [from, to]} not to
+   * count) is taken from every stretch past the bound: the longest of those stretches less what is
+   * set aside in it, or the longest wait of a region with no such stretch, whichever is longer.
+   */
+  long worstMillisLess(LongBinaryOperator setAside) {
+    long longest = 0;
+    Set<Long> counted = new HashSet<>();
+    for (Stretch stretch : over) {
+      counted.add(stretch.region());
+      longest =
+          Math.max(
+              longest,
+              stretch.millis() - setAside.applyAsLong(stretch.fromNanos(), stretch.toNanos()));
+    }
+    for (Worst worst : byRegion.values()) {
+      if (!counted.contains(worst.region())) {
+        longest = Math.max(longest, worst.millis());
+      }
+    }
+    return longest;
   }
 
   /** The longest wait of all regions (null when no operation was recorded). */

@@ -43,6 +43,13 @@ class MachineProbeTest {
     assertThat(quiet.stealMillis()).isZero();
 
     assertThat(probe.stalls()).containsExactly(new MachineProbe.Stall(1_500 * MS, 1_200));
+    // The stall stood the machine still from 300 to 1500 ms; only what lies in a window counts,
+    // and a 2 ms late wake (jitter, not a stall) never does.
+    assertThat(probe.stoodStillMillis(0, 10_000 * MS)).isEqualTo(1_200);
+    assertThat(probe.stoodStillMillis(1_000 * MS, 2_000 * MS)).isEqualTo(500);
+    assertThat(probe.stoodStillMillis(600 * MS, 900 * MS)).isEqualTo(300);
+    assertThat(probe.stoodStillMillis(150 * MS, 250 * MS)).isZero();
+    assertThat(probe.stoodStillMillis(1_600 * MS, 5_000 * MS)).isZero();
   }
 
   @Test

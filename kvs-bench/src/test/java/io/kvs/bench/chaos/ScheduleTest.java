@@ -76,6 +76,21 @@ class ScheduleTest {
   }
 
   @Test
+  void aCutThatKillsItsPrimaryIsNeverJoinedByAMasterFault() {
+    int joined = 0;
+    for (Step step : steps(5, false, FaultKind.all(), 2_000)) {
+      if (step.overlap() == null || step.main().kind() != FaultKind.REPLICATION_CUT) {
+        continue;
+      }
+      joined++;
+      if (step.main().thenKill()) {
+        assertThat(step.overlap().kind().family).as(step.toString()).isNotEqualTo(Family.MASTER);
+      }
+    }
+    assertThat(joined).as("cuts with an overlapping fault drawn").isPositive();
+  }
+
+  @Test
   void aPrimaryKilledWhileCutOffFromEveryBackupIsKilledBeforeTheirStreamsStall() {
     int everyBackup = 0;
     for (Step step : steps(11, false, List.of(FaultKind.REPLICATION_CUT), 300)) {

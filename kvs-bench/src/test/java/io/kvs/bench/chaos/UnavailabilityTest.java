@@ -99,4 +99,19 @@ class UnavailabilityTest {
     assertThat(unavailability.over().get(0).millis()).isEqualTo(7_000);
     assertThat(Unavailability.of(new History(operations), KEYS, 30_000 * MS).over()).isEmpty();
   }
+
+  @Test
+  void whatIsSetAsideComesOffTheStretchesPastTheBoundOnly() {
+    get(0, 0, 1, Outcome.OK);
+    get(0, 1_000, 8_000, Outcome.OK); // region 1: 7 s, past a 5 s bound
+    get(15, 0, 1, Outcome.OK);
+    get(15, 1_000, 5_000, Outcome.OK); // region 2: 4 s, within it
+    Unavailability unavailability =
+        Unavailability.of(new History(operations), KEYS, 10_000 * MS, 5_000);
+    // 2.5 s of region 1's stretch set aside leaves 4.5 s, still longer than region 2's 4 s.
+    assertThat(unavailability.worstMillisLess((from, to) -> 2_500)).isEqualTo(4_500);
+    // All of it set aside: region 2's wait, which had nothing taken off, is the longest.
+    assertThat(unavailability.worstMillisLess((from, to) -> 7_000)).isEqualTo(4_000);
+    assertThat(unavailability.worstMillisLess((from, to) -> 0)).isEqualTo(7_000);
+  }
 }

@@ -18,7 +18,7 @@ import java.util.Set;
  *                     [--master-session-timeout-ms MS] [--min-replicas N]
  *                     [--durability flush|sync] [--metrics on|off]
  *                     [--tls [on|off]] [--tls-client-auth none|require]
- *                     [--native-library FILE]
+ *                     [--native-library FILE] [--zookeeper-log-dir DIR]
  * LocalCluster status --dir DIR
  * LocalCluster verify --dir DIR [--patience SECONDS]
  * LocalCluster stop   --dir DIR
@@ -89,7 +89,8 @@ public final class LocalCluster {
                       "tls",
                       "tls-client-auth",
                       "metrics",
-                      "native-library"));
+                      "native-library",
+                      "zookeeper-log-dir"));
           new LocalStart(new ClusterDirectory(Path.of(flags.require("dir"))), flags).run();
         }
         case "status" -> {
@@ -135,7 +136,7 @@ public final class LocalCluster {
             + " [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]"
             + " [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS]"
             + " [--master-session-timeout-ms MS]"
-            + " [--metrics on|off] [--native-library FILE]\n"
+            + " [--metrics on|off] [--native-library FILE] [--zookeeper-log-dir DIR]\n"
             + "       ./kvs local status\n"
             + "       ./kvs local verify [--patience SECONDS]\n"
             + "       ./kvs local stop\n"

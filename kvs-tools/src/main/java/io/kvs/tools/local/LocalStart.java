@@ -35,6 +35,16 @@ final class LocalStart {
     this.flags = flags;
   }
 
+  /** ZooKeeper's flags: its directory, and {@code --zookeeper-log-dir}'s for its log if given. */
+  private List<String> zookeeperArguments() {
+    List<String> arguments = new ArrayList<>(List.of("--dir", directory.zookeeper().toString()));
+    if (flags.has("zookeeper-log-dir")) {
+      arguments.add("--log-dir");
+      arguments.add(flags.require("zookeeper-log-dir"));
+    }
+    return arguments;
+  }
+
   void run() throws Exception {
     Map<String, String> state = directory.load();
     for (Map.Entry<String, String> entry : state.entrySet()) {
@@ -74,12 +84,7 @@ final class LocalStart {
 
     Path connectFile = directory.zookeeper().resolve("zookeeper.connect");
     Files.deleteIfExists(connectFile);
-    spawn(
-        state,
-        "zookeeper",
-        ZooKeeperMain.class.getName(),
-        "512m",
-        List.of("--dir", directory.zookeeper().toString()));
+    spawn(state, "zookeeper", ZooKeeperMain.class.getName(), "512m", zookeeperArguments());
     String zookeeper = awaitFile(connectFile, Duration.ofSeconds(60)).trim();
     state.put("zookeeper", zookeeper);
     directory.save(state);
