@@ -90,7 +90,7 @@ run_java() {
   # Tools talk at WARN; the processes they start log at INFO to their own files.
   flags+=("-Dkvs.log.level=${KVS_LOG_LEVEL:-WARN}")
   # KVS_JAVA_WRAPPER: a command the JVM runs under, e.g. nsenter into a network namespace
-  # (./kvs chaos); split on spaces.
+  # (./kvs chaos); KVS_JAVA_FLAGS: more JVM flags (./kvs chaos's pause log); both split on spaces.
   # shellcheck disable=SC2086
-  ${KVS_JAVA_WRAPPER:-} java "${flags[@]}" -cp "$jar:$KVS_HOME/kvs-bench/target/lib/*" "$main_class" "$@"
+  ${KVS_JAVA_WRAPPER:-} java "${flags[@]}" ${KVS_JAVA_FLAGS:-} -cp "$jar:$KVS_HOME/kvs-bench/target/lib/*" "$main_class" "$@"
 }

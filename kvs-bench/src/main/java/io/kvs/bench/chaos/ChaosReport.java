@@ -159,6 +159,7 @@ final class ChaosReport {
         .put("io_some_ms", during.ioSomeMillis())
         .put("io_full_ms", during.ioFullMillis())
         .put("cpu_wait_ms", during.cpuMillis())
+        .put("campaign_gc_ms", during.gcMillis())
         .put("zookeeper_wait_max_ms", in.zookeeper().longestWaitMillis(fromNanos, toNanos));
   }
 
@@ -193,8 +194,8 @@ final class ChaosReport {
         String.format(
             Locale.ROOT,
             "operations %d (%d succeeded), lost acknowledged writes %d, linearizable %s (%s),"
-                + " max unavailable %d ms%s (%d ms less the machine's stalls), crashes not"
-                + " injected %d, verify %s%n",
+                + " max unavailable %d ms%s (%d ms less the machine's stalls, not checked),"
+                + " crashes not injected %d, verify %s%n",
             in.operations(),
             in.operationsOk(),
             in.verdict().lostWrites().size(),

@@ -1,6 +1,8 @@
 package io.kvs.bench.chaos;
 
 import java.io.IOException;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -15,11 +17,15 @@ import java.util.concurrent.locks.LockSupport;
  * every task waited on I/O ({@code /proc/pressure/io} "some" and "full") and of the time some task
  * waited for a CPU ({@code /proc/pressure/cpu} "some"). A probe that wakes seconds late means the
  * campaign's load stood still too, and so, most likely, did every process on the machine, ZooKeeper
- * with them: sessions expire then by design. The campaign reports these figures beside every
- * stretch in which a region served no one, and checks its bound on each stretch less the time the
- * machine stood still in it ({@link #stoodStillMillis}: only wakes {@link #STALL_NANOS} or more
- * late count, so a busy machine's jitter is never set aside); the stretch as measured is reported
- * beside it.
+ * with them: sessions expire then by design. The probe runs in the campaign's JVM, whose load
+ * clients time every operation: the JVM's own collections ({@code gcMillis}, from the garbage
+ * collectors' beans) are recorded beside it, since a pause of that JVM makes the probe late and
+ * every operation in flight look slow without the machine or the cluster standing still. The
+ * campaign reports these figures beside every stretch in which a region served no one, with the
+ * time the machine stood still in it ({@link #stoodStillMillis}); they explain a stretch, they do
+ * not excuse it: the bound is checked on the stretch as measured (on this machine, a VM that
+ * reports no steal, a stall and the cluster's own CPU overload come together and cannot be told
+ * apart from inside).
  *
  * <p>Bounded: one sample per period, at most {@link #SAMPLES_MAX} kept (the oldest dropped, ~5.5
  * hours). A counter the kernel does not offer reads as 0.
@@ -43,7 +49,8 @@ final class MachineProbe implements AutoCloseable {
       long stealMillis,
       long ioSomeMillis,
       long ioFullMillis,
-      long cpuMillis) {}
+      long cpuMillis,
+      long gcMillis) {}
 
   /** What the machine lost during a window. */
   record During(
@@ -52,19 +59,21 @@ final class MachineProbe implements AutoCloseable {
       long stealMillis,
       long ioSomeMillis,
       long ioFullMillis,
-      long cpuMillis) {
+      long cpuMillis,
+      long gcMillis) {
     /** "probe woke up to 4400 ms late (4500 ms in all), steal 0 ms, I/O wait some/full ...". */
     String describe() {
       return String.format(
           Locale.ROOT,
           "probe woke up to %d ms late (%d ms in all), steal %d ms, I/O wait some/full %d/%d ms,"
-              + " CPU wait %d ms",
+              + " CPU wait %d ms, the campaign's JVM collecting garbage %d ms",
           lateMaxMillis,
           lateMillis,
           stealMillis,
           ioSomeMillis,
           ioFullMillis,
-          cpuMillis);
+          cpuMillis,
+          gcMillis);
     }
   }
 
@@ -110,7 +119,8 @@ final class MachineProbe implements AutoCloseable {
             stealMillis(),
             pressureMillis(IO_PRESSURE, "some"),
             pressureMillis(IO_PRESSURE, "full"),
-            pressureMillis(CPU_PRESSURE, "some")));
+            pressureMillis(CPU_PRESSURE, "some"),
+            gcMillis()));
   }
 
   void add(Sample sample) {
@@ -137,7 +147,7 @@ final class MachineProbe implements AutoCloseable {
       last = sample;
     }
     if (last == null) {
-      return new During(0, 0, 0, 0, 0, 0);
+      return new During(0, 0, 0, 0, 0, 0, 0);
     }
     Sample first = before == null ? last : before;
     return new During(
@@ -146,7 +156,8 @@ final class MachineProbe implements AutoCloseable {
         last.stealMillis() - first.stealMillis(),
         last.ioSomeMillis() - first.ioSomeMillis(),
         last.ioFullMillis() - first.ioFullMillis(),
-        last.cpuMillis() - first.cpuMillis());
+        last.cpuMillis() - first.cpuMillis(),
+        last.gcMillis() - first.gcMillis());
   }
 
   /** How many samples are kept. */
@@ -185,6 +196,15 @@ final class MachineProbe implements AutoCloseable {
         Thread.currentThread().interrupt();
       }
     }
+  }
+
+  /** The time this JVM's garbage collectors took so far, in milliseconds. */
+  private static long gcMillis() {
+    long total = 0;
+    for (GarbageCollectorMXBean collector : ManagementFactory.getGarbageCollectorMXBeans()) {
+      total += Math.max(0, collector.getCollectionTime());
+    }
+    return total;
   }
 
   /** The CPUs' steal time since boot, summed over CPUs, in milliseconds. */

@@ -17,12 +17,12 @@ class MachineProbeTest {
   void aWindowGetsTheLateWakesInItAndTheCountersGrowthAcrossIt() throws Exception {
     MachineProbe probe = new MachineProbe();
     // Every 100 ms; the wake at 1500 ms came 1200 ms late (the machine stood still from 300 ms on).
-    probe.add(new MachineProbe.Sample(100 * MS, 0, 10, 10, 5, 50));
-    probe.add(new MachineProbe.Sample(200 * MS, 2 * MS, 10, 10, 5, 60));
-    probe.add(new MachineProbe.Sample(300 * MS, 0, 10, 10, 5, 70));
-    probe.add(new MachineProbe.Sample(1_500 * MS, 1_200 * MS, 1_010, 610, 305, 90));
-    probe.add(new MachineProbe.Sample(1_600 * MS, 1 * MS, 1_020, 610, 305, 95));
-    probe.add(new MachineProbe.Sample(5_000 * MS, 0, 2_000, 1800, 900, 500));
+    probe.add(new MachineProbe.Sample(100 * MS, 0, 10, 10, 5, 50, 7));
+    probe.add(new MachineProbe.Sample(200 * MS, 2 * MS, 10, 10, 5, 60, 7));
+    probe.add(new MachineProbe.Sample(300 * MS, 0, 10, 10, 5, 70, 7));
+    probe.add(new MachineProbe.Sample(1_500 * MS, 1_200 * MS, 1_010, 610, 305, 90, 1_107));
+    probe.add(new MachineProbe.Sample(1_600 * MS, 1 * MS, 1_020, 610, 305, 95, 1_107));
+    probe.add(new MachineProbe.Sample(5_000 * MS, 0, 2_000, 1800, 900, 500, 1_207));
 
     // A window inside the stall sees it: the wake after it reaches back into the window.
     MachineProbe.During inside = probe.during(600 * MS, 900 * MS);
@@ -37,6 +37,7 @@ class MachineProbeTest {
     assertThat(around.ioFullMillis()).isEqualTo(300);
     assertThat(around.ioSomeMillis()).isEqualTo(600);
     assertThat(around.cpuMillis()).isEqualTo(45);
+    assertThat(around.gcMillis()).as("the campaign JVM's collections").isEqualTo(1_100);
 
     MachineProbe.During quiet = probe.during(50 * MS, 250 * MS);
     assertThat(quiet.lateMaxMillis()).isEqualTo(2);
@@ -78,6 +79,7 @@ class MachineProbeTest {
     MachineProbe.During during = probe.during(from, System.nanoTime());
     assertThat(during.stealMillis()).isNotNegative();
     assertThat(during.cpuMillis()).isNotNegative();
+    assertThat(during.gcMillis()).isNotNegative();
     assertThat(probe.size()).as("no sample after close").isEqualTo(sampled);
   }
 }
