@@ -93,7 +93,12 @@ public final class RegionServer implements AutoCloseable {
     ClusterPaths paths = new ClusterPaths(options.cluster());
     regions =
         new HostedRegions(
-            options.id(), engine, service, options.directory(), id -> lookUp(paths, id));
+            options.id(),
+            engine,
+            service,
+            options.directory(),
+            id -> lookUp(paths, id),
+            this::sessionId);
     tcp =
         TcpFrontEnd.start(
             service,
@@ -138,7 +143,7 @@ public final class RegionServer implements AutoCloseable {
             paths.server(options.id()),
             service,
             Duration.ofMillis(options.sessionTimeoutMs()),
-            regions::closeAll);
+            regions::closeOpenedUnder);
     LOG.info("region server {} up: {}", options.id(), info);
   }
 
@@ -161,6 +166,15 @@ public final class RegionServer implements AutoCloseable {
     FunctionCounter.builder("kvs.server.control.overloaded", control, ControlServer::overloaded)
         .description("control commands answered OVERLOADED: their lane's queue was full")
         .register(registry);
+  }
+
+  /** This server's ZooKeeper session id now, 0 if it has none. */
+  private long sessionId() {
+    try {
+      return curator.getZookeeperClient().getZooKeeper().getSessionId();
+    } catch (Exception e) { // not connected, or closing
+      return 0;
+    }
   }
 
   private ServerInfo lookUp(ClusterPaths paths, String id) {

@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongConsumer;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.zookeeper.ZooKeeper;
@@ -18,8 +19,10 @@ import org.slf4j.LoggerFactory;
  * timeout, counted from when the round trip began: ZooKeeper can expire the session (and the master
  * act on it) no earlier than a full timeout after that, so a server paused, starved or cut off from
  * ZooKeeper stops answering before its regions can move. A session that expired (Curator reports it
- * lost, or the session changed under the lease) ends every region held here: the master has moved
- * on, and opens them again where they belong.
+ * lost, or the session changed under the lease) ends every region opened here under it: the master
+ * has moved on, and opens them again where they belong. Regions the master opened here under the
+ * new session stay (Curator registers this server again as soon as it has one, which may be before
+ * the loss is acted on); a loss seen both ways is acted on once.
  */
 public final class Lease implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Lease.class);
@@ -28,7 +31,7 @@ public final class Lease implements AutoCloseable {
   private final String path;
   private final RegionService service;
   private final Duration requestedTimeout;
-  private final Runnable onSessionLost;
+  private final LongConsumer onSessionLost;
   private final ScheduledExecutorService timer =
       Executors.newSingleThreadScheduledExecutor(
           runnable -> {
@@ -36,14 +39,15 @@ public final class Lease implements AutoCloseable {
             thread.setDaemon(true);
             return thread;
           });
-  private long session; // timer thread only
+  private long session; // timer thread only: the session renewed last
+  private long lost; // timer thread only: the last session whose loss was acted on
 
   private Lease(
       CuratorFramework curator,
       String path,
       RegionService service,
       Duration sessionTimeout,
-      Runnable onSessionLost) {
+      LongConsumer onSessionLost) {
     this.curator = curator;
     this.path = path;
     this.service = service;
@@ -53,15 +57,15 @@ public final class Lease implements AutoCloseable {
 
   /**
    * Starts renewing the lease of {@code service}'s primaries through round trips on {@code path}
-   * (this server's node); {@code onSessionLost} runs (on the lease's thread) when the session
-   * expired.
+   * (this server's node); {@code onSessionLost} runs (on the lease's thread) with the id of a
+   * session that expired, once per session.
    */
   public static Lease start(
       CuratorFramework curator,
       String path,
       RegionService service,
       Duration sessionTimeout,
-      Runnable onSessionLost) {
+      LongConsumer onSessionLost) {
     Lease lease = new Lease(curator, path, service, sessionTimeout, onSessionLost);
     lease.renew(); // a lease from the start, before any region is opened
     long period = Math.max(50, sessionTimeout.toMillis() / 4);
@@ -71,7 +75,7 @@ public final class Lease implements AutoCloseable {
         .addListener(
             (client, state) -> {
               if (state == ConnectionState.LOST) {
-                lease.timer.execute(lease::sessionLost);
+                lease.timer.execute(lease::lostReported);
               }
             });
     return lease;
@@ -88,7 +92,7 @@ public final class Lease implements AutoCloseable {
         return; // reconnected meanwhile: not known to have held; the next renewal decides
       }
       if (session != 0 && after != session) {
-        sessionLost(); // a new session: the one the regions were opened under expired
+        sessionLost(session); // a new session: the one renewed before expired
       }
       session = after;
       long timeout =
@@ -101,11 +105,34 @@ public final class Lease implements AutoCloseable {
     }
   }
 
-  private void sessionLost() {
-    LOG.warn("ZooKeeper session lost: closing every region held here");
+  /**
+   * Curator reports the session lost: the one renewed last, unless a renewal met the new session
+   * first (and acted on the loss then), or the client has not left it yet (the next renewal that
+   * meets another session acts).
+   */
+  private void lostReported() {
+    long now = 0;
+    try {
+      now = curator.getZookeeperClient().getZooKeeper().getSessionId();
+    } catch (Exception e) {
+      // no client now: the session renewed last is gone
+    }
+    if (now != session) {
+      sessionLost(session);
+    }
+  }
+
+  private void sessionLost(long expired) {
+    if (expired == 0 || expired == lost) {
+      return; // acted on already (Curator's report and a renewal both saw it)
+    }
+    lost = expired;
+    LOG.warn(
+        "ZooKeeper session 0x{} lost: closing every region opened here under it",
+        Long.toHexString(expired));
     service.renewLease(0);
     try {
-      onSessionLost.run();
+      onSessionLost.accept(expired);
     } catch (RuntimeException e) {
       LOG.warn("closing the regions after a session loss failed: {}", e.toString());
     }

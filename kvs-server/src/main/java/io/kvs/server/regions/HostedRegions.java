@@ -30,6 +30,8 @@ import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,6 +60,7 @@ public final class HostedRegions implements ControlledRegions {
   private final RegionService service;
   private final EpochStore epochs;
   private final Function<String, ServerInfo> servers;
+  private final LongSupplier session;
   private final Map<Long, Hosted> hosted = new ConcurrentSkipListMap<>();
 
   /** Commands take it shared, each also its region's lock; {@link #closeAll} takes it alone. */
@@ -76,8 +79,16 @@ public final class HostedRegions implements ControlledRegions {
   // long log, a close waiting for its backups) must not hold up the master's listing or the stats.
   private volatile Map<Long, Hosted> published = Map.of();
 
+  /**
+   * A region held here; {@code session}: the ZooKeeper session of this server when it was opened (0
+   * if none was known), whose loss closes it ({@link #closeOpenedUnder}).
+   */
   private record Hosted(
-      RegionDescriptor descriptor, RegionRole role, Region region, ReplicationMode mode) {}
+      RegionDescriptor descriptor,
+      RegionRole role,
+      Region region,
+      ReplicationMode mode,
+      long session) {}
 
   /**
    * @param servers looks a live server up by id (null if it is not live): where a primary finds its
@@ -89,6 +100,23 @@ public final class HostedRegions implements ControlledRegions {
       RegionService service,
       Path directory,
       Function<String, ServerInfo> servers) {
+    this(serverId, engine, service, directory, servers, () -> 0);
+  }
+
+  /**
+   * @param servers looks a live server up by id (null if it is not live): where a primary finds its
+   *     backups
+   * @param session this server's ZooKeeper session id now (0 if none): the session each open is
+   *     made under, which {@link #closeOpenedUnder} closes it for
+   */
+  public HostedRegions(
+      String serverId,
+      Engine engine,
+      RegionService service,
+      Path directory,
+      Function<String, ServerInfo> servers,
+      LongSupplier session) {
+    this.session = session;
     this.serverId = serverId;
     this.servers = servers;
     this.engine = engine;
@@ -175,7 +203,7 @@ public final class HostedRegions implements ControlledRegions {
         descriptor.primary(),
         descriptor.joining().contains(serverId),
         streamKey.bytes());
-    hosted.put(descriptor.id(), new Hosted(descriptor, role, region, mode));
+    hosted.put(descriptor.id(), new Hosted(descriptor, role, region, mode, session.getAsLong()));
     long attached = System.nanoTime();
     LOG.info(
         "opened {} as {} ({}) in {} ms (epoch stored {}, engine region {}, attached {})",
@@ -429,14 +457,40 @@ public final class HostedRegions implements ControlledRegions {
 
   /** Detaches everything and makes every region's writes durable. */
   public void closeAll() {
+    closeWhere(region -> true);
+  }
+
+  /**
+   * Detaches, as {@link #closeAll} does, the regions opened under ZooKeeper session {@code lost}
+   * (or under no known session), and returns how many: the master has moved on from that session. A
+   * region the master opened here again under a later session stays: when the session's loss is
+   * acted on after this server registered anew (Curator re-creates its node at once), the master
+   * may already have opened regions on it, and closing them too made the master's next epoch count
+   * a backup in sync whose region had been closed and opened again under its primary's stream.
+   */
+  public int closeOpenedUnder(long lost) {
+    return closeWhere(region -> region.session() == lost || region.session() == 0);
+  }
+
+  private int closeWhere(Predicate<Hosted> which) {
     commands.writeLock().lock();
     try {
-      published = Map.of();
+      Map<Long, Hosted> staying = new TreeMap<>(hosted);
+      staying.values().removeIf(which);
+      synchronized (regionLocks) {
+        published = Map.copyOf(staying); // no read finds a region being closed
+      }
+      int closed = 0;
       for (Map.Entry<Long, Hosted> entry : hosted.entrySet()) {
+        if (!which.test(entry.getValue())) {
+          continue;
+        }
         service.detach(entry.getKey());
         entry.getValue().region().sync();
+        hosted.remove(entry.getKey());
+        closed++;
       }
-      hosted.clear();
+      return closed;
     } finally {
       commands.writeLock().unlock();
     }
