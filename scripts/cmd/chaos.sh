@@ -40,8 +40,8 @@ run_chaos() {
   local ns="kvs-chaos-$$" status=0
   # The campaign's JVM times every operation: its own pauses are logged beside its results.
   mkdir -p "$KVS_HOME/target/bench"
+  # (run_java reads it; it need not reach the cluster's processes)
   local KVS_JAVA_FLAGS="-Xlog:gc,safepoint:file=$KVS_HOME/target/bench/chaos-jvm.log:time,uptime"
-  export KVS_JAVA_FLAGS
   if command -v nsenter >/dev/null && ip netns add "$ns" 2>/dev/null; then
     # Deleted however the campaign ends, Ctrl-C included (the JVM cleans up on its own).
     trap 'ip netns del "$ns" 2>/dev/null' EXIT

@@ -93,19 +93,6 @@ public final class HostedRegions implements ControlledRegions {
   /**
    * @param servers looks a live server up by id (null if it is not live): where a primary finds its
    *     backups
-   */
-  public HostedRegions(
-      String serverId,
-      Engine engine,
-      RegionService service,
-      Path directory,
-      Function<String, ServerInfo> servers) {
-    this(serverId, engine, service, directory, servers, () -> 0);
-  }
-
-  /**
-   * @param servers looks a live server up by id (null if it is not live): where a primary finds its
-   *     backups
    * @param session this server's ZooKeeper session id now (0 if none): the session each open is
    *     made under, which {@link #closeOpenedUnder} closes it for
    */

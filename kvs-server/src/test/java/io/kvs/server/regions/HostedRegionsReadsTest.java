@@ -34,7 +34,8 @@ class HostedRegionsReadsTest {
   void readsDoNotWaitForACommandInProgress() throws Exception {
     try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
         RegionService service = RegionService.create(engine)) {
-      HostedRegions regions = new HostedRegions("s1", engine, service, directory, id -> null);
+      HostedRegions regions =
+          new HostedRegions("s1", engine, service, directory, id -> null, () -> 0);
       regions.open(
           new RegionDescriptor(
               1, new byte[0], new byte[0], "s1", List.of(), 3, RegionState.OPENING),
