@@ -339,10 +339,14 @@ typedef struct kvs_placement {
 // recovery"); that needs a fabric server started on the service. Build-index
 // mode: records the backups apply; send-index: log segments and compacted
 // index segments (needs kvs_service_use_engine on both ends).
-KVS_EXPORT void kvs_service_attach_placed(kvs_service* service,
-                                          uint64_t region_id, uint64_t epoch,
-                                          kvs_region* region,
-                                          const kvs_placement* placement);
+// KVS_STALE_EPOCH, nothing changed: a send-index backup not joining under a
+// primary whose stream into it was cut here (it must be placed joining; see
+// RegionService::Attach).
+KVS_EXPORT kvs_status kvs_service_attach_placed(kvs_service* service,
+                                                uint64_t region_id,
+                                                uint64_t epoch,
+                                                kvs_region* region,
+                                                const kvs_placement* placement);
 
 // Replication counters of a service since it started: what it sent as a
 // primary (to all backups) and did as a backup (for the streams open now).

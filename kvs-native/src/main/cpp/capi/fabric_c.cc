@@ -155,13 +155,14 @@ void kvs_service_set_request_metrics(kvs_service* service, int enabled) {
 
 void kvs_service_attach(kvs_service* service, uint64_t region_id,
                         uint64_t epoch, kvs_region* region) {
-  service->service.Attach(region_id, epoch,
-                          reinterpret_cast<kvs::lsm::Region*>(region));
+  // A primary placement: never refused.
+  (void)service->service.Attach(region_id, epoch,
+                                reinterpret_cast<kvs::lsm::Region*>(region));
 }
 
-void kvs_service_attach_placed(kvs_service* service, uint64_t region_id,
-                               uint64_t epoch, kvs_region* region,
-                               const kvs_placement* placed) {
+kvs_status kvs_service_attach_placed(kvs_service* service, uint64_t region_id,
+                                     uint64_t epoch, kvs_region* region,
+                                     const kvs_placement* placed) {
   kvs::service::Placement placement;
   placement.primary = placed->primary != 0;
   placement.mode = placed->mode == KVS_REPLICATION_SEND_INDEX
@@ -186,9 +187,9 @@ void kvs_service_attach_placed(kvs_service* service, uint64_t region_id,
                                     placed->primary_server_size);
   }
   placement.stream_key = Bytes(placed->stream_key, placed->stream_key_size);
-  service->service.Attach(region_id, epoch,
-                          reinterpret_cast<kvs::lsm::Region*>(region),
-                          std::move(placement));
+  return Report(service->service.Attach(
+      region_id, epoch, reinterpret_cast<kvs::lsm::Region*>(region),
+      std::move(placement)));
 }
 
 kvs_status kvs_service_replica_digest(const kvs_service* service,

@@ -100,10 +100,11 @@ void ServiceAttachPlaced(JNIEnv* env, jclass, jlong service, jlong region_id,
   placement.stream_key = key_bytes.data();
   placement.stream_key_size = key_bytes.size();
   placement.replicated = replicated ? 1 : 0;
-  kvs_service_attach_placed(reinterpret_cast<kvs_service*>(service),
-                            static_cast<uint64_t>(region_id),
-                            static_cast<uint64_t>(epoch),
-                            reinterpret_cast<kvs_region*>(region), &placement);
+  (void)Failed(
+      env, kvs_service_attach_placed(
+               reinterpret_cast<kvs_service*>(service),
+               static_cast<uint64_t>(region_id), static_cast<uint64_t>(epoch),
+               reinterpret_cast<kvs_region*>(region), &placement));
 }
 
 // A send-index backup's would-serve digest (kvs_service_replica_digest);

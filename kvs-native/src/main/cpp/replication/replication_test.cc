@@ -105,8 +105,8 @@ TEST_P(ReplicationTest, RegionsSharingABackupServerShareItsWrites) {
   as_primary.backups.push_back(
       {"127.0.0.1", static_cast<uint16_t>(backup_.server->port())});
   for (uint64_t r = 0; r < kRegions; ++r) {
-    backup_.service.Attach(7 + r, 3, backups[r], as_backup);
-    primary_.service.Attach(7 + r, 3, primaries[r], as_primary);
+    ASSERT_TRUE(backup_.service.Attach(7 + r, 3, backups[r], as_backup).ok());
+    ASSERT_TRUE(primary_.service.Attach(7 + r, 3, primaries[r], as_primary).ok());
   }
   // Writes to every region in flight at once, as clients pipelining them.
   // Small ones: even a batch of all of a region's writes is small enough
@@ -214,7 +214,7 @@ TEST_P(ReplicationTest,
   service::Placement alone;  // the master shrank the group to the primary
   alone.stream_key = kStreamKey;
   alone.primary = true;
-  primary_.service.Attach(7, 4, primary_.region, alone);
+  ASSERT_TRUE(primary_.service.Attach(7, 4, primary_.region, alone).ok());
   writer.join();
   std::string value;
   EXPECT_TRUE(primary_.region->Get("k", &value).ok());
@@ -243,7 +243,7 @@ TEST_P(ReplicationTest, APromotedBackupHoldsWritesOfBothBuffers) {
   // The master promotes the backup: its stream ends here, the FLUSH after.
   service::Placement promoted;
   promoted.stream_key = kStreamKey;
-  backup_.service.Attach(7, 4, backup_.region, promoted);
+  ASSERT_TRUE(backup_.service.Attach(7, 4, backup_.region, promoted).ok());
   backup_.handler.Release();
   for (int i = 0; i < kKeys; ++i) {
     std::string got;
@@ -296,7 +296,7 @@ TEST_P(ReplicationTest, ABackupThatTakesNoWriteFailsWithinTheStallTimeout) {
   service::Placement alone;
   alone.stream_key = kStreamKey;
   alone.primary = true;
-  primary_.service.Attach(7, 3, primary_.region, alone);
+  ASSERT_TRUE(primary_.service.Attach(7, 3, primary_.region, alone).ok());
   writer.join();
   EXPECT_EQ(acknowledged.load(), kKeys);
   backup_.handler.Release();

@@ -80,8 +80,8 @@ void RegionService::DisableReplication() {
   index_sinks.clear();
 }
 
-void RegionService::Attach(uint64_t region_id, uint64_t epoch,
-                           lsm::Region* region, Placement placement) {
+Status RegionService::Attach(uint64_t region_id, uint64_t epoch,
+                             lsm::Region* region, Placement placement) {
   std::shared_ptr<replication::Replicator> replicator;
   {
     std::shared_lock<std::shared_mutex> lock(mutex_);
@@ -105,16 +105,42 @@ void RegionService::Attach(uint64_t region_id, uint64_t epoch,
   std::shared_ptr<Gate> old_gate;
   {
     std::unique_lock<std::shared_mutex> lock(mutex_);
-    Attached& attached = regions_[region_id];
+    const auto held = regions_.find(region_id);
     // A backup keeps its stream (and what it holds) across epochs while
     // the same primary leads the group; a new primary, a promotion or
     // another region object starts over.
     const bool same_stream =
-        !placement.primary && attached.placement != nullptr &&
-        !attached.placement->primary && attached.region == region &&
-        !placement.primary_server.empty() &&
-        attached.placement->primary_server == placement.primary_server &&
-        epoch >= attached.epoch;
+        held != regions_.end() && !placement.primary &&
+        held->second.placement != nullptr && !held->second.placement->primary &&
+        held->second.region == region && !placement.primary_server.empty() &&
+        held->second.placement->primary_server == placement.primary_server &&
+        epoch >= held->second.epoch;
+    // Attaching over a backup's open stream without keeping it cuts it.
+    std::optional<Cut> cut;
+    if (held != regions_.end() && !same_stream) cut = CutOf(held->second);
+    const bool cuts = cut.has_value();
+    if (!cuts) {
+      const auto earlier = cut_.find(region_id);
+      if (earlier != cut_.end()) cut = earlier->second;
+    }
+    if (!placement.primary && !placement.joining &&
+        placement.mode == replication::ReplicationMode::kSendIndex &&
+        cut.has_value() && cut->primary_server == placement.primary_server) {
+      return Status::FromCode(  // before anything changed
+          Status::Code::kStaleEpoch,
+          "region " + std::to_string(region_id) + ": the stream from " +
+              placement.primary_server + " was cut here at epoch " +
+              std::to_string(cut->epoch) +
+              " (the region closed or started over while it wrote), so this "
+              "backup may lack writes it acknowledged: it must be opened "
+              "joining, for a new stream to catch it up");
+    }
+    if (placement.primary) {
+      cut_.erase(region_id);  // it leads: its own lineage from here
+    } else if (cuts) {
+      cut_[region_id] = *cut;
+    }
+    Attached& attached = regions_[region_id];
     if (!same_stream) {
       old_sink = std::move(attached.sink);
       old_index_sink = std::move(attached.index_sink);
@@ -136,6 +162,16 @@ void RegionService::Attach(uint64_t region_id, uint64_t epoch,
   if (replicator != nullptr && !replicated) {
     (void)replicator->Close(region_id);
   }
+  return Status::Ok();
+}
+
+std::optional<RegionService::Cut> RegionService::CutOf(
+    const Attached& attached) {
+  if (attached.placement == nullptr || attached.placement->primary ||
+      (attached.sink == nullptr && attached.index_sink == nullptr)) {
+    return std::nullopt;  // no stream was open into it: nothing lands unseen
+  }
+  return Cut{attached.placement->primary_server, attached.epoch};
 }
 
 void RegionService::Drain(const std::shared_ptr<Gate>& gate) {
@@ -190,6 +226,9 @@ void RegionService::Detach(uint64_t region_id) {
     replicator = replicator_;
     const auto it = regions_.find(region_id);
     if (it == regions_.end()) return;
+    if (const std::optional<Cut> cut = CutOf(it->second)) {
+      cut_[region_id] = *cut;
+    }
     sink = std::move(it->second.sink);
     index_sink = std::move(it->second.index_sink);
     gate = std::move(it->second.gate);
@@ -318,6 +357,7 @@ void RegionService::HandleReplication(channel::Session* session,
                         &answer);
           if (answer.status.ok()) {
             answer.buffers = sink->buffers();
+            cut_.erase(control.region_id);  // a new stream: nothing cut
             again->second.index_sink = std::move(sink);
             again->second.stream_epoch = control.epoch;
             again->second.stream_connection = session->id();
@@ -334,6 +374,7 @@ void RegionService::HandleReplication(channel::Session* session,
               session, again->second.region, control.region_id, &sink);
           if (answer.status.ok()) {
             answer.buffers = sink->buffers();
+            cut_.erase(control.region_id);  // a new stream: nothing cut
             again->second.sink = std::move(sink);
             again->second.stream_epoch = control.epoch;
             again->second.stream_connection = session->id();

@@ -119,8 +119,17 @@ class RegionService final : public channel::RequestHandler {
   // region object, returns once no request uses the old one. A primary
   // replicating (backups, or a minimum of replicas above one) has its
   // replication group opened before writes are let in.
-  void Attach(uint64_t region_id, uint64_t epoch, lsm::Region* region,
-              Placement placement = {});
+  //
+  // Refused (STALE_EPOCH, nothing changed): a send-index backup not joining
+  // under the primary whose stream into this region was cut here -- its
+  // sink dropped by Detach or by an attachment that started over, while
+  // that primary went on writing into the buffers it had (one-sided writes
+  // cannot be refused, so it may have counted writes nobody applies). The
+  // master counts such a backup in sync; it must be opened joining, so the
+  // primary starts a new stream and its catch-up sends what the cut lost.
+  // Cleared by that stream's OPEN, or once this server leads the region.
+  Status Attach(uint64_t region_id, uint64_t epoch, lsm::Region* region,
+                Placement placement = {});
   // Stops serving `region_id` and returns once no request uses its engine
   // region (the caller may free it then); a primary hands its last records
   // to its backups, a build-index backup applies what its buffers hold.
@@ -293,8 +302,20 @@ class RegionService final : public channel::RequestHandler {
   static Status CheckPlacement(const wire::Request& request,
                                const Attached& attached);
   static Status LeaseLapsed(uint64_t region_id);
+  // A backup's stream cut here (see Attach): the primary it came from, and
+  // the epoch of the attachment it was cut at.
+  struct Cut {
+    std::string primary_server;
+    uint64_t epoch = 0;
+  };
+  // The cut that ending `attached` makes: if it is a backup's with a
+  // stream open into it (a sink), else none.
+  static std::optional<Cut> CutOf(const Attached& attached);
   mutable std::shared_mutex mutex_;
   std::map<uint64_t, Attached> regions_;
+  // Per region whose backup stream was cut here and not opened again since
+  // (Attach); at most one entry per region this process held.
+  std::map<uint64_t, Cut> cut_;
   // Whether a lease is enforced (RequireLease), and the steady_clock
   // nanoseconds it runs until (0: none granted yet).
   std::atomic<bool> lease_required_{false};

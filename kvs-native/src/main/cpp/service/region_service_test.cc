@@ -27,7 +27,7 @@ class RegionServiceTest : public ::testing::Test {
     ASSERT_TRUE(
         engine::Engine::Open(device_->Open(), options, true, &engine_).ok());
     ASSERT_TRUE(engine_->CreateRegion("r7", &region_).ok());
-    service_.Attach(7, 3, region_);
+    ASSERT_TRUE(service_.Attach(7, 3, region_).ok());
   }
 
   // Sends `request` through the handler and decodes the reply.
@@ -135,7 +135,7 @@ TEST_F(RegionServiceTest, APrimaryAnswersOnlyWhileItsLeaseHolds) {
 TEST_F(RegionServiceTest, APrimaryWithoutItsFirstLeaseAnswersNothing) {
   RegionService fenced;
   fenced.RequireLease();
-  fenced.Attach(7, 3, region_);
+  ASSERT_TRUE(fenced.Attach(7, 3, region_).ok());
   EXPECT_FALSE(fenced.LeaseHeld());
   // The reply's message views the reply's bytes: both live in the caller.
   std::string reply_bytes;
@@ -169,7 +169,7 @@ TEST_F(RegionServiceTest, APrimaryWithoutItsFirstLeaseAnswersNothing) {
 TEST_F(RegionServiceTest, AMinimumOfReplicasIsNeverBypassed) {
   Placement alone;
   alone.min_replicas = 2;
-  service_.Attach(7, 3, region_, alone);
+  ASSERT_TRUE(service_.Attach(7, 3, region_, alone).ok());
   const wire::Reply refused = Call(Make(wire::Opcode::kPut, "k", "v"));
   EXPECT_EQ(refused.status, Status::Code::kNotEnoughReplicas);
   std::string value;
@@ -182,7 +182,7 @@ TEST_F(RegionServiceTest, ReplicationMessagesAreRefusedOnAClientDoor) {
   Placement as_backup;
   as_backup.primary = false;
   as_backup.stream_key = std::string(32, 'k');
-  service_.Attach(7, 3, region_, as_backup);
+  ASSERT_TRUE(service_.Attach(7, 3, region_, as_backup).ok());
   std::string trim;
   replication::IndexControl control;
   control.type = replication::IndexControlType::kTrim;
@@ -235,7 +235,7 @@ TEST_F(RegionServiceTest, PlacementDecidesRoleAndKeyRange) {
   Placement placement;
   placement.start = "d";
   placement.end = std::string("m");
-  service_.Attach(7, 3, region_, placement);
+  ASSERT_TRUE(service_.Attach(7, 3, region_, placement).ok());
   EXPECT_EQ(Call(Make(wire::Opcode::kGet, "g")).status, Status::Code::kOk);
   EXPECT_EQ(Call(Make(wire::Opcode::kGet, "a")).status,
             Status::Code::kWrongRegion);
@@ -258,7 +258,7 @@ TEST_F(RegionServiceTest, PlacementDecidesRoleAndKeyRange) {
   EXPECT_EQ(Call(scan).status, Status::Code::kWrongRegion);
   // Held as a backup: no client request is served.
   placement.primary = false;
-  service_.Attach(7, 3, region_, placement);
+  ASSERT_TRUE(service_.Attach(7, 3, region_, placement).ok());
   const wire::Reply backup = Call(Make(wire::Opcode::kGet, "g"));
   EXPECT_EQ(backup.status, Status::Code::kNotPrimary);
   EXPECT_NE(backup.message.find("backup"), std::string_view::npos);

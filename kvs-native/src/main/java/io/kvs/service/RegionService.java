@@ -89,6 +89,12 @@ public final class RegionService implements AutoCloseable {
    * only from a connection that proved it, so only the group's primary can replicate into it (null
    * on a backup: it takes no stream). A re-attach with another engine region returns once no
    * request uses the old one; so does {@link #detach}.
+   *
+   * @throws io.kvs.core.KvsException STALE_EPOCH, nothing changed, for a send-index backup not
+   *     {@code joining} under the {@code primaryServer} whose stream into this region was cut here
+   *     (the region was detached, or re-attached starting over, while that primary wrote into it):
+   *     the primary may have counted writes its buffers took after nobody applied them, so it must
+   *     be opened joining, its new stream's catch-up sending what it lacks
    */
   public void attach(
       long regionId,

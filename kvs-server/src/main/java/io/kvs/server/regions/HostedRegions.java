@@ -177,19 +177,28 @@ public final class HostedRegions implements ControlledRegions {
     Hosted current = hosted.get(descriptor.id());
     Region region = regionFor(descriptor.id(), role, mode, current);
     long found = System.nanoTime();
-    service.attach(
-        descriptor.id(),
-        descriptor.epoch(),
-        region,
-        role == RegionRole.PRIMARY,
-        descriptor.start(),
-        descriptor.end(),
-        backups,
-        mode,
-        minReplicas,
-        descriptor.primary(),
-        descriptor.joining().contains(serverId),
-        streamKey.bytes());
+    try {
+      service.attach(
+          descriptor.id(),
+          descriptor.epoch(),
+          region,
+          role == RegionRole.PRIMARY,
+          descriptor.start(),
+          descriptor.end(),
+          backups,
+          mode,
+          minReplicas,
+          descriptor.primary(),
+          descriptor.joining().contains(serverId),
+          streamKey.bytes());
+    } catch (KvsException e) {
+      // Refused, nothing changed (a backup whose stream was cut here, opened in sync): a region
+      // object opened for it goes; the master, finding it not held, opens it joining.
+      if (current == null || region != current.region()) {
+        region.close();
+      }
+      throw e;
+    }
     hosted.put(descriptor.id(), new Hosted(descriptor, role, region, mode, session.getAsLong()));
     long attached = System.nanoTime();
     LOG.info(
