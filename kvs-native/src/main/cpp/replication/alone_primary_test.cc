@@ -44,7 +44,8 @@ class AlonePrimaryTest : public test::ReplicationTest {
     as_backup.stream_key = kStreamKey;
     as_backup.primary = false;
     as_backup.joining = true;
-    ASSERT_TRUE(backup_.service.Attach(7, epoch, backup_.region, as_backup).ok());
+    ASSERT_TRUE(
+        backup_.service.Attach(7, epoch, backup_.region, as_backup).ok());
   }
 
   // Writes keys 0..count-1 at `epoch`, each acknowledged.
@@ -73,7 +74,9 @@ class AlonePrimaryTest : public test::ReplicationTest {
 // acknowledged by the primary alone -- from its disk.
 TEST_P(AlonePrimaryTest, AWriteWhoseBackupLeftIsOnDiskWhenAcknowledged) {
   AttachBackup(3);
-  ASSERT_TRUE(primary_.service.Attach(7, 4, primary_.region, AsPrimary(true, false)).ok());
+  ASSERT_TRUE(
+      primary_.service.Attach(7, 4, primary_.region, AsPrimary(true, false))
+          .ok());
   std::thread writer([&] {
     const wire::Reply reply =
         Call(Make(wire::Opcode::kPut, 4, "key0", ValueFor(0)));
@@ -82,7 +85,9 @@ TEST_P(AlonePrimaryTest, AWriteWhoseBackupLeftIsOnDiskWhenAcknowledged) {
   while (primary_.service.BackupsCaughtUp(7) != -1) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  ASSERT_TRUE(primary_.service.Attach(7, 4, primary_.region, AsPrimary(false, false)).ok());
+  ASSERT_TRUE(
+      primary_.service.Attach(7, 4, primary_.region, AsPrimary(false, false))
+          .ok());
   writer.join();
   KillAndReopenPrimary();
   ExpectKeys(1);
@@ -93,7 +98,9 @@ TEST_P(AlonePrimaryTest, AWriteWhoseBackupLeftIsOnDiskWhenAcknowledged) {
 // may hold them when acknowledged.
 TEST_P(AlonePrimaryTest, WritesWhileEveryBackupJoinsAreOnDiskWhenAcknowledged) {
   AttachBackup(5);
-  ASSERT_TRUE(primary_.service.Attach(7, 5, primary_.region, AsPrimary(true, true)).ok());
+  ASSERT_TRUE(
+      primary_.service.Attach(7, 5, primary_.region, AsPrimary(true, true))
+          .ok());
   WriteKeys(5, 200);
   KillAndReopenPrimary();
   ExpectKeys(200);
@@ -104,7 +111,9 @@ TEST_P(AlonePrimaryTest, WritesWhileEveryBackupJoinsAreOnDiskWhenAcknowledged) {
 // replicated it (a fresh process): writes are on its disk when
 // acknowledged.
 TEST_P(AlonePrimaryTest, WritesOfAReplicatedRegionWithNoBackupAreOnDisk) {
-  ASSERT_TRUE(primary_.service.Attach(7, 6, primary_.region, AsPrimary(false, false)).ok());
+  ASSERT_TRUE(
+      primary_.service.Attach(7, 6, primary_.region, AsPrimary(false, false))
+          .ok());
   WriteKeys(6, 200);
   KillAndReopenPrimary();
   ExpectKeys(200);

@@ -106,7 +106,8 @@ TEST_P(ReplicationTest, RegionsSharingABackupServerShareItsWrites) {
       {"127.0.0.1", static_cast<uint16_t>(backup_.server->port())});
   for (uint64_t r = 0; r < kRegions; ++r) {
     ASSERT_TRUE(backup_.service.Attach(7 + r, 3, backups[r], as_backup).ok());
-    ASSERT_TRUE(primary_.service.Attach(7 + r, 3, primaries[r], as_primary).ok());
+    ASSERT_TRUE(
+        primary_.service.Attach(7 + r, 3, primaries[r], as_primary).ok());
   }
   // Writes to every region in flight at once, as clients pipelining them.
   // Small ones: even a batch of all of a region's writes is small enough

@@ -136,12 +136,16 @@ class ReplicationTest : public ::testing::TestWithParam<fabric::Provider> {
     service::Placement as_backup;
     as_backup.stream_key = kStreamKey;
     as_backup.primary = false;
-    ASSERT_TRUE(backup_.service.Attach(7, backup_epoch, backup_.region, as_backup).ok());
+    ASSERT_TRUE(
+        backup_.service.Attach(7, backup_epoch, backup_.region, as_backup)
+            .ok());
     service::Placement as_primary;
     as_primary.stream_key = kStreamKey;
     as_primary.backups.push_back(
         {"127.0.0.1", static_cast<uint16_t>(backup_.server->port())});
-    ASSERT_TRUE(primary_.service.Attach(7, primary_epoch, primary_.region, as_primary).ok());
+    ASSERT_TRUE(
+        primary_.service.Attach(7, primary_epoch, primary_.region, as_primary)
+            .ok());
   }
 
   wire::Reply Call(const wire::Request& request) {
