@@ -189,7 +189,7 @@ Status DecodeHello(std::string_view m, Hello* hello) {
   }
   KVS_RETURN_IF_ERROR(CheckSum(m));
   const uint8_t provider = static_cast<uint8_t>(m[5]);
-  if (provider > static_cast<uint8_t>(fabric::Provider::kVerbs)) {
+  if (provider > static_cast<uint8_t>(fabric::Provider::kStream)) {
     return Status::InvalidArgument("bootstrap: unknown provider " +
                                    std::to_string(provider));
   }
@@ -245,6 +245,40 @@ Status ReadChallenge(int socket, std::chrono::milliseconds timeout,
   KVS_RETURN_IF_ERROR(
       ReadExactly(socket, kChallengeBytes, Clock::now() + timeout, &bytes));
   return DecodeChallenge(bytes, challenge);
+}
+
+Status ClientHandshake(int socket, const std::string& secret,
+                       std::chrono::milliseconds timeout, Hello* hello,
+                       Welcome* welcome) {
+  Challenge challenge;
+  KVS_RETURN_IF_ERROR(ReadChallenge(socket, timeout, &challenge));
+  const ConnectionKind kind = hello->kind;
+  const bool peer = kind == ConnectionKind::kPeer;
+  const char* const secret_name = peer ? "cluster secret" : "client secret";
+  const char* const flag = peer ? "--secret-file" : "--client-secret-file";
+  if (challenge.ProofRequired(kind) && secret.empty()) {
+    return Status::InvalidArgument(
+        std::string("bootstrap: the server requires the ") + secret_name +
+        " and this " + ConnectionKindName(kind) + " has none (" + flag + ")");
+  }
+  if (!challenge.ProofRequired(kind) && !secret.empty()) {
+    return Status::InvalidArgument(
+        std::string("bootstrap: the server requires no ") + secret_name +
+        ", so it cannot prove it is this cluster's; refusing to connect");
+  }
+  hello->nonce = RandomNonce();
+  hello->proof =
+      Prove(secret, HelloPurpose(kind), challenge.nonce, hello->nonce);
+  KVS_RETURN_IF_ERROR(WriteAll(socket, EncodeHello(*hello), timeout));
+  KVS_RETURN_IF_ERROR(ReadWelcome(socket, timeout, welcome));
+  KVS_RETURN_IF_ERROR(welcome->status);
+  if (!secret.empty() && !Verify(welcome->proof, secret, WelcomePurpose(kind),
+                                 hello->nonce, challenge.nonce)) {
+    return Status::InvalidArgument(
+        std::string("bootstrap: the server's proof of the ") + secret_name +
+        " is wrong");
+  }
+  return Status::Ok();
 }
 
 Status WriteAll(int socket, std::string_view bytes,

@@ -81,6 +81,16 @@ Status DecodeHello(std::string_view bytes, Hello* hello);
 Status ReadWelcome(int socket, std::chrono::milliseconds timeout,
                    Welcome* welcome);
 
+// The client's side of the bootstrap on a connected `socket`: reads the
+// Challenge, sends `hello` (its kind, provider, address and buffers filled
+// in; the nonce and the proof of `secret` are added here) and reads the
+// Welcome, checking the server's proof. An error for a refused Welcome, a
+// server that requires a secret this client lacks (or none while it has
+// one), or a wrong proof; each waits at most `timeout`.
+Status ClientHandshake(int socket, const std::string& secret,
+                       std::chrono::milliseconds timeout, Hello* hello,
+                       Welcome* welcome);
+
 // Writes all of `bytes`, waiting at most `timeout`.
 Status WriteAll(int socket, std::string_view bytes,
                 std::chrono::milliseconds timeout);

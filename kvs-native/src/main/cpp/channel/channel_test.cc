@@ -186,8 +186,14 @@ std::map<std::string, int> ThreadNames() {
 
 TEST_P(ChannelTest, ServerThreadsAreNamedByRole) {
   // Each thread names itself as it starts.
-  EXPECT_TRUE(Eventually([] {
+  const bool stream = GetParam() == fabric::Provider::kStream;
+  EXPECT_TRUE(Eventually([stream] {
     std::map<std::string, int> names = ThreadNames();
+    if (stream) {  // one loop, no spinner
+      return names["kvs-stream"] == 1 && names["kvs-fab-accept"] == 1 &&
+             names["kvs-stream-work"] == 2 && names["kvs-stream-ctl"] == 1 &&
+             names["kvs-fab-spin"] == 0;
+    }
     return names["kvs-fab-spin"] == 1 && names["kvs-fab-accept"] == 1 &&
            names["kvs-fab-worker"] == 2;  // ServerOptions' default
   }));
@@ -203,13 +209,15 @@ TEST_P(ChannelTest, RepliesOfEverySizeArriveWholeFetchingWhatDidNotFit) {
     ASSERT_TRUE(status.ok()) << size << ": " << status.ToString();
     ASSERT_EQ(reply, Pattern(size)) << size;
   }
-  EXPECT_GT(client->stats().fetches, 0u);
-  EXPECT_GT(server_->stats().reply_parts, 0u);
-  // Later replies got larger slots: no more parts for a mid-sized reply.
-  const uint64_t fetches = client->stats().fetches;
   std::string reply;
-  ASSERT_TRUE(client->Call("#4096", &reply).ok());
-  EXPECT_EQ(client->stats().fetches, fetches);
+  if (GetParam() != fabric::Provider::kStream) {  // a stream has no slots
+    EXPECT_GT(client->stats().fetches, 0u);
+    EXPECT_GT(server_->stats().reply_parts, 0u);
+    // Later replies got larger slots: no more parts for a mid-sized reply.
+    const uint64_t fetches = client->stats().fetches;
+    ASSERT_TRUE(client->Call("#4096", &reply).ok());
+    EXPECT_EQ(client->stats().fetches, fetches);
+  }
   // Requests of every size too, up to what the request buffer holds.
   for (const size_t size : {1, 64, 1000, 100000}) {
     const std::string request(size, 'q');
@@ -231,7 +239,9 @@ TEST_P(ChannelTest, TheRequestBufferWrapsAroundManyTimesInOrder) {
     ASSERT_TRUE(client->Call(request, &reply).ok()) << i;
     ASSERT_EQ(reply, Reversed(request)) << i;
   }
-  EXPECT_GT(client->stats().wraps, 10u);
+  if (GetParam() != fabric::Provider::kStream) {  // a stream has no ring
+    EXPECT_GT(client->stats().wraps, 10u);
+  }
 }
 
 TEST_P(ChannelTest, ManyOutstandingRequestsEachGetTheirOwnReply) {
@@ -326,10 +336,10 @@ TEST_P(ChannelTest, AnUnresponsiveServerTimesOutWithAClearError) {
   handler_.Release();
 }
 
-// tcp only: in one process, a closed shm endpoint unmaps memory its
+// Not over shm: in one process, a closed shm endpoint unmaps memory its
 // in-process peers still write to, unlike a server process's exit.
 TEST_P(ChannelTest, AServerThatGoesAwayFailsTheCallsInTime) {
-  if (GetParam() != fabric::Provider::kTcp) GTEST_SKIP();
+  if (GetParam() == fabric::Provider::kShm) GTEST_SKIP();
   ClientOptions options;
   options.endpoint = EndpointOptions();
   options.request_timeout = std::chrono::milliseconds(500);
@@ -413,8 +423,8 @@ TEST_P(ChannelTest, OneRemoteWriteScattersPiecesToTheirOwnPlaces) {
   ASSERT_NE(client, nullptr);
   fabric::RemoteBuffer remote;
   ASSERT_TRUE(DescribeReplica(client.get(), &remote));
-  const size_t per_post = client->remote_pieces_max();
-  ASSERT_GT(per_post, 1u);  // tcp and shm take 4
+  ASSERT_GT(client->remote_pieces_max(), 1u);  // tcp and shm take 4
+  const size_t per_post = std::min<size_t>(client->remote_pieces_max(), 4);
   // Pieces of different sizes, piece i to offset 100,000 * (n - i): the
   // order on the wire differs from the order in the buffer.
   const size_t sizes[] = {3000, 7, 40000, 129};
@@ -449,7 +459,9 @@ TEST_P(ChannelTest, OneRemoteWriteScattersPiecesToTheirOwnPlaces) {
   }
   // More pieces than one post takes, none, or one outside the buffer: refused
   // before anything is sent, and the connection stays up.
-  pieces.push_back(pieces.front());
+  while (pieces.size() <= client->remote_pieces_max()) {
+    pieces.push_back(pieces.front());
+  }
   EXPECT_EQ(client->WriteRemote(pieces, nullptr).code(),
             Status::Code::kInvalidArgument);
   EXPECT_EQ(client->WriteRemote({}, nullptr).code(),
@@ -465,6 +477,10 @@ TEST_P(ChannelTest, OneRemoteWriteScattersPiecesToTheirOwnPlaces) {
 // writes into a replica buffer (which need its progress, and carry no
 // message).
 TEST_P(ChannelTest, AnIdleServerBlocksAndKnocksWakeItAtOnce) {
+  if (GetParam() == fabric::Provider::kStream) {
+    GTEST_SKIP()
+        << "no spinner to block or knock: AnIdleStreamServerCostsNoCpu";
+  }
   server_.reset();
   ServerOptions options;
   options.endpoint = EndpointOptions();
@@ -562,6 +578,10 @@ TEST_P(ChannelTest, AReplicaBufferLivesAsLongAsItsConnection) {
 // A peer that writes a well-sealed but wrong message (a reply slot outside
 // its reply buffer) is disconnected; other clients are served on.
 TEST_P(ChannelTest, AMalformedMessageClosesOnlyItsConnection) {
+  if (GetParam() == fabric::Provider::kStream) {
+    GTEST_SKIP()
+        << "one-sided messages: AMalformedFrameClosesOnlyItsConnection";
+  }
   auto good = NewClient();
   ASSERT_NE(good, nullptr);
   std::unique_ptr<fabric::Endpoint> endpoint;
@@ -613,7 +633,8 @@ TEST_P(ChannelTest, AMalformedMessageClosesOnlyItsConnection) {
 
 INSTANTIATE_TEST_SUITE_P(Providers, ChannelTest,
                          ::testing::Values(fabric::Provider::kShm,
-                                           fabric::Provider::kTcp),
+                                           fabric::Provider::kTcp,
+                                           fabric::Provider::kStream),
                          [](const auto& param_info) {
                            return std::string(
                                fabric::ProviderName(param_info.param));

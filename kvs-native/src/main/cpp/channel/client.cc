@@ -12,6 +12,7 @@
 
 #include "channel/bootstrap.h"
 #include "channel/message_format.h"
+#include "channel/stream_client.h"
 
 namespace kvs::channel {
 namespace {
@@ -28,7 +29,7 @@ uint32_t RoundToUnit(uint64_t bytes) {
 
 }  // namespace
 
-struct Client::Outstanding {
+struct FabricClient::Outstanding {
   uint64_t request_id = 0;
   uint32_t sequence = 0;  // of the message whose reply is awaited
   RingAllocator::Allocation slot;
@@ -41,7 +42,7 @@ struct Client::Outstanding {
   uint64_t fetch_bytes = 0;
 };
 
-Client::~Client() {
+FabricClient::~FabricClient() {
   // A graceful goodbye: tell the server (half-close), keep driving progress
   // -- its writes into our memory need it -- until it closes its side,
   // which it does once its last write to us completed; bounded.
@@ -63,6 +64,16 @@ Client::~Client() {
 
 Status Client::Connect(const ClientOptions& options, const std::string& host,
                        uint16_t port, std::unique_ptr<Client>* client) {
+  KVS_RETURN_IF_ERROR(CheckSecret(options.secret));
+  if (options.endpoint.provider == fabric::Provider::kStream) {
+    return StreamClient::Connect(options, host, port, client);
+  }
+  return FabricClient::Connect(options, host, port, client);
+}
+
+Status FabricClient::Connect(const ClientOptions& options,
+                             const std::string& host, uint16_t port,
+                             std::unique_ptr<Client>* client) {
   if (options.request_buffer_bytes % kUnitBytes != 0 ||
       options.reply_buffer_bytes % kUnitBytes != 0 ||
       options.request_buffer_bytes < kBufferBytesMin ||
@@ -72,15 +83,14 @@ Status Client::Connect(const ClientOptions& options, const std::string& host,
     return Status::InvalidArgument(
         "buffer sizes must be multiples of 64 bytes between 4 KiB and 64 MiB");
   }
-  KVS_RETURN_IF_ERROR(CheckSecret(options.secret));
-  std::unique_ptr<Client> connected(new Client());
+  std::unique_ptr<FabricClient> connected(new FabricClient());
   connected->options_ = options;
   KVS_RETURN_IF_ERROR(connected->Init(host, port));
   *client = std::move(connected);
   return Status::Ok();
 }
 
-Status Client::Init(const std::string& host, uint16_t port) {
+Status FabricClient::Init(const std::string& host, uint16_t port) {
   fabric::EndpointOptions endpoint_options = options_.endpoint;
   endpoint_options.wait_fd = options_.wait_fd;
   KVS_RETURN_IF_ERROR(fabric::Endpoint::Open(endpoint_options, &endpoint_));
@@ -101,46 +111,16 @@ Status Client::Init(const std::string& host, uint16_t port) {
       endpoint_->Register(replies_.data(), replies_.size(), &replies_region_));
   KVS_RETURN_IF_ERROR(
       channel::Connect(host, port, options_.bootstrap_timeout, &socket_));
-  Challenge challenge;
-  KVS_RETURN_IF_ERROR(
-      ReadChallenge(socket_, options_.bootstrap_timeout, &challenge));
-  const bool peer = options_.kind == ConnectionKind::kPeer;
-  const char* const secret_name = peer ? "cluster secret" : "client secret";
-  const char* const flag = peer ? "--secret-file" : "--client-secret-file";
-  if (challenge.ProofRequired(options_.kind) && options_.secret.empty()) {
-    return Status::InvalidArgument(
-        std::string("bootstrap: the server requires the ") + secret_name +
-        " and this " + ConnectionKindName(options_.kind) + " has none (" +
-        flag + ")");
-  }
-  if (!challenge.ProofRequired(options_.kind) && !options_.secret.empty()) {
-    return Status::InvalidArgument(
-        std::string("bootstrap: the server requires no ") + secret_name +
-        ", so it cannot prove it is this cluster's; refusing to connect");
-  }
   Hello hello;
   hello.kind = options_.kind;
-  hello.nonce = RandomNonce();
-  hello.proof = Prove(options_.secret, HelloPurpose(options_.kind),
-                      challenge.nonce, hello.nonce);
   hello.provider = options_.endpoint.provider;
   hello.address = endpoint_->address();
   hello.reply_buffer = {replies_region_->RemoteAddress(0),
                         replies_region_->key(), replies_.size()};
   hello.request_buffer_bytes = options_.request_buffer_bytes;
-  KVS_RETURN_IF_ERROR(
-      WriteAll(socket_, EncodeHello(hello), options_.bootstrap_timeout));
   Welcome welcome;
-  KVS_RETURN_IF_ERROR(
-      ReadWelcome(socket_, options_.bootstrap_timeout, &welcome));
-  KVS_RETURN_IF_ERROR(welcome.status);
-  if (!options_.secret.empty() &&
-      !Verify(welcome.proof, options_.secret, WelcomePurpose(options_.kind),
-              hello.nonce, challenge.nonce)) {
-    return Status::InvalidArgument(std::string("bootstrap: the server's proof "
-                                               "of the ") +
-                                   secret_name + " is wrong");
-  }
+  KVS_RETURN_IF_ERROR(ClientHandshake(
+      socket_, options_.secret, options_.bootstrap_timeout, &hello, &welcome));
   connection_id_ = welcome.connection_id;
   if (welcome.request_buffer.size != options_.request_buffer_bytes) {
     return Status::Corruption("the server's request buffer has another size");
@@ -156,15 +136,17 @@ Status Client::Init(const std::string& host, uint16_t port) {
   return Status::Ok();
 }
 
-std::optional<RingAllocator::Allocation> Client::TakeReplySlot(uint32_t bytes) {
+std::optional<RingAllocator::Allocation> FabricClient::TakeReplySlot(
+    uint32_t bytes) {
   const uint32_t largest =
       reply_ring_->capacity() / 2 / kUnitBytes * kUnitBytes;
   return reply_ring_->Allocate(std::min(
       largest, std::max<uint32_t>(2 * kUnitBytes, RoundToUnit(bytes))));
 }
 
-Status Client::SendMessage(const MessageHeader& header,
-                           std::string_view payload, uint64_t* allocation) {
+Status FabricClient::SendMessage(const MessageHeader& header,
+                                 std::string_view payload,
+                                 uint64_t* allocation) {
   // Before posting: a post may wait for the server's progress.
   KnockIfDue(Clock::now());
   const uint32_t bytes = static_cast<uint32_t>(MessageBytes(payload.size()));
@@ -208,14 +190,14 @@ Status Client::SendMessage(const MessageHeader& header,
   return Status::Ok();
 }
 
-void Client::KnockIfDue(Clock::time_point now) {
+void FabricClient::KnockIfDue(Clock::time_point now) {
   if (now - last_knock_ < kKnockEvery) return;
   last_knock_ = now;
   Knock(socket_);
   ++stats_.knocks;
 }
 
-Status Client::Submit(std::string_view request, Callback done) {
+Status FabricClient::Submit(std::string_view request, Callback done) {
   if (!broken_.ok()) return broken_;
   if (MessageBytes(request.size()) > server_requests_.size) {
     return Status::TooLarge("a request of " + std::to_string(request.size()) +
@@ -251,7 +233,7 @@ Status Client::Submit(std::string_view request, Callback done) {
   return Status::Ok();
 }
 
-Status Client::BreakOnPostFailure(const Status& posted) {
+Status FabricClient::BreakOnPostFailure(const Status& posted) {
   // A write the provider would not take (even after retrying for its post
   // timeout) means the server is gone or stuck: not backpressure.
   Break(Status::IoError("the server does not take writes: " +
@@ -259,7 +241,7 @@ Status Client::BreakOnPostFailure(const Status& posted) {
   return broken_;
 }
 
-void Client::Break(Status status) {
+void FabricClient::Break(Status status) {
   if (!broken_.ok()) return;
   broken_ = status;
   if (socket_ >= 0) {
@@ -273,7 +255,7 @@ void Client::Break(Status status) {
   }
 }
 
-bool Client::PollOne(Outstanding* request, bool* finished) {
+bool FabricClient::PollOne(Outstanding* request, bool* finished) {
   *finished = false;
   if (request->fetch_bytes != 0) {
     // Ask for the rest of a reply sent in part (retried while full).
@@ -367,8 +349,8 @@ Status Client::WriteRemote(const fabric::RemoteBuffer& target, uint64_t offset,
   return WriteRemote(std::span<const RemotePiece>(&piece, 1), std::move(done));
 }
 
-Status Client::WriteRemote(std::span<const RemotePiece> pieces,
-                           std::function<void(Status)> done) {
+Status FabricClient::WriteRemote(std::span<const RemotePiece> pieces,
+                                 std::function<void(Status)> done) {
   if (!broken_.ok()) return broken_;
   if (pieces.empty() || pieces.size() > remote_pieces_max()) {
     return Status::InvalidArgument("a remote write of " +
@@ -438,7 +420,7 @@ Status Client::WriteRemote(std::span<const RemotePiece> pieces,
   return Status::Ok();
 }
 
-size_t Client::Poll() {
+size_t FabricClient::Poll() {
   if (!broken_.ok()) return 0;
   endpoint_->Progress();
   // Finished remote writes: the staging space returns, then the owner hears.
@@ -489,7 +471,7 @@ size_t Client::Poll() {
   return finished;
 }
 
-Status Client::Call(std::string_view request, std::string* reply) {
+Status FabricClient::Call(std::string_view request, std::string* reply) {
   bool done = false;
   Status result;
   const auto deadline = Clock::now() + options_.request_timeout;
@@ -513,8 +495,8 @@ Status Client::Call(std::string_view request, std::string* reply) {
   return result;
 }
 
-std::optional<std::chrono::steady_clock::time_point> Client::oldest_unanswered()
-    const {
+std::optional<std::chrono::steady_clock::time_point>
+FabricClient::oldest_unanswered() const {
   // Both maps are keyed in posting order; each entry's deadline is its
   // posting time plus the request timeout.
   std::optional<Clock::time_point> oldest;
@@ -527,7 +509,7 @@ std::optional<std::chrono::steady_clock::time_point> Client::oldest_unanswered()
   return oldest;
 }
 
-ClientStats Client::stats() const {
+ClientStats FabricClient::stats() const {
   ClientStats stats = stats_;
   stats.reply_slot_bytes = reply_slot_bytes_;
   return stats;

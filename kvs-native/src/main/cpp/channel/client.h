@@ -85,6 +85,9 @@ struct ClientStats {
 // so knocks stay: they bound what a missed arrival costs.
 inline constexpr std::chrono::microseconds kKnockEvery{100};
 
+// A connection to a channel server, over the fabric (FabricClient) or a
+// plain TCP stream (StreamClient, channel/stream_client.h), chosen by
+// `ClientOptions::endpoint.provider`.
 class Client {
  public:
   // The reply payload (valid during the call) or why there is none.
@@ -92,7 +95,7 @@ class Client {
 
   static Status Connect(const ClientOptions& options, const std::string& host,
                         uint16_t port, std::unique_ptr<Client>* client);
-  ~Client();
+  virtual ~Client() = default;
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
@@ -100,44 +103,41 @@ class Client {
   // buffers or the outstanding limit are full now (Poll, then retry);
   // TOO_LARGE if the request can never fit the request buffer; the
   // connection's error once it is broken.
-  Status Submit(std::string_view request, Callback done);
+  virtual Status Submit(std::string_view request, Callback done) = 0;
   // Drives progress, delivers arrived replies, enforces timeouts and
   // liveness. Returns how many requests finished.
-  size_t Poll();
+  virtual size_t Poll() = 0;
   // Submit and poll until the reply: a blocking round trip.
-  Status Call(std::string_view request, std::string* reply);
+  virtual Status Call(std::string_view request, std::string* reply) = 0;
 
-  size_t outstanding() const { return outstanding_.size(); }
+  virtual size_t outstanding() const = 0;
   // Writes (messages and remote writes) posted whose completion Poll has
   // not delivered yet.
-  size_t writes_in_flight() const {
-    return endpoint_->outstanding() + writes_done_.size();
-  }
+  virtual size_t writes_in_flight() const = 0;
   // When the oldest request or remote write still unanswered was posted;
   // nullopt when none is. How long the server has left work it was given
   // undone (a replication stream's stall, Replicator).
-  std::optional<std::chrono::steady_clock::time_point> oldest_unanswered()
-      const;
-  // The connection's wait fd (ClientOptions::wait_fd; tcp), or -1:
-  // readable once the server's bytes arrive, before Poll; and whether
-  // blocking on it now is safe (nothing arrived meanwhile).
-  int wait_fd() const { return endpoint_->wait_fd(); }
-  bool TryWait() { return endpoint_->TryWait(); }
+  virtual std::optional<std::chrono::steady_clock::time_point>
+  oldest_unanswered() const = 0;
+  // The connection's wait fd (ClientOptions::wait_fd), or -1: readable
+  // once the server's bytes arrive, before Poll; and whether blocking on it
+  // now is safe (nothing arrived meanwhile, nothing waits to be sent).
+  virtual int wait_fd() const = 0;
+  virtual bool TryWait() = 0;
   // The id the server gave this connection at the bootstrap (Welcome):
   // what a peer's proofs bind to (replication_format.h, OPEN).
-  uint64_t connection_id() const { return connection_id_; }
+  virtual uint64_t connection_id() const = 0;
   // OK while usable; else why it broke.
-  const Status& health() const { return broken_; }
-  ClientStats stats() const;
+  virtual const Status& health() const = 0;
+  virtual ClientStats stats() const = 0;
 
   // Replication channel, writing side (a primary): writes `bytes` at
   // `offset` of a peer's buffer (Session::ReplicaBuffers, described in a
   // control message) one-sidedly; `done` is called from a later Poll when
-  // the write completed. The bytes are copied first (into a registered
-  // staging buffer of `options.write_staging_bytes`): BUSY while it is full
-  // or the transmit queue is (post again later; it never waits for room).
-  // A write not completed within `request_timeout` breaks the connection.
-  // Writes on this connection stay in order with its messages, so a control
+  // the write completed. The bytes are copied first: BUSY while there is
+  // no room for them (post again later; it never waits for room). A write
+  // not completed within `request_timeout` breaks the connection. Writes
+  // on this connection stay in order with its messages, so a control
   // message sent after `done` finds the bytes in place.
   Status WriteRemote(const fabric::RemoteBuffer& target, uint64_t offset,
                      std::string_view bytes, std::function<void(Status)> done);
@@ -148,13 +148,46 @@ class Client {
     uint64_t offset = 0;
     std::string_view bytes;
   };
+  virtual Status WriteRemote(std::span<const RemotePiece> pieces,
+                             std::function<void(Status)> done) = 0;
+  virtual size_t remote_pieces_max() const = 0;
+
+ protected:
+  Client() = default;
+};
+
+// The one-sided message protocol over a libfabric endpoint. Remote writes
+// are staged in a registered buffer of `options.write_staging_bytes`.
+class FabricClient final : public Client {
+ public:
+  static Status Connect(const ClientOptions& options, const std::string& host,
+                        uint16_t port, std::unique_ptr<Client>* client);
+  ~FabricClient() override;
+
+  Status Submit(std::string_view request, Callback done) override;
+  size_t Poll() override;
+  Status Call(std::string_view request, std::string* reply) override;
+  size_t outstanding() const override { return outstanding_.size(); }
+  size_t writes_in_flight() const override {
+    return endpoint_->outstanding() + writes_done_.size();
+  }
+  std::optional<std::chrono::steady_clock::time_point> oldest_unanswered()
+      const override;
+  int wait_fd() const override { return endpoint_->wait_fd(); }
+  bool TryWait() override { return endpoint_->TryWait(); }
+  uint64_t connection_id() const override { return connection_id_; }
+  const Status& health() const override { return broken_; }
+  ClientStats stats() const override;
+  using Client::WriteRemote;
   Status WriteRemote(std::span<const RemotePiece> pieces,
-                     std::function<void(Status)> done);
-  size_t remote_pieces_max() const { return endpoint_->remote_targets_max(); }
+                     std::function<void(Status)> done) override;
+  size_t remote_pieces_max() const override {
+    return endpoint_->remote_targets_max();
+  }
 
  private:
   struct Outstanding;
-  Client() = default;
+  FabricClient() = default;
   Status Init(const std::string& host, uint16_t port);
   // Writes one message into the server's request buffer.
   Status SendMessage(const MessageHeader& header, std::string_view payload,

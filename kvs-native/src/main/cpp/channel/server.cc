@@ -17,10 +17,13 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "channel/bootstrap.h"
 #include "channel/message_format.h"
+#include "channel/replica_sets.h"
+#include "channel/stream_server.h"
 #include "io/aligned_buffer.h"
 #include "util/check.h"
 #include "util/thread_name.h"
@@ -66,8 +69,7 @@ struct Connection : Session {
   Clock::time_point closing_since;
   // The replica buffer sets the peer asked for, by tag (Session::
   // ReplicaBuffers): kept until the connection goes.
-  std::mutex replica_sets_mutex;
-  std::map<uint64_t, std::vector<std::shared_ptr<ReplicaBuffer>>> replica_sets;
+  ReplicaSets replica_sets;
 
   // Marks the connection closed; false if it already was.
   bool MarkClosed() {
@@ -86,12 +88,9 @@ struct Connection : Session {
   // still in flight to a peer that stopped driving them.
   void CloseEndpoint() {
     std::shared_ptr<fabric::Endpoint> closing;
-    {
-      // The peer writes no more: its buffers go (users holding one keep
-      // its memory, and with it the endpoint, until they let go).
-      std::lock_guard<std::mutex> lock(replica_sets_mutex);
-      replica_sets.clear();
-    }
+    // The peer writes no more: its buffers go (users holding one keep its
+    // memory, and with it the endpoint, until they let go).
+    replica_sets.Clear();
     {
       std::lock_guard<std::mutex> lock(write_mutex);
       requests_region.reset();  // regions before their endpoint
@@ -116,35 +115,18 @@ struct Connection : Session {
     if (registering == nullptr) {
       return Status::Closed("the connection closed");
     }
-    std::lock_guard<std::mutex> lock(replica_sets_mutex);
-    std::vector<std::shared_ptr<ReplicaBuffer>>& set = replica_sets[tag];
-    const bool reusable =
-        set.size() == count &&
-        std::all_of(set.begin(), set.end(), [&](const auto& buffer) {
-          return buffer->size() == bytes;
-        });
-    if (reusable) {
-      for (const auto& buffer : set) buffer->Zero(0, buffer->size());
-    } else {
-      set.clear();
-      for (size_t i = 0; i < count; ++i) {
-        std::shared_ptr<ReplicaBuffer> buffer;
-        const Status registered = ReplicaBuffer::Register(
-            registering, bytes, replica_buffers, &buffer);
-        if (!registered.ok()) {
-          set.clear();
-          return registered;
-        }
-        set.push_back(std::move(buffer));
-      }
-    }
-    *buffers = set;
-    return Status::Ok();
+    return replica_sets.Get(
+        tag, count, bytes,
+        [&](std::shared_ptr<ReplicaBuffer>* buffer) {
+          return ReplicaBuffer::Register(registering, bytes, replica_buffers,
+                                         buffer);
+        },
+        buffers);
   }
 
   ~Connection() override {
     // Regions before the buffers they cover and the endpoint they are on.
-    replica_sets.clear();
+    replica_sets.Clear();
     requests_region.reset();
     staging_region.reset();
     endpoint.reset();
@@ -198,6 +180,9 @@ struct Server::Impl {
   std::vector<std::unique_ptr<Worker>> workers;
   size_t current_worker = 0;  // spinner only
 
+  // Provider "stream": the connections' loop (no spinner, no endpoints).
+  std::unique_ptr<StreamServer> stream;
+
   std::thread acceptor, spinner;
   std::atomic<uint64_t> refused{0};  // failed authentication
   std::atomic<uint64_t> handshakes_dropped{0};
@@ -216,6 +201,7 @@ struct Server::Impl {
     }
     Wake();
     if (acceptor.joinable()) acceptor.join();
+    stream.reset();
     if (spinner.joinable()) spinner.join();
     for (auto& worker : workers) {
       {
@@ -437,6 +423,11 @@ struct Server::Impl {
   void HandOver(std::shared_ptr<Connection> connection) {
     accepted.fetch_add(1);
     open.fetch_add(1);
+    if (stream != nullptr) {
+      stream->Add(std::exchange(connection->socket, -1), connection->peer_kind,
+                  connection->number);
+      return;
+    }
     std::lock_guard<std::mutex> lock(incoming_mutex);
     incoming.push_back(std::move(connection));
     incoming_ready.notify_one();
@@ -453,6 +444,11 @@ struct Server::Impl {
     if (open.load() >= options.max_connections) {
       return Status::FromCode(Status::Code::kOverloaded,
                               "too many connections");
+    }
+    if (stream != nullptr) {  // no endpoint, no buffers: the socket is all
+      connection->number = next_connection_id.fetch_add(1);
+      welcome->connection_id = connection->number;
+      return Status::Ok();
     }
     const uint32_t request_bytes = hello.request_buffer_bytes;
     const uint64_t reply_bytes = hello.reply_buffer.size;
@@ -921,7 +917,12 @@ Status Server::Start(const ServerOptions& options, RequestHandler* handler,
   impl->options = options;
   impl->handler = handler;
   KVS_CHECK(options.workers > 0 && options.queue_threshold > 0);
-  {
+  if (options.endpoint.provider == fabric::Provider::kStream) {
+    KVS_RETURN_IF_ERROR(StreamServer::Start(
+        handler, options.workers, impl->replica_buffers,
+        {&impl->open, &impl->closed, &impl->requests, &impl->malformed},
+        &impl->stream));
+  } else {
     // Fail early on a provider this machine lacks, not at the first client.
     std::unique_ptr<fabric::Endpoint> probe;
     KVS_RETURN_IF_ERROR(fabric::Endpoint::Open(options.endpoint, &probe));
@@ -940,7 +941,8 @@ Status Server::Start(const ServerOptions& options, RequestHandler* handler,
     watch.data.fd = impl->wake_fd;
     ::epoll_ctl(impl->poll_set, EPOLL_CTL_ADD, impl->wake_fd, &watch);
   }
-  for (size_t i = 0; i <= options.workers; ++i) {
+  // The fabric's threads; a stream server has its own (StreamServer).
+  for (size_t i = 0; impl->stream == nullptr && i <= options.workers; ++i) {
     impl->workers.push_back(std::make_unique<Worker>());
   }
   Impl* raw = impl.get();
@@ -952,10 +954,12 @@ Status Server::Start(const ServerOptions& options, RequestHandler* handler,
       raw->WorkLoop(w);
     });
   }
-  impl->spinner = std::thread([raw] {
-    SetThreadName(kThreadFabricSpin);
-    raw->SpinLoop();
-  });
+  if (impl->stream == nullptr) {
+    impl->spinner = std::thread([raw] {
+      SetThreadName(kThreadFabricSpin);
+      raw->SpinLoop();
+    });
+  }
   impl->acceptor = std::thread([raw] {
     SetThreadName(kThreadFabricAccept);
     raw->AcceptLoop();
@@ -966,14 +970,23 @@ Status Server::Start(const ServerOptions& options, RequestHandler* handler,
 
 uint16_t Server::port() const { return impl_->port; }
 
-Status ReplicaBuffer::Register(std::shared_ptr<fabric::Endpoint> endpoint,
-                               size_t bytes,
-                               std::shared_ptr<std::atomic<size_t>> live,
-                               std::shared_ptr<ReplicaBuffer>* buffer) {
+namespace {
+
+Status CheckReplicaBufferBytes(size_t bytes) {
   if (bytes == 0 || bytes % kUnitBytes != 0 || bytes > kBufferBytesMax) {
     return Status::InvalidArgument(
         "a replica buffer is a multiple of 64 bytes up to 64 MiB");
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ReplicaBuffer::Register(std::shared_ptr<fabric::Endpoint> endpoint,
+                               size_t bytes,
+                               std::shared_ptr<std::atomic<size_t>> live,
+                               std::shared_ptr<ReplicaBuffer>* buffer) {
+  KVS_RETURN_IF_ERROR(CheckReplicaBufferBytes(bytes));
   std::shared_ptr<ReplicaBuffer> created(new ReplicaBuffer());
   // A NIC's registration pins the pages, which must then stay.
   KVS_RETURN_IF_ERROR(created->memory_.Map(
@@ -983,6 +996,19 @@ Status ReplicaBuffer::Register(std::shared_ptr<fabric::Endpoint> endpoint,
   created->remote_ = {created->region_->RemoteAddress(0),
                       created->region_->key(), bytes};
   created->endpoint_ = std::move(endpoint);
+  created->live_ = std::move(live);
+  if (created->live_ != nullptr) created->live_->fetch_add(1);
+  *buffer = std::move(created);
+  return Status::Ok();
+}
+
+Status ReplicaBuffer::Allocate(size_t bytes, uint64_t key,
+                               std::shared_ptr<std::atomic<size_t>> live,
+                               std::shared_ptr<ReplicaBuffer>* buffer) {
+  KVS_RETURN_IF_ERROR(CheckReplicaBufferBytes(bytes));
+  std::shared_ptr<ReplicaBuffer> created(new ReplicaBuffer());
+  KVS_RETURN_IF_ERROR(created->memory_.Map(bytes, /*reclaim=*/true));
+  created->remote_ = {0, key, bytes};
   created->live_ = std::move(live);
   if (created->live_ != nullptr) created->live_->fetch_add(1);
   *buffer = std::move(created);

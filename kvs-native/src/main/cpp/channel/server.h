@@ -77,6 +77,12 @@ class ReplicaBuffer {
                          size_t bytes,
                          std::shared_ptr<std::atomic<size_t>> live,
                          std::shared_ptr<ReplicaBuffer>* buffer);
+  // The same for the stream transport (stream_format.h): no registration;
+  // the connection's own thread copies WRITE frames into it, and `key`
+  // names it in them.
+  static Status Allocate(size_t bytes, uint64_t key,
+                         std::shared_ptr<std::atomic<size_t>> live,
+                         std::shared_ptr<ReplicaBuffer>* buffer);
   ~ReplicaBuffer();
   ReplicaBuffer(const ReplicaBuffer&) = delete;
   ReplicaBuffer& operator=(const ReplicaBuffer&) = delete;

@@ -33,6 +33,8 @@ bool ParseProvider(std::string_view name, Provider* provider) {
     *provider = Provider::kTcp;
   } else if (name == "verbs") {
     *provider = Provider::kVerbs;
+  } else if (name == "stream") {
+    *provider = Provider::kStream;
   } else {
     return false;
   }
@@ -47,6 +49,8 @@ const char* ProviderName(Provider provider) {
       return "tcp";
     case Provider::kVerbs:
       return "verbs";
+    case Provider::kStream:
+      return "stream";
   }
   return "unknown";
 }
@@ -66,6 +70,8 @@ const char* LibfabricProviderName(Provider provider) {
       return "tcp;ofi_rxm";
     case Provider::kVerbs:
       return "verbs;ofi_rxm";
+    case Provider::kStream:
+      break;  // not libfabric's
   }
   return "";
 }
@@ -99,6 +105,10 @@ Endpoint::~Endpoint() {
 
 Status Endpoint::Open(const EndpointOptions& options,
                       std::unique_ptr<Endpoint>* endpoint) {
+  if (options.provider == Provider::kStream) {
+    return Status::InvalidArgument(
+        "stream is the channel's own TCP transport, not a libfabric provider");
+  }
   std::unique_ptr<Endpoint> opened(new Endpoint(options));
   KVS_RETURN_IF_ERROR(opened->Init());
   *endpoint = std::move(opened);

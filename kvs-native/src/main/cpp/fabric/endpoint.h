@@ -61,6 +61,9 @@ enum class Provider {
   kShm,    // processes on one host
   kTcp,    // any network: tcp with the rxm reliable-datagram layer
   kVerbs,  // RDMA NICs: verbs with rxm
+  // Not libfabric: the channel's own transport over plain TCP (channel/
+  // stream_format.h), for commodity networks. Endpoint::Open refuses it.
+  kStream,
 };
 
 // Removes the shm provider's region names in `directory` ("<pid>:<n>:<n>")

@@ -121,7 +121,8 @@ TEST_P(AlonePrimaryTest, WritesOfAReplicatedRegionWithNoBackupAreOnDisk) {
 
 INSTANTIATE_TEST_SUITE_P(Providers, AlonePrimaryTest,
                          ::testing::Values(fabric::Provider::kShm,
-                                           fabric::Provider::kTcp),
+                                           fabric::Provider::kTcp,
+                                           fabric::Provider::kStream),
                          [](const auto& param_info) {
                            return std::string(
                                fabric::ProviderName(param_info.param));

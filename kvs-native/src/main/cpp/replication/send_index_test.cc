@@ -854,7 +854,8 @@ TEST_P(SendIndexTest, AnAttachThatWouldCutAnOpenStreamInSyncIsRefused) {
 
 INSTANTIATE_TEST_SUITE_P(Providers, SendIndexTest,
                          ::testing::Values(fabric::Provider::kShm,
-                                           fabric::Provider::kTcp),
+                                           fabric::Provider::kTcp,
+                                           fabric::Provider::kStream),
                          [](const auto& param_info) {
                            return std::string(
                                fabric::ProviderName(param_info.param));

@@ -7,8 +7,9 @@ import java.util.Optional;
 /**
  * Settings of the fabric transport (docs/PROTOCOL.md, "Fabric messages").
  *
- * @param provider the libfabric provider: {@code shm} (processes on one host), {@code tcp} (any
- *     network) or {@code verbs} (RDMA NICs)
+ * @param provider the transport: a libfabric provider, {@code shm} (processes on one host), {@code
+ *     tcp} (any network) or {@code verbs} (RDMA NICs); or {@code stream}, the channel's own
+ *     transport over plain TCP (any network, no libfabric: docs/PROTOCOL.md, "Stream frames")
  * @param node for {@code tcp} and {@code verbs}: the local address to bind, or empty for any
  * @param host server: the bootstrap listen address
  * @param port server: the bootstrap port, 0 for any free one
@@ -41,8 +42,11 @@ public record FabricOptions(
     Objects.requireNonNull(host, "host");
     Objects.requireNonNull(secret, "secret");
     Objects.requireNonNull(clientSecret, "clientSecret");
-    if (!provider.equals("shm") && !provider.equals("tcp") && !provider.equals("verbs")) {
-      throw new IllegalArgumentException("provider must be shm, tcp or verbs: " + provider);
+    if (!provider.equals("shm")
+        && !provider.equals("tcp")
+        && !provider.equals("verbs")
+        && !provider.equals("stream")) {
+      throw new IllegalArgumentException("provider must be shm, tcp, verbs or stream: " + provider);
     }
     if (port < 0 || port > 65535 || workers < 1 || workers > 256) {
       throw new IllegalArgumentException("port 0..65535 and workers 1..256 expected");

@@ -14,8 +14,8 @@ import java.util.Objects;
  * @param cluster cluster name (the ZooKeeper namespace {@code /kvs/<cluster>})
  * @param host the address every port listens on and is advertised as
  * @param tcpPort Netty TCP front end port (0: free port)
- * @param fabricProvider {@code shm}, {@code tcp}, {@code verbs}, or {@code none} for no fabric
- *     transport
+ * @param fabricProvider {@code shm}, {@code tcp}, {@code verbs}, {@code stream}, or {@code none}
+ *     for no fabric transport
  * @param fabricPort the fabric bootstrap port (0: free port)
  * @param controlPort the control RPC port (0: free port)
  * @param memoryBudgetBytes the engine's memory budget (L0 and caches), 0 for its default

@@ -202,7 +202,9 @@ public final class ChaosCampaign {
             "--session-timeout-ms",
             Integer.toString(options.sessionTimeoutMillis()),
             "--zookeeper-log-dir",
-            zookeeperLog.toString());
+            zookeeperLog.toString(),
+            "--fabric",
+            options.fabric());
     return new ChaosCluster.Layout(
         data.resolve("chaos"),
         data.resolve("chaos-disks"),

@@ -18,6 +18,8 @@ import java.nio.file.Paths;
  *     fails; 0 (the default) reports it without a bound
  * @param diskMib size of each server's loop-mounted file system (default 4096, sparse)
  * @param kinds the kinds of fault the schedule draws from (default: every kind)
+ * @param fabric the servers' replication transport ({@code ./kvs local start --fabric}: {@code
+ *     tcp}, the default, {@code shm} or {@code stream})
  * @param dryRun print the schedule (the quick one whole, the full one's first 50 steps) and stop
  * @param outDir where {@code chaos.json} and {@code chaos.png} go (default target/bench)
  * @param dataDir where the cluster and its disks live (default target/bench/data)
@@ -33,13 +35,15 @@ record ChaosOptions(
     long maxUnavailableMillis,
     int diskMib,
     java.util.List<FaultKind> kinds,
+    String fabric,
     boolean dryRun,
     Path outDir,
     Path dataDir) {
   static final String USAGE =
       "usage: ./kvs chaos [--seed N] [--minutes M] [--quick] [--clients N] [--keys N]"
           + " [--rate OPS_PER_CLIENT] [--session-timeout-ms MS] [--max-unavailable-ms MS]"
-          + " [--disk-mib MIB] [--kinds KIND,...] [--dry-run] [--out-dir DIR] [--data-dir DIR]";
+          + " [--disk-mib MIB] [--kinds KIND,...] [--fabric tcp|shm|stream] [--dry-run]"
+          + " [--out-dir DIR] [--data-dir DIR]";
 
   static ChaosOptions parse(String[] args) {
     Long seed = null;
@@ -53,6 +57,7 @@ record ChaosOptions(
     long maxUnavailable = 0;
     int diskMib = 4096;
     java.util.List<FaultKind> kinds = FaultKind.all();
+    String fabric = "tcp";
     Path outDir = Paths.get("target", "bench");
     Path dataDir = Paths.get("target", "bench", "data");
     for (int i = 0; i < args.length; i++) {
@@ -85,6 +90,12 @@ record ChaosOptions(
                     .map(FaultKind::of)
                     .distinct()
                     .toList();
+        case "--fabric" -> {
+          if (!value.equals("tcp") && !value.equals("shm") && !value.equals("stream")) {
+            throw new IllegalArgumentException("--fabric is tcp, shm or stream, not " + value);
+          }
+          fabric = value;
+        }
         case "--out-dir" -> outDir = Paths.get(value);
         case "--data-dir" -> dataDir = Paths.get(value);
         default -> throw new IllegalArgumentException("unknown option " + arg);
@@ -111,6 +122,7 @@ record ChaosOptions(
         maxUnavailable,
         diskMib,
         kinds,
+        fabric,
         dryRun,
         outDir,
         dataDir);
@@ -127,6 +139,9 @@ record ChaosOptions(
     }
     if (sessionTimeoutMillis != 4000) {
       command.append(" --session-timeout-ms ").append(sessionTimeoutMillis);
+    }
+    if (!fabric.equals("tcp")) {
+      command.append(" --fabric ").append(fabric);
     }
     return command.toString();
   }
