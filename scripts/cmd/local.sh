@@ -1,7 +1,7 @@
 # summary: a cluster of local processes: start [--servers 3] [--regions 32] [--replication 2] [--mode send-index|build-index|none], status, verify, stop, kill|pause|resume|restart <process>
 #
 #   ./kvs local start [--servers 3] [--regions 32] [--replication 2]
-#                     [--mode send-index|build-index|none] [--masters 1] [--fabric tcp|shm|stream|none]
+#                     [--mode send-index|build-index|none] [--masters 1] [--fabric stream|tcp|shm|none]
 #                     [--split-points K1,K2,... | --split-prefix PREFIX]
 #                     [--session-timeout-ms 4000] [--master-session-timeout-ms MS]
 #                     [--min-replicas 1]

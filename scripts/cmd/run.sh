@@ -4,7 +4,7 @@
 #   ./kvs run master    --id m1 --dir DIR --zookeeper HOST:PORT [--regions 32]
 #                       [--replication 2] [--mode build-index|none] [--servers 3]
 #   ./kvs run server    --id s1 --dir DIR --zookeeper HOST:PORT [--host HOST]
-#                       [--tcp-port 0] [--fabric tcp|shm|verbs|stream|none] [--fabric-port 0]
+#                       [--tcp-port 0] [--fabric stream|tcp|shm|verbs|none] [--fabric-port 0]
 #                       [--control-port 0] [--memory BYTES]
 #
 # Each stops cleanly on SIGTERM. ./kvs local starts all of them on this

@@ -40,7 +40,7 @@ class FabricTransportTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"shm", "tcp"})
+  @ValueSource(strings = {"shm", "tcp", "stream"})
   void clientsReachEngineRegionsThroughTheFabric(String provider) throws Exception {
     try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
         RegionService service = RegionService.create();
@@ -78,7 +78,7 @@ class FabricTransportTest {
 
   /** Blocking calls drive the connection from their own threads, beside async sends. */
   @ParameterizedTest
-  @ValueSource(strings = {"shm", "tcp"})
+  @ValueSource(strings = {"shm", "tcp", "stream"})
   void blockingCallsFromManyThreadsShareTheConnectionWithSends(String provider) throws Exception {
     try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
         RegionService service = RegionService.create();
@@ -121,11 +121,11 @@ class FabricTransportTest {
     }
   }
 
-  // tcp only: in one process, a closed shm endpoint unmaps the memory its in-process peers
-  // write to, which a separate server process's exit does not; the departed-server case on shm
-  // needs the server in another process.
+  // Not shm: in one process, a closed shm endpoint unmaps the memory its in-process peers write
+  // to, which a separate server process's exit does not; the departed-server case on shm needs
+  // the server in another process.
   @ParameterizedTest
-  @ValueSource(strings = {"tcp"})
+  @ValueSource(strings = {"tcp", "stream"})
   void aServerThatGoesAwayFailsTheClientsRequests(String provider) throws Exception {
     RegionService service = RegionService.create();
     FabricServer server = FabricServer.start(FabricOptions.defaults(provider), service);

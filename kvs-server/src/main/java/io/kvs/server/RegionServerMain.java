@@ -13,7 +13,7 @@ import java.util.Set;
  *
  * <pre>
  * RegionServerMain --id s1 --dir DIR --zookeeper HOST:PORT [--cluster default] [--host 127.0.0.1]
- *                  [--tcp-port 0] [--fabric tcp|shm|verbs|stream|none] [--fabric-port 0]
+ *                  [--tcp-port 0] [--fabric stream|tcp|shm|verbs|none] [--fabric-port 0]
  *                  [--control-port 0] [--http-port 0] [--memory BYTES] [--l0-size BYTES] [--growth-factor N]
  *                  [--session-timeout-ms 4000] [--durability flush|sync] [--metrics on|off]
  *                  [--max-client-connections 1024]
@@ -78,7 +78,7 @@ public final class RegionServerMain {
                 .cluster(flags.get("cluster", "default"))
                 .host(flags.get("host", "127.0.0.1"))
                 .tcpPort(flags.getInt("tcp-port", 0))
-                .fabricProvider(flags.get("fabric", "tcp"))
+                .fabricProvider(flags.get("fabric", "stream"))
                 .fabricPort(flags.getInt("fabric-port", 0))
                 .controlPort(flags.getInt("control-port", 0))
                 .httpPort(flags.getInt("http-port", 0))

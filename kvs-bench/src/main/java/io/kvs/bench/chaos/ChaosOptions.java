@@ -19,7 +19,7 @@ import java.nio.file.Paths;
  * @param diskMib size of each server's loop-mounted file system (default 4096, sparse)
  * @param kinds the kinds of fault the schedule draws from (default: every kind)
  * @param fabric the servers' replication transport ({@code ./kvs local start --fabric}: {@code
- *     tcp}, the default, {@code shm} or {@code stream})
+ *     stream}, the default, {@code tcp} or {@code shm})
  * @param dryRun print the schedule (the quick one whole, the full one's first 50 steps) and stop
  * @param outDir where {@code chaos.json} and {@code chaos.png} go (default target/bench)
  * @param dataDir where the cluster and its disks live (default target/bench/data)
@@ -57,7 +57,7 @@ record ChaosOptions(
     long maxUnavailable = 0;
     int diskMib = 4096;
     java.util.List<FaultKind> kinds = FaultKind.all();
-    String fabric = "tcp";
+    String fabric = "stream";
     Path outDir = Paths.get("target", "bench");
     Path dataDir = Paths.get("target", "bench", "data");
     for (int i = 0; i < args.length; i++) {
@@ -140,7 +140,7 @@ record ChaosOptions(
     if (sessionTimeoutMillis != 4000) {
       command.append(" --session-timeout-ms ").append(sessionTimeoutMillis);
     }
-    if (!fabric.equals("tcp")) {
+    if (!fabric.equals("stream")) {
       command.append(" --fabric ").append(fabric);
     }
     return command.toString();

@@ -186,7 +186,7 @@ final class ProcessCluster implements AutoCloseable {
                 "--zookeeper",
                 zookeeper(),
                 "--fabric",
-                "tcp"));
+                "stream"));
     if (Files.exists(dir.resolve("secret"))) {
       // As LocalCluster start does: the servers and masters prove the cluster secret to each other.
       command.addAll(List.of("--secret-file", dir.resolve("secret").toString()));

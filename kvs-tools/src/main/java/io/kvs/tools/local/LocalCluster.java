@@ -12,7 +12,7 @@ import java.util.Set;
  *
  * <pre>
  * LocalCluster start  --dir DIR [--servers 3] [--regions 32] [--replication 2]
- *                     [--mode send-index|build-index|none] [--masters 1] [--fabric tcp|shm|stream|none]
+ *                     [--mode send-index|build-index|none] [--masters 1] [--fabric stream|tcp|shm|none]
  *                     [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]
  *                     [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS]
  *                     [--master-session-timeout-ms MS] [--min-replicas N]
@@ -132,7 +132,7 @@ public final class LocalCluster {
   private static void usage() {
     System.err.println(
         "usage: ./kvs local start [--servers 3] [--regions 32] [--replication 2]"
-            + " [--mode send-index|build-index|none] [--masters 1] [--fabric tcp|shm|stream|none]"
+            + " [--mode send-index|build-index|none] [--masters 1] [--fabric stream|tcp|shm|none]"
             + " [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]"
             + " [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS]"
             + " [--master-session-timeout-ms MS]"

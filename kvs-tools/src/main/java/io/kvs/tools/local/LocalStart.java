@@ -151,7 +151,7 @@ final class LocalStart {
               "--zookeeper",
               zookeeper,
               "--fabric",
-              flags.get("fabric", "tcp"),
+              flags.get("fabric", "stream"),
               "--memory",
               Long.toString(flags.getLong("memory", 0)),
               "--l0-size",
