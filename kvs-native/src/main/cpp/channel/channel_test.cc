@@ -21,6 +21,7 @@
 #include "channel/client.h"
 #include "channel/message_format.h"
 #include "channel/server.h"
+#include "testing/eventually.h"
 #include "util/coding.h"
 #include "util/crc32c.h"
 
@@ -111,15 +112,7 @@ std::string Pattern(size_t size) {
   return bytes;
 }
 
-template <typename Condition>
-bool Eventually(Condition condition) {
-  const auto deadline = Clock::now() + std::chrono::seconds(10);
-  while (!condition()) {
-    if (Clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return true;
-}
+using testing::Eventually;
 
 class ChannelTest : public ::testing::TestWithParam<fabric::Provider> {
  protected:

@@ -471,10 +471,10 @@ size_t FabricClient::Poll() {
   return finished;
 }
 
-Status FabricClient::Call(std::string_view request, std::string* reply) {
+Status Client::Call(std::string_view request, std::string* reply) {
   bool done = false;
   Status result;
-  const auto deadline = Clock::now() + options_.request_timeout;
+  const auto deadline = Clock::now() + request_timeout();
   for (;;) {
     const Status submitted =
         Submit(request, [&](Status status, std::string_view bytes) {
@@ -487,12 +487,16 @@ Status FabricClient::Call(std::string_view request, std::string* reply) {
     Poll();
   }
   while (!done) {
-    if (Poll() == 0) {
-      sched_yield();  // let the threads we wait for run on a busy machine
-    }
-    if (!broken_.ok() && !done) return broken_;
+    const size_t finished = Poll();
+    if (done) break;
+    if (!health().ok()) return health();
+    if (finished == 0) AwaitArrivals();
   }
   return result;
+}
+
+void FabricClient::AwaitArrivals() {
+  sched_yield();  // let the threads we wait for run on a busy machine
 }
 
 std::optional<std::chrono::steady_clock::time_point>

@@ -108,7 +108,7 @@ class Client {
   // liveness. Returns how many requests finished.
   virtual size_t Poll() = 0;
   // Submit and poll until the reply: a blocking round trip.
-  virtual Status Call(std::string_view request, std::string* reply) = 0;
+  Status Call(std::string_view request, std::string* reply);
 
   virtual size_t outstanding() const = 0;
   // Writes (messages and remote writes) posted whose completion Poll has
@@ -154,6 +154,10 @@ class Client {
 
  protected:
   Client() = default;
+  // Call, between polls that found nothing: waits a little for the
+  // server's bytes.
+  virtual void AwaitArrivals() = 0;
+  virtual std::chrono::milliseconds request_timeout() const = 0;
 };
 
 // The one-sided message protocol over a libfabric endpoint. Remote writes
@@ -166,7 +170,6 @@ class FabricClient final : public Client {
 
   Status Submit(std::string_view request, Callback done) override;
   size_t Poll() override;
-  Status Call(std::string_view request, std::string* reply) override;
   size_t outstanding() const override { return outstanding_.size(); }
   size_t writes_in_flight() const override {
     return endpoint_->outstanding() + writes_done_.size();
@@ -188,6 +191,10 @@ class FabricClient final : public Client {
  private:
   struct Outstanding;
   FabricClient() = default;
+  void AwaitArrivals() override;
+  std::chrono::milliseconds request_timeout() const override {
+    return options_.request_timeout;
+  }
   Status Init(const std::string& host, uint16_t port);
   // Writes one message into the server's request buffer.
   Status SendMessage(const MessageHeader& header, std::string_view payload,

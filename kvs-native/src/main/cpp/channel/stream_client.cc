@@ -204,31 +204,11 @@ bool StreamClient::TryWait() {
   return !broken_.ok() || out_sent_ == out_.size();
 }
 
-Status StreamClient::Call(std::string_view request, std::string* reply) {
-  bool done = false;
-  Status result;
-  const auto deadline = Clock::now() + options_.request_timeout;
-  for (;;) {
-    const Status submitted =
-        Submit(request, [&](Status status, std::string_view bytes) {
-          result = status;
-          if (status.ok()) reply->assign(bytes);
-          done = true;
-        });
-    if (submitted.ok()) break;
-    if (!submitted.IsBusy() || Clock::now() > deadline) return submitted;
-    Poll();
-  }
-  while (!done) {
-    Poll();
-    if (done) break;
-    if (!broken_.ok()) return broken_;
-    struct pollfd ready {
-      socket_, static_cast<short>(POLLIN | (TryWait() ? 0 : POLLOUT)), 0
-    };
-    ::poll(&ready, 1, 10);  // bounded: timeouts are checked by Poll
-  }
-  return result;
+void StreamClient::AwaitArrivals() {
+  struct pollfd ready {
+    socket_, static_cast<short>(POLLIN | (TryWait() ? 0 : POLLOUT)), 0
+  };
+  ::poll(&ready, 1, 10);  // bounded: timeouts are checked by Poll
 }
 
 std::optional<std::chrono::steady_clock::time_point>

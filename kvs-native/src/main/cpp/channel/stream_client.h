@@ -38,7 +38,6 @@ class StreamClient final : public Client {
 
   Status Submit(std::string_view request, Callback done) override;
   size_t Poll() override;
-  Status Call(std::string_view request, std::string* reply) override;
   size_t outstanding() const override { return outstanding_.size(); }
   size_t writes_in_flight() const override { return writes_.size(); }
   std::optional<std::chrono::steady_clock::time_point> oldest_unanswered()
@@ -57,6 +56,10 @@ class StreamClient final : public Client {
   using Clock = std::chrono::steady_clock;
   static constexpr size_t kPiecesMax = 16;
   StreamClient() = default;
+  void AwaitArrivals() override;
+  std::chrono::milliseconds request_timeout() const override {
+    return options_.request_timeout;
+  }
   // Whether `bytes` more may be queued now (see "Bounds").
   bool HasRoom(size_t bytes) const;
   // Sends what the socket takes now; breaks the connection on an error.

@@ -18,6 +18,7 @@
 #include "channel/client.h"
 #include "channel/server.h"
 #include "channel/stream_format.h"
+#include "testing/eventually.h"
 
 namespace kvs::channel {
 namespace {
@@ -36,15 +37,7 @@ class Echo : public RequestHandler {
   }
 };
 
-template <typename Condition>
-bool Eventually(Condition condition) {
-  const auto deadline = Clock::now() + std::chrono::seconds(10);
-  while (!condition()) {
-    if (Clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return true;
-}
+using testing::Eventually;
 
 double ProcessCpuMillis() {
   struct timespec now {};

@@ -149,21 +149,30 @@ class SendIndexTest : public ::testing::TestWithParam<fabric::Provider> {
                         .ok());
         continue;
       }
-      wire::Request request;
-      request.opcode = remove ? wire::Opcode::kDelete : wire::Opcode::kPut;
-      request.region_id = 7;
-      request.epoch = epoch_;
-      request.key = key;
-      request.value = value;
-      std::string bytes, reply_bytes;
-      wire::EncodeRequest(request, &bytes);
-      primary_.service.Handle(nullptr, bytes, &reply_bytes);
-      wire::Reply reply;
-      ASSERT_TRUE(wire::DecodeReply(reply_bytes, &reply).ok());
+      const wire::Reply reply = Through(
+          remove ? wire::Opcode::kDelete : wire::Opcode::kPut, key, value);
       ASSERT_EQ(reply.status, Status::Code::kOk) << reply.message;
     }
     written_ += operations;
     primary_.region->WaitForCompactions();
+  }
+
+  // A write of region 7 through the primary's service at the current
+  // epoch (replicated): its reply.
+  wire::Reply Through(wire::Opcode opcode, std::string_view key,
+                      std::string_view value) {
+    wire::Request request;
+    request.opcode = opcode;
+    request.region_id = 7;
+    request.epoch = epoch_;
+    request.key = key;
+    request.value = value;
+    std::string bytes, reply_bytes;
+    wire::EncodeRequest(request, &bytes);
+    primary_.service.Handle(nullptr, bytes, &reply_bytes);
+    wire::Reply reply;
+    EXPECT_TRUE(wire::DecodeReply(reply_bytes, &reply).ok());
+    return reply;
   }
 
   // Waits until `primary` (a service leading region 7) reports every
@@ -771,18 +780,9 @@ TEST_P(SendIndexTest, ABackupWhoseStreamWasCutRejoinsAndLosesNothing) {
     const std::string key = "cut" + std::to_string(i);
     const std::string value(static_cast<size_t>(8 + i * 97 % 3000),
                             static_cast<char>('a' + i % 26));
-    wire::Request request;
-    request.opcode = wire::Opcode::kPut;
-    request.region_id = 7;
-    request.epoch = epoch_;
-    request.key = key;
-    request.value = value;
-    std::string bytes, reply_bytes;
-    wire::EncodeRequest(request, &bytes);
-    primary_.service.Handle(nullptr, bytes, &reply_bytes);
-    wire::Reply reply;
-    ASSERT_TRUE(wire::DecodeReply(reply_bytes, &reply).ok());
-    if (reply.status == Status::Code::kOk) acknowledged[key] = value;
+    if (Through(wire::Opcode::kPut, key, value).status == Status::Code::kOk) {
+      acknowledged[key] = value;
+    }
   };
   // Written while the backup is cut: acknowledged with its buffers counted.
   for (int i = 0; i < 20; ++i) put(i);
