@@ -1,7 +1,8 @@
 /**
- * The fabric transport (docs/PROTOCOL.md, "Fabric messages"): one-sided writes over libfabric
- * ({@code shm}, {@code tcp}, {@code verbs}) carrying the wire protocol. {@link
- * io.kvs.fabric.FabricServer} serves engine regions natively; {@link io.kvs.fabric.FabricClient} is
- * the client end, for {@code kvs-client}.
+ * The fabric transport carrying the wire protocol: one-sided writes over libfabric
+ * (docs/PROTOCOL.md, "Fabric messages": {@code shm}, {@code tcp}, {@code verbs}), or the channel's
+ * own frames over plain TCP ({@code stream}, the default for region servers: "Stream frames").
+ * {@link io.kvs.fabric.FabricServer} serves engine regions natively; {@link
+ * io.kvs.fabric.FabricClient} is the client end, for {@code kvs-client}.
  */
 package io.kvs.fabric;
