@@ -42,7 +42,8 @@ public final class ProtocolBenchmark {
   static final int[] PAYLOADS = {100, 4096, 65536};
 
   private static final int[] OUTSTANDING = {1, 16};
-  private static final List<String> TRANSPORTS = List.of("fabric-shm", "fabric-tcp", "netty-tcp");
+  private static final List<String> TRANSPORTS =
+      List.of("fabric-shm", "fabric-tcp", "fabric-stream", "netty-tcp");
 
   private record Result(
       String transport,
@@ -142,6 +143,7 @@ public final class ProtocolBenchmark {
       case "fabric-shm" -> fabric(FabricOptions.defaults("shm"), Integer.parseInt(ports[1]));
       case "fabric-tcp" -> fabric(FabricOptions.defaults("tcp"), Integer.parseInt(ports[2]));
       case "netty-tcp" -> new NettyWireClient("127.0.0.1", Integer.parseInt(ports[3]));
+      case "fabric-stream" -> fabric(FabricOptions.defaults("stream"), Integer.parseInt(ports[4]));
       default -> throw new IllegalArgumentException(transport);
     };
   }
@@ -308,7 +310,7 @@ public final class ProtocolBenchmark {
     System.out.println();
     System.out.print(table);
     System.out.println();
-    for (String base : List.of("fabric-shm", "fabric-tcp")) {
+    for (String base : List.of("fabric-shm", "fabric-tcp", "fabric-stream")) {
       for (Result r : results) {
         if (!r.transport().equals(base)) {
           continue;

@@ -13,9 +13,9 @@ import java.nio.file.Path;
 
 /**
  * The server process of the protocol benchmark: one engine region holding the values the clients
- * read, served by the same {@link RegionService} over fabric {@code shm}, fabric {@code tcp} and
- * Netty TCP. Prints {@code READY <shm port> <tcp port> <netty port>} and runs until its standard
- * input closes.
+ * read, served by the same {@link RegionService} over fabric {@code shm}, fabric {@code tcp}, the
+ * {@code stream} transport and Netty TCP. Prints {@code READY <shm port> <tcp port> <netty port>
+ * <stream port>} and runs until its standard input closes.
  *
  * <p>Usage: {@code ProtocolServerMain <data dir> <workers>}
  */
@@ -46,12 +46,23 @@ public final class ProtocolServerMain {
       FabricOptions tcp = FabricOptions.defaults("tcp");
       shm = new FabricOptions("shm", "", "127.0.0.1", 0, workers, shm.bufferBytes(), 5000);
       tcp = new FabricOptions("tcp", "127.0.0.1", "127.0.0.1", 0, workers, tcp.bufferBytes(), 5000);
+      FabricOptions stream =
+          new FabricOptions(
+              "stream", "127.0.0.1", "127.0.0.1", 0, workers, tcp.bufferBytes(), 5000);
       TcpFrontEnd.Options netty = TcpFrontEnd.Options.defaults().withEventLoops(workers);
       try (FabricServer shmServer = FabricServer.start(shm, service);
           FabricServer tcpServer = FabricServer.start(tcp, service);
+          FabricServer streamServer = FabricServer.start(stream, service);
           TcpFrontEnd nettyServer = TcpFrontEnd.start(service, netty)) {
         System.out.println(
-            "READY " + shmServer.port() + " " + tcpServer.port() + " " + nettyServer.port());
+            "READY "
+                + shmServer.port()
+                + " "
+                + tcpServer.port()
+                + " "
+                + nettyServer.port()
+                + " "
+                + streamServer.port());
         System.out.flush();
         while (System.in.read() >= 0) {
           // runs until the benchmark closes our standard input

@@ -1,2 +1,5 @@
-/** The protocol benchmark: fabric shm and tcp against Netty TCP, one server handler. */
+/**
+ * The protocol benchmark: the fabric port's transports (libfabric shm and tcp, and the stream
+ * transport over plain TCP) against Netty TCP, one server handler.
+ */
 package io.kvs.bench.protocol;
