@@ -102,9 +102,14 @@ public final class ProtocolBenchmark {
       BufferedReader lines =
           new BufferedReader(
               new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8));
+      // Its log may come first (the open client port's security warning).
       String ready = lines.readLine();
-      if (ready == null || !ready.startsWith("READY ")) {
-        throw new IllegalStateException("the server process did not start: " + ready);
+      String first = ready;
+      while (ready != null && !ready.startsWith("READY ")) {
+        ready = lines.readLine();
+      }
+      if (ready == null) {
+        throw new IllegalStateException("the server process did not start: " + first);
       }
       String[] ports = ready.split(" ");
       for (String transport : TRANSPORTS) {
