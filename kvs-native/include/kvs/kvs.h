@@ -497,6 +497,42 @@ KVS_EXPORT uint16_t kvs_fabric_server_port(const kvs_fabric_server* server);
 // Disconnects every client and stops.
 KVS_EXPORT void kvs_fabric_server_stop(kvs_fabric_server* server);
 
+// The client port, served natively (docs/ARCHITECTURE.md "Server
+// threads"): `shards` threads, each running its connections' requests to
+// completion through `service` (not owned; it must outlive the door).
+typedef struct kvs_client_door kvs_client_door;
+typedef struct {
+  const char* host;          // the address to listen on
+  uint16_t port;             // 0: any free port
+  uint32_t shards;           // 1..256
+  uint32_t max_connections;  // open at once; one more is closed at once
+  uint32_t max_in_flight;    // requests per connection not yet answered
+  uint32_t max_frame_bytes;  // a larger frame closes its connection
+  // The client secret clients must prove (empty: none), 16..1024 bytes.
+  const void* client_secret;
+  size_t client_secret_size;
+  uint32_t handshake_timeout_ms;
+} kvs_client_door_options;
+typedef struct {
+  uint64_t requests;             // answered
+  uint64_t connections;          // open now
+  uint64_t refused_connections;  // closed on arrival: max_connections open
+  uint64_t refusals;             // failed the handshake
+  uint64_t output_stalls;        // stopped being read: replies not read
+  uint64_t malformed;            // frames above the bound
+  uint64_t shard_turns;          // loop turns, summed over the shards
+  uint64_t shard_wakeups;        // turns that began by blocking
+} kvs_client_door_stats;
+KVS_EXPORT kvs_status
+kvs_client_door_start(const kvs_client_door_options* options,
+                      kvs_service* service, kvs_client_door** door);
+KVS_EXPORT uint16_t kvs_client_door_port(const kvs_client_door* door);
+KVS_EXPORT void kvs_client_door_stats_get(const kvs_client_door* door,
+                                          kvs_client_door_stats* stats);
+// Stops accepting, waits for the replies still to come (bounded by the
+// replication timeout), closes every connection.
+KVS_EXPORT void kvs_client_door_stop(kvs_client_door* door);
+
 // A client connection. One thread at a time may use a client.
 typedef struct kvs_fabric_client kvs_fabric_client;
 KVS_EXPORT kvs_status

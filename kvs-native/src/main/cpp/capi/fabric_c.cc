@@ -14,22 +14,11 @@
 
 #include "capi/engine_handle.h"
 #include "capi/last_error.h"
+#include "capi/service_handle.h"
 #include "channel/client.h"
 #include "channel/server.h"
 #include "kvs/kvs.h"
 #include "service/region_service.h"
-
-struct kvs_service {
-  // Replies of kvs_service_submit that came after the call returned
-  // (declared first: the service, destroyed first, settles its writes).
-  // Bounded by its caller: the TCP front end keeps at most
-  // maxInFlightPerConnection requests of each of at most maxConnections
-  // connections in flight (docs/OPERATIONS.md, "Bounds and overload").
-  std::mutex replies_mutex;
-  std::condition_variable replies_ready;
-  std::deque<std::pair<uint64_t, std::string>> replies;
-  kvs::service::RegionService service;
-};
 
 namespace {
 

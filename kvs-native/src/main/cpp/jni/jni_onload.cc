@@ -24,7 +24,8 @@ extern "C" JNIEXPORT jint JNI_OnLoad(JavaVM* vm, void* /*reserved*/) {
       kvs::jni::RegisterLibraryNatives(env, native_methods) &&
       kvs::jni::RegisterChecksumNatives(env, native_methods) &&
       kvs::jni::RegisterEngineNatives(env, native_methods) &&
-      kvs::jni::RegisterFabricNatives(env, native_methods);
+      kvs::jni::RegisterFabricNatives(env, native_methods) &&
+      kvs::jni::RegisterDoorNatives(env, native_methods);
   env->DeleteLocalRef(native_methods);
   return registered ? kRequiredJniVersion : JNI_ERR;
 }

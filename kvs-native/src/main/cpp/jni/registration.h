@@ -24,6 +24,7 @@ bool RegisterLibraryNatives(JNIEnv* env, jclass native_methods_class);
 bool RegisterChecksumNatives(JNIEnv* env, jclass native_methods_class);
 bool RegisterEngineNatives(JNIEnv* env, jclass native_methods_class);
 bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class);
+bool RegisterDoorNatives(JNIEnv* env, jclass native_methods_class);
 
 }  // namespace kvs::jni
 

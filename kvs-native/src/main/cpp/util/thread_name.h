@@ -19,6 +19,8 @@ inline constexpr char kThreadFabricControl[] = "kvs-fab-control";
 inline constexpr char kThreadStreamLoop[] = "kvs-stream";
 inline constexpr char kThreadStreamWorker[] = "kvs-stream-work";
 inline constexpr char kThreadStreamControl[] = "kvs-stream-ctl";
+// A shard (shard/shard.h) appends its index: kvs-shard-0, kvs-shard-1, ...
+inline constexpr char kThreadShard[] = "kvs-shard-";
 inline constexpr char kThreadReplication[] = "kvs-replicate";
 inline constexpr char kThreadCatchUpReader[] = "kvs-catch-up";
 inline constexpr char kThreadMaintenance[] = "kvs-maintain";

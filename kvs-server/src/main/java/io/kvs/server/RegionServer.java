@@ -18,6 +18,8 @@ import io.kvs.server.membership.Lease;
 import io.kvs.server.membership.Membership;
 import io.kvs.server.metrics.ServerMetrics;
 import io.kvs.server.regions.HostedRegions;
+import io.kvs.server.tcp.ClientPort;
+import io.kvs.server.tcp.NativeClientPort;
 import io.kvs.server.tcp.TcpFrontEnd;
 import io.kvs.service.RegionService;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -50,7 +52,7 @@ public final class RegionServer implements AutoCloseable {
   private final Engine engine;
   private final RegionService service;
   private final HostedRegions regions;
-  private final TcpFrontEnd tcp;
+  private final ClientPort tcp;
   private final FabricServer fabric;
   private final ControlServer control;
   private final HttpEndpoint http;
@@ -99,15 +101,20 @@ public final class RegionServer implements AutoCloseable {
             options.directory(),
             id -> lookUp(paths, id),
             this::sessionId);
+    TcpFrontEnd.Options port =
+        TcpFrontEnd.Options.defaults()
+            .withHost(options.host())
+            .withPort(options.tcpPort())
+            .withMaxConnections(options.maxClientConnections());
     tcp =
-        TcpFrontEnd.start(
-            service,
-            TcpFrontEnd.Options.defaults()
-                .withHost(options.host())
-                .withPort(options.tcpPort())
-                .withMaxConnections(options.maxClientConnections()),
-            options.security().tls().map(tls -> tls.serverContext(false)).orElse(null),
-            options.security().clientSecret());
+        options.nativeClientDoor()
+            ? NativeClientPort.start(
+                service, port, options.shards(), options.security().clientSecret())
+            : TcpFrontEnd.start(
+                service,
+                port,
+                options.security().tls().map(tls -> tls.serverContext(false)).orElse(null),
+                options.security().clientSecret());
     fabric =
         options.hasFabric()
             ? FabricServer.start(
@@ -153,14 +160,14 @@ public final class RegionServer implements AutoCloseable {
    * commands answered OVERLOADED.
    */
   private void registerBoundMeters(MeterRegistry registry) {
-    Gauge.builder("kvs.server.tcp.connections", tcp, TcpFrontEnd::connections)
+    Gauge.builder("kvs.server.tcp.connections", tcp, ClientPort::connections)
         .description("client connections open on the TCP front end")
         .register(registry);
     FunctionCounter.builder(
-            "kvs.server.tcp.connections.refused", tcp, TcpFrontEnd::refusedConnections)
+            "kvs.server.tcp.connections.refused", tcp, ClientPort::refusedConnections)
         .description("client connections closed on arrival: the most allowed were open")
         .register(registry);
-    FunctionCounter.builder("kvs.server.tcp.output.stalls", tcp, TcpFrontEnd::outputStalls)
+    FunctionCounter.builder("kvs.server.tcp.output.stalls", tcp, ClientPort::outputStalls)
         .description("times a client connection stopped being read: its replies were not read")
         .register(registry);
     FunctionCounter.builder("kvs.server.control.overloaded", control, ControlServer::overloaded)

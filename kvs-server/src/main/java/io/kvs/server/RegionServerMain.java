@@ -16,7 +16,7 @@ import java.util.Set;
  *                  [--tcp-port 0] [--fabric stream|tcp|shm|verbs|none] [--fabric-port 0]
  *                  [--control-port 0] [--http-port 0] [--memory BYTES] [--l0-size BYTES] [--growth-factor N]
  *                  [--session-timeout-ms 4000] [--durability flush|sync] [--metrics on|off]
- *                  [--max-client-connections 1024]
+ *                  [--max-client-connections 1024] [--client-door auto|native|netty] [--shards N]
  *                  [--secret-file FILE] [--tls-cert PEM --tls-key PEM --tls-ca PEM
  *                  [--tls-client-auth none|require]] [--zookeeper-digest-file FILE]
  * </pre>
@@ -24,8 +24,10 @@ import java.util.Set;
  * {@code --durability sync}: acknowledge writes only once durable on this server's device (see
  * {@link ServerOptions#syncWrites}); {@code flush} (the default) flushes them every 50 ms. {@code
  * --metrics off} stops counting and timing requests on the request path ({@link
- * ServerOptions#requestMetrics}), to measure what that costs. Stops cleanly on SIGTERM: leaves the
- * cluster, drains the transports, syncs the engine.
+ * ServerOptions#requestMetrics}), to measure what that costs. {@code --client-door}: what serves
+ * the client port ({@link ServerOptions#clientDoor}); {@code --shards}: the native door's threads
+ * (default: one per core). Stops cleanly on SIGTERM: leaves the cluster, drains the transports,
+ * syncs the engine.
  */
 public final class RegionServerMain {
   private RegionServerMain() {}
@@ -68,7 +70,9 @@ public final class RegionServerMain {
                 "durability",
                 "growth-factor",
                 "metrics",
-                "max-client-connections"));
+                "max-client-connections",
+                "client-door",
+                "shards"));
     known.addAll(SecurityOptions.FLAG_NAMES);
     Flags flags = Flags.parse(args, known);
     RegionServer server =
@@ -93,6 +97,8 @@ public final class RegionServerMain {
                 .maxClientConnections(
                     flags.getInt(
                         "max-client-connections", TcpFrontEnd.Options.DEFAULT_MAX_CONNECTIONS))
+                .clientDoor(flags.get("client-door", "auto"))
+                .shards(flags.getInt("shards", 0))
                 .build());
     Shutdown.closeOnStopAndWait("region-server", server);
   }

@@ -41,6 +41,11 @@ import java.util.Objects;
  * @param maxClientConnections client connections the TCP front end keeps open at once at most; one
  *     beyond is closed as soon as it is accepted ({@code 0}: {@link
  *     io.kvs.server.tcp.TcpFrontEnd.Options#DEFAULT_MAX_CONNECTIONS})
+ * @param clientDoor what serves the client port: {@code native} (shard threads running each request
+ *     to completion in native code; docs/ARCHITECTURE.md "Server threads"), {@code netty} (the Java
+ *     front end), or {@code auto} (the default: native, Netty while TLS is configured)
+ * @param shards the native client door's shard threads; 0 (the default): one per core the process
+ *     may use
  */
 public record ServerOptions(
     String id,
@@ -60,7 +65,9 @@ public record ServerOptions(
     int httpPort,
     SecurityOptions security,
     boolean requestMetrics,
-    int maxClientConnections) {
+    int maxClientConnections,
+    String clientDoor,
+    int shards) {
   /** The default ZooKeeper session timeout: a few seconds, as HBase and Kafka tune for failover. */
   public static final int DEFAULT_SESSION_TIMEOUT_MS = 4_000;
 
@@ -77,6 +84,18 @@ public record ServerOptions(
       throw new IllegalArgumentException(
           "maxClientConnections must not be negative: " + maxClientConnections);
     }
+    clientDoor = clientDoor == null ? "auto" : clientDoor;
+    if (!clientDoor.equals("auto") && !clientDoor.equals("native") && !clientDoor.equals("netty")) {
+      throw new IllegalArgumentException("clientDoor is auto, native or netty, not " + clientDoor);
+    }
+    if (clientDoor.equals("native") && security.tls().isPresent()) {
+      throw new IllegalArgumentException(
+          "the native client door serves no TLS yet: use --client-door netty (or auto) with TLS");
+    }
+    if (shards < 0 || shards > 256) {
+      throw new IllegalArgumentException("shards must be 0..256: " + shards);
+    }
+    shards = shards == 0 ? Runtime.getRuntime().availableProcessors() : shards;
     maxClientConnections =
         maxClientConnections == 0
             ? TcpFrontEnd.Options.DEFAULT_MAX_CONNECTIONS
@@ -95,6 +114,11 @@ public record ServerOptions(
   /** Defaults for one machine: free ports, shm fabric transport. */
   public static ServerOptions local(String id, Path directory, String zookeeper, String cluster) {
     return builder(id, directory, zookeeper).cluster(cluster).fabricProvider("shm").build();
+  }
+
+  /** Whether the client port is served by the native door (else by Netty). */
+  public boolean nativeClientDoor() {
+    return clientDoor.equals("native") || (clientDoor.equals("auto") && security.tls().isEmpty());
   }
 
   public boolean hasFabric() {
@@ -121,6 +145,8 @@ public record ServerOptions(
     private SecurityOptions security = SecurityOptions.none();
     private boolean requestMetrics = true;
     private int maxClientConnections;
+    private String clientDoor = "auto";
+    private int shards;
 
     private Builder(String id, Path directory, String zookeeper) {
       this.id = id;
@@ -213,6 +239,18 @@ public record ServerOptions(
       return this;
     }
 
+    /** What serves the client port: {@code auto} (the default), {@code native} or {@code netty}. */
+    public Builder clientDoor(String clientDoor) {
+      this.clientDoor = clientDoor;
+      return this;
+    }
+
+    /** The native client door's shard threads (0: one per core). */
+    public Builder shards(int shards) {
+      this.shards = shards;
+      return this;
+    }
+
     public ServerOptions build() {
       return new ServerOptions(
           id,
@@ -232,7 +270,9 @@ public record ServerOptions(
           httpPort,
           security,
           requestMetrics,
-          maxClientConnections);
+          maxClientConnections,
+          clientDoor,
+          shards);
     }
   }
 }

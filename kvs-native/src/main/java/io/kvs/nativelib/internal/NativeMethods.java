@@ -257,6 +257,30 @@ public final class NativeMethods {
   /** Disconnects every client and frees the server. */
   public static native void fabricServerStop(long server);
 
+  /**
+   * Starts the native client port serving {@code service} with {@code shards} shard threads;
+   * returns its handle. {@code clientSecret} null: any client is served.
+   */
+  public static native long clientDoorStart(
+      long service,
+      String host,
+      int port,
+      int shards,
+      int maxConnections,
+      int maxInFlight,
+      int maxFrameBytes,
+      byte[] clientSecret,
+      int handshakeTimeoutMillis);
+
+  /** The port the client door listens on. */
+  public static native int clientDoorPort(long door);
+
+  /** The client door's counters, in {@code kvs_client_door_stats} order. */
+  public static native long[] clientDoorStats(long door);
+
+  /** Stops the client door (waiting for replies still to come) and frees it. */
+  public static native void clientDoorStop(long door);
+
   /** Connects a fabric client; returns its handle. */
   public static native long fabricClientConnect(
       String provider,

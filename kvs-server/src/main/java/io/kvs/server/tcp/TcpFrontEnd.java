@@ -70,11 +70,11 @@ import org.slf4j.LoggerFactory;
  *       still to come, then closes the connections.
  * </ul>
  */
-public final class TcpFrontEnd implements AutoCloseable {
+public final class TcpFrontEnd implements ClientPort {
   private static final Logger LOG = LoggerFactory.getLogger(TcpFrontEnd.class);
 
   /** How long a new connection has to complete its handshake. */
-  static final Duration HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
+  public static final Duration HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
 
   /**
    * Settings; {@link #defaults()} for a one-machine server.
@@ -260,26 +260,31 @@ public final class TcpFrontEnd implements AutoCloseable {
   }
 
   /** The port it listens on. */
+  @Override
   public int port() {
     return ((InetSocketAddress) serverChannel.localAddress()).getPort();
   }
 
   /** Connections refused at the handshake so far. */
+  @Override
   public long refusals() {
     return refusals.refusals();
   }
 
   /** Requests answered so far. */
+  @Override
   public long requests() {
     return requests.get();
   }
 
   /** Client connections open now. */
+  @Override
   public int connections() {
     return connections.get();
   }
 
   /** Connections closed on arrival so far: {@code maxConnections} were open. */
+  @Override
   public long refusedConnections() {
     return refused.get();
   }
@@ -288,6 +293,7 @@ public final class TcpFrontEnd implements AutoCloseable {
    * Times a connection stopped being read because its replies were not being read (its output above
    * {@link #OUTPUT_HIGH_BYTES}).
    */
+  @Override
   public long outputStalls() {
     return outputStalls.get();
   }

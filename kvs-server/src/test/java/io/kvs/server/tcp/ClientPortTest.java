@@ -23,10 +23,12 @@ import java.nio.file.Path;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
-class TcpFrontEndTest {
+/** Both client ports, the native door and the Netty front end, held to the same behaviour. */
+class ClientPortTest {
   @TempDir Path directory;
 
   private static byte[] bytes(String text) {
@@ -50,17 +52,33 @@ class TcpFrontEndTest {
     return BlockingFrames.handshake(socket, secret);
   }
 
+  /** The client port {@code door} names ("netty" or "native") serving {@code service}. */
+  private static ClientPort start(
+      String door,
+      RegionService service,
+      TcpFrontEnd.Options options,
+      Optional<ClusterSecret> secret) {
+    return door.equals("native")
+        ? NativeClientPort.start(service, options, 2, secret)
+        : TcpFrontEnd.start(service, options, null, secret);
+  }
+
+  private static ClientPort start(String door, RegionService service, TcpFrontEnd.Options options) {
+    return start(door, service, options, Optional.empty());
+  }
+
   private static Reply call(Socket socket, Request request) throws IOException {
     writeFrame(socket, WireCodec.encode(request));
     return readReply(socket);
   }
 
-  @Test
-  void framesAreAnsweredByTheRegionServiceAndBadPeersAreDropped() throws Exception {
+  @ParameterizedTest
+  @ValueSource(strings = {"netty", "native"})
+  void framesAreAnsweredByTheRegionServiceAndBadPeersAreDropped(String door) throws Exception {
     try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
         RegionService service = RegionService.create();
-        TcpFrontEnd server =
-            TcpFrontEnd.start(service, new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20))) {
+        ClientPort server =
+            start(door, service, new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20))) {
       Region region = engine.createRegion("r");
       service.attach(5, 1, region);
       try (Socket client = new Socket("127.0.0.1", server.port());
@@ -90,13 +108,13 @@ class TcpFrontEndTest {
     }
   }
 
-  @Test
-  void connectionsBeyondTheCapAreClosedAndCounted() throws Exception {
+  @ParameterizedTest
+  @ValueSource(strings = {"netty", "native"})
+  void connectionsBeyondTheCapAreClosedAndCounted(String door) throws Exception {
     try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
         RegionService service = RegionService.create();
-        TcpFrontEnd server =
-            TcpFrontEnd.start(
-                service, new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20, 2))) {
+        ClientPort server =
+            start(door, service, new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20, 2))) {
       Region region = engine.createRegion("r");
       service.attach(5, 1, region);
       Socket first = new Socket("127.0.0.1", server.port());
@@ -137,14 +155,15 @@ class TcpFrontEndTest {
    * reading it once its replies are not taken (so its memory stays bounded), and serves every
    * request once the client reads.
    */
-  @Test
-  void aClientThatDoesNotReadItsRepliesStopsBeingRead() throws Exception {
+  @ParameterizedTest
+  @ValueSource(strings = {"netty", "native"})
+  void aClientThatDoesNotReadItsRepliesStopsBeingRead(String door) throws Exception {
     int requests = 1000;
     byte[] value = new byte[64 << 10];
     try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
         RegionService service = RegionService.create();
-        TcpFrontEnd server =
-            TcpFrontEnd.start(service, new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20))) {
+        ClientPort server =
+            start(door, service, new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20))) {
       Region region = engine.createRegion("r");
       service.attach(5, 1, region);
       try (Socket client = new Socket()) {
@@ -196,11 +215,12 @@ class TcpFrontEndTest {
    * A reply above the output bound stops the connection only until it is written: the next request
    * on it is answered (a scan's 4 MiB page once left its connection stopped for good).
    */
-  @Test
-  void aReplyLargerThanTheOutputBoundLeavesTheConnectionServed() throws Exception {
+  @ParameterizedTest
+  @ValueSource(strings = {"netty", "native"})
+  void aReplyLargerThanTheOutputBoundLeavesTheConnectionServed(String door) throws Exception {
     try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
         RegionService service = RegionService.create();
-        TcpFrontEnd server = TcpFrontEnd.start(service, TcpFrontEnd.Options.defaults())) {
+        ClientPort server = start(door, service, TcpFrontEnd.Options.defaults())) {
       Region region = engine.createRegion("r");
       service.attach(5, 1, region);
       try (Socket client = new Socket("127.0.0.1", server.port())) {
@@ -226,16 +246,17 @@ class TcpFrontEndTest {
    * secret, or skipping the handshake is told why and closed, and nothing it sent is executed;
    * everyone else is served on.
    */
-  @Test
-  void onlyClientsProvingTheClientSecretAreServed() throws Exception {
+  @ParameterizedTest
+  @ValueSource(strings = {"netty", "native"})
+  void onlyClientsProvingTheClientSecretAreServed(String door) throws Exception {
     ClusterSecret secret = ClusterSecret.of(bytes("the-client-secret-of-this-test"));
     try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
         RegionService service = RegionService.create();
-        TcpFrontEnd server =
-            TcpFrontEnd.start(
+        ClientPort server =
+            start(
+                door,
                 service,
                 new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20),
-                null,
                 Optional.of(secret))) {
       Region region = engine.createRegion("r");
       service.attach(5, 1, region);
@@ -272,12 +293,13 @@ class TcpFrontEndTest {
    * The client port is a client's door: a replication message sent to it (a send-index TRIM) is a
    * malformed client request, answered INVALID_ARGUMENT, and never reaches replication.
    */
-  @Test
-  void replicationMessagesOnTheClientPortAreRefused() throws Exception {
+  @ParameterizedTest
+  @ValueSource(strings = {"netty", "native"})
+  void replicationMessagesOnTheClientPortAreRefused(String door) throws Exception {
     try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
         RegionService service = RegionService.create();
-        TcpFrontEnd server =
-            TcpFrontEnd.start(service, new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20))) {
+        ClientPort server =
+            start(door, service, new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20))) {
       service.attach(5, 1, engine.createRegion("r"));
       try (Socket client = new Socket("127.0.0.1", server.port())) {
         client.setSoTimeout(10_000);

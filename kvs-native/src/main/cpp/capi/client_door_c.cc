@@ -1,0 +1,60 @@
+// The client-door part of the C ABI (include/kvs/kvs.h): adapts C types to
+// door::ClientDoor with the service's RegionService.
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "capi/last_error.h"
+#include "capi/service_handle.h"
+#include "door/client_door.h"
+#include "kvs/kvs.h"
+
+struct kvs_client_door {
+  std::unique_ptr<kvs::door::ClientDoor> door;
+};
+
+kvs_status kvs_client_door_start(const kvs_client_door_options* options,
+                                 kvs_service* service, kvs_client_door** door) {
+  kvs::door::ClientDoorOptions door_options;
+  door_options.host = options->host != nullptr ? options->host : "";
+  door_options.port = options->port;
+  door_options.shards = options->shards;
+  door_options.max_connections = options->max_connections;
+  door_options.max_in_flight = options->max_in_flight;
+  door_options.max_frame_bytes = options->max_frame_bytes;
+  if (options->client_secret_size > 0) {
+    door_options.client_secret =
+        std::string(static_cast<const char*>(options->client_secret),
+                    options->client_secret_size);
+  }
+  if (options->handshake_timeout_ms > 0) {
+    door_options.handshake_timeout =
+        std::chrono::milliseconds(options->handshake_timeout_ms);
+  }
+  auto started = std::make_unique<kvs_client_door>();
+  const kvs::Status status = kvs::door::ClientDoor::Start(
+      &service->service, door_options, &started->door);
+  if (!status.ok()) return kvs::capi::Report(status);
+  *door = started.release();
+  return KVS_OK;
+}
+
+uint16_t kvs_client_door_port(const kvs_client_door* door) {
+  return door->door->port();
+}
+
+void kvs_client_door_stats_get(const kvs_client_door* door,
+                               kvs_client_door_stats* stats) {
+  const kvs::door::ClientDoorStats got = door->door->stats();
+  stats->requests = got.requests;
+  stats->connections = got.connections;
+  stats->refused_connections = got.refused_connections;
+  stats->refusals = got.refusals;
+  stats->output_stalls = got.output_stalls;
+  stats->malformed = got.malformed;
+  stats->shard_turns = got.shard_turns;
+  stats->shard_wakeups = got.shard_wakeups;
+}
+
+void kvs_client_door_stop(kvs_client_door* door) { delete door; }

@@ -1,0 +1,95 @@
+package io.kvs.service;
+
+import io.kvs.nativelib.NativeLibrary;
+import io.kvs.nativelib.internal.NativeMethods;
+import java.util.Optional;
+
+/**
+ * The client port served natively (docs/ARCHITECTURE.md "Server threads"): shard threads, each
+ * running its connections' requests to completion through a {@link RegionService}; requests never
+ * enter the JVM. Same protocol, handshake and bounds as the Netty front end (docs/PROTOCOL.md,
+ * "Client TCP framing"). Close it before the service. Thread-safe.
+ */
+public final class ClientDoor implements AutoCloseable {
+  /**
+   * Settings.
+   *
+   * @param shards shard threads (1..256)
+   * @param maxConnections client connections open at once; one more is closed at once
+   * @param maxInFlight requests per connection not yet answered before it stops being read
+   * @param maxFrameBytes a larger frame closes its connection
+   * @param clientSecret what clients must prove (16..1024 bytes), if present
+   * @param handshakeTimeoutMillis how long a new connection has to complete its handshake
+   */
+  public record Options(
+      String host,
+      int port,
+      int shards,
+      int maxConnections,
+      int maxInFlight,
+      int maxFrameBytes,
+      Optional<byte[]> clientSecret,
+      int handshakeTimeoutMillis) {}
+
+  /** What the door counted. */
+  public record Stats(
+      long requests,
+      long connections,
+      long refusedConnections,
+      long refusals,
+      long outputStalls,
+      long malformed,
+      long shardTurns,
+      long shardWakeups) {}
+
+  private long handle;
+  private final int port;
+
+  private ClientDoor(long handle) {
+    this.handle = handle;
+    this.port = NativeMethods.clientDoorPort(handle);
+  }
+
+  /**
+   * Starts serving {@code service} on {@code options.host():options.port()}.
+   *
+   * @throws io.kvs.core.KvsException if it cannot listen there or an option is out of range
+   */
+  public static ClientDoor start(RegionService service, Options options) {
+    NativeLibrary.load();
+    return new ClientDoor(
+        NativeMethods.clientDoorStart(
+            service.nativeHandle(),
+            options.host(),
+            options.port(),
+            options.shards(),
+            options.maxConnections(),
+            options.maxInFlight(),
+            options.maxFrameBytes(),
+            options.clientSecret().orElse(null),
+            options.handshakeTimeoutMillis()));
+  }
+
+  /** The port it listens on. */
+  public int port() {
+    return port;
+  }
+
+  /** Its counters now. */
+  public synchronized Stats stats() {
+    if (handle == 0) {
+      return new Stats(0, 0, 0, 0, 0, 0, 0, 0);
+    }
+    long[] s = NativeMethods.clientDoorStats(handle);
+    return new Stats(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]);
+  }
+
+  /** Stops accepting, waits for the replies still to come, closes every connection; idempotent. */
+  @Override
+  public synchronized void close() {
+    if (handle != 0) {
+      NativeMethods.clientDoorStop(handle);
+      handle = 0;
+    }
+  }
+}

@@ -1,0 +1,31 @@
+package io.kvs.server.tcp;
+
+/**
+ * A server's client port (docs/PROTOCOL.md, "Client TCP framing"): the native door ({@link
+ * NativeClientPort}, the default) or the Netty front end ({@link TcpFrontEnd}, {@code --client-door
+ * netty}). Both speak the same framing and handshake and keep the same bounds; what they count is
+ * read by the server's metrics.
+ */
+public interface ClientPort extends AutoCloseable {
+  /** The port it listens on. */
+  int port();
+
+  /** Connections refused at the handshake so far. */
+  long refusals();
+
+  /** Requests answered so far. */
+  long requests();
+
+  /** Client connections open now. */
+  int connections();
+
+  /** Connections closed on arrival so far: the most allowed were open. */
+  long refusedConnections();
+
+  /** Times a connection stopped being read because its replies were not being read. */
+  long outputStalls();
+
+  /** Stops accepting, waits (bounded) for the replies still to come, closes the connections. */
+  @Override
+  void close();
+}

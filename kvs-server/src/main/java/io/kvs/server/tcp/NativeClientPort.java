@@ -1,0 +1,88 @@
+package io.kvs.server.tcp;
+
+import io.kvs.core.security.ClusterSecret;
+import io.kvs.service.ClientDoor;
+import io.kvs.service.RegionService;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The client port served by the native door ({@link ClientDoor}): {@code shards} threads, each
+ * running its connections' requests to completion in the region service; no Java on the request
+ * path. TLS is not served here (the server uses {@link TcpFrontEnd} when TLS is configured).
+ */
+public final class NativeClientPort implements ClientPort {
+  private static final Logger LOG = LoggerFactory.getLogger(NativeClientPort.class);
+
+  private final ClientDoor door;
+
+  private NativeClientPort(ClientDoor door) {
+    this.door = door;
+  }
+
+  /**
+   * Serves {@code service} with {@code shards} shard threads, bounded as {@code options} says (its
+   * event loops are not used), to clients proving {@code clientSecret} if present.
+   */
+  public static NativeClientPort start(
+      RegionService service,
+      TcpFrontEnd.Options options,
+      int shards,
+      Optional<ClusterSecret> clientSecret) {
+    if (clientSecret.isEmpty()) {
+      LOG.warn(
+          "SECURITY: the client port on {} serves ANYONE who can reach it (read and write any"
+              + " key): start the server with --client-secret-file or mutual TLS, see"
+              + " docs/OPERATIONS.md, Security",
+          options.host());
+    }
+    return new NativeClientPort(
+        ClientDoor.start(
+            service,
+            new ClientDoor.Options(
+                options.host(),
+                options.port(),
+                shards,
+                options.maxConnections(),
+                options.maxInFlightPerConnection(),
+                options.maxFrameBytes(),
+                clientSecret.map(ClusterSecret::bytes),
+                (int) TcpFrontEnd.HANDSHAKE_TIMEOUT.toMillis())));
+  }
+
+  @Override
+  public int port() {
+    return door.port();
+  }
+
+  @Override
+  public long refusals() {
+    return door.stats().refusals();
+  }
+
+  @Override
+  public long requests() {
+    return door.stats().requests();
+  }
+
+  @Override
+  public int connections() {
+    return (int) door.stats().connections();
+  }
+
+  @Override
+  public long refusedConnections() {
+    return door.stats().refusedConnections();
+  }
+
+  @Override
+  public long outputStalls() {
+    return door.stats().outputStalls();
+  }
+
+  @Override
+  public void close() {
+    door.close();
+  }
+}
