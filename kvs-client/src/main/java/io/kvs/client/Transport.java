@@ -3,7 +3,7 @@ package io.kvs.client;
 /** How a {@link KvsClient} reaches the region servers. */
 public enum Transport {
   /**
-   * The Netty TCP framing of the wire protocol (docs/PROTOCOL.md, "Netty TCP framing"): pure Java,
+   * The Netty TCP framing of the wire protocol (docs/PROTOCOL.md, "Client TCP framing"): pure Java,
    * works everywhere. The default.
    */
   TCP,

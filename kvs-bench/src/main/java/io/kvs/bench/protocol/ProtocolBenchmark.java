@@ -29,11 +29,12 @@ import org.HdrHistogram.Histogram;
 
 /**
  * {@code ./kvs bench protocol [--quick]}: round trips of the wire protocol over fabric {@code shm},
- * fabric {@code tcp} and Netty TCP, side by side, against one server process that answers all three
- * with the same native {@code RegionService} (gets of 100 B, 4 KiB and 64 KiB values), at 1 and 16
- * outstanding requests per client. Reports ops/s, the server process's CPU per request (every
- * thread: spinning, workers, event loops), and latency percentiles; a table, JSON lines in {@code
- * target/bench/protocol.json} and a chart.
+ * fabric {@code tcp}, the {@code stream} transport, and TCP to the Netty front end and to the
+ * native client door (the same Java client for both), side by side, against one server process that
+ * answers them all with the same native {@code RegionService} (gets of 100 B, 4 KiB and 64 KiB
+ * values), at 1 and 16 outstanding requests per client. Reports ops/s, the server process's CPU per
+ * request (every thread: spinning, workers, event loops), and latency percentiles; a table, JSON
+ * lines in {@code target/bench/protocol.json} and a chart.
  *
  * <p>Usage: {@code [--quick] [--seconds N] [--workers N] [--out-dir DIR] [--data-dir DIR]}
  */
@@ -43,7 +44,7 @@ public final class ProtocolBenchmark {
 
   private static final int[] OUTSTANDING = {1, 16};
   private static final List<String> TRANSPORTS =
-      List.of("fabric-shm", "fabric-tcp", "fabric-stream", "netty-tcp");
+      List.of("fabric-shm", "fabric-tcp", "fabric-stream", "netty-tcp", "native-tcp");
 
   private record Result(
       String transport,
@@ -149,6 +150,8 @@ public final class ProtocolBenchmark {
       case "fabric-tcp" -> fabric(FabricOptions.defaults("tcp"), Integer.parseInt(ports[2]));
       case "netty-tcp" -> new NettyWireClient("127.0.0.1", Integer.parseInt(ports[3]));
       case "fabric-stream" -> fabric(FabricOptions.defaults("stream"), Integer.parseInt(ports[4]));
+      // The same client as netty-tcp: only the server's door differs.
+      case "native-tcp" -> new NettyWireClient("127.0.0.1", Integer.parseInt(ports[5]));
       default -> throw new IllegalArgumentException(transport);
     };
   }
@@ -315,7 +318,7 @@ public final class ProtocolBenchmark {
     System.out.println();
     System.out.print(table);
     System.out.println();
-    for (String base : List.of("fabric-shm", "fabric-tcp", "fabric-stream")) {
+    for (String base : List.of("fabric-shm", "fabric-tcp", "fabric-stream", "native-tcp")) {
       for (Result r : results) {
         if (!r.transport().equals(base)) {
           continue;

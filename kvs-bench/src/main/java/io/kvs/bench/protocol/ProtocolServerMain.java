@@ -5,17 +5,20 @@ import io.kvs.engine.EngineOptions;
 import io.kvs.engine.Region;
 import io.kvs.fabric.FabricOptions;
 import io.kvs.fabric.FabricServer;
+import io.kvs.server.tcp.NativeClientPort;
 import io.kvs.server.tcp.TcpFrontEnd;
 import io.kvs.service.RegionService;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.Optional;
 
 /**
  * The server process of the protocol benchmark: one engine region holding the values the clients
  * read, served by the same {@link RegionService} over fabric {@code shm}, fabric {@code tcp}, the
- * {@code stream} transport and Netty TCP. Prints {@code READY <shm port> <tcp port> <netty port>
- * <stream port>} and runs until its standard input closes.
+ * {@code stream} transport, Netty TCP and the native client door (its shards as many as the
+ * workers). Prints {@code READY <shm port> <tcp port> <netty port> <stream port> <native port>} and
+ * runs until its standard input closes.
  *
  * <p>Usage: {@code ProtocolServerMain <data dir> <workers>}
  */
@@ -53,7 +56,9 @@ public final class ProtocolServerMain {
       try (FabricServer shmServer = FabricServer.start(shm, service);
           FabricServer tcpServer = FabricServer.start(tcp, service);
           FabricServer streamServer = FabricServer.start(stream, service);
-          TcpFrontEnd nettyServer = TcpFrontEnd.start(service, netty)) {
+          TcpFrontEnd nettyServer = TcpFrontEnd.start(service, netty);
+          NativeClientPort nativeServer =
+              NativeClientPort.start(service, netty, workers, Optional.empty())) {
         System.out.println(
             "READY "
                 + shmServer.port()
@@ -62,7 +67,9 @@ public final class ProtocolServerMain {
                 + " "
                 + nettyServer.port()
                 + " "
-                + streamServer.port());
+                + streamServer.port()
+                + " "
+                + nativeServer.port());
         System.out.flush();
         while (System.in.read() >= 0) {
           // runs until the benchmark closes our standard input

@@ -13,7 +13,7 @@ import java.util.Optional;
 
 /**
  * The client TCP port's framing (a little-endian u32 length, then the body; docs/PROTOCOL.md,
- * "Netty TCP framing") on a plain blocking socket, and the client's side of the handshake over it:
+ * "Client TCP framing") on a plain blocking socket, and the client's side of the handshake over it:
  * for tools and tests that speak to a port byte by byte (a fault campaign's stranger, a test that
  * sends what no client library would). Applications use {@code KvsClient}. Stateless.
  */

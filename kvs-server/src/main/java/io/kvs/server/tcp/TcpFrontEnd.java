@@ -37,8 +37,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Netty TCP front end of a server: wire-protocol frames (docs/PROTOCOL.md, "Netty TCP framing")
- * handed as bytes to a {@link RegionService}, which decodes and answers them natively.
+ * The Netty TCP front end of a server: wire-protocol frames (docs/PROTOCOL.md, "Client TCP
+ * framing") handed as bytes to a {@link RegionService}, which decodes and answers them natively.
  *
  * <ul>
  *   <li><b>No thread hop, no thread parked</b>: the event loop that read a frame hands it to the

@@ -14,10 +14,10 @@ import java.nio.ByteOrder;
 import java.util.List;
 
 /**
- * The Netty TCP framing of the wire protocol (docs/PROTOCOL.md, "Netty TCP framing"): every request
- * and reply is one frame, a little-endian u32 length and then the encoding. A frame longer than the
- * bound fails the channel with a {@link io.netty.handler.codec.TooLongFrameException} as soon as
- * its length is read, without buffering it; a malformed message fails it with a {@link
+ * The Netty TCP framing of the wire protocol (docs/PROTOCOL.md, "Client TCP framing"): every
+ * request and reply is one frame, a little-endian u32 length and then the encoding. A frame longer
+ * than the bound fails the channel with a {@link io.netty.handler.codec.TooLongFrameException} as
+ * soon as its length is read, without buffering it; a malformed message fails it with a {@link
  * io.netty.handler.codec.DecoderException} whose cause is an {@link
  * io.kvs.core.InvalidRequestException}. The handler after these decides what to do (the server
  * closes the connection and keeps serving everyone else).
