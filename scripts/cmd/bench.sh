@@ -1,4 +1,4 @@
-# summary: run a benchmark: engine (KVS vs RocksDB vs BlobDB, YCSB), protocol (fabric vs Netty), replication (send-index vs build-index), failover (primary kills); --quick for the short profile
+# summary: run a benchmark: engine (KVS vs RocksDB vs BlobDB, YCSB), protocol (fabric vs Netty), replication (send-index vs build-index), failover (primary kills), tail (open-loop latency); --quick for the short profile
 #
 #   ./kvs bench engine [--quick] [options]
 #
@@ -13,12 +13,14 @@ declare -A KVS_BENCHMARKS=(
   [protocol]=io.kvs.bench.protocol.ProtocolBenchmark
   [replication]=io.kvs.bench.replication.ReplicationBenchmark
   [failover]=io.kvs.bench.failover.FailoverBenchmark
+  [tail]=io.kvs.bench.tail.TailBenchmark
 )
 declare -A KVS_BENCHMARK_SUMMARIES=(
   [engine]="storage engines under YCSB: KVS vs RocksDB vs RocksDB+BlobDB (--quick: ~10 min)"
   [protocol]="wire round trips: fabric shm, tcp and stream vs Netty TCP, one server handler (--quick: ~1 min)"
   [replication]="replication modes on a local cluster under YCSB: none vs build-index vs send-index, RF 2 and 3 (--quick: ~15 min; --standard: the seeds' setup, 3 rounds, ~40 min)"
   [failover]="primary kills under a recorded load, RF 3 and 2: unavailability, time to whole groups, lost writes, linearizability (--quick: ~10 min)"
+  [tail]="latency percentiles under open-loop load at 25-90 % of the peak, RF 3, compactions running (--quick: ~5 min)"
 )
 
 cmd_bench() {

@@ -124,7 +124,6 @@ class ClientConnection final
   size_t in_flight_ = 0;
   bool held_ = false;  // stopped by a bound: resumes below half
   bool settle_scheduled_ = false;
-  bool peer_gone_ = false;  // the client closed its side
   uint32_t watched_ = 0;
 };
 

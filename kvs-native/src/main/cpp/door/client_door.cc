@@ -94,8 +94,9 @@ class ClientDoor::Acceptor final : public shard::Shard::Handler {
     DoorCounters& counters = door_->context_.counters;
     if (counters.connections.load() >=
         door_->context_.options.max_connections) {
-      ::close(socket);
+      // Counted before it closes: whoever sees it closed sees it counted.
       const uint64_t count = counters.refused_connections.fetch_add(1) + 1;
+      ::close(socket);
       if ((count & (count - 1)) == 0) {  // the 1st, 2nd, 4th...: bounded
         std::fprintf(stderr,
                      "WARN kvs client door: refused a client connection from "

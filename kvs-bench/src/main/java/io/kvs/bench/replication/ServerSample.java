@@ -28,7 +28,10 @@ record ServerSample(
 
   /** Threads by what they do, from the names the server gives them. */
   enum ThreadRole {
-    /** Fabric and Netty threads: requests, and what a backup does for its primaries. */
+    /**
+     * Client-port and fabric threads (shards, Netty, stream, fabric): requests, and what a backup
+     * does for its primaries.
+     */
     REQUESTS,
     /** Compaction threads (and the large-log GC that follows a compaction). */
     COMPACTION,
@@ -38,7 +41,10 @@ record ServerSample(
     OTHER;
 
     static ThreadRole of(String name) {
-      if (name.startsWith("kvs-fab") || name.startsWith("kvs-tcp")) {
+      if (name.startsWith("kvs-fab")
+          || name.startsWith("kvs-tcp")
+          || name.startsWith("kvs-shard")
+          || name.startsWith("kvs-stream")) {
         return REQUESTS;
       }
       if (name.startsWith("kvs-compact")) {

@@ -1,0 +1,296 @@
+package io.kvs.bench.tail;
+
+import io.kvs.bench.BarChart;
+import io.kvs.bench.engine.Keys;
+import io.kvs.bench.engine.ZipfianGenerator;
+import io.kvs.client.KvsClient;
+import io.kvs.client.Transport;
+import io.kvs.core.security.SecurityOptions;
+import io.kvs.tools.JsonLine;
+import io.kvs.tools.LaunchedCluster;
+import io.kvs.tools.TextTable;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.HdrHistogram.Histogram;
+
+/**
+ * {@code ./kvs bench tail [--quick]}: tail latency under open-loop load (RStore's measurement). A
+ * local cluster of processes (ZooKeeper, a master, three region servers, RF 3, send-index, small
+ * L0s so that compactions keep running) is loaded with {@code records} pairs of the SD size mix;
+ * then workload A (half reads, half updates, Zipfian) runs closed loop to measure the peak, and
+ * open loop at 25, 50, 75 and 90 % of it, each operation's latency counted from its intended start
+ * (coordinated omission corrected, HdrHistogram). Per phase and operation type: p50, p99, p99.9,
+ * max, the rate reached, errors, and the fraction of the phase with a compaction running ({@link
+ * CompactionWatch}).
+ *
+ * <p>Prints a table, writes JSON lines to {@code target/bench/tail.json} (fields {@code
+ * load_fraction}, {@code op}, {@code p50_us}, {@code p99_us}, {@code p999_us}, {@code max_us}, and
+ * {@code target_ops}, {@code achieved_ops}, {@code errors}, {@code compaction_coverage}) and draws
+ * the percentiles against load ({@code tail.png}).
+ *
+ * <p>Usage: {@code [--quick] [--records N] [--seconds N] [--fractions 25,50,75,90] [--in-flight N]
+ * [--l0-size BYTES] [--out-dir DIR] [--data-dir DIR]}. Quick: 100,000 records, 20 s phases; full:
+ * 1,000,000 records, 60 s phases.
+ */
+public final class TailBenchmark {
+  private static final int SERVERS = 3;
+  private static final int REGIONS = 6;
+  private static final int MAX_OUTSTANDING = 4096;
+  private static final Duration READY_TIMEOUT = Duration.ofSeconds(120);
+
+  private record Options(
+      long records,
+      Duration phase,
+      List<Integer> fractions,
+      int inFlight,
+      long l0SizeBytes,
+      boolean quick,
+      Path outDir,
+      Path dataDir) {}
+
+  private TailBenchmark() {}
+
+  public static void main(String[] args) throws Exception {
+    boolean quick = false;
+    Long records = null;
+    Integer seconds = null;
+    List<Integer> fractions = List.of(25, 50, 75, 90);
+    int inFlight = 64;
+    long l0Size = 2L << 20;
+    Path outDir = Paths.get("target", "bench");
+    Path dataDir = Paths.get("target", "bench", "data");
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--quick" -> quick = true;
+        case "--records" -> records = Long.parseLong(args[++i]);
+        case "--seconds" -> seconds = Integer.parseInt(args[++i]);
+        case "--fractions" ->
+            fractions = Arrays.stream(args[++i].split(",")).map(Integer::parseInt).toList();
+        case "--in-flight" -> inFlight = Integer.parseInt(args[++i]);
+        case "--l0-size" -> l0Size = Long.parseLong(args[++i]);
+        case "--out-dir" -> outDir = Paths.get(args[++i]);
+        case "--data-dir" -> dataDir = Paths.get(args[++i]);
+        default -> throw new IllegalArgumentException("unknown option " + args[i]);
+      }
+    }
+    Options options =
+        new Options(
+            records != null ? records : quick ? 100_000 : 1_000_000,
+            Duration.ofSeconds(seconds != null ? seconds : quick ? 20 : 60),
+            fractions,
+            inFlight,
+            l0Size,
+            quick,
+            outDir,
+            dataDir);
+    run(options);
+  }
+
+  private static void run(Options options) throws Exception {
+    Files.createDirectories(options.outDir());
+    Path dir = options.dataDir().resolve("tail");
+    List<String> start =
+        List.of(
+            "--servers",
+            Integer.toString(SERVERS),
+            "--regions",
+            Integer.toString(REGIONS),
+            "--replication",
+            "3",
+            "--mode",
+            "send-index",
+            "--split-prefix",
+            "user",
+            "--l0-size",
+            Long.toString(options.l0SizeBytes()));
+    System.out.printf("starting a cluster in %s%n", dir);
+    List<JsonLine> lines = new ArrayList<>();
+    TextTable table =
+        new TextTable(
+            2,
+            "load",
+            "op",
+            "target ops/s",
+            "reached ops/s",
+            "p50 us",
+            "p99 us",
+            "p99.9 us",
+            "max us",
+            "p99/p50",
+            "errors",
+            "compacting");
+    List<String> groups = new ArrayList<>();
+    List<double[]> readRows = new ArrayList<>();
+    List<double[]> updateRows = new ArrayList<>();
+    try (LaunchedCluster cluster = LaunchedCluster.start(dir, start, () -> {})) {
+      String[] connect = cluster.connect();
+      List<Long> pids = new ArrayList<>();
+      for (int s = 1; s <= SERVERS; s++) {
+        cluster.process("s" + s).ifPresent(p -> pids.add(p.pid()));
+      }
+      try (KvsClient client =
+              KvsClient.builder()
+                  .zookeeper(connect[0])
+                  .cluster(connect[1])
+                  .transport(Transport.TCP)
+                  .operationTimeout(Duration.ofSeconds(30))
+                  .security(SecurityOptions.forClusterDirectory(cluster.dir(), "client"))
+                  .build();
+          CompactionWatch compactions = new CompactionWatch(pids)) {
+        awaitWrites(client);
+        double zetaN = ZipfianGenerator.zeta(options.records(), ZipfianGenerator.YCSB_THETA);
+        load(client, options);
+        RunA workload = new RunA(client, options.records(), zetaN, 42);
+        System.out.printf(
+            "peak: closed loop, %d in flight, %s%n", options.inFlight(), options.phase());
+        compactions.reset();
+        OpenLoop.Result peak =
+            OpenLoop.closed(client, workload, options.inFlight(), options.phase());
+        double peakOps = peak.opsPerSecond();
+        addRows(table, lines, "peak", 1.0, 0, peak, compactions.coverage(), options.quick());
+        for (int percent : options.fractions()) {
+          double rate = peakOps * percent / 100.0;
+          System.out.printf("open loop at %d %% of the peak: %.0f ops/s%n", percent, rate);
+          compactions.reset();
+          OpenLoop.Result result = OpenLoop.open(workload, rate, MAX_OUTSTANDING, options.phase());
+          addRows(
+              table,
+              lines,
+              percent + " %",
+              percent / 100.0,
+              rate,
+              result,
+              compactions.coverage(),
+              options.quick());
+          groups.add(percent + " %");
+          readRows.add(percentiles(result.latencies().get(RunA.Op.READ)));
+          updateRows.add(percentiles(result.latencies().get(RunA.Op.UPDATE)));
+        }
+      }
+    }
+    System.out.println();
+    System.out.println(table);
+    Path json = options.outDir().resolve("tail.json");
+    StringBuilder out = new StringBuilder();
+    lines.forEach(line -> out.append(line).append('\n'));
+    Files.writeString(json, out.toString(), StandardCharsets.UTF_8);
+    Path chart = options.outDir().resolve("tail.png");
+    BarChart.write(
+        chart,
+        "Latency under open-loop load (workload A, SD, RF 3; from each operation's intended start)",
+        List.of("p50", "p99", "p99.9"),
+        List.of(
+            new BarChart.Panel("reads", "ms", groups, readRows.toArray(new double[0][])),
+            new BarChart.Panel("updates", "ms", groups, updateRows.toArray(new double[0][]))),
+        2);
+    System.out.println("results: " + json + ", chart: " + chart);
+  }
+
+  /** p50, p99 and p99.9 in milliseconds. */
+  private static double[] percentiles(Histogram h) {
+    return new double[] {
+      h.getValueAtPercentile(50) / 1000.0,
+      h.getValueAtPercentile(99) / 1000.0,
+      h.getValueAtPercentile(99.9) / 1000.0
+    };
+  }
+
+  private static void addRows(
+      TextTable table,
+      List<JsonLine> lines,
+      String label,
+      double fraction,
+      double targetOps,
+      OpenLoop.Result result,
+      double coverage,
+      boolean quick) {
+    for (RunA.Op op : RunA.Op.values()) {
+      Histogram h = result.latencies().get(op);
+      long p50 = h.getValueAtPercentile(50);
+      long p99 = h.getValueAtPercentile(99);
+      long p999 = h.getValueAtPercentile(99.9);
+      table.row(
+          label,
+          op.name().toLowerCase(Locale.ROOT),
+          targetOps > 0 ? String.format(Locale.ROOT, "%.0f", targetOps) : "closed",
+          String.format(Locale.ROOT, "%.0f", result.opsPerSecond()),
+          Long.toString(p50),
+          Long.toString(p99),
+          Long.toString(p999),
+          Long.toString(h.getMaxValue()),
+          String.format(Locale.ROOT, "%.1f", p99 / (double) Math.max(1, p50)),
+          Long.toString(result.errors()),
+          String.format(Locale.ROOT, "%.0f %%", coverage * 100));
+      lines.add(
+          new JsonLine()
+              .put("load_fraction", fraction)
+              .put("phase", targetOps > 0 ? "open" : "closed")
+              .put("op", op.name().toLowerCase(Locale.ROOT))
+              .put("p50_us", p50)
+              .put("p99_us", p99)
+              .put("p999_us", p999)
+              .put("max_us", h.getMaxValue())
+              .put("operations", h.getTotalCount())
+              .put("target_ops", targetOps)
+              .put("achieved_ops", result.opsPerSecond())
+              .put("errors", result.errors())
+              .put("compaction_coverage", coverage)
+              .put("profile", quick ? "quick" : "full"));
+    }
+  }
+
+  /** Waits until a write goes through: every region has its primary. */
+  private static void awaitWrites(KvsClient client) throws Exception {
+    long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+    while (true) {
+      try {
+        for (long n = 0; n < 64; n++) {
+          client.put(Keys.of(-1 - n), new byte[] {1});
+        }
+        return;
+      } catch (RuntimeException e) {
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException("the cluster takes no writes: " + e, e);
+        }
+        TimeUnit.MILLISECONDS.sleep(200); // a retry's pause; the cluster's state is not awaitable
+      }
+    }
+  }
+
+  /** Inserts the records, {@code inFlight} at a time. */
+  private static void load(KvsClient client, Options options) throws InterruptedException {
+    System.out.printf("loading %,d records%n", options.records());
+    RunA values = new RunA(client, 1, 1, 7);
+    Semaphore permits = new Semaphore(options.inFlight());
+    AtomicLong failed = new AtomicLong();
+    long started = System.nanoTime();
+    for (long n = 0; n < options.records(); n++) {
+      permits.acquire();
+      CompletableFuture<Void> put = client.putAsync(Keys.of(n), values.value());
+      put.whenComplete(
+          (ok, failure) -> {
+            if (failure != null) {
+              failed.incrementAndGet();
+            }
+            permits.release();
+          });
+    }
+    permits.acquire(options.inFlight());
+    permits.release(options.inFlight());
+    double seconds = (System.nanoTime() - started) / 1e9;
+    System.out.printf(
+        "loaded in %.1f s (%.0f writes/s), %d failed%n",
+        seconds, options.records() / seconds, failed.get());
+  }
+}
