@@ -124,6 +124,9 @@ class Client {
   // now is safe (nothing arrived meanwhile, nothing waits to be sent).
   virtual int wait_fd() const = 0;
   virtual bool TryWait() = 0;
+  // Whether a wait on wait_fd() never misses an arrival (plain sockets):
+  // the owner may then block without a bound shorter than its timeouts.
+  virtual bool wakes_reliably() const { return false; }
   // The id the server gave this connection at the bootstrap (Welcome):
   // what a peer's proofs bind to (replication_format.h, OPEN).
   virtual uint64_t connection_id() const = 0;

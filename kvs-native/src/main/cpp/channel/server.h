@@ -149,6 +149,10 @@ class RequestHandler {
     Handle(session, request, &reply);
     respond(std::move(reply));
   }
+  // Called by a thread that runs requests in turns (a shard; util/turns.h)
+  // at the end of each turn in which it handled one: does in bulk what the
+  // turn's requests left (posts replicated writes to the backups).
+  virtual void EndOfTurn() {}
   // Whether `request` must never wait behind other requests: it goes to a
   // worker of its own. A request whose handling waits for a peer (a
   // primary's write waits for its backups) must not hold up the messages

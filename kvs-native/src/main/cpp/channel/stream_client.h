@@ -44,6 +44,7 @@ class StreamClient final : public Client {
       const override;
   int wait_fd() const override { return socket_; }
   bool TryWait() override;
+  bool wakes_reliably() const override { return true; }
   uint64_t connection_id() const override { return connection_id_; }
   const Status& health() const override { return broken_; }
   ClientStats stats() const override { return stats_; }

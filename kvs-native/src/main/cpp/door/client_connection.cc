@@ -11,6 +11,7 @@
 #include "door/client_handshake.h"
 #include "util/coding.h"
 #include "util/status.h"
+#include "util/turns.h"
 
 namespace kvs::door {
 namespace {
@@ -171,6 +172,18 @@ void ClientConnection::OnHello(std::string_view body) {
 void ClientConnection::Execute(std::string_view request) {
   ++in_flight_;
   context_->counters.answering.fetch_add(1);
+  // Once per turn of this shard: the handler's end of turn (replicated
+  // writes leave together, without waking the replication thread).
+  thread_local bool end_of_turn_scheduled = false;
+  if (!end_of_turn_scheduled) {
+    end_of_turn_scheduled = true;
+    SetEndsTurns(true);
+    channel::RequestHandler* handler = context_->handler;
+    shard_->Defer([handler] {
+      end_of_turn_scheduled = false;
+      handler->EndOfTurn();
+    });
+  }
   std::shared_ptr<ClientConnection> self = shared_from_this();
   // A client's door: whatever its bytes say, a request here is a client's
   // (no session), never a replication message.

@@ -86,11 +86,21 @@ bool IsControl(std::string_view message) {
   return message.size() >= 4 && coding::DecodeFixed32(message.data()) == kMagic;
 }
 
+Status CheckControlVersion(std::string_view bytes) {
+  const auto version = static_cast<uint8_t>(bytes[5]);
+  if (version == kControlVersion) return Status::Ok();
+  return Status::InvalidArgument(
+      "a replication control message of version " + std::to_string(version) +
+      "; this server speaks version " + std::to_string(kControlVersion) +
+      " (primary and backup run different releases)");
+}
+
 void EncodeControlHead(uint8_t type, uint64_t region_id, uint64_t epoch,
                        std::string* out) {
   coding::PutFixed32(out, kMagic);
   out->push_back(static_cast<char>(type));
-  out->append(3, '\0');
+  out->push_back(static_cast<char>(kControlVersion));
+  out->append(2, '\0');
   coding::PutFixed64(out, region_id);
   coding::PutFixed64(out, epoch);
 }
@@ -143,7 +153,11 @@ Status DecodeControl(std::string_view bytes, Control* control) {
   }
   const char* in = bytes.data();
   const auto type = static_cast<uint8_t>(in[4]);
-  if ((type != 1 && type != 2) || in[5] != 0 || in[6] != 0 || in[7] != 0) {
+  if (type != 1 && type != 2) {
+    return Status::InvalidArgument("unknown replication control message");
+  }
+  KVS_RETURN_IF_ERROR(CheckControlVersion(bytes));
+  if (in[6] != 0 || in[7] != 0) {
     return Status::InvalidArgument("unknown replication control message");
   }
   control->type = static_cast<ControlType>(type);

@@ -21,7 +21,8 @@
 //   0       4     magic "KVSR" (0x5253564b: tells it from a client request,
 //                 whose first byte is the wire version 1)
 //   4       1     type: 1 OPEN, 2 FLUSH
-//   5       3     zero
+//   5       1     version (kControlVersion, 1; another is refused)
+//   6       2     zero
 //   8       8     region_id
 //   16      8     epoch
 //   24      4     buffer (OPEN: the mode; FLUSH: 0 or 1)
@@ -73,6 +74,9 @@
 namespace kvs::replication {
 
 inline constexpr uint32_t kMagic = 0x5253564b;  // "KVSR"
+// The control messages' version (byte 5 of every one, build-index's and
+// Send-Index's): a message of another version is refused, naming both.
+inline constexpr uint8_t kControlVersion = 1;
 inline constexpr size_t kControlBytes = 40;
 inline constexpr size_t kOpenProofBytes = 32;
 inline constexpr size_t kOpenControlBytes = kControlBytes + kOpenProofBytes;
@@ -122,6 +126,9 @@ bool VerifyOpen(const Control& control, std::string_view stream_key,
 
 // Whether `message` is a replication control message (by its magic).
 bool IsControl(std::string_view message);
+// OK if the control message `bytes` (at least 6 bytes, magic checked) is of
+// kControlVersion; else INVALID_ARGUMENT naming both versions.
+Status CheckControlVersion(std::string_view bytes);
 // Appends the head every control message starts with (24 bytes: magic,
 // type, three zero bytes, region id, epoch); send_index_format.h shares it.
 void EncodeControlHead(uint8_t type, uint64_t region_id, uint64_t epoch,

@@ -7,6 +7,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -198,6 +201,52 @@ TEST_P(ReplicationTest, AWriteWaitingForABackupIsItsLag) {
   ASSERT_EQ(lags.size(), 1u);
   EXPECT_EQ(lags[0].writes, 1u);
   EXPECT_EQ(lags[0].oldest_wait.count(), 0);
+}
+
+// A read of a key whose last write no backup holds yet neither shows the
+// value nor blocks its thread: HandleAsync returns unanswered, and the
+// answer comes later (here BUSY, the backup never taking the write), from
+// the thread that settles the group. A read of another key answers at once.
+TEST_P(ReplicationTest, AReadOfAWriteNotHeldYetWaitsWithoutBlocking) {
+  Place(4, 3);
+  std::thread writer([&] {
+    const wire::Reply reply = Call(Make(wire::Opcode::kPut, 4, "k", "v"));
+    EXPECT_EQ(reply.status, Status::Code::kIoError) << reply.message;
+  });
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+  while (primary_.service.BackupLags(7).empty() ||
+         primary_.service.BackupLags(7)[0].writes == 0) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+        << "the write never showed as waiting";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::string bytes;
+  wire::EncodeRequest(Make(wire::Opcode::kGet, 4, "k"), &bytes);
+  std::mutex mutex;
+  std::condition_variable answered_cv;
+  std::optional<std::string> answered;
+  primary_.service.HandleAsync(nullptr, bytes, [&](std::string reply) {
+    std::lock_guard<std::mutex> lock(mutex);
+    answered = std::move(reply);
+    answered_cv.notify_all();
+  });
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    EXPECT_FALSE(answered.has_value()) << "answered before the write was held";
+  }
+  // Another key: nothing of it waits.
+  EXPECT_EQ(Call(Make(wire::Opcode::kGet, 4, "other")).status,
+            Status::Code::kNotFound);
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    ASSERT_TRUE(answered_cv.wait_for(lock, std::chrono::seconds(30),
+                                     [&] { return answered.has_value(); }));
+  }
+  wire::Reply reply;
+  ASSERT_TRUE(wire::DecodeReply(*answered, &reply).ok());
+  EXPECT_EQ(reply.status, Status::Code::kBusy) << reply.message;
+  writer.join();
 }
 
 // The group changes while a write waits for a backup that refused it: the

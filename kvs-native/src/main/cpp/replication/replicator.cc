@@ -15,6 +15,7 @@
 #include "replication/replicator_stream.h"
 #include "util/hash.h"
 #include "util/thread_name.h"
+#include "util/turns.h"
 
 namespace kvs::replication {
 namespace {
@@ -28,6 +29,11 @@ constexpr std::chrono::microseconds kWaitNap{20};
 // fi_trywait missed, here or at a backup, costs no more than there.
 constexpr std::chrono::microseconds kArrivalWait = channel::kKnockEvery;
 constexpr std::chrono::milliseconds kIdleWait{100};
+// How long it blocks at most on connections that never miss a wake-up
+// (Client::wakes_reliably): only the timeouts need it to look.
+constexpr std::chrono::milliseconds kReliableArrivalWait{10};
+// Turns a Drive takes at most while they make progress.
+constexpr int kDriveTurnsMax = 4;
 // The least a message waits for room in a transmit queue (PeerFor).
 constexpr std::chrono::milliseconds kMessageRoomWaitMin{2'000};
 
@@ -75,13 +81,19 @@ bool Replicator::WaitForArrivals(
     const std::vector<std::shared_ptr<Peer>>& peers, uint64_t seen) {
   if (work_fd_ < 0) return false;
   std::vector<struct pollfd> watched;
-  for (const auto& peer : peers) {
-    if (!peer->client->health().ok()) continue;
-    const int fd = peer->client->wait_fd();
-    if (fd < 0) return false;
-    // Something arrived already: progress it now.
-    if (!peer->client->TryWait()) return true;
-    watched.push_back({fd, POLLIN, 0});
+  bool reliable = true;
+  {
+    // The connections are used under the turn's lock only (Drive).
+    std::lock_guard<std::mutex> turn(turn_mutex_);
+    for (const auto& peer : peers) {
+      if (!peer->client->health().ok()) continue;
+      const int fd = peer->client->wait_fd();
+      if (fd < 0) return false;
+      // Something arrived already: progress it now.
+      if (!peer->client->TryWait()) return true;
+      watched.push_back({fd, POLLIN, 0});
+      reliable &= peer->client->wakes_reliably();
+    }
   }
   watched.push_back({work_fd_, POLLIN, 0});
   {
@@ -89,8 +101,14 @@ bool Replicator::WaitForArrivals(
     if (work_generation_ != seen || !running_) return true;
     polling_ = true;
   }
+  // Sockets that wake reliably (the stream transport) need no knock-sized
+  // bound: the wait ends on an arrival or new work, and at least every
+  // kReliableArrivalWait for the timeouts.
+  const auto wait =
+      reliable ? std::chrono::microseconds(kReliableArrivalWait) : kArrivalWait;
   const struct timespec bound {
-    0, static_cast<long>(kArrivalWait.count()) * 1000
+    static_cast<time_t>(wait.count() / 1'000'000),
+        static_cast<long>(wait.count() % 1'000'000) * 1000
   };
   ::ppoll(watched.data(), watched.size(), &bound, nullptr);
   std::lock_guard<std::mutex> lock(mutex_);
@@ -757,6 +775,9 @@ void Replicator::Write(uint64_t region_id, const Record& record,
                            "); its outcome is unknown"));
     return;
   }
+  if (EndsTurns()) {
+    return;  // its thread drives the streams at the end of its turn (Drive)
+  }
   std::lock_guard<std::mutex> lock(mutex_);
   NotifyWorkLocked();
 }
@@ -822,6 +843,49 @@ Status Replicator::AwaitRead(uint64_t region_id,
   return Status::Busy(held.message());
 }
 
+void Replicator::AwaitReadAsync(
+    uint64_t region_id, std::optional<std::vector<std::string_view>> keys,
+    std::function<void(Status)> done) {
+  const std::shared_ptr<Group> group = Find(region_id);
+  if (group == nullptr) {
+    done(Status::Ok());
+    return;
+  }
+  uint64_t ticket = 0;
+  if (keys.has_value()) {
+    for (const std::string_view key : *keys) {
+      std::atomic<uint64_t>& stripe = group->stripes[Group::Stripe(key)];
+      uint64_t seen = stripe.load();
+      if (seen == Group::kApplying) {
+        // A write to the stripe is applying: the read may have seen it.
+        std::lock_guard<std::mutex> order(group->order);
+        seen = stripe.load();
+      }
+      ticket = std::max(ticket, seen);
+    }
+  } else {
+    std::lock_guard<std::mutex> lock(group->mutex);
+    ticket = group->next_ticket - 1;
+  }
+  if (ticket == 0) {
+    done(Status::Ok());
+    return;
+  }
+  std::optional<Status> held;
+  {
+    std::lock_guard<std::mutex> lock(group->mutex);
+    held = Held(*group, ticket, /*count_replicas=*/false, "write a read saw");
+    if (!held.has_value()) {
+      group->read_waiters.push_back(
+          {ticket, Clock::now() + options_.timeout, std::move(done)});
+      return;
+    }
+  }
+  // Not answered: the client retries (the region changes hands, or its
+  // backups catch up meanwhile).
+  done(held->ok() ? *held : Status::Busy(held->message()));
+}
+
 std::optional<Status> Replicator::Held(const Group& group, uint64_t ticket,
                                        bool count_replicas, const char* what) {
   size_t holding = 1;  // this primary
@@ -868,8 +932,27 @@ void Replicator::Settle(Group* group, bool ending) {
   std::vector<std::pair<WriteDone, Status>> settled;
   {
     std::lock_guard<std::mutex> lock(group->mutex);
-    if (group->waiters.empty()) return;
+    if (group->waiters.empty() && group->read_waiters.empty()) return;
     const auto now = Clock::now();
+    // Reads first: they wait for writes held already or settled below.
+    std::vector<Group::ReadWaiter> reading;
+    for (Group::ReadWaiter& read : group->read_waiters) {
+      std::optional<Status> held =
+          Held(*group, read.ticket,
+               /*count_replicas=*/false, "write a read saw");
+      if (!held.has_value() && (ending || read.deadline <= now)) {
+        held = ending && !group->ended.ok()
+                   ? group->ended
+                   : TimedOut(*group, read.ticket, "write a read saw");
+      }
+      if (!held.has_value()) {
+        reading.push_back(std::move(read));
+        continue;
+      }
+      settled.emplace_back(std::move(read.done),
+                           held->ok() ? *held : Status::Busy(held->message()));
+    }
+    group->read_waiters.swap(reading);
     if (!ending) FailStalledLocked(group, now);
     while (!group->waiters.empty()) {
       Group::Waiter& front = group->waiters.front();
@@ -1064,49 +1147,125 @@ void Replicator::Fail(Stream* stream, const Status& status) {
   group->changed.notify_all();
 }
 
+bool Replicator::Turn(bool driven, bool* waiting,
+                      std::vector<std::shared_ptr<Peer>>* peers,
+                      uint64_t* seen) {
+  std::vector<std::shared_ptr<Group>> groups;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    *seen = work_generation_;
+    for (const auto& [region_id, group] : groups_) groups.push_back(group);
+    for (const auto& [name, peer] : peers_) peers->push_back(peer);
+  }
+  turn_began_ns_.store(Clock::now().time_since_epoch().count(),
+                       std::memory_order_release);
+  std::vector<std::shared_ptr<Stream>> streams;
+  for (const auto& group : groups) {
+    std::lock_guard<std::mutex> lock(group->mutex);
+    streams.insert(streams.end(), group->streams.begin(), group->streams.end());
+    // What each backup left unanswered as of the last turn's poll, for
+    // the stall timeout (BackupStalled).
+    for (const auto& stream : group->streams) {
+      stream->unanswered_since = std::nullopt;
+      if (stream->peer != nullptr && stream->peer->client->health().ok()) {
+        stream->unanswered_since = stream->peer->client->oldest_unanswered();
+      }
+    }
+  }
+  bool busy = false;
+  bool left = false;  // a stream to connect, left to the replication thread
+  *waiting = false;   // for backups to complete writes or answer
+  for (const auto& stream : streams) {
+    if (driven && !Connected(*stream)) {
+      // Connecting may block (a backup slow to answer): never on a shard.
+      left = true;
+      continue;
+    }
+    busy |= Pump(stream.get());
+  }
+  if (left) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    NotifyWorkLocked();
+  }
+  busy |= PostBatches(streams);
+  for (const auto& peer : *peers) {
+    if (peer->client->health().ok()) {
+      busy |= peer->client->Poll() > 0;
+      *waiting |= peer->client->outstanding() > 0 ||
+                  peer->client->writes_in_flight() > 0;
+    }
+  }
+  // Writes whose backups completed (or that timed out) answer now.
+  for (const auto& group : groups) Settle(group.get(), /*ending=*/false);
+  return busy;
+}
+
+void Replicator::Drive() {
+  std::unique_lock<std::mutex> turn(turn_mutex_, std::try_to_lock);
+  if (!turn.owns_lock()) {
+    // The replication thread is in a turn: it takes one more.
+    std::lock_guard<std::mutex> lock(mutex_);
+    NotifyWorkLocked();
+    return;
+  }
+  {
+    // Only connections whose sends never wait (the stream transport): a
+    // fabric connection's message may wait for room in its queue.
+    std::lock_guard<std::mutex> lock(mutex_);
+    bool reliable = true;
+    for (const auto& [name, peer] : peers_) {
+      reliable &= peer->client->wakes_reliably();
+    }
+    if (!reliable) {
+      NotifyWorkLocked();
+      return;
+    }
+  }
+  drives_.fetch_add(1, std::memory_order_relaxed);
+  // A few turns while they make progress (what the backups answered at
+  // once, a catch-up's next segment); the replication thread does the rest.
+  bool waiting = false;
+  for (int i = 0; i < kDriveTurnsMax; ++i) {
+    std::vector<std::shared_ptr<Peer>> peers;
+    uint64_t seen = 0;
+    if (!Turn(/*driven=*/true, &waiting, &peers, &seen)) break;
+  }
+  turn.unlock();
+  if (waiting) {
+    // Writes are in flight: the backups' answers must be taken even if no
+    // shard turns again. Unless the replication thread already waits on
+    // the connections, it is told (idle, it wakes; between turns, it looks
+    // again): it then waits on them.
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!polling_) {
+      ++work_generation_;
+      work_.notify_all();
+    }
+  }
+}
+
+bool Replicator::Connected(const Stream& stream) {
+  std::lock_guard<std::mutex> lock(stream.group->mutex);
+  return stream.state != Stream::State::kConnecting &&
+         stream.state != Stream::State::kOpening;
+}
+
 void Replicator::Run() {
   // Naps must be short: the default 50 us timer slack would stretch them.
   ::prctl(PR_SET_TIMERSLACK, 1000, 0, 0, 0);
   while (true) {
-    std::vector<std::shared_ptr<Group>> groups;
-    std::vector<std::shared_ptr<Peer>> peers;
-    uint64_t seen;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!running_) return;
-      seen = work_generation_;
-      for (const auto& [region_id, group] : groups_) groups.push_back(group);
-      for (const auto& [name, peer] : peers_) peers.push_back(peer);
     }
-    turn_began_ns_.store(Clock::now().time_since_epoch().count(),
-                         std::memory_order_release);
-    std::vector<std::shared_ptr<Stream>> streams;
-    for (const auto& group : groups) {
-      std::lock_guard<std::mutex> lock(group->mutex);
-      streams.insert(streams.end(), group->streams.begin(),
-                     group->streams.end());
-      // What each backup left unanswered as of the last turn's poll, for
-      // the stall timeout (BackupStalled).
-      for (const auto& stream : group->streams) {
-        stream->unanswered_since = std::nullopt;
-        if (stream->peer != nullptr && stream->peer->client->health().ok()) {
-          stream->unanswered_since = stream->peer->client->oldest_unanswered();
-        }
-      }
+    bool waiting = false;
+    std::vector<std::shared_ptr<Peer>> peers;
+    uint64_t seen = 0;
+    bool busy;
+    {
+      std::lock_guard<std::mutex> turn(turn_mutex_);
+      busy = Turn(/*driven=*/false, &waiting, &peers, &seen);
     }
-    bool busy = false;
-    bool waiting = false;  // for backups to complete writes or answer
-    for (const auto& stream : streams) busy |= Pump(stream.get());
-    busy |= PostBatches(streams);
-    for (const auto& peer : peers) {
-      if (peer->client->health().ok()) {
-        busy |= peer->client->Poll() > 0;
-        waiting |= peer->client->outstanding() > 0 ||
-                   peer->client->writes_in_flight() > 0;
-      }
-    }
-    // Writes whose backups completed (or that timed out) answer now.
-    for (const auto& group : groups) Settle(group.get(), /*ending=*/false);
     if (busy) continue;
     if (waiting) {
       // The backups' progress, not ours, completes what is in flight: give

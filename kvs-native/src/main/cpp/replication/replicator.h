@@ -52,9 +52,14 @@
 // group is answered once what it may have seen is on disk (the caller
 // syncs, Alone()).
 //
-// Reads (AwaitRead): a read that returned a key some write changed may not
-// answer before every required backup holds that write, so no client sees a
-// value a failover could take back. Writes are tracked per key stripe.
+// Reads (AwaitRead, AwaitReadAsync): a read that returned a key some write
+// changed may not answer before every required backup holds that write, so
+// no client sees a value a failover could take back. Writes are tracked per
+// key stripe. The service waits with AwaitReadAsync: the read is settled with
+// the writes (Settle), and no thread blocks for it.
+//
+// Turns (Drive): a shard that ran writes takes the replication thread's turn
+// at the end of its own, so its writes leave without waking that thread.
 //
 // Thread safety: all methods may be called concurrently.
 
@@ -247,8 +252,28 @@ class Replicator final : public lsm::ReplicationTap {
   // once every required backup holds the writes to it read may have seen,
   // or IO_ERROR when they do not within the timeout.
   Status AwaitRead(uint64_t region_id, std::optional<std::string_view> key);
+  // AwaitRead for `keys` (a multi-get's; none: a scan, every write) without
+  // waiting: `done` gets OK once every required backup holds the writes the
+  // read may have seen -- at once if they do, else from whichever thread
+  // settles the group (a shard's Drive, the replication thread) -- or BUSY
+  // when they do not within the timeout. A shard's read thus never blocks
+  // its shard.
+  void AwaitReadAsync(uint64_t region_id,
+                      std::optional<std::vector<std::string_view>> keys,
+                      std::function<void(Status)> done);
 
   ReplicatorStats stats() const;
+
+  // Takes the replication thread's turn on the calling thread, unless that
+  // thread is in one (then it takes another): posts what writes queued,
+  // polls the backups' answers and completes the writes they hold. A shard
+  // calls it at the end of its turn, so that the writes it ran leave
+  // without waking the replication thread.
+  // A write from a thread that ends its turns (util/turns.h) notifies
+  // nobody: that thread's Drive posts it.
+  void Drive();
+  // Drives that took the turn (monitoring).
+  uint64_t drives() const { return drives_.load(std::memory_order_relaxed); }
 
   // lsm::ReplicationTap: events of regions with a Send-Index group.
   void OnLogAppend(uint64_t engine_region_id, log::LogKind kind,
@@ -268,6 +293,16 @@ class Replicator final : public lsm::ReplicationTap {
   struct Stream;
   struct Peer;
   void Run();
+  // One turn (caller holds turn_mutex_): pumps every stream, posts their
+  // batches, polls every backup and settles the writes held; true if it
+  // made progress. `waiting`: something is in flight to a backup; `peers`
+  // and `seen` what it looked at (for WaitForArrivals).
+  // `driven`: a Drive's (a shard's) turn, which leaves the streams still
+  // connecting to the replication thread.
+  bool Turn(bool driven, bool* waiting,
+            std::vector<std::shared_ptr<Peer>>* peers, uint64_t* seen);
+  // Whether `stream` is past connecting and opening.
+  static bool Connected(const Stream& stream);
   // The catch-up reader's thread: reads catch-up events' segments from the
   // device, a bounded amount ahead of what each stream sent.
   void ReadCatchUps();
@@ -393,6 +428,10 @@ class Replicator final : public lsm::ReplicationTap {
   // how fresh what it last saw of its backups is (BackupStalled).
   std::atomic<int64_t> turn_began_ns_{0};
   std::atomic<uint64_t> stream_failures_{0};  // ReplicatorStats
+  // Held through a turn (Turn): the replication thread's, or a Drive's.
+  // The connections to backups are used under it only.
+  std::mutex turn_mutex_;
+  std::atomic<uint64_t> drives_{0};
   std::thread thread_;
   std::thread catch_up_reader_;
   ReplicatorStats stats_;

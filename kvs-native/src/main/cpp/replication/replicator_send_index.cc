@@ -6,6 +6,7 @@
 #include "replication/replicator.h"
 #include "replication/replicator_stream.h"
 #include "util/thread_cpu.h"
+#include "util/turns.h"
 
 namespace kvs::replication {
 namespace {
@@ -102,6 +103,9 @@ void Replicator::Queue(uint64_t engine_region_id, StreamEvent&& event) {
     }
     last_queued_ticket = ticket;
   }
+  // A shard's write is posted by its Drive at the end of its turn; the
+  // engine's own threads (compactions, flushes) wake the replication thread.
+  if (EndsTurns()) return;
   std::lock_guard<std::mutex> lock(mutex_);
   NotifyWorkLocked();
 }

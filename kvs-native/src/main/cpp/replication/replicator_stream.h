@@ -169,6 +169,14 @@ struct Replicator::Group {
     bool on_disk = false;
   };
   std::deque<Waiter> waiters;
+  // Reads waiting for the writes they may have seen (AwaitReadAsync), in
+  // arrival order (their tickets need not rise); completed by Settle.
+  struct ReadWaiter {
+    uint64_t ticket;
+    std::chrono::steady_clock::time_point deadline;
+    std::function<void(Status)> done;
+  };
+  std::vector<ReadWaiter> read_waiters;
 
   // The ticket of the last write to each key stripe (0: none yet;
   // kApplying while one applies). Written under `order`.

@@ -84,9 +84,9 @@ void EncodeIndexControl(const IndexControl& control, std::string* out) {
 }
 
 Status DecodeIndexControl(std::string_view bytes, IndexControl* control) {
-  if (!IsIndexControl(bytes) || !Zero(bytes.data() + 5, 3)) {
-    return Malformed("not a Send-Index message");
-  }
+  if (!IsIndexControl(bytes)) return Malformed("not a Send-Index message");
+  KVS_RETURN_IF_ERROR(CheckControlVersion(bytes));
+  if (!Zero(bytes.data() + 6, 2)) return Malformed("not a Send-Index message");
   const char* in = bytes.data();
   IndexControl decoded;
   decoded.type = static_cast<IndexControlType>(in[4]);

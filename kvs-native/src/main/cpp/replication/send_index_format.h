@@ -4,7 +4,8 @@
 // "KVSR", replication_format.h) of types 3 to 6, all integers
 // little-endian:
 //
-//   head, 24 bytes: magic u32, type u8, zero[3], region_id u64, epoch u64
+//   head, 24 bytes: magic u32, type u8, version u8 (kControlVersion), zero[2],
+//   region_id u64, epoch u64
 //
 //   3 FLUSH-TAIL: persist the log bytes a buffer holds as the copy of a
 //     primary segment (LogMirror::Persist)

@@ -115,8 +115,15 @@ TEST(SendIndexFormatTest, MalformedMessagesAreRefused) {
   too_many[30] = 0x20;  // 2 MiB + 1
   EXPECT_TRUE(refused(too_many));
   std::string reserved = flush_bytes;
-  reserved[5] = 1;
+  reserved[6] = 1;
   EXPECT_TRUE(refused(reserved));
+  // Another version is refused, and the refusal says so.
+  std::string newer = flush_bytes;
+  newer[5] = 2;
+  IndexControl newer_decoded;
+  const Status status = DecodeIndexControl(newer, &newer_decoded);
+  EXPECT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("version 2"), std::string_view::npos);
   std::string bad_starts = flush_bytes;
   bad_starts[26] = 2;
   EXPECT_TRUE(refused(bad_starts));

@@ -638,6 +638,15 @@ replication::SendIndexSinkStats RegionService::BackupStats() const {
   return total;
 }
 
+void RegionService::EndOfTurn() {
+  std::shared_ptr<replication::Replicator> replicator;
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    replicator = replicator_;
+  }
+  if (replicator != nullptr) replicator->Drive();
+}
+
 bool RegionService::IsControl(std::string_view request) const {
   return replication::IsIndexControl(request) ||
          replication::IsControl(request);
@@ -921,30 +930,44 @@ void RegionService::Execute(const wire::Request& request,
     }
   }
   pass.Release();  // the region is read: waiting for backups needs it not
+  if (status.ok()) wire::EncodeReply(result, &reply);
+  // Answers the read once `held` says what it saw is safe to show.
+  auto answer = [this, write, opcode = request.opcode,
+                 request_id = request.request_id, region_id = request.region_id,
+                 status, reply = std::move(reply),
+                 respond = std::move(respond)](Status held) mutable {
+    Status outcome = status;
+    if ((outcome.ok() || outcome.IsNotFound()) && !held.ok()) outcome = held;
+    // A read answers only under the lease (it may have waited past it); a
+    // write (unreplicated here) applied already.
+    if (!write && !LeaseHeld()) outcome = LeaseLapsed(region_id);
+    if (!outcome.ok()) {
+      wire::Request header;
+      header.opcode = opcode;
+      header.request_id = request_id;
+      reply.clear();
+      Fail(header, outcome, &reply);
+    }
+    respond(std::move(reply));
+  };
   // A read answers only what every required backup holds: a value a
-  // failover could take back is never shown (Replicator::AwaitRead).
+  // failover could take back is never shown (Replicator::AwaitRead). It
+  // waits without blocking its thread: the reply goes when they do.
   if (!write && (status.ok() || status.IsNotFound()) &&
       replicating != nullptr) {
+    std::optional<std::vector<std::string_view>> keys;
     if (request.opcode == wire::Opcode::kGet) {
-      // A key not found may be one a delete removed.
-      const Status held =
-          replicating->AwaitRead(request.region_id, request.key);
-      if (!held.ok()) status = held;
+      keys.emplace(1, request.key);  // a key not found may be one deleted
     } else if (request.opcode == wire::Opcode::kMultiGet) {
-      for (size_t i = 0; i < values.size() && status.ok(); ++i) {
-        status = replicating->AwaitRead(request.region_id, request.keys[i]);
-      }
-    } else if (request.opcode == wire::Opcode::kScan) {
-      status = replicating->AwaitRead(request.region_id, std::nullopt);
+      keys.emplace(
+          request.keys.begin(),
+          request.keys.begin() + static_cast<std::ptrdiff_t>(values.size()));
     }
+    replicating->AwaitReadAsync(request.region_id, std::move(keys),
+                                std::move(answer));
+    return;
   }
-  if (!write && !LeaseHeld()) status = LeaseLapsed(request.region_id);
-  if (!status.ok()) {
-    Fail(request, status, &reply);
-  } else {
-    wire::EncodeReply(result, &reply);
-  }
-  respond(std::move(reply));
+  answer(Status::Ok());
 }
 
 void RegionService::RequireLease() {

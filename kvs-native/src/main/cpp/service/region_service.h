@@ -172,6 +172,8 @@ class RegionService final : public channel::RequestHandler {
   // Replication control messages (a backup's side): never behind client
   // writes, which may be waiting for this server's own backups.
   bool IsControl(std::string_view request) const override;
+  // Drives the replication streams (Replicator::Drive).
+  void EndOfTurn() override;
 
   // Executes and encodes, for transports that hold a decoded request
   // already, handing the reply to `respond` (RequestHandler::HandleAsync).
