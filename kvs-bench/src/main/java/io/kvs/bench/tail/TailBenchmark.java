@@ -5,10 +5,12 @@ import io.kvs.bench.engine.Keys;
 import io.kvs.bench.engine.ZipfianGenerator;
 import io.kvs.client.KvsClient;
 import io.kvs.client.Transport;
+import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.security.SecurityOptions;
 import io.kvs.tools.JsonLine;
 import io.kvs.tools.LaunchedCluster;
 import io.kvs.tools.TextTable;
+import io.kvs.tools.local.LocalStatus;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,6 +18,7 @@ import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
@@ -36,8 +39,8 @@ import org.HdrHistogram.Histogram;
  *
  * <p>Prints a table, writes JSON lines to {@code target/bench/tail.json} (fields {@code
  * load_fraction}, {@code op}, {@code p50_us}, {@code p99_us}, {@code p999_us}, {@code max_us}, and
- * {@code target_ops}, {@code achieved_ops}, {@code errors}, {@code compaction_coverage}) and draws
- * the percentiles against load ({@code tail.png}).
+ * {@code target_ops}, {@code achieved_ops}, {@code errors}, {@code compaction_coverage}, {@code
+ * write_stalls}, {@code write_stall_ms}) and draws the percentiles against load ({@code tail.png}).
  *
  * <p>Usage: {@code [--quick] [--records N] [--seconds N] [--fractions 25,50,75,90] [--in-flight N]
  * [--l0-size BYTES] [--out-dir DIR] [--data-dir DIR]}. Quick: 100,000 records, 20 s phases; full:
@@ -129,15 +132,19 @@ public final class TailBenchmark {
             "max us",
             "p99/p50",
             "errors",
-            "compacting");
+            "compacting",
+            "write stalls",
+            "stalled ms");
     List<String> groups = new ArrayList<>();
     List<double[]> readRows = new ArrayList<>();
     List<double[]> updateRows = new ArrayList<>();
     try (LaunchedCluster cluster = LaunchedCluster.start(dir, start, () -> {})) {
       String[] connect = cluster.connect();
+      Collection<ServerInfo> servers = LocalStatus.liveServers(connect[0], connect[1]).values();
+      SecurityOptions admin = SecurityOptions.forClusterDirectory(cluster.dir(), "admin");
       List<Long> pids = new ArrayList<>();
       for (int s = 1; s <= SERVERS; s++) {
-        cluster.process("s" + s).ifPresent(p -> pids.add(p.pid()));
+        cluster.process("server-s" + s).ifPresent(p -> pids.add(p.pid()));
       }
       try (KvsClient client =
               KvsClient.builder()
@@ -155,14 +162,25 @@ public final class TailBenchmark {
         System.out.printf(
             "peak: closed loop, %d in flight, %s%n", options.inFlight(), options.phase());
         compactions.reset();
+        WriteStalls before = WriteStalls.take(servers, admin);
         OpenLoop.Result peak =
             OpenLoop.closed(client, workload, options.inFlight(), options.phase());
         double peakOps = peak.opsPerSecond();
-        addRows(table, lines, "peak", 1.0, 0, peak, compactions.coverage(), options.quick());
+        addRows(
+            table,
+            lines,
+            "peak",
+            1.0,
+            0,
+            peak,
+            compactions.coverage(),
+            WriteStalls.take(servers, admin).since(before),
+            options.quick());
         for (int percent : options.fractions()) {
           double rate = peakOps * percent / 100.0;
           System.out.printf("open loop at %d %% of the peak: %.0f ops/s%n", percent, rate);
           compactions.reset();
+          WriteStalls phaseStart = WriteStalls.take(servers, admin);
           OpenLoop.Result result = OpenLoop.open(workload, rate, MAX_OUTSTANDING, options.phase());
           addRows(
               table,
@@ -172,6 +190,7 @@ public final class TailBenchmark {
               rate,
               result,
               compactions.coverage(),
+              WriteStalls.take(servers, admin).since(phaseStart),
               options.quick());
           groups.add(percent + " %");
           readRows.add(percentiles(result.latencies().get(RunA.Op.READ)));
@@ -214,6 +233,7 @@ public final class TailBenchmark {
       double targetOps,
       OpenLoop.Result result,
       double coverage,
+      WriteStalls stalls,
       boolean quick) {
     for (RunA.Op op : RunA.Op.values()) {
       Histogram h = result.latencies().get(op);
@@ -231,7 +251,9 @@ public final class TailBenchmark {
           Long.toString(h.getMaxValue()),
           String.format(Locale.ROOT, "%.1f", p99 / (double) Math.max(1, p50)),
           Long.toString(result.errors()),
-          String.format(Locale.ROOT, "%.0f %%", coverage * 100));
+          String.format(Locale.ROOT, "%.0f %%", coverage * 100),
+          Long.toString(stalls.stalls()),
+          Long.toString(stalls.stallMicros() / 1000));
       lines.add(
           new JsonLine()
               .put("load_fraction", fraction)
@@ -246,6 +268,8 @@ public final class TailBenchmark {
               .put("achieved_ops", result.opsPerSecond())
               .put("errors", result.errors())
               .put("compaction_coverage", coverage)
+              .put("write_stalls", stalls.stalls())
+              .put("write_stall_ms", stalls.stallMicros() / 1000)
               .put("profile", quick ? "quick" : "full"));
     }
   }

@@ -378,6 +378,8 @@ public final class HostedRegions implements ControlledRegions {
       stats.merge(role + "compactionBytesRead", engineStats.compactionBytesRead(), Long::sum);
       stats.merge(
           role + "logBytes", engineStats.smallLogBytes() + engineStats.largeLogBytes(), Long::sum);
+      stats.merge(role + "stalls", engineStats.stalls(), Long::sum);
+      stats.merge(role + "stallMicros", engineStats.stallMicros(), Long::sum);
     }
     return stats;
   }
