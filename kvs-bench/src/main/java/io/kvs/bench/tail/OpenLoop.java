@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.locks.LockSupport;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
@@ -27,7 +28,12 @@ final class OpenLoop {
   private static final Duration DRAIN = Duration.ofSeconds(60);
 
   /** What one phase measured. */
-  record Result(Map<RunA.Op, Histogram> latencies, long operations, long errors, double seconds) {
+  record Result(
+      Map<RunA.Op, Histogram> latencies,
+      long operations,
+      long errors,
+      double seconds,
+      long[] worstPerTenth) {
     double opsPerSecond() {
       return operations / seconds;
     }
@@ -59,6 +65,8 @@ final class OpenLoop {
     Semaphore permits = new Semaphore(window);
     long start = System.nanoTime();
     long end = start + duration.toNanos();
+    // The worst latency of the operations due in each tenth of a second: when the stalls were.
+    AtomicLongArray worst = new AtomicLongArray((int) (duration.toMillis() / 100) + 1);
     for (long i = 0; ; i++) {
       long intended;
       if (rate > 0) {
@@ -86,6 +94,8 @@ final class OpenLoop {
           .whenComplete(
               (result, failure) -> {
                 long micros = (System.nanoTime() - due) / 1000;
+                int tenth = (int) Math.min(worst.length() - 1, (due - start) / 100_000_000L);
+                worst.accumulateAndGet(tenth, micros, Math::max);
                 recorders.get(op).recordValue(Math.min(Math.max(micros, 0), HIGHEST_MICROS));
                 if (failure != null) {
                   errors.incrementAndGet();
@@ -101,6 +111,10 @@ final class OpenLoop {
     double seconds = (System.nanoTime() - start) / 1e9;
     Map<RunA.Op, Histogram> latencies = new EnumMap<>(RunA.Op.class);
     recorders.forEach((op, recorder) -> latencies.put(op, recorder.getIntervalHistogram()));
-    return new Result(latencies, completed.get(), errors.get(), seconds);
+    long[] worstPerTenth = new long[worst.length()];
+    for (int i = 0; i < worstPerTenth.length; i++) {
+      worstPerTenth[i] = worst.get(i);
+    }
+    return new Result(latencies, completed.get(), errors.get(), seconds, worstPerTenth);
   }
 }

@@ -192,6 +192,7 @@ public final class TailBenchmark {
               compactions.coverage(),
               WriteStalls.take(servers, admin).since(phaseStart),
               options.quick());
+          System.out.println("  worst latency by when the operation was due: " + stalls(result));
           groups.add(percent + " %");
           readRows.add(percentiles(result.latencies().get(RunA.Op.READ)));
           updateRows.add(percentiles(result.latencies().get(RunA.Op.UPDATE)));
@@ -214,6 +215,24 @@ public final class TailBenchmark {
             new BarChart.Panel("updates", "ms", groups, updateRows.toArray(new double[0][]))),
         2);
     System.out.println("results: " + json + ", chart: " + chart);
+  }
+
+  /** The five tenths of a second whose operations waited longest: "at 3.2 s 120 ms, ...". */
+  private static String stalls(OpenLoop.Result result) {
+    long[] worst = result.worstPerTenth();
+    Integer[] order = new Integer[worst.length];
+    for (int i = 0; i < order.length; i++) {
+      order[i] = i;
+    }
+    Arrays.sort(order, (a, b) -> Long.compare(worst[b], worst[a]));
+    StringBuilder out = new StringBuilder();
+    for (int i = 0; i < Math.min(5, order.length); i++) {
+      out.append(i == 0 ? "" : ", ")
+          .append(
+              String.format(
+                  Locale.ROOT, "at %.1f s %d ms", order[i] / 10.0, worst[order[i]] / 1000));
+    }
+    return out.toString();
   }
 
   /** p50, p99 and p99.9 in milliseconds. */
