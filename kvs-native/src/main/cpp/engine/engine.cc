@@ -62,19 +62,23 @@ Engine::Engine(const EngineOptions& options,
     : options_(options),
       volume_(std::move(volume)),
       sync_group_(volume_->file()),
-      nodes_(
-          volume_->file(),
+      nodes_(volume_->file(),
+             static_cast<size_t>(
+                 static_cast<double>(options.memory_budget_bytes) *
+                 options.cache_share * (1.0 - options.value_cache_share))),
+      values_(
           static_cast<size_t>(static_cast<double>(options.memory_budget_bytes) *
-                              options.cache_share)),
-      records_(volume_->file()),
+                              options.cache_share * options.value_cache_share)),
+      records_(volume_->file(), &values_),
       l0_budget_(static_cast<uint64_t>(
           static_cast<double>(options.memory_budget_bytes) *
           (1.0 - options.cache_share))),
       compactions_(std::max(1u, options.compaction_threads),
                    kThreadCompaction) {
   // A segment's next use must not read through what the caches kept of its
-  // last one (a record nonce, nodes): it may have been freed by a path that
-  // never told them (a region dropped, a replica adopted or trimmed).
+  // last one (a record nonce and values, nodes): it may have been freed by a
+  // path that never told them (a region dropped, a replica adopted or
+  // trimmed).
   volume_->SetReuseHook([this](uint64_t segment) {
     nodes_.EraseSegment(segment);
     records_.Forget(segment);

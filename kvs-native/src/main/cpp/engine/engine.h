@@ -39,6 +39,7 @@
 #include "lsm/record_reader.h"
 #include "lsm/region.h"
 #include "lsm/replication_tap.h"
+#include "lsm/value_cache.h"
 #include "util/status.h"
 #include "util/thread_pool.h"
 
@@ -52,12 +53,15 @@ struct EngineOptions {
   bool direct_io = true;
   // Threads running compactions for every region of the volume.
   unsigned compaction_threads = 2;
-  // Memory for the node cache plus every region's L0s (active and
-  // immutable). The cache gets cache_share of it; the rest bounds the L0s:
-  // when they exceed it, the maintenance thread switches the largest L0
-  // early, so the L0s return under their share within flush_interval_ms.
+  // Memory for the caches plus every region's L0s (active and immutable).
+  // The caches get cache_share of it -- the node cache all of it but
+  // value_cache_share, which the value cache (lsm/value_cache.h) gets; the
+  // rest bounds the L0s: when they exceed it, the maintenance thread
+  // switches the largest L0 early, so the L0s return under their share
+  // within flush_interval_ms.
   size_t memory_budget_bytes = 256ull << 20;
   double cache_share = 0.5;
+  double value_cache_share = 0.4;
   alloc::VolumeOptions volume;
   lsm::RegionOptions region;
   log::LogWriterOptions log;
@@ -143,6 +147,7 @@ class Engine {
   const std::unique_ptr<alloc::Volume> volume_;
   io::SyncGroup sync_group_;
   lsm::NodeCache nodes_;
+  lsm::ValueCache values_;
   lsm::RecordReader records_;
   lsm::L0Budget l0_budget_;
   // Declared before regions_, so destroyed after them: each region waits

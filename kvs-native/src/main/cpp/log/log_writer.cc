@@ -396,6 +396,19 @@ Status LogWriter::SyncTo(uint64_t position) {
   return Status::Ok();
 }
 
+bool LogWriter::ReadBuffered(uint64_t device_offset, size_t size,
+                             std::string* out) const {
+  const uint64_t segment = alloc::SegmentOf(device_offset);
+  const uint64_t offset = alloc::OffsetInSegment(device_offset);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (segment == segment_ && offset >= chunk_start_ &&
+      offset + size <= chunk_start_ + fill_) {
+    out->assign(chunk_.data() + (offset - chunk_start_), size);
+    return true;
+  }
+  return false;
+}
+
 Status LogWriter::Read(uint64_t device_offset, size_t size,
                        std::string* out) const {
   const uint64_t segment = alloc::SegmentOf(device_offset);

@@ -166,6 +166,11 @@ class LogWriter {
 
   // Reads `size` bytes at `device_offset` (a record appended earlier), from
   // the buffer or the device.
+  // The `size` bytes at `device_offset` if they are in the chunk not yet
+  // written (false otherwise: everything else of the log is on the device,
+  // its segment header included).
+  bool ReadBuffered(uint64_t device_offset, size_t size,
+                    std::string* out) const;
   Status Read(uint64_t device_offset, size_t size, std::string* out) const;
 
   uint64_t appended_position() const;

@@ -34,6 +34,7 @@ Status RecordReader::Nonce(uint64_t segment, uint64_t* nonce) {
 }
 
 void RecordReader::Forget(uint64_t segment) {
+  if (cache_ != nullptr) cache_->EraseSegment(segment);
   std::lock_guard<std::mutex> lock(mutex_);
   nonces_.erase(segment);
 }
@@ -66,15 +67,20 @@ Status RecordReader::DecodeValue(std::string_view bytes, uint64_t nonce,
 Status RecordReader::ReadValue(uint64_t device_offset, uint32_t size,
                                std::string_view key, std::string* value) {
   KVS_RETURN_IF_ERROR(CheckPointer(device_offset, size));
+  if (cache_ != nullptr && cache_->Get(device_offset, size, key, value)) {
+    return Status::Ok();
+  }
   uint64_t nonce = 0;
   KVS_RETURN_IF_ERROR(Nonce(alloc::SegmentOf(device_offset), &nonce));
   const uint64_t from = device_offset & ~(limits::io_alignment_bytes - 1);
   const uint64_t to = io::AlignedBuffer::RoundUp(device_offset + size);
   io::AlignedBuffer buffer(to - from);
   KVS_RETURN_IF_ERROR(file_->Read(from, to - from, buffer.data()));
-  return DecodeValue(
+  KVS_RETURN_IF_ERROR(DecodeValue(
       std::string_view(buffer.data() + (device_offset - from), size), nonce,
-      device_offset, key, value);
+      device_offset, key, value));
+  if (cache_ != nullptr) cache_->Put(device_offset, size, key, *value);
+  return Status::Ok();
 }
 
 Status RecordReader::ReadValues(std::span<const ValueRead> reads) {
@@ -82,6 +88,18 @@ Status RecordReader::ReadValues(std::span<const ValueRead> reads) {
     return ReadValue(reads[0].device_offset, reads[0].size, reads[0].key,
                      reads[0].value);
   }
+  // The values cached need no device read; the rest are read together.
+  std::vector<ValueRead> missed;
+  missed.reserve(reads.size());
+  for (const ValueRead& read : reads) {
+    KVS_RETURN_IF_ERROR(CheckPointer(read.device_offset, read.size));
+    if (cache_ == nullptr ||
+        !cache_->Get(read.device_offset, read.size, read.key, read.value)) {
+      missed.push_back(read);
+    }
+  }
+  if (missed.empty()) return Status::Ok();
+  reads = missed;
   // Every read gets its aligned range in one buffer.
   std::vector<uint64_t> nonces(reads.size());
   std::vector<io::ReadOp> ops(reads.size());
@@ -109,6 +127,9 @@ Status RecordReader::ReadValues(std::span<const ValueRead> reads) {
         std::string_view(ops[i].out + (read.device_offset - ops[i].offset),
                          read.size),
         nonces[i], read.device_offset, read.key, read.value));
+    if (cache_ != nullptr) {
+      cache_->Put(read.device_offset, read.size, read.key, *read.value);
+    }
   }
   return Status::Ok();
 }

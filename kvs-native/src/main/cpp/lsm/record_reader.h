@@ -3,8 +3,9 @@
 // that it belongs to the key that pointed at it. A value that fails either
 // check is reported as Corruption, never served.
 //
-// Nonces are read from segment headers once and cached; Forget(segment)
-// must be called before a freed log segment is reused.
+// Nonces are read from segment headers once and cached; values, once
+// checked, in the engine's ValueCache if it has one (value_cache.h).
+// Forget(segment) must be called before a freed log segment is reused.
 //
 // Thread safety: all methods may be called concurrently.
 
@@ -19,13 +20,16 @@
 #include <unordered_map>
 
 #include "io/file.h"
+#include "lsm/value_cache.h"
 #include "util/status.h"
 
 namespace kvs::lsm {
 
 class RecordReader {
  public:
-  explicit RecordReader(io::File* file) : file_(file) {}
+  // `cache`: where checked values are kept and looked up (null: none).
+  explicit RecordReader(io::File* file, ValueCache* cache = nullptr)
+      : file_(file), cache_(cache) {}
 
   // Reads the record of `size` bytes at `device_offset` and returns its
   // value, checking it was written for `key`.
@@ -44,6 +48,12 @@ class RecordReader {
   // is returned.
   Status ReadValues(std::span<const ValueRead> reads);
 
+  // Keeps the value of a record just written (`size` bytes at
+  // `device_offset`, for `key`) in the value cache, if there is one.
+  void Remember(uint64_t device_offset, uint32_t size, std::string_view key,
+                std::string_view value) {
+    if (cache_ != nullptr) cache_->Put(device_offset, size, key, value);
+  }
   void Forget(uint64_t segment);
 
  private:
@@ -56,6 +66,7 @@ class RecordReader {
                             std::string* value);
 
   io::File* const file_;
+  ValueCache* const cache_;
   std::mutex mutex_;
   std::unordered_map<uint64_t, uint64_t> nonces_;
 };

@@ -375,6 +375,12 @@ Status Region::Write(log::RecordType type, std::string_view key,
                                std::memory_order_relaxed);
     AccountActiveMemory();
   }
+  if (large && context_.records != nullptr) {
+    // Kept as it is written: a hot key's next read (its new version has a
+    // new offset) finds it without a device read.
+    context_.records->Remember(appended.device_offset, appended.size, key,
+                               value);
+  }
   if (context_.sync) {
     KVS_RETURN_IF_ERROR(target->SyncTo(appended.end_position));
     // Recovery keeps a prefix of the LSNs, so every earlier one must be
@@ -518,10 +524,20 @@ Region::L0Memory Region::L0MemoryBytes() const {
           immutable_ != nullptr ? immutable_->MemoryBytes() : 0};
 }
 
-Status Region::ReadLarge(const LogPointer& pointer, std::string* value) const {
+Status Region::ReadLarge(const LogPointer& pointer, std::string_view key,
+                         std::string* value) const {
   std::string record;
-  KVS_RETURN_IF_ERROR(
-      large_log_->Read(pointer.device_offset, pointer.record_size, &record));
+  if (!large_log_->ReadBuffered(pointer.device_offset, pointer.record_size,
+                                &record)) {
+    if (context_.records != nullptr) {
+      // On the device: checked (checksum, key) and cached as the levels'
+      // values are.
+      return context_.records->ReadValue(pointer.device_offset,
+                                         pointer.record_size, key, value);
+    }
+    KVS_RETURN_IF_ERROR(
+        large_log_->Read(pointer.device_offset, pointer.record_size, &record));
+  }
   if (record.size() < log::kRecordHeaderBytes) {
     return Status::Corruption("large log record too short");
   }
@@ -545,7 +561,7 @@ Status Region::ResolveL0(const L0Table::Entry& entry,
     case kL0LargePointer: {
       LogPointer pointer;
       KVS_CHECK(DecodeLogPointer(entry.payload, &pointer));
-      return ReadLarge(pointer, value);
+      return ReadLarge(pointer, entry.key, value);
     }
     case kL0Tombstone:
       return Status::NotFound("deleted");

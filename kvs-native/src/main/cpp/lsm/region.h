@@ -339,7 +339,8 @@ class Region {
   Status Write(log::RecordType type, std::string_view key,
                std::string_view value);
   Status ValidateKeyValue(std::string_view key, std::string_view value) const;
-  Status ReadLarge(const LogPointer& pointer, std::string* value) const;
+  Status ReadLarge(const LogPointer& pointer, std::string_view key,
+                   std::string* value) const;
   // Resolves an L0 entry into a value or NotFound (tombstone).
   Status ResolveL0(const L0Table::Entry& entry, std::string* value) const;
   Status ResolveLevel(std::string_view key, const btree::LeafValue& leaf,

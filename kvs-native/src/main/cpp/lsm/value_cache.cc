@@ -1,0 +1,82 @@
+#include "lsm/value_cache.h"
+
+#include "alloc/device_offset.h"
+
+namespace kvs::lsm {
+
+ValueCache::ValueCache(size_t capacity_bytes)
+    : shard_capacity_bytes_(capacity_bytes / kShards) {}
+
+ValueCache::Shard& ValueCache::ShardFor(uint64_t device_offset) {
+  // By segment: a segment's entries share a shard, so EraseSegment walks one.
+  const uint64_t segment = alloc::SegmentOf(device_offset);
+  return shards_[(segment * 0x9e3779b97f4a7c15ull) >> 60];
+}
+
+bool ValueCache::Get(uint64_t device_offset, uint32_t size,
+                     std::string_view key, std::string* value) {
+  Shard& shard = ShardFor(device_offset);
+  std::lock_guard<std::mutex> lock(shard.mutex);
+  const auto it = shard.entries.find(device_offset);
+  if (it == shard.entries.end() || it->second.size != size ||
+      it->second.key != key) {
+    misses_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  shard.lru.splice(shard.lru.begin(), shard.lru, it->second.position);
+  value->assign(it->second.value);
+  hits_.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+void ValueCache::Put(uint64_t device_offset, uint32_t size,
+                     std::string_view key, std::string_view value) {
+  if (value.size() > kValueBytesMax || shard_capacity_bytes_ == 0) return;
+  Shard& shard = ShardFor(device_offset);
+  std::lock_guard<std::mutex> lock(shard.mutex);
+  const auto existing = shard.entries.find(device_offset);
+  if (existing != shard.entries.end()) EraseLocked(shard, existing);
+  shard.lru.push_front(device_offset);
+  Entry& entry = shard.entries[device_offset];
+  entry = {size, std::string(key), std::string(value), shard.lru.begin()};
+  shard.bytes += Charge(entry);
+  while (shard.bytes > shard_capacity_bytes_ && !shard.lru.empty()) {
+    EraseLocked(shard, shard.entries.find(shard.lru.back()));
+  }
+}
+
+void ValueCache::EraseLocked(Shard& shard,
+                             std::unordered_map<uint64_t, Entry>::iterator it) {
+  shard.bytes -= Charge(it->second);
+  shard.lru.erase(it->second.position);
+  shard.entries.erase(it);
+}
+
+void ValueCache::EraseSegment(uint64_t segment) {
+  Shard& shard = ShardFor(alloc::SegmentStart(segment));
+  const uint64_t start = alloc::SegmentStart(segment);
+  const uint64_t end = alloc::SegmentStart(segment + 1);
+  std::lock_guard<std::mutex> lock(shard.mutex);
+  for (auto it = shard.entries.begin(); it != shard.entries.end();) {
+    if (it->first >= start && it->first < end) {
+      auto next = std::next(it);
+      EraseLocked(shard, it);
+      it = next;
+    } else {
+      ++it;
+    }
+  }
+}
+
+ValueCacheStats ValueCache::stats() const {
+  ValueCacheStats stats;
+  stats.hits = hits_.load();
+  stats.misses = misses_.load();
+  for (const Shard& shard : shards_) {
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    stats.cached_bytes += shard.bytes;
+  }
+  return stats;
+}
+
+}  // namespace kvs::lsm

@@ -1,0 +1,90 @@
+// ValueCache: the engine's cache of values read from the value logs (large
+// and medium records), shared by every region of a volume, so that a read of
+// a hot value costs a lookup, not a device read (a shard's read otherwise
+// blocks on a direct-I/O pread: docs/BENCHMARKS.md, the tail and protocol
+// profiles of issue 26).
+//
+// Entries are keyed by the record's device offset and hold its size, key
+// and value; a lookup hits only for the same size and key, so a pointer
+// never gets another record's value. A record is immutable while its
+// segment is allocated; EraseSegment (the volume's reuse hook, through
+// RecordReader::Forget) drops a segment's entries before the segment is
+// handed out again. Values are cached only once checked (checksum and key,
+// RecordReader). Values above kValueBytesMax are not cached: one would push
+// out hundreds of small ones.
+//
+// Bounded: at most `capacity_bytes` of keys and values, in LRU order per
+// shard (16 shards by offset, so readers on different threads rarely share
+// a lock).
+//
+// Thread safety: all methods may be called concurrently.
+
+#ifndef KVS_LSM_VALUE_CACHE_H_
+#define KVS_LSM_VALUE_CACHE_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace kvs::lsm {
+
+struct ValueCacheStats {
+  uint64_t hits = 0;
+  uint64_t misses = 0;
+  uint64_t cached_bytes = 0;
+};
+
+class ValueCache {
+ public:
+  static constexpr size_t kValueBytesMax = 16u << 10;
+
+  explicit ValueCache(size_t capacity_bytes);
+  ValueCache(const ValueCache&) = delete;
+  ValueCache& operator=(const ValueCache&) = delete;
+
+  // The value of the record of `size` bytes at `device_offset` written for
+  // `key`, if cached.
+  bool Get(uint64_t device_offset, uint32_t size, std::string_view key,
+           std::string* value);
+  // Caches a checked record's value (unless it is above kValueBytesMax).
+  void Put(uint64_t device_offset, uint32_t size, std::string_view key,
+           std::string_view value);
+  // Drops every entry inside `segment` (before the segment is reused).
+  void EraseSegment(uint64_t segment);
+  ValueCacheStats stats() const;
+
+ private:
+  static constexpr size_t kShards = 16;
+  struct Entry {
+    uint32_t size;
+    std::string key;
+    std::string value;
+    std::list<uint64_t>::iterator position;
+  };
+  struct Shard {
+    mutable std::mutex mutex;
+    std::list<uint64_t> lru;  // front: most recent
+    std::unordered_map<uint64_t, Entry> entries;
+    size_t bytes = 0;
+  };
+  static size_t Charge(const Entry& entry) {
+    // The strings, the map and list nodes and the allocator's overhead.
+    return entry.key.size() + entry.value.size() + 160;
+  }
+  Shard& ShardFor(uint64_t device_offset);
+  void EraseLocked(Shard& shard,
+                   std::unordered_map<uint64_t, Entry>::iterator it);
+
+  const size_t shard_capacity_bytes_;
+  Shard shards_[kShards];
+  std::atomic<uint64_t> hits_{0}, misses_{0};
+};
+
+}  // namespace kvs::lsm
+
+#endif  // KVS_LSM_VALUE_CACHE_H_
