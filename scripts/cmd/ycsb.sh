@@ -6,7 +6,9 @@
 # <workload> is one of a to f (YCSB's core workloads, sized for a quick run:
 # kvs-bench/src/main/resources/ycsb/workload<x>) or the path of a workload file.
 # The options after it go to YCSB's client (site.ycsb.Client) as they are:
-# -p name=value, -P file, -threads N, -target N, -l label; status lines (-s)
+# -p name=value, -P file, -threads N, -target N (open loop; with -p
+# measurement.interval=both it also reports latencies from each operation's
+# intended start, [Intended-READ] ...), -l label; status lines (-s)
 # are always on. The binding is io.kvs.bench.ycsb.KvsYcsbClient; by default it
 # talks to the local cluster of ./kvs local start (KVS_LOCAL_DIR), -p
 # kvs.zookeeper=host:port picks another (see the class comment for every kvs.*
