@@ -411,18 +411,9 @@ bool LogWriter::ReadBuffered(uint64_t device_offset, size_t size,
 
 Status LogWriter::Read(uint64_t device_offset, size_t size,
                        std::string* out) const {
-  const uint64_t segment = alloc::SegmentOf(device_offset);
-  const uint64_t offset = alloc::OffsetInSegment(device_offset);
-  {
-    // Bytes in the chunk may not be on the device yet; everything else of
-    // the log is (a reopened log's chunk may hold none of its tail segment).
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (segment == segment_ && offset >= chunk_start_ &&
-        offset + size <= chunk_start_ + fill_) {
-      out->assign(chunk_.data() + (offset - chunk_start_), size);
-      return Status::Ok();
-    }
-  }
+  // Bytes in the chunk may not be on the device yet; everything else of
+  // the log is (a reopened log's chunk may hold none of its tail segment).
+  if (ReadBuffered(device_offset, size, out)) return Status::Ok();
   const uint64_t from = AlignDown(device_offset);
   const uint64_t to = AlignUp(device_offset + size);
   io::AlignedBuffer buffer(to - from);

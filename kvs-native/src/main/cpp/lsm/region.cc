@@ -295,6 +295,12 @@ Status Region::CutLog(const log::LogIdentity& identity,
       {{first->chain_index, segments.at(first->chain_index)}},
       [](const log::Record&, uint64_t, uint32_t) { return Status::Ok(); }, &cut,
       first->offset_in_segment));
+  // The segment cut stays allocated and new records will be appended where
+  // the dropped ones were: nothing cached of the dropped ones may answer a
+  // pointer to a new one (same offset, size and key, another value).
+  if (context_.records != nullptr) {
+    context_.records->Forget(segments.at(first->chain_index));
+  }
   cut.segments.clear();
   for (const auto& [chain_index, segment] : segments) {
     if (chain_index <= first->chain_index) {

@@ -9,7 +9,8 @@
 // never gets another record's value. A record is immutable while its
 // segment is allocated; EraseSegment (the volume's reuse hook, through
 // RecordReader::Forget) drops a segment's entries before the segment is
-// handed out again. Values are cached only once checked (checksum and key,
+// handed out again, and before a recovery that cut a log appends where the
+// records it dropped were (Region::CutLog). Values are cached only once checked (checksum and key,
 // RecordReader). Values above kValueBytesMax are not cached: one would push
 // out hundreds of small ones.
 //
