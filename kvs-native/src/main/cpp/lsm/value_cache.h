@@ -10,9 +10,9 @@
 // segment is allocated; EraseSegment (the volume's reuse hook, through
 // RecordReader::Forget) drops a segment's entries before the segment is
 // handed out again, and before a recovery that cut a log appends where the
-// records it dropped were (Region::CutLog). Values are cached only once checked (checksum and key,
-// RecordReader). Values above kValueBytesMax are not cached: one would push
-// out hundreds of small ones.
+// records it dropped were (Region::CutLog). Values are cached only once checked
+// (checksum and key, RecordReader). Values above kValueBytesMax are not cached:
+// one would push out hundreds of small ones.
 //
 // Bounded: at most `capacity_bytes` of keys and values, in LRU order per
 // shard (16 shards by offset, so readers on different threads rarely share
