@@ -817,32 +817,6 @@ void Replicator::SyncWaitersLeftAlone(Group* group, lsm::Region* region) {
   for (Group::Waiter& waiter : group->waiters) waiter.on_disk = true;
 }
 
-Status Replicator::AwaitRead(uint64_t region_id,
-                             std::optional<std::string_view> key) {
-  const std::shared_ptr<Group> group = Find(region_id);
-  if (group == nullptr) return Status::Ok();
-  uint64_t ticket = 0;
-  if (key.has_value()) {
-    std::atomic<uint64_t>& stripe = group->stripes[Group::Stripe(*key)];
-    ticket = stripe.load();
-    if (ticket == Group::kApplying) {
-      // A write to the stripe is applying: the read may have seen it.
-      std::lock_guard<std::mutex> order(group->order);
-      ticket = stripe.load();
-    }
-  } else {
-    std::lock_guard<std::mutex> lock(group->mutex);
-    ticket = group->next_ticket - 1;
-  }
-  if (ticket == 0) return Status::Ok();
-  const Status held = AwaitTicket(group.get(), ticket,
-                                  /*count_replicas=*/false, "write a read saw");
-  if (held.ok()) return held;
-  // Not answered: the client retries (the region changes hands, or its
-  // backups catch up meanwhile).
-  return Status::Busy(held.message());
-}
-
 void Replicator::AwaitReadAsync(
     uint64_t region_id, std::optional<std::vector<std::string_view>> keys,
     std::function<void(Status)> done) {
@@ -934,6 +908,7 @@ void Replicator::Settle(Group* group, bool ending) {
     std::lock_guard<std::mutex> lock(group->mutex);
     if (group->waiters.empty() && group->read_waiters.empty()) return;
     const auto now = Clock::now();
+    if (!ending) FailStalledLocked(group, now);
     // Reads first: they wait for writes held already or settled below.
     std::vector<Group::ReadWaiter> reading;
     for (Group::ReadWaiter& read : group->read_waiters) {
@@ -953,7 +928,6 @@ void Replicator::Settle(Group* group, bool ending) {
                            held->ok() ? *held : Status::Busy(held->message()));
     }
     group->read_waiters.swap(reading);
-    if (!ending) FailStalledLocked(group, now);
     while (!group->waiters.empty()) {
       Group::Waiter& front = group->waiters.front();
       std::optional<Status> held =
@@ -992,13 +966,23 @@ void Replicator::FailStalledLocked(Group* group, Clock::time_point now) {
     if (!stream->required || !stream->failure.ok()) continue;
     // Waiters are in ticket order: the first one past what the backup holds
     // is the oldest waiting for it; it began a timeout before its deadline.
+    std::optional<Clock::time_point> oldest;  // deadline of the oldest wait
     for (const Group::Waiter& waiter : group->waiters) {
       if (waiter.ticket <= stream->done_ticket) continue;
-      const auto waited = now - (waiter.deadline - options_.timeout);
-      if (waited >= options_.stall_timeout && BackupStalled(*stream, now)) {
-        FailStalled(stream.get(), waited);
-      }
+      oldest = waiter.deadline;
       break;
+    }
+    // Reads too (in arrival order; their tickets need not rise): a read may
+    // wait for a write that no longer does (it timed out).
+    for (const Group::ReadWaiter& read : group->read_waiters) {
+      if (read.ticket <= stream->done_ticket) continue;
+      if (!oldest || read.deadline < *oldest) oldest = read.deadline;
+      break;
+    }
+    if (!oldest) continue;
+    const auto waited = now - (*oldest - options_.timeout);
+    if (waited >= options_.stall_timeout && BackupStalled(*stream, now)) {
+      FailStalled(stream.get(), waited);
     }
   }
 }
@@ -1027,46 +1011,6 @@ void Replicator::FailStalled(Stream* stream, Clock::duration waited) {
   stream_failures_.fetch_add(1, std::memory_order_relaxed);
   stream->state = Stream::State::kFailed;
   group->changed.notify_all();
-}
-
-Status Replicator::AwaitTicket(Group* group, uint64_t ticket,
-                               bool count_replicas, const char* what) {
-  const auto began = Clock::now();
-  const auto deadline = began + options_.timeout;
-  auto stalled = began + options_.stall_timeout;
-  bool stall_checked = false;
-  std::unique_lock<std::mutex> lock(group->mutex);
-  for (;;) {
-    const std::optional<Status> held =
-        Held(*group, ticket, count_replicas, what);
-    if (held.has_value()) return *held;
-    const auto now = Clock::now();
-    if (!stall_checked && now >= stalled) {
-      // As for writes (FailStalledLocked): a required backup that still
-      // lacks `ticket` after the stall timeout fails its stream, so that
-      // the master's reopen, not the whole timeout, ends the wait.
-      stall_checked = true;
-      bool blamed_all = true;
-      for (const auto& stream : group->streams) {
-        if (stream->required && stream->failure.ok() &&
-            stream->done_ticket < ticket) {
-          if (BackupStalled(*stream, now)) {
-            FailStalled(stream.get(), now - began);
-          } else {
-            blamed_all = false;
-          }
-        }
-      }
-      // A backup not to blame yet is looked at again shortly.
-      if (!blamed_all) {
-        stall_checked = false;
-        stalled = now + options_.stall_timeout / 4;
-      }
-      continue;
-    }
-    if (now >= deadline) return TimedOut(*group, ticket, what);
-    group->changed.wait_until(lock, stall_checked ? deadline : stalled);
-  }
 }
 
 ReplicatorStats Replicator::stats() const {

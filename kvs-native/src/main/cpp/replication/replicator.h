@@ -52,11 +52,11 @@
 // group is answered once what it may have seen is on disk (the caller
 // syncs, Alone()).
 //
-// Reads (AwaitRead, AwaitReadAsync): a read that returned a key some write
-// changed may not answer before every required backup holds that write, so
-// no client sees a value a failover could take back. Writes are tracked per
-// key stripe. The service waits with AwaitReadAsync: the read is settled with
-// the writes (Settle), and no thread blocks for it.
+// Reads (AwaitReadAsync): a read that returned a key some write changed may
+// not answer before every required backup holds that write, so no client
+// sees a value a failover could take back. Writes are tracked per key
+// stripe; a waiting read is settled with the writes (Settle), and no thread
+// blocks for it.
 //
 // Turns (Drive): a shard that ran writes takes the replication thread's turn
 // at the end of its own, so its writes leave without waking that thread.
@@ -248,15 +248,11 @@ class Replicator final : public lsm::ReplicationTap {
   // Whether `region_id`'s group has no required backup (see above): reads
   // then sync the region before they answer. False without a group.
   bool Alone(uint64_t region_id) const;
-  // For a read that looked `key` up (or, without a key, a scan): returns
-  // once every required backup holds the writes to it read may have seen,
-  // or IO_ERROR when they do not within the timeout.
-  Status AwaitRead(uint64_t region_id, std::optional<std::string_view> key);
-  // AwaitRead for `keys` (a multi-get's; none: a scan, every write) without
-  // waiting: `done` gets OK once every required backup holds the writes the
-  // read may have seen -- at once if they do, else from whichever thread
-  // settles the group (a shard's Drive, the replication thread) -- or BUSY
-  // when they do not within the timeout. A shard's read thus never blocks
+  // For a read that looked `keys` up (a get's or a multi-get's; none: a
+  // scan, every write): `done` gets OK once every required backup holds the
+  // writes the read may have seen -- at once if they do, else from whichever
+  // thread settles the group (a shard's Drive, the replication thread) -- or
+  // BUSY when they do not within the timeout. A shard's read thus never blocks
   // its shard.
   void AwaitReadAsync(uint64_t region_id,
                       std::optional<std::vector<std::string_view>> keys,
@@ -336,10 +332,6 @@ class Replicator final : public lsm::ReplicationTap {
   // than options_.stream_queued_bytes_max queued (caller holds the group's
   // mutex).
   bool HasRoom(Stream* stream) const;
-  // Waits until every required stream of `group` holds `ticket`; with
-  // `count_replicas`, also that at least its minimum of replicas do.
-  Status AwaitTicket(Group* group, uint64_t ticket, bool count_replicas,
-                     const char* what);
   // Whether every required stream of `group` holds `ticket` (caller holds
   // the group's mutex): nullopt if not yet, else the outcome (OK, IO_ERROR
   // below the minimum of replicas with `count_replicas`, or the group's
@@ -359,7 +351,8 @@ class Replicator final : public lsm::ReplicationTap {
   // mutex; runs their callbacks after releasing it.
   void Settle(Group* group, bool ending);
   // Fails the stream of every required backup that holds none of the
-  // writes waiting for it within the stall timeout (group->mutex held).
+  // writes waiting for it (or that reads wait for) within the stall timeout
+  // (group->mutex held).
   void FailStalledLocked(Group* group,
                          std::chrono::steady_clock::time_point now);
   // Whether `stream`'s backup is to blame for a wait past the stall timeout

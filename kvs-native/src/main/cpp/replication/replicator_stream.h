@@ -127,7 +127,7 @@ struct Replicator::Peer {
 
 // A region's replication: its streams, one per backup, and what they share.
 struct Replicator::Group {
-  // Writes are tracked per key stripe for reads (AwaitRead).
+  // Writes are tracked per key stripe for reads (AwaitReadAsync).
   static constexpr size_t kStripes = 1024;
   // A stripe's ticket while a write to it is being applied.
   static constexpr uint64_t kApplying = std::numeric_limits<uint64_t>::max();

@@ -951,7 +951,7 @@ void RegionService::Execute(const wire::Request& request,
     respond(std::move(reply));
   };
   // A read answers only what every required backup holds: a value a
-  // failover could take back is never shown (Replicator::AwaitRead). It
+  // failover could take back is never shown (Replicator::AwaitReadAsync). It
   // waits without blocking its thread: the reply goes when they do.
   if (!write && (status.ok() || status.IsNotFound()) &&
       replicating != nullptr) {

@@ -1,6 +1,5 @@
 package io.kvs.bench.tail;
 
-import io.kvs.client.KvsClient;
 import java.time.Duration;
 import java.util.EnumMap;
 import java.util.Map;
@@ -42,8 +41,7 @@ final class OpenLoop {
   private OpenLoop() {}
 
   /** Runs {@code inFlight} operations at a time for {@code duration}; latencies from issue. */
-  static Result closed(KvsClient client, RunA workload, int inFlight, Duration duration)
-      throws InterruptedException {
+  static Result closed(RunA workload, int inFlight, Duration duration) throws InterruptedException {
     return drive(workload, 0, inFlight, duration);
   }
 

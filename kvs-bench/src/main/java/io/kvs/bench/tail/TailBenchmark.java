@@ -163,8 +163,7 @@ public final class TailBenchmark {
             "peak: closed loop, %d in flight, %s%n", options.inFlight(), options.phase());
         compactions.reset();
         WriteStalls before = WriteStalls.take(servers, admin);
-        OpenLoop.Result peak =
-            OpenLoop.closed(client, workload, options.inFlight(), options.phase());
+        OpenLoop.Result peak = OpenLoop.closed(workload, options.inFlight(), options.phase());
         double peakOps = peak.opsPerSecond();
         addRows(
             table,
