@@ -123,7 +123,8 @@ Status LogWriter::FailLocked(Status status) {
   return failed_;
 }
 
-Status LogWriter::WriteLocked() {
+Status LogWriter::WriteLocked(const IoLock& io) {
+  KVS_CHECK(io.owns_lock() && io.mutex() == &io_mutex_);
   const uint64_t end = chunk_start_ + fill_;
   if (end <= written_end_) {
     return Status::Ok();
@@ -141,6 +142,41 @@ Status LogWriter::WriteLocked() {
   }
   stats_.written_bytes += to - from;
   written_end_ = end;
+  return Status::Ok();
+}
+
+Status LogWriter::WriteOutside(const IoLock& io) {
+  KVS_CHECK(io.owns_lock() && io.mutex() == &io_mutex_);
+  uint64_t segment = 0, from = 0, end = 0;
+  io::AlignedBuffer bytes;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!failed_.ok()) {
+      return failed_;
+    }
+    end = chunk_start_ + fill_;
+    if (segments_.empty() || end <= written_end_) {
+      return Status::Ok();
+    }
+    // The chunk may change once the lock is let go (appends fill its last
+    // block); the copy is what this write puts on the device. Nothing else
+    // writes this log meanwhile (io_mutex_), and no roll changes segment_.
+    from = AlignDown(written_end_);
+    KVS_CHECK(from >= chunk_start_);
+    bytes.Resize(AlignUp(end) - from);
+    std::memcpy(bytes.data(), chunk_.data() + (from - chunk_start_),
+                end - from);
+    segment = segment_;
+  }
+  const Status status =
+      volume_->file()->Write(alloc::DeviceOffset(segment, from), bytes.view());
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!status.ok()) {
+    return status.IsNoSpace() ? status : FailLocked(status);
+  }
+  KVS_CHECK(segment == segment_);
+  stats_.written_bytes += bytes.size();
+  written_end_ = std::max(written_end_, end);
   return Status::Ok();
 }
 
@@ -173,11 +209,11 @@ void LogWriter::MakeRoomInChunkLocked(size_t record_size) {
   fill_ = kept;
 }
 
-Status LogWriter::EnsureChunkRoomLocked(size_t bytes) {
+Status LogWriter::EnsureChunkRoomLocked(size_t bytes, const IoLock& io) {
   if (fill_ + bytes <= chunk_.size()) {
     return Status::Ok();
   }
-  KVS_RETURN_IF_ERROR(WriteLocked());
+  KVS_RETURN_IF_ERROR(WriteLocked(io));
   MakeRoomInChunkLocked(bytes);
   return Status::Ok();
 }
@@ -199,7 +235,7 @@ void LogWriter::AppendLocked(const Record& record, AppendResult* result) {
   stats_.appended_bytes += size;
 }
 
-Status LogWriter::RollLocked() {
+Status LogWriter::RollLocked(const IoLock& io) {
   uint64_t segment = 0;
   const Status reserved = volume_->Reserve(&segment);
   if (!reserved.ok()) {
@@ -210,7 +246,7 @@ Status LogWriter::RollLocked() {
     Status ended = Status::Ok();
     if (!current_ended_) {
       // Append always leaves room in the segment for this end record.
-      ended = EnsureChunkRoomLocked(kRecordHeaderBytes);
+      ended = EnsureChunkRoomLocked(kRecordHeaderBytes, io);
       if (ended.ok()) {
         AppendResult ignored;
         AppendLocked({0, RecordType::kSegmentEnd, {}, {}}, &ignored);
@@ -220,7 +256,7 @@ Status LogWriter::RollLocked() {
     // The end record must be on the device before the batch that names the
     // next segment is durable (the commit's sync covers it).
     if (ended.ok()) {
-      ended = WriteLocked();
+      ended = WriteLocked(io);
     }
     if (!ended.ok()) {
       volume_->Unreserve(segment);
@@ -291,19 +327,32 @@ Status LogWriter::Append(RecordType type, std::string_view key,
   KVS_CHECK(type == RecordType::kPut || type == RecordType::kDelete);
   KVS_CHECK(key.size() <= limits::key_size_bytes_max &&
             value.size() <= limits::value_size_bytes_max);
-  std::lock_guard<std::mutex> lock(mutex_);
+  const size_t size = kRecordHeaderBytes + key.size() + value.size();
+  IoLock io(io_mutex_, std::defer_lock);
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (AppendMayWriteLocked(size)) {
+    // In lock order; what changed meanwhile is looked at again below.
+    lock.unlock();
+    io.lock();
+    lock.lock();
+  }
   if (!failed_.ok()) {
     return failed_;
   }
-  const size_t size = kRecordHeaderBytes + key.size() + value.size();
-  if (segments_.empty() || roll_pending_ || current_ended_ ||
-      chunk_start_ + fill_ + size + kSegmentReserveBytes > kSegmentBytes) {
-    KVS_RETURN_IF_ERROR(RollLocked());
-  }
+  const bool roll =
+      segments_.empty() || roll_pending_ || current_ended_ ||
+      chunk_start_ + fill_ + size + kSegmentReserveBytes > kSegmentBytes;
   // Everything that can fail comes before the LSN is taken.
   const bool mark = durable_position_ > marked_position_;
-  KVS_RETURN_IF_ERROR(
-      EnsureChunkRoomLocked(size + (mark ? kRecordHeaderBytes + 8 : 0)));
+  const size_t needed = size + (mark ? kRecordHeaderBytes + 8 : 0);
+  // Without io_mutex_ nothing changed since AppendMayWriteLocked, which
+  // counted the room for a mark.
+  KVS_CHECK_MSG(io.owns_lock() || (!roll && fill_ + needed <= chunk_.size()),
+                "an append that writes without io_mutex_");
+  if (roll) {
+    KVS_RETURN_IF_ERROR(RollLocked(io));
+  }
+  KVS_RETURN_IF_ERROR(EnsureChunkRoomLocked(needed, io));
   if (mark) {
     char position[8];
     coding::EncodeFixed64(position, durable_position_);
@@ -326,7 +375,14 @@ Status LogWriter::Append(RecordType type, std::string_view key,
   return Status::Ok();
 }
 
+bool LogWriter::AppendMayWriteLocked(size_t size) const {
+  return segments_.empty() || roll_pending_ || current_ended_ ||
+         chunk_start_ + fill_ + size + kSegmentReserveBytes > kSegmentBytes ||
+         fill_ + size + kRecordHeaderBytes + 8 > chunk_.size();
+}
+
 Status LogWriter::EndTail() {
+  const IoLock io(io_mutex_);
   std::lock_guard<std::mutex> lock(mutex_);
   if (!failed_.ok()) {
     return failed_;
@@ -335,12 +391,12 @@ Status LogWriter::EndTail() {
     return Status::Ok();
   }
   if (!current_ended_) {
-    KVS_RETURN_IF_ERROR(EnsureChunkRoomLocked(kRecordHeaderBytes));
+    KVS_RETURN_IF_ERROR(EnsureChunkRoomLocked(kRecordHeaderBytes, io));
     AppendResult ignored;
     AppendLocked({0, RecordType::kSegmentEnd, {}, {}}, &ignored);
     current_ended_ = true;
   }
-  KVS_RETURN_IF_ERROR(WriteLocked());
+  KVS_RETURN_IF_ERROR(WriteLocked(io));
   if (dropped_.empty() && dropped_catalog_keys_.empty()) {
     // Nothing to commit: a sync makes the end record durable.
     const Status synced = sync_group_->SyncThrough(sync_group_->Ticket());
@@ -365,26 +421,28 @@ Status LogWriter::EndTail() {
 }
 
 Status LogWriter::Write() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (!failed_.ok()) {
-    return failed_;
-  }
-  return WriteLocked();
+  const IoLock io(io_mutex_);
+  return WriteOutside(io);
 }
 
 Status LogWriter::SyncTo(uint64_t position) {
   uint64_t ticket = 0;
   uint64_t covered = 0;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!failed_.ok()) {
-      return failed_;
+    IoLock io(io_mutex_);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!failed_.ok()) {
+        return failed_;
+      }
+      if (durable_position_ >= position || segments_.empty()) {
+        return Status::Ok();
+      }
+      // What the write below covers: appends after this are not (their
+      // bytes may be copied, but a later sync names them).
+      covered = PositionLocked();
     }
-    if (durable_position_ >= position || segments_.empty()) {
-      return Status::Ok();
-    }
-    KVS_RETURN_IF_ERROR(WriteLocked());
-    covered = PositionLocked();
+    KVS_RETURN_IF_ERROR(WriteOutside(io));
     ticket = sync_group_->Ticket();
   }
   const Status synced = sync_group_->SyncThrough(ticket);

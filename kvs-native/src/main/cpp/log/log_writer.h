@@ -25,6 +25,13 @@
 // entering the buffer, so a failed append never leaves a gap in the LSNs,
 // which recovery would take for the point where the logs end.
 //
+// Locks: the log's state is under `mutex_`; putting bytes on the device is
+// under `io_mutex_` (taken first), so writes of one log never overlap.
+// Write and SyncTo (the flusher) copy the bytes to write under `mutex_` and
+// write them outside it: an appender waits for them only when it has to
+// write itself (a full chunk, a segment roll), never for a flush's pwrite
+// (a shard thread appends; docs/ARCHITECTURE.md "Server threads").
+//
 // Errors: a full device (a NoSpace status: no segment to roll to, or a
 // write refused) fails the call and changes nothing -- what was buffered
 // stays buffered and the next call tries again. Any other I/O error makes
@@ -197,16 +204,26 @@ class LogWriter {
   LogWriter(alloc::Volume* volume, io::SyncGroup* sync_group,
             LogIdentity identity, const LogWriterOptions& options);
 
+  using IoLock = std::unique_lock<std::mutex>;
+
   // Encodes `record` into the chunk, which must have room for it.
   void AppendLocked(const Record& record, AppendResult* result);
-  Status WriteLocked();
+  // Writes the chunk's unwritten bytes under `mutex_` (held) and `io`
+  // (holding io_mutex_).
+  Status WriteLocked(const IoLock& io);
+  // The same with `mutex_` not held: copies the bytes under it, writes them
+  // outside it.
+  Status WriteOutside(const IoLock& io);
+  // Whether appending `size` bytes may write (a roll, a full chunk): then
+  // Append takes io_mutex_ first.
+  bool AppendMayWriteLocked(size_t size) const;
   // Reserves the next segment, ends the current one with an end record
   // (once, however often a roll is retried) and puts it on the device,
   // then commits and starts the next one. A NoSpace error leaves the log
   // as it was, apart from an end record that stays.
-  Status RollLocked();
+  Status RollLocked(const IoLock& io);
   // Makes room for `bytes` more in the chunk, writing it out if needed.
-  Status EnsureChunkRoomLocked(size_t bytes);
+  Status EnsureChunkRoomLocked(size_t bytes, const IoLock& io);
   void MakeRoomInChunkLocked(size_t record_size);
   uint64_t PositionLocked() const;
   Status FailLocked(Status status);
@@ -216,6 +233,7 @@ class LogWriter {
   const LogIdentity identity_;
   const LogWriterOptions options_;
 
+  std::mutex io_mutex_;  // before mutex_
   mutable std::mutex mutex_;
   std::map<uint64_t, uint64_t> segments_;  // chain index -> segment
   uint64_t segment_ = 0;                   // current segment

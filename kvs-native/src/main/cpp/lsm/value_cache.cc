@@ -1,6 +1,7 @@
 #include "lsm/value_cache.h"
 
 #include "alloc/device_offset.h"
+#include "util/check.h"
 
 namespace kvs::lsm {
 
@@ -37,8 +38,12 @@ void ValueCache::Put(uint64_t device_offset, uint32_t size,
   const auto existing = shard.entries.find(device_offset);
   if (existing != shard.entries.end()) EraseLocked(shard, existing);
   shard.lru.push_front(device_offset);
+  std::list<uint64_t>& in_segment =
+      shard.by_segment[alloc::SegmentOf(device_offset)];
+  in_segment.push_front(device_offset);
   Entry& entry = shard.entries[device_offset];
-  entry = {size, std::string(key), std::string(value), shard.lru.begin()};
+  entry = {size, std::string(key), std::string(value), shard.lru.begin(),
+           in_segment.begin()};
   shard.bytes += Charge(entry);
   while (shard.bytes > shard_capacity_bytes_ && !shard.lru.empty()) {
     EraseLocked(shard, shard.entries.find(shard.lru.back()));
@@ -49,22 +54,22 @@ void ValueCache::EraseLocked(Shard& shard,
                              std::unordered_map<uint64_t, Entry>::iterator it) {
   shard.bytes -= Charge(it->second);
   shard.lru.erase(it->second.position);
+  const auto segment = shard.by_segment.find(alloc::SegmentOf(it->first));
+  KVS_CHECK(segment != shard.by_segment.end());
+  segment->second.erase(it->second.in_segment);
+  if (segment->second.empty()) shard.by_segment.erase(segment);
   shard.entries.erase(it);
 }
 
 void ValueCache::EraseSegment(uint64_t segment) {
   Shard& shard = ShardFor(alloc::SegmentStart(segment));
-  const uint64_t start = alloc::SegmentStart(segment);
-  const uint64_t end = alloc::SegmentStart(segment + 1);
   std::lock_guard<std::mutex> lock(shard.mutex);
-  for (auto it = shard.entries.begin(); it != shard.entries.end();) {
-    if (it->first >= start && it->first < end) {
-      auto next = std::next(it);
-      EraseLocked(shard, it);
-      it = next;
-    } else {
-      ++it;
-    }
+  auto listed = shard.by_segment.find(segment);
+  while (listed != shard.by_segment.end()) {
+    // The last entry's erase drops the list itself.
+    const bool last = listed->second.size() == 1;
+    EraseLocked(shard, shard.entries.find(listed->second.front()));
+    listed = last ? shard.by_segment.end() : listed;
   }
 }
 

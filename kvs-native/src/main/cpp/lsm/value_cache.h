@@ -15,8 +15,11 @@
 // one would push out hundreds of small ones.
 //
 // Bounded: at most `capacity_bytes` of keys and values, in LRU order per
-// shard (16 shards by offset, so readers on different threads rarely share
-// a lock).
+// shard (16 shards by segment, so readers on different threads rarely share
+// a lock). Each shard also lists its entries by segment, so EraseSegment
+// costs the segment's entries, not a walk of the shard under its lock (a
+// compaction freeing segments held a shard's readers up to 422 ms that way:
+// docs/BENCHMARKS.md, the tail profile).
 //
 // Thread safety: all methods may be called concurrently.
 
@@ -66,16 +69,19 @@ class ValueCache {
     std::string key;
     std::string value;
     std::list<uint64_t>::iterator position;
+    std::list<uint64_t>::iterator in_segment;  // in Shard::by_segment
   };
   struct Shard {
     mutable std::mutex mutex;
     std::list<uint64_t> lru;  // front: most recent
     std::unordered_map<uint64_t, Entry> entries;
+    // segment -> the offsets of its entries
+    std::unordered_map<uint64_t, std::list<uint64_t>> by_segment;
     size_t bytes = 0;
   };
   static size_t Charge(const Entry& entry) {
     // The strings, the map and list nodes and the allocator's overhead.
-    return entry.key.size() + entry.value.size() + 160;
+    return entry.key.size() + entry.value.size() + 192;
   }
   Shard& ShardFor(uint64_t device_offset);
   void EraseLocked(Shard& shard,

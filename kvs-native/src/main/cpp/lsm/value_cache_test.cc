@@ -30,13 +30,25 @@ TEST(ValueCacheTest, AReusedSegmentServesNothingOfItsLastUse) {
   ValueCache cache(1 << 20);
   const uint64_t in_seven = alloc::SegmentStart(7) + 100;
   const uint64_t in_eight = alloc::SegmentStart(8) + 100;
-  cache.Put(in_seven, 40, "k", "old");
   cache.Put(in_eight, 40, "k", "kept");
+  const uint64_t kept_bytes = cache.stats().cached_bytes;
+  for (uint64_t i = 0; i < 100; ++i) {
+    cache.Put(in_seven + i * 64, 40, "k" + std::to_string(i), "old");
+  }
+  cache.Put(in_seven, 40, "k0", "old again");  // replaces an entry
   cache.EraseSegment(7);
   std::string value;
-  EXPECT_FALSE(cache.Get(in_seven, 40, "k", &value));
+  for (uint64_t i = 0; i < 100; ++i) {
+    EXPECT_FALSE(
+        cache.Get(in_seven + i * 64, 40, "k" + std::to_string(i), &value));
+  }
   ASSERT_TRUE(cache.Get(in_eight, 40, "k", &value));
   EXPECT_EQ(value, "kept");
+  EXPECT_EQ(cache.stats().cached_bytes, kept_bytes);  // nothing left behind
+  cache.EraseSegment(7);                              // again: nothing to do
+  cache.Put(in_seven, 40, "k", "new");
+  ASSERT_TRUE(cache.Get(in_seven, 40, "k", &value));
+  EXPECT_EQ(value, "new");
 }
 
 TEST(ValueCacheTest, StaysWithinItsCapacityAndSkipsLargeValues) {

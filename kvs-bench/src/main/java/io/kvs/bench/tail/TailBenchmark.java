@@ -43,8 +43,9 @@ import org.HdrHistogram.Histogram;
  * write_stalls}, {@code write_stall_ms}) and draws the percentiles against load ({@code tail.png}).
  *
  * <p>Usage: {@code [--quick] [--records N] [--seconds N] [--fractions 25,50,75,90] [--in-flight N]
- * [--l0-size BYTES] [--out-dir DIR] [--data-dir DIR]}. Quick: 100,000 records, 20 s phases; full:
- * 1,000,000 records, 60 s phases.
+ * [--l0-size BYTES] [--out-dir DIR] [--data-dir DIR] [--native-library FILE]}. Quick: 100,000
+ * records, 20 s phases; full: 1,000,000 records, 60 s phases. {@code --native-library}: the servers
+ * load this libkvs.so (a build tree's, whose symbols a profiler can read) instead of the jar's.
  */
 public final class TailBenchmark {
   private static final int SERVERS = 3;
@@ -60,7 +61,8 @@ public final class TailBenchmark {
       long l0SizeBytes,
       boolean quick,
       Path outDir,
-      Path dataDir) {}
+      Path dataDir,
+      Path nativeLibrary) {}
 
   private TailBenchmark() {}
 
@@ -73,6 +75,7 @@ public final class TailBenchmark {
     long l0Size = 2L << 20;
     Path outDir = Paths.get("target", "bench");
     Path dataDir = Paths.get("target", "bench", "data");
+    Path nativeLibrary = null;
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--quick" -> quick = true;
@@ -84,6 +87,7 @@ public final class TailBenchmark {
         case "--l0-size" -> l0Size = Long.parseLong(args[++i]);
         case "--out-dir" -> outDir = Paths.get(args[++i]);
         case "--data-dir" -> dataDir = Paths.get(args[++i]);
+        case "--native-library" -> nativeLibrary = Paths.get(args[++i]).toAbsolutePath();
         default -> throw new IllegalArgumentException("unknown option " + args[i]);
       }
     }
@@ -96,7 +100,8 @@ public final class TailBenchmark {
             l0Size,
             quick,
             outDir,
-            dataDir);
+            dataDir,
+            nativeLibrary);
     run(options);
   }
 
@@ -104,19 +109,23 @@ public final class TailBenchmark {
     Files.createDirectories(options.outDir());
     Path dir = options.dataDir().resolve("tail");
     List<String> start =
-        List.of(
-            "--servers",
-            Integer.toString(SERVERS),
-            "--regions",
-            Integer.toString(REGIONS),
-            "--replication",
-            "3",
-            "--mode",
-            "send-index",
-            "--split-prefix",
-            "user",
-            "--l0-size",
-            Long.toString(options.l0SizeBytes()));
+        new ArrayList<>(
+            List.of(
+                "--servers",
+                Integer.toString(SERVERS),
+                "--regions",
+                Integer.toString(REGIONS),
+                "--replication",
+                "3",
+                "--mode",
+                "send-index",
+                "--split-prefix",
+                "user",
+                "--l0-size",
+                Long.toString(options.l0SizeBytes())));
+    if (options.nativeLibrary() != null) {
+      start.addAll(List.of("--native-library", options.nativeLibrary().toString()));
+    }
     System.out.printf("starting a cluster in %s%n", dir);
     List<JsonLine> lines = new ArrayList<>();
     TextTable table =
