@@ -10,6 +10,7 @@
 #include <mutex>
 #include <vector>
 
+#include "io/device_reads.h"
 #include "io/file.h"
 #include "io/uring_reads.h"
 #include "util/check.h"
@@ -32,6 +33,7 @@ class PosixFile final : public File {
 
   Status Read(uint64_t offset, size_t size, char* out) override {
     CheckAlignment(offset, size, out);
+    if (RefuseDeviceRead()) return Refused(offset, size);
     size_t done = 0;
     while (done < size) {
       const ssize_t n = ::pread(fd_, out + done, size - done,
@@ -51,6 +53,10 @@ class PosixFile final : public File {
   Status ReadMany(std::span<ReadOp> ops) override {
     for (const ReadOp& op : ops) {
       CheckAlignment(op.offset, op.size, op.out);
+    }
+    if (!ops.empty() && RefuseDeviceRead()) {
+      for (ReadOp& op : ops) op.status = Refused(op.offset, op.size);
+      return ops.front().status;
     }
     std::vector<size_t> retry;
     if (ops.size() < 2 || !UringReadMany(fd_, ops, &retry)) {
@@ -126,6 +132,13 @@ class PosixFile final : public File {
                         (reinterpret_cast<uintptr_t>(buffer) & mask) == 0,
                     "unaligned direct I/O");
     }
+  }
+
+  Status Refused(uint64_t offset, size_t size) const {
+    return Status::Busy(
+        Where("device read refused on a thread that must not "
+              "wait for the device:",
+              offset, size));
   }
 
   std::string Where(const char* what, uint64_t offset, size_t size) const {

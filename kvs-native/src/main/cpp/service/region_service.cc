@@ -8,9 +8,12 @@
 #include <optional>
 #include <vector>
 
+#include "io/device_reads.h"
 #include "lsm/region_iterator.h"
 #include "replication/send_index_format.h"
+#include "util/limits.h"
 #include "util/thread_cpu.h"
+#include "util/turns.h"
 
 namespace kvs::service {
 namespace {
@@ -30,7 +33,42 @@ void Fail(const wire::Request& request, const Status& status,
 
 }  // namespace
 
-RegionService::~RegionService() { DisableReplication(); }
+RegionService::~RegionService() {
+  {
+    // Its queued reads run to their end first (they answer their callers).
+    std::unique_ptr<ThreadPool> pool;
+    {
+      std::lock_guard<std::mutex> lock(read_pool_mutex_);
+      pool = std::move(read_pool_);
+    }
+  }
+  DisableReplication();
+}
+
+bool RegionService::DeferRead(const wire::Request& request, Respond* respond) {
+  if (deferred_reads_.fetch_add(1) >= limits::deferred_reads_max) {
+    deferred_reads_.fetch_sub(1);
+    return false;
+  }
+  // The request's bytes are the caller's (a connection's buffer): the pool
+  // takes its own copy.
+  std::string bytes;
+  wire::EncodeRequest(request, &bytes);
+  std::lock_guard<std::mutex> lock(read_pool_mutex_);
+  if (read_pool_ == nullptr) {
+    read_pool_ =
+        std::make_unique<ThreadPool>(limits::device_read_threads, "kvs-read");
+  }
+  read_pool_->Submit([this, bytes = std::move(bytes),
+                      respond = std::move(*respond)]() mutable {
+    wire::Request again;
+    const Status decoded = wire::DecodeRequest(bytes, &again);
+    KVS_CHECK_MSG(decoded.ok(), "a request encoded here does not decode");
+    Execute(again, std::move(respond), /*refuse_device_reads=*/false);
+    deferred_reads_.fetch_sub(1);
+  });
+  return true;
+}
 
 void RegionService::UseEngine(engine::Engine* engine) {
   std::unique_lock<std::shared_mutex> lock(mutex_);
@@ -698,7 +736,7 @@ void RegionService::HandleAsync(channel::Session* session,
     respond(std::move(reply));
     return;
   }
-  Execute(request, std::move(respond));
+  Execute(request, std::move(respond), EndsTurns());
 }
 
 RegionService::Respond RegionService::Observed(Respond respond) {
@@ -712,11 +750,12 @@ RegionService::Respond RegionService::Observed(Respond respond) {
 
 void RegionService::ExecuteAsync(const wire::Request& request,
                                  channel::RequestHandler::Respond respond) {
-  Execute(request, Observed(std::move(respond)));
+  Execute(request, Observed(std::move(respond)), EndsTurns());
 }
 
 void RegionService::Execute(const wire::Request& request,
-                            channel::RequestHandler::Respond respond) {
+                            channel::RequestHandler::Respond respond,
+                            bool refuse_device_reads) {
   std::string reply;
   const auto refuse = [&](const Status& status) {
     Fail(request, status, &reply);
@@ -801,6 +840,10 @@ void RegionService::Execute(const wire::Request& request,
   std::vector<lsm::RegionIterator::Pair> pairs;
   std::vector<std::string> values;
   std::vector<bool> found;
+  // On a shard, a read runs with device reads refused; one that needed
+  // the device goes to the read pool (io/device_reads.h).
+  std::optional<io::DeviceReadsRefused> refusing;
+  if (!write && refuse_device_reads) refusing.emplace();
   switch (request.opcode) {
     case wire::Opcode::kNoop:
       break;
@@ -916,6 +959,15 @@ void RegionService::Execute(const wire::Request& request,
       break;
     }
   }
+  if (refusing.has_value() && refusing->refused()) {
+    pass.Release();
+    if (DeferRead(request, &respond)) return;
+    // The pool is full: read here, waiting for the device.
+    refusing.reset();
+    Execute(request, std::move(respond), /*refuse_device_reads=*/false);
+    return;
+  }
+  refusing.reset();
   // A group with no backup holding its writes (replication/replicator.h,
   // "alone") answers a read once what it may have seen is on disk: no crash
   // of this server alone takes back a value a client saw.

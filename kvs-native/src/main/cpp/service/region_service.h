@@ -25,6 +25,12 @@
 // requests inside -- before they return, so the caller may free the region
 // right after.
 //
+// Reads on a shard (a thread that ends turns, util/turns.h) never wait for
+// the device: they run with device reads refused (io/device_reads.h), and
+// one that needed the device runs again on the read pool (device_read_threads
+// threads, at most deferred_reads_max waiting; beyond that on the shard),
+// which answers through `respond` as the replication thread does.
+//
 // Thread safety: Handle may run on many threads at once; Attach and Detach
 // may run concurrently with it.
 
@@ -36,6 +42,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <shared_mutex>
 #include <string>
@@ -52,6 +59,7 @@
 #include "replication/send_index_sink.h"
 #include "service/request_metrics.h"
 #include "util/gate.h"
+#include "util/thread_pool.h"
 #include "wire/messages.h"
 
 namespace kvs::service {
@@ -265,8 +273,13 @@ class RegionService final : public channel::RequestHandler {
       uint64_t region_id) const;
   // Counts `respond`'s reply in request_metrics_ (when they are on).
   Respond Observed(Respond respond);
-  // ExecuteAsync without counting (the caller counts).
-  void Execute(const wire::Request& request, Respond respond);
+  // ExecuteAsync without counting (the caller counts). A read with
+  // `refuse_device_reads` (on a shard) that needs the device goes to the
+  // read pool.
+  void Execute(const wire::Request& request, Respond respond,
+               bool refuse_device_reads);
+  // Runs `request` (a read) again on the read pool, if it has room.
+  bool DeferRead(const wire::Request& request, Respond* respond);
   struct Attached {
     uint64_t epoch;
     lsm::Region* region;
@@ -328,6 +341,10 @@ class RegionService final : public channel::RequestHandler {
   engine::Engine* engine_ = nullptr;                     // under mutex_
   bool replicating_ = false;                             // under mutex_
   std::shared_ptr<replication::Replicator> replicator_;  // under mutex_
+  // Reads a shard could not serve from memory (made at the first one).
+  std::mutex read_pool_mutex_;
+  std::unique_ptr<ThreadPool> read_pool_;  // under read_pool_mutex_
+  std::atomic<size_t> deferred_reads_{0};  // queued or running
 };
 
 }  // namespace kvs::service

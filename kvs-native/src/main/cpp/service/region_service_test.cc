@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <future>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "channel/client.h"
 #include "channel/server.h"
@@ -12,6 +14,7 @@
 #include "replication/replication_format.h"
 #include "replication/send_index_format.h"
 #include "testing/memory_device.h"
+#include "util/turns.h"
 
 namespace kvs::service {
 namespace {
@@ -97,6 +100,58 @@ TEST_F(RegionServiceTest, PutGetDeleteScanAndMultiGet) {
   EXPECT_EQ(values.values[0].value_or("?"), "vk100");
   EXPECT_FALSE(values.values[1].has_value());
   EXPECT_EQ(values.values[2].value_or("?"), "vk149");
+}
+
+// A shard (a thread that ends turns) never waits for the device: a read
+// the caches cannot answer is answered from the read pool, on another
+// thread; once its value is cached, on the shard at once.
+TEST_F(RegionServiceTest,
+       AShardsReadThatNeedsTheDeviceIsAnsweredByTheReadPool) {
+  const std::string value(8000, 'v');  // large: in the large log
+  for (int i = 0; i < 300; ++i) {      // ~2.4 MB: most of it on the device
+    ASSERT_EQ(
+        Call(Make(wire::Opcode::kPut, "k" + std::to_string(i), value)).status,
+        Status::Code::kOk);
+  }
+  // Reopened: nothing is cached any more.
+  service_.Detach(7);
+  engine_.reset();
+  engine::EngineOptions options;
+  options.sync = true;
+  ASSERT_TRUE(
+      engine::Engine::Open(device_->Open(), options, false, &engine_).ok());
+  ASSERT_TRUE(engine_->OpenRegion("r7", &region_).ok());
+  ASSERT_TRUE(service_.Attach(7, 3, region_).ok());
+
+  struct Answer {
+    std::promise<std::pair<std::thread::id, std::string>> reply;
+  };
+  const auto get_on_a_shard = [&](const std::string& key) {
+    auto answer = std::make_shared<Answer>();
+    auto future = answer->reply.get_future();
+    std::string bytes;
+    wire::EncodeRequest(Make(wire::Opcode::kGet, key), &bytes);
+    std::thread shard([&] {
+      SetEndsTurns(true);
+      service_.HandleAsync(nullptr, bytes, [answer](std::string reply) {
+        answer->reply.set_value({std::this_thread::get_id(), reply});
+      });
+    });
+    const std::thread::id shard_id = shard.get_id();
+    shard.join();
+    auto [answered_on, reply_bytes] = future.get();
+    wire::Reply reply;
+    EXPECT_TRUE(wire::DecodeReply(reply_bytes, &reply).ok());
+    EXPECT_EQ(reply.status, Status::Code::kOk) << reply.message;
+    EXPECT_EQ(reply.value, value);
+    return answered_on != shard_id;
+  };
+  EXPECT_TRUE(get_on_a_shard("k3")) << "answered on the shard: it waited";
+  EXPECT_FALSE(get_on_a_shard("k3")) << "cached, yet deferred";
+  // Off a shard nothing is deferred: the caller's thread reads.
+  const wire::Reply direct = Call(Make(wire::Opcode::kGet, "k5"));
+  EXPECT_EQ(direct.status, Status::Code::kOk);
+  EXPECT_EQ(direct.value, value);
 }
 
 TEST_F(RegionServiceTest, APrimaryAnswersOnlyWhileItsLeaseHolds) {

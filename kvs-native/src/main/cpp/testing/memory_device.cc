@@ -1,5 +1,6 @@
 #include "testing/memory_device.h"
 
+#include "io/device_reads.h"
 #include "util/limits.h"
 
 namespace kvs::testing {
@@ -10,6 +11,9 @@ class MemoryFile final : public io::File {
       : device_(std::move(device)), incarnation_(incarnation) {}
 
   Status Read(uint64_t offset, size_t size, char* out) override {
+    if (io::RefuseDeviceRead()) {  // as a device file does
+      return Status::Busy("device read refused");
+    }
     std::lock_guard<std::mutex> lock(device_->mutex_);
     if (device_->incarnation_ != incarnation_) {
       return Status::IoError("memory device crashed: handle is dead");
