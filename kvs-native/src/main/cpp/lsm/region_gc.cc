@@ -151,34 +151,72 @@ Status Region::RelocateLiveRecords(uint64_t segment) {
     }
     offset += size;
   }
-  // Under the exclusive lock no write can slip in between checking that a
-  // record is the newest version of its key and re-inserting it.
-  std::unique_lock<std::shared_mutex> lock(l0_mutex_);
+  // Which records are the newest version of their key. The levels' lookups
+  // read the device, so they run without the exclusive lock (a shard's
+  // reads and writes waited up to 190 ms for it: docs/BENCHMARKS.md, the
+  // tail profile), on the tables and levels as they are now; only this
+  // thread compacts the region, so the levels stay as they are until it
+  // returns. Under the exclusive lock the L0s, where any write since lands,
+  // are looked at again below.
+  std::shared_ptr<L0Table> active, immutable;
+  std::vector<std::shared_ptr<Level>> levels;
+  {
+    std::shared_lock<std::shared_mutex> shared(l0_mutex_);
+    active = active_;
+    immutable = immutable_;
+    levels = levels_;
+  }
+  // The L0's verdict on a candidate: kNotThere, or whether it is live.
+  enum class InL0 { kNotThere, kLive, kStale };
+  const auto in_l0 = [](const L0Table* table, const Candidate& candidate) {
+    L0Table::Entry entry;
+    if (table == nullptr || !table->Get(candidate.key, &entry)) {
+      return InL0::kNotThere;
+    }
+    LogPointer pointer;
+    return entry.kind == kL0LargePointer &&
+                   DecodeLogPointer(entry.payload, &pointer) &&
+                   pointer.device_offset == candidate.device_offset
+               ? InL0::kLive
+               : InL0::kStale;
+  };
+  std::vector<const Candidate*> live_in_levels;
   std::string leaf_buffer;
   for (const Candidate& candidate : candidates) {
-    bool live = false;
-    L0Table::Entry entry;
-    if (active_->Get(candidate.key, &entry) ||
-        (immutable_ && immutable_->Get(candidate.key, &entry))) {
-      LogPointer pointer;
-      live = entry.kind == kL0LargePointer &&
-             DecodeLogPointer(entry.payload, &pointer) &&
-             pointer.device_offset == candidate.device_offset;
-    } else {
-      for (const auto& level : levels_) {
-        if (level == nullptr || !level->MayContain(candidate.key)) continue;
-        btree::LeafValue leaf;
-        bool found = false;
-        KVS_RETURN_IF_ERROR(
-            level->tree().Get(candidate.key, &leaf_buffer, &leaf, &found));
-        if (found) {
-          live = leaf.kind == btree::EntryKind::kPutInLog &&
-                 leaf.log_offset == candidate.device_offset;
-          break;
+    InL0 verdict = in_l0(active.get(), candidate);
+    if (verdict == InL0::kNotThere) verdict = in_l0(immutable.get(), candidate);
+    if (verdict == InL0::kLive) {
+      live_in_levels.push_back(&candidate);  // checked again below
+      continue;
+    }
+    if (verdict == InL0::kStale) continue;
+    for (const auto& level : levels) {
+      if (level == nullptr || !level->MayContain(candidate.key)) continue;
+      btree::LeafValue leaf;
+      bool found = false;
+      KVS_RETURN_IF_ERROR(
+          level->tree().Get(candidate.key, &leaf_buffer, &leaf, &found));
+      if (found) {
+        if (leaf.kind == btree::EntryKind::kPutInLog &&
+            leaf.log_offset == candidate.device_offset) {
+          live_in_levels.push_back(&candidate);
         }
+        break;
       }
     }
-    if (!live) {
+  }
+  // Under the exclusive lock no write can slip in between checking that a
+  // record is still the newest version of its key and re-inserting it. A
+  // write since the check above is in an L0 now (the tables may have been
+  // switched meanwhile, never compacted: that is this thread's work).
+  std::unique_lock<std::shared_mutex> lock(l0_mutex_);
+  for (const Candidate* live : live_in_levels) {
+    const Candidate& candidate = *live;
+    InL0 verdict = in_l0(active_.get(), candidate);
+    if (verdict == InL0::kNotThere) {
+      verdict = in_l0(immutable_.get(), candidate);
+    }
+    if (verdict == InL0::kStale) {
       continue;
     }
     log::AppendResult appended;
