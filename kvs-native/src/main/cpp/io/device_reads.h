@@ -8,7 +8,7 @@
 // inside a DeviceReadsRefused scope: a file read that would go to the
 // device fails at once with Busy instead, the scope remembers it, and the
 // caller runs the request again on a thread that may wait
-// (service/region_service.h, the read pool). What the first attempt found
+// (service/region_service.h, the deferred pool). What the first attempt found
 // in memory (caches, L0) costs nothing twice: it is found again.
 //
 // Thread safety: per thread; scopes nest.

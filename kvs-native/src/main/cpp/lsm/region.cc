@@ -400,6 +400,18 @@ Status Region::Write(log::RecordType type, std::string_view key,
   return Status::Ok();
 }
 
+bool Region::WriteMayWait() const {
+  const L0Budget* budget = context_.l0_budget;
+  if (budget != nullptr && budget->Exceeded()) return true;
+  std::shared_lock<std::shared_mutex> lock(l0_mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return true;
+  if (!ActiveFullLocked()) return false;
+  // Full: the writer switches at once unless the last L0 is still being
+  // compacted (or its compaction failed).
+  std::unique_lock<std::mutex> stall_lock(stall_mutex_, std::try_to_lock);
+  return !stall_lock.owns_lock() || compacting_ || immutable_ != nullptr;
+}
+
 Status Region::MakeRoomForWrite() {
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(options_.stall_timeout_ms);

@@ -215,6 +215,11 @@ class Region {
   // for an empty key.
   Status Put(std::string_view key, std::string_view value);
   Status Delete(std::string_view key);
+  // Whether a write now might wait (its L0 full with a compaction behind,
+  // the engine's L0 memory budget exceeded, or the region's lock held by
+  // another thread): a thread that must not wait writes elsewhere then.
+  // Never waits itself; a hint (the state may change right after).
+  bool WriteMayWait() const;
   // NOT_FOUND if the key has no value.
   Status Get(std::string_view key, std::string* value);
   // Makes every write acknowledged so far durable.

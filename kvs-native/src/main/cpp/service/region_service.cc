@@ -45,9 +45,9 @@ RegionService::~RegionService() {
   DisableReplication();
 }
 
-bool RegionService::DeferRead(const wire::Request& request, Respond* respond) {
-  if (deferred_reads_.fetch_add(1) >= limits::deferred_reads_max) {
-    deferred_reads_.fetch_sub(1);
+bool RegionService::Defer(const wire::Request& request, Respond* respond) {
+  if (deferred_requests_.fetch_add(1) >= limits::deferred_requests_max) {
+    deferred_requests_.fetch_sub(1);
     return false;
   }
   // The request's bytes are the caller's (a connection's buffer): the pool
@@ -56,16 +56,16 @@ bool RegionService::DeferRead(const wire::Request& request, Respond* respond) {
   wire::EncodeRequest(request, &bytes);
   std::lock_guard<std::mutex> lock(read_pool_mutex_);
   if (read_pool_ == nullptr) {
-    read_pool_ =
-        std::make_unique<ThreadPool>(limits::device_read_threads, "kvs-read");
+    read_pool_ = std::make_unique<ThreadPool>(limits::deferred_request_threads,
+                                              "kvs-deferred");
   }
   read_pool_->Submit([this, bytes = std::move(bytes),
                       respond = std::move(*respond)]() mutable {
     wire::Request again;
     const Status decoded = wire::DecodeRequest(bytes, &again);
     KVS_CHECK_MSG(decoded.ok(), "a request encoded here does not decode");
-    Execute(again, std::move(respond), /*refuse_device_reads=*/false);
-    deferred_reads_.fetch_sub(1);
+    Execute(again, std::move(respond), /*on_shard=*/false);
+    deferred_requests_.fetch_sub(1);
   });
   return true;
 }
@@ -755,7 +755,7 @@ void RegionService::ExecuteAsync(const wire::Request& request,
 
 void RegionService::Execute(const wire::Request& request,
                             channel::RequestHandler::Respond respond,
-                            bool refuse_device_reads) {
+                            bool on_shard) {
   std::string reply;
   const auto refuse = [&](const Status& status) {
     Fail(request, status, &reply);
@@ -825,6 +825,14 @@ void RegionService::Execute(const wire::Request& request,
   const Placement& placement = *placed;
   const bool write = request.opcode == wire::Opcode::kPut ||
                      request.opcode == wire::Opcode::kDelete;
+  // On a shard, a write that might wait for the engine (its L0 full and a
+  // compaction behind) waits on the pool instead.
+  if (write && on_shard && region->WriteMayWait()) {
+    pass.Release();
+    if (Defer(request, &respond)) return;
+    Execute(request, std::move(respond), /*on_shard=*/false);
+    return;
+  }
   // A write is refused before it is applied, a read after it read (it may
   // have waited past the lease meanwhile): neither answers from a server
   // the cluster may have moved past.
@@ -841,9 +849,9 @@ void RegionService::Execute(const wire::Request& request,
   std::vector<std::string> values;
   std::vector<bool> found;
   // On a shard, a read runs with device reads refused; one that needed
-  // the device goes to the read pool (io/device_reads.h).
+  // the device goes to the deferred pool (io/device_reads.h).
   std::optional<io::DeviceReadsRefused> refusing;
-  if (!write && refuse_device_reads) refusing.emplace();
+  if (!write && on_shard) refusing.emplace();
   switch (request.opcode) {
     case wire::Opcode::kNoop:
       break;
@@ -961,10 +969,10 @@ void RegionService::Execute(const wire::Request& request,
   }
   if (refusing.has_value() && refusing->refused()) {
     pass.Release();
-    if (DeferRead(request, &respond)) return;
+    if (Defer(request, &respond)) return;
     // The pool is full: read here, waiting for the device.
     refusing.reset();
-    Execute(request, std::move(respond), /*refuse_device_reads=*/false);
+    Execute(request, std::move(respond), /*on_shard=*/false);
     return;
   }
   refusing.reset();

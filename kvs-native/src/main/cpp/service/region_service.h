@@ -25,11 +25,16 @@
 // requests inside -- before they return, so the caller may free the region
 // right after.
 //
-// Reads on a shard (a thread that ends turns, util/turns.h) never wait for
-// the device: they run with device reads refused (io/device_reads.h), and
-// one that needed the device runs again on the read pool (device_read_threads
-// threads, at most deferred_reads_max waiting; beyond that on the shard),
-// which answers through `respond` as the replication thread does.
+// A shard never waits (a thread that ends turns, util/turns.h): a read
+// runs with device reads refused (io/device_reads.h), and one that needed
+// the device runs again on the deferred pool; a write that might wait for
+// the engine (Region::WriteMayWait: its L0 full with a compaction behind)
+// goes there at once. The pool (deferred_request_threads threads, at most
+// deferred_requests_max requests waiting, beyond that they run on the
+// shard, waiting) answers through `respond` as the replication thread
+// does. A client's requests in flight at once may so be answered out of
+// order (as they may be by any transport); one sent after another's answer
+// always runs after it.
 //
 // Thread safety: Handle may run on many threads at once; Attach and Detach
 // may run concurrently with it.
@@ -273,13 +278,11 @@ class RegionService final : public channel::RequestHandler {
       uint64_t region_id) const;
   // Counts `respond`'s reply in request_metrics_ (when they are on).
   Respond Observed(Respond respond);
-  // ExecuteAsync without counting (the caller counts). A read with
-  // `refuse_device_reads` (on a shard) that needs the device goes to the
-  // read pool.
-  void Execute(const wire::Request& request, Respond respond,
-               bool refuse_device_reads);
-  // Runs `request` (a read) again on the read pool, if it has room.
-  bool DeferRead(const wire::Request& request, Respond* respond);
+  // ExecuteAsync without counting (the caller counts). `on_shard`: the
+  // caller must not wait (see "A shard never waits" above).
+  void Execute(const wire::Request& request, Respond respond, bool on_shard);
+  // Runs `request` again on the deferred pool, if it has room.
+  bool Defer(const wire::Request& request, Respond* respond);
   struct Attached {
     uint64_t epoch;
     lsm::Region* region;
@@ -341,10 +344,10 @@ class RegionService final : public channel::RequestHandler {
   engine::Engine* engine_ = nullptr;                     // under mutex_
   bool replicating_ = false;                             // under mutex_
   std::shared_ptr<replication::Replicator> replicator_;  // under mutex_
-  // Reads a shard could not serve from memory (made at the first one).
+  // Requests a shard could not run without waiting (made at the first).
   std::mutex read_pool_mutex_;
-  std::unique_ptr<ThreadPool> read_pool_;  // under read_pool_mutex_
-  std::atomic<size_t> deferred_reads_{0};  // queued or running
+  std::unique_ptr<ThreadPool> read_pool_;     // under read_pool_mutex_
+  std::atomic<size_t> deferred_requests_{0};  // queued or running
 };
 
 }  // namespace kvs::service

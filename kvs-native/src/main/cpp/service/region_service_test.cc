@@ -103,10 +103,10 @@ TEST_F(RegionServiceTest, PutGetDeleteScanAndMultiGet) {
 }
 
 // A shard (a thread that ends turns) never waits for the device: a read
-// the caches cannot answer is answered from the read pool, on another
+// the caches cannot answer is answered from the deferred pool, on another
 // thread; once its value is cached, on the shard at once.
 TEST_F(RegionServiceTest,
-       AShardsReadThatNeedsTheDeviceIsAnsweredByTheReadPool) {
+       AShardsReadThatNeedsTheDeviceIsAnsweredByTheDeferredPool) {
   const std::string value(8000, 'v');  // large: in the large log
   for (int i = 0; i < 300; ++i) {      // ~2.4 MB: most of it on the device
     ASSERT_EQ(

@@ -55,15 +55,16 @@ inline constexpr uint64_t stream_queued_bytes_max = 256ull << 20;
 
 // --- Server threads ----------------------------------------------------------
 
-// A shard never waits for the device: a read that misses the caches runs
-// again on the read pool (service/region_service.h, io/device_reads.h).
-// Its threads block in pread, so more than the cores: a few reads in flight
-// keep an SSD's queue busy while shards serve what is cached.
-inline constexpr unsigned device_read_threads = 4;
-// Reads waiting for the pool at most; one more runs on its shard, blocking
-// it (the device is the bottleneck then, and the shard's other clients
-// wait for it either way).
-inline constexpr size_t deferred_reads_max = 1024;
+// A shard never waits: a read that misses the caches, or a write that
+// might wait for the engine's compaction, runs on the deferred pool
+// (service/region_service.h, io/device_reads.h). Its threads block in pread
+// or on the L0, so more than the cores: a few reads in flight keep an SSD's
+// queue busy while shards serve what is cached.
+inline constexpr unsigned deferred_request_threads = 4;
+// Requests waiting for the pool at most; one more runs on its shard,
+// blocking it (the device or compaction is the bottleneck then, and the
+// shard's other clients wait for it either way).
+inline constexpr size_t deferred_requests_max = 1024;
 
 // --- Verification --------------------------------------------------------
 
