@@ -109,7 +109,11 @@ public final class RegionServer implements AutoCloseable {
     tcp =
         options.nativeClientDoor()
             ? NativeClientPort.start(
-                service, port, options.shards(), options.security().clientSecret())
+                service,
+                port,
+                options.shards(),
+                options.security().clientSecret(),
+                options.security().tls())
             : TcpFrontEnd.start(
                 service,
                 port,

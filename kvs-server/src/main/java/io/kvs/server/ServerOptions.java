@@ -42,8 +42,8 @@ import java.util.Objects;
  *     beyond is closed as soon as it is accepted ({@code 0}: {@link
  *     io.kvs.server.tcp.TcpFrontEnd.Options#DEFAULT_MAX_CONNECTIONS})
  * @param clientDoor what serves the client port: {@code native} (shard threads running each request
- *     to completion in native code; docs/ARCHITECTURE.md "Server threads"), {@code netty} (the Java
- *     front end), or {@code auto} (the default: native, Netty while TLS is configured)
+ *     to completion in native code, TLS too; docs/ARCHITECTURE.md "Server threads"), {@code netty}
+ *     (the Java front end), or {@code auto} (the default: native, Netty while TLS is configured)
  * @param shards the native client door's shard threads; 0 (the default): one per core the process
  *     may use
  */
@@ -87,10 +87,6 @@ public record ServerOptions(
     clientDoor = clientDoor == null ? "auto" : clientDoor;
     if (!clientDoor.equals("auto") && !clientDoor.equals("native") && !clientDoor.equals("netty")) {
       throw new IllegalArgumentException("clientDoor is auto, native or netty, not " + clientDoor);
-    }
-    if (clientDoor.equals("native") && security.tls().isPresent()) {
-      throw new IllegalArgumentException(
-          "the native client door serves no TLS yet: use --client-door netty (or auto) with TLS");
     }
     if (shards < 0 || shards > 256) {
       throw new IllegalArgumentException("shards must be 0..256: " + shards);

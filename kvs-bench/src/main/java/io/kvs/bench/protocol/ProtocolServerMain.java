@@ -58,7 +58,7 @@ public final class ProtocolServerMain {
           FabricServer streamServer = FabricServer.start(stream, service);
           TcpFrontEnd nettyServer = TcpFrontEnd.start(service, netty);
           NativeClientPort nativeServer =
-              NativeClientPort.start(service, netty, workers, Optional.empty())) {
+              NativeClientPort.start(service, netty, workers, Optional.empty(), Optional.empty())) {
         System.out.println(
             "READY "
                 + shmServer.port()
