@@ -25,9 +25,9 @@ import java.util.Set;
  * {@link ServerOptions#syncWrites}); {@code flush} (the default) flushes them every 50 ms. {@code
  * --metrics off} stops counting and timing requests on the request path ({@link
  * ServerOptions#requestMetrics}), to measure what that costs. {@code --client-door}: what serves
- * the client port ({@link ServerOptions#clientDoor}); {@code --shards}: the native door's threads
- * (default: one per core). Stops cleanly on SIGTERM: leaves the cluster, drains the transports,
- * syncs the engine.
+ * the client port ({@link ServerOptions#clientDoor}; {@code auto}, the default, is the native door,
+ * with or without TLS); {@code --shards}: the native door's threads (default: one per core). Stops
+ * cleanly on SIGTERM: leaves the cluster, drains the transports, syncs the engine.
  */
 public final class RegionServerMain {
   private RegionServerMain() {}

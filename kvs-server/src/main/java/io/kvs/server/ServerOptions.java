@@ -42,8 +42,8 @@ import java.util.Objects;
  *     beyond is closed as soon as it is accepted ({@code 0}: {@link
  *     io.kvs.server.tcp.TcpFrontEnd.Options#DEFAULT_MAX_CONNECTIONS})
  * @param clientDoor what serves the client port: {@code native} (shard threads running each request
- *     to completion in native code, TLS too; docs/ARCHITECTURE.md "Server threads"), {@code netty}
- *     (the Java front end), or {@code auto} (the default: native, Netty while TLS is configured)
+ *     to completion in native code, with or without TLS; docs/ARCHITECTURE.md "Server threads"),
+ *     {@code netty} (the Java front end), or {@code auto} (the default: native)
  * @param shards the native client door's shard threads; 0 (the default): one per core the process
  *     may use
  */
@@ -114,7 +114,7 @@ public record ServerOptions(
 
   /** Whether the client port is served by the native door (else by Netty). */
   public boolean nativeClientDoor() {
-    return clientDoor.equals("native") || (clientDoor.equals("auto") && security.tls().isEmpty());
+    return !clientDoor.equals("netty");
   }
 
   public boolean hasFabric() {
