@@ -277,8 +277,9 @@ typedef struct kvs_fabric_options {
 KVS_EXPORT void kvs_fabric_options_init(kvs_fabric_options* options);
 
 // A service answering wire-protocol requests (docs/PROTOCOL.md) from
-// attached regions, for every transport: the fabric server calls it
-// natively; other front ends (Netty) hand it request bytes.
+// attached regions, for every transport: the fabric server and the client
+// door call it natively; kvs_service_handle and kvs_service_submit take
+// request bytes from any other caller.
 typedef struct kvs_service kvs_service;
 KVS_EXPORT kvs_service* kvs_service_create(void);
 // The engine the attached regions live in (it must outlive the service):

@@ -9,10 +9,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The client port served by the native door ({@link ClientDoor}): {@code shards} threads, each
- * running its connections' requests to completion in the region service; no Java on the request
- * path. With TLS options every connection speaks TLS first (OpenSSL in the door's shards), mutual
- * TLS if they require client certificates.
+ * The client port, served by the native door ({@link ClientDoor}): shard threads, each running its
+ * connections' requests to completion in the region service; no Java on the request path. With TLS
+ * options every connection speaks TLS first (OpenSSL in the door's shards), mutual TLS if they
+ * require client certificates.
  */
 public final class NativeClientPort implements ClientPort {
   private static final Logger LOG = LoggerFactory.getLogger(NativeClientPort.class);
@@ -24,16 +24,14 @@ public final class NativeClientPort implements ClientPort {
   }
 
   /**
-   * Serves {@code service} with {@code shards} shard threads, bounded as {@code options} says (its
-   * event loops are not used), to clients proving {@code clientSecret} if present, over TLS if
-   * {@code tls} is present.
+   * Serves {@code service} as {@code options} say (its address, shard threads and bounds) to
+   * clients proving {@code clientSecret} if present, over TLS if {@code tls} is present.
    *
    * @throws io.kvs.core.KvsException if it cannot listen, or a TLS file is missing or broken
    */
   public static NativeClientPort start(
       RegionService service,
-      TcpFrontEnd.Options options,
-      int shards,
+      ClientPortOptions options,
       Optional<ClusterSecret> clientSecret,
       Optional<TlsOptions> tls) {
     if (clientSecret.isEmpty() && !tls.map(TlsOptions::requireClientAuth).orElse(false)) {
@@ -49,12 +47,12 @@ public final class NativeClientPort implements ClientPort {
             new ClientDoor.Options(
                 options.host(),
                 options.port(),
-                shards,
+                options.shards(),
                 options.maxConnections(),
                 options.maxInFlightPerConnection(),
                 options.maxFrameBytes(),
                 clientSecret.map(ClusterSecret::bytes),
-                (int) TcpFrontEnd.HANDSHAKE_TIMEOUT.toMillis(),
+                (int) ClientPortOptions.HANDSHAKE_TIMEOUT.toMillis(),
                 tls)));
   }
 

@@ -37,12 +37,11 @@ import java.util.concurrent.locks.LockSupport;
 import javax.net.ssl.SSLSocket;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Both client ports, the native door and the Netty front end, held to the same behaviour; and the
- * native door with TLS (certificates from a throwaway CA made with the {@code openssl} command).
+ * The client port (the native client door behind the region service), plain and with TLS
+ * (certificates from a throwaway CA made with the {@code openssl} command): requests, bounds,
+ * handshakes and refusals.
  */
 class ClientPortTest {
   @TempDir Path directory;
@@ -68,32 +67,17 @@ class ClientPortTest {
     return BlockingFrames.handshake(socket, secret);
   }
 
-  /**
-   * The client port {@code door} names ("netty" or "native") serving {@code service}, over TLS if
-   * {@code tls} is present.
-   */
+  /** The client port serving {@code service}, over TLS if {@code tls} is present. */
   private static ClientPort start(
-      String door,
       RegionService service,
-      TcpFrontEnd.Options options,
+      ClientPortOptions options,
       Optional<ClusterSecret> secret,
       Optional<TlsOptions> tls) {
-    return door.equals("native")
-        ? NativeClientPort.start(service, options, 2, secret, tls)
-        : TcpFrontEnd.start(
-            service, options, tls.map(t -> t.serverContext(false)).orElse(null), secret);
+    return NativeClientPort.start(service, options, secret, tls);
   }
 
-  private static ClientPort start(
-      String door,
-      RegionService service,
-      TcpFrontEnd.Options options,
-      Optional<ClusterSecret> secret) {
-    return start(door, service, options, secret, Optional.empty());
-  }
-
-  private static ClientPort start(String door, RegionService service, TcpFrontEnd.Options options) {
-    return start(door, service, options, Optional.empty());
+  private static ClientPort start(RegionService service, ClientPortOptions options) {
+    return start(service, options, Optional.empty(), Optional.empty());
   }
 
   private static Reply call(Socket socket, Request request) throws IOException {
@@ -101,13 +85,11 @@ class ClientPortTest {
     return readReply(socket);
   }
 
-  @ParameterizedTest
-  @ValueSource(strings = {"netty", "native"})
-  void framesAreAnsweredByTheRegionServiceAndBadPeersAreDropped(String door) throws Exception {
+  @Test
+  void framesAreAnsweredByTheRegionServiceAndBadPeersAreDropped() throws Exception {
     try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
         RegionService service = RegionService.create();
-        ClientPort server =
-            start(door, service, new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20))) {
+        ClientPort server = start(service, new ClientPortOptions("127.0.0.1", 0, 2, 16, 1 << 20))) {
       Region region = engine.createRegion("r");
       service.attach(5, 1, region);
       try (Socket client = new Socket("127.0.0.1", server.port());
@@ -137,13 +119,12 @@ class ClientPortTest {
     }
   }
 
-  @ParameterizedTest
-  @ValueSource(strings = {"netty", "native"})
-  void connectionsBeyondTheCapAreClosedAndCounted(String door) throws Exception {
+  @Test
+  void connectionsBeyondTheCapAreClosedAndCounted() throws Exception {
     try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
         RegionService service = RegionService.create();
         ClientPort server =
-            start(door, service, new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20, 2))) {
+            start(service, new ClientPortOptions("127.0.0.1", 0, 2, 16, 1 << 20, 2))) {
       Region region = engine.createRegion("r");
       service.attach(5, 1, region);
       Socket first = new Socket("127.0.0.1", server.port());
@@ -184,15 +165,13 @@ class ClientPortTest {
    * reading it once its replies are not taken (so its memory stays bounded), and serves every
    * request once the client reads.
    */
-  @ParameterizedTest
-  @ValueSource(strings = {"netty", "native"})
-  void aClientThatDoesNotReadItsRepliesStopsBeingRead(String door) throws Exception {
+  @Test
+  void aClientThatDoesNotReadItsRepliesStopsBeingRead() throws Exception {
     int requests = 1000;
     byte[] value = new byte[64 << 10];
     try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
         RegionService service = RegionService.create();
-        ClientPort server =
-            start(door, service, new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20))) {
+        ClientPort server = start(service, new ClientPortOptions("127.0.0.1", 0, 2, 16, 1 << 20))) {
       Region region = engine.createRegion("r");
       service.attach(5, 1, region);
       try (Socket client = new Socket()) {
@@ -244,12 +223,11 @@ class ClientPortTest {
    * A reply above the output bound stops the connection only until it is written: the next request
    * on it is answered (a scan's 4 MiB page once left its connection stopped for good).
    */
-  @ParameterizedTest
-  @ValueSource(strings = {"netty", "native"})
-  void aReplyLargerThanTheOutputBoundLeavesTheConnectionServed(String door) throws Exception {
+  @Test
+  void aReplyLargerThanTheOutputBoundLeavesTheConnectionServed() throws Exception {
     try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
         RegionService service = RegionService.create();
-        ClientPort server = start(door, service, TcpFrontEnd.Options.defaults())) {
+        ClientPort server = start(service, ClientPortOptions.defaults())) {
       Region region = engine.createRegion("r");
       service.attach(5, 1, region);
       try (Socket client = new Socket("127.0.0.1", server.port())) {
@@ -275,18 +253,17 @@ class ClientPortTest {
    * secret, or skipping the handshake is told why and closed, and nothing it sent is executed;
    * everyone else is served on.
    */
-  @ParameterizedTest
-  @ValueSource(strings = {"netty", "native"})
-  void onlyClientsProvingTheClientSecretAreServed(String door) throws Exception {
+  @Test
+  void onlyClientsProvingTheClientSecretAreServed() throws Exception {
     ClusterSecret secret = ClusterSecret.of(bytes("the-client-secret-of-this-test"));
     try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
         RegionService service = RegionService.create();
         ClientPort server =
             start(
-                door,
                 service,
-                new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20),
-                Optional.of(secret))) {
+                new ClientPortOptions("127.0.0.1", 0, 2, 16, 1 << 20),
+                Optional.of(secret),
+                Optional.empty())) {
       Region region = engine.createRegion("r");
       service.attach(5, 1, region);
       try (Socket good = new Socket("127.0.0.1", server.port());
@@ -322,13 +299,11 @@ class ClientPortTest {
    * The client port is a client's door: a replication message sent to it (a send-index TRIM) is a
    * malformed client request, answered INVALID_ARGUMENT, and never reaches replication.
    */
-  @ParameterizedTest
-  @ValueSource(strings = {"netty", "native"})
-  void replicationMessagesOnTheClientPortAreRefused(String door) throws Exception {
+  @Test
+  void replicationMessagesOnTheClientPortAreRefused() throws Exception {
     try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
         RegionService service = RegionService.create();
-        ClientPort server =
-            start(door, service, new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20))) {
+        ClientPort server = start(service, new ClientPortOptions("127.0.0.1", 0, 2, 16, 1 << 20))) {
       service.attach(5, 1, engine.createRegion("r"));
       try (Socket client = new Socket("127.0.0.1", server.port())) {
         client.setSoTimeout(10_000);
@@ -400,9 +375,8 @@ class ClientPortTest {
         RegionService service = RegionService.create();
         ClientPort server =
             start(
-                "native",
                 service,
-                new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20),
+                new ClientPortOptions("127.0.0.1", 0, 2, 16, 1 << 20),
                 Optional.empty(),
                 Optional.of(certificates.options("server", false)))) {
       Region region = engine.createRegion("r");
@@ -440,9 +414,8 @@ class ClientPortTest {
         RegionService service = RegionService.create();
         ClientPort server =
             start(
-                "native",
                 service,
-                new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20),
+                new ClientPortOptions("127.0.0.1", 0, 2, 16, 1 << 20),
                 Optional.empty(),
                 Optional.of(certificates.options("server", true)))) {
       Region region = engine.createRegion("r");
@@ -490,9 +463,8 @@ class ClientPortTest {
         assertThatThrownBy(
                 () ->
                     start(
-                        "native",
                         service,
-                        TcpFrontEnd.Options.defaults(),
+                        ClientPortOptions.defaults(),
                         Optional.empty(),
                         Optional.of(bad.getKey())))
             .isInstanceOf(KvsException.class)
