@@ -277,8 +277,9 @@ typedef struct kvs_fabric_options {
 KVS_EXPORT void kvs_fabric_options_init(kvs_fabric_options* options);
 
 // A service answering wire-protocol requests (docs/PROTOCOL.md) from
-// attached regions, for every transport: the fabric server calls it
-// natively; other front ends (Netty) hand it request bytes.
+// attached regions, for every transport: the fabric server and the client
+// door call it natively; kvs_service_handle and kvs_service_submit take
+// request bytes from any other caller.
 typedef struct kvs_service kvs_service;
 KVS_EXPORT kvs_service* kvs_service_create(void);
 // The engine the attached regions live in (it must outlive the service):
@@ -511,13 +512,22 @@ typedef struct {
   // The client secret clients must prove (empty: none), 16..1024 bytes.
   const void* client_secret;
   size_t client_secret_size;
-  uint32_t handshake_timeout_ms;
+  uint32_t handshake_timeout_ms;  // TLS and client handshakes; 0: 10 s
+  // TLS (docs/OPERATIONS.md "Security"): PEM files, read at start (an
+  // error names a missing or broken one). A null or empty certificate path
+  // serves plain TCP; with one, the key and CA paths are needed too.
+  const char* tls_certificate_path;  // the certificate chain, leaf first
+  const char* tls_private_key_path;  // PKCS#8, unencrypted
+  const char* tls_trusted_ca_path;   // the CA client certificates chain to
+  // Nonzero: mutual TLS, a client without a certificate from the CA is
+  // refused.
+  uint8_t tls_require_client_auth;
 } kvs_client_door_options;
 typedef struct {
   uint64_t requests;             // answered
   uint64_t connections;          // open now
   uint64_t refused_connections;  // closed on arrival: max_connections open
-  uint64_t refusals;             // failed the handshake
+  uint64_t refusals;             // failed the handshake (TLS or client)
   uint64_t output_stalls;        // stopped being read: replies not read
   uint64_t malformed;            // frames above the bound
   uint64_t shard_turns;          // loop turns, summed over the shards

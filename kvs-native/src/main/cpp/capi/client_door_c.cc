@@ -14,10 +14,17 @@ struct kvs_client_door {
   std::unique_ptr<kvs::door::ClientDoor> door;
 };
 
+namespace {
+
+// A C string that may be null, as a string (empty if null).
+std::string Text(const char* text) { return text != nullptr ? text : ""; }
+
+}  // namespace
+
 kvs_status kvs_client_door_start(const kvs_client_door_options* options,
                                  kvs_service* service, kvs_client_door** door) {
   kvs::door::ClientDoorOptions door_options;
-  door_options.host = options->host != nullptr ? options->host : "";
+  door_options.host = Text(options->host);
   door_options.port = options->port;
   door_options.shards = options->shards;
   door_options.max_connections = options->max_connections;
@@ -31,6 +38,13 @@ kvs_status kvs_client_door_start(const kvs_client_door_options* options,
   if (options->handshake_timeout_ms > 0) {
     door_options.handshake_timeout =
         std::chrono::milliseconds(options->handshake_timeout_ms);
+  }
+  if (options->tls_certificate_path != nullptr) {
+    door_options.tls.certificate_path = options->tls_certificate_path;
+    door_options.tls.private_key_path = Text(options->tls_private_key_path);
+    door_options.tls.trusted_ca_path = Text(options->tls_trusted_ca_path);
+    door_options.tls.require_client_auth =
+        options->tls_require_client_auth != 0;
   }
   auto started = std::make_unique<kvs_client_door>();
   const kvs::Status status = kvs::door::ClientDoor::Start(

@@ -16,9 +16,9 @@
 struct kvs_service {
   // Replies of kvs_service_submit that came after the call returned
   // (declared first: the service, destroyed first, settles its writes).
-  // Bounded by its caller: the TCP front end keeps at most
-  // maxInFlightPerConnection requests of each of at most maxConnections
-  // connections in flight (docs/OPERATIONS.md, "Bounds and overload").
+  // Bounded by its caller, which must bound the requests it submitted and
+  // has not taken back (as the client door bounds its connections' in
+  // flight, docs/OPERATIONS.md "Bounds and overload").
   std::mutex replies_mutex;
   std::condition_variable replies_ready;
   std::deque<std::pair<uint64_t, std::string>> replies;

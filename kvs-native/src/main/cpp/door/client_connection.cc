@@ -38,6 +38,14 @@ ClientConnection::~ClientConnection() {
 }
 
 void ClientConnection::Begin() {
+  if (context_->tls != nullptr) {
+    const Status created = TlsSession::Create(*context_->tls, &tls_);
+    if (!created.ok()) {
+      CountRefusal(std::string(created.message()));
+      Close();
+      return;
+    }
+  }
   channel::Challenge challenge;
   challenge.client_proof_required = !context_->options.client_secret.empty();
   challenge.nonce = channel::RandomNonce();
@@ -65,6 +73,7 @@ void ClientConnection::Close() {
   context_->counters.connections.fetch_sub(1);
   in_.clear();
   out_.clear();
+  tls_.reset();
 }
 
 void ClientConnection::OnReady(uint32_t events) {
@@ -99,22 +108,41 @@ bool ClientConnection::ReadSocket() {
       in_.clear();
       in_at_ = 0;
     }
-    in_.append(chunk.data(), static_cast<size_t>(n));
+    const std::string_view received(chunk.data(), static_cast<size_t>(n));
+    if (tls_ == nullptr) {
+      in_.append(received);
+    } else {
+      const Status opened = tls_->Receive(received, &in_);
+      if (!opened.ok()) {
+        FailTls(opened);
+        return true;
+      }
+      if (tls_->peer_closed()) return false;
+    }
     taken += static_cast<size_t>(n);
     if (static_cast<size_t>(n) < chunk.size()) return true;
   }
   return true;
 }
 
+void ClientConnection::FailTls(const Status& why) {
+  CountRefusal(std::string(why.message()));
+  state_ = State::kRefused;  // nothing it sent is executed
+  in_.clear();
+  in_at_ = 0;
+  out_.clear();  // only the session's alert leaves
+  out_sent_ = 0;
+}
+
 bool ClientConnection::MayTake() const {
   return in_flight_ < context_->options.max_in_flight &&
-         out_.size() - out_sent_ <= kOutputHigh;
+         OutputWaiting() <= kOutputHigh;
 }
 
 void ClientConnection::TakeFrames() {
   while (state_ == State::kHandshake || state_ == State::kOpen) {
     if (!MayTake()) {
-      if (!held_ && out_.size() - out_sent_ > kOutputHigh) {
+      if (!held_ && OutputWaiting() > kOutputHigh) {
         context_->counters.output_stalls.fetch_add(1);
       }
       held_ = true;
@@ -211,13 +239,10 @@ void ClientConnection::Answer(std::string reply) {
 }
 
 void ClientConnection::Refuse(const std::string& why) {
-  const uint64_t count = context_->counters.refusals.fetch_add(1) + 1;
-  if ((count & (count - 1)) == 0) {  // the 1st, 2nd, 4th...: bounded logging
-    std::fprintf(stderr,
-                 "WARN kvs client door: refused a client connection from %s: "
-                 "%s (%llu refused so far)\n",
-                 peer_.c_str(), why.c_str(),
-                 static_cast<unsigned long long>(count));
+  CountRefusal(why);
+  if (tls_ != nullptr && !tls_->established()) {
+    Close();  // no Admission can be sent before the TLS handshake completes
+    return;
   }
   Queue(EncodeAdmission(static_cast<uint8_t>(Status::Code::kInvalidArgument),
                         "unauthenticated: " + why,
@@ -226,6 +251,17 @@ void ClientConnection::Refuse(const std::string& why) {
   in_.clear();
   in_at_ = 0;
   ScheduleSettle();
+}
+
+void ClientConnection::CountRefusal(const std::string& why) {
+  const uint64_t count = context_->counters.refusals.fetch_add(1) + 1;
+  if ((count & (count - 1)) == 0) {  // the 1st, 2nd, 4th...: bounded logging
+    std::fprintf(stderr,
+                 "WARN kvs client door: refused a client connection from %s: "
+                 "%s (%llu refused so far)\n",
+                 peer_.c_str(), why.c_str(),
+                 static_cast<unsigned long long>(count));
+  }
 }
 
 void ClientConnection::Queue(std::string_view body) {
@@ -247,7 +283,14 @@ void ClientConnection::Settle() {
     return;
   }
   if (state_ == State::kRefused) {
-    if (out_sent_ == out_.size()) {
+    if (tls_ != nullptr && out_sent_ == out_.size()) {
+      tls_->Shutdown();  // after the Admission: a close_notify
+      if (!Flush()) {
+        Close();
+        return;
+      }
+    }
+    if (OutputWaiting() == 0) {
       Close();
     } else {
       Watch();
@@ -256,7 +299,7 @@ void ClientConnection::Settle() {
   }
   const size_t max_in_flight = context_->options.max_in_flight;
   if (held_ && in_flight_ <= max_in_flight / 2 &&
-      out_.size() - out_sent_ < kOutputLow) {
+      OutputWaiting() < kOutputLow) {
     held_ = false;
     TakeFrames();  // the frames read before it stopped, in order
     if (state_ == State::kClosed) return;
@@ -269,13 +312,26 @@ void ClientConnection::Settle() {
 }
 
 bool ClientConnection::Flush() {
-  while (out_sent_ < out_.size()) {
-    const ssize_t n = ::send(socket_, out_.data() + out_sent_,
-                             out_.size() - out_sent_, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    if (n <= 0) return false;
-    out_sent_ += static_cast<size_t>(n);
+  if (tls_ == nullptr) {
+    if (!Send(std::string_view(out_).substr(out_sent_), &out_sent_)) {
+      return false;
+    }
+  } else {
+    // Encrypts only a bounded amount ahead of the socket: the rest waits
+    // as plaintext, counted against the output bound.
+    for (;;) {
+      size_t taken = 0;
+      const Status encrypted =
+          tls_->Encrypt(std::string_view(out_).substr(out_sent_), &taken);
+      out_sent_ += taken;
+      if (!encrypted.ok()) FailTls(encrypted);
+      const std::string_view ciphertext = tls_->output();
+      if (ciphertext.empty()) break;
+      size_t sent = 0;
+      if (!Send(ciphertext, &sent)) return false;
+      tls_->Sent(sent);
+      if (sent < ciphertext.size()) break;  // the socket is full
+    }
   }
   if (out_sent_ == out_.size()) {
     out_.clear();
@@ -287,10 +343,33 @@ bool ClientConnection::Flush() {
   return true;
 }
 
+bool ClientConnection::Send(std::string_view bytes, size_t* sent) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n =
+        ::send(socket_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  *sent += done;
+  return true;
+}
+
+size_t ClientConnection::OutputWaiting() const {
+  return out_.size() - out_sent_ +
+         (tls_ != nullptr ? tls_->output().size() : 0);
+}
+
+bool ClientConnection::SocketOutputWaiting() const {
+  return tls_ != nullptr ? !tls_->output().empty() : out_sent_ < out_.size();
+}
+
 void ClientConnection::Watch() {
   uint32_t events = 0;
   if (state_ != State::kRefused && !held_) events |= EPOLLIN | EPOLLRDHUP;
-  if (out_sent_ < out_.size()) events |= EPOLLOUT;
+  if (SocketOutputWaiting()) events |= EPOLLOUT;
   if (events != watched_) {
     watched_ = events;
     shard_->Watch(socket_, events, nullptr);

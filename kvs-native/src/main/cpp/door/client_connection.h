@@ -9,8 +9,21 @@
 // length, then a wire-protocol request (or, first, the handshake's Hello).
 // A frame above the door's bound closes the connection (counted malformed).
 //
+// TLS, when the door has a TlsContext: the connection's bytes pass through
+// its TlsSession (door/tls_session.h), which only transforms buffers; the
+// connection still does its own recv and send. The client handshake runs
+// inside TLS: the Challenge waits, queued, until the TLS handshake
+// completes. A failed TLS handshake (a client speaking no TLS, or without
+// the client certificate mutual TLS requires) or a record that does not
+// decrypt counts as a refusal (logged, bounded, as the client handshake's
+// are): the session's alert is sent and only this connection closes. The
+// handshake deadline covers both handshakes. Replies are encrypted at the
+// end of the turn as the socket takes them, a send per
+// TlsSession::kCiphertextAheadBytes of records.
+//
 // Bounds: with max_in_flight requests unanswered, or more than kOutputHigh
-// bytes of replies the client has not read, the connection is not read
+// bytes of replies the client has not read (plaintext not yet encrypted
+// and ciphertext not yet sent alike), the connection is not read
 // (whole frames already read wait, in order) until both fall to half and
 // below kOutputLow: a client that sends and never reads costs at most one
 // read of frames, its requests in flight and one high-water mark of
@@ -31,6 +44,7 @@
 #include <string_view>
 
 #include "channel/server.h"
+#include "door/tls_session.h"
 #include "shard/shard.h"
 
 namespace kvs::door {
@@ -44,6 +58,7 @@ struct ClientDoorOptions {
   size_t max_frame_bytes = 8u << 20;
   std::string client_secret;  // empty: any client is served
   std::chrono::milliseconds handshake_timeout{10'000};
+  TlsFiles tls;  // none named: plain TCP
 };
 
 // What the door counts (monitoring; docs/OPERATIONS.md "Bounds and
@@ -52,9 +67,9 @@ struct DoorCounters {
   std::atomic<uint64_t> requests{0};             // answered
   std::atomic<uint64_t> connections{0};          // open now
   std::atomic<uint64_t> refused_connections{0};  // beyond max_connections
-  std::atomic<uint64_t> refusals{0};             // failed the handshake
-  std::atomic<uint64_t> output_stalls{0};        // stopped: replies not read
-  std::atomic<uint64_t> malformed{0};            // frames above the bound
+  std::atomic<uint64_t> refusals{0};  // failed the handshake (TLS or client)
+  std::atomic<uint64_t> output_stalls{0};  // stopped: replies not read
+  std::atomic<uint64_t> malformed{0};      // frames above the bound
   // Requests handed to the handler whose replies have not come back.
   std::atomic<uint64_t> answering{0};
 };
@@ -63,6 +78,7 @@ struct DoorCounters {
 struct DoorContext {
   channel::RequestHandler* handler = nullptr;
   ClientDoorOptions options;
+  std::unique_ptr<TlsContext> tls;  // null: plain TCP
   DoorCounters counters;
 };
 
@@ -92,22 +108,38 @@ class ClientConnection final
  private:
   enum class State { kHandshake, kOpen, kRefused, kClosed };
 
-  // Reads what the socket holds (bounded per turn); false if it closed.
+  // Reads what the socket holds (bounded per turn), through TLS if any;
+  // false if the client closed.
   bool ReadSocket();
+  // The TLS session failed (`why`): a refusal; its alert is sent, nothing
+  // else, then the connection closes.
+  void FailTls(const Status& why);
   // Acts on the whole frames read while the connection may take them.
   void TakeFrames();
   void OnHello(std::string_view body);
   void Execute(std::string_view request);
   // A reply, on the shard.
   void Answer(std::string reply);
-  // Refuses the handshake (an Admission saying why), then closes.
+  // Refuses the handshake (an Admission saying why, if it can be sent: not
+  // before the TLS handshake completes), then closes.
   void Refuse(const std::string& why);
+  // Counts a refusal, and logs the 1st, 2nd, 4th, 8th...
+  void CountRefusal(const std::string& why);
   void Queue(std::string_view body);
   // At the end of the turn: sends, takes held frames, sets the watch.
   void ScheduleSettle();
   void Settle();
-  // Sends what the socket takes; false if the socket failed.
+  // Sends what the socket takes (encrypting ahead of it, bounded, with
+  // TLS); false if the socket failed.
   bool Flush();
+  // Sends a prefix of `bytes` as long as the socket takes it, adding its
+  // length to *sent; false if the socket failed.
+  bool Send(std::string_view bytes, size_t* sent);
+  // Reply bytes the client has not read: the output bound's measure.
+  size_t OutputWaiting() const;
+  // Whether bytes wait for the socket to take them (not for the TLS
+  // handshake to complete).
+  bool SocketOutputWaiting() const;
   bool MayTake() const;
   void Watch();
 
@@ -117,10 +149,11 @@ class ClientConnection final
   const std::string peer_;
   State state_ = State::kHandshake;
   std::string challenge_nonce_, hello_nonce_;
-  std::string in_;
-  size_t in_at_ = 0;  // in_'s bytes before this were taken
-  std::string out_;
-  size_t out_sent_ = 0;
+  std::unique_ptr<TlsSession> tls_;  // null: plain TCP
+  std::string in_;                   // plaintext received
+  size_t in_at_ = 0;                 // in_'s bytes before this were taken
+  std::string out_;                  // plaintext to send
+  size_t out_sent_ = 0;  // out_'s bytes before this were sent (or encrypted)
   size_t in_flight_ = 0;
   bool held_ = false;  // stopped by a bound: resumes below half
   bool settle_scheduled_ = false;

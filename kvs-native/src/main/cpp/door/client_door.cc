@@ -151,6 +151,10 @@ Status ClientDoor::Start(channel::RequestHandler* handler,
   std::unique_ptr<ClientDoor> started(new ClientDoor());
   started->context_.handler = handler;
   started->context_.options = options;
+  if (options.tls.enabled()) {
+    KVS_RETURN_IF_ERROR(
+        TlsContext::Create(options.tls, &started->context_.tls));
+  }
   KVS_RETURN_IF_ERROR(channel::Listen(options.host, options.port,
                                       &started->listener_, &started->port_));
   for (size_t i = 0; i < options.shards; ++i) {

@@ -9,6 +9,10 @@
 // client request, never a replication message (those come only on the
 // replication transport's connections).
 //
+// TLS when options.tls names a certificate (door/tls_session.h): every
+// connection then speaks TLS first, mutual TLS if client certificates are
+// required; the files are read at Start, which fails naming a bad one.
+//
 // Bounds: max_connections open at once (one more is closed as soon as it is
 // accepted, and counted); per connection, max_in_flight requests and
 // ClientConnection::kOutputHigh bytes of unread replies

@@ -1,8 +1,8 @@
 // The native client door: the handshake with and without a client secret,
 // requests answered on the shard or later from another thread, and its
 // bounds (connections, frame size, a client that never reads, a silent
-// client). The Java TcpFrontEndTest runs the same door behind the region
-// service.
+// client). The Java ClientPortTest runs the same door behind the region
+// service; client_door_tls_test.cc runs it with TLS.
 
 #include "door/client_door.h"
 

@@ -14,17 +14,33 @@
 namespace kvs::jni {
 namespace {
 
-// `client_secret`: what clients prove (null: none).
+// `text` (may be null: empty) into *out; false if an OutOfMemoryError is
+// pending.
+bool CopyString(JNIEnv* env, jstring text, std::string* out) {
+  out->clear();
+  if (text == nullptr) return true;
+  const char* chars = env->GetStringUTFChars(text, nullptr);
+  if (chars == nullptr) return false;
+  *out = chars;
+  env->ReleaseStringUTFChars(text, chars);
+  return true;
+}
+
+// `client_secret`: what clients prove (null: none). `tls_certificate`:
+// null for plain TCP; else the PEM paths of the certificate chain, its key
+// and the trusted CA, and whether client certificates are required.
 jlong DoorStart(JNIEnv* env, jclass, jlong service, jstring host, jint port,
                 jint shards, jint max_connections, jint max_in_flight,
                 jint max_frame_bytes, jbyteArray client_secret,
-                jint handshake_timeout_ms) {
-  std::string host_name;
-  if (host != nullptr) {
-    const char* chars = env->GetStringUTFChars(host, nullptr);
-    if (chars == nullptr) return 0;  // OutOfMemoryError pending
-    host_name = chars;
-    env->ReleaseStringUTFChars(host, chars);
+                jint handshake_timeout_ms, jstring tls_certificate,
+                jstring tls_private_key, jstring tls_trusted_ca,
+                jboolean tls_require_client_auth) {
+  std::string host_name, certificate, private_key, trusted_ca;
+  if (!CopyString(env, host, &host_name) ||
+      !CopyString(env, tls_certificate, &certificate) ||
+      !CopyString(env, tls_private_key, &private_key) ||
+      !CopyString(env, tls_trusted_ca, &trusted_ca)) {
+    return 0;  // OutOfMemoryError pending
   }
   std::string secret;
   if (client_secret != nullptr) {
@@ -42,6 +58,10 @@ jlong DoorStart(JNIEnv* env, jclass, jlong service, jstring host, jint port,
   options.client_secret = secret.data();
   options.client_secret_size = secret.size();
   options.handshake_timeout_ms = static_cast<uint32_t>(handshake_timeout_ms);
+  options.tls_certificate_path = certificate.c_str();
+  options.tls_private_key_path = private_key.c_str();
+  options.tls_trusted_ca_path = trusted_ca.c_str();
+  options.tls_require_client_auth = tls_require_client_auth ? 1 : 0;
   kvs_client_door* door = nullptr;
   if (Failed(env,
              kvs_client_door_start(
@@ -81,7 +101,9 @@ void DoorStop(JNIEnv*, jclass, jlong door) {
 
 bool RegisterDoorNatives(JNIEnv* env, jclass native_methods_class) {
   static const JNINativeMethod kMethods[] = {
-      KVS_NATIVE("clientDoorStart", "(JLjava/lang/String;IIIII[BI)J",
+      KVS_NATIVE("clientDoorStart",
+                 "(JLjava/lang/String;IIIII[BILjava/lang/String;"
+                 "Ljava/lang/String;Ljava/lang/String;Z)J",
                  DoorStart),
       KVS_NATIVE("clientDoorPort", "(J)I", DoorPort),
       KVS_NATIVE("clientDoorStats", "(J)[J", DoorStats),

@@ -235,7 +235,7 @@ class Replicator final : public lsm::ReplicationTap {
   // apply failed), else on the replication thread when the backups'
   // completions arrive (or the timeout runs out, or the group ends): it
   // must not block. Writes waiting are bounded by the callers' requests
-  // in flight (clients' reply slots, the TCP front end's per-connection
+  // in flight (clients' reply slots, the client door's per-connection
   // limit).
   // `region` is the region object `apply` writes to (the caller keeps it
   // alive until this returns): a write of an alone group is acknowledged

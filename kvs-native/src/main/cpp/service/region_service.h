@@ -11,7 +11,7 @@
 // a primary sends it for the regions it holds as a backup.
 //
 // Doors: what a request may do is decided by the connection it came on,
-// never by its bytes. A request with no session (the TCP front end, JNI) or
+// never by its bytes. A request with no session (the client door, JNI) or
 // from a client's fabric connection is a client request, whatever its first
 // bytes say; replication messages are taken only from a peer's fabric
 // connection (one that proved the cluster secret, where there is one:

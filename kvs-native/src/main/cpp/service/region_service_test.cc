@@ -231,8 +231,9 @@ TEST_F(RegionServiceTest, AMinimumOfReplicasIsNeverBypassed) {
   EXPECT_TRUE(region_->Get("k", &value).IsNotFound());
 }
 
-// A replication message sent to a client's door (no fabric session: the TCP
-// front end) never reaches the replication path, whatever its bytes say.
+// A replication message sent to a client's door (no fabric session: the
+// client TCP port) never reaches the replication path, whatever its bytes
+// say.
 TEST_F(RegionServiceTest, ReplicationMessagesAreRefusedOnAClientDoor) {
   Placement as_backup;
   as_backup.primary = false;

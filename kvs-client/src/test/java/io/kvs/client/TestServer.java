@@ -6,21 +6,24 @@ import io.kvs.engine.EngineOptions;
 import io.kvs.engine.Region;
 import io.kvs.fabric.FabricOptions;
 import io.kvs.fabric.FabricServer;
-import io.kvs.server.tcp.TcpFrontEnd;
+import io.kvs.server.tcp.ClientPortOptions;
+import io.kvs.server.tcp.NativeClientPort;
 import io.kvs.service.RegionService;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 
 /**
- * A real region server in this JVM: an engine, the native request handler, the Netty TCP front end
- * and (optionally) a fabric server on shm. Regions are engine regions named after their ids.
+ * A real region server in this JVM: an engine, the native request handler, the client TCP port (the
+ * native client door, two shards) and (optionally) a fabric server on shm. Regions are engine
+ * regions named after their ids.
  */
 final class TestServer implements AutoCloseable {
   final String id;
   private final Engine engine;
   private final RegionService service;
-  private final TcpFrontEnd tcp;
+  private final NativeClientPort tcp;
   private final FabricServer fabric;
   private final Map<Long, Region> regions = new HashMap<>();
   private boolean closed;
@@ -29,7 +32,12 @@ final class TestServer implements AutoCloseable {
     this.id = id;
     this.engine = Engine.open(directory, EngineOptions.defaults());
     this.service = RegionService.create();
-    this.tcp = TcpFrontEnd.start(service, TcpFrontEnd.Options.defaults().withPort(0));
+    this.tcp =
+        NativeClientPort.start(
+            service,
+            ClientPortOptions.defaults().withShards(2),
+            Optional.empty(),
+            Optional.empty());
     this.fabric = withFabric ? FabricServer.start(FabricOptions.defaults("shm"), service) : null;
   }
 

@@ -1,14 +1,17 @@
 package io.kvs.service;
 
+import io.kvs.core.security.TlsOptions;
 import io.kvs.nativelib.NativeLibrary;
 import io.kvs.nativelib.internal.NativeMethods;
+import java.util.Objects;
 import java.util.Optional;
 
 /**
  * The client port served natively (docs/ARCHITECTURE.md "Server threads"): shard threads, each
  * running its connections' requests to completion through a {@link RegionService}; requests never
- * enter the JVM. Same protocol, handshake and bounds as the Netty front end (docs/PROTOCOL.md,
- * "Client TCP framing"). Close it before the service. Thread-safe.
+ * enter the JVM. Protocol, handshake and bounds: docs/PROTOCOL.md, "Client TCP framing". With
+ * {@link TlsOptions} every connection speaks TLS (OpenSSL, in native code), mutual TLS if they
+ * require client certificates. Close it before the service. Thread-safe.
  */
 public final class ClientDoor implements AutoCloseable {
   /**
@@ -19,7 +22,9 @@ public final class ClientDoor implements AutoCloseable {
    * @param maxInFlight requests per connection not yet answered before it stops being read
    * @param maxFrameBytes a larger frame closes its connection
    * @param clientSecret what clients must prove (16..1024 bytes), if present
-   * @param handshakeTimeoutMillis how long a new connection has to complete its handshake
+   * @param handshakeTimeoutMillis how long a new connection has to complete its handshakes (TLS and
+   *     the client handshake)
+   * @param tls TLS of the port (PEM files read when the door starts), if present; plain TCP if not
    */
   public record Options(
       String host,
@@ -29,7 +34,13 @@ public final class ClientDoor implements AutoCloseable {
       int maxInFlight,
       int maxFrameBytes,
       Optional<byte[]> clientSecret,
-      int handshakeTimeoutMillis) {}
+      int handshakeTimeoutMillis,
+      Optional<TlsOptions> tls) {
+    public Options {
+      Objects.requireNonNull(clientSecret, "clientSecret");
+      Objects.requireNonNull(tls, "tls");
+    }
+  }
 
   /** What the door counted. */
   public record Stats(
@@ -53,10 +64,12 @@ public final class ClientDoor implements AutoCloseable {
   /**
    * Starts serving {@code service} on {@code options.host():options.port()}.
    *
-   * @throws io.kvs.core.KvsException if it cannot listen there or an option is out of range
+   * @throws io.kvs.core.KvsException if it cannot listen there, an option is out of range, or a TLS
+   *     file is missing or holds no PEM certificate or key (the message names the file)
    */
   public static ClientDoor start(RegionService service, Options options) {
     NativeLibrary.load();
+    TlsOptions tls = options.tls().orElse(null);
     return new ClientDoor(
         NativeMethods.clientDoorStart(
             service.nativeHandle(),
@@ -67,7 +80,11 @@ public final class ClientDoor implements AutoCloseable {
             options.maxInFlight(),
             options.maxFrameBytes(),
             options.clientSecret().orElse(null),
-            options.handshakeTimeoutMillis()));
+            options.handshakeTimeoutMillis(),
+            tls == null ? null : tls.certificate().toString(),
+            tls == null ? null : tls.privateKey().toString(),
+            tls == null ? null : tls.trustedCa().toString(),
+            tls != null && tls.requireClientAuth()));
   }
 
   /** The port it listens on. */

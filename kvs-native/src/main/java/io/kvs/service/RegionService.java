@@ -16,10 +16,11 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
  * Answers wire-protocol requests (docs/PROTOCOL.md) from engine regions attached by id and epoch,
- * natively: the handler behind every transport. The fabric server calls it without entering the
- * JVM; a TCP front end hands it each request's bytes with {@link #handle}. Requests for regions not
- * attached get WRONG_REGION, for another epoch STALE_EPOCH. Thread-safe; close it after the servers
- * that use it and before the engine.
+ * natively: the handler behind every transport. The fabric server and the client door ({@link
+ * ClientDoor}) call it without entering the JVM; other callers hand it a request's bytes with
+ * {@link #handle} or {@link #submit}. Requests for regions not attached get WRONG_REGION, for
+ * another epoch STALE_EPOCH. Thread-safe; close it after the servers that use it and before the
+ * engine.
  */
 public final class RegionService implements AutoCloseable {
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();

@@ -4,6 +4,6 @@
  * its backups, a backup's sinks), all native; Java attaches regions, promotes replicas and reads
  * how each backup stands ({@link io.kvs.service.RegionService#backupStates}). {@link
  * io.kvs.service.ClientDoor} serves the client port natively on shard threads, each request run to
- * completion in the service.
+ * completion in the service, over TLS (OpenSSL, inside the door) when configured.
  */
 package io.kvs.service;

@@ -19,8 +19,8 @@ import io.kvs.server.membership.Membership;
 import io.kvs.server.metrics.ServerMetrics;
 import io.kvs.server.regions.HostedRegions;
 import io.kvs.server.tcp.ClientPort;
+import io.kvs.server.tcp.ClientPortOptions;
 import io.kvs.server.tcp.NativeClientPort;
-import io.kvs.server.tcp.TcpFrontEnd;
 import io.kvs.service.RegionService;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -37,9 +37,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A region server: the engine with its volume under the server's directory, the native request
- * handler, both transports in front of it (Netty TCP and, unless disabled, the fabric transport),
- * the control RPC the master commands it through, and its ephemeral node in ZooKeeper. It holds no
- * region until the master opens them.
+ * handler, both transports in front of it (the native client door on the client TCP port and,
+ * unless disabled, the fabric transport), the control RPC the master commands it through, and its
+ * ephemeral node in ZooKeeper. It holds no region until the master opens them.
  *
  * <p>Stopping it ({@link #close}) leaves the cluster first (the node goes, so the master stops
  * routing to it), then drains the transports, then syncs and closes the engine: a clean stop loses
@@ -101,20 +101,15 @@ public final class RegionServer implements AutoCloseable {
             options.directory(),
             id -> lookUp(paths, id),
             this::sessionId);
-    TcpFrontEnd.Options port =
-        TcpFrontEnd.Options.defaults()
+    ClientPortOptions port =
+        ClientPortOptions.defaults()
             .withHost(options.host())
             .withPort(options.tcpPort())
+            .withShards(options.shards())
             .withMaxConnections(options.maxClientConnections());
     tcp =
-        options.nativeClientDoor()
-            ? NativeClientPort.start(
-                service, port, options.shards(), options.security().clientSecret())
-            : TcpFrontEnd.start(
-                service,
-                port,
-                options.security().tls().map(tls -> tls.serverContext(false)).orElse(null),
-                options.security().clientSecret());
+        NativeClientPort.start(
+            service, port, options.security().clientSecret(), options.security().tls());
     fabric =
         options.hasFabric()
             ? FabricServer.start(
@@ -161,7 +156,7 @@ public final class RegionServer implements AutoCloseable {
    */
   private void registerBoundMeters(MeterRegistry registry) {
     Gauge.builder("kvs.server.tcp.connections", tcp, ClientPort::connections)
-        .description("client connections open on the TCP front end")
+        .description("client connections open on the client TCP port")
         .register(registry);
     FunctionCounter.builder(
             "kvs.server.tcp.connections.refused", tcp, ClientPort::refusedConnections)

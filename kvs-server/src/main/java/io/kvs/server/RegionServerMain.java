@@ -3,7 +3,7 @@ package io.kvs.server;
 import io.kvs.core.cli.Flags;
 import io.kvs.core.cli.Shutdown;
 import io.kvs.core.security.SecurityOptions;
-import io.kvs.server.tcp.TcpFrontEnd;
+import io.kvs.server.tcp.ClientPortOptions;
 import java.nio.file.Path;
 import java.util.HashSet;
 import java.util.Set;
@@ -16,7 +16,7 @@ import java.util.Set;
  *                  [--tcp-port 0] [--fabric stream|tcp|shm|verbs|none] [--fabric-port 0]
  *                  [--control-port 0] [--http-port 0] [--memory BYTES] [--l0-size BYTES] [--growth-factor N]
  *                  [--session-timeout-ms 4000] [--durability flush|sync] [--metrics on|off]
- *                  [--max-client-connections 1024] [--client-door auto|native|netty] [--shards N]
+ *                  [--max-client-connections 1024] [--shards N]
  *                  [--secret-file FILE] [--tls-cert PEM --tls-key PEM --tls-ca PEM
  *                  [--tls-client-auth none|require]] [--zookeeper-digest-file FILE]
  * </pre>
@@ -24,9 +24,9 @@ import java.util.Set;
  * {@code --durability sync}: acknowledge writes only once durable on this server's device (see
  * {@link ServerOptions#syncWrites}); {@code flush} (the default) flushes them every 50 ms. {@code
  * --metrics off} stops counting and timing requests on the request path ({@link
- * ServerOptions#requestMetrics}), to measure what that costs. {@code --client-door}: what serves
- * the client port ({@link ServerOptions#clientDoor}); {@code --shards}: the native door's threads
- * (default: one per core). Stops cleanly on SIGTERM: leaves the cluster, drains the transports,
+ * ServerOptions#requestMetrics}), to measure what that costs. {@code --shards}: the threads of the
+ * native client door, which serves the client port, TLS included ({@link ServerOptions#shards};
+ * default: one per core). Stops cleanly on SIGTERM: leaves the cluster, drains the transports,
  * syncs the engine.
  */
 public final class RegionServerMain {
@@ -71,7 +71,6 @@ public final class RegionServerMain {
                 "growth-factor",
                 "metrics",
                 "max-client-connections",
-                "client-door",
                 "shards"));
     known.addAll(SecurityOptions.FLAG_NAMES);
     Flags flags = Flags.parse(args, known);
@@ -96,8 +95,7 @@ public final class RegionServerMain {
                 .requestMetrics(metrics(flags.get("metrics", "on")))
                 .maxClientConnections(
                     flags.getInt(
-                        "max-client-connections", TcpFrontEnd.Options.DEFAULT_MAX_CONNECTIONS))
-                .clientDoor(flags.get("client-door", "auto"))
+                        "max-client-connections", ClientPortOptions.DEFAULT_MAX_CONNECTIONS))
                 .shards(flags.getInt("shards", 0))
                 .build());
     Shutdown.closeOnStopAndWait("region-server", server);

@@ -1,7 +1,7 @@
 package io.kvs.server;
 
 import io.kvs.core.security.SecurityOptions;
-import io.kvs.server.tcp.TcpFrontEnd;
+import io.kvs.server.tcp.ClientPortOptions;
 import java.nio.file.Path;
 import java.util.Objects;
 
@@ -13,7 +13,7 @@ import java.util.Objects;
  * @param zookeeper ZooKeeper connect string
  * @param cluster cluster name (the ZooKeeper namespace {@code /kvs/<cluster>})
  * @param host the address every port listens on and is advertised as
- * @param tcpPort Netty TCP front end port (0: free port)
+ * @param tcpPort the client TCP port (0: free port)
  * @param fabricProvider {@code shm}, {@code tcp}, {@code verbs}, {@code stream}, or {@code none}
  *     for no fabric transport
  * @param fabricPort the fabric bootstrap port (0: free port)
@@ -38,14 +38,12 @@ import java.util.Objects;
  * @param requestMetrics whether the native request path counts requests and times them
  *     (docs/OPERATIONS.md, "Metrics"); on by default, off only to measure what it costs
  *     (docs/BENCHMARKS.md, "Cost of metrics"). Every other metric is read on a schedule and stays.
- * @param maxClientConnections client connections the TCP front end keeps open at once at most; one
+ * @param maxClientConnections client connections the client port keeps open at once at most; one
  *     beyond is closed as soon as it is accepted ({@code 0}: {@link
- *     io.kvs.server.tcp.TcpFrontEnd.Options#DEFAULT_MAX_CONNECTIONS})
- * @param clientDoor what serves the client port: {@code native} (shard threads running each request
- *     to completion in native code; docs/ARCHITECTURE.md "Server threads"), {@code netty} (the Java
- *     front end), or {@code auto} (the default: native, Netty while TLS is configured)
- * @param shards the native client door's shard threads; 0 (the default): one per core the process
- *     may use
+ *     ClientPortOptions#DEFAULT_MAX_CONNECTIONS})
+ * @param shards the shard threads of the native client door, which serves the client port (each
+ *     runs its connections' requests to completion; docs/ARCHITECTURE.md "Server threads"), 1..256;
+ *     0 (the default): one per core the process may use, at most 256
  */
 public record ServerOptions(
     String id,
@@ -66,7 +64,6 @@ public record ServerOptions(
     SecurityOptions security,
     boolean requestMetrics,
     int maxClientConnections,
-    String clientDoor,
     int shards) {
   /** The default ZooKeeper session timeout: a few seconds, as HBase and Kafka tune for failover. */
   public static final int DEFAULT_SESSION_TIMEOUT_MS = 4_000;
@@ -84,21 +81,13 @@ public record ServerOptions(
       throw new IllegalArgumentException(
           "maxClientConnections must not be negative: " + maxClientConnections);
     }
-    clientDoor = clientDoor == null ? "auto" : clientDoor;
-    if (!clientDoor.equals("auto") && !clientDoor.equals("native") && !clientDoor.equals("netty")) {
-      throw new IllegalArgumentException("clientDoor is auto, native or netty, not " + clientDoor);
-    }
-    if (clientDoor.equals("native") && security.tls().isPresent()) {
-      throw new IllegalArgumentException(
-          "the native client door serves no TLS yet: use --client-door netty (or auto) with TLS");
-    }
     if (shards < 0 || shards > 256) {
       throw new IllegalArgumentException("shards must be 0..256: " + shards);
     }
-    shards = shards == 0 ? Runtime.getRuntime().availableProcessors() : shards;
+    shards = shards == 0 ? Math.min(256, Runtime.getRuntime().availableProcessors()) : shards;
     maxClientConnections =
         maxClientConnections == 0
-            ? TcpFrontEnd.Options.DEFAULT_MAX_CONNECTIONS
+            ? ClientPortOptions.DEFAULT_MAX_CONNECTIONS
             : maxClientConnections;
   }
 
@@ -114,11 +103,6 @@ public record ServerOptions(
   /** Defaults for one machine: free ports, shm fabric transport. */
   public static ServerOptions local(String id, Path directory, String zookeeper, String cluster) {
     return builder(id, directory, zookeeper).cluster(cluster).fabricProvider("shm").build();
-  }
-
-  /** Whether the client port is served by the native door (else by Netty). */
-  public boolean nativeClientDoor() {
-    return clientDoor.equals("native") || (clientDoor.equals("auto") && security.tls().isEmpty());
   }
 
   public boolean hasFabric() {
@@ -145,7 +129,6 @@ public record ServerOptions(
     private SecurityOptions security = SecurityOptions.none();
     private boolean requestMetrics = true;
     private int maxClientConnections;
-    private String clientDoor = "auto";
     private int shards;
 
     private Builder(String id, Path directory, String zookeeper) {
@@ -228,7 +211,7 @@ public record ServerOptions(
 
     /**
      * Client connections open at once at most (at least 1; default {@link
-     * TcpFrontEnd.Options#DEFAULT_MAX_CONNECTIONS}).
+     * ClientPortOptions#DEFAULT_MAX_CONNECTIONS}).
      */
     public Builder maxClientConnections(int maxClientConnections) {
       if (maxClientConnections < 1) {
@@ -236,12 +219,6 @@ public record ServerOptions(
             "maxClientConnections must be at least 1: " + maxClientConnections);
       }
       this.maxClientConnections = maxClientConnections;
-      return this;
-    }
-
-    /** What serves the client port: {@code auto} (the default), {@code native} or {@code netty}. */
-    public Builder clientDoor(String clientDoor) {
-      this.clientDoor = clientDoor;
       return this;
     }
 
@@ -271,7 +248,6 @@ public record ServerOptions(
           security,
           requestMetrics,
           maxClientConnections,
-          clientDoor,
           shards);
     }
   }

@@ -1,8 +1,9 @@
 /**
- * The region server process: the engine, the native request handler behind the Netty TCP front end
- * and the fabric transport, the control RPC the master commands it through ({@code control}), the
- * regions it holds as primary or backup at their epochs ({@code regions}: opening a send-index
- * replica as primary promotes it), and its membership in ZooKeeper with the lease that fences its
- * primaries ({@code membership}). See docs/ARCHITECTURE.md "Region server" and "Failure recovery".
+ * The region server process: the engine, the native request handler behind the client TCP port (the
+ * native client door, {@code tcp}) and the fabric transport, the control RPC the master commands it
+ * through ({@code control}), the regions it holds as primary or backup at their epochs ({@code
+ * regions}: opening a send-index replica as primary promotes it), and its membership in ZooKeeper
+ * with the lease that fences its primaries ({@code membership}). See docs/ARCHITECTURE.md "Region
+ * server" and "Failure recovery".
  */
 package io.kvs.server;

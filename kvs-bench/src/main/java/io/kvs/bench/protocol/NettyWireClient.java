@@ -23,7 +23,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
-/** A pipelining Netty TCP client of the wire protocol (the benchmark's pure-Java baseline). */
+/** A pipelining Netty TCP client of the wire protocol (a pure-Java client, as applications use). */
 final class NettyWireClient implements WireTransport {
   private final EventLoopGroup group =
       new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());

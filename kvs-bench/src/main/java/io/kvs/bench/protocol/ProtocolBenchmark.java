@@ -29,12 +29,13 @@ import org.HdrHistogram.Histogram;
 
 /**
  * {@code ./kvs bench protocol [--quick]}: round trips of the wire protocol over fabric {@code shm},
- * fabric {@code tcp}, the {@code stream} transport, and TCP to the Netty front end and to the
- * native client door (the same Java client for both), side by side, against one server process that
- * answers them all with the same native {@code RegionService} (gets of 100 B, 4 KiB and 64 KiB
- * values), at 1 and 16 outstanding requests per client. Reports ops/s, the server process's CPU per
- * request (every thread: spinning, workers, event loops), and latency percentiles; a table, JSON
- * lines in {@code target/bench/protocol.json} and a chart.
+ * fabric {@code tcp}, the {@code stream} transport, and TCP to the native client door (the Java
+ * client's Netty TCP transport), side by side, against one server process that answers them all
+ * with the same native {@code RegionService} (gets of 100 B, 4 KiB and 64 KiB values), at 1 and 16
+ * outstanding requests per client. Reports ops/s, the server process's CPU per request (every
+ * thread: spinning, workers, shards), and latency percentiles, and each fabric transport over the
+ * client door; a table, JSON lines in {@code target/bench/protocol.json} and a chart. (The Netty
+ * front end it once also measured is gone; docs/BENCHMARKS.md keeps its numbers from then.)
  *
  * <p>Usage: {@code [--quick] [--seconds N] [--workers N] [--out-dir DIR] [--data-dir DIR]}
  */
@@ -44,7 +45,7 @@ public final class ProtocolBenchmark {
 
   private static final int[] OUTSTANDING = {1, 16};
   private static final List<String> TRANSPORTS =
-      List.of("fabric-shm", "fabric-tcp", "fabric-stream", "netty-tcp", "native-tcp");
+      List.of("fabric-shm", "fabric-tcp", "fabric-stream", "native-tcp");
 
   private record Result(
       String transport,
@@ -148,10 +149,8 @@ public final class ProtocolBenchmark {
     return switch (transport) {
       case "fabric-shm" -> fabric(FabricOptions.defaults("shm"), Integer.parseInt(ports[1]));
       case "fabric-tcp" -> fabric(FabricOptions.defaults("tcp"), Integer.parseInt(ports[2]));
-      case "netty-tcp" -> new NettyWireClient("127.0.0.1", Integer.parseInt(ports[3]));
-      case "fabric-stream" -> fabric(FabricOptions.defaults("stream"), Integer.parseInt(ports[4]));
-      // The same client as netty-tcp: only the server's door differs.
-      case "native-tcp" -> new NettyWireClient("127.0.0.1", Integer.parseInt(ports[5]));
+      case "fabric-stream" -> fabric(FabricOptions.defaults("stream"), Integer.parseInt(ports[3]));
+      case "native-tcp" -> new NettyWireClient("127.0.0.1", Integer.parseInt(ports[4]));
       default -> throw new IllegalArgumentException(transport);
     };
   }
@@ -318,27 +317,27 @@ public final class ProtocolBenchmark {
     System.out.println();
     System.out.print(table);
     System.out.println();
-    for (String base : List.of("fabric-shm", "fabric-tcp", "fabric-stream", "native-tcp")) {
+    for (String base : List.of("fabric-shm", "fabric-tcp", "fabric-stream")) {
       for (Result r : results) {
         if (!r.transport().equals(base)) {
           continue;
         }
-        Result netty = find(results, "netty-tcp", r.payloadBytes(), r.outstanding());
-        if (netty == null) {
+        Result door = find(results, "native-tcp", r.payloadBytes(), r.outstanding());
+        if (door == null) {
           continue;
         }
         double perCpu =
-            (1e6 / r.serverCpuUsPerOp()) / (1e6 / Math.max(1e-9, netty.serverCpuUsPerOp()));
+            (1e6 / r.serverCpuUsPerOp()) / (1e6 / Math.max(1e-9, door.serverCpuUsPerOp()));
         System.out.printf(
             Locale.ROOT,
-            "  %s / netty-tcp, %6d B x%-2d: ops/s %.2fx, round trips per server CPU-second %.2fx,"
-                + " p50 %.2fx%n",
+            "  %s / native-tcp, %6d B x%-2d: ops/s %.2fx, round trips per server CPU-second"
+                + " %.2fx, p50 %.2fx%n",
             base,
             r.payloadBytes(),
             r.outstanding(),
-            r.opsPerSec() / netty.opsPerSec(),
+            r.opsPerSec() / door.opsPerSec(),
             perCpu,
-            r.p50() / netty.p50());
+            r.p50() / door.p50());
       }
     }
     Files.createDirectories(outDir);
@@ -364,7 +363,7 @@ public final class ProtocolBenchmark {
     }
     BarChart.write(
         outDir.resolve("protocol.png"),
-        "Wire protocol round trips: fabric shm, fabric tcp, Netty TCP; same server handler",
+        "Wire protocol round trips: fabric shm, tcp, stream, the client door; same server handler",
         TRANSPORTS,
         List.of(
             new BarChart.Panel("Throughput", "ops/s", groups, ops),

@@ -5,8 +5,8 @@ import io.kvs.engine.EngineOptions;
 import io.kvs.engine.Region;
 import io.kvs.fabric.FabricOptions;
 import io.kvs.fabric.FabricServer;
+import io.kvs.server.tcp.ClientPortOptions;
 import io.kvs.server.tcp.NativeClientPort;
-import io.kvs.server.tcp.TcpFrontEnd;
 import io.kvs.service.RegionService;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -16,9 +16,9 @@ import java.util.Optional;
 /**
  * The server process of the protocol benchmark: one engine region holding the values the clients
  * read, served by the same {@link RegionService} over fabric {@code shm}, fabric {@code tcp}, the
- * {@code stream} transport, Netty TCP and the native client door (its shards as many as the
- * workers). Prints {@code READY <shm port> <tcp port> <netty port> <stream port> <native port>} and
- * runs until its standard input closes.
+ * {@code stream} transport and the native client door (its shards as many as the workers). Prints
+ * {@code READY <shm port> <tcp port> <stream port> <native port>} and runs until its standard input
+ * closes.
  *
  * <p>Usage: {@code ProtocolServerMain <data dir> <workers>}
  */
@@ -52,20 +52,17 @@ public final class ProtocolServerMain {
       FabricOptions stream =
           new FabricOptions(
               "stream", "127.0.0.1", "127.0.0.1", 0, workers, tcp.bufferBytes(), 5000);
-      TcpFrontEnd.Options netty = TcpFrontEnd.Options.defaults().withEventLoops(workers);
+      ClientPortOptions door = ClientPortOptions.defaults().withShards(workers);
       try (FabricServer shmServer = FabricServer.start(shm, service);
           FabricServer tcpServer = FabricServer.start(tcp, service);
           FabricServer streamServer = FabricServer.start(stream, service);
-          TcpFrontEnd nettyServer = TcpFrontEnd.start(service, netty);
           NativeClientPort nativeServer =
-              NativeClientPort.start(service, netty, workers, Optional.empty())) {
+              NativeClientPort.start(service, door, Optional.empty(), Optional.empty())) {
         System.out.println(
             "READY "
                 + shmServer.port()
                 + " "
                 + tcpServer.port()
-                + " "
-                + nettyServer.port()
                 + " "
                 + streamServer.port()
                 + " "

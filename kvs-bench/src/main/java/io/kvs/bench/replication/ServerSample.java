@@ -29,8 +29,8 @@ record ServerSample(
   /** Threads by what they do, from the names the server gives them. */
   enum ThreadRole {
     /**
-     * Client-port and fabric threads (shards, Netty, stream, fabric): requests, and what a backup
-     * does for its primaries.
+     * Client-port and fabric threads (the client door's shards, stream, fabric): requests, and what
+     * a backup does for its primaries.
      */
     REQUESTS,
     /** Compaction threads (and the large-log GC that follows a compaction). */
@@ -42,7 +42,6 @@ record ServerSample(
 
     static ThreadRole of(String name) {
       if (name.startsWith("kvs-fab")
-          || name.startsWith("kvs-tcp")
           || name.startsWith("kvs-shard")
           || name.startsWith("kvs-stream")) {
         return REQUESTS;

@@ -8,7 +8,7 @@ import java.util.Objects;
  *
  * @param id unique, stable across restarts (the server's directory is named after it)
  * @param host the address its ports listen on
- * @param tcpPort the Netty TCP front end (wire protocol)
+ * @param tcpPort the client TCP port (wire protocol; docs/PROTOCOL.md "Client TCP framing")
  * @param fabricPort the fabric transport's bootstrap port, 0 if it serves no fabric transport
  * @param fabricProvider the libfabric provider of that transport ({@code shm}, {@code tcp}, {@code
  *     verbs}), empty if none

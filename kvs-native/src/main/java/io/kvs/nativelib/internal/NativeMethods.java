@@ -259,7 +259,10 @@ public final class NativeMethods {
 
   /**
    * Starts the native client port serving {@code service} with {@code shards} shard threads;
-   * returns its handle. {@code clientSecret} null: any client is served.
+   * returns its handle. {@code clientSecret} null: any client is served. {@code tlsCertificate}
+   * null: plain TCP; else TLS with that PEM certificate chain, {@code tlsPrivateKey} (PKCS#8,
+   * unencrypted) and {@code tlsTrustedCa}, requiring client certificates if {@code
+   * tlsRequireClientAuth}.
    */
   public static native long clientDoorStart(
       long service,
@@ -270,7 +273,11 @@ public final class NativeMethods {
       int maxInFlight,
       int maxFrameBytes,
       byte[] clientSecret,
-      int handshakeTimeoutMillis);
+      int handshakeTimeoutMillis,
+      String tlsCertificate,
+      String tlsPrivateKey,
+      String tlsTrustedCa,
+      boolean tlsRequireClientAuth);
 
   /** The port the client door listens on. */
   public static native int clientDoorPort(long door);

@@ -1,10 +1,8 @@
 package io.kvs.server.tcp;
 
 /**
- * A server's client port (docs/PROTOCOL.md, "Client TCP framing"): the native door ({@link
- * NativeClientPort}, the default) or the Netty front end ({@link TcpFrontEnd}, {@code --client-door
- * netty}). Both speak the same framing and handshake and keep the same bounds; what they count is
- * read by the server's metrics.
+ * A server's client port (docs/PROTOCOL.md, "Client TCP framing"), served by the native door
+ * ({@link NativeClientPort}); what it counts is read by the server's metrics.
  */
 public interface ClientPort extends AutoCloseable {
   /** The port it listens on. */

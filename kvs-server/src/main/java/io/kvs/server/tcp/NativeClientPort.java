@@ -1,6 +1,7 @@
 package io.kvs.server.tcp;
 
 import io.kvs.core.security.ClusterSecret;
+import io.kvs.core.security.TlsOptions;
 import io.kvs.service.ClientDoor;
 import io.kvs.service.RegionService;
 import java.util.Optional;
@@ -8,9 +9,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The client port served by the native door ({@link ClientDoor}): {@code shards} threads, each
- * running its connections' requests to completion in the region service; no Java on the request
- * path. TLS is not served here (the server uses {@link TcpFrontEnd} when TLS is configured).
+ * The client port, served by the native door ({@link ClientDoor}): shard threads, each running its
+ * connections' requests to completion in the region service; no Java on the request path. With TLS
+ * options every connection speaks TLS first (OpenSSL in the door's shards), mutual TLS if they
+ * require client certificates.
  */
 public final class NativeClientPort implements ClientPort {
   private static final Logger LOG = LoggerFactory.getLogger(NativeClientPort.class);
@@ -22,15 +24,17 @@ public final class NativeClientPort implements ClientPort {
   }
 
   /**
-   * Serves {@code service} with {@code shards} shard threads, bounded as {@code options} says (its
-   * event loops are not used), to clients proving {@code clientSecret} if present.
+   * Serves {@code service} as {@code options} say (its address, shard threads and bounds) to
+   * clients proving {@code clientSecret} if present, over TLS if {@code tls} is present.
+   *
+   * @throws io.kvs.core.KvsException if it cannot listen, or a TLS file is missing or broken
    */
   public static NativeClientPort start(
       RegionService service,
-      TcpFrontEnd.Options options,
-      int shards,
-      Optional<ClusterSecret> clientSecret) {
-    if (clientSecret.isEmpty()) {
+      ClientPortOptions options,
+      Optional<ClusterSecret> clientSecret,
+      Optional<TlsOptions> tls) {
+    if (clientSecret.isEmpty() && !tls.map(TlsOptions::requireClientAuth).orElse(false)) {
       LOG.warn(
           "SECURITY: the client port on {} serves ANYONE who can reach it (read and write any"
               + " key): start the server with --client-secret-file or mutual TLS, see"
@@ -43,12 +47,13 @@ public final class NativeClientPort implements ClientPort {
             new ClientDoor.Options(
                 options.host(),
                 options.port(),
-                shards,
+                options.shards(),
                 options.maxConnections(),
                 options.maxInFlightPerConnection(),
                 options.maxFrameBytes(),
                 clientSecret.map(ClusterSecret::bytes),
-                (int) TcpFrontEnd.HANDSHAKE_TIMEOUT.toMillis())));
+                (int) ClientPortOptions.HANDSHAKE_TIMEOUT.toMillis(),
+                tls)));
   }
 
   @Override

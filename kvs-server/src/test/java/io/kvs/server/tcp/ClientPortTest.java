@@ -1,9 +1,13 @@
 package io.kvs.server.tcp;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.kvs.core.KvsException;
 import io.kvs.core.StatusCode;
 import io.kvs.core.security.ClusterSecret;
+import io.kvs.core.security.ThrowawayCertificates;
+import io.kvs.core.security.TlsOptions;
 import io.kvs.core.wire.BlockingFrames;
 import io.kvs.core.wire.ClientHandshake;
 import io.kvs.core.wire.Reply;
@@ -13,21 +17,32 @@ import io.kvs.engine.Engine;
 import io.kvs.engine.EngineOptions;
 import io.kvs.engine.Region;
 import io.kvs.service.RegionService;
+import io.netty.handler.ssl.JdkSslContext;
+import io.netty.handler.ssl.SslContextBuilder;
+import io.netty.handler.ssl.SslProvider;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import javax.net.ssl.SSLSocket;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
-/** Both client ports, the native door and the Netty front end, held to the same behaviour. */
+/**
+ * The client port (the native client door behind the region service), plain and with TLS
+ * (certificates from a throwaway CA made with the {@code openssl} command): requests, bounds,
+ * handshakes and refusals.
+ */
 class ClientPortTest {
   @TempDir Path directory;
 
@@ -52,19 +67,17 @@ class ClientPortTest {
     return BlockingFrames.handshake(socket, secret);
   }
 
-  /** The client port {@code door} names ("netty" or "native") serving {@code service}. */
+  /** The client port serving {@code service}, over TLS if {@code tls} is present. */
   private static ClientPort start(
-      String door,
       RegionService service,
-      TcpFrontEnd.Options options,
-      Optional<ClusterSecret> secret) {
-    return door.equals("native")
-        ? NativeClientPort.start(service, options, 2, secret)
-        : TcpFrontEnd.start(service, options, null, secret);
+      ClientPortOptions options,
+      Optional<ClusterSecret> secret,
+      Optional<TlsOptions> tls) {
+    return NativeClientPort.start(service, options, secret, tls);
   }
 
-  private static ClientPort start(String door, RegionService service, TcpFrontEnd.Options options) {
-    return start(door, service, options, Optional.empty());
+  private static ClientPort start(RegionService service, ClientPortOptions options) {
+    return start(service, options, Optional.empty(), Optional.empty());
   }
 
   private static Reply call(Socket socket, Request request) throws IOException {
@@ -72,13 +85,11 @@ class ClientPortTest {
     return readReply(socket);
   }
 
-  @ParameterizedTest
-  @ValueSource(strings = {"netty", "native"})
-  void framesAreAnsweredByTheRegionServiceAndBadPeersAreDropped(String door) throws Exception {
+  @Test
+  void framesAreAnsweredByTheRegionServiceAndBadPeersAreDropped() throws Exception {
     try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
         RegionService service = RegionService.create();
-        ClientPort server =
-            start(door, service, new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20))) {
+        ClientPort server = start(service, new ClientPortOptions("127.0.0.1", 0, 2, 16, 1 << 20))) {
       Region region = engine.createRegion("r");
       service.attach(5, 1, region);
       try (Socket client = new Socket("127.0.0.1", server.port());
@@ -108,13 +119,12 @@ class ClientPortTest {
     }
   }
 
-  @ParameterizedTest
-  @ValueSource(strings = {"netty", "native"})
-  void connectionsBeyondTheCapAreClosedAndCounted(String door) throws Exception {
+  @Test
+  void connectionsBeyondTheCapAreClosedAndCounted() throws Exception {
     try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
         RegionService service = RegionService.create();
         ClientPort server =
-            start(door, service, new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20, 2))) {
+            start(service, new ClientPortOptions("127.0.0.1", 0, 2, 16, 1 << 20, 2))) {
       Region region = engine.createRegion("r");
       service.attach(5, 1, region);
       Socket first = new Socket("127.0.0.1", server.port());
@@ -155,15 +165,13 @@ class ClientPortTest {
    * reading it once its replies are not taken (so its memory stays bounded), and serves every
    * request once the client reads.
    */
-  @ParameterizedTest
-  @ValueSource(strings = {"netty", "native"})
-  void aClientThatDoesNotReadItsRepliesStopsBeingRead(String door) throws Exception {
+  @Test
+  void aClientThatDoesNotReadItsRepliesStopsBeingRead() throws Exception {
     int requests = 1000;
     byte[] value = new byte[64 << 10];
     try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
         RegionService service = RegionService.create();
-        ClientPort server =
-            start(door, service, new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20))) {
+        ClientPort server = start(service, new ClientPortOptions("127.0.0.1", 0, 2, 16, 1 << 20))) {
       Region region = engine.createRegion("r");
       service.attach(5, 1, region);
       try (Socket client = new Socket()) {
@@ -215,12 +223,11 @@ class ClientPortTest {
    * A reply above the output bound stops the connection only until it is written: the next request
    * on it is answered (a scan's 4 MiB page once left its connection stopped for good).
    */
-  @ParameterizedTest
-  @ValueSource(strings = {"netty", "native"})
-  void aReplyLargerThanTheOutputBoundLeavesTheConnectionServed(String door) throws Exception {
+  @Test
+  void aReplyLargerThanTheOutputBoundLeavesTheConnectionServed() throws Exception {
     try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
         RegionService service = RegionService.create();
-        ClientPort server = start(door, service, TcpFrontEnd.Options.defaults())) {
+        ClientPort server = start(service, ClientPortOptions.defaults())) {
       Region region = engine.createRegion("r");
       service.attach(5, 1, region);
       try (Socket client = new Socket("127.0.0.1", server.port())) {
@@ -246,18 +253,17 @@ class ClientPortTest {
    * secret, or skipping the handshake is told why and closed, and nothing it sent is executed;
    * everyone else is served on.
    */
-  @ParameterizedTest
-  @ValueSource(strings = {"netty", "native"})
-  void onlyClientsProvingTheClientSecretAreServed(String door) throws Exception {
+  @Test
+  void onlyClientsProvingTheClientSecretAreServed() throws Exception {
     ClusterSecret secret = ClusterSecret.of(bytes("the-client-secret-of-this-test"));
     try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
         RegionService service = RegionService.create();
         ClientPort server =
             start(
-                door,
                 service,
-                new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20),
-                Optional.of(secret))) {
+                new ClientPortOptions("127.0.0.1", 0, 2, 16, 1 << 20),
+                Optional.of(secret),
+                Optional.empty())) {
       Region region = engine.createRegion("r");
       service.attach(5, 1, region);
       try (Socket good = new Socket("127.0.0.1", server.port());
@@ -293,13 +299,11 @@ class ClientPortTest {
    * The client port is a client's door: a replication message sent to it (a send-index TRIM) is a
    * malformed client request, answered INVALID_ARGUMENT, and never reaches replication.
    */
-  @ParameterizedTest
-  @ValueSource(strings = {"netty", "native"})
-  void replicationMessagesOnTheClientPortAreRefused(String door) throws Exception {
+  @Test
+  void replicationMessagesOnTheClientPortAreRefused() throws Exception {
     try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
         RegionService service = RegionService.create();
-        ClientPort server =
-            start(door, service, new TcpFrontEnd.Options("127.0.0.1", 0, 1, 16, 1 << 20))) {
+        ClientPort server = start(service, new ClientPortOptions("127.0.0.1", 0, 2, 16, 1 << 20))) {
       service.attach(5, 1, engine.createRegion("r"));
       try (Socket client = new Socket("127.0.0.1", server.port())) {
         client.setSoTimeout(10_000);
@@ -312,6 +316,159 @@ class ClientPortTest {
         Reply reply = readReply(client);
         assertThat(reply.status()).isEqualTo(StatusCode.INVALID_ARGUMENT);
         assertThat(reply.message()).contains("client's connection");
+      }
+    }
+  }
+
+  /** A throwaway CA in the test's directory, with the server's certificate ("server"). */
+  private ThrowawayCertificates certificates() throws IOException {
+    ThrowawayCertificates certificates = new ThrowawayCertificates(directory.resolve("tls"));
+    certificates.createAuthority();
+    return certificates;
+  }
+
+  /**
+   * A TLS socket to {@code port} trusting the CA of {@code certificates}, presenting the
+   * certificate of {@code name} if present; its TLS handshake done (a server that refuses a client
+   * without a certificate may say so only when the client reads, with TLS 1.3).
+   */
+  private static Socket tlsSocket(
+      ThrowawayCertificates certificates, Optional<String> name, int port) throws IOException {
+    SslContextBuilder builder =
+        SslContextBuilder.forClient()
+            .sslProvider(SslProvider.JDK)
+            .trustManager(certificates.authority().toFile());
+    if (name.isPresent()) {
+      TlsOptions identity = certificates.options(name.get(), false);
+      builder.keyManager(identity.certificate().toFile(), identity.privateKey().toFile());
+    }
+    JdkSslContext context = (JdkSslContext) builder.build();
+    SSLSocket socket =
+        (SSLSocket) context.context().getSocketFactory().createSocket("127.0.0.1", port);
+    socket.setSoTimeout(10_000);
+    socket.startHandshake();
+    return socket;
+  }
+
+  /** Reads until the server closes {@code socket} (a TLS alert may come first); false if not. */
+  private static boolean closedByServer(Socket socket) throws IOException {
+    InputStream in = socket.getInputStream();
+    byte[] buffer = new byte[4096];
+    for (int total = 0; total < (64 << 10); ) {
+      int n = in.read(buffer);
+      if (n < 0) {
+        return true;
+      }
+      total += n;
+    }
+    return false;
+  }
+
+  /**
+   * With TLS, a TLS client runs the handshake inside it and is served; a plaintext client is
+   * refused and closed, and the TLS clients are served on.
+   */
+  @Test
+  void overTlsATlsClientIsServedAndAPlaintextOneRefused() throws Exception {
+    ThrowawayCertificates certificates = certificates();
+    try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
+        RegionService service = RegionService.create();
+        ClientPort server =
+            start(
+                service,
+                new ClientPortOptions("127.0.0.1", 0, 2, 16, 1 << 20),
+                Optional.empty(),
+                Optional.of(certificates.options("server", false)))) {
+      Region region = engine.createRegion("r");
+      service.attach(5, 1, region);
+      try (Socket client = tlsSocket(certificates, Optional.empty(), server.port());
+          Socket plain = new Socket("127.0.0.1", server.port())) {
+        plain.setSoTimeout(10_000);
+        assertThat(handshake(client, Optional.empty()).status()).isEqualTo(StatusCode.OK);
+        assertThat(call(client, Request.put(1, 5, 1, bytes("k"), bytes("v"))).status())
+            .isEqualTo(StatusCode.OK);
+        // A plaintext client's frame is no TLS ClientHello.
+        writeFrame(plain, WireCodec.encode(Request.get(2, 5, 1, bytes("k"))));
+        assertThat(closedByServer(plain)).as("the plaintext client is closed").isTrue();
+        // A large value both ways, through many TLS records.
+        byte[] large = new byte[512 << 10];
+        large[large.length - 1] = 7;
+        assertThat(call(client, Request.put(3, 5, 1, bytes("large"), large)).status())
+            .isEqualTo(StatusCode.OK);
+        assertThat(call(client, Request.get(4, 5, 1, bytes("large"))).value()).isEqualTo(large);
+        assertThat(call(client, Request.get(5, 5, 1, bytes("k"))).value()).isEqualTo(bytes("v"));
+      }
+      assertThat(server.refusals()).isEqualTo(1);
+    }
+  }
+
+  /**
+   * With mutual TLS, a client with a certificate from the CA is served; one without a certificate
+   * is refused at the TLS handshake (it never sees the client handshake), and the good one is
+   * served on.
+   */
+  @Test
+  void mutualTlsRefusesAClientWithoutACertificate() throws Exception {
+    ThrowawayCertificates certificates = certificates();
+    try (Engine engine = Engine.open(directory.resolve("volume"), EngineOptions.defaults());
+        RegionService service = RegionService.create();
+        ClientPort server =
+            start(
+                service,
+                new ClientPortOptions("127.0.0.1", 0, 2, 16, 1 << 20),
+                Optional.empty(),
+                Optional.of(certificates.options("server", true)))) {
+      Region region = engine.createRegion("r");
+      service.attach(5, 1, region);
+      try (Socket good = tlsSocket(certificates, Optional.of("app"), server.port())) {
+        assertThat(handshake(good, Optional.empty()).status()).isEqualTo(StatusCode.OK);
+        assertThatThrownBy(
+                () -> {
+                  try (Socket anonymous =
+                      tlsSocket(certificates, Optional.empty(), server.port())) {
+                    handshake(anonymous, Optional.empty());
+                  }
+                })
+            .isInstanceOf(IOException.class);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (server.refusals() < 1) {
+          assertThat(System.nanoTime()).as("the refusal is counted").isLessThan(deadline);
+          LockSupport.parkNanos(1_000_000);
+        }
+        assertThat(call(good, Request.put(1, 5, 1, bytes("k"), bytes("v"))).status())
+            .isEqualTo(StatusCode.OK);
+      }
+      assertThat(server.refusals()).isEqualTo(1);
+      assertThat(region.get(bytes("k"))).isEqualTo(bytes("v"));
+    }
+  }
+
+  /** A TLS file that is missing or holds no PEM stops the native door's start, naming the file. */
+  @Test
+  void aBrokenTlsFileStopsTheStartNamingIt() throws Exception {
+    ThrowawayCertificates certificates = certificates();
+    TlsOptions good = certificates.options("server", false);
+    Path garbage = Files.writeString(directory.resolve("garbage.pem"), "not PEM\n");
+    Path missing = directory.resolve("missing.pem");
+    // Each case: the options, and the file the error must name.
+    List<Map.Entry<TlsOptions, Path>> cases =
+        List.of(
+            Map.entry(new TlsOptions(garbage, good.privateKey(), good.trustedCa(), false), garbage),
+            Map.entry(
+                new TlsOptions(good.certificate(), garbage, good.trustedCa(), false), garbage),
+            Map.entry(
+                new TlsOptions(good.certificate(), good.privateKey(), missing, true), missing));
+    try (RegionService service = RegionService.create()) {
+      for (Map.Entry<TlsOptions, Path> bad : cases) {
+        assertThatThrownBy(
+                () ->
+                    start(
+                        service,
+                        ClientPortOptions.defaults(),
+                        Optional.empty(),
+                        Optional.of(bad.getKey())))
+            .isInstanceOf(KvsException.class)
+            .hasMessageContaining(bad.getValue().toString());
       }
     }
   }
