@@ -154,6 +154,52 @@ TEST_F(RegionServiceTest,
   EXPECT_EQ(direct.value, value);
 }
 
+// A shard's write that might wait for the engine (here: the L0s past the
+// engine's memory budget, which only a switch and a compaction bring back)
+// is answered from the deferred pool, and every write lands.
+TEST_F(RegionServiceTest, AShardsWriteThatMightWaitForTheEngineRunsOnThePool) {
+  service_.Detach(7);
+  engine_.reset();
+  engine::EngineOptions options;
+  // L0s get half of it, 128 KiB: the active L0 (1 MiB, 64 KiB arena blocks)
+  // passes it long before it is full.
+  options.memory_budget_bytes = 256u << 10;
+  options.region.l0_size_bytes = 1u << 20;
+  ASSERT_TRUE(
+      engine::Engine::Open(device_->Open(), options, false, &engine_).ok());
+  ASSERT_TRUE(engine_->OpenRegion("r7", &region_).ok());
+  ASSERT_TRUE(service_.Attach(7, 3, region_).ok());
+
+  const std::string value(1000, 'w');
+  int deferred = 0;
+  std::thread shard([&] {
+    SetEndsTurns(true);
+    for (int i = 0; i < 1000; ++i) {
+      std::promise<std::pair<std::thread::id, std::string>> answer;
+      std::string bytes;
+      const std::string key = "w" + std::to_string(i);
+      wire::EncodeRequest(Make(wire::Opcode::kPut, key, value), &bytes);
+      service_.HandleAsync(nullptr, bytes, [&answer](std::string reply) {
+        answer.set_value({std::this_thread::get_id(), std::move(reply)});
+      });
+      auto [answered_on, reply_bytes] = answer.get_future().get();
+      wire::Reply reply;
+      ASSERT_TRUE(wire::DecodeReply(reply_bytes, &reply).ok());
+      ASSERT_EQ(reply.status, Status::Code::kOk) << i << " " << reply.message;
+      if (answered_on != std::this_thread::get_id()) ++deferred;
+    }
+  });
+  shard.join();
+  EXPECT_GT(deferred, 0) << "no write was deferred: the shard waited";
+  EXPECT_LT(deferred, 1000) << "every write deferred: none ran on the shard";
+  for (int i = 0; i < 1000; i += 37) {
+    const wire::Reply got =
+        Call(Make(wire::Opcode::kGet, "w" + std::to_string(i)));
+    EXPECT_EQ(got.status, Status::Code::kOk) << i;
+    EXPECT_EQ(got.value, value) << i;
+  }
+}
+
 TEST_F(RegionServiceTest, APrimaryAnswersOnlyWhileItsLeaseHolds) {
   // No lease renewed yet: none enforced.
   ASSERT_EQ(Call(Make(wire::Opcode::kPut, "k", "before")).status,
