@@ -339,9 +339,7 @@ Status LogWriter::Append(RecordType type, std::string_view key,
   if (!failed_.ok()) {
     return failed_;
   }
-  const bool roll =
-      segments_.empty() || roll_pending_ || current_ended_ ||
-      chunk_start_ + fill_ + size + kSegmentReserveBytes > kSegmentBytes;
+  const bool roll = RollDueLocked(size);
   // Everything that can fail comes before the LSN is taken.
   const bool mark = durable_position_ > marked_position_;
   const size_t needed = size + (mark ? kRecordHeaderBytes + 8 : 0);
@@ -375,9 +373,13 @@ Status LogWriter::Append(RecordType type, std::string_view key,
   return Status::Ok();
 }
 
-bool LogWriter::AppendMayWriteLocked(size_t size) const {
+bool LogWriter::RollDueLocked(size_t size) const {
   return segments_.empty() || roll_pending_ || current_ended_ ||
-         chunk_start_ + fill_ + size + kSegmentReserveBytes > kSegmentBytes ||
+         chunk_start_ + fill_ + size + kSegmentReserveBytes > kSegmentBytes;
+}
+
+bool LogWriter::AppendMayWriteLocked(size_t size) const {
+  return RollDueLocked(size) ||
          fill_ + size + kRecordHeaderBytes + 8 > chunk_.size();
 }
 

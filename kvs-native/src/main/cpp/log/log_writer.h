@@ -214,6 +214,8 @@ class LogWriter {
   // The same with `mutex_` not held: copies the bytes under it, writes them
   // outside it.
   Status WriteOutside(const IoLock& io);
+  // Whether appending a record of `size` bytes needs a new segment first.
+  bool RollDueLocked(size_t size) const;
   // Whether appending `size` bytes may write (a roll, a full chunk): then
   // Append takes io_mutex_ first.
   bool AppendMayWriteLocked(size_t size) const;

@@ -412,6 +412,11 @@ bool Region::WriteMayWait() const {
   return !stall_lock.owns_lock() || compacting_ || immutable_ != nullptr;
 }
 
+Region::Tables Region::TablesNow() const {
+  std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+  return {active_, immutable_, levels_};
+}
+
 Status Region::MakeRoomForWrite() {
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(options_.stall_timeout_ms);
@@ -607,14 +612,7 @@ Status Region::ResolveLevel(std::string_view key, const btree::LeafValue& leaf,
 
 Status Region::Get(std::string_view key, std::string* value) {
   gets_.fetch_add(1, std::memory_order_relaxed);
-  std::shared_ptr<L0Table> active, immutable;
-  std::vector<std::shared_ptr<Level>> levels;
-  {
-    std::shared_lock<std::shared_mutex> lock(l0_mutex_);
-    active = active_;
-    immutable = immutable_;
-    levels = levels_;
-  }
+  const auto [active, immutable, levels] = TablesNow();
   L0Table::Entry entry;
   if (active->Get(key, &entry) ||
       (immutable != nullptr && immutable->Get(key, &entry))) {

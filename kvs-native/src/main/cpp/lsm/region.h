@@ -350,6 +350,12 @@ class Region {
   Status ResolveL0(const L0Table::Entry& entry, std::string* value) const;
   Status ResolveLevel(std::string_view key, const btree::LeafValue& leaf,
                       std::string* value) const;
+  // The L0 tables and levels as they are now (a reader's snapshot).
+  struct Tables {
+    std::shared_ptr<L0Table> active, immutable;
+    std::vector<std::shared_ptr<Level>> levels;
+  };
+  Tables TablesNow() const;
   // Makes room in L0 (switching tables); may stall.
   Status MakeRoomForWrite();
   Status LoadLevels();

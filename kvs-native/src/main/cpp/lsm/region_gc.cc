@@ -158,14 +158,7 @@ Status Region::RelocateLiveRecords(uint64_t segment) {
   // thread compacts the region, so the levels stay as they are until it
   // returns. Under the exclusive lock the L0s, where any write since lands,
   // are looked at again below.
-  std::shared_ptr<L0Table> active, immutable;
-  std::vector<std::shared_ptr<Level>> levels;
-  {
-    std::shared_lock<std::shared_mutex> shared(l0_mutex_);
-    active = active_;
-    immutable = immutable_;
-    levels = levels_;
-  }
+  const auto [active, immutable, levels] = TablesNow();
   // The L0's verdict on a candidate: kNotThere, or whether it is live.
   enum class InL0 { kNotThere, kLive, kStale };
   const auto in_l0 = [](const L0Table* table, const Candidate& candidate) {

@@ -45,10 +45,12 @@ RegionService::~RegionService() {
   DisableReplication();
 }
 
-bool RegionService::Defer(const wire::Request& request, Respond* respond) {
+void RegionService::Defer(const wire::Request& request, Respond respond) {
   if (deferred_requests_.fetch_add(1) >= limits::deferred_requests_max) {
+    // The pool is full: run here, waiting.
     deferred_requests_.fetch_sub(1);
-    return false;
+    Execute(request, std::move(respond), /*on_shard=*/false);
+    return;
   }
   // The request's bytes are the caller's (a connection's buffer): the pool
   // takes its own copy.
@@ -59,15 +61,14 @@ bool RegionService::Defer(const wire::Request& request, Respond* respond) {
     read_pool_ = std::make_unique<ThreadPool>(limits::deferred_request_threads,
                                               "kvs-deferred");
   }
-  read_pool_->Submit([this, bytes = std::move(bytes),
-                      respond = std::move(*respond)]() mutable {
-    wire::Request again;
-    const Status decoded = wire::DecodeRequest(bytes, &again);
-    KVS_CHECK_MSG(decoded.ok(), "a request encoded here does not decode");
-    Execute(again, std::move(respond), /*on_shard=*/false);
-    deferred_requests_.fetch_sub(1);
-  });
-  return true;
+  read_pool_->Submit(
+      [this, bytes = std::move(bytes), respond = std::move(respond)]() mutable {
+        wire::Request again;
+        const Status decoded = wire::DecodeRequest(bytes, &again);
+        KVS_CHECK_MSG(decoded.ok(), "a request encoded here does not decode");
+        Execute(again, std::move(respond), /*on_shard=*/false);
+        deferred_requests_.fetch_sub(1);
+      });
 }
 
 void RegionService::UseEngine(engine::Engine* engine) {
@@ -829,8 +830,7 @@ void RegionService::Execute(const wire::Request& request,
   // compaction behind) waits on the pool instead.
   if (write && on_shard && region->WriteMayWait()) {
     pass.Release();
-    if (Defer(request, &respond)) return;
-    Execute(request, std::move(respond), /*on_shard=*/false);
+    Defer(request, std::move(respond));
     return;
   }
   // A write is refused before it is applied, a read after it read (it may
@@ -967,15 +967,13 @@ void RegionService::Execute(const wire::Request& request,
       break;
     }
   }
-  if (refusing.has_value() && refusing->refused()) {
+  const bool refused = refusing.has_value() && refusing->refused();
+  refusing.reset();
+  if (refused) {
     pass.Release();
-    if (Defer(request, &respond)) return;
-    // The pool is full: read here, waiting for the device.
-    refusing.reset();
-    Execute(request, std::move(respond), /*on_shard=*/false);
+    Defer(request, std::move(respond));
     return;
   }
-  refusing.reset();
   // A group with no backup holding its writes (replication/replicator.h,
   // "alone") answers a read once what it may have seen is on disk: no crash
   // of this server alone takes back a value a client saw.

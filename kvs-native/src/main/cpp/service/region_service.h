@@ -281,8 +281,9 @@ class RegionService final : public channel::RequestHandler {
   // ExecuteAsync without counting (the caller counts). `on_shard`: the
   // caller must not wait (see "A shard never waits" above).
   void Execute(const wire::Request& request, Respond respond, bool on_shard);
-  // Runs `request` again on the deferred pool, if it has room.
-  bool Defer(const wire::Request& request, Respond* respond);
+  // Runs `request` again where it may wait: on the deferred pool, or here
+  // when the pool is full.
+  void Defer(const wire::Request& request, Respond respond);
   struct Attached {
     uint64_t epoch;
     lsm::Region* region;
