@@ -65,8 +65,10 @@ Status StreamClient::Submit(std::string_view request, Callback done) {
   AppendFrame(FrameType::kMessage, id, request, &out_);
   outstanding_[id] = {std::move(done), Clock::now()};
   ++stats_.requests;
+  // Taken: a connection that fails while it goes out fails it through
+  // `done`, at the next Poll.
   Flush();
-  return broken_.ok() ? Status::Ok() : broken_;
+  return Status::Ok();
 }
 
 Status StreamClient::WriteRemote(std::span<const RemotePiece> pieces,
@@ -90,8 +92,8 @@ Status StreamClient::WriteRemote(std::span<const RemotePiece> pieces,
                 &out_);
   }
   writes_[next_write_ - 1] = {std::move(done), Clock::now()};
-  Flush();
-  return broken_.ok() ? Status::Ok() : broken_;
+  Flush();  // as Submit: a failure now is told through `done`
+  return Status::Ok();
 }
 
 void StreamClient::Flush() {
@@ -190,6 +192,10 @@ size_t StreamClient::Poll() {
           " ms: the server is unresponsive; connection closed"));
     }
   }
+  for (auto& done : std::exchange(failed_requests_, {})) {
+    if (done) done(broken_, {});
+    ++finished;
+  }
   for (auto& done : std::exchange(failed_writes_, {})) {
     if (done) done(broken_);
     ++finished;
@@ -230,11 +236,10 @@ void StreamClient::Break(Status status) {
     failed_writes_.push_back(std::move(write.done));
   }
   writes_.clear();
-  auto failed = std::move(outstanding_);
-  outstanding_.clear();
-  for (auto& [id, request] : failed) {
-    if (request.done) request.done(broken_, {});
+  for (auto& [id, request] : outstanding_) {
+    failed_requests_.push_back(std::move(request.done));
   }
+  outstanding_.clear();
 }
 
 }  // namespace kvs::channel

@@ -38,8 +38,13 @@ class StreamClient final : public Client {
 
   Status Submit(std::string_view request, Callback done) override;
   size_t Poll() override;
-  size_t outstanding() const override { return outstanding_.size(); }
-  size_t writes_in_flight() const override { return writes_.size(); }
+  // Counting those failed but not told yet (the next Poll tells them).
+  size_t outstanding() const override {
+    return outstanding_.size() + failed_requests_.size();
+  }
+  size_t writes_in_flight() const override {
+    return writes_.size() + failed_writes_.size();
+  }
   std::optional<std::chrono::steady_clock::time_point> oldest_unanswered()
       const override;
   int wait_fd() const override { return socket_; }
@@ -87,8 +92,10 @@ class StreamClient final : public Client {
     Clock::time_point posted;
   };
   std::map<uint64_t, PendingWrite> writes_;  // by its last frame's sequence
-  // Writes that failed with the connection, told at the next Poll (never
-  // from inside a post, whose caller may hold locks their callbacks take).
+  // Requests and writes that failed with the connection, told at the next
+  // Poll (never from inside a Submit or a post, whose caller may hold locks
+  // their callbacks take: the replicator submits under its group's lock).
+  std::vector<Callback> failed_requests_;
   std::vector<std::function<void(Status)>> failed_writes_;
   uint64_t next_request_id_ = 1;
   uint64_t next_write_ = 1;

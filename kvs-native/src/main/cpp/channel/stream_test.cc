@@ -2,7 +2,8 @@
 // way (ChannelTest runs the common behaviour over it too): an idle server
 // costs no CPU, a malformed frame or a write outside what a peer was given
 // closes only that connection, and a peer that never reads its replies is
-// no longer read while the others are served.
+// no longer read while the others are served; a connection that fails
+// inside Submit tells its requests at the next Poll.
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>
@@ -151,6 +152,41 @@ TEST_F(StreamTest, APeerThatNeverReadsIsHeldBackAndOthersServed) {
   ::close(greedy);
   EXPECT_TRUE(
       Eventually([&] { return server_->stats().connections_open == 1; }));
+}
+
+// A connection that fails while a request goes out fails that request (and
+// every other unanswered one) at the next Poll, never from inside Submit:
+// its caller may hold a lock the callback takes (the replicator submits
+// under its group's lock; a callback run inside deadlocked it).
+TEST_F(StreamTest, AConnectionThatFailsInSubmitIsToldAtTheNextPoll) {
+  auto client = NewClient();
+  std::string reply;
+  ASSERT_TRUE(client->Call("hello", &reply).ok());
+  server_.reset();  // the peer goes: its socket answers the next bytes with RST
+  bool submitting = false;
+  int told_inside = 0;
+  int failed = 0;
+  int accepted = 0;
+  Status refused;
+  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  while (refused.ok() && Clock::now() < deadline) {
+    submitting = true;
+    refused =
+        client->Submit("anyone there?", [&](Status status, std::string_view) {
+          if (submitting) ++told_inside;
+          if (!status.ok()) ++failed;
+        });
+    submitting = false;
+    if (refused.ok()) ++accepted;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_FALSE(refused.ok()) << "the connection never noticed its peer gone";
+  EXPECT_EQ(told_inside, 0);
+  EXPECT_EQ(failed, 0) << "told before any Poll";
+  EXPECT_EQ(client->outstanding(), static_cast<size_t>(accepted));
+  EXPECT_EQ(client->Poll(), static_cast<size_t>(accepted));
+  EXPECT_EQ(failed, accepted);
+  EXPECT_EQ(client->outstanding(), 0u);
 }
 
 }  // namespace

@@ -30,6 +30,8 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
@@ -271,8 +273,17 @@ final class ProcessCluster implements AutoCloseable {
       return;
     }
     List<String> left = new ArrayList<>();
+    Path output = dir.resolve("launcher.log");
+    long before = Files.exists(output) ? Files.size(output) : 0;
+    String hung;
     try {
       runTool(List.of("stop", "--dir", dir.toString()), STOP_TIMEOUT);
+      hung =
+          read(output)
+              .substring((int) before)
+              .lines()
+              .filter(line -> line.contains(" did not stop within "))
+              .collect(Collectors.joining("\n"));
     } finally {
       stopped = true;
       // Never leave a process behind, even if the tool missed one (or the directory with its
@@ -292,6 +303,28 @@ final class ProcessCluster implements AutoCloseable {
     if (!left.isEmpty()) {
       fail("LocalCluster stop left " + left + " running (killed now)");
     }
+    if (!hung.isEmpty()) {
+      fail("a process did not stop on SIGTERM:\n" + hung + "\n" + threadDumps());
+    }
+  }
+
+  /** The threads' stacks the processes that did not stop printed into their logs (SIGQUIT). */
+  private String threadDumps() throws IOException {
+    StringBuilder dumps = new StringBuilder();
+    Path logs = dir.resolve("logs");
+    if (!Files.isDirectory(logs)) {
+      return "";
+    }
+    try (Stream<Path> files = Files.list(logs)) {
+      for (Path log : files.sorted().toList()) {
+        String text = read(log);
+        int dump = text.lastIndexOf("Full thread dump");
+        if (dump >= 0) {
+          dumps.append(log).append(":\n").append(text, dump, text.length()).append('\n');
+        }
+      }
+    }
+    return dumps.toString();
   }
 
   /** Whether {@code process} runs with this cluster's directory in its arguments. */

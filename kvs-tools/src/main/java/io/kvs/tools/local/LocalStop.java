@@ -15,6 +15,9 @@ import java.util.Map;
 final class LocalStop {
   private static final long GRACE_SECONDS = 60;
 
+  /** How long a process that did not stop gets to print its threads' stacks (SIGQUIT). */
+  private static final long DUMP_SECONDS = 2;
+
   private final ClusterDirectory directory;
 
   LocalStop(ClusterDirectory directory) {
@@ -58,9 +61,14 @@ final class LocalStop {
             : "stopped " + stopped + " processes; data stays in " + directory.root());
   }
 
-  private static void awaitExit(String name, ProcessHandle process) {
+  private void awaitExit(String name, ProcessHandle process) throws Exception {
     if (!Processes.awaitExit(process, Duration.ofSeconds(GRACE_SECONDS))) {
-      System.out.printf("%s did not stop within %d s; killing it%n", name, GRACE_SECONDS);
+      // A JVM prints its threads' stacks on SIGQUIT, into its log: what it was waiting for.
+      LocalFault.signal(process, "QUIT");
+      Processes.awaitExit(process, Duration.ofSeconds(DUMP_SECONDS));
+      System.out.printf(
+          "%s did not stop within %d s; its threads' stacks are at the end of %s; killing it%n",
+          name, GRACE_SECONDS, directory.logs().resolve(name + ".log"));
       process.destroyForcibly();
       if (!Processes.awaitExit(process, Duration.ofSeconds(10))) {
         throw new IllegalStateException(name + " still runs 10 s after SIGKILL");
