@@ -1,5 +1,8 @@
 #include "testing/memory_device.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "io/device_reads.h"
 #include "util/limits.h"
 
@@ -23,7 +26,7 @@ class MemoryFile final : public io::File {
         size > device_->current_.size() - offset) {
       return Status::IoError("read past end of memory device");
     }
-    device_->current_.copy(out, size, offset);
+    device_->current_.Read(offset, size, out);
     return Status::Ok();
   }
 
@@ -44,7 +47,7 @@ class MemoryFile final : public io::File {
         data.size() > d.current_.size() - offset) {
       return Status::IoError("write past end of memory device");
     }
-    d.current_.replace(offset, data.size(), data);
+    d.current_.Write(offset, data);
     d.unsynced_.push_back({offset, std::string(data)});
     d.written_bytes_ += data.size();
     ++d.writes_;
@@ -62,7 +65,7 @@ class MemoryFile final : public io::File {
       return Status::IoError("injected fdatasync error: Input/output error");
     }
     for (const auto& write : d.unsynced_) {
-      d.durable_.replace(write.offset, write.data.size(), write.data);
+      d.durable_.Write(write.offset, write.data);
     }
     d.unsynced_.clear();
     ++d.syncs_;
@@ -85,8 +88,8 @@ class MemoryFile final : public io::File {
     }
     // Growth is metadata the file system makes durable at once (fallocate
     // then fsync in the real file), so both states grow.
-    d.current_.resize(size_bytes, '\0');
-    d.durable_.resize(size_bytes, '\0');
+    d.current_.Resize(size_bytes);
+    d.durable_.Resize(size_bytes);
     return Status::Ok();
   }
 
@@ -113,7 +116,7 @@ std::unique_ptr<io::File> MemoryDevice::Open() {
 
 void MemoryDevice::Crash(CrashMode mode, uint64_t seed) {
   std::lock_guard<std::mutex> lock(mutex_);
-  std::string survived = mode == CrashMode::kProcessKill ? current_ : durable_;
+  Pages survived = mode == CrashMode::kProcessKill ? current_ : durable_;
   if (mode == CrashMode::kTearUnsynced) {
     std::mt19937_64 random(seed);
     constexpr size_t block = limits::io_alignment_bytes;
@@ -121,8 +124,8 @@ void MemoryDevice::Crash(CrashMode mode, uint64_t seed) {
       for (size_t start = 0; start < write.data.size(); start += block) {
         if (random() % 2 == 0) {
           const size_t length = std::min(block, write.data.size() - start);
-          survived.replace(write.offset + start, length,
-                           write.data.substr(start, length));
+          survived.Write(write.offset + start,
+                         std::string_view(write.data).substr(start, length));
         }
       }
     }
@@ -161,13 +164,19 @@ void MemoryDevice::FailNextSync() {
 
 void MemoryDevice::FlipBit(uint64_t offset, unsigned bit) {
   std::lock_guard<std::mutex> lock(mutex_);
-  current_[offset] = static_cast<char>(current_[offset] ^ (1u << bit));
-  durable_[offset] = static_cast<char>(durable_[offset] ^ (1u << bit));
+  for (Pages* pages : {&current_, &durable_}) {
+    char* byte = pages->At(offset);
+    *byte = static_cast<char>(*byte ^ (1u << bit));
+  }
 }
 
 std::string MemoryDevice::ReadDurable(uint64_t offset, size_t size) {
   std::lock_guard<std::mutex> lock(mutex_);
-  return durable_.substr(offset, size);
+  size = static_cast<size_t>(std::min<uint64_t>(
+      size, durable_.size() - std::min(offset, durable_.size())));
+  std::string bytes(size, '\0');
+  durable_.Read(offset, size, bytes.data());
+  return bytes;
 }
 
 uint64_t MemoryDevice::writes() const {
@@ -178,6 +187,56 @@ uint64_t MemoryDevice::writes() const {
 uint64_t MemoryDevice::syncs() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return syncs_;
+}
+
+void MemoryDevice::Pages::Resize(uint64_t size) {
+  if (size < size_) {
+    for (auto it = pages_.begin(); it != pages_.end();) {
+      it = it->first * kPageBytes >= size ? pages_.erase(it) : std::next(it);
+    }
+    if (size % kPageBytes != 0) {  // the cut page's tail reads as zeros
+      const auto last = pages_.find(size / kPageBytes);
+      if (last != pages_.end()) {
+        std::fill(last->second.begin() + size % kPageBytes, last->second.end(),
+                  '\0');
+      }
+    }
+  }
+  size_ = size;
+}
+
+void MemoryDevice::Pages::Read(uint64_t offset, size_t size, char* out) const {
+  while (size > 0) {
+    const uint64_t in_page = offset % kPageBytes;
+    const size_t length =
+        static_cast<size_t>(std::min<uint64_t>(size, kPageBytes - in_page));
+    const auto page = pages_.find(offset / kPageBytes);
+    if (page == pages_.end()) {
+      std::fill(out, out + length, '\0');
+    } else {
+      std::copy_n(page->second.data() + in_page, length, out);
+    }
+    offset += length;
+    out += length;
+    size -= length;
+  }
+}
+
+void MemoryDevice::Pages::Write(uint64_t offset, std::string_view data) {
+  while (!data.empty()) {
+    const uint64_t in_page = offset % kPageBytes;
+    const size_t length = static_cast<size_t>(
+        std::min<uint64_t>(data.size(), kPageBytes - in_page));
+    std::copy_n(data.data(), length, At(offset));
+    offset += length;
+    data.remove_prefix(length);
+  }
+}
+
+char* MemoryDevice::Pages::At(uint64_t offset) {
+  std::string& page = pages_[offset / kPageBytes];
+  if (page.empty()) page.assign(kPageBytes, '\0');
+  return page.data() + offset % kPageBytes;
 }
 
 }  // namespace kvs::testing

@@ -6,6 +6,10 @@
 // blocks, as a power cut may do -- after which new File handles see only the
 // surviving bytes. Failure knobs inject an I/O error or a full device.
 //
+// The bytes are kept sparsely, in pages written at least once (the rest
+// read as zeros, as a file's holes do): a test may give a region a
+// thousand 2 MiB segments and write a few KiB into each.
+//
 // Thread safety: all methods lock one mutex; a File and the device may be
 // used from several threads.
 
@@ -18,6 +22,8 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "io/file.h"
@@ -65,6 +71,20 @@ class MemoryDevice : public std::enable_shared_from_this<MemoryDevice> {
 
  private:
   friend class MemoryFile;
+  // Bytes [0, size) of which only the pages ever written are held.
+  class Pages {
+   public:
+    uint64_t size() const { return size_; }
+    void Resize(uint64_t size);  // growth reads as zeros
+    void Read(uint64_t offset, size_t size, char* out) const;
+    void Write(uint64_t offset, std::string_view data);
+    char* At(uint64_t offset);  // the byte's page made present
+
+   private:
+    static constexpr uint64_t kPageBytes = 64 << 10;
+    uint64_t size_ = 0;
+    std::unordered_map<uint64_t, std::string> pages_;  // by page number
+  };
   struct PendingWrite {
     uint64_t offset;
     std::string data;
@@ -75,8 +95,8 @@ class MemoryDevice : public std::enable_shared_from_this<MemoryDevice> {
   mutable std::mutex mutex_;
   uint64_t capacity_bytes_;
   bool refuse_writes_no_space_ = false;
-  std::string current_;
-  std::string durable_;
+  Pages current_;
+  Pages durable_;
   std::vector<PendingWrite> unsynced_;
   std::optional<uint64_t> fail_writes_after_bytes_;
   uint64_t written_bytes_ = 0;
