@@ -220,6 +220,9 @@ class Region {
   // another thread): a thread that must not wait writes elsewhere then.
   // Never waits itself; a hint (the state may change right after).
   bool WriteMayWait() const;
+  // Whether every write waits until it is durable (the engine's sync mode):
+  // each one waits for the device.
+  bool WritesSync() const { return context_.sync; }
   // NOT_FOUND if the key has no value.
   Status Get(std::string_view key, std::string* value);
   // Makes every write acknowledged so far durable.

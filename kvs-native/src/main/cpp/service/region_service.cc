@@ -826,9 +826,14 @@ void RegionService::Execute(const wire::Request& request,
   const Placement& placement = *placed;
   const bool write = request.opcode == wire::Opcode::kPut ||
                      request.opcode == wire::Opcode::kDelete;
-  // On a shard, a write that might wait for the engine (its L0 full and a
-  // compaction behind) waits on the pool instead.
-  if (write && on_shard && region->WriteMayWait()) {
+  // On a shard, a request that might wait for the engine or the device
+  // waits on the pool instead: a write while its L0 is full with a
+  // compaction behind, a write that syncs (sync mode), and any request of
+  // a group no backup holds (replication/replicator.h, "alone"): its writes
+  // are acknowledged once synced, its reads once what they saw is.
+  if (on_shard &&
+      ((write && (region->WritesSync() || region->WriteMayWait())) ||
+       (replicating != nullptr && replicating->Alone(request.region_id)))) {
     pass.Release();
     Defer(request, std::move(respond));
     return;

@@ -200,6 +200,54 @@ TEST_F(RegionServiceTest, AShardsWriteThatMightWaitForTheEngineRunsOnThePool) {
   }
 }
 
+// In sync mode every write waits for the device: a shard hands each one
+// to the pool, never syncing itself.
+TEST_F(RegionServiceTest, AShardsWriteThatSyncsRunsOnThePool) {
+  service_.Detach(7);
+  engine_.reset();
+  engine::EngineOptions options;
+  options.sync = true;
+  ASSERT_TRUE(
+      engine::Engine::Open(device_->Open(), options, false, &engine_).ok());
+  ASSERT_TRUE(engine_->OpenRegion("r7", &region_).ok());
+  ASSERT_TRUE(service_.Attach(7, 3, region_).ok());
+
+  constexpr int kWrites = 50;
+  int on_shard = 0;
+  std::thread shard([&] {
+    SetEndsTurns(true);
+    for (int i = 0; i < kWrites; ++i) {
+      std::promise<std::pair<std::thread::id, std::string>> answer;
+      std::string bytes;
+      wire::EncodeRequest(
+          Make(wire::Opcode::kPut, "s" + std::to_string(i), "synced"), &bytes);
+      service_.HandleAsync(nullptr, bytes, [&answer](std::string reply) {
+        answer.set_value({std::this_thread::get_id(), std::move(reply)});
+      });
+      auto [answered_on, reply_bytes] = answer.get_future().get();
+      wire::Reply reply;
+      ASSERT_TRUE(wire::DecodeReply(reply_bytes, &reply).ok());
+      ASSERT_EQ(reply.status, Status::Code::kOk) << i << " " << reply.message;
+      if (answered_on == std::this_thread::get_id()) ++on_shard;
+    }
+  });
+  shard.join();
+  EXPECT_EQ(on_shard, 0) << "a shard synced a write itself";
+  // Acknowledged means durable: all there after a power cut.
+  service_.Detach(7);
+  engine_.reset();
+  device_->Crash(testing::MemoryDevice::CrashMode::kDropUnsynced);
+  ASSERT_TRUE(
+      engine::Engine::Open(device_->Open(), options, false, &engine_).ok());
+  ASSERT_TRUE(engine_->OpenRegion("r7", &region_).ok());
+  for (int i = 0; i < kWrites; ++i) {
+    std::string value;
+    ASSERT_TRUE(region_->Get("s" + std::to_string(i), &value).ok()) << i;
+    EXPECT_EQ(value, "synced");
+  }
+  ASSERT_TRUE(service_.Attach(7, 3, region_).ok());
+}
+
 TEST_F(RegionServiceTest, APrimaryAnswersOnlyWhileItsLeaseHolds) {
   // No lease renewed yet: none enforced.
   ASSERT_EQ(Call(Make(wire::Opcode::kPut, "k", "before")).status,
