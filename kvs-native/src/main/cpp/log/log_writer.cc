@@ -383,6 +383,12 @@ bool LogWriter::AppendMayWriteLocked(size_t size) const {
          fill_ + size + kRecordHeaderBytes + 8 > chunk_.size();
 }
 
+bool LogWriter::AppendMayWrite(size_t key_bytes, size_t value_bytes) const {
+  std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+  return !lock.owns_lock() ||
+         AppendMayWriteLocked(kRecordHeaderBytes + key_bytes + value_bytes);
+}
+
 Status LogWriter::EndTail() {
   const IoLock io(io_mutex_);
   std::lock_guard<std::mutex> lock(mutex_);

@@ -180,6 +180,12 @@ class LogWriter {
                     std::string* out) const;
   Status Read(uint64_t device_offset, size_t size, std::string* out) const;
 
+  // Whether appending a record of `key_bytes` and `value_bytes` now might
+  // put bytes on the device (a full chunk, a segment roll), or the log's
+  // lock is held by another thread. Never waits; a hint (the state may
+  // change right after): a thread that must not wait appends elsewhere then.
+  bool AppendMayWrite(size_t key_bytes, size_t value_bytes) const;
+
   uint64_t appended_position() const;
   // OK, or the error that stopped the log for good (every append and sync
   // fails with it; a full device does not stop it).

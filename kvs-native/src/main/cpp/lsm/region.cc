@@ -400,11 +400,20 @@ Status Region::Write(log::RecordType type, std::string_view key,
   return Status::Ok();
 }
 
-bool Region::WriteMayWait() const {
+bool Region::WriteMayWait(bool put, std::string_view key,
+                          std::string_view value) const {
   const L0Budget* budget = context_.l0_budget;
   if (budget != nullptr && budget->Exceeded()) return true;
   std::shared_lock<std::shared_mutex> lock(l0_mutex_, std::try_to_lock);
   if (!lock.owns_lock()) return true;
+  // The log Write would append to (as Write picks it).
+  const bool large = put && Categorize(options_.placement, key.size(),
+                                       value.size()) == KvCategory::kLarge;
+  const log::LogWriter* target = large ? large_log_.get() : small_log_.get();
+  if (target == nullptr ||
+      target->AppendMayWrite(key.size(), put ? value.size() : 0)) {
+    return true;
+  }
   if (!ActiveFullLocked()) return false;
   // Full: the writer switches at once unless the last L0 is still being
   // compacted (or its compaction failed).

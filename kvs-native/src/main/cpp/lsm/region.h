@@ -215,11 +215,14 @@ class Region {
   // for an empty key.
   Status Put(std::string_view key, std::string_view value);
   Status Delete(std::string_view key);
-  // Whether a write now might wait (its L0 full with a compaction behind,
-  // the engine's L0 memory budget exceeded, or the region's lock held by
-  // another thread): a thread that must not wait writes elsewhere then.
-  // Never waits itself; a hint (the state may change right after).
-  bool WriteMayWait() const;
+  // Whether writing `key` (a put of `value`, or a delete) now might wait:
+  // its L0 full with a compaction behind, the engine's L0 memory budget
+  // exceeded, its log about to put bytes on the device (a full chunk, a
+  // segment roll), or a lock it takes held by another thread. A thread that
+  // must not wait writes elsewhere then. Never waits itself; a hint (the
+  // state may change right after).
+  bool WriteMayWait(bool put, std::string_view key,
+                    std::string_view value) const;
   // Whether every write waits until it is durable (the engine's sync mode):
   // each one waits for the device.
   bool WritesSync() const { return context_.sync; }

@@ -828,11 +828,14 @@ void RegionService::Execute(const wire::Request& request,
                      request.opcode == wire::Opcode::kDelete;
   // On a shard, a request that might wait for the engine or the device
   // waits on the pool instead: a write while its L0 is full with a
-  // compaction behind, a write that syncs (sync mode), and any request of
+  // compaction behind or whose log would write a full chunk or roll to a
+  // new segment, a write that syncs (sync mode), and any request of
   // a group no backup holds (replication/replicator.h, "alone"): its writes
   // are acknowledged once synced, its reads once what they saw is.
   if (on_shard &&
-      ((write && (region->WritesSync() || region->WriteMayWait())) ||
+      ((write && (region->WritesSync() ||
+                  region->WriteMayWait(request.opcode == wire::Opcode::kPut,
+                                       request.key, request.value))) ||
        (replicating != nullptr && replicating->Alone(request.region_id)))) {
     pass.Release();
     Defer(request, std::move(respond));

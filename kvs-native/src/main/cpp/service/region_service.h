@@ -28,10 +28,12 @@
 // A shard never waits (a thread that ends turns, util/turns.h): a read
 // runs with device reads refused (io/device_reads.h), and one that needed
 // the device runs again on the deferred pool; a write that might wait for
-// the engine (Region::WriteMayWait: its L0 full with a compaction behind)
-// goes there at once. The pool (deferred_request_threads threads, at most
-// deferred_requests_max requests waiting, beyond that they run on the
-// shard, waiting) answers through `respond` as the replication thread
+// the engine or the device (Region::WriteMayWait: its L0 full with a
+// compaction behind, its log about to write a chunk or roll a segment), a
+// write that syncs and any request of an alone group go there at once
+// (an fdatasync takes milliseconds). The pool (deferred_request_threads
+// threads, at most deferred_requests_max requests waiting, beyond that they run
+// on the shard, waiting) answers through `respond` as the replication thread
 // does. A client's requests in flight at once may so be answered out of
 // order (as they may be by any transport); one sent after another's answer
 // always runs after it.

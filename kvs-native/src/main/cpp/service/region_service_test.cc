@@ -33,6 +33,16 @@ class RegionServiceTest : public ::testing::Test {
     ASSERT_TRUE(service_.Attach(7, 3, region_).ok());
   }
 
+  // Reopens the engine with `options` and region 7 in it, attached again.
+  void Reopen(const engine::EngineOptions& options) {
+    service_.Detach(7);
+    engine_.reset();
+    ASSERT_TRUE(
+        engine::Engine::Open(device_->Open(), options, false, &engine_).ok());
+    ASSERT_TRUE(engine_->OpenRegion("r7", &region_).ok());
+    ASSERT_TRUE(service_.Attach(7, 3, region_).ok());
+  }
+
   // Sends `request` through the handler and decodes the reply.
   wire::Reply Call(const wire::Request& request) {
     std::string bytes;
@@ -114,14 +124,9 @@ TEST_F(RegionServiceTest,
         Status::Code::kOk);
   }
   // Reopened: nothing is cached any more.
-  service_.Detach(7);
-  engine_.reset();
   engine::EngineOptions options;
   options.sync = true;
-  ASSERT_TRUE(
-      engine::Engine::Open(device_->Open(), options, false, &engine_).ok());
-  ASSERT_TRUE(engine_->OpenRegion("r7", &region_).ok());
-  ASSERT_TRUE(service_.Attach(7, 3, region_).ok());
+  Reopen(options);
 
   struct Answer {
     std::promise<std::pair<std::thread::id, std::string>> reply;
@@ -158,17 +163,17 @@ TEST_F(RegionServiceTest,
 // engine's memory budget, which only a switch and a compaction bring back)
 // is answered from the deferred pool, and every write lands.
 TEST_F(RegionServiceTest, AShardsWriteThatMightWaitForTheEngineRunsOnThePool) {
-  service_.Detach(7);
-  engine_.reset();
   engine::EngineOptions options;
   // L0s get half of it, 128 KiB: the active L0 (1 MiB, 64 KiB arena blocks)
   // passes it long before it is full.
   options.memory_budget_bytes = 256u << 10;
   options.region.l0_size_bytes = 1u << 20;
-  ASSERT_TRUE(
-      engine::Engine::Open(device_->Open(), options, false, &engine_).ok());
-  ASSERT_TRUE(engine_->OpenRegion("r7", &region_).ok());
-  ASSERT_TRUE(service_.Attach(7, 3, region_).ok());
+  // A chunk that the writes never fill, and a first write off the shard
+  // (it starts the log's segment): no write is deferred for its log.
+  options.log.chunk_bytes = 1536u << 10;
+  Reopen(options);
+  ASSERT_EQ(Call(Make(wire::Opcode::kPut, "first", "write")).status,
+            Status::Code::kOk);
 
   const std::string value(1000, 'w');
   int deferred = 0;
@@ -200,17 +205,49 @@ TEST_F(RegionServiceTest, AShardsWriteThatMightWaitForTheEngineRunsOnThePool) {
   }
 }
 
+// A write whose log would put a full chunk on the device (or roll to a new
+// segment) goes to the pool: the shard itself never writes to the device.
+TEST_F(RegionServiceTest, AShardsWriteThatFillsItsLogsChunkRunsOnThePool) {
+  Reopen(engine::EngineOptions{});  // writes that do not sync
+  const std::string value(1000, 'c');
+  constexpr int kWrites = 1200;  // about 1.2 MB: several 256 KiB chunks
+  int deferred = 0;
+  uint64_t shard_device_writes = 0;
+  std::thread shard([&] {
+    SetEndsTurns(true);
+    for (int i = 0; i < kWrites; ++i) {
+      std::promise<std::pair<std::thread::id, std::string>> answer;
+      std::string bytes;
+      wire::EncodeRequest(
+          Make(wire::Opcode::kPut, "c" + std::to_string(i), value), &bytes);
+      service_.HandleAsync(nullptr, bytes, [&answer](std::string reply) {
+        answer.set_value({std::this_thread::get_id(), std::move(reply)});
+      });
+      auto [answered_on, reply_bytes] = answer.get_future().get();
+      wire::Reply reply;
+      ASSERT_TRUE(wire::DecodeReply(reply_bytes, &reply).ok());
+      ASSERT_EQ(reply.status, Status::Code::kOk) << i << " " << reply.message;
+      if (answered_on != std::this_thread::get_id()) ++deferred;
+    }
+    shard_device_writes = device_->writes_from(std::this_thread::get_id());
+  });
+  shard.join();
+  EXPECT_EQ(shard_device_writes, 0u) << "the shard wrote to the device";
+  EXPECT_GE(deferred, 4) << "a chunk filled without deferring its write";
+  EXPECT_LT(deferred, kWrites / 10) << "deferred far more than the fills";
+  for (int i = 0; i < kWrites; i += 41) {
+    const wire::Reply got =
+        Call(Make(wire::Opcode::kGet, "c" + std::to_string(i)));
+    EXPECT_EQ(got.status, Status::Code::kOk) << i;
+    EXPECT_EQ(got.value, value) << i;
+  }
+}
+
 // In sync mode every write waits for the device: a shard hands each one
 // to the pool, never syncing itself.
 TEST_F(RegionServiceTest, AShardsWriteThatSyncsRunsOnThePool) {
-  service_.Detach(7);
-  engine_.reset();
-  engine::EngineOptions options;
+  engine::EngineOptions options;  // the fixture's region syncs every write
   options.sync = true;
-  ASSERT_TRUE(
-      engine::Engine::Open(device_->Open(), options, false, &engine_).ok());
-  ASSERT_TRUE(engine_->OpenRegion("r7", &region_).ok());
-  ASSERT_TRUE(service_.Attach(7, 3, region_).ok());
 
   constexpr int kWrites = 50;
   int on_shard = 0;
@@ -237,15 +274,12 @@ TEST_F(RegionServiceTest, AShardsWriteThatSyncsRunsOnThePool) {
   service_.Detach(7);
   engine_.reset();
   device_->Crash(testing::MemoryDevice::CrashMode::kDropUnsynced);
-  ASSERT_TRUE(
-      engine::Engine::Open(device_->Open(), options, false, &engine_).ok());
-  ASSERT_TRUE(engine_->OpenRegion("r7", &region_).ok());
+  Reopen(options);
   for (int i = 0; i < kWrites; ++i) {
     std::string value;
     ASSERT_TRUE(region_->Get("s" + std::to_string(i), &value).ok()) << i;
     EXPECT_EQ(value, "synced");
   }
-  ASSERT_TRUE(service_.Attach(7, 3, region_).ok());
 }
 
 TEST_F(RegionServiceTest, APrimaryAnswersOnlyWhileItsLeaseHolds) {

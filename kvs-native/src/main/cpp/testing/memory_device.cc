@@ -51,6 +51,7 @@ class MemoryFile final : public io::File {
     d.unsynced_.push_back({offset, std::string(data)});
     d.written_bytes_ += data.size();
     ++d.writes_;
+    ++d.writes_by_thread_[std::this_thread::get_id()];
     return Status::Ok();
   }
 
@@ -182,6 +183,12 @@ std::string MemoryDevice::ReadDurable(uint64_t offset, size_t size) {
 uint64_t MemoryDevice::writes() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return writes_;
+}
+
+uint64_t MemoryDevice::writes_from(std::thread::id thread) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = writes_by_thread_.find(thread);
+  return it == writes_by_thread_.end() ? 0 : it->second;
 }
 
 uint64_t MemoryDevice::syncs() const {

@@ -17,12 +17,14 @@
 #define KVS_TESTING_MEMORY_DEVICE_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -67,6 +69,8 @@ class MemoryDevice : public std::enable_shared_from_this<MemoryDevice> {
   std::string ReadDurable(uint64_t offset, size_t size);
 
   uint64_t writes() const;
+  // Writes made by thread `thread` (a test's "this thread never wrote").
+  uint64_t writes_from(std::thread::id thread) const;
   uint64_t syncs() const;
 
  private:
@@ -102,6 +106,7 @@ class MemoryDevice : public std::enable_shared_from_this<MemoryDevice> {
   uint64_t written_bytes_ = 0;
   bool fail_next_sync_ = false;
   uint64_t writes_ = 0;
+  std::map<std::thread::id, uint64_t> writes_by_thread_;
   uint64_t syncs_ = 0;
   uint64_t incarnation_ = 0;  // +1 per crash
 };
