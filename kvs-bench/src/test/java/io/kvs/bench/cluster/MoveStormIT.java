@@ -49,9 +49,9 @@ import org.junit.jupiter.api.io.TempDir;
  * primary holds. With the gate that keeps a region for the requests using it taken out (a request
  * leaving it as soon as it entered), the storm reports the heap-use-after-free in {@code
  * RegionIterator::ReadPairs} of a region {@code Engine::DropRegion} freed (docs/ARCHITECTURE.md,
- * "Region servers on an AddressSanitizer build"). It runs after the other integration tests
- * ({@code junit-platform.properties}), when the background build of {@code ./kvs test} has made the
- * ASan library: run earlier, it waited about a minute for it.
+ * "Region servers on an AddressSanitizer build"). It runs after the other integration tests ({@code
+ * junit-platform.properties}), when the background build of {@code ./kvs test} has made the ASan
+ * library: run earlier, it waited about a minute for it.
  */
 @Order(Integer.MAX_VALUE)
 class MoveStormIT {
