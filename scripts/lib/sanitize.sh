@@ -38,7 +38,22 @@ build_sanitized() {
   ) 9>"$KVS_SANITIZE_BUILD_DIR.lock"
 }
 
+# Touched once $KVS_ASAN_LIBRARY is built: the library is current while no
+# source or build file of libkvs is newer.
+KVS_ASAN_LIBRARY_STAMP="$KVS_SANITIZE_BUILD_DIR/libkvs.built"
+
 # Builds (or brings up to date) $KVS_ASAN_LIBRARY alone.
 build_asan_library() {
-  build_sanitized kvs
+  build_sanitized kvs && touch "$KVS_ASAN_LIBRARY_STAMP"
+}
+
+# Whether $KVS_ASAN_LIBRARY was built after the last change to what it is
+# built from. ./kvs asan-library then answers at once, even while the rest
+# of the sanitizer build (the tests, the fuzzers: ./kvs test builds them in
+# the background) holds the build directory's lock.
+asan_library_current() {
+  [[ -f "$KVS_ASAN_LIBRARY" && -f "$KVS_ASAN_LIBRARY_STAMP" ]] || return 1
+  local native="$KVS_HOME/kvs-native"
+  [[ -z "$(find "$native/src/main" "$native/include" "$native/CMakeLists.txt" \
+    "$KVS_HOME/pom.xml" -newer "$KVS_ASAN_LIBRARY_STAMP" -print -quit)" ]]
 }
