@@ -43,6 +43,23 @@ class RegionServiceTest : public ::testing::Test {
     ASSERT_TRUE(service_.Attach(7, 3, region_).ok());
   }
 
+  // Sends `request` as a shard would (from a thread that ends turns: the
+  // caller's) and waits for its answer; *deferred says whether it came from
+  // another thread (the deferred pool) rather than the caller's.
+  wire::Reply CallAsAShard(const wire::Request& request, bool* deferred) {
+    std::promise<std::pair<std::thread::id, std::string>> answer;
+    std::string bytes;
+    wire::EncodeRequest(request, &bytes);
+    service_.HandleAsync(nullptr, bytes, [&answer](std::string reply) {
+      answer.set_value({std::this_thread::get_id(), std::move(reply)});
+    });
+    auto [answered_on, reply_bytes] = answer.get_future().get();
+    *deferred = answered_on != std::this_thread::get_id();
+    wire::Reply reply;
+    EXPECT_TRUE(wire::DecodeReply(reply_bytes, &reply).ok());
+    return reply;
+  }
+
   // Sends `request` through the handler and decodes the reply.
   wire::Reply Call(const wire::Request& request) {
     std::string bytes;
@@ -180,18 +197,11 @@ TEST_F(RegionServiceTest, AShardsWriteThatMightWaitForTheEngineRunsOnThePool) {
   std::thread shard([&] {
     SetEndsTurns(true);
     for (int i = 0; i < 1000; ++i) {
-      std::promise<std::pair<std::thread::id, std::string>> answer;
-      std::string bytes;
-      const std::string key = "w" + std::to_string(i);
-      wire::EncodeRequest(Make(wire::Opcode::kPut, key, value), &bytes);
-      service_.HandleAsync(nullptr, bytes, [&answer](std::string reply) {
-        answer.set_value({std::this_thread::get_id(), std::move(reply)});
-      });
-      auto [answered_on, reply_bytes] = answer.get_future().get();
-      wire::Reply reply;
-      ASSERT_TRUE(wire::DecodeReply(reply_bytes, &reply).ok());
+      bool elsewhere = false;
+      const wire::Reply reply = CallAsAShard(
+          Make(wire::Opcode::kPut, "w" + std::to_string(i), value), &elsewhere);
       ASSERT_EQ(reply.status, Status::Code::kOk) << i << " " << reply.message;
-      if (answered_on != std::this_thread::get_id()) ++deferred;
+      deferred += elsewhere;
     }
   });
   shard.join();
@@ -216,18 +226,11 @@ TEST_F(RegionServiceTest, AShardsWriteThatFillsItsLogsChunkRunsOnThePool) {
   std::thread shard([&] {
     SetEndsTurns(true);
     for (int i = 0; i < kWrites; ++i) {
-      std::promise<std::pair<std::thread::id, std::string>> answer;
-      std::string bytes;
-      wire::EncodeRequest(
-          Make(wire::Opcode::kPut, "c" + std::to_string(i), value), &bytes);
-      service_.HandleAsync(nullptr, bytes, [&answer](std::string reply) {
-        answer.set_value({std::this_thread::get_id(), std::move(reply)});
-      });
-      auto [answered_on, reply_bytes] = answer.get_future().get();
-      wire::Reply reply;
-      ASSERT_TRUE(wire::DecodeReply(reply_bytes, &reply).ok());
+      bool elsewhere = false;
+      const wire::Reply reply = CallAsAShard(
+          Make(wire::Opcode::kPut, "c" + std::to_string(i), value), &elsewhere);
       ASSERT_EQ(reply.status, Status::Code::kOk) << i << " " << reply.message;
-      if (answered_on != std::this_thread::get_id()) ++deferred;
+      deferred += elsewhere;
     }
     shard_device_writes = device_->writes_from(std::this_thread::get_id());
   });
@@ -254,18 +257,12 @@ TEST_F(RegionServiceTest, AShardsWriteThatSyncsRunsOnThePool) {
   std::thread shard([&] {
     SetEndsTurns(true);
     for (int i = 0; i < kWrites; ++i) {
-      std::promise<std::pair<std::thread::id, std::string>> answer;
-      std::string bytes;
-      wire::EncodeRequest(
-          Make(wire::Opcode::kPut, "s" + std::to_string(i), "synced"), &bytes);
-      service_.HandleAsync(nullptr, bytes, [&answer](std::string reply) {
-        answer.set_value({std::this_thread::get_id(), std::move(reply)});
-      });
-      auto [answered_on, reply_bytes] = answer.get_future().get();
-      wire::Reply reply;
-      ASSERT_TRUE(wire::DecodeReply(reply_bytes, &reply).ok());
+      bool elsewhere = false;
+      const wire::Reply reply = CallAsAShard(
+          Make(wire::Opcode::kPut, "s" + std::to_string(i), "synced"),
+          &elsewhere);
       ASSERT_EQ(reply.status, Status::Code::kOk) << i << " " << reply.message;
-      if (answered_on == std::this_thread::get_id()) ++on_shard;
+      on_shard += !elsewhere;
     }
   });
   shard.join();
