@@ -360,9 +360,7 @@ Status Region::Delete(std::string_view key) {
 Status Region::Write(log::RecordType type, std::string_view key,
                      std::string_view value) {
   KVS_RETURN_IF_ERROR(MakeRoomForWrite());
-  const bool large = type == log::RecordType::kPut &&
-                     Categorize(options_.placement, key.size(), value.size()) ==
-                         KvCategory::kLarge;
+  const bool large = GoesToLargeLog(type == log::RecordType::kPut, key, value);
   log::LogWriter* target = large ? large_log_.get() : small_log_.get();
   log::AppendResult appended;
   {
@@ -400,18 +398,21 @@ Status Region::Write(log::RecordType type, std::string_view key,
   return Status::Ok();
 }
 
+bool Region::GoesToLargeLog(bool put, std::string_view key,
+                            std::string_view value) const {
+  return put && Categorize(options_.placement, key.size(), value.size()) ==
+                    KvCategory::kLarge;
+}
+
 bool Region::WriteMayWait(bool put, std::string_view key,
                           std::string_view value) const {
   const L0Budget* budget = context_.l0_budget;
   if (budget != nullptr && budget->Exceeded()) return true;
   std::shared_lock<std::shared_mutex> lock(l0_mutex_, std::try_to_lock);
   if (!lock.owns_lock()) return true;
-  // The log Write would append to (as Write picks it).
-  const bool large = put && Categorize(options_.placement, key.size(),
-                                       value.size()) == KvCategory::kLarge;
-  const log::LogWriter* target = large ? large_log_.get() : small_log_.get();
-  if (target == nullptr ||
-      target->AppendMayWrite(key.size(), put ? value.size() : 0)) {
+  const log::LogWriter* target =
+      GoesToLargeLog(put, key, value) ? large_log_.get() : small_log_.get();
+  if (target->AppendMayWrite(key.size(), put ? value.size() : 0)) {
     return true;
   }
   if (!ActiveFullLocked()) return false;

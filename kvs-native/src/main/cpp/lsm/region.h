@@ -356,6 +356,10 @@ class Region {
   Status ResolveL0(const L0Table::Entry& entry, std::string* value) const;
   Status ResolveLevel(std::string_view key, const btree::LeafValue& leaf,
                       std::string* value) const;
+  // Whether a write (a put of `value`, or a delete) of `key` goes to the
+  // large log rather than the small one.
+  bool GoesToLargeLog(bool put, std::string_view key,
+                      std::string_view value) const;
   // The L0 tables and levels as they are now (a reader's snapshot).
   struct Tables {
     std::shared_ptr<L0Table> active, immutable;
