@@ -20,9 +20,9 @@
 # runs (its integration tests spend much of their time waiting for timeouts),
 # so steps 3 and 4 mostly find it done. The same build links libkvs.so for
 # JVMs (scripts/lib/sanitize.sh), which step 2's MoveStormIT runs region
-# servers on: the background job builds it first, and the test (the last
-# integration test) asks ./kvs asan-library for it, which finds it built
-# without waiting for the tests and fuzzers the job builds next.
+# servers on: the background job builds it first, and the test asks
+# ./kvs asan-library for it, which finds it built without waiting for the
+# tests and fuzzers the job builds next.
 # shellcheck source=scripts/lib/sanitize.sh
 source "$KVS_HOME/scripts/lib/sanitize.sh"
 # shellcheck source=scripts/cmd/chaos.sh

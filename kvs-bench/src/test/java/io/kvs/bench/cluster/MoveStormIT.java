@@ -26,7 +26,6 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
@@ -49,11 +48,8 @@ import org.junit.jupiter.api.io.TempDir;
  * primary holds. With the gate that keeps a region for the requests using it taken out (a request
  * leaving it as soon as it entered), the storm reports the heap-use-after-free in {@code
  * RegionIterator::ReadPairs} of a region {@code Engine::DropRegion} freed (docs/ARCHITECTURE.md,
- * "Region servers on an AddressSanitizer build"). It runs after the other integration tests ({@code
- * junit-platform.properties}), when the background build of {@code ./kvs test} has made the ASan
- * library: run earlier, it waited about a minute for it.
+ * "Region servers on an AddressSanitizer build").
  */
-@Order(Integer.MAX_VALUE)
 class MoveStormIT {
   private static final int SERVERS = 4;
   private static final int REGIONS = 4;
