@@ -462,6 +462,10 @@ KVS_EXPORT void kvs_service_require_lease(kvs_service* service);
 // NOT_PRIMARY until renewed (when a lease is required).
 KVS_EXPORT void kvs_service_renew_lease(kvs_service* service,
                                         int64_t valid_for_ns);
+// The watchdog's probe of the replication thread (one thread at a time): 1
+// if it took a turn since the previous call (the first call, or no
+// replication thread: 1), else 0; it is asked for another turn.
+KVS_EXPORT int kvs_service_probe_replication(kvs_service* service);
 // 1 if engine region `name` holds a send-index replica, else 0.
 KVS_EXPORT int kvs_service_holds_replica(const kvs_service* service,
                                          const char* name, size_t name_size);
@@ -539,6 +543,12 @@ kvs_client_door_start(const kvs_client_door_options* options,
 KVS_EXPORT uint16_t kvs_client_door_port(const kvs_client_door* door);
 KVS_EXPORT void kvs_client_door_stats_get(const kvs_client_door* door,
                                           kvs_client_door_stats* stats);
+// The watchdog's probe of the door's shards (one thread at a time): sets
+// answered[i] to 1 if shard i ran the probe of the previous call (the first
+// call: 1), else 0, for up to `capacity` shards, and posts each shard that
+// answered a new one. Returns the number of shards.
+KVS_EXPORT size_t kvs_client_door_probe(kvs_client_door* door,
+                                        uint8_t* answered, size_t capacity);
 // Stops accepting, waits for the replies still to come (bounded by the
 // replication timeout), closes every connection.
 KVS_EXPORT void kvs_client_door_stop(kvs_client_door* door);

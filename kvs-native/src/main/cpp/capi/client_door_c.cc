@@ -71,4 +71,13 @@ void kvs_client_door_stats_get(const kvs_client_door* door,
   stats->shard_wakeups = got.shard_wakeups;
 }
 
+size_t kvs_client_door_probe(kvs_client_door* door, uint8_t* answered,
+                             size_t capacity) {
+  const std::vector<bool> probed = door->door->Probe();
+  for (size_t i = 0; i < probed.size() && i < capacity; ++i) {
+    answered[i] = probed[i] ? 1 : 0;
+  }
+  return probed.size();
+}
+
 void kvs_client_door_stop(kvs_client_door* door) { delete door; }

@@ -250,6 +250,10 @@ void kvs_service_renew_lease(kvs_service* service, int64_t valid_for_ns) {
   service->service.RenewLease(valid_for_ns);
 }
 
+int kvs_service_probe_replication(kvs_service* service) {
+  return service->service.ProbeReplication() ? 1 : 0;
+}
+
 int kvs_service_holds_replica(const kvs_service* service, const char* name,
                               size_t name_size) {
   return service->service.HoldsReplica(std::string_view(name, name_size)) ? 1

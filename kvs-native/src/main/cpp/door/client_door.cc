@@ -203,4 +203,11 @@ ClientDoorStats ClientDoor::stats() const {
   return stats;
 }
 
+std::vector<bool> ClientDoor::Probe() {
+  std::vector<bool> answered;
+  answered.reserve(shards_.size());
+  for (const auto& shard : shards_) answered.push_back(shard->Probe());
+  return answered;
+}
+
 }  // namespace kvs::door

@@ -60,6 +60,9 @@ class ClientDoor {
 
   uint16_t port() const { return port_; }
   ClientDoorStats stats() const;
+  // Probes every shard (shard::Shard::Probe): whether each, in index order,
+  // ran the probe of the previous call. One thread at a time.
+  std::vector<bool> Probe();
 
  private:
   class Acceptor;

@@ -4,8 +4,11 @@
 
 #include <jni.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "jni/exceptions.h"
 #include "jni/registration.h"
@@ -93,6 +96,21 @@ jlongArray DoorStats(JNIEnv* env, jclass, jlong door) {
   return result;
 }
 
+// Whether each shard answered the previous probe (kvs_client_door_probe).
+jbooleanArray DoorProbe(JNIEnv* env, jclass, jlong door) {
+  std::vector<uint8_t> answered(256);  // kvs_client_door_options.shards <= 256
+  const size_t shards =
+      kvs_client_door_probe(reinterpret_cast<kvs_client_door*>(door),
+                            answered.data(), answered.size());
+  const jsize count = static_cast<jsize>(std::min(shards, answered.size()));
+  std::vector<jboolean> values(answered.begin(), answered.begin() + count);
+  jbooleanArray result = env->NewBooleanArray(count);
+  if (result != nullptr) {
+    env->SetBooleanArrayRegion(result, 0, count, values.data());
+  }
+  return result;
+}
+
 void DoorStop(JNIEnv*, jclass, jlong door) {
   kvs_client_door_stop(reinterpret_cast<kvs_client_door*>(door));
 }
@@ -106,6 +124,7 @@ bool RegisterDoorNatives(JNIEnv* env, jclass native_methods_class) {
                  "Ljava/lang/String;Ljava/lang/String;Z)J",
                  DoorStart),
       KVS_NATIVE("clientDoorPort", "(J)I", DoorPort),
+      KVS_NATIVE("clientDoorProbe", "(J)[Z", DoorProbe),
       KVS_NATIVE("clientDoorStats", "(J)[J", DoorStats),
       KVS_NATIVE("clientDoorStop", "(J)V", DoorStop),
   };

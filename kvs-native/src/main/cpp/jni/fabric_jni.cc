@@ -203,6 +203,13 @@ void ServiceRenewLease(JNIEnv*, jclass, jlong service, jlong valid_for_ns) {
                           static_cast<int64_t>(valid_for_ns));
 }
 
+jboolean ServiceProbeReplication(JNIEnv*, jclass, jlong service) {
+  return kvs_service_probe_replication(
+             reinterpret_cast<kvs_service*>(service)) != 0
+             ? JNI_TRUE
+             : JNI_FALSE;
+}
+
 jboolean ServiceHoldsReplica(JNIEnv* env, jclass, jlong service,
                              jbyteArray name) {
   const std::string bytes = StringOfBytes(env, name);
@@ -473,6 +480,7 @@ bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class) {
       KVS_NATIVE("serviceUseEngine", "(JJ)V", ServiceUseEngine),
       KVS_NATIVE("serviceReplicaDigest", "(JJ)[J", ServiceReplicaDigest),
       KVS_NATIVE("servicePromote", "(JJ[B)[J", ServicePromote),
+      KVS_NATIVE("serviceProbeReplication", "(J)Z", ServiceProbeReplication),
       KVS_NATIVE("serviceHoldsReplica", "(J[B)Z", ServiceHoldsReplica),
       KVS_NATIVE("serviceRequireLease", "(J)V", ServiceRequireLease),
       KVS_NATIVE("serviceRenewLease", "(JJ)V", ServiceRenewLease),

@@ -1201,6 +1201,7 @@ void Replicator::Run() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!running_) return;
+      probes_answered_ = probes_asked_;
     }
     bool waiting = false;
     std::vector<std::shared_ptr<Peer>> peers;
@@ -1225,6 +1226,14 @@ void Replicator::Run() {
     work_.wait_for(lock, kIdleWait,
                    [&] { return work_generation_ != seen || !running_; });
   }
+}
+
+bool Replicator::Probe() {
+  std::unique_lock<std::mutex> lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock() || probes_answered_ != probes_asked_) return false;
+  ++probes_asked_;
+  NotifyWorkLocked();
+  return true;
 }
 
 bool Replicator::SendToBackup(Stream* stream, const std::string& message,

@@ -268,6 +268,13 @@ class Replicator final : public lsm::ReplicationTap {
   // A write from a thread that ends its turns (util/turns.h) notifies
   // nobody: that thread's Drive posts it.
   void Drive();
+  // The server's watchdog (one thread at a time, never blocking): whether
+  // the replication thread came round its loop since the previous call
+  // (true on the first); if it did, asks it to come round again. False too
+  // when the replicator's lock is held at that instant: the watchdog acts
+  // only on a run of answers missed for many seconds.
+  bool Probe();
+
   // Drives that took the turn (monitoring).
   uint64_t drives() const { return drives_.load(std::memory_order_relaxed); }
 
@@ -417,6 +424,10 @@ class Replicator final : public lsm::ReplicationTap {
   std::atomic<size_t> send_index_groups_{0};
   std::map<std::string, std::shared_ptr<Peer>> peers_;  // by host:port
   bool running_ = true;
+  // Probes asked (Probe) and the last one the replication thread answered,
+  // at the top of its loop (under mutex_).
+  uint64_t probes_asked_ = 0;
+  uint64_t probes_answered_ = 0;
   // When the replication thread's current turn began (steady clock, ns):
   // how fresh what it last saw of its backups is (BackupStalled).
   std::atomic<int64_t> turn_began_ns_{0};

@@ -658,6 +658,12 @@ replication::ReplicatorStats RegionService::ReplicationStats() const {
                                 : replication::ReplicatorStats{};
 }
 
+bool RegionService::ProbeReplication() {
+  std::shared_lock<std::shared_mutex> lock(mutex_, std::try_to_lock);
+  if (!lock.owns_lock()) return false;
+  return replicator_ == nullptr || replicator_->Probe();
+}
+
 replication::SendIndexSinkStats RegionService::BackupStats() const {
   std::shared_lock<std::shared_mutex> lock(mutex_);
   replication::SendIndexSinkStats total;

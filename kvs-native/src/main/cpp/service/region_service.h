@@ -256,6 +256,10 @@ class RegionService final : public channel::RequestHandler {
   void RenewLease(int64_t valid_for_ns);
   bool LeaseHeld() const;
   replication::ReplicatorStats ReplicationStats() const;
+  // The watchdog's probe of the replication thread (Replicator::Probe);
+  // true without one. Never blocks: false if the service's lock is held
+  // exclusively at that instant.
+  bool ProbeReplication();
   // Summed over the streams this server backs up now (index_cpu_ns also
   // counts Build-Index backups applying records: their index upkeep).
   replication::SendIndexSinkStats BackupStats() const;

@@ -101,6 +101,16 @@ void Shard::Post(Task task) {
   }
 }
 
+bool Shard::Probe() {
+  const uint64_t posted = probes_posted_.load(std::memory_order_relaxed);
+  if (probes_run_.load(std::memory_order_acquire) != posted) return false;
+  probes_posted_.store(posted + 1, std::memory_order_relaxed);
+  Post([this, probe = posted + 1] {
+    probes_run_.store(probe, std::memory_order_release);
+  });
+  return true;
+}
+
 int Shard::WaitMillis() const {
   if (!deferred_.empty()) return 0;
   if (timers_.empty()) return -1;

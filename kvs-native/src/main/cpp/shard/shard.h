@@ -12,8 +12,14 @@
 // (a client door posts only the replies of requests it let in, at most its
 // in-flight bound per connection).
 //
-// Thread safety: Post from any thread; everything else on the shard's own
-// thread (Current() == this), or before Start.
+// Liveness (Probe): the server's watchdog asks each shard, once a second,
+// whether it ran the probe posted the time before; a shard stuck in a turn,
+// or asleep through its wake-up, answers no more, and the server stops
+// (docs/ARCHITECTURE.md "Watchdog").
+//
+// Thread safety: Post from any thread; Probe from one thread at a time;
+// everything else on the shard's own thread (Current() == this), or before
+// Start.
 
 #ifndef KVS_SHARD_SHARD_H_
 #define KVS_SHARD_SHARD_H_
@@ -75,6 +81,11 @@ class Shard {
   // From any thread: runs `task` on the shard soon.
   void Post(Task task);
 
+  // Whether the shard ran the probe the previous call posted (true on the
+  // first call); if it did, posts the next one. At most one probe is ever
+  // queued.
+  bool Probe();
+
   // Turns the loop has taken, and how often it blocked (monitoring).
   uint64_t turns() const { return turns_.load(std::memory_order_relaxed); }
   uint64_t wakeups() const { return wakeups_.load(std::memory_order_relaxed); }
@@ -92,6 +103,8 @@ class Shard {
   std::atomic<bool> running_{false};
   std::thread thread_;
   std::atomic<uint64_t> turns_{0}, wakeups_{0};
+  // Probes posted, and the last one the shard ran.
+  std::atomic<uint64_t> probes_posted_{0}, probes_run_{0};
 
   std::mutex posted_mutex_;
   std::vector<Task> posted_;   // under posted_mutex_

@@ -56,7 +56,9 @@ import org.slf4j.LoggerFactory;
  *       epoch. Under send-index every backup of a new epoch is {@code joining} until its primary
  *       reports that its catch-up is done; only then may it be promoted.
  *   <li><b>A member that lost the region</b> (it restarted before its old session expired, or
- *       closed it): the group is reopened at a raised epoch, backups first.
+ *       closed it): the group is reopened at a raised epoch, backups first; a primary that lost it,
+ *       even while it was being reopened, hands it to a backup in sync that still holds it ({@link
+ *       #primaryLostIt}).
  *   <li><b>A server holding a region it is no member of</b> (a primary that was paused while its
  *       group moved on) is told to close it.
  * </ul>
@@ -342,21 +344,12 @@ final class Reconciler implements AutoCloseable {
               region.primary(), region.backups(), sendIndex ? region.backups() : List.of());
       version = store.update(reopening, version);
       region = reopening;
-    } else if (region.state() == RegionState.OPEN
-        && held.containsKey(region.primary())
-        && !holdsAsMapSays(region, region.primary(), held)) {
+    } else if (primaryLostIt(region, held, sendIndex)) {
       // The primary no longer holds the region (it restarted before its session expired): its disk
       // may lack writes every backup in sync holds (they were acknowledged once in memory), so one
       // of those is promoted and the old primary rejoins as a backup; with none, it leads again.
       recovering.putIfAbsent(region.id(), System.nanoTime());
-      RegionDescriptor current = region;
-      String promoted =
-          sendIndex
-              ? region.backupsInSync().stream()
-                  .filter(backup -> stillHolds(current, backup, held))
-                  .findFirst()
-                  .orElse(null)
-              : null;
+      String promoted = promotable(region, held, sendIndex);
       RegionDescriptor reopening;
       if (promoted != null) {
         List<String> backups = new ArrayList<>(region.backups());
@@ -662,6 +655,44 @@ final class Reconciler implements AutoCloseable {
       RegionDescriptor region, String member, Map<String, Map<Long, HeldRegion>> held) {
     HeldRegion holds = held.getOrDefault(member, Map.of()).get(region.id());
     return holds != null && holds.role() == RegionRole.BACKUP && holds.epoch() <= region.epoch();
+  }
+
+  /**
+   * Whether {@code region}'s primary, listed live, lost it (restarted before its old session
+   * expired, or closed it): an OPEN region it does not hold at its epoch and role; or an OPENING
+   * one (its open at a raised epoch not done yet, so holding it at an older epoch is expected) it
+   * holds at no epoch at all while a backup in sync still holds it. The second is a primary killed
+   * and restarted while its region was being reopened (chaos seed 1313: a replication cut, then the
+   * primary killed): sending the open again would have it lead on a disk that may lack writes its
+   * backups in sync acknowledged, and its backups would then catch up from it.
+   */
+  static boolean primaryLostIt(
+      RegionDescriptor region, Map<String, Map<Long, HeldRegion>> held, boolean sendIndex) {
+    Map<Long, HeldRegion> primaryHolds = held.get(region.primary());
+    if (primaryHolds == null) {
+      return false; // not listed this pass: nothing known
+    }
+    return switch (region.state()) {
+      case OPEN -> !holdsAsMapSays(region, region.primary(), held);
+      case OPENING ->
+          !primaryHolds.containsKey(region.id()) && promotable(region, held, sendIndex) != null;
+      default -> false;
+    };
+  }
+
+  /**
+   * The backup in sync that still holds {@code region} (listed as its backup since its epoch or
+   * before, so never restarted since) to promote in its primary's place; null if none, or under
+   * Build-Index.
+   */
+  static String promotable(
+      RegionDescriptor region, Map<String, Map<Long, HeldRegion>> held, boolean sendIndex) {
+    return sendIndex
+        ? region.backupsInSync().stream()
+            .filter(backup -> stillHolds(region, backup, held))
+            .findFirst()
+            .orElse(null)
+        : null;
   }
 
   /** Whether {@code member} holds {@code region} at its epoch in the role the map gives it. */

@@ -101,6 +101,15 @@ public final class ClientDoor implements AutoCloseable {
     return new Stats(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]);
   }
 
+  /**
+   * The watchdog's probe of the shards (one thread at a time; never blocks): whether each shard, in
+   * index order, ran the probe of the previous call (true on the first); each that did is sent the
+   * next. Empty once closed.
+   */
+  public synchronized boolean[] probe() {
+    return handle == 0 ? new boolean[0] : NativeMethods.clientDoorProbe(handle);
+  }
+
   /** Stops accepting, waits for the replies still to come, closes every connection; idempotent. */
   @Override
   public synchronized void close() {

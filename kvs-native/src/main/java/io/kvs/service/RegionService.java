@@ -219,6 +219,21 @@ public final class RegionService implements AutoCloseable {
   }
 
   /**
+   * The watchdog's probe of the replication thread (one thread at a time; never blocks): whether it
+   * came round its loop since the previous call (true on the first, and without replication); if it
+   * did, it is asked to come round again. False too when a lock it takes is held at that instant:
+   * only a run of misses over many seconds means the thread is stuck.
+   */
+  public boolean probeReplication() {
+    lock.readLock().lock();
+    try {
+      return NativeMethods.serviceProbeReplication(live());
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /**
    * A primary's backup: its server's fabric bootstrap address, and whether it is joining (the
    * master does not count it in sync yet: writes do not wait for it until its catch-up is done).
    */

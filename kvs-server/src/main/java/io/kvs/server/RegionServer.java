@@ -16,6 +16,7 @@ import io.kvs.server.control.ControlServer;
 import io.kvs.server.membership.FailureAnnouncer;
 import io.kvs.server.membership.Lease;
 import io.kvs.server.membership.Membership;
+import io.kvs.server.membership.Watchdog;
 import io.kvs.server.metrics.ServerMetrics;
 import io.kvs.server.regions.HostedRegions;
 import io.kvs.server.tcp.ClientPort;
@@ -28,6 +29,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import java.nio.file.Files;
 import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.ExponentialBackoffRetry;
@@ -62,6 +65,7 @@ public final class RegionServer implements AutoCloseable {
   private final Membership membership;
   private final FailureAnnouncer failures;
   private final Lease lease;
+  private final Watchdog watchdog;
   private final ServerInfo info;
 
   private RegionServer(ServerOptions options) throws Exception {
@@ -146,6 +150,8 @@ public final class RegionServer implements AutoCloseable {
             service,
             Duration.ofMillis(options.sessionTimeoutMs()),
             regions::closeOpenedUnder);
+    watchdog =
+        Watchdog.start(Duration.ofMillis(options.watchdogMs()), this::probeLoops, this::stopStuck);
     LOG.info("region server {} up: {}", options.id(), info);
   }
 
@@ -168,6 +174,37 @@ public final class RegionServer implements AutoCloseable {
     FunctionCounter.builder("kvs.server.control.overloaded", control, ControlServer::overloaded)
         .description("control commands answered OVERLOADED: their lane's queue was full")
         .register(registry);
+  }
+
+  /** The watchdog's probe of the request path's loops: each one's name, and whether it answered. */
+  private Map<String, Boolean> probeLoops() {
+    Map<String, Boolean> answered = new LinkedHashMap<>();
+    answered.put("the replication thread (kvs-replicate)", service.probeReplication());
+    boolean[] shards = tcp.probeShards();
+    for (int i = 0; i < shards.length; i++) {
+      answered.put("shard " + i + " (kvs-shard-" + i + ")", shards[i]);
+    }
+    return answered;
+  }
+
+  /**
+   * The watchdog found {@code loop} stuck: this server cannot serve its regions, yet its session
+   * and lease would keep the master from moving them. It stops answering (the lease ends now), says
+   * why, and halts -- a clean stop would wait for the stuck thread -- so that its session expires
+   * and the master recovers its regions as after a crash.
+   */
+  private void stopStuck(String loop, Duration silent) {
+    service.renewLease(0);
+    LOG.error(
+        "{} has not come round its loop for {} ms (watchdog limit {} ms; thread state: {}): this"
+            + " server cannot serve its regions, so it stops now (exit code {}) and the master"
+            + " moves them",
+        loop,
+        silent.toMillis(),
+        options.watchdogMs(),
+        Watchdog.threadState(loop),
+        ServerOptions.EXIT_STUCK);
+    Runtime.getRuntime().halt(ServerOptions.EXIT_STUCK);
   }
 
   /** This server's ZooKeeper session id now, 0 if it has none. */
@@ -223,6 +260,7 @@ public final class RegionServer implements AutoCloseable {
   @Override
   public void close() throws java.io.IOException {
     LOG.info("region server {} stopping", options.id());
+    watchdog.close(); // the loops stop below
     lease.close();
     failures.close();
     membership.close();

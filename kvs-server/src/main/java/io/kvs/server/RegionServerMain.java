@@ -16,7 +16,7 @@ import java.util.Set;
  *                  [--tcp-port 0] [--fabric stream|tcp|shm|verbs|none] [--fabric-port 0]
  *                  [--control-port 0] [--http-port 0] [--memory BYTES] [--l0-size BYTES] [--growth-factor N]
  *                  [--session-timeout-ms 4000] [--durability flush|sync] [--metrics on|off]
- *                  [--max-client-connections 1024] [--shards N]
+ *                  [--max-client-connections 1024] [--shards N] [--watchdog-ms 30000]
  *                  [--secret-file FILE] [--tls-cert PEM --tls-key PEM --tls-ca PEM
  *                  [--tls-client-auth none|require]] [--zookeeper-digest-file FILE]
  * </pre>
@@ -26,7 +26,9 @@ import java.util.Set;
  * --metrics off} stops counting and timing requests on the request path ({@link
  * ServerOptions#requestMetrics}), to measure what that costs. {@code --shards}: the threads of the
  * native client door, which serves the client port, TLS included ({@link ServerOptions#shards};
- * default: one per core). Stops cleanly on SIGTERM: leaves the cluster, drains the transports,
+ * default: one per core). {@code --watchdog-ms}: how long a shard or the replication thread may go
+ * without coming round its loop before the server stops itself, with exit code 3 ({@link
+ * ServerOptions#watchdogMs}). Stops cleanly on SIGTERM: leaves the cluster, drains the transports,
  * syncs the engine.
  */
 public final class RegionServerMain {
@@ -71,7 +73,8 @@ public final class RegionServerMain {
                 "growth-factor",
                 "metrics",
                 "max-client-connections",
-                "shards"));
+                "shards",
+                "watchdog-ms"));
     known.addAll(SecurityOptions.FLAG_NAMES);
     Flags flags = Flags.parse(args, known);
     RegionServer server =
@@ -97,6 +100,7 @@ public final class RegionServerMain {
                     flags.getInt(
                         "max-client-connections", ClientPortOptions.DEFAULT_MAX_CONNECTIONS))
                 .shards(flags.getInt("shards", 0))
+                .watchdogMs(flags.getInt("watchdog-ms", 0))
                 .build());
     Shutdown.closeOnStopAndWait("region-server", server);
   }

@@ -44,6 +44,10 @@ import java.util.Objects;
  * @param shards the shard threads of the native client door, which serves the client port (each
  *     runs its connections' requests to completion; docs/ARCHITECTURE.md "Server threads"), 1..256;
  *     0 (the default): one per core the process may use, at most 256
+ * @param watchdogMs how long a shard or the replication thread may go without coming round its loop
+ *     before the server stops itself (exit code {@link #EXIT_STUCK}) so that the master moves its
+ *     regions (docs/ARCHITECTURE.md "Watchdog"); 0: {@link #DEFAULT_WATCHDOG_MS}, at least {@link
+ *     #MIN_WATCHDOG_MS}
  */
 public record ServerOptions(
     String id,
@@ -64,7 +68,20 @@ public record ServerOptions(
     SecurityOptions security,
     boolean requestMetrics,
     int maxClientConnections,
-    int shards) {
+    int shards,
+    int watchdogMs) {
+  /**
+   * The default watchdog limit: far above any bounded wait of a loop's turn (a backup's connect
+   * handshake, a fabric post waiting out the stall timeout), far below "for ever".
+   */
+  public static final int DEFAULT_WATCHDOG_MS = 30_000;
+
+  /** The shortest watchdog limit: four probes a second at most. */
+  public static final int MIN_WATCHDOG_MS = 1_000;
+
+  /** The exit code of a server its watchdog stopped. */
+  public static final int EXIT_STUCK = 3;
+
   /** The default ZooKeeper session timeout: a few seconds, as HBase and Kafka tune for failover. */
   public static final int DEFAULT_SESSION_TIMEOUT_MS = 4_000;
 
@@ -84,6 +101,11 @@ public record ServerOptions(
     if (shards < 0 || shards > 256) {
       throw new IllegalArgumentException("shards must be 0..256: " + shards);
     }
+    if (watchdogMs != 0 && watchdogMs < MIN_WATCHDOG_MS) {
+      throw new IllegalArgumentException(
+          "watchdogMs must be 0 (the default) or at least " + MIN_WATCHDOG_MS + ": " + watchdogMs);
+    }
+    watchdogMs = watchdogMs == 0 ? DEFAULT_WATCHDOG_MS : watchdogMs;
     shards = shards == 0 ? Math.min(256, Runtime.getRuntime().availableProcessors()) : shards;
     maxClientConnections =
         maxClientConnections == 0
@@ -130,6 +152,7 @@ public record ServerOptions(
     private boolean requestMetrics = true;
     private int maxClientConnections;
     private int shards;
+    private int watchdogMs;
 
     private Builder(String id, Path directory, String zookeeper) {
       this.id = id;
@@ -228,6 +251,12 @@ public record ServerOptions(
       return this;
     }
 
+    /** How long a stuck loop is borne before the server stops (0: the default, 30 s). */
+    public Builder watchdogMs(int watchdogMs) {
+      this.watchdogMs = watchdogMs;
+      return this;
+    }
+
     public ServerOptions build() {
       return new ServerOptions(
           id,
@@ -248,7 +277,8 @@ public record ServerOptions(
           security,
           requestMetrics,
           maxClientConnections,
-          shards);
+          shards,
+          watchdogMs);
     }
   }
 }

@@ -21,10 +21,10 @@ import java.util.Properties;
 /**
  * {@code ./kvs bench replication [--quick]}: the replication modes side by side on a local cluster
  * of processes (ZooKeeper, a master, three region servers on this machine; 32 regions), driven by
- * the real YCSB client over the fabric transport: {@code none}, {@code build-index} (every backup
- * re-inserts every write: the baseline) and {@code send-index} (backups install the primary's
- * index), at replication factors 2 and 3. For each mix of KV sizes a fresh cluster is loaded (YCSB
- * Load A) and then runs workloads (Run A; B to D in the full profile).
+ * the real YCSB client: {@code none}, {@code build-index} (every backup re-inserts every write: the
+ * baseline) and {@code send-index} (backups install the primary's index), at replication factors 2
+ * and 3. For each mix of KV sizes a fresh cluster is loaded (YCSB Load A) and then runs workloads
+ * (Run A; B to D in the full profile).
  *
  * <p>Per phase it reports ops/s; server CPU per operation, all servers, split by thread role into
  * request handling, compaction, log replication, index shipping, backup index upkeep and other; the
@@ -39,9 +39,12 @@ import java.util.Properties;
  * <p>Usage: {@code [--quick | --standard] [--records N] [--operations N] [--threads N] [--modes
  * none,build-index,send-index] [--rf 2,3] [--mixes SD,...] [--workloads a,b,c,d] [--memory BYTES]
  * [--l0-size BYTES] [--growth-factor N] [--regions N] [--rounds N] [--out-dir DIR] [--data-dir DIR]
- * [--ycsb-lib DIR] [--metrics on,off]}. The quick profile loads 400,000 records and runs 200,000
- * operations with 1 MiB region L0s, so that compactions (and Build-Index backups' own inserts)
- * happen in a short run.
+ * [--ycsb-lib DIR] [--metrics on,off] [--fabric stream|shm]}. {@code --fabric} is the servers'
+ * replication transport and decides the clients': {@code stream} (the default, the native TCP
+ * transport for commodity networks: replication streams between servers, YCSB over the client door)
+ * or {@code shm} (libfabric's one-sided protocol over shared memory, YCSB over fabric too). The
+ * quick profile loads 400,000 records and runs 200,000 operations with 1 MiB region L0s, so that
+ * compactions (and Build-Index backups' own inserts) happen in a short run.
  *
  * <p>The standard profile is the seeds' comparison where compaction matters (Tebis §5): Build-Index
  * against Send-Index at RF 3, growth factor 4, 8 regions whose 1 MiB L0s hold tens of thousands of
@@ -96,7 +99,8 @@ public final class ReplicationBenchmark {
       Path outDir,
       Path dataDir,
       Path ycsbLib,
-      List<String> metrics) {
+      List<String> metrics,
+      String fabric) {
     boolean quick() {
       return profile.equals("quick");
     }
@@ -138,6 +142,7 @@ public final class ReplicationBenchmark {
     Path dataDir = Paths.get("target", "bench", "data");
     Path ycsbLib = null;
     List<String> metrics = List.of("on");
+    String fabric = "stream";
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--quick" -> quick = true;
@@ -159,11 +164,15 @@ public final class ReplicationBenchmark {
         case "--data-dir" -> dataDir = Paths.get(args[++i]);
         case "--ycsb-lib" -> ycsbLib = Paths.get(args[++i]);
         case "--metrics" -> metrics = List.of(args[++i].split(","));
+        case "--fabric" -> fabric = args[++i];
         default -> throw new IllegalArgumentException("unknown option " + args[i]);
       }
     }
     if (quick && standard) {
       throw new IllegalArgumentException("--quick or --standard, not both");
+    }
+    if (!List.of("stream", "shm").contains(fabric)) {
+      throw new IllegalArgumentException("--fabric takes stream or shm, not " + fabric);
     }
     if (modes == null) {
       modes =
@@ -234,7 +243,15 @@ public final class ReplicationBenchmark {
         outDir,
         dataDir,
         ycsbLib,
-        metrics);
+        metrics,
+        fabric);
+  }
+
+  /** How the YCSB clients reach the servers with the servers' {@code --fabric}. */
+  static String clientsOver(Options options) {
+    return options.fabric().equals("shm")
+        ? "fabric shm"
+        : "the client door (native TCP), replication over streams";
   }
 
   /** YCSB core sits next to this module's jar ({@code kvs-bench/target/ycsb-lib}). */
@@ -257,13 +274,14 @@ public final class ReplicationBenchmark {
     System.out.printf(
         Locale.ROOT,
         "replication benchmark (%s): %d regions on 3 servers, %,d records, %,d operations per run,"
-            + " %d YCSB threads over fabric shm, server memory budget %d MiB, region L0 %d"
+            + " %d YCSB threads over %s, server memory budget %d MiB, region L0 %d"
             + " KiB, growth factor %s, %d round(s)%n",
         options.profile(),
         options.regions(),
         options.records(),
         options.operations(),
         options.threads(),
+        clientsOver(options),
         options.memoryBytes() >> 20,
         options.l0SizeBytes() >> 10,
         options.growthFactor() > 0 ? Integer.toString(options.growthFactor()) : "8 (default)",
@@ -318,7 +336,7 @@ public final class ReplicationBenchmark {
         "--mode",
         mode,
         "--fabric",
-        "shm",
+        options.fabric(),
         "--split-prefix",
         SPLIT_PREFIX,
         "--memory",
@@ -422,7 +440,7 @@ public final class ReplicationBenchmark {
     Map<String, String> p = new LinkedHashMap<>();
     p.put("workload", "site.ycsb.workloads.CoreWorkload");
     p.put("kvs.local.dir", dir.toString());
-    p.put("kvs.transport", "fabric");
+    p.put("kvs.transport", options.fabric().equals("shm") ? "fabric" : "tcp");
     p.put("recordcount", Long.toString(options.records()));
     p.put("operationcount", Long.toString(options.operations()));
     p.put("fieldcount", "1");

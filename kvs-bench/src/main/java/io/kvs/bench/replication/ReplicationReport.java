@@ -217,6 +217,7 @@ final class ReplicationReport {
                 .put("p99_us", op.getValue().p99())
                 .put("p999_us", op.getValue().p999())
                 .put("profile", options.profile())
+                .put("fabric", options.fabric())
                 .toString());
       }
     }
@@ -404,9 +405,9 @@ final class ReplicationReport {
     BarChart.write(
         options.outDir().resolve("replication.png"),
         f(
-            "Replication: none, Build-Index, Send-Index; 3 servers, %d regions, YCSB over fabric"
-                + " shm",
-            options.regions()),
+            "Replication: none, Build-Index, Send-Index; 3 servers, %d regions, YCSB over %s",
+            options.regions(),
+            options.fabric().equals("shm") ? "fabric shm" : "TCP, replication streams"),
         MODES,
         List.of(
             new BarChart.Panel("Throughput", "ops/s", groups, ops),

@@ -75,9 +75,11 @@ final class ProcessCluster implements AutoCloseable {
     ProcessCluster cluster = new ProcessCluster(dir.toAbsolutePath());
     List<String> arguments = new ArrayList<>(List.of("start", "--dir", cluster.dir.toString()));
     arguments.addAll(List.of(options));
-    int l0Size = arguments.indexOf("--l0-size");
-    if (l0Size >= 0) {
-      cluster.serverOptions.addAll(arguments.subList(l0Size, l0Size + 2));
+    for (String option : List.of("--l0-size", "--watchdog-ms")) {
+      int at = arguments.indexOf(option);
+      if (at >= 0) {
+        cluster.serverOptions.addAll(arguments.subList(at, at + 2));
+      }
     }
     try {
       cluster.runTool(arguments, START_TIMEOUT);
@@ -157,6 +159,11 @@ final class ProcessCluster implements AutoCloseable {
         .orElseThrow(() -> new IllegalStateException(name + " (pid " + pid + ") is not running"));
   }
 
+  /** What process {@code name} ({@code server-s1}, ...) wrote to its log so far. */
+  String log(String name) throws IOException {
+    return read(dir.resolve("logs").resolve(name + ".log"));
+  }
+
   /** Stops process {@code name} as {@code LocalCluster stop} would: SIGTERM, then its exit. */
   void stopProcess(String name) throws Exception {
     ProcessHandle process = process(name);
@@ -168,8 +175,8 @@ final class ProcessCluster implements AutoCloseable {
 
   /**
    * Starts region server {@code id} again, with the arguments {@code LocalCluster start} gives it
-   * by default (and the {@code --l0-size} the cluster started with) and {@code options}, logging to
-   * the same file, and records its new pid.
+   * by default (and the {@code --l0-size} and {@code --watchdog-ms} the cluster started with) and
+   * {@code options}, logging to the same file, and records its new pid.
    */
   void startServer(String id, String... options) throws IOException {
     String name = "server-" + id;

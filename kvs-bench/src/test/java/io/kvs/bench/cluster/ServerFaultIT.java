@@ -31,19 +31,22 @@ import org.junit.jupiter.params.provider.MethodSource;
  * replication 3, a primary or a backup (a server leading no region) is killed with SIGKILL and
  * restarted, or paused with SIGSTOP past its 4 s session timeout and resumed; at replication 2 a
  * primary is killed (its groups shrink to one member, then heal on the third server while it is
- * away); all while four clients write, delete and read twenty shared keys. The scenarios of one
- * replication factor share a cluster, each on keys of its own, and each leaves it whole. Every
- * operation is recorded (invoke and completion, a unique value per write, and for a failed write
- * whether it surely did not take effect).
+ * away); at replication 3 a primary's replication thread alone is stopped for good (ptrace, {@link
+ * FrozenThread}), which its watchdog must notice, stopping the server so that the master moves its
+ * regions (it is then restarted); all while four clients write, delete and read twenty shared keys.
+ * The scenarios of one replication factor share a cluster, each on keys of its own, and each leaves
+ * it whole. Every operation is recorded (invoke and completion, a unique value per write, and for a
+ * failed write whether it surely did not take effect).
  *
  * <p>Checked: the cluster keeps acknowledging writes while the server is away (its regions' groups
- * shrink, a dead primary's backup is promoted); once it is back, every group is whole again (the
- * server rejoins as a backup and is caught up); the history is linearizable per key and every key's
- * final read shows its last acknowledged write; no region is reopened more than three times while
- * the server is away; and {@code LocalCluster verify} finds every backup holding what its primary
- * holds: each backup would serve, if promoted, what its primary serves, compared with data in every
- * region's device levels (the servers' L0s are small, and each cluster starts with a few MiB of
- * data).
+ * shrink, a dead primary's backup is promoted); a server with a frozen thread stopped itself,
+ * saying why in its log, while a paused one (whose watchdog saw no time pass) did not; once it is
+ * back, every group is whole again (the server rejoins as a backup and is caught up); the history
+ * is linearizable per key and every key's final read shows its last acknowledged write; no region
+ * is reopened more than three times while the server is away; and {@code LocalCluster verify} finds
+ * every backup holding what its primary holds: each backup would serve, if promoted, what its
+ * primary serves, compared with data in every region's device levels (the servers' L0s are small,
+ * and each cluster starts with a few MiB of data).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ServerFaultIT {
@@ -52,6 +55,9 @@ class ServerFaultIT {
   private static final int CLIENTS = 4;
   private static final Duration OPERATION_TIMEOUT = Duration.ofSeconds(5);
   private static final Duration AWAIT = Duration.ofSeconds(120);
+  // The servers' watchdog limit: a frozen thread stops its server within it (and a round).
+  private static final Duration WATCHDOG = Duration.ofSeconds(3);
+  private static final String LOOP_STUCK = "has not come round its loop";
 
   // One for the class (the clusters outlive a scenario); kept when a test fails: the processes'
   // logs and the histories are in it.
@@ -77,7 +83,9 @@ class ServerFaultIT {
               "--replication",
               Integer.toString(replication),
               "--l0-size",
-              ProcessCluster.SMALL_L0);
+              ProcessCluster.SMALL_L0,
+              "--watchdog-ms",
+              Integer.toString((int) WATCHDOG.toMillis()));
       // Data in every region's device levels, which the scenarios' faults carry along (promoted,
       // caught up) and verify compares.
       try (KvsClient client = cluster.client(OPERATION_TIMEOUT)) {
@@ -112,7 +120,12 @@ class ServerFaultIT {
     /** SIGKILL, then a restart once its session expired and the cluster moved on without it. */
     KILL("kill", "restart"),
     /** SIGSTOP for longer than the 4 s session timeout, then SIGCONT: its session has expired. */
-    PAUSE("pause", "resume");
+    PAUSE("pause", "resume"),
+    /**
+     * Its replication thread alone stopped for good (the rest of the process runs, heartbeats and
+     * renews its lease); its watchdog stops the server; then a restart.
+     */
+    FREEZE("freeze the replication thread of", "restart");
 
     final String inject;
     final String heal;
@@ -124,11 +137,13 @@ class ServerFaultIT {
   }
 
   static Stream<Arguments> faults() {
-    return Stream.concat(
-        Stream.of(Victim.values())
-            .flatMap(
-                victim -> Stream.of(Fault.values()).map(fault -> Arguments.of(3, victim, fault))),
-        Stream.of(Arguments.of(2, Victim.PRIMARY, Fault.KILL)));
+    return Stream.of(
+        Arguments.of(3, Victim.PRIMARY, Fault.KILL),
+        Arguments.of(3, Victim.PRIMARY, Fault.PAUSE),
+        Arguments.of(3, Victim.PRIMARY, Fault.FREEZE),
+        Arguments.of(3, Victim.BACKUP, Fault.KILL),
+        Arguments.of(3, Victim.BACKUP, Fault.PAUSE),
+        Arguments.of(2, Victim.PRIMARY, Fault.KILL));
   }
 
   @ParameterizedTest(name = "replication {0}: {2} a {1}")
@@ -169,7 +184,11 @@ class ServerFaultIT {
         load.awaitMore(200, AWAIT);
         epochsBefore = epochs(client);
         long injected = System.nanoTime();
-        cluster.inject(fault.inject, victim);
+        if (fault == Fault.FREEZE) {
+          awaitStoppedByItsWatchdog(cluster, victim);
+        } else {
+          cluster.inject(fault.inject, victim);
+        }
         // The cluster serves without it: every group moves on to its live members.
         ProcessCluster.awaitMovedOn(client, victim, Duration.ofSeconds(30));
         long movedOn = System.nanoTime();
@@ -188,6 +207,10 @@ class ServerFaultIT {
         long served = System.nanoTime();
         cluster.inject(fault.heal, victim);
         long healed = System.nanoTime();
+        if (fault == Fault.PAUSE) {
+          // Resumed after seconds without a probe round: not a stuck loop.
+          assertThat(cluster.log("server-" + victim)).doesNotContain(LOOP_STUCK);
+        }
         ProcessCluster.awaitFullStrength(client, REGIONS, replication, Duration.ofSeconds(90));
         long whole = System.nanoTime();
         timings =
@@ -233,6 +256,23 @@ class ServerFaultIT {
       }
       throw failure;
     }
+  }
+
+  /**
+   * Freezes the replication thread of {@code victim}, and waits until its watchdog stopped it (the
+   * process ends, its log saying why).
+   */
+  private static void awaitStoppedByItsWatchdog(ProcessCluster cluster, String victim)
+      throws Exception {
+    ProcessHandle process = cluster.process("server-" + victim);
+    try (FrozenThread frozen = FrozenThread.freeze(process, "kvs-replicate")) {
+      assertThat(frozen.awaitProcessEnd(WATCHDOG.multipliedBy(10)))
+          .as(
+              "%s stopped by its watchdog within %s of its replication thread freezing",
+              victim, WATCHDOG.multipliedBy(10))
+          .isTrue();
+    }
+    assertThat(cluster.log("server-" + victim)).contains(LOOP_STUCK).contains("kvs-replicate");
   }
 
   /** Each region's epoch in {@code client}'s map. */

@@ -199,6 +199,9 @@ public final class NativeMethods {
   /** Primaries answer for {@code validForNanos} from now, then NOT_PRIMARY until renewed. */
   public static native void serviceRenewLease(long service, long validForNanos);
 
+  /** The watchdog's probe of the replication thread: whether it came round since the last one. */
+  public static native boolean serviceProbeReplication(long service);
+
   /** Whether engine region {@code name} holds a send-index replica. */
   public static native boolean serviceHoldsReplica(long service, byte[] name);
 
@@ -284,6 +287,9 @@ public final class NativeMethods {
 
   /** The client door's counters, in {@code kvs_client_door_stats} order. */
   public static native long[] clientDoorStats(long door);
+
+  /** The watchdog's probe of the door's shards: whether each ran the previous probe. */
+  public static native boolean[] clientDoorProbe(long door);
 
   /** Stops the client door (waiting for replies still to come) and frees it. */
   public static native void clientDoorStop(long door);

@@ -23,6 +23,12 @@ public interface ClientPort extends AutoCloseable {
   /** Times a connection stopped being read because its replies were not being read. */
   long outputStalls();
 
+  /**
+   * The watchdog's probe of the port's shard threads: whether each ran the probe of the previous
+   * call (see {@link io.kvs.service.ClientDoor#probe()}).
+   */
+  boolean[] probeShards();
+
   /** Stops accepting, waits (bounded) for the replies still to come, closes the connections. */
   @Override
   void close();

@@ -82,6 +82,11 @@ public final class NativeClientPort implements ClientPort {
   }
 
   @Override
+  public boolean[] probeShards() {
+    return door.probe();
+  }
+
+  @Override
   public long outputStalls() {
     return door.stats().outputStalls();
   }

@@ -16,7 +16,7 @@ import java.util.Set;
  *                     [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]
  *                     [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS]
  *                     [--master-session-timeout-ms MS] [--min-replicas N]
- *                     [--durability flush|sync] [--metrics on|off]
+ *                     [--durability flush|sync] [--metrics on|off] [--watchdog-ms MS]
  *                     [--tls [on|off]] [--tls-client-auth none|require]
  *                     [--native-library FILE] [--zookeeper-log-dir DIR]
  * LocalCluster status --dir DIR
@@ -90,7 +90,8 @@ public final class LocalCluster {
                       "tls-client-auth",
                       "metrics",
                       "native-library",
-                      "zookeeper-log-dir"));
+                      "zookeeper-log-dir",
+                      "watchdog-ms"));
           new LocalStart(new ClusterDirectory(Path.of(flags.require("dir"))), flags).run();
         }
         case "status" -> {
@@ -136,7 +137,8 @@ public final class LocalCluster {
             + " [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]"
             + " [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS]"
             + " [--master-session-timeout-ms MS]"
-            + " [--metrics on|off] [--native-library FILE] [--zookeeper-log-dir DIR]\n"
+            + " [--metrics on|off] [--watchdog-ms MS] [--native-library FILE]"
+            + " [--zookeeper-log-dir DIR]\n"
             + "       ./kvs local status\n"
             + "       ./kvs local verify [--patience SECONDS]\n"
             + "       ./kvs local stop\n"

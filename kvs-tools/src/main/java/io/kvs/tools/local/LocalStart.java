@@ -163,7 +163,9 @@ final class LocalStart {
               "--growth-factor",
               Integer.toString(flags.getInt("growth-factor", 0)),
               "--metrics",
-              flags.get("metrics", "on")));
+              flags.get("metrics", "on"),
+              "--watchdog-ms",
+              Integer.toString(flags.getInt("watchdog-ms", 0))));
       String name = "server-" + id;
       LocalProcesses.spawn(
           directory,
