@@ -4,7 +4,9 @@
 // failures of the backup or of the epoch are clear errors, in time.
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -14,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "channel/bootstrap.h"
 #include "replication/contents_digest.h"
 #include "replication/replication_test_fixture.h"
 
@@ -157,6 +160,49 @@ TEST_P(ReplicationTest, RegionsSharingABackupServerShareItsWrites) {
     ASSERT_TRUE(got.ok()) << i << " " << got.ToString();
     EXPECT_EQ(value, small_value(i)) << i;
   }
+}
+
+// A backup that never answers its bootstrap (cut off, paused) costs its
+// own region a stream that fails, not every region's replication: the
+// primary connects on another thread than the one that replicates. Before,
+// the replication thread waited out the bootstrap timeout (2 s) in each
+// such connect, and every other region's writes with it.
+TEST_P(ReplicationTest,
+       ABackupThatNeverAnswersItsBootstrapHoldsUpNoOtherRegion) {
+  Place(3, 3);
+  ASSERT_EQ(Call(Make(wire::Opcode::kPut, 3, "warm", "up")).status,
+            Status::Code::kOk);
+  // Region 8's backup: a port that accepts connections and never says a
+  // word (the kernel completes them).
+  int silent = -1;
+  uint16_t silent_port = 0;
+  ASSERT_TRUE(channel::Listen("127.0.0.1", 0, &silent, &silent_port).ok());
+  lsm::Region* other = nullptr;
+  ASSERT_TRUE(primary_.engine->CreateRegion("r8", &other).ok());
+  service::Placement to_silent;
+  to_silent.stream_key = kStreamKey;
+  to_silent.backups.push_back({"127.0.0.1", silent_port});
+  // Twice, as the master's reopens would: each stream connects anew.
+  std::chrono::steady_clock::duration slowest{};
+  for (uint64_t epoch = 3; epoch < 5; ++epoch) {
+    ASSERT_TRUE(primary_.service.Attach(8, epoch, other, to_silent).ok());
+    const auto until =
+        std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    for (int i = 0; std::chrono::steady_clock::now() < until; ++i) {
+      const auto began = std::chrono::steady_clock::now();
+      const wire::Reply reply =
+          Call(Make(wire::Opcode::kPut, 3, "key" + std::to_string(i), "value"));
+      ASSERT_EQ(reply.status, Status::Code::kOk) << reply.message;
+      slowest = std::max(slowest, std::chrono::steady_clock::now() - began);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  EXPECT_LT(slowest, std::chrono::milliseconds(1000))
+      << "a write of region 7 waited "
+      << std::chrono::duration_cast<std::chrono::milliseconds>(slowest).count()
+      << " ms for region 8's backup to answer its bootstrap";
+  primary_.service.Detach(8);
+  ::close(silent);
 }
 
 // A write the backup refuses waits for the group to change (the master

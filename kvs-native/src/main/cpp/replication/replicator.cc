@@ -52,7 +52,8 @@ Replicator::Replicator(ReplicatorOptions options)
         SetThreadName(kThreadReplication);
         Run();
       }),
-      catch_up_reader_([this] { ReadCatchUps(); }) {}
+      catch_up_reader_([this] { ReadCatchUps(); }),
+      connector_([this] { ConnectPeers(); }) {}
 
 Replicator::~Replicator() {
   CloseAll();
@@ -62,9 +63,11 @@ Replicator::~Replicator() {
     NotifyWorkLocked();
     ++catch_up_generation_;
     catch_up_work_.notify_all();
+    dial_work_.notify_all();
   }
   thread_.join();
   catch_up_reader_.join();
+  connector_.join();  // after an attempt under way: bounded by its timeouts
   if (work_fd_ >= 0) ::close(work_fd_);
 }
 
@@ -1020,16 +1023,68 @@ ReplicatorStats Replicator::stats() const {
   return stats;
 }
 
-std::shared_ptr<Replicator::Peer> Replicator::PeerFor(
-    const BackupTarget& target, Status* status) {
-  const std::string name = target.Name();
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const auto it = peers_.find(name);
-    if (it != peers_.end() && it->second->client->health().ok()) {
-      return it->second;
-    }
+std::shared_ptr<Replicator::Peer> Replicator::PeerFor(Stream* stream,
+                                                      Status* status) {
+  const std::string name = stream->target.Name();
+  *status = Status::Ok();
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = peers_.find(name);
+  if (it != peers_.end() && it->second->client->health().ok()) {
+    stream->dial_awaited = 0;
+    return it->second;
   }
+  Dialing& dial = dialing_[name];
+  if (stream->dial_awaited != 0 && dial.done >= stream->dial_awaited) {
+    // The attempt it waited for ended without a healthy connection.
+    *status = dial.failure.ok()
+                  ? Status::IoError("backup " + name +
+                                    ": its new connection broke at once")
+                  : dial.failure;
+    stream->dial_awaited = 0;
+    return nullptr;
+  }
+  if (stream->dial_awaited == 0) {
+    if (dial.asked <= dial.done) {  // none under way
+      dial.target = stream->target;
+      dial.asked = ++dial_attempts_;
+      dial_work_.notify_all();
+    }
+    stream->dial_awaited = dial.asked;
+  }
+  return nullptr;
+}
+
+void Replicator::ConnectPeers() {
+  SetThreadName(kThreadConnector);
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (true) {
+    const auto asked =
+        std::find_if(dialing_.begin(), dialing_.end(), [](const auto& entry) {
+          return entry.second.asked > entry.second.done;
+        });
+    if (!running_) return;
+    if (asked == dialing_.end()) {
+      dial_work_.wait(lock);
+      continue;
+    }
+    const std::string name = asked->first;
+    const BackupTarget target = asked->second.target;
+    const uint64_t attempt = asked->second.asked;
+    lock.unlock();
+    Status status;
+    std::shared_ptr<Peer> peer = Dial(target, &status);
+    lock.lock();
+    Dialing& dial = dialing_[name];  // never erased: still there
+    if (peer != nullptr) peers_[name] = std::move(peer);
+    dial.failure = status;
+    dial.done = attempt;
+    NotifyWorkLocked();
+  }
+}
+
+std::shared_ptr<Replicator::Peer> Replicator::Dial(const BackupTarget& target,
+                                                   Status* status) {
+  const std::string name = target.Name();
   channel::ClientOptions client_options;
   client_options.endpoint = options_.endpoint;
   // Messages wait for room in a full transmit queue for the stall timeout
@@ -1057,8 +1112,6 @@ std::shared_ptr<Replicator::Peer> Replicator::PeerFor(
         "backup " + name + " unreachable: " + std::string(status->message()));
     return nullptr;
   }
-  std::lock_guard<std::mutex> lock(mutex_);
-  peers_[name] = peer;
   return peer;
 }
 
@@ -1121,7 +1174,7 @@ bool Replicator::Turn(bool driven, bool* waiting,
   *waiting = false;   // for backups to complete writes or answer
   for (const auto& stream : streams) {
     if (driven && !Connected(*stream)) {
-      // Connecting may block (a backup slow to answer): never on a shard.
+      // Connecting and opening streams is the replication thread's work.
       left = true;
       continue;
     }
@@ -1312,10 +1365,10 @@ bool Replicator::Connect(Stream* stream) {
   }
   if (stream->peer == nullptr) {
     Status status;
-    stream->peer = PeerFor(stream->target, &status);
+    stream->peer = PeerFor(stream, &status);
     if (stream->peer == nullptr) {
-      Fail(stream, status);
-      return false;
+      if (!status.ok()) Fail(stream, status);
+      return false;  // still connecting: the connector tells when done
     }
   }
   Peer* peer = stream->peer.get();

@@ -388,7 +388,20 @@ class Replicator final : public lsm::ReplicationTap {
   bool SendToBackup(Stream* stream, const std::string& message,
                     const std::string& what, size_t* pending,
                     std::unique_lock<std::mutex>* lock);
-  std::shared_ptr<Peer> PeerFor(const BackupTarget& target, Status* status);
+  // The healthy connection to `stream`'s backup, or null: then `status` is
+  // the failure of the attempt the stream waited for, or OK while one is
+  // under way (asked for here if none is). Never blocks: connections are
+  // made on the connector thread (ConnectPeers), not in a turn, where a
+  // backup slow to answer its bootstrap (cut off, paused) held every
+  // region's replication for the bootstrap timeout, once per region (the
+  // 10-minute chaos seed 1313: three waves of 2 s, and a region 8 s
+  // unavailable). Replication thread (a turn) only.
+  std::shared_ptr<Peer> PeerFor(Stream* stream, Status* status);
+  // Connects to `target` (blocking: bounded by the bootstrap timeouts).
+  std::shared_ptr<Peer> Dial(const BackupTarget& target, Status* status);
+  // The connector thread: makes the connections PeerFor asked for, one at
+  // a time, and tells the replication thread when each is done.
+  void ConnectPeers();
   void Fail(Stream* stream, const Status& status);
   // Takes `group` out of the maps (caller holds mutex_).
   void ForgetLocked(const std::shared_ptr<Group>& group);
@@ -423,6 +436,18 @@ class Replicator final : public lsm::ReplicationTap {
   std::map<uint64_t, std::shared_ptr<Group>> by_engine_region_;
   std::atomic<size_t> send_index_groups_{0};
   std::map<std::string, std::shared_ptr<Peer>> peers_;  // by host:port
+  // Connection attempts by host:port (under mutex_): the last asked for
+  // and the last done (numbers from dial_attempts_), and why the last done
+  // failed. One entry per backup address ever dialled: a handful.
+  struct Dialing {
+    BackupTarget target;
+    uint64_t asked = 0;
+    uint64_t done = 0;
+    Status failure;
+  };
+  std::map<std::string, Dialing> dialing_;
+  uint64_t dial_attempts_ = 0;
+  std::condition_variable dial_work_;  // an attempt asked for, or the end
   bool running_ = true;
   // Probes asked (Probe) and the last one the replication thread answered,
   // at the top of its loop (under mutex_).
@@ -438,6 +463,7 @@ class Replicator final : public lsm::ReplicationTap {
   std::atomic<uint64_t> drives_{0};
   std::thread thread_;
   std::thread catch_up_reader_;
+  std::thread connector_;
   ReplicatorStats stats_;
 };
 

@@ -236,6 +236,9 @@ struct Replicator::Stream : std::enable_shared_from_this<Replicator::Stream> {
   const std::shared_ptr<Group> group;
   const BackupTarget target;
 
+  // The connection attempt PeerFor waits for (0: none; replication thread).
+  uint64_t dial_awaited = 0;
+
   // Under group->mutex.
   State state = State::kConnecting;
   Status failure;

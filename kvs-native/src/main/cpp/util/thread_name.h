@@ -23,6 +23,7 @@ inline constexpr char kThreadStreamControl[] = "kvs-stream-ctl";
 inline constexpr char kThreadShard[] = "kvs-shard-";
 inline constexpr char kThreadReplication[] = "kvs-replicate";
 inline constexpr char kThreadCatchUpReader[] = "kvs-catch-up";
+inline constexpr char kThreadConnector[] = "kvs-connect";
 inline constexpr char kThreadMaintenance[] = "kvs-maintain";
 inline constexpr char kThreadCompaction[] = "kvs-compact";
 
