@@ -464,7 +464,8 @@ KVS_EXPORT void kvs_service_renew_lease(kvs_service* service,
                                         int64_t valid_for_ns);
 // The watchdog's probe of the replication thread (one thread at a time): 1
 // if it took a turn since the previous call (the first call, or no
-// replication thread: 1), else 0; it is asked for another turn.
+// replication thread: 1), else 0 -- 0 too if its lock is held at that
+// instant (the call never blocks); it is asked for another turn.
 KVS_EXPORT int kvs_service_probe_replication(kvs_service* service);
 // 1 if engine region `name` holds a send-index replica, else 0.
 KVS_EXPORT int kvs_service_holds_replica(const kvs_service* service,

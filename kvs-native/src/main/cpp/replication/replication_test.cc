@@ -4,7 +4,6 @@
 // failures of the backup or of the epoch are clear errors, in time.
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -16,9 +15,9 @@
 #include <thread>
 #include <vector>
 
-#include "channel/bootstrap.h"
 #include "replication/contents_digest.h"
 #include "replication/replication_test_fixture.h"
+#include "testing/silent_port.h"
 
 namespace kvs::replication {
 namespace {
@@ -174,14 +173,12 @@ TEST_P(ReplicationTest,
             Status::Code::kOk);
   // Region 8's backup: a port that accepts connections and never says a
   // word (the kernel completes them).
-  int silent = -1;
-  uint16_t silent_port = 0;
-  ASSERT_TRUE(channel::Listen("127.0.0.1", 0, &silent, &silent_port).ok());
+  testing::SilentPort silent;
   lsm::Region* other = nullptr;
   ASSERT_TRUE(primary_.engine->CreateRegion("r8", &other).ok());
   service::Placement to_silent;
   to_silent.stream_key = kStreamKey;
-  to_silent.backups.push_back({"127.0.0.1", silent_port});
+  to_silent.backups.push_back({"127.0.0.1", silent.port()});
   // Twice, as the master's reopens would: each stream connects anew.
   std::chrono::steady_clock::duration slowest{};
   for (uint64_t epoch = 3; epoch < 5; ++epoch) {
@@ -202,7 +199,6 @@ TEST_P(ReplicationTest,
       << std::chrono::duration_cast<std::chrono::milliseconds>(slowest).count()
       << " ms for region 8's backup to answer its bootstrap";
   primary_.service.Detach(8);
-  ::close(silent);
 }
 
 // A write the backup refuses waits for the group to change (the master

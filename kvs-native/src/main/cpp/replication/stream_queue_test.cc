@@ -4,40 +4,21 @@
 // queued for it, instead of queueing without end.
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <string>
 #include <vector>
 
-#include "channel/bootstrap.h"
 #include "replication/replication_format.h"
 #include "replication/replicator.h"
+#include "testing/silent_port.h"
 
 namespace kvs::replication {
 namespace {
 
 constexpr uint64_t kRegion = 7;
 constexpr uint64_t kBoundBytes = 64u << 10;
-
-// A "backup" whose port accepts connections (the kernel completes them)
-// and never says a word: the stream stays unanswered, so whatever is
-// written queues for it.
-class SilentBackup {
- public:
-  SilentBackup() {
-    EXPECT_TRUE(channel::Listen("127.0.0.1", 0, &socket_, &port_).ok());
-  }
-  ~SilentBackup() {
-    if (socket_ >= 0) ::close(socket_);
-  }
-  uint16_t port() const { return port_; }
-
- private:
-  int socket_ = -1;
-  uint16_t port_ = 0;
-};
 
 ReplicatorOptions Options() {
   ReplicatorOptions options;
@@ -49,7 +30,7 @@ ReplicatorOptions Options() {
 }
 
 TEST(StreamQueueTest, ABuildIndexStreamFailsBeyondItsBound) {
-  SilentBackup backup;
+  testing::SilentPort backup;
   std::atomic<size_t> answered{0};
   size_t writes = 0;
   {

@@ -8,25 +8,15 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <functional>
 #include <mutex>
 #include <thread>
+
+#include "testing/eventually.h"
 
 namespace kvs::shard {
 namespace {
 
 using std::chrono::milliseconds;
-
-// Asks `probe` until it answers (true), for at most 10 s.
-bool AnswersWithin(const std::function<bool()>& probe) {
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (probe()) return true;
-    std::this_thread::sleep_for(milliseconds(1));
-  }
-  return false;
-}
 
 // A task that blocks its thread until Release.
 class Gate {
@@ -81,7 +71,7 @@ TEST(ShardTest, AnIdleShardAnswersEveryProbe) {
   EXPECT_TRUE(shard.Probe()) << "the first probe has nothing to answer";
   for (int round = 0; round < 3; ++round) {
     // Blocked in epoll_wait, the shard wakes for the probe and runs it.
-    EXPECT_TRUE(AnswersWithin([&] { return shard.Probe(); })) << round;
+    EXPECT_TRUE(testing::Eventually([&] { return shard.Probe(); })) << round;
   }
 }
 
@@ -89,7 +79,7 @@ TEST(ShardTest, AShardStuckInATurnAnswersNoProbeUntilItComesRound) {
   Shard shard(0);
   ASSERT_TRUE(shard.Start().ok());
   ASSERT_TRUE(shard.Probe());
-  ASSERT_TRUE(AnswersWithin([&] { return shard.Probe(); }));
+  ASSERT_TRUE(testing::Eventually([&] { return shard.Probe(); }));
   Gate gate;
   shard.Post([&] { gate.Enter(); });
   ASSERT_TRUE(gate.AwaitEntered());
@@ -100,7 +90,7 @@ TEST(ShardTest, AShardStuckInATurnAnswersNoProbeUntilItComesRound) {
     EXPECT_FALSE(shard.Probe()) << "round " << round;
   }
   gate.Release();
-  EXPECT_TRUE(AnswersWithin([&] { return shard.Probe(); }));
+  EXPECT_TRUE(testing::Eventually([&] { return shard.Probe(); }));
 }
 
 }  // namespace
