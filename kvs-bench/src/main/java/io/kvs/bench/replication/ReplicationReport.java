@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 
 /** The replication benchmark's numbers per phase: table, ratios, JSON lines and chart. */
 final class ReplicationReport {
@@ -32,6 +33,7 @@ final class ReplicationReport {
       double networkAmplification,
       long backupL0Bytes,
       double contextSwitchesPerOp,
+      Map<String, Double> switchesPerOpByThread,
       double postsPerWrite,
       double batchesPerPost) {}
 
@@ -59,12 +61,15 @@ final class ReplicationReport {
     double networkBytes = 0;
     long backupL0 = 0;
     double switches = 0;
+    Map<String, Double> switchesByThread = new TreeMap<>();
     double posts = 0;
     double batches = 0;
     double insert = 0;
     for (ServerSample s : r.servers()) {
       insert += s.counter("service.insertCpuNanos");
       switches += s.contextSwitches();
+      s.switchesByThread()
+          .forEach((kind, count) -> switchesByThread.merge(kind, count / ops, Double::sum));
       posts += s.counter("replication.writes");
       batches += s.counter("replication.batches");
       requests += s.cpuNanos().get(ThreadRole.REQUESTS);
@@ -106,6 +111,7 @@ final class ReplicationReport {
         networkBytes / userBytes,
         backupL0,
         switches / ops,
+        switchesByThread,
         // One-sided writes posted per write and backup: below 1 when writes are batched.
         posts / Math.max(1, r.ycsb().writes() * Math.max(0, r.rf() - 1)),
         // Batches each post carried: above 1 when regions' batches to one backup go together.
@@ -209,6 +215,7 @@ final class ReplicationReport {
                 .put("network_amplification", m.networkAmplification())
                 .put("backup_l0_bytes", m.backupL0Bytes())
                 .put("context_switches_per_op", m.contextSwitchesPerOp())
+                .put("context_switches_per_op_by_thread", m.switchesPerOpByThread())
                 .put("posts_per_write", m.postsPerWrite())
                 .put("batches_per_post", m.batchesPerPost())
                 .put("operations", op.getValue().count())
@@ -224,6 +231,7 @@ final class ReplicationReport {
     System.out.println();
     System.out.print(table);
     System.out.println();
+    printSwitches();
     printRatios();
     new Table3Breakdown(results).print();
     Files.createDirectories(options.outDir());
@@ -232,6 +240,33 @@ final class ReplicationReport {
     System.out.println();
     System.out.println("results: " + options.outDir().resolve("replication.json").toAbsolutePath());
     System.out.println("chart:   " + options.outDir().resolve("replication.png").toAbsolutePath());
+  }
+
+  /**
+   * Context switches per operation by kind of thread, all servers together: where the hand-offs are
+   * (a thread that blocks and is woken per request shows near 1). Kinds below 0.01 are left out.
+   */
+  private void printSwitches() {
+    System.out.println("context switches per operation by thread, all servers:");
+    for (PhaseResult r : results) {
+      Metrics m = metrics(r);
+      StringBuilder line = new StringBuilder();
+      m.switchesPerOpByThread().entrySet().stream()
+          .filter(e -> e.getValue() >= 0.01)
+          .sorted(Map.Entry.<String, Double>comparingByValue().reversed())
+          .forEach(e -> line.append(f("  %s %.2f", e.getKey(), e.getValue())));
+      System.out.printf(
+          Locale.ROOT,
+          "  %d %-10s RF %d %s %-6s %.2f:%s%n",
+          r.round(),
+          r.mode(),
+          r.rf(),
+          r.mix(),
+          r.workload(),
+          m.contextSwitchesPerOp(),
+          line);
+    }
+    System.out.println();
   }
 
   /**

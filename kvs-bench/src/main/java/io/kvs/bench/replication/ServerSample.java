@@ -22,6 +22,7 @@ import java.util.stream.Stream;
 record ServerSample(
     Map<ThreadRole, Long> cpuNanos,
     long contextSwitches,
+    Map<String, Long> switchesByThread,
     long deviceReadBytes,
     long deviceWriteBytes,
     Map<String, Long> counters) {
@@ -60,6 +61,7 @@ record ServerSample(
       cpu.put(role, 0L);
     }
     long switches = 0;
+    Map<String, Long> byThread = new TreeMap<>();
     try (Stream<Path> tasks = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
       for (Path task : (Iterable<Path>) tasks::iterator) {
         try {
@@ -67,7 +69,9 @@ record ServerSample(
           String schedstat = Files.readString(task.resolve("schedstat")).trim();
           long nanos = Long.parseLong(schedstat.substring(0, schedstat.indexOf(' ')));
           cpu.merge(ThreadRole.of(name), nanos, Long::sum);
-          switches += contextSwitches(task);
+          long taskSwitches = contextSwitches(task);
+          switches += taskSwitches;
+          byThread.merge(threadKind(name), taskSwitches, Long::sum);
         } catch (IOException e) {
           // the thread ended meanwhile
         }
@@ -90,7 +94,7 @@ record ServerSample(
       if (!reply.isOk()) {
         throw new IOException("stats of " + host + ":" + controlPort + ": " + reply.message());
       }
-      return new ServerSample(cpu, switches, read, written - cancelled, reply.stats());
+      return new ServerSample(cpu, switches, byThread, read, written - cancelled, reply.stats());
     }
   }
 
@@ -100,12 +104,28 @@ record ServerSample(
     cpuNanos.forEach((role, nanos) -> cpu.put(role, nanos - earlier.cpuNanos.get(role)));
     Map<String, Long> delta = new TreeMap<>();
     counters.forEach((name, value) -> delta.put(name, value - earlier.counter(name)));
+    Map<String, Long> switches = new TreeMap<>();
+    switchesByThread.forEach(
+        (kind, count) ->
+            switches.put(kind, count - earlier.switchesByThread.getOrDefault(kind, 0L)));
     return new ServerSample(
         cpu,
         contextSwitches - earlier.contextSwitches,
+        switches,
         deviceReadBytes - earlier.deviceReadBytes,
         deviceWriteBytes - earlier.deviceWriteBytes,
         delta);
+  }
+
+  /**
+   * The kind of thread a name stands for: the name without a trailing index ({@code kvs-shard-1} is
+   * {@code kvs-shard}); the JVM's own threads are one kind, {@code jvm}.
+   */
+  static String threadKind(String name) {
+    if (!name.startsWith("kvs-")) {
+      return "jvm";
+    }
+    return name.replaceFirst("-\\d+$", "");
   }
 
   /** A thread's voluntary and involuntary context switches so far. */
