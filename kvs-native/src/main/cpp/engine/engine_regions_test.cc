@@ -250,3 +250,51 @@ TEST(EngineRegionsTest, AReopenHoldsUpNoOtherRegion) {
 
 }  // namespace
 }  // namespace kvs::engine
+
+namespace kvs::engine {
+namespace {
+
+// The flusher's round (SyncAll) makes every region's writes durable with one
+// sync of the volume, not one per region: a server holds tens of regions,
+// and a sync each cost a device flush and a wait per region and interval.
+TEST(EngineRegionsTest, OneSyncMakesEveryRegionDurable) {
+  auto device = testing::MemoryDevice::Create(512 * limits::segment_size_bytes);
+  EngineOptions options;
+  options.region.l0_size_bytes = 1 << 20;
+  options.flush_interval_ms = 3'600'000;  // no round of the flusher's own
+  constexpr int kRegions = 32;
+  {
+    std::unique_ptr<Engine> engine;
+    ASSERT_TRUE(Engine::Open(device->Open(), options, true, &engine).ok());
+    for (int i = 0; i < kRegions; ++i) {
+      lsm::Region* region = nullptr;
+      ASSERT_TRUE(
+          engine->CreateRegion("region-" + std::to_string(i), &region).ok());
+      ASSERT_TRUE(region->Put("key", "value of " + std::to_string(i)).ok());
+      ASSERT_TRUE(
+          region->Put(std::string(100, 'k'), std::string(64 << 10, 'v')).ok());
+    }
+    const uint64_t before = device->syncs();
+    ASSERT_TRUE(engine->SyncAll().ok());
+    EXPECT_EQ(device->syncs() - before, 1u);
+    // Nothing new: nothing to sync.
+    ASSERT_TRUE(engine->SyncAll().ok());
+    EXPECT_EQ(device->syncs() - before, 1u);
+    device->Crash(testing::MemoryDevice::CrashMode::kDropUnsynced);
+  }
+  std::unique_ptr<Engine> engine;
+  ASSERT_TRUE(Engine::Open(device->Open(), options, false, &engine).ok());
+  for (int i = 0; i < kRegions; ++i) {
+    lsm::Region* region = nullptr;
+    ASSERT_TRUE(
+        engine->OpenRegion("region-" + std::to_string(i), &region).ok());
+    std::string value;
+    ASSERT_TRUE(region->Get("key", &value).ok()) << i;
+    EXPECT_EQ(value, "value of " + std::to_string(i));
+    ASSERT_TRUE(region->Get(std::string(100, 'k'), &value).ok()) << i;
+    EXPECT_EQ(value.size(), size_t{64 << 10});
+  }
+}
+
+}  // namespace
+}  // namespace kvs::engine
