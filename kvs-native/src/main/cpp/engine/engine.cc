@@ -96,12 +96,11 @@ Engine::~Engine() {
   }
   maintenance_wakeup_.notify_all();
   maintenance_.join();
-  {
-    std::unique_lock<std::mutex> lock(mutex_);
-    settled_.wait(lock, [this] { return changing_.empty(); });
+  std::unique_lock<std::mutex> lock(mutex_);
+  settled_.wait(lock, [this] { return changing_.empty(); });
+  for (auto& [name, region] : regions_) {
+    (void)region->Sync();  // best effort: errors were reported to writers
   }
-  (void)SyncAll();  // best effort: errors were reported to writers
-  std::lock_guard<std::mutex> lock(mutex_);
   regions_.clear();
   volume_->SetReuseHook(nullptr);  // the caches go before the volume
 }
@@ -366,39 +365,16 @@ void Engine::MaintenanceLoop() {
       break;
     }
     lock.unlock();
-    // A failure is sticky in the region's logs and reported to writers.
-    if (!options_.sync) (void)SyncAll();
+    if (!options_.sync) {
+      std::lock_guard<std::mutex> regions_lock(mutex_);
+      for (auto& [name, region] : regions_) {
+        // A failure is sticky in the region's logs and reported to writers.
+        (void)region->Flush();
+      }
+    }
     EnforceL0Budget();
     lock.lock();
   }
-}
-
-Status Engine::SyncAll() {
-  // Every region's logs are written first and made durable by one
-  // fdatasync of the volume: a sync per region would cost one device
-  // flush (and one wait) per region.
-  std::lock_guard<std::mutex> regions_lock(mutex_);
-  std::vector<std::pair<lsm::Region*, lsm::Region::PendingSync>> pending;
-  pending.reserve(regions_.size());
-  Status first;
-  uint64_t ticket = 0;
-  for (auto& [name, region] : regions_) {
-    lsm::Region::PendingSync one;
-    const Status written = region->WriteForSync(&one);
-    if (!written.ok()) {
-      if (first.ok()) first = written;
-      continue;
-    }
-    ticket = std::max(ticket, one.ticket());
-    pending.emplace_back(region.get(), one);
-  }
-  if (ticket == 0) return first;
-  const Status synced = sync_group_.SyncThrough(ticket);
-  for (auto& [region, one] : pending) {
-    const Status finished = region->FinishSync(one, synced);
-    if (first.ok()) first = finished;
-  }
-  return first;
 }
 
 void Engine::EnforceL0Budget() {

@@ -127,12 +127,6 @@ class Engine {
   // shards (each locked briefly).
   EngineStats Stats() const;
 
-  // Makes every region's writes so far durable: each region's appended log
-  // bytes written, then one fdatasync of the volume for all of them (the
-  // flusher's round without sync mode; the first failure is returned, and
-  // a failed sync fails every log it covered).
-  Status SyncAll();
-
   // Sends every region's replication events to `tap` (not owned; null:
   // nowhere), from now on. Returns once no event is being delivered to the
   // tap it replaces, which may then be destroyed.

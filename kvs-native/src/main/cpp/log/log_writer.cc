@@ -434,47 +434,31 @@ Status LogWriter::Write() {
 }
 
 Status LogWriter::SyncTo(uint64_t position) {
-  PendingSync pending;
+  uint64_t ticket = 0;
+  uint64_t covered = 0;
   {
     IoLock io(io_mutex_);
-    KVS_RETURN_IF_ERROR(WriteForSyncLocked(position, io, &pending));
-  }
-  if (pending.ticket == 0) return Status::Ok();
-  return FinishSync(pending, sync_group_->SyncThrough(pending.ticket));
-}
-
-Status LogWriter::WriteForSync(PendingSync* pending) {
-  IoLock io(io_mutex_);
-  return WriteForSyncLocked(appended_position(), io, pending);
-}
-
-Status LogWriter::WriteForSyncLocked(uint64_t position, const IoLock& io,
-                                     PendingSync* pending) {
-  *pending = PendingSync{};
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!failed_.ok()) {
-      return failed_;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!failed_.ok()) {
+        return failed_;
+      }
+      if (durable_position_ >= position || segments_.empty()) {
+        return Status::Ok();
+      }
+      // What the write below covers: appends after this are not (their
+      // bytes may be copied, but a later sync names them).
+      covered = PositionLocked();
     }
-    if (durable_position_ >= position || segments_.empty()) {
-      return Status::Ok();
-    }
-    // What the write below covers: appends after this are not (their
-    // bytes may be copied, but a later sync names them).
-    pending->covered = PositionLocked();
+    KVS_RETURN_IF_ERROR(WriteOutside(io));
+    ticket = sync_group_->Ticket();
   }
-  KVS_RETURN_IF_ERROR(WriteOutside(io));
-  pending->ticket = sync_group_->Ticket();
-  return Status::Ok();
-}
-
-Status LogWriter::FinishSync(const PendingSync& pending, const Status& synced) {
-  if (pending.ticket == 0) return Status::Ok();
+  const Status synced = sync_group_->SyncThrough(ticket);
   std::lock_guard<std::mutex> lock(mutex_);
   if (!synced.ok()) {
     return FailLocked(synced);
   }
-  durable_position_ = std::max(durable_position_, pending.covered);
+  durable_position_ = std::max(durable_position_, covered);
   return Status::Ok();
 }
 

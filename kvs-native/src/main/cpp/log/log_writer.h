@@ -171,19 +171,6 @@ class LogWriter {
   // Returns once the log is durable through `position`.
   Status SyncTo(uint64_t position);
 
-  // SyncTo(appended_position()) in halves, for a caller that makes many
-  // logs of the volume durable with one fdatasync (the engine's flusher):
-  // WriteForSync puts what was appended on the device and says what a
-  // sync of the volume now covers (`ticket` 0: nothing to sync);
-  // FinishSync records it durable once the volume's sync through the
-  // ticket returned `synced` (a failed sync fails the log, as in SyncTo).
-  struct PendingSync {
-    uint64_t covered = 0;
-    uint64_t ticket = 0;
-  };
-  Status WriteForSync(PendingSync* pending);
-  Status FinishSync(const PendingSync& pending, const Status& synced);
-
   // Reads `size` bytes at `device_offset` (a record appended earlier), from
   // the buffer or the device.
   // The `size` bytes at `device_offset` if they are in the chunk not yet
@@ -233,9 +220,6 @@ class LogWriter {
   // The same with `mutex_` not held: copies the bytes under it, writes them
   // outside it.
   Status WriteOutside(const IoLock& io);
-  // SyncTo's first half: writes what a sync through `position` needs.
-  Status WriteForSyncLocked(uint64_t position, const IoLock& io,
-                            PendingSync* pending);
   // Whether appending a record of `size` bytes needs a new segment first.
   bool RollDueLocked(size_t size) const;
   // Whether appending `size` bytes may write (a roll, a full chunk): then

@@ -676,18 +676,6 @@ Status Region::Sync() {
 
 Status Region::Flush() { return Sync(); }
 
-Status Region::WriteForSync(PendingSync* pending) {
-  *pending = PendingSync{};
-  KVS_RETURN_IF_ERROR(small_log_->WriteForSync(&pending->small));
-  return large_log_->WriteForSync(&pending->large);
-}
-
-Status Region::FinishSync(const PendingSync& pending, const Status& synced) {
-  const Status small = small_log_->FinishSync(pending.small, synced);
-  const Status large = large_log_->FinishSync(pending.large, synced);
-  return small.ok() ? large : small;
-}
-
 std::map<uint64_t, uint64_t> Region::LogSegments(log::LogKind kind) const {
   return (kind == log::LogKind::kLarge ? large_log_ : small_log_)->segments();
 }

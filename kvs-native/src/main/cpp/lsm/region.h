@@ -230,19 +230,8 @@ class Region {
   Status Get(std::string_view key, std::string* value);
   // Makes every write acknowledged so far durable.
   Status Sync();
-  // Puts buffered log bytes on the device and syncs them.
+  // Puts buffered log bytes on the device and syncs them (the flusher).
   Status Flush();
-  // Flush in halves for the engine's flusher, which makes every region of
-  // the volume durable with one fdatasync: WriteForSync puts each log's
-  // appended bytes on the device; FinishSync records them durable once the
-  // volume's sync returned `synced` (log/log_writer.h).
-  struct PendingSync {
-    log::LogWriter::PendingSync small;
-    log::LogWriter::PendingSync large;
-    uint64_t ticket() const { return std::max(small.ticket, large.ticket); }
-  };
-  Status WriteForSync(PendingSync* pending);
-  Status FinishSync(const PendingSync& pending, const Status& synced);
 
   // An iterator over a snapshot of the region's live keys, below
   // `upper_bound` (exclusive) if given. See region_iterator.h.
