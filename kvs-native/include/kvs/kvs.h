@@ -500,6 +500,11 @@ KVS_EXPORT kvs_status kvs_fabric_server_start(const kvs_fabric_options* options,
                                               kvs_service* service,
                                               kvs_fabric_server** server);
 KVS_EXPORT uint16_t kvs_fabric_server_port(const kvs_fabric_server* server);
+// The watchdog's probe of the thread that reads the server's connections
+// (one caller at a time, never blocking): 1 if it came round since the
+// previous call (the first call: 1), else 0; it is asked to come round
+// again.
+KVS_EXPORT int kvs_fabric_server_probe(kvs_fabric_server* server);
 // Disconnects every client and stops.
 KVS_EXPORT void kvs_fabric_server_stop(kvs_fabric_server* server);
 

@@ -356,6 +356,10 @@ uint16_t kvs_fabric_server_port(const kvs_fabric_server* server) {
   return server->server->port();
 }
 
+int kvs_fabric_server_probe(kvs_fabric_server* server) {
+  return server->server->Probe() ? 1 : 0;
+}
+
 void kvs_fabric_server_stop(kvs_fabric_server* server) { delete server; }
 
 kvs_status kvs_fabric_client_connect(const kvs_fabric_options* options,

@@ -164,6 +164,11 @@ struct Server::Impl {
   int wake_fd = -1;
   std::atomic<bool> running{true};
 
+  // Probe: asked by the watchdog, answered at the top of each round of the
+  // spinning thread (the stream transport's loop answers its own).
+  std::atomic<uint64_t> probes_asked{0};
+  std::atomic<uint64_t> probes_answered{0};
+
   std::mutex incoming_mutex;
   std::condition_variable incoming_ready;  // the spinner waits on it when idle
   std::vector<std::shared_ptr<Connection>> incoming;
@@ -250,6 +255,21 @@ struct Server::Impl {
   void Wake() {
     const uint64_t one = 1;
     if (wake_fd >= 0) (void)!::write(wake_fd, &one, sizeof one);
+  }
+
+  bool Probe() {
+    if (stream != nullptr) return stream->Probe();
+    const uint64_t asked = probes_asked.load(std::memory_order_relaxed);
+    if (probes_answered.load(std::memory_order_acquire) != asked) return false;
+    {
+      // Stored under the lock an idle spinner waits with, then woken
+      // whichever way it waits.
+      std::lock_guard<std::mutex> lock(incoming_mutex);
+      probes_asked.store(asked + 1, std::memory_order_release);
+    }
+    incoming_ready.notify_all();
+    Wake();
+    return true;
   }
 
   // After posting a write: a blocked spinning thread must drive it (a
@@ -496,15 +516,19 @@ struct Server::Impl {
     auto nap = options.spin_sleep;
     uint64_t rounds = 0;
     while (running.load(std::memory_order_acquire)) {
+      probes_answered.store(probes_asked.load(std::memory_order_acquire),
+                            std::memory_order_release);
       bool busy = false;
       {
         std::unique_lock<std::mutex> lock(incoming_mutex);
         if (connections.empty() && closing.empty() && incoming.empty()) {
           // Nothing to poll and no write in flight: block until a client
-          // connects.
+          // connects (or the watchdog asks, which the loop's top answers).
           incoming_ready.wait(lock, [&] {
             return !incoming.empty() ||
-                   !running.load(std::memory_order_acquire);
+                   !running.load(std::memory_order_acquire) ||
+                   probes_asked.load(std::memory_order_acquire) !=
+                       probes_answered.load(std::memory_order_acquire);
           });
           idle_since = Clock::now();
         }
@@ -969,6 +993,8 @@ Status Server::Start(const ServerOptions& options, RequestHandler* handler,
 }
 
 uint16_t Server::port() const { return impl_->port; }
+
+bool Server::Probe() { return impl_->Probe(); }
 
 namespace {
 

@@ -241,6 +241,12 @@ class Server {
 
   uint16_t port() const;
   ServerStats stats() const;
+  // The server's watchdog (one thread at a time, never blocking): whether
+  // the thread that reads its connections -- the stream transport's loop
+  // (kvs-stream), or the fabric's spinning thread (kvs-fab-spin) -- came
+  // round since the previous call (true on the first); if it did, wakes it
+  // to come round again.
+  bool Probe();
 
  private:
   struct Impl;

@@ -157,6 +157,15 @@ void StreamServer::Wake() {
   if (wake_fd_ >= 0) (void)!::write(wake_fd_, &one, sizeof one);
 }
 
+bool StreamServer::Probe() {
+  const uint64_t asked = probes_asked_.load(std::memory_order_relaxed);
+  if (probes_answered_.load(std::memory_order_acquire) != asked) return false;
+  // Stored before the wake-up: the turn it causes reads it.
+  probes_asked_.store(asked + 1, std::memory_order_release);
+  Wake();
+  return true;
+}
+
 void StreamServer::Add(int socket, ConnectionKind kind, uint64_t id) {
   auto connection = std::make_shared<StreamConnection>();
   connection->socket = socket;
@@ -206,6 +215,8 @@ void StreamServer::Loop() {
     const int ready =
         ::epoll_wait(poll_set_, events.data(), static_cast<int>(events.size()),
                      holding ? 10 : -1);
+    probes_answered_.store(probes_asked_.load(std::memory_order_acquire),
+                           std::memory_order_release);
     if (ready < 0 && errno != EINTR) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
       continue;

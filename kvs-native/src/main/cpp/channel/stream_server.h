@@ -65,6 +65,12 @@ class StreamServer {
   // `id`, whose peer proved it is a `kind`.
   void Add(int socket, ConnectionKind kind, uint64_t id);
 
+  // The server's watchdog (one thread at a time, never blocking): whether
+  // the loop came round since the previous call (true on the first); if it
+  // did, wakes it to come round again. A loop stuck in a turn answers no
+  // more (docs/ARCHITECTURE.md "Watchdog").
+  bool Probe();
+
  private:
   StreamServer() = default;
   void Loop();
@@ -86,6 +92,9 @@ class StreamServer {
   Counters counters_{};
   int poll_set_ = -1;
   int wake_fd_ = -1;
+  // Probe: asked by the watchdog, answered at the top of each turn.
+  std::atomic<uint64_t> probes_asked_{0};
+  std::atomic<uint64_t> probes_answered_{0};
   std::atomic<bool> running_{true};
   std::mutex mutex_;  // guards added_ and rewatch_
   std::vector<std::shared_ptr<StreamConnection>> added_;

@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
@@ -187,6 +189,123 @@ TEST_F(StreamTest, AConnectionThatFailsInSubmitIsToldAtTheNextPoll) {
   EXPECT_EQ(client->Poll(), static_cast<size_t>(accepted));
   EXPECT_EQ(failed, accepted);
   EXPECT_EQ(client->outstanding(), 0u);
+}
+
+}  // namespace
+}  // namespace kvs::channel
+
+namespace kvs::channel {
+namespace {
+
+// Holds the server's loop inside IsControl (which it asks on the loop, for
+// a peer's message) while a request "stuck" is in it, until released.
+class Stuck : public Echo {
+ public:
+  bool IsControl(std::string_view request) const override {
+    if (request == "stuck") {
+      std::unique_lock<std::mutex> lock(mutex_);
+      inside_ = true;
+      changed_.notify_all();
+      changed_.wait(lock, [this] { return released_; });
+    }
+    return false;
+  }
+  bool Inside() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return inside_;
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    released_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;
+  mutable bool inside_ = false;
+  bool released_ = false;
+};
+
+// The watchdog's probe of the loop (Server::Probe): an idle loop answers
+// (woken for it), a loop stuck in a turn does not, and answers again once it
+// comes round.
+TEST(StreamProbeTest, AStuckLoopAnswersNoProbeUntilItComesRound) {
+  Stuck handler;
+  ServerOptions options;
+  options.endpoint.provider = fabric::Provider::kStream;
+  std::unique_ptr<Server> server;
+  ASSERT_TRUE(Server::Start(options, &handler, &server).ok());
+  EXPECT_TRUE(server->Probe());  // the first
+  // Idle, blocked in epoll_wait: the probe wakes it and it answers.
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(testing::Eventually([&] { return server->Probe(); }));
+  }
+  ClientOptions client_options;
+  client_options.endpoint.provider = fabric::Provider::kStream;
+  client_options.kind = ConnectionKind::kPeer;
+  std::unique_ptr<Client> peer;
+  ASSERT_TRUE(
+      Client::Connect(client_options, "127.0.0.1", server->port(), &peer).ok());
+  std::string reply;
+  ASSERT_TRUE(peer->Call("hello", &reply).ok());
+  bool answered = false;
+  ASSERT_TRUE(
+      peer->Submit("stuck", [&](Status status,
+                                std::string_view) { answered = status.ok(); })
+          .ok());
+  ASSERT_TRUE(testing::Eventually([&] {
+    peer->Poll();
+    return handler.Inside();
+  }));
+  // Whatever probe was answered before it stuck, the next goes unanswered
+  // for as long as it is stuck.
+  (void)server->Probe();
+  for (int i = 0; i < 5; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_FALSE(server->Probe());
+  }
+  handler.Release();
+  EXPECT_TRUE(testing::Eventually([&] { return server->Probe(); }));
+  EXPECT_TRUE(testing::Eventually([&] {
+    peer->Poll();
+    return answered;
+  }));
+}
+
+}  // namespace
+}  // namespace kvs::channel
+
+namespace kvs::channel {
+namespace {
+
+// The fabric's spinning thread answers the watchdog too, also while it
+// waits idle for a first connection (a condition wait, not the poll set),
+// and after a client came and went.
+TEST(StreamProbeTest, AnIdleFabricSpinnerAnswersEveryProbe) {
+  Echo handler;
+  ServerOptions options;
+  options.endpoint.provider = fabric::Provider::kShm;
+  std::unique_ptr<Server> server;
+  ASSERT_TRUE(Server::Start(options, &handler, &server).ok());
+  EXPECT_TRUE(server->Probe());
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(testing::Eventually([&] { return server->Probe(); }));
+  }
+  {
+    ClientOptions client_options;
+    client_options.endpoint.provider = fabric::Provider::kShm;
+    std::unique_ptr<Client> client;
+    ASSERT_TRUE(
+        Client::Connect(client_options, "127.0.0.1", server->port(), &client)
+            .ok());
+    std::string reply;
+    ASSERT_TRUE(client->Call("hello", &reply).ok());
+    EXPECT_TRUE(testing::Eventually([&] { return server->Probe(); }));
+  }
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(testing::Eventually([&] { return server->Probe(); }));
+  }
 }
 
 }  // namespace

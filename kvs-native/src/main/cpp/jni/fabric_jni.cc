@@ -394,6 +394,13 @@ jint ServerPort(JNIEnv*, jclass, jlong server) {
   return kvs_fabric_server_port(reinterpret_cast<kvs_fabric_server*>(server));
 }
 
+jboolean ServerProbe(JNIEnv*, jclass, jlong server) {
+  return kvs_fabric_server_probe(
+             reinterpret_cast<kvs_fabric_server*>(server)) != 0
+             ? JNI_TRUE
+             : JNI_FALSE;
+}
+
 void ServerStop(JNIEnv*, jclass, jlong server) {
   kvs_fabric_server_stop(reinterpret_cast<kvs_fabric_server*>(server));
 }
@@ -504,6 +511,7 @@ bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class) {
           "(JLjava/lang/String;Ljava/lang/String;Ljava/lang/String;II[B[B)J",
           ServerStart),
       KVS_NATIVE("fabricServerPort", "(J)I", ServerPort),
+      KVS_NATIVE("fabricServerProbe", "(J)Z", ServerProbe),
       KVS_NATIVE("fabricServerStop", "(J)V", ServerStop),
       KVS_NATIVE(
           "fabricClientConnect",

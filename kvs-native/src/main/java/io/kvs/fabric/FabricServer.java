@@ -42,6 +42,16 @@ public final class FabricServer implements AutoCloseable {
     return port;
   }
 
+  /**
+   * The watchdog's probe (one caller at a time; never blocks): whether the thread that reads this
+   * server's connections -- the stream transport's loop ({@code kvs-stream}) or the fabric's
+   * spinning thread ({@code kvs-fab-spin}) -- came round since the previous call (true on the
+   * first, and once closed); if it did, it is woken to come round again.
+   */
+  public synchronized boolean probe() {
+    return handle == 0 || NativeMethods.fabricServerProbe(handle);
+  }
+
   /** Disconnects every client and stops; idempotent. */
   @Override
   public synchronized void close() {

@@ -180,6 +180,14 @@ public final class RegionServer implements AutoCloseable {
   private Map<String, Boolean> probeLoops() {
     Map<String, Boolean> answered = new LinkedHashMap<>();
     answered.put("the replication thread (kvs-replicate)", service.probeReplication());
+    if (fabric != null) {
+      // A backup's side: what its primaries send arrives through this loop.
+      answered.put(
+          options.fabricProvider().equals("stream")
+              ? "the replication stream loop (kvs-stream)"
+              : "the fabric's spinning thread (kvs-fab-spin)",
+          fabric.probe());
+    }
     boolean[] shards = tcp.probeShards();
     for (int i = 0; i < shards.length; i++) {
       answered.put("shard " + i + " (kvs-shard-" + i + ")", shards[i]);

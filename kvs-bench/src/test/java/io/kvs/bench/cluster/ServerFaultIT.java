@@ -31,12 +31,13 @@ import org.junit.jupiter.params.provider.MethodSource;
  * replication 3, a primary or a backup (a server leading no region) is killed with SIGKILL and
  * restarted, or paused with SIGSTOP past its 4 s session timeout and resumed; at replication 2 a
  * primary is killed (its groups shrink to one member, then heal on the third server while it is
- * away); at replication 3 a primary's replication thread alone is stopped for good (ptrace, {@link
- * FrozenThread}), which its watchdog must notice, stopping the server so that the master moves its
- * regions (it is then restarted); all while four clients write, delete and read twenty shared keys.
- * The scenarios of one replication factor share a cluster, each on keys of its own, and each leaves
- * it whole. Every operation is recorded (invoke and completion, a unique value per write, and for a
- * failed write whether it surely did not take effect).
+ * away); at replication 3 a primary's replication thread, or a backup's replication stream loop,
+ * alone is stopped for good (ptrace, {@link FrozenThread}), which its watchdog must notice,
+ * stopping the server so that the master moves its regions (it is then restarted); all while four
+ * clients write, delete and read twenty shared keys. The scenarios of one replication factor share
+ * a cluster, each on keys of its own, and each leaves it whole. Every operation is recorded (invoke
+ * and completion, a unique value per write, and for a failed write whether it surely did not take
+ * effect).
  *
  * <p>Checked: the cluster keeps acknowledging writes while the server is away (its regions' groups
  * shrink, a dead primary's backup is promoted); a server with a frozen thread stopped itself,
@@ -122,10 +123,17 @@ class ServerFaultIT {
     /** SIGSTOP for longer than the 4 s session timeout, then SIGCONT: its session has expired. */
     PAUSE("pause", "resume"),
     /**
-     * Its replication thread alone stopped for good (the rest of the process runs, heartbeats and
-     * renews its lease); its watchdog stops the server; then a restart.
+     * One loop of its request path alone stopped for good (the rest of the process runs, heartbeats
+     * and renews its lease): a primary's replication thread ({@code kvs-replicate}), a backup's
+     * replication stream loop ({@code kvs-stream}, through which its primaries' writes reach it);
+     * its watchdog stops the server; then a restart.
      */
-    FREEZE("freeze the replication thread of", "restart");
+    FREEZE("freeze a request-path loop of", "restart");
+
+    /** The thread FREEZE stops on a server in {@code role}. */
+    static String frozenThread(Victim role) {
+      return role == Victim.PRIMARY ? "kvs-replicate" : "kvs-stream";
+    }
 
     final String inject;
     final String heal;
@@ -143,6 +151,7 @@ class ServerFaultIT {
         Arguments.of(3, Victim.PRIMARY, Fault.FREEZE),
         Arguments.of(3, Victim.BACKUP, Fault.KILL),
         Arguments.of(3, Victim.BACKUP, Fault.PAUSE),
+        Arguments.of(3, Victim.BACKUP, Fault.FREEZE),
         Arguments.of(2, Victim.PRIMARY, Fault.KILL));
   }
 
@@ -188,7 +197,7 @@ class ServerFaultIT {
         int logBefore = cluster.log("server-" + victim).length();
         long injected = System.nanoTime();
         if (fault == Fault.FREEZE) {
-          awaitStoppedByItsWatchdog(cluster, victim, logBefore);
+          awaitStoppedByItsWatchdog(cluster, victim, Fault.frozenThread(role), logBefore);
         } else {
           cluster.inject(fault.inject, victim);
         }
@@ -263,22 +272,22 @@ class ServerFaultIT {
   }
 
   /**
-   * Freezes the replication thread of {@code victim}, and waits until its watchdog stopped it (the
+   * Freezes thread {@code thread} of {@code victim}, and waits until its watchdog stopped it (the
    * process ends, its log saying why).
    */
   private static void awaitStoppedByItsWatchdog(
-      ProcessCluster cluster, String victim, int logBefore) throws Exception {
+      ProcessCluster cluster, String victim, String thread, int logBefore) throws Exception {
     ProcessHandle process = cluster.process("server-" + victim);
-    try (FrozenThread frozen = FrozenThread.freeze(process, "kvs-replicate")) {
+    try (FrozenThread frozen = FrozenThread.freeze(process, thread)) {
       assertThat(frozen.awaitProcessEnd(WATCHDOG.multipliedBy(10)))
           .as(
-              "%s stopped by its watchdog within %s of its replication thread freezing",
-              victim, WATCHDOG.multipliedBy(10))
+              "%s stopped by its watchdog within %s of its thread %s freezing",
+              victim, WATCHDOG.multipliedBy(10), thread)
           .isTrue();
     }
     assertThat(cluster.log("server-" + victim).substring(logBefore))
         .contains(LOOP_STUCK)
-        .contains("kvs-replicate");
+        .contains("(" + thread + ")");
   }
 
   /** Each region's epoch in {@code client}'s map. */

@@ -257,6 +257,8 @@ public final class NativeMethods {
   /** The server's bootstrap port. */
   public static native int fabricServerPort(long server);
 
+  public static native boolean fabricServerProbe(long server);
+
   /** Disconnects every client and frees the server. */
   public static native void fabricServerStop(long server);
 
