@@ -278,8 +278,8 @@ KVS_EXPORT void kvs_fabric_options_init(kvs_fabric_options* options);
 
 // A service answering wire-protocol requests (docs/PROTOCOL.md) from
 // attached regions, for every transport: the fabric server and the client
-// door call it natively; kvs_service_handle and kvs_service_submit take
-// request bytes from any other caller.
+// door call it natively; kvs_service_handle takes request bytes from any
+// other caller.
 typedef struct kvs_service kvs_service;
 KVS_EXPORT kvs_service* kvs_service_create(void);
 // The engine the attached regions live in (it must outlive the service):
@@ -475,22 +475,6 @@ KVS_EXPORT int kvs_service_holds_replica(const kvs_service* service,
 KVS_EXPORT void kvs_service_handle(kvs_service* service, const void* request,
                                    size_t size, kvs_value_sink sink,
                                    void* sink_context);
-// Answers one encoded request like kvs_service_handle without waiting for
-// replication: returns 1 if the reply went to `sink` during the call, 0 if
-// it comes later through kvs_service_take_replies under `tag` (a replicated
-// write answers once its backups hold it, within the replication timeout).
-KVS_EXPORT int kvs_service_submit(kvs_service* service, const void* request,
-                                  size_t size, uint64_t tag,
-                                  kvs_value_sink sink, void* sink_context);
-typedef void (*kvs_tagged_sink)(void* context, uint64_t tag, const void* value,
-                                size_t size);
-// Waits up to `timeout_ms` for replies of kvs_service_submit, then passes
-// at most `max` of them to `sink` (oldest first) and returns how many.
-// Replies wait in the service until taken: their number is bounded by the
-// requests the caller submitted and has not taken back.
-KVS_EXPORT size_t kvs_service_take_replies(kvs_service* service, int timeout_ms,
-                                           size_t max, kvs_tagged_sink sink,
-                                           void* sink_context);
 // Every server using the service must be stopped first.
 KVS_EXPORT void kvs_service_destroy(kvs_service* service);
 

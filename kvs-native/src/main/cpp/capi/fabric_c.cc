@@ -3,11 +3,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
-#include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,19 +16,6 @@
 #include "channel/server.h"
 #include "kvs/kvs.h"
 #include "service/region_service.h"
-
-namespace {
-
-// One submitted request's reply: handed back by the call if it came
-// during it, else queued for kvs_service_take_replies.
-struct Submitted {
-  std::mutex mutex;
-  bool returned = false;  // the call returned without the reply
-  bool answered = false;
-  std::string reply;
-};
-
-}  // namespace
 
 struct kvs_fabric_server {
   kvs_service* service = nullptr;
@@ -271,54 +255,6 @@ void kvs_service_handle(kvs_service* service, const void* request, size_t size,
       /*session=*/nullptr,
       std::string_view(static_cast<const char*>(request), size), &reply);
   sink(sink_context, reply.data(), reply.size());
-}
-
-int kvs_service_submit(kvs_service* service, const void* request, size_t size,
-                       uint64_t tag, kvs_value_sink sink, void* sink_context) {
-  auto submitted = std::make_shared<Submitted>();
-  service->service.HandleAsync(
-      /*session=*/nullptr,
-      std::string_view(static_cast<const char*>(request), size),
-      [service, submitted, tag](std::string reply) {
-        {
-          std::lock_guard<std::mutex> lock(submitted->mutex);
-          if (!submitted->returned) {
-            submitted->answered = true;
-            submitted->reply = std::move(reply);
-            return;
-          }
-        }
-        std::lock_guard<std::mutex> lock(service->replies_mutex);
-        service->replies.emplace_back(tag, std::move(reply));
-        service->replies_ready.notify_one();
-      });
-  std::lock_guard<std::mutex> lock(submitted->mutex);
-  if (!submitted->answered) {
-    submitted->returned = true;
-    return 0;
-  }
-  sink(sink_context, submitted->reply.data(), submitted->reply.size());
-  return 1;
-}
-
-size_t kvs_service_take_replies(kvs_service* service, int timeout_ms,
-                                size_t max, kvs_tagged_sink sink,
-                                void* sink_context) {
-  std::deque<std::pair<uint64_t, std::string>> taken;
-  {
-    std::unique_lock<std::mutex> lock(service->replies_mutex);
-    service->replies_ready.wait_for(
-        lock, std::chrono::milliseconds(std::max(0, timeout_ms)),
-        [&] { return !service->replies.empty(); });
-    while (!service->replies.empty() && taken.size() < max) {
-      taken.push_back(std::move(service->replies.front()));
-      service->replies.pop_front();
-    }
-  }
-  for (const auto& [tag, reply] : taken) {
-    sink(sink_context, tag, reply.data(), reply.size());
-  }
-  return taken.size();
 }
 
 void kvs_service_destroy(kvs_service* service) { delete service; }

@@ -305,48 +305,6 @@ jbyteArray ServiceHandle(JNIEnv* env, jclass, jlong service, jobject request,
   return sink.result;
 }
 
-// As ServiceHandle, without waiting for replication: the reply, or null
-// if it comes later through ServiceTakeReplies under `tag`.
-jbyteArray ServiceSubmit(JNIEnv* env, jclass, jlong service, jobject request,
-                         jint position, jint length, jlong tag) {
-  const char* base = DirectRange(env, request, position, length);
-  if (base == nullptr) return nullptr;
-  ArraySink sink{env, nullptr};
-  kvs_service_submit(reinterpret_cast<kvs_service*>(service), base,
-                     static_cast<size_t>(length), static_cast<uint64_t>(tag),
-                     &SinkToArray, &sink);
-  return sink.result;
-}
-
-struct TaggedArrays {
-  JNIEnv* env;
-  jlongArray tags;
-  jobjectArray replies;
-  jsize next;
-};
-
-void SinkTagged(void* context, uint64_t tag, const void* value, size_t size) {
-  auto* out = static_cast<TaggedArrays*>(context);
-  const jlong tag_value = static_cast<jlong>(tag);
-  out->env->SetLongArrayRegion(out->tags, out->next, 1, &tag_value);
-  jbyteArray reply = NewByteArrayOf(out->env, value, size);
-  out->env->SetObjectArrayElement(out->replies, out->next, reply);
-  out->env->DeleteLocalRef(reply);
-  ++out->next;
-}
-
-// Waits up to `timeout_ms` for submitted requests' replies; fills `tags`
-// and `replies` (the same length) and returns how many.
-jint ServiceTakeReplies(JNIEnv* env, jclass, jlong service, jint timeout_ms,
-                        jlongArray tags, jobjectArray replies) {
-  const jsize max =
-      std::min(env->GetArrayLength(tags), env->GetArrayLength(replies));
-  TaggedArrays out{env, tags, replies, 0};
-  kvs_service_take_replies(reinterpret_cast<kvs_service*>(service), timeout_ms,
-                           static_cast<size_t>(max), &SinkTagged, &out);
-  return out.next;
-}
-
 void ServiceDestroy(JNIEnv*, jclass, jlong service) {
   kvs_service_destroy(reinterpret_cast<kvs_service*>(service));
 }
@@ -502,9 +460,6 @@ bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class) {
       KVS_NATIVE("serviceDetach", "(JJ)V", ServiceDetach),
       KVS_NATIVE("serviceHandle", "(JLjava/nio/ByteBuffer;II)[B",
                  ServiceHandle),
-      KVS_NATIVE("serviceSubmit", "(JLjava/nio/ByteBuffer;IIJ)[B",
-                 ServiceSubmit),
-      KVS_NATIVE("serviceTakeReplies", "(JI[J[[B)I", ServiceTakeReplies),
       KVS_NATIVE("serviceDestroy", "(J)V", ServiceDestroy),
       KVS_NATIVE(
           "fabricServerStart",

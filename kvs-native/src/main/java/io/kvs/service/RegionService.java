@@ -18,9 +18,8 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
  * Answers wire-protocol requests (docs/PROTOCOL.md) from engine regions attached by id and epoch,
  * natively: the handler behind every transport. The fabric server and the client door ({@link
  * ClientDoor}) call it without entering the JVM; other callers hand it a request's bytes with
- * {@link #handle} or {@link #submit}. Requests for regions not attached get WRONG_REGION, for
- * another epoch STALE_EPOCH. Thread-safe; close it after the servers that use it and before the
- * engine.
+ * {@link #handle}. Requests for regions not attached get WRONG_REGION, for another epoch
+ * STALE_EPOCH. Thread-safe; close it after the servers that use it and before the engine.
  */
 public final class RegionService implements AutoCloseable {
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
@@ -394,40 +393,6 @@ public final class RegionService implements AutoCloseable {
     lock.readLock().lock();
     try {
       return NativeMethods.serviceHandle(live(), request, position, length);
-    } finally {
-      lock.readLock().unlock();
-    }
-  }
-
-  /**
-   * Answers the encoded request like {@link #handle} without waiting for replication: returns the
-   * reply, or null when a replicated write is still waiting for its backups; its reply then comes
-   * through {@link #takeReplies} under {@code tag}, within the replication timeout.
-   */
-  public byte[] submit(ByteBuffer request, int position, int length, long tag) {
-    if (!request.isDirect()) {
-      throw new IllegalArgumentException("request must be a direct buffer");
-    }
-    lock.readLock().lock();
-    try {
-      return NativeMethods.serviceSubmit(live(), request, position, length, tag);
-    } finally {
-      lock.readLock().unlock();
-    }
-  }
-
-  /**
-   * Waits up to {@code timeoutMillis} for replies of {@link #submit} that were not returned by it,
-   * and puts at most {@code tags.length} of them in {@code tags} and {@code replies} (oldest
-   * first); returns how many.
-   */
-  public int takeReplies(int timeoutMillis, long[] tags, byte[][] replies) {
-    if (tags.length != replies.length) {
-      throw new IllegalArgumentException("tags and replies must have the same length");
-    }
-    lock.readLock().lock();
-    try {
-      return NativeMethods.serviceTakeReplies(live(), timeoutMillis, tags, replies);
     } finally {
       lock.readLock().unlock();
     }

@@ -226,20 +226,6 @@ public final class NativeMethods {
   public static native byte[] serviceHandle(
       long service, ByteBuffer request, int position, int length);
 
-  /**
-   * As {@link #serviceHandle} without waiting for replication: the reply, or null when it comes
-   * later through {@link #serviceTakeReplies} under {@code tag}.
-   */
-  public static native byte[] serviceSubmit(
-      long service, ByteBuffer request, int position, int length, long tag);
-
-  /**
-   * Waits up to {@code timeoutMillis} for replies of {@link #serviceSubmit}; fills {@code tags} and
-   * {@code replies} and returns how many.
-   */
-  public static native int serviceTakeReplies(
-      long service, int timeoutMillis, long[] tags, byte[][] replies);
-
   /** Frees the service; every server using it must be stopped. */
   public static native void serviceDestroy(long service);
 
