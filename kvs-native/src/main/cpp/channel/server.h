@@ -149,10 +149,27 @@ class RequestHandler {
     Handle(session, request, &reply);
     respond(std::move(reply));
   }
+  // Where the answers to what a turn left in flight arrive, for a caller
+  // that watches for them: `fd` (readable once some came; -1: nothing to
+  // watch, the handler's own threads take them), valid while `owner`
+  // lives (a caller that keeps watching takes a copy of it); `source` a
+  // number that tells one owner from a later one.
+  struct AnswerWatch {
+    int fd = -1;
+    uint64_t source = 0;
+    std::shared_ptr<const void> owner;
+  };
   // Called by a thread that runs requests in turns (a shard; util/turns.h)
   // at the end of each turn in which it handled one: does in bulk what the
-  // turn's requests left (posts replicated writes to the backups).
-  virtual void EndOfTurn() {}
+  // turn's requests left (posts replicated writes to the backups). With
+  // `may_watch` (the thread has an event loop), it may return a descriptor
+  // to watch: the caller then calls AnswersArrived once it is readable (or
+  // when it stops watching), and EndOfTurn again.
+  virtual AnswerWatch EndOfTurn(bool may_watch) {
+    (void)may_watch;
+    return {};
+  }
+  virtual void AnswersArrived() {}
   // Whether `request` must never wait behind other requests: it goes to a
   // worker of its own. A request whose handling waits for a peer (a
   // primary's write waits for its backups) must not hold up the messages

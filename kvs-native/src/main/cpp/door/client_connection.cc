@@ -206,10 +206,10 @@ void ClientConnection::Execute(std::string_view request) {
   if (!end_of_turn_scheduled) {
     end_of_turn_scheduled = true;
     SetEndsTurns(true);
-    channel::RequestHandler* handler = context_->handler;
-    shard_->Defer([handler] {
+    AnswerWatcher* watcher = context_->watchers[shard_->index()].get();
+    shard_->Defer([watcher] {
       end_of_turn_scheduled = false;
-      handler->EndOfTurn();
+      watcher->EndOfTurn();
     });
   }
   std::shared_ptr<ClientConnection> self = shared_from_this();

@@ -42,8 +42,10 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "channel/server.h"
+#include "door/answer_watcher.h"
 #include "door/tls_session.h"
 #include "shard/shard.h"
 
@@ -77,6 +79,8 @@ struct DoorCounters {
 // What the door's connections share (owned by the door).
 struct DoorContext {
   channel::RequestHandler* handler = nullptr;
+  // Each shard's end of turn, by shard index (door/answer_watcher.h).
+  std::vector<std::shared_ptr<AnswerWatcher>> watchers;
   ClientDoorOptions options;
   std::unique_ptr<TlsContext> tls;  // null: plain TCP
   DoorCounters counters;

@@ -159,6 +159,8 @@ Status ClientDoor::Start(channel::RequestHandler* handler,
                                       &started->listener_, &started->port_));
   for (size_t i = 0; i < options.shards; ++i) {
     started->shards_.push_back(std::make_unique<shard::Shard>(i));
+    started->context_.watchers.push_back(std::make_shared<AnswerWatcher>(
+        started->shards_.back().get(), handler));
     KVS_RETURN_IF_ERROR(started->shards_.back()->Start());
   }
   started->acceptor_ =

@@ -8,6 +8,8 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
@@ -334,6 +336,118 @@ TEST(ClientDoorTest, AnIdleDoorBlocks) {
   // The handler's own thread naps each millisecond; the shards take no turn.
   EXPECT_EQ(door->stats().shard_turns, turns);
   EXPECT_LT(ProcessCpuMillis() - cpu, 100.0);
+}
+
+}  // namespace
+}  // namespace kvs::door
+
+namespace kvs::door {
+namespace {
+
+// Holds requests starting with 'W' in flight (as replicated writes wait for
+// their backups) and offers an eventfd to watch for their "answers"
+// (RequestHandler::EndOfTurn); once it is readable, the next end of turn
+// answers them. Everything but the eventfd's writer runs on the shard.
+class Watching : public channel::RequestHandler {
+ public:
+  Watching() { Replace(); }
+  ~Watching() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  void Handle(channel::Session*, std::string_view request,
+              std::string* reply) override {
+    reply->assign(request);
+  }
+  void HandleAsync(channel::Session*, std::string_view request,
+                   Respond respond) override {
+    if (!request.empty() && request[0] == 'W') {
+      held_.emplace_back(std::string(request), std::move(respond));
+      return;
+    }
+    respond(std::string(request));
+  }
+  AnswerWatch EndOfTurn(bool may_watch) override {
+    end_of_turns_.fetch_add(1);
+    if (!may_watch) not_offered_.fetch_add(1);
+    if (arrived_) {
+      arrived_ = false;
+      uint64_t drained;
+      (void)!::read(fd_, &drained, sizeof drained);
+      for (auto& [request, respond] : held_) respond("held:" + request);
+      held_.clear();
+    }
+    if (held_.empty() || watched_) return {};
+    watched_ = true;
+    return {fd_, source_, owner_};
+  }
+  void AnswersArrived() override {
+    watched_ = false;
+    arrived_ = true;
+    arrivals_.fetch_add(1);
+  }
+
+  // From the test: the answers came.
+  void Answer() {
+    const uint64_t one = 1;
+    ASSERT_EQ(::write(fd_, &one, sizeof one), 8);
+  }
+  // From the test, while nothing is held: a new descriptor (and source);
+  // the old one closes once the door's copy is all that is left of it.
+  void Replace() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    ++source_;
+    owner_ = std::make_shared<int>(0);
+  }
+  uint64_t arrivals() const { return arrivals_.load(); }
+  uint64_t not_offered() const { return not_offered_.load(); }
+
+ private:
+  std::deque<std::pair<std::string, Respond>> held_;  // the shard's
+  bool watched_ = false;
+  bool arrived_ = false;
+  int fd_ = -1;
+  uint64_t source_ = 0;
+  std::shared_ptr<const void> owner_;
+  std::atomic<uint64_t> end_of_turns_{0};
+  std::atomic<uint64_t> not_offered_{0};
+  std::atomic<uint64_t> arrivals_{0};
+};
+
+// Whether `socket` becomes readable within `wait`.
+bool ReadableWithin(int socket, std::chrono::milliseconds wait) {
+  struct pollfd one {
+    socket, POLLIN, 0
+  };
+  return ::poll(&one, 1, static_cast<int>(wait.count())) == 1;
+}
+
+// The door watches, on the shard, the descriptor the handler's end of turn
+// offers, and when it is readable runs the end of turn again, which answers
+// what was held: no other thread answers. Armed again each round; a new
+// descriptor (a new source) is watched instead of the old.
+TEST(ClientDoorTest, AShardWatchesForTheAnswersItsTurnLeftInFlight) {
+  Watching handler;
+  ClientDoorOptions options;
+  options.shards = 1;
+  std::unique_ptr<ClientDoor> door;
+  ASSERT_TRUE(ClientDoor::Start(&handler, options, &door).ok());
+  Client client(door->port());
+  ASSERT_EQ(client.Handshake("").first, 0);
+  for (int round = 1; round <= 3; ++round) {
+    if (round == 3) handler.Replace();
+    client.Send("W" + std::to_string(round));
+    client.Send("x");
+    EXPECT_EQ(client.Receive(), "x");
+    // Held until its answers come.
+    EXPECT_FALSE(
+        ReadableWithin(client.socket(), std::chrono::milliseconds(50)));
+    handler.Answer();
+    EXPECT_EQ(client.Receive(), "held:W" + std::to_string(round));
+    EXPECT_EQ(handler.arrivals(), static_cast<uint64_t>(round));
+  }
+  EXPECT_EQ(handler.not_offered(), 0u);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <poll.h>
 #include <sched.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -46,8 +47,16 @@ size_t Replicator::Group::Stripe(std::string_view key) {
   return Hash64(key.data(), key.size()) % kStripes;
 }
 
+namespace {
+std::atomic<uint64_t> next_replicator_id{1};
+}  // namespace
+
 Replicator::Replicator(ReplicatorOptions options)
     : options_(std::move(options)),
+      answer_set_(options_.endpoint.provider == fabric::Provider::kStream
+                      ? ::epoll_create1(EPOLL_CLOEXEC)
+                      : -1),
+      id_(next_replicator_id.fetch_add(1)),
       thread_([this] {
         SetThreadName(kThreadReplication);
         Run();
@@ -69,6 +78,29 @@ Replicator::~Replicator() {
   catch_up_reader_.join();
   connector_.join();  // after an attempt under way: bounded by its timeouts
   if (work_fd_ >= 0) ::close(work_fd_);
+  // A watcher may hold a copy of it (door/answer_watch.h): the set lives
+  // on, empty once the connections are closed.
+  if (answer_set_ >= 0) ::close(answer_set_);
+}
+
+void Replicator::AnswerSetAddLocked(Peer* peer) {
+  if (answer_set_ < 0 || peer->in_answer_set ||
+      !peer->client->wakes_reliably()) {
+    return;
+  }
+  struct epoll_event watch {};
+  watch.events = EPOLLIN;
+  watch.data.fd = peer->client->wait_fd();
+  if (::epoll_ctl(answer_set_, EPOLL_CTL_ADD, watch.data.fd, &watch) == 0) {
+    peer->in_answer_set = true;
+  }
+}
+
+void Replicator::AnswerSetRemoveLocked(Peer* peer) {
+  if (!peer->in_answer_set) return;
+  (void)::epoll_ctl(answer_set_, EPOLL_CTL_DEL, peer->client->wait_fd(),
+                    nullptr);
+  peer->in_answer_set = false;
 }
 
 void Replicator::NotifyWorkLocked() {
@@ -85,11 +117,15 @@ bool Replicator::WaitForArrivals(
   if (work_fd_ < 0) return false;
   std::vector<struct pollfd> watched;
   bool reliable = true;
+  // A shard watches the connections for their answers (Drive): this
+  // thread looks only at its bound, for the timeouts.
+  const bool watcher = answer_watched_.load(std::memory_order_acquire);
   {
     // The connections are used under the turn's lock only (Drive).
     std::lock_guard<std::mutex> turn(turn_mutex_);
     for (const auto& peer : peers) {
       if (!peer->client->health().ok()) continue;
+      if (watcher && peer->in_answer_set) continue;
       const int fd = peer->client->wait_fd();
       if (fd < 0) return false;
       // Something arrived already: progress it now.
@@ -1075,7 +1111,14 @@ void Replicator::ConnectPeers() {
     std::shared_ptr<Peer> peer = Dial(target, &status);
     lock.lock();
     Dialing& dial = dialing_[name];  // never erased: still there
-    if (peer != nullptr) peers_[name] = std::move(peer);
+    if (peer != nullptr) {
+      const auto replaced = peers_.find(name);
+      if (replaced != peers_.end()) {
+        AnswerSetRemoveLocked(replaced->second.get());
+      }
+      AnswerSetAddLocked(peer.get());
+      peers_[name] = std::move(peer);
+    }
     dial.failure = status;
     dial.done = attempt;
     NotifyWorkLocked();
@@ -1152,7 +1195,14 @@ bool Replicator::Turn(bool driven, bool* waiting,
     std::lock_guard<std::mutex> lock(mutex_);
     *seen = work_generation_;
     for (const auto& [region_id, group] : groups_) groups.push_back(group);
-    for (const auto& [name, peer] : peers_) peers->push_back(peer);
+    for (const auto& [name, peer] : peers_) {
+      // A broken connection stays readable (its end): out of the answer
+      // set, or a watcher would wake for it again and again.
+      if (peer->in_answer_set && !peer->client->health().ok()) {
+        AnswerSetRemoveLocked(peer.get());
+      }
+      peers->push_back(peer);
+    }
   }
   turn_began_ns_.store(Clock::now().time_since_epoch().count(),
                        std::memory_order_release);
@@ -1197,13 +1247,13 @@ bool Replicator::Turn(bool driven, bool* waiting,
   return busy;
 }
 
-void Replicator::Drive() {
+bool Replicator::Drive(bool may_watch) {
   std::unique_lock<std::mutex> turn(turn_mutex_, std::try_to_lock);
   if (!turn.owns_lock()) {
     // The replication thread is in a turn: it takes one more.
     std::lock_guard<std::mutex> lock(mutex_);
     NotifyWorkLocked();
-    return;
+    return false;
   }
   {
     // Only connections whose sends never wait (the stream transport): a
@@ -1215,7 +1265,7 @@ void Replicator::Drive() {
     }
     if (!reliable) {
       NotifyWorkLocked();
-      return;
+      return false;
     }
   }
   drives_.fetch_add(1, std::memory_order_relaxed);
@@ -1228,17 +1278,23 @@ void Replicator::Drive() {
     if (!Turn(/*driven=*/true, &waiting, &peers, &seen)) break;
   }
   turn.unlock();
-  if (waiting) {
-    // Writes are in flight: the backups' answers must be taken even if no
-    // shard turns again. Unless the replication thread already waits on
-    // the connections, it is told (idle, it wakes; between turns, it looks
-    // again): it then waits on them.
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!polling_) {
-      ++work_generation_;
-      work_.notify_all();
-    }
+  if (!waiting) return false;
+  // The caller watches for the answers, unless another caller does.
+  bool watches = false;
+  if (may_watch && answer_set_ >= 0) {
+    bool expected = false;
+    watches = answer_watched_.compare_exchange_strong(
+        expected, true, std::memory_order_acq_rel);
   }
+  // Writes are in flight: unless the replication thread already waits (on
+  // the connections, or with a watcher on its 10 ms bound only, for the
+  // timeouts), it is told (idle, it wakes; between turns, it looks again).
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!polling_) {
+    ++work_generation_;
+    work_.notify_all();
+  }
+  return watches;
 }
 
 bool Replicator::Connected(const Stream& stream) {

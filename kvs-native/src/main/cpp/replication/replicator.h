@@ -267,7 +267,24 @@ class Replicator final : public lsm::ReplicationTap {
   // without waking the replication thread.
   // A write from a thread that ends its turns (util/turns.h) notifies
   // nobody: that thread's Drive posts it.
-  void Drive();
+  // With `may_watch` (a shard with an event loop), when writes are still in
+  // flight and no other caller watches for their answers, it returns true:
+  // the caller then watches AnswerFd() (readable once a backup answered),
+  // calls AnswersArrived when it fires, and Drive again -- and the
+  // replication thread does not wake for those answers (it still looks at
+  // least every 10 ms, for the timeouts; so an answer a watcher missed
+  // waits that long at most). Over the stream transport only.
+  bool Drive(bool may_watch = false);
+  // The descriptor a watching caller waits on (an epoll set of the
+  // backups' connections), or -1 on a transport without one.
+  int AnswerFd() const { return answer_set_; }
+  // A number no other Replicator of this process has: a watcher's key for
+  // AnswerFd (a descriptor number may be reused).
+  uint64_t id() const { return id_; }
+  // The watcher's descriptor fired (or it stopped watching).
+  void AnswersArrived() {
+    answer_watched_.store(false, std::memory_order_release);
+  }
   // The server's watchdog (one thread at a time, never blocking): whether
   // the replication thread came round its loop since the previous call
   // (true on the first); if it did, asks it to come round again. False too
@@ -425,6 +442,17 @@ class Replicator final : public lsm::ReplicationTap {
                        uint64_t seen);
   int work_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   bool polling_ = false;  // under mutex_: blocked in WaitForArrivals
+  // Drive's watchers (the stream transport): every live peer's connection
+  // is in `answer_set_` (Peer::in_answer_set, under mutex_); one caller at
+  // a time watches it (answer_watched_), and while one does the
+  // replication thread leaves the connections to it.
+  int answer_set_ = -1;
+  std::atomic<bool> answer_watched_{false};
+  const uint64_t id_;
+  // Puts `peer`'s connection in the answer set, or takes it out (caller
+  // holds mutex_).
+  void AnswerSetAddLocked(Peer* peer);
+  void AnswerSetRemoveLocked(Peer* peer);
   // The catch-up reader's own wake-up (under mutex_): new streams to catch
   // up and the end. Writes do not wake it (they notify work_ only), so a
   // busy primary's reader stays asleep.

@@ -123,6 +123,8 @@ struct Replicator::Peer {
   // (channel::ReplicaBuffer, "Lifetime").
   std::map<uint64_t, size_t> writes_in_flight;
   size_t posts_in_flight = 0;  // one-sided writes (each of some batches)
+  // Its connection is in the Replicator's answer set (under its mutex_).
+  bool in_answer_set = false;
 };
 
 // A region's replication: its streams, one per backup, and what they share.

@@ -683,13 +683,23 @@ replication::SendIndexSinkStats RegionService::BackupStats() const {
   return total;
 }
 
-void RegionService::EndOfTurn() {
+channel::RequestHandler::AnswerWatch RegionService::EndOfTurn(bool may_watch) {
   std::shared_ptr<replication::Replicator> replicator;
   {
     std::shared_lock<std::shared_mutex> lock(mutex_);
     replicator = replicator_;
   }
-  if (replicator != nullptr) replicator->Drive();
+  if (replicator == nullptr || !replicator->Drive(may_watch)) return {};
+  return {replicator->AnswerFd(), replicator->id(), replicator};
+}
+
+void RegionService::AnswersArrived() {
+  std::shared_ptr<replication::Replicator> replicator;
+  {
+    std::shared_lock<std::shared_mutex> lock(mutex_);
+    replicator = replicator_;
+  }
+  if (replicator != nullptr) replicator->AnswersArrived();
 }
 
 bool RegionService::IsControl(std::string_view request) const {

@@ -188,7 +188,8 @@ class RegionService final : public channel::RequestHandler {
   // writes, which may be waiting for this server's own backups.
   bool IsControl(std::string_view request) const override;
   // Drives the replication streams (Replicator::Drive).
-  void EndOfTurn() override;
+  AnswerWatch EndOfTurn(bool may_watch) override;
+  void AnswersArrived() override;
 
   // Executes and encodes, for transports that hold a decoded request
   // already, handing the reply to `respond` (RequestHandler::HandleAsync).

@@ -68,7 +68,7 @@ void Shard::Watch(int fd, uint32_t events, std::shared_ptr<Handler> handler) {
     watched_[fd] = Watched{events, std::move(handler)};
     return;
   }
-  if (it->second.events != events) {
+  if (it->second.events != events || (events & EPOLLONESHOT) != 0) {
     KVS_CHECK(::epoll_ctl(poll_set_, EPOLL_CTL_MOD, fd, &watch) == 0);
     it->second.events = events;
   }

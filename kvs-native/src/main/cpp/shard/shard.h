@@ -68,7 +68,8 @@ class Shard {
   bool OnShard() const { return Current() == this; }
 
   // On the shard: watches `fd` for `events` (0: registered, reporting only
-  // hang-ups and errors), calling `handler`; again to change the events.
+  // hang-ups and errors), calling `handler`; again to change the events,
+  // or, with EPOLLONESHOT, to arm it again after it fired.
   // The shard holds `handler` until Unwatch.
   void Watch(int fd, uint32_t events, std::shared_ptr<Handler> handler);
   void Unwatch(int fd);
