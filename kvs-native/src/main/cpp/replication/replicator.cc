@@ -1281,19 +1281,14 @@ bool Replicator::Drive(bool may_watch) {
   if (!waiting) return false;
   // The caller watches for the answers, unless another caller does.
   bool watches = false;
-  bool watched = false;
   if (may_watch && answer_set_ >= 0) {
     bool expected = false;
     watches = answer_watched_.compare_exchange_strong(
         expected, true, std::memory_order_acq_rel);
-    watched = watches || expected;
   }
-  // A shard takes the answers: the thread is not woken for them (idle, it
-  // still looks within kIdleWait, for the timeouts).
-  if (watched) return watches;
-  // Writes are in flight: unless the replication thread already waits on
-  // the connections, it is told (idle, it wakes; between turns, it looks
-  // again).
+  // Writes are in flight: unless the replication thread already waits (on
+  // the connections, or with a watcher on its 10 ms bound only, for the
+  // timeouts), it is told (idle, it wakes; between turns, it looks again).
   std::lock_guard<std::mutex> lock(mutex_);
   if (!polling_) {
     ++work_generation_;
