@@ -78,7 +78,7 @@ Replicator::~Replicator() {
   catch_up_reader_.join();
   connector_.join();  // after an attempt under way: bounded by its timeouts
   if (work_fd_ >= 0) ::close(work_fd_);
-  // A watcher may hold a copy of it (door/answer_watch.h): the set lives
+  // A watcher may hold a copy of it (door/answer_watcher.h): the set lives
   // on, empty once the connections are closed.
   if (answer_set_ >= 0) ::close(answer_set_);
 }
