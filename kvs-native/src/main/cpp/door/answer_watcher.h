@@ -7,8 +7,8 @@
 // come it takes the turn again, settling the writes and writing their
 // replies on this shard. So an answer wakes one thread, the shard, not the
 // replication thread and then the shard (docs/ARCHITECTURE.md "Server
-// threads"). The replication thread keeps its 10 ms look for the timeouts:
-// an answer a watch missed waits that long at most.
+// threads"). The replication thread still looks for the timeouts (within
+// 100 ms): an answer a watch missed waits that long at most.
 //
 // Thread safety: on its shard only; destroyed after the shard stopped.
 

@@ -1272,23 +1272,38 @@ bool Replicator::Drive(bool may_watch) {
   // A few turns while they make progress (what the backups answered at
   // once, a catch-up's next segment); the replication thread does the rest.
   bool waiting = false;
+  bool more = false;  // the last turn still made progress: work is left
   for (int i = 0; i < kDriveTurnsMax; ++i) {
     std::vector<std::shared_ptr<Peer>> peers;
     uint64_t seen = 0;
-    if (!Turn(/*driven=*/true, &waiting, &peers, &seen)) break;
+    more = Turn(/*driven=*/true, &waiting, &peers, &seen);
+    if (!more) break;
   }
   turn.unlock();
+  if (more) {
+    // A catch-up's next segments, a long queue: the thread's work.
+    std::lock_guard<std::mutex> lock(mutex_);
+    NotifyWorkLocked();
+  }
   if (!waiting) return false;
   // The caller watches for the answers, unless another caller does.
   bool watches = false;
+  bool watched = false;
   if (may_watch && answer_set_ >= 0) {
     bool expected = false;
     watches = answer_watched_.compare_exchange_strong(
         expected, true, std::memory_order_acq_rel);
+    watched = watches || expected;
   }
-  // Writes are in flight: unless the replication thread already waits (on
-  // the connections, or with a watcher on its 10 ms bound only, for the
-  // timeouts), it is told (idle, it wakes; between turns, it looks again).
+  // A shard takes the answers: the thread is not woken for them (at one
+  // write in flight, its turn would hold the lock the answering shard
+  // needs). It still looks for the timeouts (within kReliableArrivalWait
+  // while it waits in its loop, kIdleWait while idle), and streams to
+  // connect or open woke it (Turn), as did work left above.
+  if (watched) return watches;
+  // Writes are in flight: unless the replication thread already waits on
+  // the connections, it is told (idle, it wakes; between turns, it looks
+  // again).
   std::lock_guard<std::mutex> lock(mutex_);
   if (!polling_) {
     ++work_generation_;

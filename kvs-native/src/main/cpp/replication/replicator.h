@@ -271,9 +271,12 @@ class Replicator final : public lsm::ReplicationTap {
   // flight and no other caller watches for their answers, it returns true:
   // the caller then watches AnswerFd() (readable once a backup answered),
   // calls AnswersArrived when it fires, and Drive again -- and the
-  // replication thread does not wake for those answers (it still looks at
-  // least every 10 ms, for the timeouts; so an answer a watcher missed
-  // waits that long at most). Over the stream transport only.
+  // replication thread is not woken for those writes (it still looks for
+  // the timeouts, every 10 ms while it waits in its loop and every
+  // kIdleWait, 100 ms, while idle: an answer a watcher missed waits that
+  // long at most). Work a Drive leaves (streams to connect or open, turns
+  // still making progress when it stops) wakes the thread.
+  // Over the stream transport only.
   bool Drive(bool may_watch = false);
   // The descriptor a watching caller waits on (an epoll set of the
   // backups' connections), or -1 on a transport without one.
