@@ -35,7 +35,9 @@ import org.HdrHistogram.Histogram;
  * outstanding requests per client. Reports ops/s, the server process's CPU per request (every
  * thread: spinning, workers, shards), and latency percentiles, and each fabric transport over the
  * client door; a table, JSON lines in {@code target/bench/protocol.json} and a chart. (The Netty
- * front end it once also measured is gone; docs/BENCHMARKS.md keeps its numbers from then.)
+ * front end it once also measured is gone; docs/BENCHMARKS.md keeps its numbers from then.) After
+ * them, the machine's floor for the same round trips with none of KVS in it ({@link LoopbackFloor}:
+ * loopback TCP between processes that block in epoll, one and two hops, blocking and spinning).
  *
  * <p>Usage: {@code [--quick] [--seconds N] [--workers N] [--out-dir DIR] [--data-dir DIR]}
  */
@@ -142,7 +144,8 @@ public final class ProtocolBenchmark {
       }
       Directories.deleteRecursively(serverData);
     }
-    report(results, outDir, quick);
+    List<LoopbackFloor.Result> floors = LoopbackFloor.measure(quick);
+    report(results, outDir, quick, floors);
   }
 
   private static WireTransport connect(String transport, String[] ports) throws Exception {
@@ -276,7 +279,9 @@ public final class ProtocolBenchmark {
     }
   }
 
-  private static void report(List<Result> results, Path outDir, boolean quick) throws IOException {
+  private static void report(
+      List<Result> results, Path outDir, boolean quick, List<LoopbackFloor.Result> floors)
+      throws IOException {
     TextTable table =
         new TextTable(
             1,
@@ -339,6 +344,10 @@ public final class ProtocolBenchmark {
             perCpu,
             r.p50() / door.p50());
       }
+    }
+    LoopbackFloor.print(floors);
+    for (LoopbackFloor.Result floor : floors) {
+      json.add(floor.json(quick));
     }
     Files.createDirectories(outDir);
     Files.write(outDir.resolve("protocol.json"), json);
