@@ -49,7 +49,8 @@ final class KeyOperation<T> extends Operation<T> {
     return write;
   }
 
-  static CompletableFuture<Void> put(ClientContext context, byte[] key, byte[] value) {
+  static CompletableFuture<Void> put(
+      ClientContext context, byte[] key, byte[] value, boolean awaited) {
     return new KeyOperation<Void>(
             context,
             "put",
@@ -58,10 +59,12 @@ final class KeyOperation<T> extends Operation<T> {
             OK,
             reply -> null,
             true)
+        .awaitedIf(awaited)
         .start();
   }
 
-  static CompletableFuture<Optional<byte[]>> get(ClientContext context, byte[] key) {
+  static CompletableFuture<Optional<byte[]>> get(
+      ClientContext context, byte[] key, boolean awaited) {
     return new KeyOperation<Optional<byte[]>>(
             context,
             "get",
@@ -73,11 +76,12 @@ final class KeyOperation<T> extends Operation<T> {
                     ? Optional.of(reply.value())
                     : Optional.<byte[]>empty(),
             false)
+        .awaitedIf(awaited)
         .start();
   }
 
   /** Deleting a key that has no value succeeds. */
-  static CompletableFuture<Void> delete(ClientContext context, byte[] key) {
+  static CompletableFuture<Void> delete(ClientContext context, byte[] key, boolean awaited) {
     return new KeyOperation<Void>(
             context,
             "delete",
@@ -86,6 +90,7 @@ final class KeyOperation<T> extends Operation<T> {
             OK_OR_NOT_FOUND,
             reply -> null,
             true)
+        .awaitedIf(awaited)
         .start();
   }
 

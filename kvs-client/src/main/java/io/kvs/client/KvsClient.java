@@ -195,6 +195,10 @@ public final class KvsClient implements AutoCloseable {
    * @return completes when the region's primary has acknowledged the write
    */
   public CompletableFuture<Void> putAsync(byte[] key, byte[] value) {
+    return put(key, value, false);
+  }
+
+  private CompletableFuture<Void> put(byte[] key, byte[] value, boolean awaited) {
     Objects.requireNonNull(key, "key");
     Objects.requireNonNull(value, "value");
     try {
@@ -203,7 +207,7 @@ public final class KvsClient implements AutoCloseable {
     } catch (KvsException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return ifOpen(() -> KeyOperation.put(context, key, value));
+    return ifOpen(() -> KeyOperation.put(context, key, value, awaited));
   }
 
   /**
@@ -213,13 +217,17 @@ public final class KvsClient implements AutoCloseable {
    * @return the value, or empty if the key has none
    */
   public CompletableFuture<Optional<byte[]>> getAsync(byte[] key) {
+    return get(key, false);
+  }
+
+  private CompletableFuture<Optional<byte[]>> get(byte[] key, boolean awaited) {
     Objects.requireNonNull(key, "key");
     try {
       Checks.key(key, "key");
     } catch (KvsException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return ifOpen(() -> KeyOperation.get(context, key));
+    return ifOpen(() -> KeyOperation.get(context, key, awaited));
   }
 
   /**
@@ -229,13 +237,17 @@ public final class KvsClient implements AutoCloseable {
    * @return completes when the region's primary has acknowledged the delete
    */
   public CompletableFuture<Void> deleteAsync(byte[] key) {
+    return delete(key, false);
+  }
+
+  private CompletableFuture<Void> delete(byte[] key, boolean awaited) {
     Objects.requireNonNull(key, "key");
     try {
       Checks.key(key, "key");
     } catch (KvsException e) {
       return CompletableFuture.failedFuture(e);
     }
-    return ifOpen(() -> KeyOperation.delete(context, key));
+    return ifOpen(() -> KeyOperation.delete(context, key, awaited));
   }
 
   /**
@@ -335,7 +347,7 @@ public final class KvsClient implements AutoCloseable {
    * @throws KvsException why it failed
    */
   public void put(byte[] key, byte[] value) {
-    await(putAsync(key, value));
+    await(put(key, value, true));
   }
 
   /**
@@ -346,7 +358,7 @@ public final class KvsClient implements AutoCloseable {
    * @throws KvsException why it failed
    */
   public Optional<byte[]> get(byte[] key) {
-    return await(getAsync(key));
+    return await(get(key, true));
   }
 
   /**
@@ -356,7 +368,7 @@ public final class KvsClient implements AutoCloseable {
    * @throws KvsException why it failed
    */
   public void delete(byte[] key) {
-    await(deleteAsync(key));
+    await(delete(key, true));
   }
 
   /**

@@ -9,6 +9,7 @@ import io.kvs.core.wire.Reply;
 import io.kvs.core.wire.Request;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
@@ -49,6 +50,7 @@ abstract class Operation<T> {
   private final long minAttemptNanos; // a retry is sent only with this much time left
   private volatile long deadline;
   private volatile Problem lastProblem; // since the last progress
+  private boolean awaited; // only the blocking caller waits for the result (awaitedIf)
 
   /** What came back from sending one request: a reply to act on, or a problem to retry. */
   record Outcome(Reply reply, Problem problem, String serverId) {}
@@ -65,6 +67,18 @@ abstract class Operation<T> {
 
   /** The result, once a round returned {@link Step#DONE}. */
   abstract T value();
+
+  /**
+   * Marks the result as awaited by the blocking caller only (the blocking API, which never hands
+   * the future out): a round that completes the operation then completes it on the thread that took
+   * the reply (the connection's I/O thread), which only wakes the caller; with the future in an
+   * application's hands, its callbacks could block that thread, so the result is completed from the
+   * client's callback pool. Before {@link #start}.
+   */
+  final Operation<T> awaitedIf(boolean awaitedByCaller) {
+    awaited = awaitedByCaller;
+    return this;
+  }
 
   /** Starts the operation. */
   final CompletableFuture<T> start() {
@@ -99,6 +113,28 @@ abstract class Operation<T> {
     } catch (RuntimeException e) {
       step = CompletableFuture.failedFuture(e);
     }
+    if (awaited) {
+      // The common case, a round that ends the operation, costs no hand-off to the callback pool:
+      // one fewer thread to wake per operation (docs/BENCHMARKS.md, one YCSB thread).
+      step.whenComplete(
+          (done, error) -> {
+            if (error == null && done.kind() == Step.Kind.DONE) {
+              after(topology, done, null);
+            } else {
+              afterAsync(
+                  topology,
+                  error == null
+                      ? CompletableFuture.completedStage(done)
+                      : CompletableFuture.failedStage(error));
+            }
+          });
+      return;
+    }
+    afterAsync(topology, step);
+  }
+
+  /** Runs {@link #after} on the client's callback pool once {@code step} completes. */
+  private void afterAsync(Topology topology, CompletionStage<Step> step) {
     try {
       step.whenCompleteAsync((done, error) -> after(topology, done, error), context.callbacks);
     } catch (RejectedExecutionException e) {

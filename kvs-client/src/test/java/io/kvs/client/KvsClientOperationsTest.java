@@ -9,9 +9,11 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -230,5 +232,51 @@ class KvsClientOperationsTest extends ClusterTestBase {
     }
     assertThat(client.openConnections()).isEqualTo(2); // s1 and s2; s3 holds nothing
     assertThat(client.scan(new byte[0], new byte[0], 10_000)).hasSize(800);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  void blockingCallsCompleteWhileApplicationCallbacksHoldTheCallbackThreads(Transport transport)
+      throws Exception {
+    startCluster(transport);
+    KvsClient client = cluster.client(transport, TIMEOUT);
+    client.put(bytes("kiwi"), bytes("v"));
+    // An application's callbacks on async results run on the client's callback threads; these
+    // block every one of them (the pool has at least two, at most one per core).
+    int pool = Math.max(2, Runtime.getRuntime().availableProcessors());
+    CountDownLatch release = new CountDownLatch(1);
+    Semaphore entered = new Semaphore(0);
+    List<CompletableFuture<Void>> held = new ArrayList<>();
+    ExecutorService caller = Executors.newSingleThreadExecutor();
+    try {
+      for (int i = 0; i < pool + 2; i++) {
+        held.add(
+            client
+                .getAsync(bytes("kiwi"))
+                .thenAccept(
+                    value -> {
+                      entered.release();
+                      try {
+                        release.await();
+                      } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                      }
+                    }));
+      }
+      assertThat(entered.tryAcquire(pool, 10, TimeUnit.SECONDS)).isTrue();
+      // A blocking call's result is completed where its reply arrives, not on those threads.
+      Future<Optional<byte[]>> read =
+          caller.submit(
+              () -> {
+                client.put(bytes("dog"), bytes("w"));
+                return client.get(bytes("dog"));
+              });
+      assertThat(read.get(5, TimeUnit.SECONDS))
+          .hasValueSatisfying(v -> assertThat(text(v)).isEqualTo("w"));
+    } finally {
+      release.countDown();
+      caller.shutdownNow();
+    }
+    CompletableFuture.allOf(held.toArray(CompletableFuture<?>[]::new)).get(10, TimeUnit.SECONDS);
   }
 }
