@@ -65,7 +65,9 @@ import org.apache.curator.retry.BoundedExponentialBackoffRetry;
  *
  * <p><b>Asynchronous use.</b> Futures complete on the client's own threads; actions that block
  * should be chained with the {@code *Async} variants of {@link CompletableFuture}. Byte arrays
- * passed in are not copied: do not change them until the operation completes.
+ * passed in are not copied: do not change them until the operation completes. (A blocking call
+ * hands no future out, so its result is completed where the reply arrives, waking only the caller;
+ * an application's callbacks never run there.)
  */
 public final class KvsClient implements AutoCloseable {
   private final CuratorFramework curator;
