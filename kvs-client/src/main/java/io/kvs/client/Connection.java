@@ -3,6 +3,7 @@ package io.kvs.client;
 import io.kvs.core.wire.Reply;
 import io.kvs.core.wire.Request;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One pipelined connection to one region server over one transport, shared by every thread of a
@@ -15,6 +16,14 @@ interface Connection {
    * complete on the transport's own thread: chain with the {@code *Async} variants.
    */
   CompletableFuture<Reply> send(Request request);
+
+  /**
+   * {@link #send}, and the future fails with a {@link java.util.concurrent.TimeoutException} if no
+   * reply came within {@code timeoutNanos}.
+   */
+  default CompletableFuture<Reply> send(Request request, long timeoutNanos) {
+    return send(request).orTimeout(timeoutNanos, TimeUnit.NANOSECONDS);
+  }
 
   /** Whether requests can still be sent. */
   boolean isOpen();

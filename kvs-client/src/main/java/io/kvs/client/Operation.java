@@ -257,8 +257,7 @@ abstract class Operation<T> {
                   region.id(),
                   primary,
                   connection
-                      .send(request)
-                      .orTimeout(remainingNanos(), TimeUnit.NANOSECONDS)
+                      .send(request, remainingNanos())
                       .whenComplete(
                           (reply, error) -> {
                             if (error != null && !connection.isOpen()) {

@@ -7,10 +7,15 @@ import io.kvs.core.wire.Reply;
 import io.kvs.core.wire.Request;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.EventLoop;
 import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.util.concurrent.ScheduledFuture;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -29,6 +34,18 @@ final class TcpConnection implements Connection {
 
   @Override
   public CompletableFuture<Reply> send(Request request) {
+    return send(request, 0);
+  }
+
+  /**
+   * Writes the request from the connection's event loop, and times it out there (none if {@code
+   * timeoutNanos} is 0): a write from another thread is a task the loop is woken for anyway, and
+   * the timeout is scheduled in the same task, then cancelled where the reply arrives, so it costs
+   * no wake of its own. (The JDK's {@code orTimeout} keeps a thread of its own, woken at each
+   * cancelled timeout's deadline: about one wake per request; docs/BENCHMARKS.md.)
+   */
+  @Override
+  public CompletableFuture<Reply> send(Request request, long timeoutNanos) {
     long id = nextId.getAndIncrement();
     CompletableFuture<Reply> future = new CompletableFuture<>();
     handler.pending.put(id, future);
@@ -38,18 +55,48 @@ final class TcpConnection implements Connection {
       future.completeExceptionally(new UnsentRequestException(closed.getMessage(), closed));
       return future;
     }
-    channel
-        .writeAndFlush(request.withRequestId(id))
-        .addListener(
-            written -> {
-              if (!written.isSuccess()) {
-                // Not written whole: the server cannot decode, so cannot apply, a cut frame.
-                future.completeExceptionally(
-                    new UnsentRequestException(
-                        "sending to " + channel.remoteAddress() + " failed: " + written.cause(),
-                        written.cause()));
-              }
-            });
+    EventLoop loop = channel.eventLoop();
+    Runnable write =
+        () -> {
+          if (future.isDone()) {
+            return;
+          }
+          if (timeoutNanos > 0) {
+            ScheduledFuture<?> timeout =
+                loop.schedule(
+                    () -> {
+                      future.completeExceptionally(new TimeoutException());
+                    },
+                    timeoutNanos,
+                    TimeUnit.NANOSECONDS);
+            future.whenComplete((reply, error) -> timeout.cancel(false));
+          }
+          channel
+              .writeAndFlush(request.withRequestId(id))
+              .addListener(
+                  written -> {
+                    if (!written.isSuccess()) {
+                      // Not written whole: the server cannot decode, so cannot apply, a cut frame.
+                      future.completeExceptionally(
+                          new UnsentRequestException(
+                              "sending to "
+                                  + channel.remoteAddress()
+                                  + " failed: "
+                                  + written.cause(),
+                              written.cause()));
+                    }
+                  });
+        };
+    if (loop.inEventLoop()) {
+      write.run();
+      return future;
+    }
+    try {
+      loop.execute(write);
+    } catch (RejectedExecutionException e) {
+      KvsException closed = handler.closedError();
+      future.completeExceptionally(new UnsentRequestException(closed.getMessage(), closed));
+    }
     return future;
   }
 
