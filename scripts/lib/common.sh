@@ -22,7 +22,8 @@ mvn_cmd() { mvn -B -ntp "$@"; }
 
 java_major_version() {
   local version
-  version="$(javac -version 2>&1 | awk '{print $2}')" || return 1
+  # Only javac's own line: JAVA_TOOL_OPTIONS makes the JVM print "Picked up ..." first.
+  version="$(javac -version 2>&1 | awk '$1 == "javac" {print $2}')" || return 1
   echo "${version%%.*}"
 }
 
