@@ -9,7 +9,6 @@ import io.kvs.core.wire.Reply;
 import io.kvs.core.wire.Request;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
@@ -113,33 +112,21 @@ abstract class Operation<T> {
     } catch (RuntimeException e) {
       step = CompletableFuture.failedFuture(e);
     }
-    if (awaited) {
-      // The common case, a round that ends the operation, costs no hand-off to the callback pool:
-      // one fewer thread to wake per operation (docs/BENCHMARKS.md, one YCSB thread).
-      step.whenComplete(
-          (done, error) -> {
-            if (error == null && done.kind() == Step.Kind.DONE) {
-              after(topology, done, null);
-            } else {
-              afterAsync(
-                  topology,
-                  error == null
-                      ? CompletableFuture.completedStage(done)
-                      : CompletableFuture.failedStage(error));
-            }
-          });
-      return;
-    }
-    afterAsync(topology, step);
-  }
-
-  /** Runs {@link #after} on the client's callback pool once {@code step} completes. */
-  private void afterAsync(Topology topology, CompletionStage<Step> step) {
-    try {
-      step.whenCompleteAsync((done, error) -> after(topology, done, error), context.callbacks);
-    } catch (RejectedExecutionException e) {
-      result.completeExceptionally(ClientContext.closedError()); // the client's threads are gone
-    }
+    step.whenComplete(
+        (done, error) -> {
+          if (awaited && error == null && done.kind() == Step.Kind.DONE) {
+            // The common case costs no hand-off to the callback pool: one fewer thread to wake
+            // per operation (docs/BENCHMARKS.md, one YCSB thread).
+            after(topology, done, null);
+            return;
+          }
+          try {
+            context.callbacks.execute(() -> after(topology, done, error));
+          } catch (RejectedExecutionException e) {
+            result.completeExceptionally(
+                ClientContext.closedError()); // the client's threads are gone
+          }
+        });
   }
 
   private void after(Topology seen, Step step, Throwable error) {

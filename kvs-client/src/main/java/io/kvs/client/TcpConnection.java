@@ -64,9 +64,7 @@ final class TcpConnection implements Connection {
           if (timeoutNanos > 0) {
             ScheduledFuture<?> timeout =
                 loop.schedule(
-                    () -> {
-                      future.completeExceptionally(new TimeoutException());
-                    },
+                    () -> future.completeExceptionally(new TimeoutException()),
                     timeoutNanos,
                     TimeUnit.NANOSECONDS);
             future.whenComplete((reply, error) -> timeout.cancel(false));
