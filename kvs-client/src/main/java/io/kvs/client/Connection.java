@@ -25,6 +25,15 @@ interface Connection {
     return send(request).orTimeout(timeoutNanos, TimeUnit.NANOSECONDS);
   }
 
+  /**
+   * {@link #send(Request, long)} from a blocking call's thread that will wait for the reply itself
+   * ({@code callerWaits}): a transport without an I/O thread of its own ({@link DirectConnection})
+   * lets that thread read the reply; the others ignore the flag.
+   */
+  default CompletableFuture<Reply> send(Request request, long timeoutNanos, boolean callerWaits) {
+    return send(request, timeoutNanos);
+  }
+
   /** Whether requests can still be sent. */
   boolean isOpen();
 

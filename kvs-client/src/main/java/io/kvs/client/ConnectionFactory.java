@@ -11,6 +11,16 @@ import java.util.concurrent.Executor;
 /** Opens connections of one transport; owns what they share (event loops). */
 interface ConnectionFactory {
   /**
+   * The system property choosing how plain TCP is spoken: {@code direct} (the default: {@link
+   * DirectConnection}, no I/O thread) or {@link #NETTY} (an event loop, as TLS always is). Kept for
+   * side-by-side measurement (docs/BENCHMARKS.md, one YCSB thread).
+   */
+  String TCP_PROPERTY = "kvs.client.tcp";
+
+  /** {@link #TCP_PROPERTY}'s value for Netty connections. */
+  String NETTY = "netty";
+
+  /**
    * The address this transport reaches {@code server} at, or null if the server does not serve it.
    */
   String endpoint(ServerInfo server);
@@ -25,13 +35,16 @@ interface ConnectionFactory {
    * The factory of {@code transport}. The fabric factory is loaded by name, so that a client of the
    * tcp transport never loads a class of the optional {@code kvs-native} dependency.
    *
-   * @param blocking runs blocking work (the fabric transport's connect)
+   * @param blocking runs blocking work (connects, the direct connections' reader tasks)
    * @param security TLS and the client secret for tcp, the client secret for the fabric bootstrap
    * @throws KvsException if the fabric transport is chosen and kvs-native is not on the class path
    */
   static ConnectionFactory create(Transport transport, Executor blocking, ClientSecurity security) {
     if (transport == Transport.TCP) {
-      return new TcpConnectionFactory(security.tcpTls(), security.options().clientSecret());
+      if (security.tcpTls() == null && !NETTY.equals(System.getProperty(TCP_PROPERTY))) {
+        return new DirectConnectionFactory(blocking, security.options().clientSecret());
+      }
+      return new NettyConnectionFactory(security.tcpTls(), security.options().clientSecret());
     }
     try {
       Class.forName("io.kvs.fabric.FabricClient", false, ConnectionFactory.class.getClassLoader());

@@ -403,6 +403,7 @@ public final class KvsClient implements AutoCloseable {
    * interrupt status, and throws the KvsException it failed with.
    */
   private static <T> T await(CompletableFuture<T> future) {
+    DirectConnection.awaitSent(future); // reads this thread's own reply, if it can
     boolean interrupted = false;
     try {
       while (true) {

@@ -50,6 +50,7 @@ abstract class Operation<T> {
   private volatile long deadline;
   private volatile Problem lastProblem; // since the last progress
   private boolean awaited; // only the blocking caller waits for the result (awaitedIf)
+  private Thread caller; // the blocking caller, if awaited
 
   /** What came back from sending one request: a reply to act on, or a problem to retry. */
   record Outcome(Reply reply, Problem problem, String serverId) {}
@@ -72,7 +73,9 @@ abstract class Operation<T> {
    * the future out): a round that completes the operation then completes it on the thread that took
    * the reply (the connection's I/O thread), which only wakes the caller; with the future in an
    * application's hands, its callbacks could block that thread, so the result is completed from the
-   * client's callback pool. Before {@link #start}.
+   * client's callback pool. A request this thread sends itself (the first round, unless it had to
+   * wait for a connection) is one it waits for itself ({@link Connection#send(Request, long,
+   * boolean)}). Before {@link #start}.
    */
   final Operation<T> awaitedIf(boolean awaitedByCaller) {
     awaited = awaitedByCaller;
@@ -87,6 +90,9 @@ abstract class Operation<T> {
       result.whenComplete((value, error) -> context.metrics.completed(name, begun, error));
     }
     deadline = System.nanoTime() + timeoutNanos;
+    if (awaited) {
+      caller = Thread.currentThread();
+    }
     next();
     return result;
   }
@@ -244,7 +250,7 @@ abstract class Operation<T> {
                   region.id(),
                   primary,
                   connection
-                      .send(request, remainingNanos())
+                      .send(request, remainingNanos(), awaited && Thread.currentThread() == caller)
                       .whenComplete(
                           (reply, error) -> {
                             if (error != null && !connection.isOpen()) {

@@ -3,8 +3,10 @@ package io.kvs.client;
 /** How a {@link KvsClient} reaches the region servers. */
 public enum Transport {
   /**
-   * The Netty TCP framing of the wire protocol (docs/PROTOCOL.md, "Client TCP framing"): pure Java,
-   * works everywhere. The default.
+   * The TCP framing of the wire protocol (docs/PROTOCOL.md, "Client TCP framing"): pure Java, works
+   * everywhere. The default. Plain connections have no I/O thread: a blocking call writes its
+   * request and reads its reply itself when no other thread is reading (docs/ARCHITECTURE.md, "The
+   * client's threads"); TLS connections run on Netty event loops.
    */
   TCP,
   /**

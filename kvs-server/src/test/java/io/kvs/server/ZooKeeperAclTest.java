@@ -101,7 +101,8 @@ class ZooKeeperAclTest {
         .isInstanceOf(KeeperException.NoAuthException.class);
     assertThatThrownBy(() -> stranger.create().forPath(paths.root() + "/admin", junk))
         .isInstanceOf(KeeperException.NoAuthException.class);
-    assertThat(stranger.getData().forPath(region)).isEqualTo(bytes);
+    // Not "unchanged": the master may move the region on (OPENING to OPEN) meanwhile.
+    assertThat(stranger.getData().forPath(region)).isNotEqualTo(junk);
 
     // The admin tool, holding the credentials, writes a new path under the root; strangers
     // still only read it.

@@ -91,6 +91,22 @@ public final class ClientHandshake {
     return new Challenge(nonce, (flags & 1) != 0);
   }
 
+  /**
+   * Why a client holding {@code secret} (if present) must not answer {@code challenge}, or null if
+   * it may: the server wants a proof this client cannot give, or wants none and so cannot prove the
+   * secret back (a stranger posing as the cluster).
+   */
+  public static String clientRefusal(Challenge challenge, Optional<ClusterSecret> secret) {
+    if (challenge.proofRequired() && secret.isEmpty()) {
+      return "the server requires the client secret and this client has none";
+    }
+    if (!challenge.proofRequired() && secret.isPresent()) {
+      return "the server requires no client secret, so it cannot prove it is this cluster's;"
+          + " refusing to connect";
+    }
+    return null;
+  }
+
   /** The Hello answering {@code challenge}, proving {@code secret} if present. */
   public static Hello hello(Challenge challenge, Optional<ClusterSecret> secret) {
     byte[] nonce = ClusterSecret.nonce();

@@ -53,15 +53,9 @@ public final class ClientHandshakeHandler extends ChannelInboundHandlerAdapter {
     try {
       if (challenge == null) {
         challenge = ClientHandshake.decodeChallenge(body);
-        if (challenge.proofRequired() && secret.isEmpty()) {
-          fail(context, "the server requires the client secret and this client has none");
-          return;
-        }
-        if (!challenge.proofRequired() && secret.isPresent()) {
-          fail(
-              context,
-              "the server requires no client secret, so it cannot prove it is this cluster's;"
-                  + " refusing to connect");
+        String refusal = ClientHandshake.clientRefusal(challenge, secret);
+        if (refusal != null) {
+          fail(context, refusal);
           return;
         }
         hello = ClientHandshake.hello(challenge, secret);

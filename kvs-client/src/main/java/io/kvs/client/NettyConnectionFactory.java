@@ -28,7 +28,7 @@ import java.util.concurrent.TimeUnit;
  * client secret if configured; and before it the TLS handshake with a TLS context), so a refused
  * secret or certificate fails the connect with the handshake's error.
  */
-final class TcpConnectionFactory implements ConnectionFactory {
+final class NettyConnectionFactory implements ConnectionFactory {
   private static final int CONNECT_TIMEOUT_MILLIS = 3000;
   private static final int HANDSHAKE_TIMEOUT_MILLIS = 5000;
 
@@ -48,7 +48,7 @@ final class TcpConnectionFactory implements ConnectionFactory {
   private final Optional<ClusterSecret> clientSecret;
 
   /** Plain TCP if {@code tls} is null; proving {@code clientSecret} to servers if present. */
-  TcpConnectionFactory(SslContext tls, Optional<ClusterSecret> clientSecret) {
+  NettyConnectionFactory(SslContext tls, Optional<ClusterSecret> clientSecret) {
     this.tls = tls;
     this.clientSecret = clientSecret;
   }
@@ -61,7 +61,7 @@ final class TcpConnectionFactory implements ConnectionFactory {
   @Override
   public CompletableFuture<Connection> connect(ServerInfo server) {
     CompletableFuture<Connection> result = new CompletableFuture<>();
-    TcpConnection.Handler handler = new TcpConnection.Handler();
+    NettyConnection.Handler handler = new NettyConnection.Handler();
     String name = server.host() + ":" + server.tcpPort();
     ClientHandshakeHandler handshake = new ClientHandshakeHandler(clientSecret, name);
     ChannelFuture connecting =
@@ -101,7 +101,7 @@ final class TcpConnectionFactory implements ConnectionFactory {
               .whenComplete(
                   (admitted, failure) -> {
                     if (failure == null) {
-                      result.complete(new TcpConnection(connecting.channel(), handler));
+                      result.complete(new NettyConnection(connecting.channel(), handler));
                       return;
                     }
                     connecting.channel().close();

@@ -22,12 +22,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * A pipelined Netty TCP connection: requests are written as they come, replies matched by request
  * id. When the channel closes, every outstanding request fails.
  */
-final class TcpConnection implements Connection {
+final class NettyConnection implements Connection {
   private final Channel channel;
   private final Handler handler;
   private final AtomicLong nextId = new AtomicLong(1);
 
-  TcpConnection(Channel channel, Handler handler) {
+  NettyConnection(Channel channel, Handler handler) {
     this.channel = channel;
     this.handler = handler;
   }
