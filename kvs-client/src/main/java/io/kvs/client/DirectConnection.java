@@ -34,7 +34,7 @@ import java.util.function.BooleanSupplier;
  * (docs/ARCHITECTURE.md, "The client's threads").
  *
  * <p><b>Writing.</b> A caller encodes its frame and queues it; whichever caller finds no write in
- * progress writes every queued frame (up to {@link #WRITE_BATCH_FRAMES} per system call) before it
+ * progress writes every queued frame (up to {@link #WRITE_BUFFER_BYTES} per system call) before it
  * returns, so concurrent callers never wait for each other and a lone caller writes its own.
  *
  * <p><b>Reading.</b> One thread at a time reads (leader/followers). A blocking call's thread that
@@ -47,18 +47,20 @@ import java.util.function.BooleanSupplier;
  * time.
  *
  * <p><b>Bounds.</b> The requests outstanding are bounded by the client's operations in flight; the
- * read buffer grows to the largest frame the protocol allows ({@link WireCodec#MESSAGE_BYTES_MAX}),
- * a longer one fails the connection; a server that takes no bytes for the longest timeout of the
- * requests being written fails it too. When the connection fails, every outstanding request fails:
- * with an {@link UnsentRequestException} if none of its bytes had been written (a write can be
- * retried), else with the connection's error (its outcome unknown).
+ * connection's buffers are fixed (64 KiB in, 256 KiB out, direct); a reply longer than the input
+ * buffer is gathered into its own array, up to the largest frame the protocol allows ({@link
+ * WireCodec#MESSAGE_BYTES_MAX}), and a longer one fails the connection; a server that takes no
+ * bytes for the longest timeout of the requests being written fails it too. When the connection
+ * fails, every outstanding request fails: with an {@link UnsentRequestException} if none of its
+ * bytes had been written (a write can be retried), else with the connection's error (its outcome
+ * unknown).
  */
 final class DirectConnection implements Connection {
   /** The longest a reader blocks before it looks at timeouts and whether it is still needed. */
   static final long READ_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
-  /** The most frames one write system call carries. */
-  static final int WRITE_BATCH_FRAMES = 64;
+  /** The most bytes one write system call carries. */
+  static final int WRITE_BUFFER_BYTES = 256 * 1024;
 
   private static final long DEFAULT_WRITE_STALL_NANOS = TimeUnit.SECONDS.toNanos(10);
   private static final int READ_BUFFER_BYTES = 64 * 1024;
@@ -80,15 +82,23 @@ final class DirectConnection implements Connection {
   private final AtomicBoolean readerQueued = new AtomicBoolean();
   private final AtomicReference<KvsException> failure = new AtomicReference<>();
 
-  // Touched only by the thread holding `reading` (which orders the hand-overs).
-  private ByteBuffer in = ByteBuffer.allocate(READ_BUFFER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+  // Touched only by the thread holding `reading` (which orders the hand-overs). Direct buffers of
+  // the connection's own: reading into a heap buffer, the JDK would keep a direct copy of the
+  // largest one per thread that ever read, and every caller may read.
+  private final ByteBuffer in =
+      ByteBuffer.allocateDirect(READ_BUFFER_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+  private byte[] large; // the body of a frame longer than `in`, as far as it came
+  private int largeFilled;
   private long lastSweep = System.nanoTime();
+
+  // Touched only by the thread holding `writing`.
+  private final ByteBuffer out = ByteBuffer.allocateDirect(WRITE_BUFFER_BYTES);
 
   /** One request: its frame until written, its reply, and the caller waiting for it, if any. */
   static final class Pending {
     final DirectConnection connection;
     final long id;
-    final ByteBuffer frame;
+    ByteBuffer frame; // until copied out; touched by the thread holding `writing`
     final long timeoutNanos;
     final long deadline;
     final CompletableFuture<Reply> reply = new CompletableFuture<>();
@@ -328,8 +338,24 @@ final class DirectConnection implements Connection {
     }
   }
 
-  /** A whole frame from the read buffer, decoded, or null; grows the buffer for a large one. */
+  /**
+   * A whole frame from the read buffer, decoded, or null. A frame longer than the buffer is
+   * gathered into its own array as it comes.
+   */
   private Reply takeFrame() throws IOException {
+    if (large != null) {
+      in.flip();
+      int count = Math.min(in.remaining(), large.length - largeFilled);
+      in.get(large, largeFilled, count);
+      in.compact();
+      largeFilled += count;
+      if (largeFilled < large.length) {
+        return null;
+      }
+      byte[] body = large;
+      large = null;
+      return WireCodec.decodeReply(body);
+    }
     if (in.position() < LENGTH_BYTES) {
       return null;
     }
@@ -338,27 +364,21 @@ final class DirectConnection implements Connection {
       throw new IOException("a reply frame of " + Integer.toUnsignedString(size) + " bytes");
     }
     int whole = LENGTH_BYTES + size;
+    if (whole > in.capacity()) {
+      large = new byte[size];
+      largeFilled = 0;
+      in.flip().position(LENGTH_BYTES);
+      in.compact();
+      return takeFrame();
+    }
     if (in.position() < whole) {
-      if (in.capacity() < whole) {
-        in = resized(Math.max(whole, Math.min(in.capacity() * 2, LENGTH_BYTES + size * 2)));
-      }
       return null;
     }
     byte[] body = new byte[size];
     in.get(LENGTH_BYTES, body);
     in.flip().position(whole);
     in.compact();
-    if (in.capacity() > READ_BUFFER_BYTES && in.position() <= READ_BUFFER_BYTES) {
-      in = resized(READ_BUFFER_BYTES); // a large frame passed: give the memory back
-    }
     return WireCodec.decodeReply(body);
-  }
-
-  private ByteBuffer resized(int capacity) {
-    ByteBuffer larger = ByteBuffer.allocate(capacity).order(ByteOrder.LITTLE_ENDIAN);
-    in.flip();
-    larger.put(in);
-    return larger;
   }
 
   private void dispatch(Reply reply) {
@@ -410,56 +430,66 @@ final class DirectConnection implements Connection {
   }
 
   /**
-   * Writes up to {@link #WRITE_BATCH_FRAMES} queued frames in one gathering write; holds {@code
-   * writing}.
+   * Writes every queued frame, copied through the connection's direct buffer ({@link
+   * #WRITE_BUFFER_BYTES} per system call); holds {@code writing}. A frame is let go once copied, so
+   * an outstanding request does not keep its bytes.
    */
   private void writeBatch() throws IOException {
     if (failure.get() != null) {
       outbox.clear(); // fail() failed their requests
       return;
     }
-    ByteBuffer[] frames = new ByteBuffer[WRITE_BATCH_FRAMES];
-    int count = 0;
-    long stallNanos = 0;
+    long stallNanos = 0; // the longest timeout of the frames in the buffer
     Pending next;
-    while (count < WRITE_BATCH_FRAMES && (next = outbox.poll()) != null) {
+    while ((next = outbox.poll()) != null) {
       if (next.reply.isDone()) {
         continue; // timed out before it was written: it never will be
       }
       next.started = true; // before any byte goes out: see fail()
-      frames[count++] = next.frame;
+      ByteBuffer frame = next.frame;
+      next.frame = null;
       stallNanos = Math.max(stallNanos, next.timeoutNanos);
-    }
-    if (stallNanos == 0) {
-      stallNanos = DEFAULT_WRITE_STALL_NANOS;
-    }
-    boolean interrupted = false;
-    try {
-      long stalledUntil = System.nanoTime() + stallNanos;
-      int first = 0;
-      while (first < count) {
-        long written = channel.write(frames, first, count - first);
-        while (first < count && !frames[first].hasRemaining()) {
-          first++;
+      while (frame.hasRemaining()) {
+        if (!out.hasRemaining()) {
+          drain(stallNanos);
         }
+        int count = Math.min(frame.remaining(), out.remaining());
+        out.put(frame.slice(frame.position(), count));
+        frame.position(frame.position() + count);
+      }
+    }
+    drain(stallNanos);
+  }
+
+  /**
+   * Writes the buffer out; fails with an IOException if the server takes no bytes for {@code
+   * stallNanos} (10 s if 0).
+   */
+  private void drain(long stallNanos) throws IOException {
+    long patience = stallNanos > 0 ? stallNanos : DEFAULT_WRITE_STALL_NANOS;
+    boolean interrupted = false;
+    out.flip();
+    try {
+      long stalledUntil = System.nanoTime() + patience;
+      while (out.hasRemaining()) {
+        int written = channel.write(out);
         long now = System.nanoTime();
         if (written > 0) {
-          stalledUntil = now + stallNanos;
-        } else if (first < count) {
-          if (now - stalledUntil >= 0) {
-            throw new IOException(
-                "the server took no bytes for "
-                    + TimeUnit.NANOSECONDS.toMillis(stallNanos)
-                    + " ms");
-          }
-          // The server may be waiting for its replies to be read before it reads on: someone must.
-          ensureReader();
-          writable.selectedKeys().clear();
-          writable.select(Math.max(1, TimeUnit.NANOSECONDS.toMillis(stalledUntil - now)));
-          interrupted |= Thread.interrupted(); // an interrupted thread's select would not block
+          stalledUntil = now + patience;
+          continue;
         }
+        if (now - stalledUntil >= 0) {
+          throw new IOException(
+              "the server took no bytes for " + TimeUnit.NANOSECONDS.toMillis(patience) + " ms");
+        }
+        // The server may be waiting for its replies to be read before it reads on: someone must.
+        ensureReader();
+        writable.selectedKeys().clear();
+        writable.select(Math.max(1, TimeUnit.NANOSECONDS.toMillis(stalledUntil - now)));
+        interrupted |= Thread.interrupted(); // an interrupted thread's select would not block
       }
     } finally {
+      out.clear();
       if (interrupted) {
         Thread.currentThread().interrupt();
       }

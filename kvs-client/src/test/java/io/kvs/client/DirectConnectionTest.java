@@ -7,6 +7,7 @@ import io.kvs.core.KvsException;
 import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.wire.BlockingFrames;
 import io.kvs.core.wire.ClientHandshake;
+import io.kvs.core.wire.Opcode;
 import io.kvs.core.wire.Reply;
 import io.kvs.core.wire.Request;
 import io.kvs.core.wire.WireCodec;
@@ -23,6 +24,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
+import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -88,6 +90,45 @@ class DirectConnectionTest {
                     DirectConnection.awaitSent(reply);
                   }
                   assertThat(text(reply.get(10, TimeUnit.SECONDS).value())).isEqualTo(key);
+                }
+                return null;
+              }));
+    }
+    for (Future<?> caller : callers) {
+      caller.get(60, TimeUnit.SECONDS);
+    }
+  }
+
+  @Test
+  void framesLargerThanTheConnectionsBuffersGoAndComeWhole() throws Exception {
+    Connection connection = connect();
+    Random random = new Random(7);
+    List<Future<?>> callers = new ArrayList<>();
+    for (int t = 0; t < 4; t++) {
+      int thread = t;
+      callers.add(
+          pool.submit(
+              () -> {
+                for (int i = 0; i < 20; i++) {
+                  int size = (thread * 20 + i) % 3 == 0 ? 1 << 20 : 300_000 + i;
+                  byte[] value = new byte[size];
+                  synchronized (random) {
+                    random.nextBytes(value);
+                  }
+                  // The server echoes a put's value: a request and a reply larger than the
+                  // 256 KiB output and 64 KiB input buffers, among small ones.
+                  CompletableFuture<Reply> echoed =
+                      connection.send(
+                          Request.put(0, 1, 1, "k".getBytes(StandardCharsets.UTF_8), value),
+                          TIMEOUT_NANOS,
+                          i % 2 == 0);
+                  if (i % 2 == 0) {
+                    DirectConnection.awaitSent(echoed);
+                  }
+                  assertThat(echoed.get(10, TimeUnit.SECONDS).value()).isEqualTo(value);
+                  CompletableFuture<Reply> small =
+                      connection.send(get("s" + i), TIMEOUT_NANOS, false);
+                  assertThat(text(small.get(10, TimeUnit.SECONDS).value())).isEqualTo("s" + i);
                 }
                 return null;
               }));
@@ -254,7 +295,10 @@ class DirectConnectionTest {
           out.flush();
           continue;
         }
-        held.add(Reply.value(request.requestId(), request.key()));
+        held.add(
+            Reply.value(
+                request.requestId(),
+                request.opcode() == Opcode.PUT ? request.value() : request.key()));
         // Answer in reverse order once two are held or nothing more is waiting to be read.
         if (held.size() >= 2 || in.available() == 0) {
           Collections.reverse(held);
