@@ -25,6 +25,11 @@ interface ConnectionFactory {
    */
   String endpoint(ServerInfo server);
 
+  /** The client TCP port's address, or null if {@code server} has none. */
+  static String tcpEndpoint(ServerInfo server) {
+    return server.tcpPort() > 0 ? server.host() + ":" + server.tcpPort() : null;
+  }
+
   /** Connects to {@code server}, asynchronously. */
   CompletableFuture<Connection> connect(ServerInfo server);
 

@@ -37,7 +37,7 @@ final class DirectConnectionFactory implements ConnectionFactory {
 
   @Override
   public String endpoint(ServerInfo server) {
-    return server.tcpPort() > 0 ? server.host() + ":" + server.tcpPort() : null;
+    return ConnectionFactory.tcpEndpoint(server);
   }
 
   @Override

@@ -55,7 +55,7 @@ final class NettyConnectionFactory implements ConnectionFactory {
 
   @Override
   public String endpoint(ServerInfo server) {
-    return server.tcpPort() > 0 ? server.host() + ":" + server.tcpPort() : null;
+    return ConnectionFactory.tcpEndpoint(server);
   }
 
   @Override
