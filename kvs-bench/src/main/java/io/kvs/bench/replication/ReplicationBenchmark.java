@@ -40,11 +40,11 @@ import java.util.Properties;
  * <p>Usage ({@code --help}): {@code [--quick | --standard] [--records N] [--operations N]
  * [--threads N] [--modes none,build-index,send-index] [--rf 2,3] [--mixes SD,...] [--workloads
  * a,b,c,d] [--memory BYTES] [--l0-size BYTES] [--growth-factor N] [--regions N] [--rounds N]
- * [--out-dir DIR] [--data-dir DIR] [--ycsb-lib DIR] [--metrics on,off] [--fabric stream|shm]}.
- * {@code --fabric} is the servers' replication transport and decides the clients': {@code stream}
- * (the default, the native TCP transport for commodity networks: replication streams between
- * servers, YCSB over the client door) or {@code shm} (libfabric's one-sided protocol over shared
- * memory, YCSB over fabric too). The quick profile loads 400,000 records and runs 200,000
+ * [--out-dir DIR] [--data-dir DIR] [--ycsb-lib DIR] [--metrics on,off] [--fabric stream|shm]
+ * [--shards N]}. {@code --fabric} is the servers' replication transport and decides the clients':
+ * {@code stream} (the default, the native TCP transport for commodity networks: replication streams
+ * between servers, YCSB over the client door) or {@code shm} (libfabric's one-sided protocol over
+ * shared memory, YCSB over fabric too). The quick profile loads 400,000 records and runs 200,000
  * operations with 1 MiB region L0s, so that compactions (and Build-Index backups' own inserts)
  * happen in a short run.
  *
@@ -102,7 +102,8 @@ public final class ReplicationBenchmark {
       Path dataDir,
       Path ycsbLib,
       List<String> metrics,
-      String fabric) {
+      String fabric,
+      int shards) {
     boolean quick() {
       return profile.equals("quick");
     }
@@ -131,6 +132,7 @@ public final class ReplicationBenchmark {
         --workloads a,b,c,d       YCSB runs after the load (quick and standard: a)
         --memory BYTES, --l0-size BYTES, --growth-factor N, --regions N, --rounds N
         --fabric stream|shm       replication transport (stream: native TCP, the default)
+        --shards N                each server's shard threads (default: one per core)
         --metrics on,off          servers' request metrics, each setting a case of its own
         --out-dir DIR, --data-dir DIR, --ycsb-lib DIR
       """;
@@ -174,6 +176,7 @@ public final class ReplicationBenchmark {
     Path ycsbLib = null;
     List<String> metrics = List.of("on");
     String fabric = "stream";
+    int shards = 0;
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--quick" -> quick = true;
@@ -196,6 +199,7 @@ public final class ReplicationBenchmark {
         case "--ycsb-lib" -> ycsbLib = Paths.get(args[++i]);
         case "--metrics" -> metrics = List.of(args[++i].split(","));
         case "--fabric" -> fabric = args[++i];
+        case "--shards" -> shards = Integer.parseInt(args[++i]);
         default -> throw new IllegalArgumentException("unknown option " + args[i]);
       }
     }
@@ -275,7 +279,8 @@ public final class ReplicationBenchmark {
         dataDir,
         ycsbLib,
         metrics,
-        fabric);
+        fabric,
+        shards);
   }
 
   /** How the YCSB clients reach the servers with the servers' {@code --fabric}. */
@@ -379,6 +384,9 @@ public final class ReplicationBenchmark {
     if (options.growthFactor() > 0) {
       Collections.addAll(
           clusterOptions, "--growth-factor", Integer.toString(options.growthFactor()));
+    }
+    if (options.shards() > 0) {
+      Collections.addAll(clusterOptions, "--shards", Integer.toString(options.shards()));
     }
     try (LaunchedCluster cluster = LaunchedCluster.start(dir, clusterOptions, () -> {})) {
       Properties state = new Properties();

@@ -16,7 +16,7 @@ import java.util.Set;
  *                     [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]
  *                     [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS]
  *                     [--master-session-timeout-ms MS] [--min-replicas N]
- *                     [--durability flush|sync] [--metrics on|off] [--watchdog-ms MS]
+ *                     [--durability flush|sync] [--metrics on|off] [--watchdog-ms MS] [--shards N]
  *                     [--tls [on|off]] [--tls-client-auth none|require]
  *                     [--native-library FILE] [--zookeeper-log-dir DIR]
  * LocalCluster status --dir DIR
@@ -91,7 +91,8 @@ public final class LocalCluster {
                       "metrics",
                       "native-library",
                       "zookeeper-log-dir",
-                      "watchdog-ms"));
+                      "watchdog-ms",
+                      "shards"));
           new LocalStart(new ClusterDirectory(Path.of(flags.require("dir"))), flags).run();
         }
         case "status" -> {
@@ -137,7 +138,7 @@ public final class LocalCluster {
             + " [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]"
             + " [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS]"
             + " [--master-session-timeout-ms MS]"
-            + " [--metrics on|off] [--watchdog-ms MS] [--native-library FILE]"
+            + " [--metrics on|off] [--watchdog-ms MS] [--shards N] [--native-library FILE]"
             + " [--zookeeper-log-dir DIR]\n"
             + "       ./kvs local status\n"
             + "       ./kvs local verify [--patience SECONDS]\n"

@@ -165,7 +165,9 @@ final class LocalStart {
               "--metrics",
               flags.get("metrics", "on"),
               "--watchdog-ms",
-              Integer.toString(flags.getInt("watchdog-ms", 0))));
+              Integer.toString(flags.getInt("watchdog-ms", 0)),
+              "--shards",
+              Integer.toString(flags.getInt("shards", 0))));
       String name = "server-" + id;
       LocalProcesses.spawn(
           directory,
