@@ -59,6 +59,9 @@ final class DirectConnection implements Connection {
   /** The longest a reader blocks before it looks at timeouts and whether it is still needed. */
   static final long READ_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
+  /** The most replies a caller that got its own dispatches for others before it stops reading. */
+  static final int PASS_ON_REPLIES_MAX = 64;
+
   /** The most bytes one write system call carries. */
   static final int WRITE_BUFFER_BYTES = 256 * 1024;
 
@@ -228,6 +231,7 @@ final class DirectConnection implements Connection {
         if (reading.compareAndSet(false, true)) {
           try {
             interrupted |= readWhile(() -> !mine.reply.isDone() && !result.isDone());
+            passOnWhatCame();
           } finally {
             release();
           }
@@ -245,6 +249,34 @@ final class DirectConnection implements Connection {
       if (interrupted) {
         me.interrupt();
       }
+    }
+  }
+
+  /**
+   * Before a caller gives up reading: dispatches the replies that already came (at most {@link
+   * #PASS_ON_REPLIES_MAX}, without waiting), so that their waiters are not left until the next
+   * reader wakes. Holds {@code reading}.
+   */
+  private void passOnWhatCame() {
+    try {
+      for (int passed = 0; passed < PASS_ON_REPLIES_MAX && !pending.isEmpty(); passed++) {
+        Reply reply = takeFrame();
+        if (reply == null) {
+          int read = channel.read(in);
+          if (read < 0) {
+            throw new EOFException(server + " closed the connection");
+          }
+          reply = read == 0 ? null : takeFrame();
+          if (reply == null) {
+            return;
+          }
+        }
+        dispatch(reply);
+      }
+    } catch (IOException | RuntimeException e) {
+      fail(
+          new KvsException(
+              StatusCode.IO_ERROR, "connection to " + server + " failed: " + e.getMessage(), e));
     }
   }
 
