@@ -14,7 +14,8 @@ interface ConnectionFactory {
    * The system property choosing how plain TCP is spoken: {@link #DIRECT} ({@link
    * DirectConnection}: no I/O thread, the caller writes its request and reads its own reply) or
    * anything else (Netty event loops, as TLS always is; the default). Direct connections are not
-   * the default yet: a test hung once in 20 runs with them (docs/BENCHMARKS.md, one YCSB thread).
+   * the default yet: with many callers they batch fewer requests per segment than the Netty loop
+   * (docs/BENCHMARKS.md, one YCSB thread).
    */
   String TCP_PROPERTY = "kvs.client.tcp";
 
