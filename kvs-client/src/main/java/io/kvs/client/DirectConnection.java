@@ -198,13 +198,9 @@ final class DirectConnection implements Connection {
    */
   private void noticeClose() {
     try {
-      if (channel.read(in) < 0) {
-        fail(new ClosedException(server + " closed the connection"));
-      }
+      readSome();
     } catch (IOException | RuntimeException e) {
-      fail(
-          new KvsException(
-              StatusCode.IO_ERROR, "connection to " + server + " failed: " + e.getMessage(), e));
+      fail(broken("connection to", e));
     }
   }
 
@@ -260,23 +256,14 @@ final class DirectConnection implements Connection {
   private void passOnWhatCame() {
     try {
       for (int passed = 0; passed < PASS_ON_REPLIES_MAX && !pending.isEmpty(); passed++) {
-        Reply reply = takeFrame();
+        Reply reply = nextReply(false);
         if (reply == null) {
-          int read = channel.read(in);
-          if (read < 0) {
-            throw new EOFException(server + " closed the connection");
-          }
-          reply = read == 0 ? null : takeFrame();
-          if (reply == null) {
-            return;
-          }
+          return;
         }
         dispatch(reply);
       }
     } catch (IOException | RuntimeException e) {
-      fail(
-          new KvsException(
-              StatusCode.IO_ERROR, "connection to " + server + " failed: " + e.getMessage(), e));
+      fail(broken("connection to", e));
     }
   }
 
@@ -335,7 +322,7 @@ final class DirectConnection implements Connection {
     boolean interrupted = false;
     try {
       while (failure.get() == null && more.getAsBoolean()) {
-        Reply reply = nextReply();
+        Reply reply = nextReply(true);
         if (reply != null) {
           dispatch(reply);
         }
@@ -343,31 +330,40 @@ final class DirectConnection implements Connection {
         interrupted |= Thread.interrupted();
       }
     } catch (IOException | RuntimeException e) {
-      fail(
-          new KvsException(
-              StatusCode.IO_ERROR, "connection to " + server + " failed: " + e.getMessage(), e));
+      fail(broken("connection to", e));
     }
     return interrupted;
   }
 
-  /** The next reply, or null if none came within a read slice. */
-  private Reply nextReply() throws IOException {
+  /**
+   * The next reply, or null if none came: within a read slice if {@code wait}, else among the bytes
+   * already here.
+   */
+  private Reply nextReply(boolean wait) throws IOException {
     while (true) {
       Reply framed = takeFrame();
       if (framed != null) {
         return framed;
       }
-      int read = channel.read(in);
-      if (read < 0) {
-        throw new EOFException(server + " closed the connection");
-      }
-      if (read == 0) {
+      if (readSome() == 0) {
+        if (!wait) {
+          return null;
+        }
         readable.selectedKeys().clear();
         if (readable.select(TimeUnit.NANOSECONDS.toMillis(READ_SLICE_NANOS)) == 0) {
           return null;
         }
       }
     }
+  }
+
+  /** Reads what has come into the read buffer, without waiting; the bytes read. */
+  private int readSome() throws IOException {
+    int read = channel.read(in);
+    if (read < 0) {
+      throw new EOFException(server + " closed the connection");
+    }
+    return read;
   }
 
   /**
@@ -452,9 +448,7 @@ final class DirectConnection implements Connection {
       try {
         writeBatch();
       } catch (IOException | RuntimeException e) {
-        fail(
-            new KvsException(
-                StatusCode.IO_ERROR, "sending to " + server + " failed: " + e.getMessage(), e));
+        fail(broken("sending to", e));
       } finally {
         writing.set(false);
       }
@@ -558,6 +552,12 @@ final class DirectConnection implements Connection {
       }
     }
     outbox.clear();
+  }
+
+  /** Why the connection failed: {@code doing} ("sending to") the server, and what went wrong. */
+  private KvsException broken(String doing, Exception e) {
+    return new KvsException(
+        StatusCode.IO_ERROR, doing + " " + server + " failed: " + e.getMessage(), e);
   }
 
   private static UnsentRequestException unsent(KvsException why) {

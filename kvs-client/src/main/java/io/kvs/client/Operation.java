@@ -50,7 +50,7 @@ abstract class Operation<T> {
   private volatile long deadline;
   private volatile Problem lastProblem; // since the last progress
   private boolean awaited; // only the blocking caller waits for the result (awaitedIf)
-  private Thread caller; // the blocking caller, if awaited
+  private Thread caller; // the blocking caller if awaited, else null
 
   /** What came back from sending one request: a reply to act on, or a problem to retry. */
   record Outcome(Reply reply, Problem problem, String serverId) {}
@@ -250,7 +250,7 @@ abstract class Operation<T> {
                   region.id(),
                   primary,
                   connection
-                      .send(request, remainingNanos(), awaited && Thread.currentThread() == caller)
+                      .send(request, remainingNanos(), Thread.currentThread() == caller)
                       .whenComplete(
                           (reply, error) -> {
                             if (error != null && !connection.isOpen()) {

@@ -75,67 +75,49 @@ class DirectConnectionTest {
   @Test
   void concurrentBlockingAndAsynchronousCallersEachGetTheirOwnReply() throws Exception {
     Connection connection = connect();
-    List<Future<?>> callers = new ArrayList<>();
-    for (int t = 0; t < 8; t++) {
-      int thread = t;
-      callers.add(
-          pool.submit(
-              () -> {
-                for (int i = 0; i < 300; i++) {
-                  String key = "t" + thread + "-" + i;
-                  boolean blocking = (thread + i) % 3 != 0;
-                  CompletableFuture<Reply> reply =
-                      connection.send(get(key), TIMEOUT_NANOS, blocking);
-                  if (blocking) {
-                    DirectConnection.awaitSent(reply);
-                  }
-                  assertThat(text(reply.get(10, TimeUnit.SECONDS).value())).isEqualTo(key);
-                }
-                return null;
-              }));
-    }
-    for (Future<?> caller : callers) {
-      caller.get(60, TimeUnit.SECONDS);
-    }
+    onThreads(
+        8,
+        thread -> {
+          for (int i = 0; i < 300; i++) {
+            String key = "t" + thread + "-" + i;
+            boolean blocking = (thread + i) % 3 != 0;
+            CompletableFuture<Reply> reply = connection.send(get(key), TIMEOUT_NANOS, blocking);
+            if (blocking) {
+              DirectConnection.awaitSent(reply);
+            }
+            assertThat(text(reply.get(10, TimeUnit.SECONDS).value())).isEqualTo(key);
+          }
+        });
   }
 
   @Test
   void framesLargerThanTheConnectionsBuffersGoAndComeWhole() throws Exception {
     Connection connection = connect();
     Random random = new Random(7);
-    List<Future<?>> callers = new ArrayList<>();
-    for (int t = 0; t < 4; t++) {
-      int thread = t;
-      callers.add(
-          pool.submit(
-              () -> {
-                for (int i = 0; i < 20; i++) {
-                  int size = (thread * 20 + i) % 3 == 0 ? 1 << 20 : 300_000 + i;
-                  byte[] value = new byte[size];
-                  synchronized (random) {
-                    random.nextBytes(value);
-                  }
-                  // The server echoes a put's value: a request and a reply larger than the
-                  // 256 KiB output and 64 KiB input buffers, among small ones.
-                  CompletableFuture<Reply> echoed =
-                      connection.send(
-                          Request.put(0, 1, 1, "k".getBytes(StandardCharsets.UTF_8), value),
-                          TIMEOUT_NANOS,
-                          i % 2 == 0);
-                  if (i % 2 == 0) {
-                    DirectConnection.awaitSent(echoed);
-                  }
-                  assertThat(echoed.get(10, TimeUnit.SECONDS).value()).isEqualTo(value);
-                  CompletableFuture<Reply> small =
-                      connection.send(get("s" + i), TIMEOUT_NANOS, false);
-                  assertThat(text(small.get(10, TimeUnit.SECONDS).value())).isEqualTo("s" + i);
-                }
-                return null;
-              }));
-    }
-    for (Future<?> caller : callers) {
-      caller.get(60, TimeUnit.SECONDS);
-    }
+    onThreads(
+        4,
+        thread -> {
+          for (int i = 0; i < 20; i++) {
+            int size = (thread * 20 + i) % 3 == 0 ? 1 << 20 : 300_000 + i;
+            byte[] value = new byte[size];
+            synchronized (random) {
+              random.nextBytes(value);
+            }
+            // The server echoes a put's value: a request and a reply larger than the
+            // 256 KiB output and 64 KiB input buffers, among small ones.
+            CompletableFuture<Reply> echoed =
+                connection.send(
+                    Request.put(0, 1, 1, "k".getBytes(StandardCharsets.UTF_8), value),
+                    TIMEOUT_NANOS,
+                    i % 2 == 0);
+            if (i % 2 == 0) {
+              DirectConnection.awaitSent(echoed);
+            }
+            assertThat(echoed.get(10, TimeUnit.SECONDS).value()).isEqualTo(value);
+            CompletableFuture<Reply> small = connection.send(get("s" + i), TIMEOUT_NANOS, false);
+            assertThat(text(small.get(10, TimeUnit.SECONDS).value())).isEqualTo("s" + i);
+          }
+        });
   }
 
   @Test
@@ -227,6 +209,28 @@ class DirectConnectionTest {
         .cause()
         .isInstanceOf(KvsException.class)
         .hasMessageContaining("requires the client secret");
+  }
+
+  /** What one of {@link #onThreads}'s threads does. */
+  private interface ThreadBody {
+    void run(int thread) throws Exception;
+  }
+
+  /** Runs {@code body} on {@code count} threads at once; fails with the first thread's failure. */
+  private void onThreads(int count, ThreadBody body) throws Exception {
+    List<Future<?>> threads = new ArrayList<>();
+    for (int t = 0; t < count; t++) {
+      int thread = t;
+      threads.add(
+          pool.submit(
+              () -> {
+                body.run(thread);
+                return null;
+              }));
+    }
+    for (Future<?> thread : threads) {
+      thread.get(60, TimeUnit.SECONDS);
+    }
   }
 
   /** A connection to a fresh scripted server, whose reader tasks {@link #readerTasks} counts. */
