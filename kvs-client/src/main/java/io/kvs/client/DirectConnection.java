@@ -35,7 +35,14 @@ import java.util.function.BooleanSupplier;
  *
  * <p><b>Writing.</b> A caller encodes its frame and queues it; whichever caller finds no write in
  * progress writes every queued frame (up to {@link #WRITE_BUFFER_BYTES} per system call) before it
- * returns, so concurrent callers never wait for each other and a lone caller writes its own.
+ * returns, so concurrent callers never wait for each other and a lone caller writes its own. Under
+ * load (at least {@link #DEFER_WRITES_OUTSTANDING} requests outstanding and another thread reading)
+ * a caller leaves its frame to the reader, which writes what was queued before it reads or blocks
+ * again (waking it if it is blocked): frames queued while it was busy go out in one system call, as
+ * a Netty event loop's do, where each caller's own write would give the server one request per
+ * segment. Whoever holds the reading role writes the queue before it blocks or gives the role up,
+ * so a queued frame never waits for a reply to arrive; while it writes, a stalled write does not
+ * stop it reading.
  *
  * <p><b>Reading.</b> One thread at a time reads (leader/followers). A blocking call's thread that
  * sent a request ({@link #awaitSent}) reads for everyone until its own reply arrives, then hands
@@ -62,6 +69,12 @@ final class DirectConnection implements Connection {
   /** The most replies a caller that got its own dispatches for others before it stops reading. */
   static final int PASS_ON_REPLIES_MAX = 64;
 
+  /**
+   * The requests outstanding on a connection from which a caller leaves its write to the thread
+   * reading it; below it, a caller writes its own frame at once.
+   */
+  static final int DEFER_WRITES_OUTSTANDING = 16;
+
   /** The most bytes one write system call carries. */
   static final int WRITE_BUFFER_BYTES = 256 * 1024;
 
@@ -82,6 +95,12 @@ final class DirectConnection implements Connection {
   private final AtomicLong nextId = new AtomicLong(1);
   private final AtomicBoolean writing = new AtomicBoolean();
   private final AtomicBoolean reading = new AtomicBoolean();
+  // Whether the thread holding `reading` will look at the outbox before it next blocks: false
+  // while it blocks in a read select or has not taken the role yet. A caller that queues a frame
+  // and then sees it true may leave the frame to it; the reader clears it before it looks at the
+  // outbox for the last time, so one of the two always sees the other's write.
+  private volatile boolean readerAwake;
+  private volatile Thread reader; // the thread holding `reading`, or null
   private final AtomicBoolean readerQueued = new AtomicBoolean();
   private final AtomicReference<KvsException> failure = new AtomicReference<>();
 
@@ -96,6 +115,8 @@ final class DirectConnection implements Connection {
 
   // Touched only by the thread holding `writing`.
   private final ByteBuffer out = ByteBuffer.allocateDirect(WRITE_BUFFER_BYTES);
+  private final SelectionKey
+      writableKey; // its interest grows to OP_READ while the reader is stalled
 
   /** One request: its frame until written, its reply, and the caller waiting for it, if any. */
   static final class Pending {
@@ -138,7 +159,7 @@ final class DirectConnection implements Connection {
     this.readable = forReading;
     this.writable = forWriting;
     channel.register(readable, SelectionKey.OP_READ);
-    channel.register(writable, SelectionKey.OP_WRITE);
+    writableKey = channel.register(writable, SelectionKey.OP_WRITE);
   }
 
   @Override
@@ -163,7 +184,7 @@ final class DirectConnection implements Connection {
     ByteBuffer frame =
         ByteBuffer.allocate(LENGTH_BYTES + body.length).order(ByteOrder.LITTLE_ENDIAN);
     frame.putInt(body.length).put(body).flip();
-    if (pending.isEmpty() && reading.compareAndSet(false, true)) {
+    if (pending.isEmpty() && takeReading()) {
       try {
         noticeClose();
       } finally {
@@ -181,13 +202,49 @@ final class DirectConnection implements Connection {
       return sent.reply;
     }
     outbox.add(sent);
-    flush();
+    if (!leftToReader()) {
+      flush();
+    }
     if (callerWaits) {
       SENT.set(sent);
     } else {
       ensureReader();
     }
     return sent.reply;
+  }
+
+  /**
+   * Whether the frame just queued may be left to the thread reading: only under load, and if that
+   * thread is blocked in a read select, it is woken (once per block: the selector coalesces).
+   */
+  private boolean leftToReader() {
+    if (pending.size() < DEFER_WRITES_OUTSTANDING || !reading.get()) {
+      return false;
+    }
+    Thread holder = reader;
+    if (holder == null || holder == Thread.currentThread()) {
+      return false; // the role is being taken or given up, or this thread writes anyway
+    }
+    if (!readerAwake) {
+      readable.wakeup();
+    }
+    return true;
+  }
+
+  /** Whether a thread other than the caller holds the reading role (for tests). */
+  boolean readByAnotherThread() {
+    Thread holder = reader;
+    return holder != null && holder != Thread.currentThread();
+  }
+
+  /** Takes the reading role if nobody holds it. */
+  private boolean takeReading() {
+    if (!reading.compareAndSet(false, true)) {
+      return false;
+    }
+    reader = Thread.currentThread();
+    readerAwake = true;
+    return true;
   }
 
   /**
@@ -224,7 +281,7 @@ final class DirectConnection implements Connection {
     boolean interrupted = Thread.interrupted();
     try {
       while (!mine.reply.isDone() && !result.isDone()) {
-        if (reading.compareAndSet(false, true)) {
+        if (takeReading()) {
           try {
             interrupted |= readWhile(() -> !mine.reply.isDone() && !result.isDone());
             passOnWhatCame();
@@ -288,7 +345,7 @@ final class DirectConnection implements Connection {
   /** The reader task: reads while anything is outstanding and no other thread reads. */
   private void readForOthers() {
     readerQueued.set(false);
-    while (!pending.isEmpty() && failure.get() == null && reading.compareAndSet(false, true)) {
+    while (!pending.isEmpty() && failure.get() == null && takeReading()) {
       try {
         readWhile(() -> !pending.isEmpty()); // a pool thread: interrupts mean nothing here
       } finally {
@@ -297,9 +354,16 @@ final class DirectConnection implements Connection {
     }
   }
 
-  /** Gives up reading; a caller waiting for a reply takes over, else the reader task if needed. */
+  /**
+   * Gives up reading, after writing what callers left to the reader; a caller waiting for a reply
+   * takes over, else the reader task if needed.
+   */
   private void release() {
+    readerAwake = false;
+    flushLeft();
+    reader = null;
     reading.set(false);
+    flushLeft(); // a caller that saw the role still held may have left a frame since
     if (pending.isEmpty() || failure.get() != null) {
       return;
     }
@@ -345,12 +409,17 @@ final class DirectConnection implements Connection {
       if (framed != null) {
         return framed;
       }
+      flushLeft(); // the replies that came are dispatched: their callers' next requests go out
       if (readSome() == 0) {
         if (!wait) {
           return null;
         }
+        readerAwake = false;
+        flushLeft();
         readable.selectedKeys().clear();
-        if (readable.select(TimeUnit.NANOSECONDS.toMillis(READ_SLICE_NANOS)) == 0) {
+        int ready = readable.select(TimeUnit.NANOSECONDS.toMillis(READ_SLICE_NANOS));
+        readerAwake = true;
+        if (ready == 0) {
           return null;
         }
       }
@@ -442,6 +511,13 @@ final class DirectConnection implements Connection {
     }
   }
 
+  /** Writes the frames callers left to the reader, if any; holds {@code reading}. */
+  private void flushLeft() {
+    if (!outbox.isEmpty()) {
+      flush();
+    }
+  }
+
   /** Writes the queued frames unless another thread is writing them. */
   private void flush() {
     while (!outbox.isEmpty() && writing.compareAndSet(false, true)) {
@@ -509,9 +585,14 @@ final class DirectConnection implements Connection {
               "the server took no bytes for " + TimeUnit.NANOSECONDS.toMillis(patience) + " ms");
         }
         // The server may be waiting for its replies to be read before it reads on: someone must.
-        ensureReader();
-        writable.selectedKeys().clear();
-        writable.select(Math.max(1, TimeUnit.NANOSECONDS.toMillis(stalledUntil - now)));
+        long waitMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(stalledUntil - now));
+        if (reader == Thread.currentThread()) {
+          readWhileStalled(waitMillis);
+        } else {
+          ensureReader();
+          writable.selectedKeys().clear();
+          writable.select(waitMillis);
+        }
         interrupted |= Thread.interrupted(); // an interrupted thread's select would not block
       }
     } finally {
@@ -520,6 +601,27 @@ final class DirectConnection implements Connection {
         Thread.currentThread().interrupt();
       }
     }
+  }
+
+  /**
+   * The reader's wait while its write is stalled: until the socket takes bytes or replies come (at
+   * most {@code waitMillis}, and a read slice), dispatching the replies that came, so that a server
+   * waiting for its replies to be read reads on. Holds {@code reading} and {@code writing}, between
+   * frames (a reader writes only there).
+   */
+  private void readWhileStalled(long waitMillis) throws IOException {
+    writableKey.interestOps(SelectionKey.OP_WRITE | SelectionKey.OP_READ);
+    try {
+      writable.selectedKeys().clear();
+      writable.select(Math.min(waitMillis, TimeUnit.NANOSECONDS.toMillis(READ_SLICE_NANOS)));
+    } finally {
+      writableKey.interestOps(SelectionKey.OP_WRITE);
+    }
+    Reply reply;
+    while ((reply = nextReply(false)) != null) {
+      dispatch(reply);
+    }
+    sweepIfDue();
   }
 
   @Override

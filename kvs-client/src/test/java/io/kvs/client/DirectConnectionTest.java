@@ -15,6 +15,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.ByteBuffer;
@@ -42,15 +43,17 @@ import org.junit.jupiter.api.Test;
  * {@link DirectConnection} against a scripted server on a real socket: the server answers each get
  * with the key as its value, holding back and reversing replies so that they arrive out of order;
  * keys starting "silent" get no reply, "die" closes the connection, "huge" gets a frame length
- * beyond the protocol's bound.
+ * beyond the protocol's bound, "batch" is answered only once {@link #BATCH} such requests came.
  */
 class DirectConnectionTest {
   private static final long TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(10);
+  private static final int BATCH = 3 * DirectConnection.DEFER_WRITES_OUTSTANDING;
 
   private final ExecutorService pool = Executors.newCachedThreadPool();
   private final AtomicInteger readerTasks = new AtomicInteger();
   private final CountDownLatch closedByServer = new CountDownLatch(1);
   private ServerSocket listener;
+  private volatile int serverBufferBytes;
 
   @AfterEach
   void stop() throws IOException {
@@ -118,6 +121,55 @@ class DirectConnectionTest {
             assertThat(text(small.get(10, TimeUnit.SECONDS).value())).isEqualTo("s" + i);
           }
         });
+  }
+
+  @Test
+  void framesLeftToTheReaderUnderLoadAllGoOut() throws Exception {
+    Connection connection = connect();
+    for (int round = 0; round < 20; round++) {
+      // The server answers none until all have come: a frame left queued would hang the round.
+      List<CompletableFuture<Reply>> replies = new ArrayList<>();
+      for (int i = 0; i < BATCH; i++) {
+        replies.add(connection.send(get("batch" + round + "-" + i), TIMEOUT_NANOS, false));
+      }
+      for (int i = 0; i < BATCH; i++) {
+        assertThat(text(replies.get(i).get(10, TimeUnit.SECONDS).value()))
+            .isEqualTo("batch" + round + "-" + i);
+      }
+    }
+  }
+
+  @Test
+  void aReaderWhoseWriteStallsKeepsReadingSoThatTheServerReadsOn() throws Exception {
+    // Small server buffers; "flood" makes the server write 16 MiB of replies before it reads on.
+    DirectConnection connection = (DirectConnection) connect(64 * 1024);
+    List<CompletableFuture<Reply>> unanswered = new ArrayList<>();
+    for (int i = 0; i < DirectConnection.DEFER_WRITES_OUTSTANDING; i++) {
+      unanswered.add(connection.send(get("silent" + i), TIMEOUT_NANOS, false));
+    }
+    long deadline = System.nanoTime() + TIMEOUT_NANOS;
+    while (!connection.readByAnotherThread()) { // the reader task takes the role
+      assertThat(System.nanoTime()).isLessThan(deadline);
+      Thread.onSpinWait();
+    }
+    // Under load with a reader: these are left to it, which writes 20 MiB while the server,
+    // flooding, takes none until its replies are read.
+    connection.send(get("flood"), TIMEOUT_NANOS, false);
+    List<CompletableFuture<Reply>> echoed = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      byte[] value = new byte[1 << 20];
+      value[i] = (byte) i;
+      echoed.add(
+          connection.send(
+              Request.put(0, 1, 1, "k".getBytes(StandardCharsets.UTF_8), value),
+              TIMEOUT_NANOS,
+              false));
+    }
+    for (int i = 0; i < 20; i++) {
+      assertThat(echoed.get(i).get(10, TimeUnit.SECONDS).value()[i]).isEqualTo((byte) i);
+    }
+    assertThat(unanswered).noneMatch(CompletableFuture::isDone);
+    assertThat(connection.isOpen()).isTrue();
   }
 
   @Test
@@ -235,7 +287,17 @@ class DirectConnectionTest {
 
   /** A connection to a fresh scripted server, whose reader tasks {@link #readerTasks} counts. */
   private Connection connect() throws Exception {
-    listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    return connect(0);
+  }
+
+  /** As {@link #connect()}, the server's socket buffers set to {@code bufferBytes} unless 0. */
+  private Connection connect(int bufferBytes) throws Exception {
+    listener = new ServerSocket();
+    if (bufferBytes > 0) {
+      listener.setReceiveBufferSize(bufferBytes); // inherited by accepted sockets
+    }
+    listener.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 50);
+    this.serverBufferBytes = bufferBytes;
     pool.submit(this::serve);
     Executor counting =
         task -> {
@@ -266,6 +328,9 @@ class DirectConnectionTest {
   private Void answer(Socket socket) throws IOException {
     try (socket) {
       socket.setTcpNoDelay(true); // a frame is two writes: no 40 ms wait for a delayed ACK
+      if (serverBufferBytes > 0) {
+        socket.setSendBufferSize(serverBufferBytes);
+      }
       InputStream in = socket.getInputStream();
       OutputStream out = socket.getOutputStream();
       ClientHandshake.Challenge challenge = ClientHandshake.challenge(Optional.empty());
@@ -274,10 +339,17 @@ class DirectConnectionTest {
       BlockingFrames.write(
           out, ClientHandshake.encode(ClientHandshake.admit(challenge, hello, Optional.empty())));
       List<Reply> held = new ArrayList<>();
+      List<Reply> batch = new ArrayList<>();
       while (true) {
         Request request = WireCodec.decodeRequest(BlockingFrames.read(in));
         String key = text(request.key());
         if (key.startsWith("silent")) {
+          continue;
+        }
+        if (key.startsWith("flood")) {
+          for (int i = 0; i < 16; i++) { // replies to no request: the client drops them
+            BlockingFrames.write(out, WireCodec.encode(Reply.value(0, new byte[1 << 20])));
+          }
           continue;
         }
         if (key.startsWith("die")) {
@@ -297,6 +369,17 @@ class DirectConnectionTest {
                   .putInt(WireCodec.MESSAGE_BYTES_MAX + 1)
                   .array());
           out.flush();
+          continue;
+        }
+        if (key.startsWith("batch")) {
+          batch.add(Reply.value(request.requestId(), request.key()));
+          if (batch.size() == BATCH) {
+            Collections.reverse(batch);
+            for (Reply reply : batch) {
+              BlockingFrames.write(out, WireCodec.encode(reply));
+            }
+            batch.clear();
+          }
           continue;
         }
         held.add(
