@@ -11,16 +11,15 @@ import java.util.concurrent.Executor;
 /** Opens connections of one transport; owns what they share (event loops). */
 interface ConnectionFactory {
   /**
-   * The system property choosing how plain TCP is spoken: {@link #DIRECT} ({@link
-   * DirectConnection}: no I/O thread, the caller writes its request and reads its own reply) or
-   * anything else (Netty event loops, as TLS always is; the default). Direct connections are not
-   * the default yet: with many callers they batch fewer requests per segment than the Netty loop
-   * (docs/BENCHMARKS.md, one YCSB thread).
+   * The system property choosing how plain TCP is spoken: {@link #NETTY} (Netty event loops, as TLS
+   * always is) or anything else ({@link DirectConnection}: no I/O thread, the caller writes its
+   * request and reads its own reply; the default, which costs the client and the servers less CPU
+   * from one caller to 128: docs/BENCHMARKS.md, "Where the rest goes").
    */
   String TCP_PROPERTY = "kvs.client.tcp";
 
-  /** {@link #TCP_PROPERTY}'s value for direct connections. */
-  String DIRECT = "direct";
+  /** {@link #TCP_PROPERTY}'s value for Netty connections. */
+  String NETTY = "netty";
 
   /**
    * The address this transport reaches {@code server} at, or null if the server does not serve it.
@@ -48,7 +47,7 @@ interface ConnectionFactory {
    */
   static ConnectionFactory create(Transport transport, Executor blocking, ClientSecurity security) {
     if (transport == Transport.TCP) {
-      if (security.tcpTls() == null && DIRECT.equals(System.getProperty(TCP_PROPERTY))) {
+      if (security.tcpTls() == null && !NETTY.equals(System.getProperty(TCP_PROPERTY))) {
         return new DirectConnectionFactory(blocking, security.options().clientSecret());
       }
       return new NettyConnectionFactory(security.tcpTls(), security.options().clientSecret());

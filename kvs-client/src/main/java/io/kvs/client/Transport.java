@@ -4,10 +4,10 @@ package io.kvs.client;
 public enum Transport {
   /**
    * The TCP framing of the wire protocol (docs/PROTOCOL.md, "Client TCP framing"): pure Java, works
-   * everywhere. The default. Connections run on Netty event loops; with the system property {@code
-   * kvs.client.tcp=direct}, plain (not TLS) connections have no I/O thread: a blocking call writes
+   * everywhere. The default. Plain (not TLS) connections have no I/O thread: a blocking call writes
    * its request and reads its reply itself when no other thread is reading (docs/ARCHITECTURE.md,
-   * "The client's threads").
+   * "The client's threads"). TLS connections, and plain ones with the system property {@code
+   * kvs.client.tcp=netty}, run on Netty event loops.
    */
   TCP,
   /**

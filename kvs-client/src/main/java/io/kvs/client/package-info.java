@@ -9,10 +9,10 @@
  * the map moves to another primary stops waiting for the old one), and offers put, get, delete,
  * multi-get and scans (across regions, in key order) both asynchronously ({@code
  * CompletableFuture}) and blocking. Two {@linkplain io.kvs.client.Transport transports}: {@code
- * TCP} (pure Java over Netty, the default; plain connections without an I/O thread of their own
- * with {@code -Dkvs.client.tcp=direct}) and {@code FABRIC} (the one-sided libfabric transport of
- * {@code kvs-native}, an optional dependency loaded only when chosen). Errors are {@link
- * io.kvs.core.KvsException}s; a region that stays unavailable yields a {@link
+ * TCP} (pure Java, the default: plain connections without an I/O thread of their own, TLS ones and,
+ * with {@code -Dkvs.client.tcp=netty}, plain ones too over Netty) and {@code FABRIC} (the one-sided
+ * libfabric transport of {@code kvs-native}, an optional dependency loaded only when chosen).
+ * Errors are {@link io.kvs.core.KvsException}s; a region that stays unavailable yields a {@link
  * io.kvs.client.RegionUnavailableException}; a write that failed says whether it surely did not
  * take effect ({@link io.kvs.client.NotAppliedException}) or may have ({@link
  * io.kvs.client.OutcomeUnknownException}, never retried by the client).
