@@ -21,14 +21,15 @@ import java.util.function.Function;
  * {@code ./kvs bench engine [--quick]}: runs the KVS engine, RocksDB and RocksDB with BlobDB one
  * after another, each on a fresh directory, on the same records and operations: for every KV size
  * mix, each system loads the records (Load A) and then runs the other workloads in order on the
- * data it loaded. Prints a table, writes JSON lines to {@code <out>/engine.json} and a chart to
- * {@code <out>/engine.png}.
+ * data it loaded. The open-loop phases (puts50, puts90) offer a share of the rate the same system
+ * loaded at in the same run. Prints a table, writes JSON lines to {@code <out>/engine.json} and a
+ * chart to {@code <out>/engine.png}.
  *
  * <p>Usage: {@code [--quick] [--mixes SD,MD] [--workloads loadA,runA,...] [--systems
  * kvs,rocksdb,blobdb] [--threads 4] [--cache-mib 128] [--l0-mib 32] [--dataset-mib N] [--records N]
- * [--operations N] [--scan-operations N] [--phase-limit-seconds N] [--drain-quiet-ms 1000]
- * [--drain-limit-seconds N] [--blob-min-bytes 64] [--data-dir target/bench/data] [--out-dir
- * target/bench] [--seed N] [--keep-data]}
+ * [--operations N] [--scan-operations N] [--open-seconds N] [--phase-limit-seconds N]
+ * [--drain-quiet-ms 1000] [--drain-limit-seconds N] [--blob-min-bytes 64] [--data-dir
+ * target/bench/data] [--out-dir target/bench] [--seed N] [--keep-data]}
  */
 public final class EngineBenchmark {
   /** Share of the host's CPU used by other processes in a phase above which the run warns. */
@@ -45,6 +46,7 @@ public final class EngineBenchmark {
    * @param records if positive, the record count for every mix instead
    * @param operations operations of each run phase A to D
    * @param scanOperations operations of run E (mostly scans, each reading up to 100 pairs)
+   * @param openNanos how long each open-loop phase offers its rate
    * @param phaseLimitNanos a phase stops at this wall time even if operations remain (a guard;
    *     results say when it happened)
    * @param quietNanos after a phase, the process counts as done with its background work once it
@@ -62,6 +64,7 @@ public final class EngineBenchmark {
       long records,
       long operations,
       long scanOperations,
+      long openNanos,
       long phaseLimitNanos,
       long quietNanos,
       long drainLimitNanos,
@@ -75,8 +78,14 @@ public final class EngineBenchmark {
       return records > 0 ? records : Math.max(1, (long) (datasetBytes / mix.averageKvBytes()));
     }
 
-    /** Operations of {@code workload}'s phase for {@code mix}. */
-    public long operationsFor(Workload workload, KvMix mix) {
+    /**
+     * Operations of {@code workload}'s phase for {@code mix}; {@code peakOpsPerSec} is the system's
+     * Load A rate, which an open-loop phase offers a share of.
+     */
+    public long operationsFor(Workload workload, KvMix mix, double peakOpsPerSec) {
+      if (workload.openLoopFraction() > 0) {
+        return Math.max(1, (long) (rateFor(workload, peakOpsPerSec) * openNanos / 1e9));
+      }
       return switch (workload) {
         case LOAD_A -> recordsFor(mix);
         case RUN_E -> scanOperations;
@@ -84,15 +93,22 @@ public final class EngineBenchmark {
         default -> operations;
       };
     }
+
+    /** The rate an open-loop phase offers (0 for closed-loop phases). */
+    public double rateFor(Workload workload, double peakOpsPerSec) {
+      return workload.openLoopFraction() * peakOpsPerSec;
+    }
   }
 
   private static final String USAGE =
       """
       usage: ./kvs bench engine [--quick] [options]
-        --quick                    SD and MD; loadA, runA, runC, runE (the default is everything)
+        --quick                    SD and MD; loadA, runA, runC, runE, puts50, puts90 (the default
+                                   is everything)
         --mixes SD,MD              KV size mixes: S, M, L, SD, MD, LD
-        --workloads runA,runC      loadA, runA ... runE, overwrite3 (3 full overwrites; loadA
-                                   always runs first)
+        --workloads runA,runC      loadA, runA ... runE, overwrite3 (3 full overwrites),
+                                   puts50, puts90 (open-loop overwrites at 50 / 90 % of the
+                                   system's loadA ops/s); loadA always runs first
         --systems kvs,rocksdb      kvs, rocksdb, rocksdb-wal50, blobdb
         --threads 4                client threads, the same for every system
         --cache-mib 128            block cache (RocksDB) and node cache (KVS)
@@ -101,6 +117,7 @@ public final class EngineBenchmark {
         --records N                records per mix, instead of --dataset-mib
         --operations N             operations of runs A-D
         --scan-operations N        operations of run E
+        --open-seconds N           length of puts50 and puts90 (20 quick, 60 full)
         --phase-limit-seconds N    stop a phase after this long (a guard)
         --drain-quiet-ms 1000      quiet time that ends the drain after a phase
         --drain-limit-seconds N    longest drain; 0: none
@@ -140,7 +157,13 @@ public final class EngineBenchmark {
     List<KvMix> mixes = quick ? List.of(KvMix.SD, KvMix.MD) : List.of(KvMix.values());
     List<Workload> workloads =
         quick
-            ? List.of(Workload.LOAD_A, Workload.RUN_A, Workload.RUN_C, Workload.RUN_E)
+            ? List.of(
+                Workload.LOAD_A,
+                Workload.RUN_A,
+                Workload.RUN_C,
+                Workload.RUN_E,
+                Workload.PUTS_50,
+                Workload.PUTS_90)
             : List.of(Workload.values());
     List<SystemKind> systems = List.of(SystemKind.values());
     int threads = 4;
@@ -150,6 +173,7 @@ public final class EngineBenchmark {
     long records = 0;
     long operations = quick ? 400_000 : 2_000_000;
     long scanOperations = quick ? 40_000 : 200_000;
+    long openSeconds = quick ? 20 : 60;
     long phaseLimitSeconds = quick ? 120 : 1800;
     long quietMillis = 1000;
     long drainLimitSeconds = quick ? 120 : 600;
@@ -192,6 +216,7 @@ public final class EngineBenchmark {
             case "--records" -> records = positive(name, value);
             case "--operations" -> operations = positive(name, value);
             case "--scan-operations" -> scanOperations = positive(name, value);
+            case "--open-seconds" -> openSeconds = positive(name, value);
             case "--phase-limit-seconds" -> phaseLimitSeconds = positive(name, value);
             case "--drain-quiet-ms" -> quietMillis = positive(name, value);
             case "--drain-limit-seconds" -> drainLimitSeconds = nonNegative(name, value);
@@ -224,7 +249,9 @@ public final class EngineBenchmark {
         records,
         operations,
         scanOperations,
-        TimeUnit.SECONDS.toNanos(phaseLimitSeconds),
+        TimeUnit.SECONDS.toNanos(openSeconds),
+        // An open-loop phase that falls behind still ends near its length: the guard is twice it.
+        TimeUnit.SECONDS.toNanos(Math.max(phaseLimitSeconds, 2 * openSeconds)),
         TimeUnit.MILLISECONDS.toNanos(quietMillis),
         TimeUnit.SECONDS.toNanos(drainLimitSeconds),
         dataDir,
@@ -258,16 +285,21 @@ public final class EngineBenchmark {
           Files.createDirectories(directory);
           Dataset dataset = new Dataset(mix, config.seed(), capacity(config, mix));
           try (KvSystem system = kind.open(directory, config.settings())) {
+            double peak = 0; // this system's Load A ops/s, which open-loop phases offer a share of
             for (Workload workload : config.workloads()) {
               PhaseResult result =
                   runner.run(
                       system,
                       dataset,
                       workload,
-                      config.operationsFor(workload, mix),
+                      config.operationsFor(workload, mix, peak),
+                      config.rateFor(workload, peak),
                       config.phaseLimitNanos(),
                       config.quietNanos(),
                       config.drainLimitNanos());
+              if (workload.isLoad()) {
+                peak = result.opsPerSec();
+              }
               report.add(result);
               lines.write(withRunFields(result, config).toString());
               lines.newLine();
@@ -325,7 +357,7 @@ public final class EngineBenchmark {
     long capacity = config.recordsFor(mix);
     for (Workload workload : config.workloads()) {
       if (!workload.isLoad() && workload.proportion(Operation.INSERT) > 0) {
-        capacity += config.operationsFor(workload, mix);
+        capacity += config.operationsFor(workload, mix, 0);
       }
     }
     return capacity;
@@ -362,10 +394,11 @@ public final class EngineBenchmark {
     }
     out.printf(
         Locale.ROOT,
-        "  phases    %s; runs A-D %,d ops, run E %,d ops; limit %d s per phase%n",
+        "  phases    %s; runs A-D %,d ops, run E %,d ops, open loops %d s; limit %d s per phase%n",
         String.join(", ", config.workloads().stream().map(Workload::id).toList()),
         config.operations(),
         config.scanOperations(),
+        TimeUnit.NANOSECONDS.toSeconds(config.openNanos()),
         TimeUnit.NANOSECONDS.toSeconds(config.phaseLimitNanos()));
     out.printf(
         Locale.ROOT,

@@ -25,7 +25,8 @@ public final class EngineReport {
 
   /**
    * The table: one row per system, mix and workload, then the ratios of KVS to each other system
-   * for throughput, CPU per operation, I/O and space amplification (above 1 means KVS has more).
+   * for throughput, CPU per operation, I/O and space amplification and latency (above 1 means KVS
+   * has more). An open-loop phase's latencies count from each operation's intended start.
    */
   public String table() {
     TextTable table =
@@ -40,7 +41,8 @@ public final class EngineReport {
             "space amp",
             "p50 us",
             "p99 us",
-            "p99.9 us");
+            "p99.9 us",
+            "max us");
     boolean first = true;
     for (KvMix mix : mixes()) {
       for (Workload workload : workloads()) {
@@ -63,7 +65,8 @@ public final class EngineReport {
               number(result.spaceAmplification()),
               number(result.latencies().overall().p50Micros()),
               number(result.latencies().overall().p99Micros()),
-              number(result.latencies().overall().p999Micros()));
+              number(result.latencies().overall().p999Micros()),
+              number(result.latencies().overall().maxMicros()));
         }
         PhaseResult kvs = find(group, "kvs");
         for (String other : List.of("rocksdb", "rocksdb-wal50", "blobdb")) {
@@ -83,7 +86,9 @@ public final class EngineReport {
                     kvs.latencies().overall().p99Micros(), base.latencies().overall().p99Micros()),
                 ratio(
                     kvs.latencies().overall().p999Micros(),
-                    base.latencies().overall().p999Micros()));
+                    base.latencies().overall().p999Micros()),
+                ratio(
+                    kvs.latencies().overall().maxMicros(), base.latencies().overall().maxMicros()));
           }
         }
       }

@@ -14,6 +14,7 @@ import java.util.Map;
  * @param system the system's name
  * @param mix the KV size mix
  * @param workload the workload
+ * @param offeredOpsPerSec an open-loop phase's rate (its share of the peak); 0 for a closed loop
  * @param threads client threads
  * @param operations operations completed in the measured phase
  * @param nanos wall time of the phase, first operation to last
@@ -29,13 +30,15 @@ import java.util.Map;
  * @param records live records after the phase
  * @param notFound reads that found no value (0 unless something is wrong)
  * @param scanPairs pairs returned by scans
- * @param latencies latency histograms per operation type
+ * @param latencies latency histograms per operation type; in an open loop, from each operation's
+ *     intended start
  * @param engineStats the system's own counters after the phase
  */
 public record PhaseResult(
     String system,
     KvMix mix,
     Workload workload,
+    double offeredOpsPerSec,
     int threads,
     long operations,
     long nanos,
@@ -95,6 +98,9 @@ public record PhaseResult(
         .put("system", system)
         .put("mix", mix.name())
         .put("workload", workload.id())
+        .put("load_fraction", workload.openLoopFraction())
+        .put("offered_ops_per_sec", offeredOpsPerSec)
+        .put("max_us", overall.maxMicros())
         .put("ops_per_sec", opsPerSec())
         .put("cpu_us_per_op", cpuMicrosPerOp())
         .put("io_amplification", ioAmplification())

@@ -4,7 +4,8 @@ import java.util.Locale;
 
 /**
  * The YCSB core workloads (DESIGN.md §8): Load A inserts every record; runs A to E then operate on
- * the loaded records with YCSB's proportions and request distributions.
+ * the loaded records with YCSB's proportions and request distributions. Two phases of our own
+ * follow: open-loop overwrites at a fixed share of the peak, for put latency while compactions run.
  */
 public enum Workload {
   LOAD_A("loadA", 0, 0, 1, 0, Distribution.INSERT_ORDER),
@@ -17,7 +18,15 @@ public enum Workload {
    * Not YCSB: three full overwrites, every record updated once per pass in record order, which is
    * what the engine targets' space-amplification check (three overwrites of L) needs.
    */
-  OVERWRITE_3("overwrite3", 0, 1, 0, 0, Distribution.PASSES);
+  OVERWRITE_3("overwrite3", 0, 1, 0, 0, Distribution.PASSES),
+  /**
+   * Not YCSB: open loop, overwrites of uniformly chosen records at half of the peak (the system's
+   * Load A ops/s in the same run), each put's latency counted from its intended start, so that a
+   * put waiting behind a compaction shows with everything queued behind it.
+   */
+  PUTS_50("puts50", 0, 1, 0, 0, Distribution.UNIFORM),
+  /** As {@link #PUTS_50}, at 90 % of the peak. */
+  PUTS_90("puts90", 0, 1, 0, 0, Distribution.UNIFORM);
 
   /** Full passes over the records that {@link #OVERWRITE_3} makes. */
   public static final int OVERWRITE_PASSES = 3;
@@ -38,7 +47,9 @@ public enum Workload {
     /** YCSB's latest: recently inserted records are the most popular. */
     LATEST,
     /** Every record once per pass, in number order, passes one after another. */
-    PASSES
+    PASSES,
+    /** Every existing record equally likely. */
+    UNIFORM
   }
 
   private final String id;
@@ -70,6 +81,18 @@ public enum Workload {
     return this == LOAD_A;
   }
 
+  /**
+   * The share of the peak (the same system's Load A ops/s) an open-loop phase offers; 0 for the
+   * closed-loop phases.
+   */
+  public double openLoopFraction() {
+    return switch (this) {
+      case PUTS_50 -> 0.5;
+      case PUTS_90 -> 0.9;
+      default -> 0;
+    };
+  }
+
   /** The fraction of operations of {@code type}. */
   public double proportion(Operation type) {
     return switch (type) {
@@ -99,7 +122,10 @@ public enum Workload {
     return last;
   }
 
-  /** Parses {@code loadA}, {@code runA} ... {@code runE}, {@code overwrite3}, ignoring case. */
+  /**
+   * Parses {@code loadA}, {@code runA} ... {@code runE}, {@code overwrite3}, {@code puts50}, {@code
+   * puts90}, ignoring case.
+   */
   public static Workload parse(String name) {
     String wanted = name.trim().toLowerCase(Locale.ROOT);
     for (Workload workload : values()) {
@@ -108,6 +134,8 @@ public enum Workload {
       }
     }
     throw new IllegalArgumentException(
-        "unknown workload '" + name + "'; known: loadA, runA, runB, runC, runD, runE, overwrite3");
+        "unknown workload '"
+            + name
+            + "'; known: loadA, runA, runB, runC, runD, runE, overwrite3, puts50, puts90");
   }
 }

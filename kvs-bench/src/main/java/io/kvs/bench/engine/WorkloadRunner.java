@@ -11,10 +11,14 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.locks.LockSupport;
 
 /**
- * Runs one workload phase against one system with a fixed number of client threads (closed loop:
- * each thread issues its next operation when the previous one returns) and measures it.
+ * Runs one workload phase against one system with a fixed number of client threads and measures it.
+ * Closed loop: each thread issues its next operation when the previous one returns. Open loop (a
+ * rate given): each thread issues its share of the rate on a fixed schedule, and an operation's
+ * latency counts from its intended start, so that one that waits delays and charges the ones
+ * scheduled behind it (coordinated omission corrected).
  *
  * <p>Determinism: each thread draws its operations from its own random stream, seeded from the
  * benchmark seed, the mix, the workload and the thread index only, and the size class of an
@@ -51,12 +55,15 @@ public final class WorkloadRunner {
    * operations} records) on {@code system}, stopping early after {@code limitNanos}; then waits up
    * to {@code drainLimitNanos} for the background work the phase caused to finish (the process
    * quiet for {@code quietNanos}; no wait if {@code drainLimitNanos} is 0).
+   *
+   * @param rateOpsPerSec the open loop's rate over all threads; 0 for a closed loop
    */
   public PhaseResult run(
       KvSystem system,
       Dataset dataset,
       Workload workload,
       long operations,
+      double rateOpsPerSec,
       long limitNanos,
       long quietNanos,
       long drainLimitNanos) {
@@ -71,7 +78,7 @@ public final class WorkloadRunner {
         switch (workload.distribution()) {
           case ZIPFIAN -> ZipfianGenerator.zeta(zipfianItems, theta);
           case LATEST -> ZipfianGenerator.zeta(existing, theta);
-          case INSERT_ORDER, PASSES -> 0;
+          case INSERT_ORDER, PASSES, UNIFORM -> 0;
         };
     java.util.concurrent.atomic.AtomicLong passDraws = new java.util.concurrent.atomic.AtomicLong();
 
@@ -85,7 +92,7 @@ public final class WorkloadRunner {
           switch (workload.distribution()) {
             case ZIPFIAN -> KeyChooser.scrambledZipfian(zipfianItems, theta, zeta);
             case LATEST -> KeyChooser.latest(existing, theta, zeta);
-            case INSERT_ORDER -> KeyChooser.uniform();
+            case INSERT_ORDER, UNIFORM -> KeyChooser.uniform();
             case PASSES -> KeyChooser.passes(passDraws, existing);
           };
       long threadSeed =
@@ -107,8 +114,13 @@ public final class WorkloadRunner {
     awaitQuietly(ready);
     ResourceUsage before = ResourceUsage.now();
     long startNanos = System.nanoTime();
-    for (Client client : clients) {
+    long intervalNanos = rateOpsPerSec > 0 ? (long) (threads * 1e9 / rateOpsPerSec) : 0;
+    for (int i = 0; i < clients.size(); i++) {
+      Client client = clients.get(i);
       client.deadlineNanos = startNanos + limitNanos;
+      // Threads' schedules interleave: thread i starts i / threads of an interval later.
+      client.intervalNanos = intervalNanos;
+      client.firstNanos = startNanos + intervalNanos * i / threads;
     }
     start.countDown();
     for (Thread thread : running) {
@@ -147,6 +159,7 @@ public final class WorkloadRunner {
         system.name(),
         dataset.mix(),
         workload,
+        rateOpsPerSec,
         threads,
         completed,
         nanos,
@@ -181,6 +194,9 @@ public final class WorkloadRunner {
     final Latencies<Operation> latencies = new Latencies<>(Operation.class);
     final KvSystem.ScanTotals scans = new KvSystem.ScanTotals();
     volatile long deadlineNanos = Long.MAX_VALUE;
+    volatile long intervalNanos; // open loop: between this thread's intended starts; 0: closed
+    volatile long firstNanos; // open loop: the first intended start
+    private long intended; // this operation's intended start (open loop), else 0
     long completed;
     long kvBytes;
     long notFound;
@@ -211,11 +227,20 @@ public final class WorkloadRunner {
       ready.countDown();
       awaitQuietly(start);
       long deadline = deadlineNanos;
+      long interval = intervalNanos;
+      long first = firstNanos;
       try {
         for (long i = 0; i < operations; i++) {
           if (System.nanoTime() >= deadline) {
             truncated = true;
             break;
+          }
+          if (interval > 0) {
+            intended = first + i * interval;
+            long early;
+            while ((early = intended - System.nanoTime()) > 0) {
+              LockSupport.parkNanos(early);
+            }
           }
           Operation type =
               workload.isLoad() ? Operation.INSERT : workload.choose(random.nextDouble());
@@ -230,6 +255,11 @@ public final class WorkloadRunner {
       } catch (Throwable t) {
         failure = t;
       }
+    }
+
+    /** When the operation about to start counts from: its intended start in an open loop. */
+    private long startOf(long now) {
+      return intervalNanos > 0 ? Math.min(now, intended) : now;
     }
 
     private void insert() {
@@ -251,7 +281,7 @@ public final class WorkloadRunner {
       value.clear();
       value.put(VALUE_POOL, random.nextInt(VALUE_POOL.length - size), size);
       value.flip();
-      long begin = System.nanoTime();
+      long begin = startOf(System.nanoTime());
       system.put(key, value);
       latencies.record(type, System.nanoTime() - begin);
       dataset.written(number, sizeClass);
@@ -261,7 +291,7 @@ public final class WorkloadRunner {
     private void read() {
       long number = chooser.next(random, dataset.inserts().acknowledged());
       Keys.write(number, keyBytes, key);
-      long begin = System.nanoTime();
+      long begin = startOf(System.nanoTime());
       int size = system.get(key, value);
       latencies.record(Operation.READ, System.nanoTime() - begin);
       if (size < 0) {
@@ -275,7 +305,7 @@ public final class WorkloadRunner {
       long number = chooser.next(random, dataset.inserts().acknowledged());
       Keys.write(number, keyBytes);
       int length = 1 + random.nextInt(Workload.SCAN_LENGTH_MAX);
-      long begin = System.nanoTime();
+      long begin = startOf(System.nanoTime());
       system.scan(keyBytes, length, scans);
       latencies.record(Operation.SCAN, System.nanoTime() - begin);
     }

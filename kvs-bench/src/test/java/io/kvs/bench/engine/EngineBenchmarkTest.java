@@ -36,7 +36,13 @@ class EngineBenchmarkTest {
     assertThat(quick.profile()).isEqualTo("quick");
     assertThat(quick.mixes()).containsExactly(KvMix.SD, KvMix.MD);
     assertThat(quick.workloads())
-        .containsExactly(Workload.LOAD_A, Workload.RUN_A, Workload.RUN_C, Workload.RUN_E);
+        .containsExactly(
+            Workload.LOAD_A,
+            Workload.RUN_A,
+            Workload.RUN_C,
+            Workload.RUN_E,
+            Workload.PUTS_50,
+            Workload.PUTS_90);
     assertThat(quick.systems()).containsExactly(SystemKind.values());
     // The cache is a quarter of the dataset.
     assertThat(quick.datasetBytes()).isEqualTo(4 * quick.settings().cacheBytes());
@@ -67,7 +73,8 @@ class EngineBenchmarkTest {
         EngineBenchmark.parse(
             new String[] {
               "--mixes", "SD",
-              "--workloads", "loadA,runA,runC,runD,runE",
+              "--workloads", "loadA,runA,runC,runD,runE,puts50",
+              "--open-seconds", "1",
               "--records", "3000",
               "--operations", "2000",
               "--scan-operations", "300",
@@ -83,14 +90,26 @@ class EngineBenchmarkTest {
     List<PhaseResult> results =
         EngineBenchmark.run(config, new PrintStream(printed, true, StandardCharsets.UTF_8));
 
-    assertThat(results).hasSize(4 * 5);
+    assertThat(results).hasSize(4 * 6);
+    double peak = 0;
     for (PhaseResult result : results) {
+      if (result.workload().isLoad()) {
+        peak = result.opsPerSec(); // the same system's, as results come system by system
+      }
       assertThat(result.notFound()).as("reads of existing keys").isZero();
       assertThat(result.operations())
-          .isEqualTo(config.operationsFor(result.workload(), result.mix()));
+          .isEqualTo(config.operationsFor(result.workload(), result.mix(), peak));
     }
+    // The open loop offers half of the load's rate for a second, and keeps to it.
+    assertThat(results)
+        .filteredOn(r -> r.workload() == Workload.PUTS_50)
+        .allSatisfy(
+            r -> {
+              assertThat(r.offeredOpsPerSec()).isPositive();
+              assertThat(r.opsPerSec()).isLessThan(1.5 * r.offeredOpsPerSec());
+            });
     List<String> lines = Files.readAllLines(directory.resolve("out/engine.json"));
-    assertThat(lines).hasSize(20);
+    assertThat(lines).hasSize(24);
     for (String line : lines) {
       assertThat(line).startsWith("{").endsWith("}");
       for (String field : REQUIRED_FIELDS) {
