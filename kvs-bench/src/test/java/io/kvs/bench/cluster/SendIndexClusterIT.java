@@ -81,29 +81,35 @@ class SendIndexClusterIT {
       String report = cluster.verify();
       assertThat(report).contains(REGIONS + " of " + REGIONS + " regions");
       Map<String, Map<String, Long>> stats = stats();
+      // Which server is primary of which region may have changed under load (a lease that
+      // lapsed): the counters of a role a server does not hold are absent, and what holds for
+      // the cluster is checked over the servers' sum.
+      long primaryCompactions = 0;
+      long backupLevels = 0;
+      long backupSegments = 0;
       for (Map.Entry<String, Map<String, Long>> server : stats.entrySet()) {
         Map<String, Long> counters = server.getValue();
         System.out.printf(
             "SendIndexClusterIT %s: %d compactions of its primaries, %d levels installed as a"
                 + " backup%n",
             server.getKey(),
-            counters.get("primary.compactions"),
-            counters.get("replication.backupLevels"));
-        assertThat(counters.get("replication.backupLevels"))
-            .as("levels %s installed as a backup", server.getKey())
-            .isPositive();
-        assertThat(counters.get("replication.backupSegments"))
-            .as("index segments %s rewrote", server.getKey())
-            .isPositive();
+            counters.getOrDefault("primary.compactions", 0L),
+            counters.getOrDefault("replication.backupLevels", 0L));
+        primaryCompactions += counters.getOrDefault("primary.compactions", 0L);
+        backupLevels += counters.getOrDefault("replication.backupLevels", 0L);
+        backupSegments += counters.getOrDefault("replication.backupSegments", 0L);
         // Backups hold no L0 and compact nothing: their primaries do it for them.
-        assertThat(counters.get("backup.l0Bytes")).as("backup L0 on %s", server.getKey()).isZero();
-        assertThat(counters.get("backup.compactions"))
+        assertThat(counters.getOrDefault("backup.l0Bytes", 0L))
+            .as("backup L0 on %s", server.getKey())
+            .isZero();
+        assertThat(counters.getOrDefault("backup.compactions", 0L))
             .as("backup compactions on %s", server.getKey())
             .isZero();
-        assertThat(counters.get("primary.compactions"))
-            .as("compactions of %s's primaries", server.getKey())
-            .isGreaterThan(2);
       }
+      // Every region compacts several times (1 MiB L0s); its backups install what it ships.
+      assertThat(primaryCompactions).as("compactions of the primaries").isGreaterThan(REGIONS);
+      assertThat(backupLevels).as("levels installed by backups").isGreaterThan(REGIONS);
+      assertThat(backupSegments).as("index segments backups rewrote").isPositive();
 
       // A backup restarted cleanly is caught up when its regions reopen, and agrees again.
       cluster.stopProcess("server-s3");
