@@ -416,10 +416,10 @@ bool Region::WriteMayWait(bool put, std::string_view key,
     return true;
   }
   if (!ActiveFullLocked()) return false;
-  // Full: the writer switches at once unless the last L0 is still being
-  // compacted (or its compaction failed).
+  // Full: the writer switches at once unless the last L0 is still waiting
+  // to be merged into L1 (or its compaction failed).
   std::unique_lock<std::mutex> stall_lock(stall_mutex_, std::try_to_lock);
-  return !stall_lock.owns_lock() || compacting_ || immutable_ != nullptr;
+  return !stall_lock.owns_lock() || immutable_ != nullptr;
 }
 
 Region::Tables Region::TablesNow() const {
@@ -452,18 +452,29 @@ Status Region::MakeRoomForWrite() {
         if (!ActiveFullLocked() && !over_budget) {
           break;  // another writer switched already
         }
-        if (immutable_ != nullptr) {
+        if (immutable_ != nullptr && immutable_queued_) {
+          // Queued while a job ran, which ended for a catch-up: that starts
+          // it once done (unless the catch-up went already).
+          if (quiesce_waiters_ == 0) StartCompactionLocked();
+        } else if (immutable_ != nullptr) {
           // Its compaction found the volume full: try once more, and give
           // up with that error if it fails again.
           if (retried) {
             return compaction_no_space_;
           }
           retried = true;
-          compacting_ = true;
-          context_.compactions->Submit([this] { BackgroundCompaction(); });
+          StartCompactionLocked();
         } else if (active_->EntryCount() > 0) {
           SwitchL0Locked();
           break;
+        }
+      } else {
+        std::unique_lock<std::shared_mutex> lock(l0_mutex_);
+        if (immutable_ == nullptr && ActiveFullLocked()) {
+          // The running job has merged its L0 into L1 and works on the
+          // levels below: this L0 waits for it in line, writers go on.
+          QueueSwitchL0Locked();
+          continue;
         }
       }
       if (over_budget && !ActiveFullLocked()) {
@@ -522,8 +533,8 @@ void Region::AccountActiveMemory() {
   }
 }
 
-void Region::SwitchL0Locked() {
-  KVS_CHECK(immutable_ == nullptr && !compacting_);
+void Region::MakeActiveImmutableLocked() {
+  KVS_CHECK(immutable_ == nullptr);
   immutable_accounted_ = active_accounted_.exchange(0);
   // No write is half done: they hold l0_mutex_ shared.
   immutable_ = std::move(active_);
@@ -532,20 +543,38 @@ void Region::SwitchL0Locked() {
   immutable_small_position_ = small_log_->appended_position();
   immutable_large_position_ = large_log_->appended_position();
   immutable_max_lsn_ = lsn_.load();
+}
+
+void Region::SwitchL0Locked() {
+  KVS_CHECK(!compacting_);
+  MakeActiveImmutableLocked();
+  StartCompactionLocked();
+}
+
+void Region::QueueSwitchL0Locked() {
+  KVS_CHECK(compacting_ && !immutable_queued_);
+  MakeActiveImmutableLocked();
+  immutable_queued_ = true;
+}
+
+void Region::StartCompactionLocked() {
+  KVS_CHECK(!compacting_);
+  immutable_queued_ = false;
   compacting_ = true;
   context_.compactions->Submit([this] { BackgroundCompaction(); });
 }
 
 void Region::RequestCompaction() {
   std::unique_lock<std::mutex> stall_lock(stall_mutex_);
-  if (compacting_ || !background_error_.ok()) {
+  if (compacting_ || !background_error_.ok() ||
+      (immutable_queued_ && quiesce_waiters_ > 0)) {
     return;
   }
   std::unique_lock<std::shared_mutex> lock(l0_mutex_);
   if (immutable_ != nullptr) {
-    // Left by a compaction that found the volume full: try it again.
-    compacting_ = true;
-    context_.compactions->Submit([this] { BackgroundCompaction(); });
+    // Left by a compaction that found the volume full (or queued behind a
+    // job that ended for a catch-up): start it.
+    StartCompactionLocked();
   } else if (active_->EntryCount() > 0) {
     SwitchL0Locked();
   }

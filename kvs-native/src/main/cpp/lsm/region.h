@@ -3,10 +3,13 @@
 // Write path: a put is classified (kv_placement.h), appended to the region's
 // write-ahead (small) log or, for a large KV, to its large log, and inserted
 // into the active L0. When the active L0 reaches its size it becomes
-// immutable and a compaction merges it into the device levels; a writer that
-// finds the active L0 full while the previous one is still being compacted
-// stalls (counted) until it is done, or fails with BUSY after the stall
-// timeout.
+// immutable and a compaction job merges it into L1, then pushes full levels
+// down and collects large-log garbage. Once the job has installed its L0 in
+// L1, the next full L0 switches at once and waits in line behind the rest of
+// the job (which then goes on with it), so writers wait only while two L0s
+// are full: a writer that finds the active L0 full while the previous one is
+// still being merged into L1 stalls (counted) until it is, or fails with BUSY
+// after the stall timeout.
 //
 // Durability: with EngineOptions::sync a put returns after its log record is
 // durable; otherwise a background flusher makes it durable within the flush
@@ -347,6 +350,21 @@ class Region {
   // holds stall_mutex_ and l0_mutex_ exclusively, with no compaction
   // running.
   void SwitchL0Locked();
+  // Makes the active L0 immutable for the running job to compact once it is
+  // done with the levels below (immutable_queued_). Caller holds
+  // stall_mutex_ and l0_mutex_ exclusively, with a compaction running whose
+  // L0 is in L1 already.
+  void QueueSwitchL0Locked();
+  // The part of both switches that turns the active L0 immutable. Caller
+  // holds l0_mutex_ exclusively, with no immutable L0.
+  void MakeActiveImmutableLocked();
+  // Starts a compaction job for the immutable L0. Caller holds
+  // stall_mutex_, with no compaction running.
+  void StartCompactionLocked();
+  // ReportState's work once no compaction runs. Caller holds stall_mutex_.
+  Status ReportStateLocked(const StateVisitor& visitor,
+                           const std::function<void()>& then,
+                           std::vector<uint64_t>* pinned);
   Status Write(log::RecordType type, std::string_view key,
                std::string_view value);
   Status ValidateKeyValue(std::string_view key, std::string_view value) const;
@@ -447,6 +465,14 @@ class Region {
   mutable std::mutex stall_mutex_;
   std::condition_variable l0_drained_;
   bool compacting_ = false;  // guarded by stall_mutex_
+  // Guarded by stall_mutex_: immutable_ was switched while a job ran and
+  // waits for it (the job goes on with it, or, when a catch-up waits for
+  // the job to end, ReportState starts it once done).
+  bool immutable_queued_ = false;
+  // Catch-ups (ReportState) waiting for no compaction to run, guarded by
+  // stall_mutex_: while there are any, a job does not go on with a queued
+  // L0, so that a steady stream of switches cannot hold them off.
+  int quiesce_waiters_ = 0;
   Status background_error_;  // guarded by stall_mutex_; sticky
   // The last compaction's NoSpace error (OK once one succeeds), guarded by
   // stall_mutex_: transient, never sticky.

@@ -82,7 +82,7 @@ Status Region::LoadLevels() {
 
 void Region::WaitForCompactions() {
   std::unique_lock<std::mutex> lock(stall_mutex_);
-  l0_drained_.wait(lock, [this] { return !compacting_; });
+  l0_drained_.wait(lock, [this] { return !compacting_ && !immutable_queued_; });
 }
 
 std::vector<LevelDescriptor> Region::LevelDescriptors() const {
@@ -202,6 +202,13 @@ void Region::BackgroundCompaction() {
     compaction_no_space_ = Status::Ok();
   }
   compacting_ = false;
+  if (!status.ok()) {
+    // An L0 queued behind a failed job is left like one whose own
+    // compaction failed.
+    immutable_queued_ = false;
+  } else if (immutable_queued_ && quiesce_waiters_ == 0) {
+    StartCompactionLocked();  // the L0 switched while this job ran
+  }
   l0_drained_.notify_all();
 }
 
@@ -268,6 +275,12 @@ Status Region::CompactImmutable() {
     compacted_lsn_ = max_lsn;
     released = std::exchange(immutable_accounted_, 0);
   }
+  {
+    // Writers waiting for room switch now (in line behind this job); they
+    // checked immutable_ holding stall_mutex_, so none misses this.
+    std::lock_guard<std::mutex> stall_lock(stall_mutex_);
+  }
+  l0_drained_.notify_all();
   if (context_.l0_budget != nullptr) {
     // Readers may still hold the table for a moment; its memory is gone
     // when they let go, which is soon enough for a budget.

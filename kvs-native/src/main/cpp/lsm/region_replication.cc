@@ -29,7 +29,21 @@ Status Region::ReportState(const StateVisitor& visitor,
   // stall_mutex_ is held with compacting_ false; no writer appends while
   // l0_mutex_ is held exclusively; nothing else appends to the logs.
   std::unique_lock<std::mutex> stall_lock(stall_mutex_);
+  ++quiesce_waiters_;  // a running job does not go on with a queued L0
   l0_drained_.wait(stall_lock, [this] { return !compacting_; });
+  --quiesce_waiters_;
+  const Status status = ReportStateLocked(visitor, then, pinned);
+  // An L0 switched while the last job ran waited for this.
+  if (immutable_queued_ && quiesce_waiters_ == 0 && !compacting_ &&
+      background_error_.ok()) {
+    StartCompactionLocked();
+  }
+  return status;
+}
+
+Status Region::ReportStateLocked(const StateVisitor& visitor,
+                                 const std::function<void()>& then,
+                                 std::vector<uint64_t>* pinned) {
   std::unique_lock<std::shared_mutex> lock(l0_mutex_);
   if (visitor.compacted) visitor.compacted(compacted_lsn_);
   std::vector<uint64_t> segments;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <set>
@@ -499,6 +500,88 @@ TEST_F(RegionCompactionTest, ReplicationHooksReportEverySegmentAndInstall) {
   const auto& [last_level, last_descriptor] = installed.back();
   ASSERT_LT(last_level, current.size());
   EXPECT_EQ(current[last_level].root, last_descriptor.root);
+}
+
+TEST_F(RegionCompactionTest, AFullL0SwitchesWhileTheLevelsBelowAreMerged) {
+  region_.reset();
+  // Once armed, the first install below L1 (a job pushing L1 down, its own
+  // L0 merged already) blocks until the test lets it go.
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool armed = false, blocked = false, released = false;
+  context_.on_level_installed = [&](uint64_t, size_t level,
+                                    const LevelDescriptor&,
+                                    std::optional<size_t>, uint64_t) {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (level == 0 || !armed || blocked) return;
+    blocked = true;
+    changed.notify_all();
+    changed.wait(lock, [&] { return released; });
+  };
+  // Without the queued switch a writer would wait for the whole job.
+  options_.stall_timeout_ms = 2000;
+  ASSERT_TRUE(Region::Open(context_, "users", 1, options_, &region_).ok());
+  const auto release = [&] {
+    std::lock_guard<std::mutex> lock(mutex);
+    released = true;
+    changed.notify_all();
+  };
+  // A failed assertion returns: the blocked job must end first.
+  struct Closer {
+    std::function<void()> close;
+    ~Closer() { close(); }
+  } closer{[&] {
+    release();
+    region_.reset();
+  }};
+  const std::string value(64, 'v');
+  int written = 0;
+  const auto put = [&] {
+    return region_->Put("key" + std::to_string(written++), value);
+  };
+  // Unique keys until the next L0 merged pushes L1 (4 L0s) down.
+  const uint64_t l0 = options_.l0_size_bytes;
+  const int per_l0 = static_cast<int>(l0 / 70);
+  while (written < 40 * per_l0) {
+    for (int i = 0; i < per_l0 / 4; ++i) ASSERT_TRUE(put().ok());
+    region_->WaitForCompactions();
+    const auto levels = region_->LevelDescriptors();
+    if (!levels.empty() && levels[0].kv_bytes > 3 * l0) break;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    armed = true;
+  }
+  // The active L0 switches: its job merges it into L1, then blocks in L2.
+  while (region_->L0MemoryBytes().immutable == 0 && written < 40 * per_l0) {
+    ASSERT_TRUE(put().ok());
+  }
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    ASSERT_TRUE(changed.wait_for(lock, std::chrono::seconds(30),
+                                 [&] { return blocked; }));
+  }
+  const uint64_t stalls = region_->stats().stalls;
+  // Fill the next L0 until it switches (it queues behind the job), and
+  // write on into the one after: nobody waits.
+  EXPECT_EQ(region_->L0MemoryBytes().immutable, 0u);
+  while (region_->L0MemoryBytes().immutable == 0 && written < 40 * per_l0) {
+    const Status status = put();
+    ASSERT_TRUE(status.ok()) << status.ToString();
+  }
+  for (int i = 0; i < 100; ++i) {
+    const Status status = put();
+    ASSERT_TRUE(status.ok()) << status.ToString();
+  }
+  EXPECT_GT(region_->L0MemoryBytes().immutable, 0u);
+  EXPECT_EQ(region_->stats().stalls, stalls);
+  release();
+  // The job goes on with the queued L0: every key is served.
+  region_->WaitForCompactions();
+  EXPECT_EQ(region_->L0MemoryBytes().immutable, 0u);
+  for (int i = 0; i < written; ++i) {
+    ASSERT_EQ(GetOrStatus("key" + std::to_string(i)), value) << i;
+  }
 }
 
 TEST_F(RegionCompactionTest, ADamagedNodeIsReportedNeverServed) {
