@@ -4,8 +4,9 @@ import java.util.Locale;
 
 /**
  * The YCSB core workloads (DESIGN.md §8): Load A inserts every record; runs A to E then operate on
- * the loaded records with YCSB's proportions and request distributions. Two phases of our own
- * follow: open-loop overwrites at a fixed share of the peak, for put latency while compactions run.
+ * the loaded records with YCSB's proportions and request distributions. Phases of our own follow:
+ * the sustained put rate (the peak), then open-loop overwrites at fixed shares of it, for put
+ * latency while compactions run.
  */
 public enum Workload {
   LOAD_A("loadA", 0, 0, 1, 0, Distribution.INSERT_ORDER),
@@ -20,9 +21,16 @@ public enum Workload {
    */
   OVERWRITE_3("overwrite3", 0, 1, 0, 0, Distribution.PASSES),
   /**
+   * Not YCSB: the peak the open-loop phases offer shares of, the put rate the system sustains:
+   * closed-loop overwrites of uniformly chosen records for about the open-loop phases' length (at
+   * the Load A rate; longer if the system slows down as compactions pile up). Load A alone is no
+   * peak: on a dataset a few L0s large it measures inserts into memory, which no system sustains.
+   */
+  PUTS_PEAK("putsPeak", 0, 1, 0, 0, Distribution.UNIFORM),
+  /**
    * Not YCSB: open loop, overwrites of uniformly chosen records at half of the peak (the system's
-   * Load A ops/s in the same run), each put's latency counted from its intended start, so that a
-   * put waiting behind a compaction shows with everything queued behind it.
+   * {@link #PUTS_PEAK} ops/s in the same run), each put's latency counted from its intended start,
+   * so that a put waiting behind a compaction shows with everything queued behind it.
    */
   PUTS_50("puts50", 0, 1, 0, 0, Distribution.UNIFORM),
   /** As {@link #PUTS_50}, at 90 % of the peak. */
@@ -82,8 +90,8 @@ public enum Workload {
   }
 
   /**
-   * The share of the peak (the same system's Load A ops/s) an open-loop phase offers; 0 for the
-   * closed-loop phases.
+   * The share of the peak (the same system's {@link #PUTS_PEAK} ops/s) an open-loop phase offers; 0
+   * for the closed-loop phases.
    */
   public double openLoopFraction() {
     return switch (this) {

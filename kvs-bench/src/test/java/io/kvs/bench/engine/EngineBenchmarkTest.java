@@ -41,6 +41,7 @@ class EngineBenchmarkTest {
             Workload.RUN_A,
             Workload.RUN_C,
             Workload.RUN_E,
+            Workload.PUTS_PEAK,
             Workload.PUTS_50,
             Workload.PUTS_90);
     assertThat(quick.systems()).containsExactly(SystemKind.values());
@@ -61,6 +62,9 @@ class EngineBenchmarkTest {
     assertThat(config.profile()).isEqualTo("quick+custom");
     assertThat(config.workloads()).containsExactly(Workload.LOAD_A, Workload.RUN_C, Workload.RUN_E);
     assertThat(config.threads()).isEqualTo(2);
+    // An open loop brings the phase that measures its peak along.
+    assertThat(EngineBenchmark.parse(new String[] {"--workloads", "puts90"}).workloads())
+        .containsExactly(Workload.LOAD_A, Workload.PUTS_PEAK, Workload.PUTS_90);
     assertThat(EngineBenchmark.parse(new String[] {"--quick", "--out-dir", "x"}).profile())
         .isEqualTo("quick");
     assertThatThrownBy(() -> EngineBenchmark.parse(new String[] {"--bogus", "1"}))
@@ -90,17 +94,17 @@ class EngineBenchmarkTest {
     List<PhaseResult> results =
         EngineBenchmark.run(config, new PrintStream(printed, true, StandardCharsets.UTF_8));
 
-    assertThat(results).hasSize(4 * 6);
+    assertThat(results).hasSize(4 * 7);
     double peak = 0;
     for (PhaseResult result : results) {
-      if (result.workload().isLoad()) {
+      assertThat(result.operations())
+          .isEqualTo(config.operationsFor(result.workload(), result.mix(), peak));
+      if (result.workload().isLoad() || result.workload() == Workload.PUTS_PEAK) {
         peak = result.opsPerSec(); // the same system's, as results come system by system
       }
       assertThat(result.notFound()).as("reads of existing keys").isZero();
-      assertThat(result.operations())
-          .isEqualTo(config.operationsFor(result.workload(), result.mix(), peak));
     }
-    // The open loop offers half of the load's rate for a second, and keeps to it.
+    // The open loop offers half of the sustained put rate for a second, and keeps to it.
     assertThat(results)
         .filteredOn(r -> r.workload() == Workload.PUTS_50)
         .allSatisfy(
@@ -109,7 +113,7 @@ class EngineBenchmarkTest {
               assertThat(r.opsPerSec()).isLessThan(1.5 * r.offeredOpsPerSec());
             });
     List<String> lines = Files.readAllLines(directory.resolve("out/engine.json"));
-    assertThat(lines).hasSize(24);
+    assertThat(lines).hasSize(28);
     for (String line : lines) {
       assertThat(line).startsWith("{").endsWith("}");
       for (String field : REQUIRED_FIELDS) {
