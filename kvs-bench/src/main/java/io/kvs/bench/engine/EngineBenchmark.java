@@ -80,8 +80,7 @@ public final class EngineBenchmark {
 
     /**
      * Operations of {@code workload}'s phase for {@code mix}; {@code peakOpsPerSec} is the system's
-     * last measured put rate: its Load A rate before {@link Workload#PUTS_PEAK}, which runs that
-     * long, and its sustained rate after it, which an open-loop phase offers a share of.
+     * sustained put rate ({@link Workload#PUTS_PEAK}), which an open-loop phase offers a share of.
      */
     public long operationsFor(Workload workload, KvMix mix, double peakOpsPerSec) {
       if (workload.openLoopFraction() > 0) {
@@ -89,11 +88,16 @@ public final class EngineBenchmark {
       }
       return switch (workload) {
         case LOAD_A -> recordsFor(mix);
-        case PUTS_PEAK -> Math.max(1, (long) (peakOpsPerSec * openNanos / 1e9));
+        case PUTS_PEAK -> Long.MAX_VALUE; // timed: as many as fit in its time
         case RUN_E -> scanOperations;
         case OVERWRITE_3 -> Workload.OVERWRITE_PASSES * recordsFor(mix);
         default -> operations;
       };
+    }
+
+    /** How long {@code workload}'s phase may run: a timed one's length, else the guard. */
+    public long limitFor(Workload workload) {
+      return workload.timed() ? openNanos : phaseLimitNanos;
     }
 
     /** The rate an open-loop phase offers (0 for closed-loop phases). */
@@ -291,8 +295,7 @@ public final class EngineBenchmark {
           Files.createDirectories(directory);
           Dataset dataset = new Dataset(mix, config.seed(), capacity(config, mix));
           try (KvSystem system = kind.open(directory, config.settings())) {
-            // This system's put rate: Load A's, then the sustained one (putsPeak), which
-            // open-loop phases offer a share of.
+            // This system's sustained put rate (putsPeak), which open-loop phases offer a share of.
             double peak = 0;
             for (Workload workload : config.workloads()) {
               PhaseResult result =
@@ -302,10 +305,10 @@ public final class EngineBenchmark {
                       workload,
                       config.operationsFor(workload, mix, peak),
                       config.rateFor(workload, peak),
-                      config.phaseLimitNanos(),
+                      config.limitFor(workload),
                       config.quietNanos(),
                       config.drainLimitNanos());
-              if (workload.isLoad() || workload == Workload.PUTS_PEAK) {
+              if (workload == Workload.PUTS_PEAK) {
                 peak = result.opsPerSec();
               }
               report.add(result);

@@ -22,9 +22,9 @@ public enum Workload {
   OVERWRITE_3("overwrite3", 0, 1, 0, 0, Distribution.PASSES),
   /**
    * Not YCSB: the peak the open-loop phases offer shares of, the put rate the system sustains:
-   * closed-loop overwrites of uniformly chosen records for about the open-loop phases' length (at
-   * the Load A rate; longer if the system slows down as compactions pile up). Load A alone is no
-   * peak: on a dataset a few L0s large it measures inserts into memory, which no system sustains.
+   * closed-loop overwrites of uniformly chosen records for as long as an open-loop phase lasts
+   * ({@link #timed()}). Load A alone is no peak: on a dataset a few L0s large it measures inserts
+   * into memory, which no system sustains.
    */
   PUTS_PEAK("putsPeak", 0, 1, 0, 0, Distribution.UNIFORM),
   /**
@@ -87,6 +87,11 @@ public enum Workload {
 
   public boolean isLoad() {
     return this == LOAD_A;
+  }
+
+  /** Whether the phase runs for a set time rather than a number of operations. */
+  public boolean timed() {
+    return this == PUTS_PEAK;
   }
 
   /**
