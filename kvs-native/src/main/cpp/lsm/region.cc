@@ -416,15 +416,20 @@ bool Region::WriteMayWait(bool put, std::string_view key,
     return true;
   }
   if (!ActiveFullLocked()) return false;
-  // Full: the writer switches at once unless the last L0 is still waiting
-  // to be merged into L1 (or its compaction failed).
+  // Full: the writer switches at once unless as many L0s as may wait for
+  // their merge into L1 do (or a compaction failed and left one).
   std::unique_lock<std::mutex> stall_lock(stall_mutex_, std::try_to_lock);
-  return !stall_lock.owns_lock() || immutable_ != nullptr;
+  return !stall_lock.owns_lock() || (!compacting_ && !immutables_.empty()) ||
+         immutables_.size() >= options_.immutable_l0_max;
 }
 
 Region::Tables Region::TablesNow() const {
   std::shared_lock<std::shared_mutex> lock(l0_mutex_);
-  return {active_, immutable_, levels_};
+  Tables tables{active_, {}, levels_};
+  for (auto it = immutables_.rbegin(); it != immutables_.rend(); ++it) {
+    tables.immutables.push_back(it->table);
+  }
+  return tables;
 }
 
 Status Region::MakeRoomForWrite() {
@@ -452,11 +457,11 @@ Status Region::MakeRoomForWrite() {
         if (!ActiveFullLocked() && !over_budget) {
           break;  // another writer switched already
         }
-        if (immutable_ != nullptr && immutable_queued_) {
+        if (!immutables_.empty() && immutable_queued_) {
           // Queued while a job ran, which ended for a catch-up: that starts
-          // it once done (unless the catch-up went already).
+          // one once done (unless the catch-up went already).
           if (quiesce_waiters_ == 0) StartCompactionLocked();
-        } else if (immutable_ != nullptr) {
+        } else if (!immutables_.empty()) {
           // Its compaction found the volume full: try once more, and give
           // up with that error if it fails again.
           if (retried) {
@@ -470,9 +475,9 @@ Status Region::MakeRoomForWrite() {
         }
       } else {
         std::unique_lock<std::shared_mutex> lock(l0_mutex_);
-        if (immutable_ == nullptr && ActiveFullLocked()) {
-          // The running job has merged its L0 into L1 and works on the
-          // levels below: this L0 waits for it in line, writers go on.
+        if (immutables_.size() < options_.immutable_l0_max &&
+            ActiveFullLocked()) {
+          // This L0 waits in line for the running job, writers go on.
           QueueSwitchL0Locked();
           continue;
         }
@@ -534,15 +539,16 @@ void Region::AccountActiveMemory() {
 }
 
 void Region::MakeActiveImmutableLocked() {
-  KVS_CHECK(immutable_ == nullptr);
-  immutable_accounted_ = active_accounted_.exchange(0);
+  Immutable immutable;
+  immutable.accounted = active_accounted_.exchange(0);
   // No write is half done: they hold l0_mutex_ shared.
-  immutable_ = std::move(active_);
+  immutable.table = std::move(active_);
+  immutable.small_position = small_log_->appended_position();
+  immutable.large_position = large_log_->appended_position();
+  immutable.max_lsn = lsn_.load();
+  immutables_.push_back(std::move(immutable));
   active_ = NewL0();
   active_kv_bytes_.store(0, std::memory_order_relaxed);
-  immutable_small_position_ = small_log_->appended_position();
-  immutable_large_position_ = large_log_->appended_position();
-  immutable_max_lsn_ = lsn_.load();
 }
 
 void Region::SwitchL0Locked() {
@@ -552,7 +558,7 @@ void Region::SwitchL0Locked() {
 }
 
 void Region::QueueSwitchL0Locked() {
-  KVS_CHECK(compacting_ && !immutable_queued_);
+  KVS_CHECK(compacting_ && immutables_.size() < options_.immutable_l0_max);
   MakeActiveImmutableLocked();
   immutable_queued_ = true;
 }
@@ -571,7 +577,7 @@ void Region::RequestCompaction() {
     return;
   }
   std::unique_lock<std::shared_mutex> lock(l0_mutex_);
-  if (immutable_ != nullptr) {
+  if (!immutables_.empty()) {
     // Left by a compaction that found the volume full (or queued behind a
     // job that ended for a catch-up): start it.
     StartCompactionLocked();
@@ -582,8 +588,11 @@ void Region::RequestCompaction() {
 
 Region::L0Memory Region::L0MemoryBytes() const {
   std::shared_lock<std::shared_mutex> lock(l0_mutex_);
-  return {active_->MemoryBytes(),
-          immutable_ != nullptr ? immutable_->MemoryBytes() : 0};
+  L0Memory memory{active_->MemoryBytes(), 0};
+  for (const Immutable& immutable : immutables_) {
+    memory.immutable += immutable.table->MemoryBytes();
+  }
+  return memory;
 }
 
 Status Region::ReadLarge(const LogPointer& pointer, std::string_view key,
@@ -651,11 +660,11 @@ Status Region::ResolveLevel(std::string_view key, const btree::LeafValue& leaf,
 
 Status Region::Get(std::string_view key, std::string* value) {
   gets_.fetch_add(1, std::memory_order_relaxed);
-  const auto [active, immutable, levels] = TablesNow();
+  const auto [active, immutables, levels] = TablesNow();
   L0Table::Entry entry;
-  if (active->Get(key, &entry) ||
-      (immutable != nullptr && immutable->Get(key, &entry))) {
-    return ResolveL0(entry, value);
+  if (active->Get(key, &entry)) return ResolveL0(entry, value);
+  for (const auto& immutable : immutables) {
+    if (immutable->Get(key, &entry)) return ResolveL0(entry, value);
   }
   std::string leaf_buffer;
   for (const auto& level : levels) {
@@ -684,8 +693,8 @@ std::unique_ptr<RegionIterator> Region::NewIterator(
     std::shared_lock<std::shared_mutex> lock(l0_mutex_);
     snapshot = lsn_.load();
     tables.push_back(active_);
-    if (immutable_ != nullptr) {
-      tables.push_back(immutable_);
+    for (auto it = immutables_.rbegin(); it != immutables_.rend(); ++it) {
+      tables.push_back(it->table);
     }
     for (const auto& level : levels_) {
       if (level != nullptr) {
@@ -713,8 +722,10 @@ Region::Served Region::ServedNow() const {
   Served served;
   std::shared_lock<std::shared_mutex> lock(l0_mutex_);
   served.levels = levels_;
-  served.l0_entries =
-      active_->EntryCount() + (immutable_ ? immutable_->EntryCount() : 0);
+  served.l0_entries = active_->EntryCount();
+  for (const Immutable& immutable : immutables_) {
+    served.l0_entries += immutable.table->EntryCount();
+  }
   served.last_lsn = lsn_.load();
   served.compacted_lsn = compacted_lsn_;
   return served;
@@ -743,10 +754,13 @@ RegionStats Region::stats() const {
   stats.gets = gets_.load();
   {
     std::shared_lock<std::shared_mutex> lock(l0_mutex_);
-    stats.l0_bytes =
-        active_->MemoryBytes() + (immutable_ ? immutable_->MemoryBytes() : 0);
-    stats.l0_entries =
-        active_->EntryCount() + (immutable_ ? immutable_->EntryCount() : 0);
+    stats.l0_bytes = active_->MemoryBytes();
+    stats.l0_entries = active_->EntryCount();
+    for (const Immutable& immutable : immutables_) {
+      stats.l0_bytes += immutable.table->MemoryBytes();
+      stats.l0_entries += immutable.table->EntryCount();
+    }
+    stats.immutable_l0s = immutables_.size();
   }
   stats.stalls = stalls_.load();
   stats.stall_micros = stall_micros_.load();

@@ -4,12 +4,12 @@
 // write-ahead (small) log or, for a large KV, to its large log, and inserted
 // into the active L0. When the active L0 reaches its size it becomes
 // immutable and a compaction job merges it into L1, then pushes full levels
-// down and collects large-log garbage. Once the job has installed its L0 in
-// L1, the next full L0 switches at once and waits in line behind the rest of
-// the job (which then goes on with it), so writers wait only while two L0s
-// are full: a writer that finds the active L0 full while the previous one is
-// still being merged into L1 stalls (counted) until it is, or fails with BUSY
-// after the stall timeout.
+// down and collects large-log garbage. A full L0 switches at once while
+// fewer than RegionOptions::immutable_l0_max immutable L0s wait for their
+// merge into L1 (the running job goes on with them, oldest first), so a
+// job's merges below L1 hold no writer up; a writer that finds the active L0
+// full with that many waiting stalls (counted) until the oldest is merged,
+// or fails with BUSY after the stall timeout.
 //
 // Durability: with EngineOptions::sync a put returns after its log record is
 // durable; otherwise a background flusher makes it durable within the flush
@@ -31,6 +31,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -67,6 +68,12 @@ struct RegionOptions {
   PlacementOptions placement;
   // How long a writer waits for a full L0 to drain before BUSY.
   uint32_t stall_timeout_ms = 10'000;
+  // Immutable L0s that may wait for their merge into L1 (the one being
+  // merged included) before a writer that fills the active L0 stalls: room
+  // for the merges below L1 that a compaction job runs after its own merge
+  // (one L1 -> L2 merge rewrites up to growth_factor L0s of data). Their
+  // memory counts in the engine's L0 budget, which bounds them all.
+  unsigned immutable_l0_max = 3;
   double bloom_bits_per_key = 10;
   // Large-log GC relocates the live records of sealed segments whose
   // garbage is at least this fraction, most garbage first, at most this
@@ -168,6 +175,7 @@ struct RegionStats {
   uint64_t gets = 0;
   uint64_t l0_bytes = 0;
   uint64_t l0_entries = 0;
+  uint64_t immutable_l0s = 0;  // waiting for (or in) their merge into L1
   uint64_t stalls = 0;
   uint64_t stall_micros = 0;
   uint64_t small_log_bytes = 0;
@@ -259,7 +267,7 @@ class Region {
     uint64_t compacted_lsn = 0;
   };
   Served ServedNow() const;
-  // Memory held by the active and the immutable L0.
+  // Memory held by the active and the immutable L0s.
   struct L0Memory {
     uint64_t active = 0;
     uint64_t immutable = 0;
@@ -351,14 +359,14 @@ class Region {
   // running.
   void SwitchL0Locked();
   // Makes the active L0 immutable for the running job to compact once it is
-  // done with the levels below (immutable_queued_). Caller holds
-  // stall_mutex_ and l0_mutex_ exclusively, with a compaction running whose
-  // L0 is in L1 already.
+  // done with what comes before. Caller holds
+  // stall_mutex_ and l0_mutex_ exclusively, with a compaction running and
+  // fewer than immutable_l0_max immutable L0s.
   void QueueSwitchL0Locked();
   // The part of both switches that turns the active L0 immutable. Caller
-  // holds l0_mutex_ exclusively, with no immutable L0.
+  // holds l0_mutex_ exclusively.
   void MakeActiveImmutableLocked();
-  // Starts a compaction job for the immutable L0. Caller holds
+  // Starts a compaction job for the oldest immutable L0. Caller holds
   // stall_mutex_, with no compaction running.
   void StartCompactionLocked();
   // ReportState's work once no compaction runs. Caller holds stall_mutex_.
@@ -380,7 +388,8 @@ class Region {
                       std::string_view value) const;
   // The L0 tables and levels as they are now (a reader's snapshot).
   struct Tables {
-    std::shared_ptr<L0Table> active, immutable;
+    std::shared_ptr<L0Table> active;
+    std::vector<std::shared_ptr<L0Table>> immutables;  // newest first
     std::vector<std::shared_ptr<Level>> levels;
   };
   Tables TablesNow() const;
@@ -449,25 +458,30 @@ class Region {
   // active L0 holds it exclusively, so a switch sees no half-done write.
   mutable std::shared_mutex l0_mutex_;
   std::shared_ptr<L0Table> active_;
-  std::shared_ptr<L0Table> immutable_;  // being compacted, or null
+  // An L0 switched out, waiting for (or in) its merge into L1.
+  struct Immutable {
+    std::shared_ptr<L0Table> table;
+    // Log positions and the LSN when it was switched.
+    uint64_t small_position = 0;
+    uint64_t large_position = 0;
+    uint64_t max_lsn = 0;
+    uint64_t accounted = 0;  // its memory in the engine's L0 budget
+  };
+  std::deque<Immutable> immutables_;  // oldest first
   // Key + value bytes written into active_ (reset when it is switched).
   std::atomic<uint64_t> active_kv_bytes_{0};
-  // Memory of active_ / immutable_ accounted in the engine's L0 budget.
+  // Memory of active_ accounted in the engine's L0 budget.
   std::atomic<uint64_t> active_accounted_{0};
-  uint64_t immutable_accounted_ = 0;            // guarded by l0_mutex_
   std::vector<std::shared_ptr<Level>> levels_;  // [0] = L1; null = empty
-  // Log positions and the LSN when the active L0 became immutable.
-  uint64_t immutable_small_position_ = 0;
-  uint64_t immutable_large_position_ = 0;
-  uint64_t immutable_max_lsn_ = 0;
   uint64_t compacted_lsn_ = 0;
 
   mutable std::mutex stall_mutex_;
   std::condition_variable l0_drained_;
   bool compacting_ = false;  // guarded by stall_mutex_
-  // Guarded by stall_mutex_: immutable_ was switched while a job ran and
-  // waits for it (the job goes on with it, or, when a catch-up waits for
-  // the job to end, ReportState starts it once done).
+  // Guarded by stall_mutex_, meaningful while no job runs: the immutable
+  // L0s were switched while the last job ran, which ended for a catch-up
+  // (ReportState starts the next job once done); false: none waits, or
+  // those left were left by a job that failed.
   bool immutable_queued_ = false;
   // Catch-ups (ReportState) waiting for no compaction to run, guarded by
   // stall_mutex_: while there are any, a job does not go on with a queued

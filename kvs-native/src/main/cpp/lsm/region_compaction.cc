@@ -202,12 +202,19 @@ void Region::BackgroundCompaction() {
     compaction_no_space_ = Status::Ok();
   }
   compacting_ = false;
+  bool waiting = false;
+  {
+    std::shared_lock<std::shared_mutex> l0_lock(l0_mutex_);
+    waiting = !immutables_.empty();
+  }
   if (!status.ok()) {
-    // An L0 queued behind a failed job is left like one whose own
+    // L0s queued behind a failed job are left like one whose own
     // compaction failed.
     immutable_queued_ = false;
-  } else if (immutable_queued_ && quiesce_waiters_ == 0) {
-    StartCompactionLocked();  // the L0 switched while this job ran
+  } else if (waiting && quiesce_waiters_ == 0) {
+    StartCompactionLocked();  // L0s switched while this job ran
+  } else {
+    immutable_queued_ = waiting;  // ReportState starts the next job
   }
   l0_drained_.notify_all();
 }
@@ -233,17 +240,19 @@ Status Region::CompactImmutable() {
   CompactionJob job;
   uint64_t small_position, large_position, max_lsn;
   {
+    // The oldest: the only one whose writes all follow the levels'.
     std::shared_lock<std::shared_mutex> lock(l0_mutex_);
-    job.source_l0 = immutable_;
+    KVS_CHECK(!immutables_.empty());
+    const Immutable& oldest = immutables_.front();
+    job.source_l0 = oldest.table;
     job.target = levels_.empty() ? nullptr : levels_[0];
     job.last_level = std::none_of(
         levels_.begin() + std::min<size_t>(1, levels_.size()), levels_.end(),
         [](const auto& level) { return level != nullptr; });
-    small_position = immutable_small_position_;
-    large_position = immutable_large_position_;
-    max_lsn = immutable_max_lsn_;
+    small_position = oldest.small_position;
+    large_position = oldest.large_position;
+    max_lsn = oldest.max_lsn;
   }
-  KVS_CHECK(job.source_l0 != nullptr);
   std::shared_ptr<Level> last;
   {
     std::shared_lock<std::shared_mutex> lock(l0_mutex_);
@@ -271,13 +280,13 @@ Status Region::CompactImmutable() {
   uint64_t released = 0;
   {
     std::unique_lock<std::shared_mutex> lock(l0_mutex_);
-    immutable_.reset();
+    released = immutables_.front().accounted;
+    immutables_.pop_front();
     compacted_lsn_ = max_lsn;
-    released = std::exchange(immutable_accounted_, 0);
   }
   {
     // Writers waiting for room switch now (in line behind this job); they
-    // checked immutable_ holding stall_mutex_, so none misses this.
+    // checked immutables_ holding stall_mutex_, so none misses this.
     std::lock_guard<std::mutex> stall_lock(stall_mutex_);
   }
   l0_drained_.notify_all();

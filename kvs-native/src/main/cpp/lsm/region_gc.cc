@@ -158,7 +158,7 @@ Status Region::RelocateLiveRecords(uint64_t segment) {
   // thread compacts the region, so the levels stay as they are until it
   // returns. Under the exclusive lock the L0s, where any write since lands,
   // are looked at again below.
-  const auto [active, immutable, levels] = TablesNow();
+  const auto [active, immutables, levels] = TablesNow();
   // The L0's verdict on a candidate: kNotThere, or whether it is live.
   enum class InL0 { kNotThere, kLive, kStale };
   const auto in_l0 = [](const L0Table* table, const Candidate& candidate) {
@@ -177,7 +177,10 @@ Status Region::RelocateLiveRecords(uint64_t segment) {
   std::string leaf_buffer;
   for (const Candidate& candidate : candidates) {
     InL0 verdict = in_l0(active.get(), candidate);
-    if (verdict == InL0::kNotThere) verdict = in_l0(immutable.get(), candidate);
+    for (size_t i = 0; verdict == InL0::kNotThere && i < immutables.size();
+         ++i) {
+      verdict = in_l0(immutables[i].get(), candidate);  // newest first
+    }
     if (verdict == InL0::kLive) {
       live_in_levels.push_back(&candidate);  // checked again below
       continue;
@@ -206,8 +209,9 @@ Status Region::RelocateLiveRecords(uint64_t segment) {
   for (const Candidate* live : live_in_levels) {
     const Candidate& candidate = *live;
     InL0 verdict = in_l0(active_.get(), candidate);
-    if (verdict == InL0::kNotThere) {
-      verdict = in_l0(immutable_.get(), candidate);
+    for (auto it = immutables_.rbegin();
+         verdict == InL0::kNotThere && it != immutables_.rend(); ++it) {
+      verdict = in_l0(it->table.get(), candidate);  // newest first
     }
     if (verdict == InL0::kStale) {
       continue;

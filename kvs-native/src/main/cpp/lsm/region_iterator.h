@@ -1,8 +1,8 @@
 // RegionIterator: an ordered scan over a region's live keys, merged from
-// the active L0, the immutable L0 and every device level.
+// the active L0, the immutable L0s and every device level.
 //
 // The iterator reads a snapshot: L0 entries newer than the LSN at creation
-// are ignored, and the immutable L0 and levels it starts with stay alive
+// are ignored, and the immutable L0s and levels it starts with stay alive
 // (shared ownership) even if compactions replace them meanwhile -- their
 // segments are not reused while the iterator exists, so keep it short-lived.
 // For each key the newest source wins; tombstones hide the key.

@@ -502,7 +502,8 @@ TEST_F(RegionCompactionTest, ReplicationHooksReportEverySegmentAndInstall) {
   EXPECT_EQ(current[last_level].root, last_descriptor.root);
 }
 
-TEST_F(RegionCompactionTest, AFullL0SwitchesWhileTheLevelsBelowAreMerged) {
+TEST_F(RegionCompactionTest,
+       FullL0sWaitInLineUpToTheBoundWhileTheLevelsBelowMerge) {
   region_.reset();
   // Once armed, the first install below L1 (a job pushing L1 down, its own
   // L0 merged already) blocks until the test lets it go.
@@ -518,8 +519,8 @@ TEST_F(RegionCompactionTest, AFullL0SwitchesWhileTheLevelsBelowAreMerged) {
     changed.notify_all();
     changed.wait(lock, [&] { return released; });
   };
-  // Without the queued switch a writer would wait for the whole job.
-  options_.stall_timeout_ms = 2000;
+  // Without the queued switches a writer would wait for the whole job.
+  options_.stall_timeout_ms = 1000;
   ASSERT_TRUE(Region::Open(context_, "users", 1, options_, &region_).ok());
   const auto release = [&] {
     std::lock_guard<std::mutex> lock(mutex);
@@ -562,23 +563,34 @@ TEST_F(RegionCompactionTest, AFullL0SwitchesWhileTheLevelsBelowAreMerged) {
                                  [&] { return blocked; }));
   }
   const uint64_t stalls = region_->stats().stalls;
-  // Fill the next L0 until it switches (it queues behind the job), and
-  // write on into the one after: nobody waits.
-  EXPECT_EQ(region_->L0MemoryBytes().immutable, 0u);
-  while (region_->L0MemoryBytes().immutable == 0 && written < 40 * per_l0) {
+  // Fill L0s until as many wait as may (they queue behind the job), and
+  // write on into the next one: nobody waits.
+  EXPECT_EQ(region_->stats().immutable_l0s, 0u);
+  while (region_->stats().immutable_l0s < options_.immutable_l0_max &&
+         written < 60 * per_l0) {
     const Status status = put();
     ASSERT_TRUE(status.ok()) << status.ToString();
   }
+  ASSERT_EQ(region_->stats().immutable_l0s, options_.immutable_l0_max);
   for (int i = 0; i < 100; ++i) {
     const Status status = put();
     ASSERT_TRUE(status.ok()) << status.ToString();
   }
-  EXPECT_GT(region_->L0MemoryBytes().immutable, 0u);
   EXPECT_EQ(region_->stats().stalls, stalls);
+  // The bound: once the active L0 fills too, writers wait (BUSY after the
+  // stall timeout, the job being held).
+  Status status;
+  while (status.ok() && written < 60 * per_l0) {
+    status = region_->Put("key" + std::to_string(written), value);
+    if (status.ok()) ++written;
+  }
+  EXPECT_TRUE(status.IsBusy()) << status.ToString();
+  EXPECT_EQ(region_->stats().stalls, stalls + 1);
+  EXPECT_EQ(region_->stats().immutable_l0s, options_.immutable_l0_max);
   release();
-  // The job goes on with the queued L0: every key is served.
+  // The job goes on with the queued L0s: every key is served.
   region_->WaitForCompactions();
-  EXPECT_EQ(region_->L0MemoryBytes().immutable, 0u);
+  EXPECT_EQ(region_->stats().immutable_l0s, 0u);
   for (int i = 0; i < written; ++i) {
     ASSERT_EQ(GetOrStatus("key" + std::to_string(i)), value) << i;
   }
