@@ -115,8 +115,14 @@ Status ReplayLog(io::File* file, const LogIdentity& identity,
         break;
       }
       if (record.type == RecordType::kSegmentEnd) {
-        result.nonce = header.nonce;
-        result.end_offset_in_segment = offset;
+        if (last) {
+          // An ended log ends past its end record: a writer reopened on it
+          // is where the one before the restart was.
+          end_at(offset + size);
+        } else {
+          result.nonce = header.nonce;
+          result.end_offset_in_segment = offset;
+        }
         result.ended = true;
         break;
       }

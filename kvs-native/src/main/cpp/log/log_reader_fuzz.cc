@@ -170,18 +170,25 @@ void CheckTail(kvs::io::File* file,
   KVS_CHECK(tail.partial_block ==
             ReadOrDie(file, alloc::DeviceOffset(last, block_start),
                       end - block_start));
-  // Replay stops at an end record, or else at the first bytes that are not
-  // an intact record.
-  const std::string rest = ReadOrDie(file, alloc::DeviceOffset(last, end),
-                                     kvs::limits::segment_size_bytes - end);
+  // Replay stops past an end record, or else at the first bytes that are
+  // not an intact record.
   log::Record record;
   size_t size = 0;
-  const bool decoded = log::DecodeRecord(rest, tail.nonce, &record, &size);
   if (tail.ended) {
-    KVS_CHECK_MSG(decoded && record.type == log::RecordType::kSegmentEnd,
-                  "an ended tail does not point at an end record");
+    KVS_CHECK(end >= log::kSegmentHeaderBytes + log::kRecordHeaderBytes);
+    const std::string end_record = ReadOrDie(
+        file, alloc::DeviceOffset(last, end - log::kRecordHeaderBytes),
+        log::kRecordHeaderBytes);
+    const bool decoded =
+        log::DecodeRecord(end_record, tail.nonce, &record, &size);
+    KVS_CHECK_MSG(decoded && record.type == log::RecordType::kSegmentEnd &&
+                      size == log::kRecordHeaderBytes,
+                  "an ended tail does not end past an end record");
   } else {
-    KVS_CHECK_MSG(!decoded, "replay stopped before an intact record");
+    const std::string rest = ReadOrDie(file, alloc::DeviceOffset(last, end),
+                                       kvs::limits::segment_size_bytes - end);
+    KVS_CHECK_MSG(!log::DecodeRecord(rest, tail.nonce, &record, &size),
+                  "replay stopped before an intact record");
   }
 }
 

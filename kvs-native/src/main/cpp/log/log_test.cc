@@ -125,6 +125,10 @@ TEST_F(LogTest, AReopenedLogReadsItsEndedLastSegmentFromTheDevice) {
   ASSERT_TRUE(LogWriter::Open(volume_.get(), sync_group_.get(), identity_,
                               options_, &tail, &writer_)
                   .ok());
+  // The writer is where the log ends: past the first segment's end record
+  // (a catch-up reports the segment's bytes up to there).
+  EXPECT_EQ(writer_->appended_position(),
+            last_in_first.end_position + kRecordHeaderBytes);
   std::string bytes;
   const Status read =
       writer_->Read(last_in_first.device_offset, last_in_first.size, &bytes);
@@ -134,6 +138,47 @@ TEST_F(LogTest, AReopenedLogReadsItsEndedLastSegmentFromTheDevice) {
   ASSERT_TRUE(DecodeRecord(bytes, tail.nonce, &record, &size));
   EXPECT_EQ(record.lsn, last_in_first.lsn);
   EXPECT_EQ(record.value, value);
+}
+
+// A log that recovery cut short is ended where it was cut (EndTail); a
+// restart before its next append reopens it ended, and must find it ending
+// where it did, not at the start of its last segment: a catch-up reports
+// the segment's bytes up to there (a backup once got none of them, and
+// every level pointing into the segment was refused).
+TEST_F(LogTest, AReopenedEndedLogEndsWhereItDidBeforeTheRestart) {
+  for (int i = 0; i < 10; ++i) {
+    Put("key" + std::to_string(i), std::string(300, 'v'));
+  }
+  ASSERT_TRUE(writer_->SyncTo(writer_->appended_position()).ok());
+  std::vector<Replayed> records;
+  LogTail tail;
+  ASSERT_TRUE(ReopenAndReplay(&records, &tail).ok());
+  ASSERT_FALSE(tail.ended);
+  ASSERT_TRUE(LogWriter::Open(volume_.get(), sync_group_.get(), identity_,
+                              options_, &tail, &writer_)
+                  .ok());
+  ASSERT_TRUE(writer_->EndTail().ok());
+  const uint64_t ended_at = writer_->appended_position();
+  EXPECT_EQ(alloc::OffsetInSegment(ended_at),
+            tail.end_offset_in_segment + kRecordHeaderBytes);
+  ASSERT_TRUE(ReopenAndReplay(&records, &tail).ok());
+  ASSERT_TRUE(tail.ended);
+  EXPECT_EQ(records.size(), 10u);
+  ASSERT_TRUE(LogWriter::Open(volume_.get(), sync_group_.get(), identity_,
+                              options_, &tail, &writer_)
+                  .ok());
+  EXPECT_EQ(writer_->appended_position(), ended_at);
+  // Ending it again writes nothing new, and the next append rolls.
+  ASSERT_TRUE(writer_->EndTail().ok());
+  EXPECT_EQ(writer_->appended_position(), ended_at);
+  const AppendResult next = Put("after", "restart");
+  EXPECT_EQ(alloc::SegmentOf(next.device_offset),
+            writer_->segments().rbegin()->second);
+  EXPECT_EQ(writer_->segments().size(), 2u);
+  ASSERT_TRUE(writer_->SyncTo(next.end_position).ok());
+  ASSERT_TRUE(ReopenAndReplay(&records, &tail).ok());
+  ASSERT_EQ(records.size(), 11u);
+  EXPECT_EQ(records.back().key, "after");
 }
 
 TEST_F(LogTest, SyncedRecordsReplayInOrderAcrossSegments) {

@@ -54,8 +54,11 @@ Status LogWriter::Open(alloc::Volume* volume, io::SyncGroup* sync_group,
     opened->stats_.segments = tail->segments.size();
     opened->segment_put_bytes_ = tail->last_put_bytes;
     opened->segment_max_lsn_ = tail->last_max_lsn;
-    if (!tail->ended) {
-      // Reload the tail's partial block, then end the segment there.
+    {
+      // Reload the tail's partial block, so that the writer is where the log
+      // ends (past its end record if it is ended: a catch-up reports the
+      // segment's bytes up to appended_position()); the segment is ended
+      // there if it is not yet.
       const uint64_t end = tail->end_offset_in_segment;
       KVS_CHECK(tail->partial_block.size() == end - AlignDown(end));
       opened->chunk_start_ = AlignDown(end);
@@ -67,6 +70,7 @@ Status LogWriter::Open(alloc::Volume* volume, io::SyncGroup* sync_group,
                   tail->partial_block.size());
       opened->fill_ = tail->partial_block.size();
       if (!tail->header_valid) {
+        KVS_CHECK(!tail->ended);
         // Committed but its header never reached the device: write one,
         // so that the segment reads as a valid, empty, ended segment.
         KVS_CHECK(end == kSegmentHeaderBytes);

@@ -108,9 +108,11 @@ struct LogIdentity {
 // region's point-in-time recovery).
 struct LogTail {
   std::map<uint64_t, uint64_t> segments;  // chain index -> segment number
-  uint64_t end_offset_in_segment = 0;     // in the last segment
-  uint64_t nonce = 0;                     // of the last segment
-  bool ended = false;                     // last segment has an end record
+  // In the last segment: where the log ends (just past the end record if
+  // it is ended).
+  uint64_t end_offset_in_segment = 0;
+  uint64_t nonce = 0;           // of the last segment
+  bool ended = false;           // last segment has an end record
   bool header_valid = true;     // false: last segment committed, never written
   std::string partial_block;    // bytes [align_down(end), end) of the last one
   uint64_t last_put_bytes = 0;  // put records of the last segment

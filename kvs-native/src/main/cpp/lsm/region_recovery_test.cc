@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "log/log_format.h"
 #include "lsm/region.h"
 #include "testing/region_harness.h"
 #include "util/limits.h"
@@ -71,6 +72,59 @@ TEST(RegionRecoveryTest, AKilledProcessRecoversToAPointInTimeAcrossBothLogs) {
   }
   EXPECT_EQ(harness.region()->stats().recovery.dropped_writes, 0u);
   EXPECT_EQ(harness.region()->stats().recovery.replayed_writes, 3u);
+}
+
+// What a catch-up is told of the large log's current segment: its bytes.
+uint64_t LargeTailBytes(RegionHarness& harness) {
+  uint64_t bytes = 0;
+  StateVisitor visitor;
+  visitor.compacted = [](uint64_t) {};
+  visitor.log_segment = [&](log::LogKind kind, uint64_t, uint64_t,
+                            uint64_t segment_bytes) {
+    if (kind == log::LogKind::kLarge) bytes = segment_bytes;  // last: current
+  };
+  visitor.index_segment = [](uint64_t) {};
+  visitor.level = [](size_t, const LevelDescriptor&, uint64_t) {};
+  std::vector<uint64_t> pinned;
+  const Status status = harness.region()->ReportState(
+      visitor, [] {}, &pinned);
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  harness.volume()->Unpin(pinned);
+  return bytes;
+}
+
+// A cut log is ended where it was cut; reopened before its next write (a
+// restart, a promotion's open), it must still report the bytes up to
+// there: a catch-up once told a backup the large log's current segment
+// held none, and the backup refused every level pointing into it, epoch
+// after epoch (PowerCutIT).
+TEST(RegionRecoveryTest, ACutLogReopenedBeforeItsNextWriteReportsItsWholeTail) {
+  RegionHarness harness(kCapacityBytes, {});
+  ASSERT_TRUE(harness.status().ok()) << harness.status().ToString();
+  ASSERT_TRUE(harness.region()->Put("kept-large", LargeValue(0)).ok());
+  ASSERT_TRUE(harness.region()->Sync().ok());
+  // As in the test above: the large log reaches the device past a write
+  // the write-ahead log lost, so it is cut.
+  ASSERT_TRUE(harness.region()->Put("first", "small").ok());
+  for (int i = 0; i < 300; ++i) {
+    ASSERT_TRUE(harness.region()->Put(BigKey(i), LargeValue(i)).ok());
+  }
+  harness.CrashAndReopen(MemoryDevice::CrashMode::kProcessKill);
+  ASSERT_TRUE(harness.status().ok()) << harness.status().ToString();
+  ASSERT_GT(harness.region()->stats().recovery.dropped_writes, 0u);
+  const uint64_t after_cut = LargeTailBytes(harness);
+  EXPECT_GT(after_cut, log::kSegmentHeaderBytes + 2000);
+  harness.CloseAndReopen();
+  ASSERT_TRUE(harness.status().ok()) << harness.status().ToString();
+  EXPECT_EQ(LargeTailBytes(harness), after_cut);
+  EXPECT_EQ(harness.GetOrStatus("kept-large"), LargeValue(0));
+  // The log moves on at its next write.
+  ASSERT_TRUE(harness.region()->Put("large-after", LargeValue(2)).ok());
+  ASSERT_TRUE(harness.region()->Sync().ok());
+  harness.CrashAndReopen(MemoryDevice::CrashMode::kProcessKill);
+  ASSERT_TRUE(harness.status().ok()) << harness.status().ToString();
+  EXPECT_EQ(harness.GetOrStatus("kept-large"), LargeValue(0));
+  EXPECT_EQ(harness.GetOrStatus("large-after"), LargeValue(2));
 }
 
 TEST(RegionRecoveryTest, SegmentsPastTheRecoveredPointAreReleased) {

@@ -58,6 +58,15 @@ Status Region::ReportStateLocked(const StateVisitor& visitor,
       const bool current = chain_index == chain.rbegin()->first;
       const uint64_t bytes =
           current ? alloc::OffsetInSegment(position) : kSegment;
+      if (bytes < log::kSegmentHeaderBytes) {
+        // Every segment holds its header: a backup sent less would hold no
+        // copy of it, and refuse every level pointing into it.
+        return Status::Internal(
+            "region " + name_ + ": its " + log::LogKindName(kind) +
+            " log's segment " + std::to_string(segment) + " (chain index " +
+            std::to_string(chain_index) + ") would be reported with " +
+            std::to_string(bytes) + " bytes");
+      }
       visitor.log_segment(kind, chain_index, segment, bytes);
       segments.push_back(segment);
     }

@@ -71,6 +71,12 @@ Status AdoptReplica(alloc::Volume* volume, uint64_t region_id,
     std::map<uint64_t, ChainPosition> chain;
     KVS_RETURN_IF_ERROR(
         PlanReplicaChain(file, kind, mirror->segments(), landed, &chain));
+    // The last kept position is the log's current segment once the region
+    // opens (also when it ended: the log moves on at its next append).
+    uint64_t last_kept = 0;
+    for (const auto& [chain_index, position] : chain) {
+      if (position.kept) last_kept = chain_index;
+    }
     std::string bytes;
     for (const auto& [chain_index, position] : chain) {
       if (!position.kept) {
@@ -118,7 +124,10 @@ Status AdoptReplica(alloc::Volume* volume, uint64_t region_id,
       batch.Put(lsm::Region::LogCatalogPrefix(region_id, kind) +
                     coding::Hex16(chain_index),
                 coding::Fixed64String(backup_segment));
-      if (kind == log::LogKind::kLarge && !position.tail) {
+      if (kind == log::LogKind::kLarge && !position.tail &&
+          chain_index != last_kept) {
+        // Sealed: GC may free it once its records are garbage (never the
+        // current segment, which the log seals itself when it rolls).
         std::string totals(16, '\0');
         coding::EncodeFixed64(totals.data(), position.walk.put_bytes);
         coding::EncodeFixed64(totals.data() + 8, position.walk.max_lsn);

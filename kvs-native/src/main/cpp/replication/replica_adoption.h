@@ -22,10 +22,11 @@
 //    the last record zeroed, so nothing of an earlier use of the segment
 //    can be read as part of the log. All synced.
 // 3. One metadata batch: the copies become `r/<id>/log/<kind>/<chain>`
-//    entries (sealed large segments get their `sealed/` totals, so GC can
-//    free them), the log map entries go (medium copies stay allocated: the
-//    levels name them), the region's own earlier log segments and GC state
-//    are freed, and the replica marker is deleted.
+//    entries (sealed large segments but the last get their `sealed/`
+//    totals, so GC can free them; the last is the log's current segment,
+//    sealed when the log rolls), the log map entries go (medium copies stay
+//    allocated: the levels name them), the region's own earlier log segments
+//    and GC state are freed, and the replica marker is deleted.
 //
 // Opening the region afterwards replays both logs past the compacted LSN to
 // the first LSN missing from both (point-in-time recovery, lsm/region.h).
