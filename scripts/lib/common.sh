@@ -2,7 +2,7 @@
 
 # Packages every build needs (Debian names), and the command that proves each
 # is present. The JDK is skipped when a JDK 17+ is already on the PATH.
-KVS_BUILD_PACKAGES=(maven cmake ninja-build g++ libgtest-dev liburing-dev libfabric-dev libssl-dev openssl)
+KVS_BUILD_PACKAGES=(maven cmake ninja-build g++ libgtest-dev liburing-dev libfabric-dev libssl-dev openssl librocksdb-dev)
 KVS_TEST_PACKAGES=(clang-format docker-compose iptables chromium)
 # The fuzz step of ./kvs test: clang, and the runtimes of libFuzzer and the
 # sanitizers (libclang_rt.fuzzer etc.), which clang only recommends and so

@@ -22,14 +22,16 @@ import java.util.function.Function;
  * after another, each on a fresh directory, on the same records and operations: for every KV size
  * mix, each system loads the records (Load A) and then runs the other workloads in order on the
  * data it loaded. The open-loop phases (puts50, puts90) offer a share of the put rate the same
- * system sustained (putsPeak) in the same run. Prints a table, writes JSON lines to {@code
+ * system sustained (putsPeak) in the same run. With {@code --api native} (part of the default),
+ * every system also runs Load A and runs A-E from C++ ({@link NativeEngineRunner}), and the report
+ * compares those runs with each other. Prints a table, writes JSON lines to {@code
  * <out>/engine.json} and a chart to {@code <out>/engine.png}.
  *
  * <p>Usage: {@code [--quick] [--mixes SD,MD] [--workloads loadA,runA,...] [--systems
- * kvs,rocksdb,blobdb] [--threads 4] [--cache-mib 128] [--l0-mib 32] [--dataset-mib N] [--records N]
- * [--operations N] [--scan-operations N] [--open-seconds N] [--phase-limit-seconds N]
- * [--drain-quiet-ms 1000] [--drain-limit-seconds N] [--blob-min-bytes 64] [--data-dir
- * target/bench/data] [--out-dir target/bench] [--seed N] [--keep-data]}
+ * kvs,rocksdb,blobdb] [--api jvm,native] [--threads 4] [--cache-mib 128] [--l0-mib 32]
+ * [--dataset-mib N] [--records N] [--operations N] [--scan-operations N] [--open-seconds N]
+ * [--phase-limit-seconds N] [--drain-quiet-ms 1000] [--drain-limit-seconds N] [--blob-min-bytes 64]
+ * [--data-dir target/bench/data] [--out-dir target/bench] [--seed N] [--keep-data]}
  */
 public final class EngineBenchmark {
   /** Share of the host's CPU used by other processes in a phase above which the run warns. */
@@ -41,6 +43,8 @@ public final class EngineBenchmark {
    * Everything a run needs.
    *
    * @param profile "quick", "full" or "custom", recorded with the results
+   * @param apis from where the systems are driven: the JVM, the native benchmark, or both (each
+   *     system of a mix then runs twice, on fresh directories)
    * @param datasetBytes KV bytes to load per mix; the record count is this over the mix's average
    *     pair size
    * @param records if positive, the record count for every mix instead
@@ -58,6 +62,7 @@ public final class EngineBenchmark {
       List<KvMix> mixes,
       List<Workload> workloads,
       List<SystemKind> systems,
+      List<EngineApi> apis,
       int threads,
       SystemSettings settings,
       long datasetBytes,
@@ -117,6 +122,9 @@ public final class EngineBenchmark {
                                    overwrites at 50 / 90 % of it; they bring putsPeak along);
                                    loadA always runs first
         --systems kvs,rocksdb      kvs, rocksdb, rocksdb-wal50, blobdb
+        --api jvm,native           drive them from the JVM (JNI, RocksJava), from C++
+                                   (kvs_engine_bench against Debian's librocksdb: no JNI on
+                                   either side; loadA and runs A-E only), or both (the default)
         --threads 4                client threads, the same for every system
         --cache-mib 128            block cache (RocksDB) and node cache (KVS)
         --l0-mib 32                KVS L0 and RocksDB write buffer size
@@ -173,6 +181,7 @@ public final class EngineBenchmark {
                 Workload.PUTS_90)
             : List.of(Workload.values());
     List<SystemKind> systems = List.of(SystemKind.values());
+    List<EngineApi> apis = List.of(EngineApi.values());
     int threads = 4;
     long cacheMib = 128;
     long l0Mib = 32;
@@ -216,6 +225,7 @@ public final class EngineBenchmark {
             case "--mixes" -> mixes = list(value, KvMix::parse);
             case "--workloads" -> workloads = list(value, Workload::parse);
             case "--systems" -> systems = list(value, SystemKind::parse);
+            case "--api" -> apis = list(value, EngineApi::parse);
             case "--threads" -> threads = (int) positive(name, value);
             case "--cache-mib" -> cacheMib = positive(name, value);
             case "--l0-mib" -> l0Mib = positive(name, value);
@@ -253,6 +263,7 @@ public final class EngineBenchmark {
         mixes,
         List.copyOf(ordered),
         systems,
+        apis,
         threads,
         new SystemSettings(cacheMib << 20, l0Mib << 20, 2, blobMinBytes),
         datasetBytes,
@@ -279,6 +290,7 @@ public final class EngineBenchmark {
     printHeader(config, out);
 
     EngineReport report = new EngineReport();
+    List<PhaseResult> jvmResults = new ArrayList<>();
     WorkloadRunner runner =
         new WorkloadRunner(config.threads(), config.seed(), ZipfianGenerator.YCSB_THETA);
     try (BufferedWriter lines =
@@ -290,6 +302,12 @@ public final class EngineBenchmark {
             StandardOpenOption.WRITE)) {
       for (KvMix mix : config.mixes()) {
         for (SystemKind kind : config.systems()) {
+          if (config.apis().contains(EngineApi.NATIVE)) {
+            runNative(config, mix, kind, report, lines, out);
+          }
+          if (!config.apis().contains(EngineApi.JVM)) {
+            continue;
+          }
           Path directory = config.dataDir().resolve(mix.name()).resolve(kind.id());
           Directories.deleteRecursively(directory);
           Files.createDirectories(directory);
@@ -312,6 +330,7 @@ public final class EngineBenchmark {
                 peak = result.opsPerSec();
               }
               report.add(result);
+              jvmResults.add(result);
               lines.write(withRunFields(result, config).toString());
               lines.newLine();
               lines.flush();
@@ -336,7 +355,7 @@ public final class EngineBenchmark {
         "ratios: kvs/x above 1 mean KVS is higher (better for ops/s; worse for cpu, io, space and"
             + " latency)%n");
     double busiest =
-        report.results().stream()
+        jvmResults.stream()
             .mapToDouble(r -> r.usage().foreignCpuShare())
             .filter(Double::isFinite)
             .max()
@@ -351,7 +370,42 @@ public final class EngineBenchmark {
     }
     out.printf(Locale.ROOT, "results: %s%nchart:   %s%n", json, chart);
     out.printf(Locale.ROOT, "wall time: %.1f s%n", (System.nanoTime() - started) / 1e9);
-    return report.results();
+    return jvmResults;
+  }
+
+  /** Runs {@code kind} on {@code mix} through the native benchmark, on a fresh directory. */
+  private static void runNative(
+      Config config,
+      KvMix mix,
+      SystemKind kind,
+      EngineReport report,
+      BufferedWriter lines,
+      PrintStream out)
+      throws IOException {
+    Path directory =
+        config.dataDir().resolve(mix.name()).resolve(kind.id() + EngineReport.NATIVE_SUFFIX);
+    Directories.deleteRecursively(directory);
+    Files.createDirectories(directory);
+    for (NativePhase phase : NativeEngineRunner.run(config, mix, kind, directory, out)) {
+      report.add(phase);
+      String json = phase.json();
+      lines.write(
+          json.substring(0, json.length() - 1)
+              + String.format(
+                  Locale.ROOT,
+                  ",\"profile\":\"%s\",\"cache_bytes\":%d,\"l0_bytes\":%d,"
+                      + "\"blob_min_bytes\":%d,\"seed\":%d}",
+                  config.profile(),
+                  config.settings().cacheBytes(),
+                  config.settings().l0Bytes(),
+                  config.settings().blobMinBytes(),
+                  config.seed()));
+      lines.newLine();
+      lines.flush();
+    }
+    if (!config.keepData()) {
+      Directories.deleteRecursively(directory);
+    }
   }
 
   private static io.kvs.tools.JsonLine withRunFields(PhaseResult result, Config config) {
@@ -379,9 +433,10 @@ public final class EngineBenchmark {
     out.printf(Locale.ROOT, "KVS engine benchmark (%s profile)%n", config.profile());
     out.printf(
         Locale.ROOT,
-        "  systems   %s, one after another, %d client threads each%n",
+        "  systems   %s, one after another, %d client threads each, driven from %s%n",
         String.join(", ", config.systems().stream().map(SystemKind::id).toList()),
-        config.threads());
+        config.threads(),
+        String.join(" and ", config.apis().stream().map(EngineApi::id).toList()));
     out.printf(
         Locale.ROOT,
         "  memory    cache %d MiB + 2 x %d MiB in-memory levels (KVS L0 / RocksDB write buffers)%n",

@@ -1,6 +1,7 @@
 package io.kvs.bench.engine;
 
 import io.kvs.bench.BarChart;
+import io.kvs.tools.Latencies;
 import io.kvs.tools.TextTable;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -12,21 +13,26 @@ import java.util.Set;
 
 /** The engine benchmark's table (stdout) and chart (PNG) over all results of a run. */
 public final class EngineReport {
-  private final List<PhaseResult> results = new ArrayList<>();
+  /** Suffix of the systems the native benchmark ran. */
+  static final String NATIVE_SUFFIX = "-native";
 
-  /** Adds a result. */
-  public void add(PhaseResult result) {
+  private final List<PhaseRow> results = new ArrayList<>();
+
+  /** Adds a result, of the JVM benchmark or the native one. */
+  public void add(PhaseRow result) {
     results.add(result);
   }
 
-  public List<PhaseResult> results() {
+  public List<PhaseRow> results() {
     return List.copyOf(results);
   }
 
   /**
    * The table: one row per system, mix and workload, then the ratios of KVS to each other system
    * for throughput, CPU per operation, I/O and space amplification and latency (above 1 means KVS
-   * has more). An open-loop phase's latencies count from each operation's intended start.
+   * has more); natively run systems are compared with each other ({@code
+   * kvs-native/rocksdb-native}). An open-loop phase's latencies count from each operation's
+   * intended start.
    */
   public String table() {
     TextTable table =
@@ -46,7 +52,7 @@ public final class EngineReport {
     boolean first = true;
     for (KvMix mix : mixes()) {
       for (Workload workload : workloads()) {
-        List<PhaseResult> group = select(mix, workload);
+        List<PhaseRow> group = select(mix, workload);
         if (group.isEmpty()) {
           continue;
         }
@@ -54,7 +60,7 @@ public final class EngineReport {
           table.separator();
         }
         first = false;
-        for (PhaseResult result : group) {
+        for (PhaseRow result : group) {
           table.row(
               mix.name(),
               workload.id(),
@@ -63,37 +69,41 @@ public final class EngineReport {
               number(result.cpuMicrosPerOp()),
               number(result.ioAmplification()),
               number(result.spaceAmplification()),
-              number(result.latencies().overall().p50Micros()),
-              number(result.latencies().overall().p99Micros()),
-              number(result.latencies().overall().p999Micros()),
-              number(result.latencies().overall().maxMicros()));
+              number(result.latency().p50Micros()),
+              number(result.latency().p99Micros()),
+              number(result.latency().p999Micros()),
+              number(result.latency().maxMicros()));
         }
-        PhaseResult kvs = find(group, "kvs");
-        for (String other : List.of("rocksdb", "rocksdb-wal50", "blobdb")) {
-          PhaseResult base = find(group, other);
-          if (kvs != null && base != null) {
-            table.row(
-                mix.name(),
-                workload.id(),
-                "kvs/" + other,
-                ratio(kvs.opsPerSec(), base.opsPerSec()),
-                ratio(kvs.cpuMicrosPerOp(), base.cpuMicrosPerOp()),
-                ratio(kvs.ioAmplification(), base.ioAmplification()),
-                ratio(kvs.spaceAmplification(), base.spaceAmplification()),
-                ratio(
-                    kvs.latencies().overall().p50Micros(), base.latencies().overall().p50Micros()),
-                ratio(
-                    kvs.latencies().overall().p99Micros(), base.latencies().overall().p99Micros()),
-                ratio(
-                    kvs.latencies().overall().p999Micros(),
-                    base.latencies().overall().p999Micros()),
-                ratio(
-                    kvs.latencies().overall().maxMicros(), base.latencies().overall().maxMicros()));
-          }
+        for (String suffix : List.of("", NATIVE_SUFFIX)) {
+          ratioRows(table, mix, workload, group, suffix);
         }
       }
     }
     return table.toString();
+  }
+
+  private static void ratioRows(
+      TextTable table, KvMix mix, Workload workload, List<PhaseRow> group, String suffix) {
+    PhaseRow kvs = find(group, "kvs" + suffix);
+    for (String other : List.of("rocksdb", "rocksdb-wal50", "blobdb")) {
+      PhaseRow base = find(group, other + suffix);
+      if (kvs != null && base != null) {
+        Latencies.Summary mine = kvs.latency();
+        Latencies.Summary theirs = base.latency();
+        table.row(
+            mix.name(),
+            workload.id(),
+            "kvs" + suffix + "/" + other + suffix,
+            ratio(kvs.opsPerSec(), base.opsPerSec()),
+            ratio(kvs.cpuMicrosPerOp(), base.cpuMicrosPerOp()),
+            ratio(kvs.ioAmplification(), base.ioAmplification()),
+            ratio(kvs.spaceAmplification(), base.spaceAmplification()),
+            ratio(mine.p50Micros(), theirs.p50Micros()),
+            ratio(mine.p99Micros(), theirs.p99Micros()),
+            ratio(mine.p999Micros(), theirs.p999Micros()),
+            ratio(mine.maxMicros(), theirs.maxMicros()));
+      }
+    }
   }
 
   /**
@@ -108,7 +118,7 @@ public final class EngineReport {
       List<double[]> throughput = new ArrayList<>();
       List<double[]> io = new ArrayList<>();
       for (Workload workload : workloads()) {
-        List<PhaseResult> group = select(mix, workload);
+        List<PhaseRow> group = select(mix, workload);
         if (group.isEmpty()) {
           continue;
         }
@@ -116,7 +126,7 @@ public final class EngineReport {
         double[] ops = new double[systems.size()];
         double[] amp = new double[systems.size()];
         for (int i = 0; i < systems.size(); i++) {
-          PhaseResult result = find(group, systems.get(i));
+          PhaseRow result = find(group, systems.get(i));
           ops[i] = result == null ? Double.NaN : result.opsPerSec();
           amp[i] = result == null ? Double.NaN : result.ioAmplification();
         }
@@ -163,11 +173,11 @@ public final class EngineReport {
     return new ArrayList<>(seen);
   }
 
-  private List<PhaseResult> select(KvMix mix, Workload workload) {
+  private List<PhaseRow> select(KvMix mix, Workload workload) {
     return results.stream().filter(r -> r.mix() == mix && r.workload() == workload).toList();
   }
 
-  private static PhaseResult find(List<PhaseResult> group, String system) {
+  private static PhaseRow find(List<PhaseRow> group, String system) {
     return group.stream().filter(r -> r.system().equals(system)).findFirst().orElse(null);
   }
 

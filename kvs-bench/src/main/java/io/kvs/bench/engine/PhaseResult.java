@@ -53,7 +53,13 @@ public record PhaseResult(
     long notFound,
     long scanPairs,
     Latencies<Operation> latencies,
-    JsonLine engineStats) {
+    JsonLine engineStats)
+    implements PhaseRow {
+
+  @Override
+  public Latencies.Summary latency() {
+    return latencies.overall();
+  }
 
   /** Operations per second of the phase. */
   public double opsPerSec() {

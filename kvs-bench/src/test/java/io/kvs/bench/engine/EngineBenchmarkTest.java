@@ -77,6 +77,7 @@ class EngineBenchmarkTest {
         EngineBenchmark.parse(
             new String[] {
               "--mixes", "SD",
+              "--api", "jvm",
               "--workloads", "loadA,runA,runC,runD,runE,puts50",
               "--open-seconds", "1",
               "--records", "3000",
@@ -147,5 +148,89 @@ class EngineBenchmarkTest {
         .contains("runD");
     // The systems' directories are removed after their run unless --keep-data.
     assertThat(directory.resolve("data/SD")).doesNotExist();
+  }
+
+  @Test
+  void nativeRunsReportBesideTheJvmOnesAndCompareWithEachOther(@TempDir Path directory)
+      throws Exception {
+    EngineBenchmark.Config config =
+        EngineBenchmark.parse(
+            new String[] {
+              "--mixes", "SD",
+              "--systems", "kvs,rocksdb-wal50",
+              "--workloads", "loadA,runA,runE,puts50",
+              "--open-seconds", "1",
+              "--records", "3000",
+              "--operations", "2000",
+              "--scan-operations", "300",
+              "--threads", "2",
+              "--cache-mib", "8",
+              "--l0-mib", "1",
+              "--drain-quiet-ms", "200",
+              "--drain-limit-seconds", "10",
+              "--data-dir", directory.resolve("data").toString(),
+              "--out-dir", directory.resolve("out").toString()
+            });
+    assertThat(config.apis()).containsExactly(EngineApi.JVM, EngineApi.NATIVE);
+    ByteArrayOutputStream printed = new ByteArrayOutputStream();
+    List<PhaseResult> jvm =
+        EngineBenchmark.run(config, new PrintStream(printed, true, StandardCharsets.UTF_8));
+
+    // JVM: loadA, runA, runE, putsPeak, puts50; native: loadA, runA, runE (no open loops).
+    assertThat(jvm).hasSize(2 * 5);
+    List<NativePhase> nativePhases =
+        Files.readAllLines(directory.resolve("out/engine.json")).stream()
+            .filter(line -> line.contains("\"api\":\"native\""))
+            .map(NativePhase::parse)
+            .toList();
+    assertThat(nativePhases)
+        .extracting(phase -> phase.system() + " " + phase.workload().id())
+        .containsExactly(
+            "kvs-native loadA",
+            "kvs-native runA",
+            "kvs-native runE",
+            "rocksdb-wal50-native loadA",
+            "rocksdb-wal50-native runA",
+            "rocksdb-wal50-native runE");
+    for (NativePhase phase : nativePhases) {
+      assertThat(phase.opsPerSec()).isPositive();
+      assertThat(phase.cpuMicrosPerOp()).isPositive();
+      assertThat(phase.latency().count())
+          .isEqualTo(
+              phase.workload() == Workload.LOAD_A
+                  ? 3000
+                  : phase.workload() == Workload.RUN_E ? 300 : 2000);
+      assertThat(phase.json()).contains("\"not_found\":0,").contains("\"profile\":\"custom\"");
+    }
+    assertThat(printed.toString(StandardCharsets.UTF_8))
+        .contains("kvs-native/rocksdb-wal50-native")
+        .contains("kvs/rocksdb-wal50");
+    assertThat(directory.resolve("data/SD")).doesNotExist();
+  }
+
+  @Test
+  void nativeLinesAreReadByTheirTopLevelFieldsAndBadOnesRefused() {
+    NativePhase phase =
+        NativePhase.parse(
+            "{\"api\":\"native\",\"system\":\"kvs-native\",\"mix\":\"MD\","
+                + "\"workload\":\"runC\",\"ops_per_sec\":1234.5,\"cpu_us_per_op\":2,"
+                + "\"io_amplification\":null,\"space_amplification\":1.5,\"p50_us\":3,"
+                + "\"p99_us\":40,\"p999_us\":500,\"max_us\":6000,\"operations\":10,"
+                + "\"truncated\":false,\"latency_by_op\":{\"read\":{\"p50_us\":99}},"
+                + "\"engine\":{\"files_per_level\":\"L0:1 L1:2\"}}");
+    assertThat(phase.system()).isEqualTo("kvs-native");
+    assertThat(phase.mix()).isEqualTo(KvMix.MD);
+    assertThat(phase.workload()).isEqualTo(Workload.RUN_C);
+    assertThat(phase.opsPerSec()).isEqualTo(1234.5);
+    assertThat(phase.ioAmplification()).isNaN();
+    // The top-level p50, not the one nested in latency_by_op.
+    assertThat(phase.latency().p50Micros()).isEqualTo(3);
+    assertThat(phase.latency().count()).isEqualTo(10);
+    assertThatThrownBy(() -> NativePhase.parse("{\"system\":\"kvs-native\"}"))
+        .hasMessageContaining("missing field");
+    assertThatThrownBy(() -> NativePhase.parse("{\"system\":{\"unbalanced\":1}"))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> NativePhase.parse("not json"))
+        .hasMessageContaining("not a JSON object");
   }
 }
