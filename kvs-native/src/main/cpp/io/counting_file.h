@@ -40,6 +40,9 @@ class CountingFile final : public File {
   }
   uint64_t Size() const override { return target_->Size(); }
   bool direct_io() const override { return target_->direct_io(); }
+  uint64_t read_alignment_bytes() const override {
+    return target_->read_alignment_bytes();
+  }
 
   uint64_t bytes_read() const {
     return bytes_read_.load(std::memory_order_relaxed);

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "util/limits.h"
 #include "util/status.h"
 
 namespace kvs::io {
@@ -33,8 +34,9 @@ class File {
   virtual ~File() = default;
 
   // Reads exactly `size` bytes at `offset` into `out`. A read past the end
-  // of the file is an IoError. With direct I/O, offset, size and `out` must
-  // be aligned to limits::io_alignment_bytes.
+  // of the file is an IoError. With direct I/O, offset and size must be
+  // aligned to read_alignment_bytes() and `out` to
+  // limits::io_alignment_bytes.
   virtual Status Read(uint64_t offset, size_t size, char* out) = 0;
 
   // Performs every read of `ops` (alignment as for Read), each reporting
@@ -44,8 +46,9 @@ class File {
   // after another.
   virtual Status ReadMany(std::span<ReadOp> ops);
 
-  // Writes all of `data` at `offset`; alignment as for Read. The write is
-  // durable only after a later Sync returns OK.
+  // Writes all of `data` at `offset`; with direct I/O, offset, size and
+  // data aligned to limits::io_alignment_bytes. The write is durable only
+  // after a later Sync returns OK.
   virtual Status Write(uint64_t offset, std::string_view data) = 0;
 
   // Makes every completed Write durable (fdatasync).
@@ -61,6 +64,17 @@ class File {
 
   // Whether Read/Write bypass the page cache (and so need alignment).
   virtual bool direct_io() const = 0;
+
+  // The granularity of a read's offset and size (a power of two from 512
+  // to limits::io_alignment_bytes): the device's logical block size where
+  // reads that small are allowed (512 B on many SSDs), so that a reader of
+  // a small record (a value behind a log pointer) reads only the blocks
+  // that hold it, not a whole 4 KiB page -- what a scan of separated
+  // values reads is mostly such records. Writes keep
+  // limits::io_alignment_bytes.
+  virtual uint64_t read_alignment_bytes() const {
+    return limits::io_alignment_bytes;
+  }
 };
 
 struct FileOptions {

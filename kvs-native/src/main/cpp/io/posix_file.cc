@@ -3,13 +3,17 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <vector>
 
+#include "io/aligned_buffer.h"
 #include "io/device_reads.h"
 #include "io/file.h"
 #include "io/uring_reads.h"
@@ -19,40 +23,85 @@
 namespace kvs::io {
 namespace {
 
+// A logical block size from sysfs, 0 if unreadable.
+uint64_t SysfsBlockSize(const char* path) {
+  FILE* file = std::fopen(path, "r");
+  if (file == nullptr) return 0;
+  unsigned long long bytes = 0;
+  const bool read = std::fscanf(file, "%llu", &bytes) == 1;
+  std::fclose(file);
+  return read ? bytes : 0;
+}
+
+// The read granularity of a direct-I/O file (File::read_alignment_bytes):
+// the logical block size of its device -- a block device's own, or that of
+// the device (or the partition's disk) a regular file lives on -- clamped
+// to [512, io_alignment_bytes]; io_alignment_bytes when unknown.
+uint64_t ReadAlignment(int fd, const struct stat& info, bool direct) {
+  constexpr uint64_t kSmallest = 512;
+  if (!direct) return kSmallest;
+  uint64_t bytes = 0;
+  if (S_ISBLK(info.st_mode)) {
+    int logical = 0;
+    if (::ioctl(fd, BLKSSZGET, &logical) == 0 && logical > 0) {
+      bytes = static_cast<uint64_t>(logical);
+    }
+  } else {
+    char path[96];
+    std::snprintf(path, sizeof path,
+                  "/sys/dev/block/%u:%u/queue/logical_block_size",
+                  major(info.st_dev), minor(info.st_dev));
+    bytes = SysfsBlockSize(path);
+    if (bytes == 0) {  // a partition: its disk has the queue
+      std::snprintf(path, sizeof path,
+                    "/sys/dev/block/%u:%u/../queue/logical_block_size",
+                    major(info.st_dev), minor(info.st_dev));
+      bytes = SysfsBlockSize(path);
+    }
+  }
+  const bool usable = bytes >= kSmallest &&
+                      bytes <= limits::io_alignment_bytes &&
+                      (bytes & (bytes - 1)) == 0;
+  return usable ? bytes : limits::io_alignment_bytes;
+}
+
 class PosixFile final : public File {
  public:
   PosixFile(int fd, std::string path, bool direct, bool block_device,
-            uint64_t size)
+            uint64_t size, uint64_t read_alignment)
       : fd_(fd),
         path_(std::move(path)),
         direct_(direct),
         block_device_(block_device),
-        size_(size) {}
+        size_(size),
+        read_alignment_(read_alignment) {}
 
   ~PosixFile() override { ::close(fd_); }
 
+  uint64_t read_alignment_bytes() const override {
+    return read_alignment_.load(std::memory_order_relaxed);
+  }
+
   Status Read(uint64_t offset, size_t size, char* out) override {
-    CheckAlignment(offset, size, out);
+    CheckReadAlignment(offset, size, out);
     if (RefuseDeviceRead()) return Refused(offset, size);
-    size_t done = 0;
-    while (done < size) {
-      const ssize_t n = ::pread(fd_, out + done, size - done,
-                                static_cast<off_t>(offset + done));
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        return Status::FromErrno(Where("read", offset, size), errno);
-      }
-      if (n == 0) {
-        return Status::IoError(Where("read past end of file", offset, size));
-      }
-      done += static_cast<size_t>(n);
+    int error = 0;
+    const Status status = ReadAll(offset, size, out, &error);
+    if (error == EINVAL && direct_ &&
+        ((offset | size) & (limits::io_alignment_bytes - 1)) != 0) {
+      // The file system wants more than the device's block size (an
+      // encrypted or compressed file, say): reads of whole pages from now
+      // on, and this one through a page-aligned bounce buffer.
+      read_alignment_.store(limits::io_alignment_bytes,
+                            std::memory_order_relaxed);
+      return ReadThroughPages(offset, size, out);
     }
-    return Status::Ok();
+    return status;
   }
 
   Status ReadMany(std::span<ReadOp> ops) override {
     for (const ReadOp& op : ops) {
-      CheckAlignment(op.offset, op.size, op.out);
+      CheckReadAlignment(op.offset, op.size, op.out);
     }
     if (!ops.empty() && RefuseDeviceRead()) {
       for (ReadOp& op : ops) op.status = Refused(op.offset, op.size);
@@ -125,6 +174,46 @@ class PosixFile final : public File {
   bool direct_io() const override { return direct_; }
 
  private:
+  // `*error`: the errno of a failed read.
+  Status ReadAll(uint64_t offset, size_t size, char* out, int* error) {
+    size_t done = 0;
+    while (done < size) {
+      const ssize_t n = ::pread(fd_, out + done, size - done,
+                                static_cast<off_t>(offset + done));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        *error = errno;
+        return Status::FromErrno(Where("read", offset, size), errno);
+      }
+      if (n == 0) {
+        return Status::IoError(Where("read past end of file", offset, size));
+      }
+      done += static_cast<size_t>(n);
+    }
+    return Status::Ok();
+  }
+
+  Status ReadThroughPages(uint64_t offset, size_t size, char* out) {
+    const uint64_t from = offset & ~(limits::io_alignment_bytes - 1);
+    const uint64_t to = AlignedBuffer::RoundUp(offset + size);
+    AlignedBuffer pages(to - from);
+    int error = 0;
+    KVS_RETURN_IF_ERROR(ReadAll(from, to - from, pages.data(), &error));
+    std::memcpy(out, pages.data() + (offset - from), size);
+    return Status::Ok();
+  }
+
+  void CheckReadAlignment(uint64_t offset, size_t size,
+                          const char* buffer) const {
+    if (direct_) {
+      const uint64_t mask = read_alignment_bytes() - 1;
+      KVS_CHECK_MSG((offset & mask) == 0 && (size & mask) == 0 &&
+                        (reinterpret_cast<uintptr_t>(buffer) &
+                         (limits::io_alignment_bytes - 1)) == 0,
+                    "unaligned direct read");
+    }
+  }
+
   void CheckAlignment(uint64_t offset, size_t size, const char* buffer) const {
     if (direct_) {
       constexpr uint64_t mask = limits::io_alignment_bytes - 1;
@@ -151,6 +240,9 @@ class PosixFile final : public File {
   const bool direct_;
   const bool block_device_;
   std::atomic<uint64_t> size_;
+  // Drops to io_alignment_bytes for good once the file system refuses a
+  // read at the device's block size.
+  std::atomic<uint64_t> read_alignment_;
   std::mutex grow_mutex_;
 };
 
@@ -202,7 +294,8 @@ Status OpenPosixFile(const std::string& path, const FileOptions& options,
     return Status::InvalidArgument(path +
                                    " is neither a file nor a block device");
   }
-  *file = std::make_unique<PosixFile>(fd, path, direct, block_device, size);
+  *file = std::make_unique<PosixFile>(fd, path, direct, block_device, size,
+                                      ReadAlignment(fd, info, direct));
   return Status::Ok();
 }
 

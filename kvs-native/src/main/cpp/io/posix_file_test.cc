@@ -48,6 +48,41 @@ TEST_F(PosixFileTest, GrowsWritesSyncsAndReadsBackAligned) {
   EXPECT_EQ(in.view(), out.view());
 }
 
+TEST_F(PosixFileTest, ReadsOnlyTheDeviceBlocksAskedForAtItsReadAlignment) {
+  std::unique_ptr<File> file;
+  ASSERT_TRUE(
+      OpenPosixFile(path_, {.direct_io = true, .create = true}, &file).ok());
+  const uint64_t alignment = file->read_alignment_bytes();
+  EXPECT_GE(alignment, 512u);
+  EXPECT_LE(alignment, limits::io_alignment_bytes);
+  EXPECT_EQ(alignment & (alignment - 1), 0u) << alignment;
+  ASSERT_TRUE(file->Grow(2 * limits::io_alignment_bytes).ok());
+  AlignedBuffer out(2 * limits::io_alignment_bytes);
+  for (size_t i = 0; i < out.size(); ++i) {
+    out.data()[i] = static_cast<char>(i * 7 + i / 512);
+  }
+  ASSERT_TRUE(file->Write(0, out.view()).ok());
+  // The last block of the first page and the first of the second: a read
+  // that spans a page boundary, batched with one inside a page.
+  const uint64_t offset = limits::io_alignment_bytes - alignment;
+  AlignedBuffer in(2 * limits::io_alignment_bytes);
+  ASSERT_TRUE(file->Read(offset, 2 * alignment, in.data()).ok());
+  EXPECT_EQ(std::string_view(in.data(), 2 * alignment),
+            out.view().substr(offset, 2 * alignment));
+  ReadOp ops[2];
+  ops[0].offset = offset;
+  ops[0].size = 2 * alignment;
+  ops[0].out = in.data();
+  ops[1].offset = alignment == limits::io_alignment_bytes ? 0 : alignment;
+  ops[1].size = alignment;
+  ops[1].out = in.data() + limits::io_alignment_bytes;
+  ASSERT_TRUE(file->ReadMany(ops).ok());
+  EXPECT_EQ(std::string_view(ops[0].out, ops[0].size),
+            out.view().substr(ops[0].offset, ops[0].size));
+  EXPECT_EQ(std::string_view(ops[1].out, ops[1].size),
+            out.view().substr(ops[1].offset, ops[1].size));
+}
+
 TEST_F(PosixFileTest, ReadPastEndIsAnIoErrorNamingTheFile) {
   std::unique_ptr<File> file;
   ASSERT_TRUE(

@@ -109,7 +109,9 @@ bool UringReadMany(int fd, std::span<ReadOp> ops, std::vector<size_t>* retry) {
       const int res = cqe->res;
       io_uring_cqe_seen(ring, cqe);
       ReadOp& op = ops[index];
-      if (res == -EAGAIN || res == -EINTR ||
+      // EINVAL: a file system that refuses reads at the device's block size;
+      // File::Read retries them a page at a time.
+      if (res == -EAGAIN || res == -EINTR || res == -EINVAL ||
           (res >= 0 && static_cast<size_t>(res) != op.size)) {
         retry->push_back(index);
       } else if (res < 0) {

@@ -72,8 +72,10 @@ Status RecordReader::ReadValue(uint64_t device_offset, uint32_t size,
   }
   uint64_t nonce = 0;
   KVS_RETURN_IF_ERROR(Nonce(alloc::SegmentOf(device_offset), &nonce));
-  const uint64_t from = device_offset & ~(limits::io_alignment_bytes - 1);
-  const uint64_t to = io::AlignedBuffer::RoundUp(device_offset + size);
+  // Only the device blocks that hold the record (File::read_alignment_bytes).
+  const uint64_t alignment = file_->read_alignment_bytes();
+  const uint64_t from = device_offset & ~(alignment - 1);
+  const uint64_t to = (device_offset + size + alignment - 1) & ~(alignment - 1);
   io::AlignedBuffer buffer(to - from);
   KVS_RETURN_IF_ERROR(file_->Read(from, to - from, buffer.data()));
   KVS_RETURN_IF_ERROR(DecodeValue(
@@ -100,7 +102,9 @@ Status RecordReader::ReadValues(std::span<const ValueRead> reads) {
   }
   if (missed.empty()) return Status::Ok();
   reads = missed;
-  // Every read gets its aligned range in one buffer.
+  // Every read gets the device blocks that hold its record, in one buffer
+  // (each at a page boundary of it, as direct reads want).
+  const uint64_t alignment = file_->read_alignment_bytes();
   std::vector<uint64_t> nonces(reads.size());
   std::vector<io::ReadOp> ops(reads.size());
   uint64_t total = 0;
@@ -109,16 +113,17 @@ Status RecordReader::ReadValues(std::span<const ValueRead> reads) {
     KVS_RETURN_IF_ERROR(CheckPointer(read.device_offset, read.size));
     KVS_RETURN_IF_ERROR(
         Nonce(alloc::SegmentOf(read.device_offset), &nonces[i]));
-    ops[i].offset = read.device_offset & ~(limits::io_alignment_bytes - 1);
-    ops[i].size = io::AlignedBuffer::RoundUp(read.device_offset + read.size) -
-                  ops[i].offset;
-    total += ops[i].size;
+    ops[i].offset = read.device_offset & ~(alignment - 1);
+    ops[i].size =
+        ((read.device_offset + read.size + alignment - 1) & ~(alignment - 1)) -
+        ops[i].offset;
+    total += io::AlignedBuffer::RoundUp(ops[i].size);
   }
   io::AlignedBuffer buffer(total);
   uint64_t at = 0;
   for (io::ReadOp& op : ops) {
     op.out = buffer.data() + at;
-    at += op.size;
+    at += io::AlignedBuffer::RoundUp(op.size);
   }
   KVS_RETURN_IF_ERROR(file_->ReadMany(ops));
   for (size_t i = 0; i < reads.size(); ++i) {

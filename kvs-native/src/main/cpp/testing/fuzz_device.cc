@@ -84,6 +84,9 @@ class RecordingFile final : public io::File {
   }
   uint64_t Size() const override { return target_->Size(); }
   bool direct_io() const override { return target_->direct_io(); }
+  uint64_t read_alignment_bytes() const override {
+    return target_->read_alignment_bytes();
+  }
 
  private:
   FuzzDevice* const owner_;
