@@ -44,8 +44,9 @@ class RecordReader {
     std::string* value = nullptr;
   };
   // Reads every value of `reads` as one batch of concurrent device reads
-  // (io::File::ReadMany), with the checks of ReadValue; the first failure
-  // is returned.
+  // (io::File::ReadMany), with the checks of ReadValue; records at most
+  // kCoalesceGapBytes apart are read by one request. The first failure is
+  // returned.
   Status ReadValues(std::span<const ValueRead> reads);
 
   // Keeps the value of a record just written (`size` bytes at
@@ -57,6 +58,11 @@ class RecordReader {
   void Forget(uint64_t segment);
 
  private:
+  // Bounds of one coalesced read: the largest gap read for nothing, and the
+  // largest request.
+  static constexpr uint64_t kCoalesceGapBytes = 4096;
+  static constexpr uint64_t kCoalescedReadBytesMax = 256 << 10;
+
   Status Nonce(uint64_t segment, uint64_t* nonce);
   // Checks a pointer's bounds before it is read.
   static Status CheckPointer(uint64_t device_offset, uint32_t size);
