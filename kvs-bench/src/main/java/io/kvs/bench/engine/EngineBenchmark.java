@@ -12,6 +12,7 @@ import java.nio.file.Paths;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
@@ -27,11 +28,12 @@ import java.util.function.Function;
  * compares those runs with each other. Prints a table, writes JSON lines to {@code
  * <out>/engine.json} and a chart to {@code <out>/engine.png}.
  *
- * <p>Usage: {@code [--quick] [--mixes SD,MD] [--workloads loadA,runA,...] [--systems
- * kvs,rocksdb,blobdb] [--api jvm,native] [--threads 4] [--cache-mib 128] [--l0-mib 32]
- * [--dataset-mib N] [--records N] [--operations N] [--scan-operations N] [--open-seconds N]
- * [--phase-limit-seconds N] [--drain-quiet-ms 1000] [--drain-limit-seconds N] [--blob-min-bytes 64]
- * [--data-dir target/bench/data] [--out-dir target/bench] [--seed N] [--keep-data]}
+ * <p>Usage: {@code [--quick | --standard] [--rounds N] [--fresh] [--mixes SD,MD] [--workloads
+ * loadA,runA,...] [--systems kvs,rocksdb,blobdb] [--api jvm,native] [--threads 4] [--cache-mib 128]
+ * [--l0-mib 32] [--dataset-mib N] [--records N] [--operations N] [--scan-operations N]
+ * [--open-seconds N] [--phase-limit-seconds N] [--drain-quiet-ms 1000] [--drain-limit-seconds N]
+ * [--blob-min-bytes 64] [--data-dir target/bench/data] [--out-dir target/bench] [--seed N]
+ * [--keep-data]}
  */
 public final class EngineBenchmark {
   /** Share of the host's CPU used by other processes in a phase above which the run warns. */
@@ -42,7 +44,8 @@ public final class EngineBenchmark {
   /**
    * Everything a run needs.
    *
-   * @param profile "quick", "full" or "custom", recorded with the results
+   * @param profile "quick", "standard" or "full", "+custom" when options changed what it measures;
+   *     recorded with the results
    * @param apis from where the systems are driven: the JVM, the native benchmark, or both (each
    *     system of a mix then runs twice, on fresh directories)
    * @param datasetBytes KV bytes to load per mix; the record count is this over the mix's average
@@ -56,6 +59,10 @@ public final class EngineBenchmark {
    * @param quietNanos after a phase, the process counts as done with its background work once it
    *     did no I/O and almost no CPU work for this long
    * @param drainLimitNanos the longest wait for that after a phase; 0 skips the wait
+   * @param rounds how many times every system runs every mix; above 1 (and in the standard profile)
+   *     the run is repeated: it adds to {@code engine-<profile>.json}, resumes what an earlier part
+   *     left, and reports medians ({@link ResultsFile})
+   * @param fresh a repeated run starts its results file over instead of resuming it
    */
   public record Config(
       String profile,
@@ -76,7 +83,19 @@ public final class EngineBenchmark {
       Path dataDir,
       Path outDir,
       long seed,
-      boolean keepData) {
+      boolean keepData,
+      int rounds,
+      boolean fresh) {
+
+    /** Whether runs are repeated, resumed and reported as medians. */
+    public boolean repeated() {
+      return rounds > 1 || profile.startsWith("standard");
+    }
+
+    /** The name of the results file and chart, without extension. */
+    public String resultsName() {
+      return profile.startsWith("standard") ? "engine-standard" : "engine";
+    }
 
     /** The records loaded for {@code mix}. */
     public long recordsFor(KvMix mix) {
@@ -116,6 +135,13 @@ public final class EngineBenchmark {
       usage: ./kvs bench engine [--quick] [options]
         --quick                    SD and MD; loadA, runA, runC, runE, puts50, puts90 (the default
                                    is everything)
+        --standard                 every mix, loadA and runs A-E on 4 GiB (8x a 512 MiB cache,
+                                   64 MiB L0s), 3 interleaved rounds, medians with their range;
+                                   runs in parts (--mixes, --workloads, --systems, --api) that
+                                   add to target/bench/engine-standard.json and resume it
+        --rounds N                 repeat every system's run N times (standard: 3); above 1 the
+                                   run resumes and reports medians as --standard does
+        --fresh                    start a repeated run's results file over
         --mixes SD,MD              KV size mixes: S, M, L, SD, MD, LD
         --workloads runA,runC      loadA, runA ... runE, overwrite3 (3 full overwrites),
                                    putsPeak (the sustained put rate), puts50, puts90 (open-loop
@@ -168,6 +194,10 @@ public final class EngineBenchmark {
   /** Parses the command line over the quick or full profile's defaults. */
   public static Config parse(String[] args) {
     boolean quick = Arrays.asList(args).contains("--quick");
+    boolean standard = Arrays.asList(args).contains("--standard");
+    if (quick && standard) {
+      throw new IllegalArgumentException("--quick and --standard are two profiles; pick one");
+    }
     // Defaults of the profiles; see docs/BENCHMARKS.md for how they were chosen.
     List<KvMix> mixes = quick ? List.of(KvMix.SD, KvMix.MD) : List.of(KvMix.values());
     List<Workload> workloads =
@@ -179,12 +209,21 @@ public final class EngineBenchmark {
                 Workload.RUN_E,
                 Workload.PUTS_50,
                 Workload.PUTS_90)
-            : List.of(Workload.values());
+            : standard
+                ? List.of(
+                    Workload.LOAD_A,
+                    Workload.RUN_A,
+                    Workload.RUN_B,
+                    Workload.RUN_C,
+                    Workload.RUN_D,
+                    Workload.RUN_E)
+                : List.of(Workload.values());
     List<SystemKind> systems = List.of(SystemKind.values());
     List<EngineApi> apis = List.of(EngineApi.values());
     int threads = 4;
-    long cacheMib = 128;
-    long l0Mib = 32;
+    // Standard: a dataset of 4 GiB, 8x the cache, and the engines' default write buffer / L0.
+    long cacheMib = standard ? 512 : 128;
+    long l0Mib = standard ? 64 : 32;
     long datasetMib = 0;
     long records = 0;
     long operations = quick ? 400_000 : 2_000_000;
@@ -199,6 +238,8 @@ public final class EngineBenchmark {
     long seed = 20240229L;
     boolean keepData = false;
     boolean custom = false;
+    int rounds = standard ? 3 : 1;
+    boolean fresh = false;
 
     for (int i = 0; i < args.length; i++) {
       String arg = args[i];
@@ -210,8 +251,9 @@ public final class EngineBenchmark {
         value = arg.substring(equals + 1);
       }
       switch (name) {
-        case "--quick" -> {}
+        case "--quick", "--standard" -> {}
         case "--keep-data" -> keepData = true;
+        case "--fresh" -> fresh = true;
         default -> {
           if (value == null) {
             if (i + 1 >= args.length) {
@@ -219,8 +261,13 @@ public final class EngineBenchmark {
             }
             value = args[++i];
           }
-          // Where files go does not change what is measured; everything else does.
-          custom |= !name.equals("--data-dir") && !name.equals("--out-dir");
+          // Where files go does not change what is measured; everything else does, but for the
+          // choice of a standard run's part (what it runs, not how).
+          custom |=
+              !List.of("--data-dir", "--out-dir").contains(name)
+                  && !(standard
+                      && List.of("--mixes", "--workloads", "--systems", "--api", "--rounds")
+                          .contains(name));
           switch (name) {
             case "--mixes" -> mixes = list(value, KvMix::parse);
             case "--workloads" -> workloads = list(value, Workload::parse);
@@ -241,13 +288,14 @@ public final class EngineBenchmark {
             case "--data-dir" -> dataDir = Paths.get(value);
             case "--out-dir" -> outDir = Paths.get(value);
             case "--seed" -> seed = Long.parseLong(value);
+            case "--rounds" -> rounds = (int) positive(name, value);
             default -> throw new IllegalArgumentException("unknown option " + name);
           }
         }
       }
     }
     // The cache is about a quarter of the dataset, as in the seeds' methodology.
-    long datasetBytes = datasetMib > 0 ? datasetMib << 20 : 4 * (cacheMib << 20);
+    long datasetBytes = datasetMib > 0 ? datasetMib << 20 : (standard ? 8 : 4) * (cacheMib << 20);
     List<Workload> ordered = new ArrayList<>();
     ordered.add(Workload.LOAD_A); // every system loads its data first, asked for or not
     // An open loop offers a share of the sustained put rate, measured first in the same run.
@@ -259,7 +307,7 @@ public final class EngineBenchmark {
       }
     }
     return new Config(
-        custom ? (quick ? "quick+custom" : "custom") : (quick ? "quick" : "full"),
+        (quick ? "quick" : standard ? "standard" : "full") + (custom ? "+custom" : ""),
         mixes,
         List.copyOf(ordered),
         systems,
@@ -278,76 +326,79 @@ public final class EngineBenchmark {
         dataDir,
         outDir,
         seed,
-        keepData);
+        keepData,
+        rounds,
+        fresh);
   }
 
-  /** Runs the benchmark; returns every phase's result. */
+  /**
+   * Runs the benchmark; returns the results of the phases the JVM ran in this invocation (the
+   * native ones, and a repeated run's earlier parts, are in the results file and the report).
+   */
   public static List<PhaseResult> run(Config config, PrintStream out) throws IOException {
     long started = System.nanoTime();
     Files.createDirectories(config.outDir());
-    Path json = config.outDir().resolve("engine.json");
-    Path chart = config.outDir().resolve("engine.png");
+    Path chart = config.outDir().resolve(config.resultsName() + ".png");
     printHeader(config, out);
+    ResultsFile results =
+        ResultsFile.prepare(config.outDir().resolve(config.resultsName() + ".json"), config);
 
     EngineReport report = new EngineReport();
     List<PhaseResult> jvmResults = new ArrayList<>();
-    WorkloadRunner runner =
-        new WorkloadRunner(config.threads(), config.seed(), ZipfianGenerator.YCSB_THETA);
     try (BufferedWriter lines =
         Files.newBufferedWriter(
-            json,
+            results.path(),
             StandardCharsets.UTF_8,
             StandardOpenOption.CREATE,
-            StandardOpenOption.TRUNCATE_EXISTING,
+            StandardOpenOption.APPEND,
             StandardOpenOption.WRITE)) {
-      for (KvMix mix : config.mixes()) {
-        for (SystemKind kind : config.systems()) {
-          if (config.apis().contains(EngineApi.NATIVE)) {
-            runNative(config, mix, kind, report, lines, out);
-          }
-          if (!config.apis().contains(EngineApi.JVM)) {
-            continue;
-          }
-          Path directory = config.dataDir().resolve(mix.name()).resolve(kind.id());
-          Directories.deleteRecursively(directory);
-          Files.createDirectories(directory);
-          Dataset dataset = new Dataset(mix, config.seed(), capacity(config, mix));
-          try (KvSystem system = kind.open(directory, config.settings())) {
-            // This system's sustained put rate (putsPeak), which open-loop phases offer a share of.
-            double peak = 0;
-            for (Workload workload : config.workloads()) {
-              PhaseResult result =
-                  runner.run(
-                      system,
-                      dataset,
-                      workload,
-                      config.operationsFor(workload, mix, peak),
-                      config.rateFor(workload, peak),
-                      config.limitFor(workload),
-                      config.quietNanos(),
-                      config.drainLimitNanos());
-              if (workload == Workload.PUTS_PEAK) {
-                peak = result.opsPerSec();
+      for (int round = 1; round <= config.rounds(); round++) {
+        for (KvMix mix : config.mixes()) {
+          // Interleaved: each round starts with the next system, so that a machine that drifts
+          // during a round does not favour one system in every round.
+          List<SystemKind> order = new ArrayList<>(config.systems());
+          Collections.rotate(order, -(round - 1));
+          for (SystemKind kind : order) {
+            for (EngineApi api : config.apis()) {
+              String system =
+                  kind.id() + (api == EngineApi.NATIVE ? EngineReport.NATIVE_SUFFIX : "");
+              if (config.repeated() && results.done(round, mix, system)) {
+                out.printf(
+                    Locale.ROOT,
+                    "  %-3s %-20s round %d: done in an earlier part%n",
+                    mix.name(),
+                    system,
+                    round);
+                continue;
               }
-              report.add(result);
-              jvmResults.add(result);
-              lines.write(withRunFields(result, config).toString());
-              lines.newLine();
+              List<String> written =
+                  api == EngineApi.NATIVE
+                      ? runNative(config, mix, kind, report, out)
+                      : runJvm(config, mix, kind, report, jvmResults, out);
+              for (String line : written) {
+                lines.write(decorated(line, config, round));
+                lines.newLine();
+              }
               lines.flush();
-              out.println(progressLine(result));
             }
           }
-          if (!config.keepData()) {
-            Directories.deleteRecursively(directory);
-          }
         }
-        if (!config.keepData()) {
-          deleteIfEmpty(config.dataDir().resolve(mix.name()));
-        }
+      }
+    }
+    if (config.repeated()) {
+      report = new EngineReport();
+      for (PhaseRow row : MedianRow.of(results.phases())) {
+        report.add(row);
       }
     }
     report.writeChart(chart);
     out.println();
+    if (config.repeated()) {
+      out.printf(
+          Locale.ROOT,
+          "Medians over the rounds in %s (ops/s: median (slowest-fastest, rounds)):%n",
+          results.path());
+    }
     out.print(report.table());
     out.println();
     out.printf(
@@ -368,54 +419,90 @@ public final class EngineBenchmark {
               + " quiet machine before trusting the ratios (foreign_cpu_share in the JSON).%n",
           100 * busiest);
     }
-    out.printf(Locale.ROOT, "results: %s%nchart:   %s%n", json, chart);
+    out.printf(Locale.ROOT, "results: %s%nchart:   %s%n", results.path(), chart);
     out.printf(Locale.ROOT, "wall time: %.1f s%n", (System.nanoTime() - started) / 1e9);
     return jvmResults;
   }
 
-  /** Runs {@code kind} on {@code mix} through the native benchmark, on a fresh directory. */
-  private static void runNative(
+  /** Runs {@code kind} on {@code mix} from the JVM, on a fresh directory; returns its lines. */
+  private static List<String> runJvm(
       Config config,
       KvMix mix,
       SystemKind kind,
       EngineReport report,
-      BufferedWriter lines,
+      List<PhaseResult> jvmResults,
       PrintStream out)
+      throws IOException {
+    WorkloadRunner runner =
+        new WorkloadRunner(config.threads(), config.seed(), ZipfianGenerator.YCSB_THETA);
+    Path directory = config.dataDir().resolve(mix.name()).resolve(kind.id());
+    Directories.deleteRecursively(directory);
+    Files.createDirectories(directory);
+    Dataset dataset = new Dataset(mix, config.seed(), capacity(config, mix));
+    List<String> lines = new ArrayList<>();
+    try (KvSystem system = kind.open(directory, config.settings())) {
+      // This system's sustained put rate (putsPeak), which open-loop phases offer a share of.
+      double peak = 0;
+      for (Workload workload : config.workloads()) {
+        PhaseResult result =
+            runner.run(
+                system,
+                dataset,
+                workload,
+                config.operationsFor(workload, mix, peak),
+                config.rateFor(workload, peak),
+                config.limitFor(workload),
+                config.quietNanos(),
+                config.drainLimitNanos());
+        if (workload == Workload.PUTS_PEAK) {
+          peak = result.opsPerSec();
+        }
+        report.add(result);
+        jvmResults.add(result);
+        lines.add(result.toJson().toString());
+        out.println(progressLine(result));
+      }
+    }
+    if (!config.keepData()) {
+      Directories.deleteRecursively(directory);
+      deleteIfEmpty(config.dataDir().resolve(mix.name()));
+    }
+    return lines;
+  }
+
+  /** Runs {@code kind} on {@code mix} through the native benchmark, on a fresh directory. */
+  private static List<String> runNative(
+      Config config, KvMix mix, SystemKind kind, EngineReport report, PrintStream out)
       throws IOException {
     Path directory =
         config.dataDir().resolve(mix.name()).resolve(kind.id() + EngineReport.NATIVE_SUFFIX);
     Directories.deleteRecursively(directory);
     Files.createDirectories(directory);
-    for (NativePhase phase : NativeEngineRunner.run(config, mix, kind, directory, out)) {
+    List<String> lines = new ArrayList<>();
+    for (PhaseLine phase : NativeEngineRunner.run(config, mix, kind, directory, out)) {
       report.add(phase);
-      String json = phase.json();
-      lines.write(
-          json.substring(0, json.length() - 1)
-              + String.format(
-                  Locale.ROOT,
-                  ",\"profile\":\"%s\",\"cache_bytes\":%d,\"l0_bytes\":%d,"
-                      + "\"blob_min_bytes\":%d,\"seed\":%d}",
-                  config.profile(),
-                  config.settings().cacheBytes(),
-                  config.settings().l0Bytes(),
-                  config.settings().blobMinBytes(),
-                  config.seed()));
-      lines.newLine();
-      lines.flush();
+      lines.add(phase.json());
     }
     if (!config.keepData()) {
       Directories.deleteRecursively(directory);
+      deleteIfEmpty(config.dataDir().resolve(mix.name()));
     }
+    return lines;
   }
 
-  private static io.kvs.tools.JsonLine withRunFields(PhaseResult result, Config config) {
-    return result
-        .toJson()
-        .put("profile", config.profile())
-        .put("cache_bytes", config.settings().cacheBytes())
-        .put("l0_bytes", config.settings().l0Bytes())
-        .put("blob_min_bytes", config.settings().blobMinBytes())
-        .put("seed", config.seed());
+  /** A phase's JSON line with the run's settings added (and a repeated run's round). */
+  private static String decorated(String json, Config config, int round) {
+    StringBuilder line = new StringBuilder(json.substring(0, json.length() - 1));
+    line.append(String.format(Locale.ROOT, ",\"profile\":\"%s\"", config.profile()));
+    line.append(",\"cache_bytes\":").append(config.settings().cacheBytes());
+    line.append(",\"l0_bytes\":").append(config.settings().l0Bytes());
+    line.append(",\"blob_min_bytes\":").append(config.settings().blobMinBytes());
+    line.append(",\"seed\":").append(config.seed());
+    if (config.repeated()) {
+      line.append(",\"round\":").append(round);
+      line.append(",\"configuration\":\"").append(ResultsFile.configuration(config)).append('"');
+    }
+    return line.append('}').toString();
   }
 
   private static long capacity(Config config, KvMix mix) {
@@ -472,6 +559,13 @@ public final class EngineBenchmark {
             + " cpu/op and io amp include it%n",
         TimeUnit.NANOSECONDS.toMillis(config.quietNanos()),
         TimeUnit.NANOSECONDS.toSeconds(config.drainLimitNanos()));
+    if (config.repeated()) {
+      out.printf(
+          Locale.ROOT,
+          "  rounds    %d, interleaved; added to %s.json (resumed unless --fresh)%n",
+          config.rounds(),
+          config.outDir().resolve(config.resultsName()));
+    }
     out.printf(Locale.ROOT, "  data      %s%n%n", config.dataDir().toAbsolutePath());
   }
 

@@ -28,9 +28,10 @@ public final class EngineReport {
   }
 
   /**
-   * The table: one row per system, mix and workload, then the ratios of KVS to each other system
-   * for throughput, CPU per operation, I/O and space amplification and latency (above 1 means KVS
-   * has more); natively run systems are compared with each other ({@code
+   * The table: one row per system, mix and workload (of a repeated run: medians over its rounds,
+   * throughput with its range and the number of rounds), then the ratios of KVS to each other
+   * system for throughput, CPU per operation, I/O and space amplification and latency (above 1
+   * means KVS has more); natively run systems are compared with each other ({@code
    * kvs-native/rocksdb-native}). An open-loop phase's latencies count from each operation's
    * intended start.
    */
@@ -65,7 +66,15 @@ public final class EngineReport {
               mix.name(),
               workload.id(),
               result.system() + (result.truncated() ? " (time limit)" : ""),
-              String.format(Locale.ROOT, "%,.0f", result.opsPerSec()),
+              result.rounds() > 1
+                  ? String.format(
+                      Locale.ROOT,
+                      "%,.0f (%,.0f-%,.0f, %d)",
+                      result.opsPerSec(),
+                      result.opsPerSecMin(),
+                      result.opsPerSecMax(),
+                      result.rounds())
+                  : String.format(Locale.ROOT, "%,.0f", result.opsPerSec()),
               number(result.cpuMicrosPerOp()),
               number(result.ioAmplification()),
               number(result.spaceAmplification()),

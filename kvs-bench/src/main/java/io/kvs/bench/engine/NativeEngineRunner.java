@@ -44,7 +44,7 @@ final class NativeEngineRunner {
    *
    * @throws IOException if the tool is missing, fails, or outlives every phase's limits
    */
-  static List<NativePhase> run(
+  static List<PhaseLine> run(
       EngineBenchmark.Config config, KvMix mix, SystemKind kind, Path directory, PrintStream out)
       throws IOException {
     Path tool = tool();
@@ -110,13 +110,13 @@ final class NativeEngineRunner {
             "native-bench-progress");
     progress.setDaemon(true);
     progress.start();
-    List<NativePhase> phases = new ArrayList<>();
+    List<PhaseLine> phases = new ArrayList<>();
     try (BufferedReader lines =
         new BufferedReader(
             new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
       for (String line = lines.readLine(); line != null; line = lines.readLine()) {
         if (!line.isBlank()) {
-          phases.add(NativePhase.parse(line));
+          phases.add(PhaseLine.parse(line));
         }
       }
     } catch (IllegalArgumentException e) {

@@ -4,7 +4,7 @@ import io.kvs.tools.Latencies;
 
 /**
  * What the engine benchmark's table and chart show of one phase, whether the JVM ran it ({@link
- * PhaseResult}) or the native benchmark did ({@link NativePhase}).
+ * PhaseResult}) or the native benchmark did ({@link PhaseLine}).
  */
 public interface PhaseRow {
   /** The system's name; native runs end in {@code -native}. */
@@ -27,4 +27,19 @@ public interface PhaseRow {
 
   /** Latency percentiles over every operation of the phase. */
   Latencies.Summary latency();
+
+  /** Rounds the figures are the medians of (1: one run). */
+  default int rounds() {
+    return 1;
+  }
+
+  /** The slowest round's throughput. */
+  default double opsPerSecMin() {
+    return opsPerSec();
+  }
+
+  /** The fastest round's throughput. */
+  default double opsPerSecMax() {
+    return opsPerSec();
+  }
 }

@@ -178,10 +178,10 @@ class EngineBenchmarkTest {
 
     // JVM: loadA, runA, runE, putsPeak, puts50; native: loadA, runA, runE (no open loops).
     assertThat(jvm).hasSize(2 * 5);
-    List<NativePhase> nativePhases =
+    List<PhaseLine> nativePhases =
         Files.readAllLines(directory.resolve("out/engine.json")).stream()
             .filter(line -> line.contains("\"api\":\"native\""))
-            .map(NativePhase::parse)
+            .map(PhaseLine::parse)
             .toList();
     assertThat(nativePhases)
         .extracting(phase -> phase.system() + " " + phase.workload().id())
@@ -192,7 +192,7 @@ class EngineBenchmarkTest {
             "rocksdb-wal50-native loadA",
             "rocksdb-wal50-native runA",
             "rocksdb-wal50-native runE");
-    for (NativePhase phase : nativePhases) {
+    for (PhaseLine phase : nativePhases) {
       assertThat(phase.opsPerSec()).isPositive();
       assertThat(phase.cpuMicrosPerOp()).isPositive();
       assertThat(phase.latency().count())
@@ -200,7 +200,7 @@ class EngineBenchmarkTest {
               phase.workload() == Workload.LOAD_A
                   ? 3000
                   : phase.workload() == Workload.RUN_E ? 300 : 2000);
-      assertThat(phase.json()).contains("\"not_found\":0,").contains("\"profile\":\"custom\"");
+      assertThat(phase.json()).contains("\"not_found\":0,").contains("\"profile\":\"full+custom\"");
     }
     assertThat(printed.toString(StandardCharsets.UTF_8))
         .contains("kvs-native/rocksdb-wal50-native")
@@ -210,8 +210,8 @@ class EngineBenchmarkTest {
 
   @Test
   void nativeLinesAreReadByTheirTopLevelFieldsAndBadOnesRefused() {
-    NativePhase phase =
-        NativePhase.parse(
+    PhaseLine phase =
+        PhaseLine.parse(
             "{\"api\":\"native\",\"system\":\"kvs-native\",\"mix\":\"MD\","
                 + "\"workload\":\"runC\",\"ops_per_sec\":1234.5,\"cpu_us_per_op\":2,"
                 + "\"io_amplification\":null,\"space_amplification\":1.5,\"p50_us\":3,"
@@ -226,11 +226,102 @@ class EngineBenchmarkTest {
     // The top-level p50, not the one nested in latency_by_op.
     assertThat(phase.latency().p50Micros()).isEqualTo(3);
     assertThat(phase.latency().count()).isEqualTo(10);
-    assertThatThrownBy(() -> NativePhase.parse("{\"system\":\"kvs-native\"}"))
+    assertThatThrownBy(() -> PhaseLine.parse("{\"system\":\"kvs-native\"}"))
         .hasMessageContaining("missing field");
-    assertThatThrownBy(() -> NativePhase.parse("{\"system\":{\"unbalanced\":1}"))
+    assertThatThrownBy(() -> PhaseLine.parse("{\"system\":{\"unbalanced\":1}"))
         .isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> NativePhase.parse("not json"))
-        .hasMessageContaining("not a JSON object");
+    assertThatThrownBy(() -> PhaseLine.parse("not json")).hasMessageContaining("not a JSON object");
+  }
+
+  @Test
+  void standardProfileIsLargeRepeatedAndItsPartsDoNotMakeItCustom() {
+    EngineBenchmark.Config standard = EngineBenchmark.parse(new String[] {"--standard"});
+    assertThat(standard.profile()).isEqualTo("standard");
+    assertThat(standard.mixes()).containsExactly(KvMix.values());
+    assertThat(standard.workloads())
+        .containsExactly(
+            Workload.LOAD_A,
+            Workload.RUN_A,
+            Workload.RUN_B,
+            Workload.RUN_C,
+            Workload.RUN_D,
+            Workload.RUN_E);
+    assertThat(standard.datasetBytes())
+        .isEqualTo(4L << 30)
+        .isEqualTo(8 * standard.settings().cacheBytes());
+    assertThat(standard.rounds()).isEqualTo(3);
+    assertThat(standard.repeated()).isTrue();
+    assertThat(standard.resultsName()).isEqualTo("engine-standard");
+    EngineBenchmark.Config part =
+        EngineBenchmark.parse(
+            new String[] {"--standard", "--mixes", "SD", "--api", "native", "--rounds", "1"});
+    assertThat(part.profile()).isEqualTo("standard");
+    assertThat(part.repeated()).isTrue();
+    assertThat(EngineBenchmark.parse(new String[] {"--standard", "--records", "10"}).profile())
+        .isEqualTo("standard+custom");
+    assertThatThrownBy(() -> EngineBenchmark.parse(new String[] {"--standard", "--quick"}))
+        .hasMessageContaining("pick one");
+  }
+
+  @Test
+  void aRepeatedRunResumesWhatAnEarlierPartLeftAndRefusesAnotherConfiguration(
+      @TempDir Path directory) throws Exception {
+    List<String> options =
+        List.of(
+            "--rounds", "2",
+            "--mixes", "SD",
+            "--systems", "kvs,rocksdb-wal50",
+            "--api", "native",
+            "--workloads", "loadA,runC",
+            "--records", "2000",
+            "--operations", "1000",
+            "--threads", "2",
+            "--cache-mib", "8",
+            "--l0-mib", "1",
+            "--drain-quiet-ms", "200",
+            "--drain-limit-seconds", "10",
+            "--data-dir", directory.resolve("data").toString(),
+            "--out-dir", directory.resolve("out").toString());
+    EngineBenchmark.Config config = EngineBenchmark.parse(options.toArray(new String[0]));
+    Path results = directory.resolve("out/engine.json");
+    EngineBenchmark.run(
+        config, new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+    List<String> lines = Files.readAllLines(results);
+    // 2 rounds x 2 systems x (loadA, runC), each line with its round and configuration.
+    assertThat(lines).hasSize(8);
+    assertThat(lines.stream().map(PhaseLine::parse).map(PhaseLine::round))
+        .containsOnly(1, 2)
+        .filteredOn(round -> round == 2)
+        .hasSize(4);
+    assertThat(lines).allMatch(line -> line.contains("\"configuration\":\"cache=8MiB l0=1MiB"));
+
+    // A part cut short: the last run lost its last phase. Resuming runs it alone again.
+    String cut = lines.get(lines.size() - 1);
+    Files.write(results, lines.subList(0, lines.size() - 1));
+    ByteArrayOutputStream printed = new ByteArrayOutputStream();
+    EngineBenchmark.run(config, new PrintStream(printed, true, StandardCharsets.UTF_8));
+    String report = printed.toString(StandardCharsets.UTF_8);
+    assertThat(report.lines().filter(line -> line.contains("done in an earlier part"))).hasSize(3);
+    List<String> resumed = Files.readAllLines(results);
+    assertThat(resumed).hasSize(8).containsAll(lines.subList(0, 6));
+    PhaseLine rerun = PhaseLine.parse(resumed.get(7));
+    assertThat(rerun.system() + " " + rerun.round() + " " + rerun.workload().id())
+        .isEqualTo(PhaseLine.parse(cut).system() + " 2 runC");
+    // Medians over both rounds, with the range and the number of rounds.
+    assertThat(report).containsPattern("runC +kvs-native +[0-9,]+ \\([0-9,]+-[0-9,]+, 2\\)");
+    assertThat(report).contains("kvs-native/rocksdb-wal50-native");
+
+    // Another configuration is not mixed in: refused, unless started over.
+    List<String> other = new java.util.ArrayList<>(options);
+    other.set(other.indexOf("2000"), "3000");
+    EngineBenchmark.Config changed = EngineBenchmark.parse(other.toArray(new String[0]));
+    assertThatThrownBy(
+            () ->
+                EngineBenchmark.run(
+                    changed,
+                    new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8)))
+        .hasMessageContaining("holds results of another configuration")
+        .hasMessageContaining("--fresh");
+    assertThat(Files.readAllLines(results)).isEqualTo(resumed);
   }
 }

@@ -5,13 +5,15 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * One phase the native benchmark ({@code kvs_engine_bench}) ran, read from the JSON line it
- * printed: the fields of {@link PhaseResult#toJson()} that the report shows, and the line itself
- * for {@code engine.json}.
+ * One phase read back from its JSON line: a line the native benchmark ({@code kvs_engine_bench})
+ * printed, or one of {@code engine.json} (either kind: the JVM's lines have the same fields, {@link
+ * PhaseResult#toJson()}): the fields the reports show, and the line itself.
  *
- * @param json the line as the tool printed it
+ * @param round the round of a repeated run ({@code "round"}), 0 if the line has none
+ * @param json the line as read
  */
-public record NativePhase(
+public record PhaseLine(
+    int round,
     String system,
     KvMix mix,
     Workload workload,
@@ -29,9 +31,10 @@ public record NativePhase(
    *
    * @throws IllegalArgumentException if it is not the tool's JSON object
    */
-  public static NativePhase parse(String line) {
+  public static PhaseLine parse(String line) {
     Map<String, String> fields = TopLevel.fields(line);
-    return new NativePhase(
+    return new PhaseLine(
+        fields.containsKey("round") ? (int) number(fields, "round") : 0,
         text(fields, "system"),
         KvMix.parse(text(fields, "mix")),
         Workload.parse(text(fields, "workload")),
