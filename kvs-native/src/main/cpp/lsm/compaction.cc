@@ -130,27 +130,56 @@ btree::LeafValue FromL0(const L0Table::Entry& entry) {
   }
 }
 
+// The immutable L0s of a job as one sorted input: per key the newest
+// version (the first of the newest table holding the key); every other
+// version, in that table or an older one, is shadowed.
 class L0Input final : public Input {
  public:
-  explicit L0Input(const L0Table* table) : iterator_(table) {
-    iterator_.SeekToFirst();
+  // `tables` newest first.
+  explicit L0Input(const std::vector<std::shared_ptr<L0Table>>& tables) {
+    for (const auto& table : tables) {
+      iterators_.emplace_back(table.get());
+      iterators_.back().SeekToFirst();
+    }
+    Pick();
   }
-  bool Valid() const override { return iterator_.Valid(); }
-  std::string_view key() const override { return iterator_.entry().key; }
-  btree::LeafValue value() const override { return FromL0(iterator_.entry()); }
+  bool Valid() const override { return current_ != kNone; }
+  std::string_view key() const override {
+    return iterators_[current_].entry().key;
+  }
+  btree::LeafValue value() const override {
+    return FromL0(iterators_[current_].entry());
+  }
   void Next(CompactionResult* result) override {
     const std::string current(key());
-    iterator_.Next();
-    // Older versions of the same key are shadowed.
-    while (iterator_.Valid() && iterator_.entry().key == current) {
-      CountGarbage(FromL0(iterator_.entry()), nullptr, result);
-      iterator_.Next();
+    iterators_[current_].Next();
+    for (L0Table::Iterator& iterator : iterators_) {
+      while (iterator.Valid() && iterator.entry().key == current) {
+        CountGarbage(FromL0(iterator.entry()), nullptr, result);
+        iterator.Next();
+      }
     }
+    Pick();
   }
   Status status() const override { return Status::Ok(); }
 
  private:
-  L0Table::Iterator iterator_;
+  static constexpr size_t kNone = SIZE_MAX;
+
+  // The smallest key's newest table: on a tie the earlier (newer) wins.
+  void Pick() {
+    current_ = kNone;
+    for (size_t i = 0; i < iterators_.size(); ++i) {
+      if (iterators_[i].Valid() &&
+          (current_ == kNone ||
+           iterators_[i].entry().key < iterators_[current_].entry().key)) {
+        current_ = i;
+      }
+    }
+  }
+
+  std::vector<L0Table::Iterator> iterators_;
+  size_t current_ = kNone;
 };
 
 class LevelInput final : public Input {
@@ -227,7 +256,7 @@ struct Compactor {
 
 Status RunCompaction(alloc::Volume* volume, const CompactionJob& job,
                      CompactionResult* result) {
-  KVS_CHECK((job.source_l0 != nullptr) != (job.source_level != nullptr));
+  KVS_CHECK(job.source_l0s.empty() != (job.source_level == nullptr));
   *result = CompactionResult{};
   SegmentWriter index(volume, job.on_index_segment);
   MediumLogAppender medium(volume, job.region_id, job.on_medium_append);
@@ -240,8 +269,8 @@ Status RunCompaction(alloc::Volume* volume, const CompactionJob& job,
                       &builder, &bloom,         &medium, {}};
 
   std::unique_ptr<Input> newer;
-  if (job.source_l0) {
-    newer = std::make_unique<L0Input>(job.source_l0.get());
+  if (!job.source_l0s.empty()) {
+    newer = std::make_unique<L0Input>(job.source_l0s);
   } else {
     newer = std::make_unique<LevelInput>(job.source_level.get(), &inputs);
   }
@@ -249,7 +278,7 @@ Status RunCompaction(alloc::Volume* volume, const CompactionJob& job,
   if (job.target) {
     older = std::make_unique<LevelInput>(job.target.get(), &inputs);
   }
-  const bool from_l0 = job.source_l0 != nullptr;
+  const bool from_l0 = !job.source_l0s.empty();
 
   auto fail = [&](Status status) {
     index.Abandon();

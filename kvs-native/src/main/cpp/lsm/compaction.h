@@ -1,4 +1,4 @@
-// Compaction: merges a newer source (the immutable L0, or level Li) into
+// Compaction: merges a newer source (the immutable L0s, or level Li) into
 // the next level, building the new level bottom-up into fresh segments.
 //
 // Merge rules, for each key (the newer source wins; older versions drop):
@@ -35,8 +35,10 @@ namespace kvs::lsm {
 
 struct CompactionJob {
   uint64_t region_id = 0;
-  // Exactly one of the two sources.
-  std::shared_ptr<L0Table> source_l0;
+  // Exactly one of the two sources: immutable L0s, newest first (several
+  // that waited in line are merged together, so that they share one
+  // rewrite of L1), or a level.
+  std::vector<std::shared_ptr<L0Table>> source_l0s;
   std::shared_ptr<Level> source_level;
   std::shared_ptr<Level> target;  // null: the output level is new
   bool last_level = false;        // no level below the output

@@ -768,6 +768,8 @@ RegionStats Region::stats() const {
   stats.large_log_bytes = large_log_->stats().appended_bytes;
   stats.last_lsn = lsn_.load();
   stats.compactions = compactions_.load();
+  stats.l0s_merged = l0s_merged_.load();
+  stats.l0_merges = l0_merges_.load();
   stats.compaction_micros = compaction_micros_.load();
   stats.gc_relocated_bytes = gc_relocated_bytes_.load();
   stats.gc_freed_segments = gc_freed_segments_.load();

@@ -176,6 +176,10 @@ struct RegionStats {
   uint64_t l0_bytes = 0;
   uint64_t l0_entries = 0;
   uint64_t immutable_l0s = 0;  // waiting for (or in) their merge into L1
+  // L0s merged into L1 so far, and the merges that took them (several L0s
+  // that waited in line are merged together).
+  uint64_t l0s_merged = 0;
+  uint64_t l0_merges = 0;
   uint64_t stalls = 0;
   uint64_t stall_micros = 0;
   uint64_t small_log_bytes = 0;
@@ -513,6 +517,7 @@ class Region {
   std::atomic<uint64_t> compaction_micros_{0};
   std::atomic<uint64_t> compactions_{0}, compaction_bytes_{0},
       gc_relocated_bytes_{0}, gc_freed_segments_{0};
+  std::atomic<uint64_t> l0s_merged_{0}, l0_merges_{0};
   // EstimateShadowedBytes summed since the last merge into the last level.
   std::atomic<uint64_t> shadowed_bytes_{0};
   std::atomic<uint64_t> compaction_read_bytes_{0}, medium_log_bytes_{0},

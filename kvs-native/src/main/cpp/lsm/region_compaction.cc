@@ -239,19 +239,26 @@ void Region::PrepareJob(CompactionJob* job) const {
 Status Region::CompactImmutable() {
   CompactionJob job;
   uint64_t small_position, large_position, max_lsn;
+  size_t merged = 0;
   {
-    // The oldest: the only one whose writes all follow the levels'.
+    // Every L0 waiting in line, merged together: they share one rewrite of
+    // L1 (a tiered step while compaction is behind). The oldest is the only
+    // one whose writes all follow the levels'; the newest's positions and
+    // LSN are those of all of them.
     std::shared_lock<std::shared_mutex> lock(l0_mutex_);
     KVS_CHECK(!immutables_.empty());
-    const Immutable& oldest = immutables_.front();
-    job.source_l0 = oldest.table;
+    merged = immutables_.size();
+    for (size_t i = merged; i-- > 0;) {
+      job.source_l0s.push_back(immutables_[i].table);
+    }
+    const Immutable& newest = immutables_[merged - 1];
     job.target = levels_.empty() ? nullptr : levels_[0];
     job.last_level = std::none_of(
         levels_.begin() + std::min<size_t>(1, levels_.size()), levels_.end(),
         [](const auto& level) { return level != nullptr; });
-    small_position = oldest.small_position;
-    large_position = oldest.large_position;
-    max_lsn = oldest.max_lsn;
+    small_position = newest.small_position;
+    large_position = newest.large_position;
+    max_lsn = newest.max_lsn;
   }
   std::shared_ptr<Level> last;
   {
@@ -261,7 +268,9 @@ Status Region::CompactImmutable() {
     }
   }
   if (last != nullptr) {
-    shadowed_bytes_.fetch_add(EstimateShadowedBytes(*job.source_l0, *last));
+    for (const auto& table : job.source_l0s) {
+      shadowed_bytes_.fetch_add(EstimateShadowedBytes(*table, *last));
+    }
   }
   // Levels will point at these large values: they must be durable first.
   KVS_RETURN_IF_ERROR(large_log_->SyncTo(large_position));
@@ -277,11 +286,15 @@ Status Region::CompactImmutable() {
   KVS_RETURN_IF_ERROR(Install(0, result, batch, std::nullopt, max_lsn));
   small_log_->Forget(small_released);
   ReportReleased(log::LogKind::kSmall, small_released);
+  l0s_merged_.fetch_add(merged, std::memory_order_relaxed);
+  l0_merges_.fetch_add(1, std::memory_order_relaxed);
   uint64_t released = 0;
   {
     std::unique_lock<std::shared_mutex> lock(l0_mutex_);
-    released = immutables_.front().accounted;
-    immutables_.pop_front();
+    for (size_t i = 0; i < merged; ++i) {
+      released += immutables_.front().accounted;
+      immutables_.pop_front();
+    }
     compacted_lsn_ = max_lsn;
   }
   {

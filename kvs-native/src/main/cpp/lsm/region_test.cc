@@ -596,6 +596,96 @@ TEST_F(RegionCompactionTest,
   }
 }
 
+TEST_F(RegionCompactionTest, L0sThatWaitedInLineAreMergedIntoL1Together) {
+  region_.reset();
+  // Once armed, the first install of L1 blocks until the test lets it go:
+  // the L0s that fill meanwhile wait in line.
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool armed = false, blocked = false, released = false;
+  context_.on_level_installed = [&](uint64_t, size_t level,
+                                    const LevelDescriptor&,
+                                    std::optional<size_t>, uint64_t) {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (level != 0 || !armed || blocked) return;
+    blocked = true;
+    changed.notify_all();
+    changed.wait(lock, [&] { return released; });
+  };
+  ASSERT_TRUE(Region::Open(context_, "users", 1, options_, &region_).ok());
+  const auto release = [&] {
+    std::lock_guard<std::mutex> lock(mutex);
+    released = true;
+    changed.notify_all();
+  };
+  struct Closer {
+    std::function<void()> close;
+    ~Closer() { close(); }
+  } closer{[&] {
+    release();
+    region_.reset();
+  }};
+  int filler = 0;
+  // Small pairs until the active L0 switches (`immutables` wait then).
+  const auto fill_until = [&](uint64_t immutables) {
+    while (region_->stats().immutable_l0s < immutables && filler < 100'000) {
+      ASSERT_TRUE(
+          region_->Put("f" + std::to_string(filler++), std::string(90, 'f'))
+              .ok());
+    }
+    ASSERT_EQ(region_->stats().immutable_l0s, immutables);
+  };
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    armed = true;
+  }
+  fill_until(1);  // its merge into L1 blocks at the install
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    ASSERT_TRUE(changed.wait_for(lock, std::chrono::seconds(30),
+                                 [&] { return blocked; }));
+  }
+  // The second L0: large values; the third: their new versions, and
+  // deletes of ten of them.
+  constexpr int kLarge = 60;
+  const std::string older(2000, 'b');
+  const std::string newer(2000, 'c');
+  for (int i = 0; i < kLarge; ++i) {
+    ASSERT_TRUE(region_->Put("big" + std::to_string(i), older).ok());
+  }
+  fill_until(2);
+  for (int i = 0; i < kLarge; ++i) {
+    const std::string key = "big" + std::to_string(i);
+    ASSERT_TRUE(
+        (i < 10 ? region_->Delete(key) : region_->Put(key, newer)).ok());
+  }
+  fill_until(3);
+  const RegionStats before = region_->stats();
+  release();
+  region_->WaitForCompactions();
+  const RegionStats after = region_->stats();
+  // The blocked merge took one L0; the two that waited went in together.
+  EXPECT_EQ(after.l0s_merged - before.l0s_merged, 3u);
+  EXPECT_EQ(after.l0_merges - before.l0_merges, 2u);
+  EXPECT_EQ(after.immutable_l0s, 0u);
+  for (int i = 0; i < kLarge; ++i) {
+    std::string value;
+    const Status status = region_->Get("big" + std::to_string(i), &value);
+    if (i < 10) {
+      EXPECT_TRUE(status.IsNotFound()) << i << " " << status.ToString();
+    } else {
+      EXPECT_TRUE(status.ok() && value == newer)
+          << i << " " << status.ToString();
+    }
+  }
+  for (int i = 0; i < filler; ++i) {
+    ASSERT_EQ(GetOrStatus("f" + std::to_string(i)), std::string(90, 'f'));
+  }
+  // Every older large record the newer L0 shadowed is garbage of its log.
+  EXPECT_GE(after.large_garbage_bytes - before.large_garbage_bytes,
+            kLarge * older.size());
+}
+
 TEST_F(RegionCompactionTest, ADamagedNodeIsReportedNeverServed) {
   std::map<std::string, std::string> model;
   for (int i = 0; i < 6000; ++i) {
