@@ -59,6 +59,8 @@ class KvsSystem final : public BenchSystem {
     return "\"compactions\":" + std::to_string(stats.compactions) +
            ",\"compaction_bytes_written\":" +
            std::to_string(stats.compaction_bytes_written) +
+           ",\"l0_merges\":" + std::to_string(stats.l0_merges) +
+           ",\"l0s_merged\":" + std::to_string(stats.l0s_merged) +
            ",\"device_levels\":" + std::to_string(stats.level_count) +
            ",\"level_kv_bytes\":" + std::to_string(stats.level_kv_bytes) +
            ",\"write_stalls\":" + std::to_string(stats.stalls) +
