@@ -63,6 +63,8 @@ public final class EngineBenchmark {
    *     the run is repeated: it adds to {@code engine-<profile>.json}, resumes what an earlier part
    *     left, and reports medians ({@link ResultsFile})
    * @param fresh a repeated run starts its results file over instead of resuming it
+   * @param peakOpsPerSec if positive, the peak the open loops offer shares of, instead of each
+   *     system's measured putsPeak (to compare systems, or builds, at the same offered rate)
    */
   public record Config(
       String profile,
@@ -85,7 +87,8 @@ public final class EngineBenchmark {
       long seed,
       boolean keepData,
       int rounds,
-      boolean fresh) {
+      boolean fresh,
+      double peakOpsPerSec) {
 
     /** Whether runs are repeated, resumed and reported as medians. */
     public boolean repeated() {
@@ -103,12 +106,12 @@ public final class EngineBenchmark {
     }
 
     /**
-     * Operations of {@code workload}'s phase for {@code mix}; {@code peakOpsPerSec} is the system's
+     * Operations of {@code workload}'s phase for {@code mix}; {@code measuredPeak} is the system's
      * sustained put rate ({@link Workload#PUTS_PEAK}), which an open-loop phase offers a share of.
      */
-    public long operationsFor(Workload workload, KvMix mix, double peakOpsPerSec) {
+    public long operationsFor(Workload workload, KvMix mix, double measuredPeak) {
       if (workload.openLoopFraction() > 0) {
-        return Math.max(1, (long) (rateFor(workload, peakOpsPerSec) * openNanos / 1e9));
+        return Math.max(1, (long) (rateFor(workload, measuredPeak) * openNanos / 1e9));
       }
       return switch (workload) {
         case LOAD_A -> recordsFor(mix);
@@ -125,8 +128,9 @@ public final class EngineBenchmark {
     }
 
     /** The rate an open-loop phase offers (0 for closed-loop phases). */
-    public double rateFor(Workload workload, double peakOpsPerSec) {
-      return workload.openLoopFraction() * peakOpsPerSec;
+    public double rateFor(Workload workload, double measuredPeakOpsPerSec) {
+      return workload.openLoopFraction()
+          * (peakOpsPerSec > 0 ? peakOpsPerSec : measuredPeakOpsPerSec);
     }
   }
 
@@ -159,6 +163,8 @@ public final class EngineBenchmark {
         --operations N             operations of runs A-D
         --scan-operations N        operations of run E
         --open-seconds N           length of putsPeak, puts50 and puts90 (20 quick, 60 full)
+        --peak-ops N               offer puts50 / puts90 shares of N ops/s, not of each
+                                   system's measured putsPeak (the same rate for every system)
         --phase-limit-seconds N    stop a phase after this long (a guard)
         --drain-quiet-ms 1000      quiet time that ends the drain after a phase
         --drain-limit-seconds N    longest drain; 0: none
@@ -240,6 +246,7 @@ public final class EngineBenchmark {
     boolean custom = false;
     int rounds = standard ? 3 : 1;
     boolean fresh = false;
+    double peakOps = 0;
 
     for (int i = 0; i < args.length; i++) {
       String arg = args[i];
@@ -289,6 +296,7 @@ public final class EngineBenchmark {
             case "--out-dir" -> outDir = Paths.get(value);
             case "--seed" -> seed = Long.parseLong(value);
             case "--rounds" -> rounds = (int) positive(name, value);
+            case "--peak-ops" -> peakOps = positive(name, value);
             default -> throw new IllegalArgumentException("unknown option " + name);
           }
         }
@@ -328,7 +336,8 @@ public final class EngineBenchmark {
         seed,
         keepData,
         rounds,
-        fresh);
+        fresh,
+        peakOps);
   }
 
   /**

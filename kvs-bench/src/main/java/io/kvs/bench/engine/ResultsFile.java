@@ -35,7 +35,7 @@ final class ResultsFile {
     return String.format(
         Locale.ROOT,
         "cache=%dMiB l0=%dMiB dataset=%dMiB records=%d ops=%d scans=%d open=%ds threads=%d"
-            + " blob-min=%d seed=%d",
+            + " blob-min=%d seed=%d peak=%.0f",
         config.settings().cacheBytes() >> 20,
         config.settings().l0Bytes() >> 20,
         config.datasetBytes() >> 20,
@@ -45,7 +45,8 @@ final class ResultsFile {
         config.openNanos() / 1_000_000_000L,
         config.threads(),
         config.settings().blobMinBytes(),
-        config.seed());
+        config.seed(),
+        config.peakOpsPerSec());
   }
 
   /**

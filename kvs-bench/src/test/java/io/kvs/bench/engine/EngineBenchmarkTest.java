@@ -69,6 +69,14 @@ class EngineBenchmarkTest {
         .isEqualTo("quick");
     assertThatThrownBy(() -> EngineBenchmark.parse(new String[] {"--bogus", "1"}))
         .hasMessageContaining("unknown option --bogus");
+    // Open loops offer shares of each system's own peak, or of one given for all.
+    EngineBenchmark.Config measured = EngineBenchmark.parse(new String[] {"--workloads", "puts50"});
+    assertThat(measured.rateFor(Workload.PUTS_50, 300_000)).isEqualTo(150_000);
+    EngineBenchmark.Config fixed =
+        EngineBenchmark.parse(new String[] {"--workloads", "puts50", "--peak-ops", "290000"});
+    assertThat(fixed.rateFor(Workload.PUTS_50, 300_000)).isEqualTo(145_000);
+    assertThat(fixed.rateFor(Workload.PUTS_90, 0)).isEqualTo(261_000);
+    assertThat(fixed.rateFor(Workload.RUN_A, 300_000)).isZero();
   }
 
   @Test
