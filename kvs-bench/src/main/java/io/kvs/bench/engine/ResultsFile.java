@@ -32,21 +32,25 @@ final class ResultsFile {
 
   /** The settings that make results comparable, as recorded in every line of a repeated run. */
   static String configuration(EngineBenchmark.Config config) {
-    return String.format(
-        Locale.ROOT,
-        "cache=%dMiB l0=%dMiB dataset=%dMiB records=%d ops=%d scans=%d open=%ds threads=%d"
-            + " blob-min=%d seed=%d peak=%.0f",
-        config.settings().cacheBytes() >> 20,
-        config.settings().l0Bytes() >> 20,
-        config.datasetBytes() >> 20,
-        config.records(),
-        config.operations(),
-        config.scanOperations(),
-        config.openNanos() / 1_000_000_000L,
-        config.threads(),
-        config.settings().blobMinBytes(),
-        config.seed(),
-        config.peakOpsPerSec());
+    String settings =
+        String.format(
+            Locale.ROOT,
+            "cache=%dMiB l0=%dMiB dataset=%dMiB records=%d ops=%d scans=%d open=%ds threads=%d"
+                + " blob-min=%d seed=%d",
+            config.settings().cacheBytes() >> 20,
+            config.settings().l0Bytes() >> 20,
+            config.datasetBytes() >> 20,
+            config.records(),
+            config.operations(),
+            config.scanOperations(),
+            config.openNanos() / 1_000_000_000L,
+            config.threads(),
+            config.settings().blobMinBytes(),
+            config.seed());
+    // Only when given, so that files of runs without it stay comparable.
+    return config.peakOpsPerSec() > 0
+        ? settings + String.format(Locale.ROOT, " peak=%.0f", config.peakOpsPerSec())
+        : settings;
   }
 
   /**
