@@ -16,7 +16,7 @@ declare -A KVS_BENCHMARKS=(
   [tail]=io.kvs.bench.tail.TailBenchmark
 )
 declare -A KVS_BENCHMARK_SUMMARIES=(
-  [engine]="storage engines under YCSB: KVS vs RocksDB vs RocksDB+BlobDB (--quick: ~10 min)"
+  [engine]="storage engines under YCSB: KVS vs RocksDB vs RocksDB+BlobDB, from the JVM and natively (--quick: ~15 min; --standard: 4 GiB, in parts of one mix, ~1 h each)"
   [protocol]="wire round trips: fabric shm, tcp and stream vs Netty TCP, one server handler (--quick: ~1 min)"
   [replication]="replication modes on a local cluster under YCSB: none vs build-index vs send-index, RF 2 and 3 (--quick: ~15 min; --standard: the seeds' setup, 3 rounds, ~40 min)"
   [failover]="primary kills under a recorded load, RF 3 and 2: unavailability, time to whole groups, lost writes, linearizability (--quick: ~10 min)"
@@ -36,7 +36,7 @@ cmd_bench() {
   ensure_packages "${KVS_BUILD_PACKAGES[@]}"
   ensure_built
   say "Running the $name benchmark"
-  note "results: $KVS_HOME/target/bench/$name.json, chart: $KVS_HOME/target/bench/$name.png"
+  note "results and chart under $KVS_HOME/target/bench/ (the benchmark names them at the end)"
   echo
   # Defaults first, so options given on the command line override them.
   run_java "$main_class" \
