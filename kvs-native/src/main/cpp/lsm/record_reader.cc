@@ -65,6 +65,13 @@ Status RecordReader::DecodeValue(std::string_view bytes, uint64_t nonce,
   return Status::Ok();
 }
 
+std::pair<uint64_t, uint64_t> RecordReader::BlocksOf(uint64_t device_offset,
+                                                     uint32_t size) const {
+  const uint64_t alignment = file_->read_alignment_bytes();
+  return {device_offset & ~(alignment - 1),
+          (device_offset + size + alignment - 1) & ~(alignment - 1)};
+}
+
 Status RecordReader::ReadValue(uint64_t device_offset, uint32_t size,
                                std::string_view key, std::string* value) {
   KVS_RETURN_IF_ERROR(CheckPointer(device_offset, size));
@@ -73,10 +80,7 @@ Status RecordReader::ReadValue(uint64_t device_offset, uint32_t size,
   }
   uint64_t nonce = 0;
   KVS_RETURN_IF_ERROR(Nonce(alloc::SegmentOf(device_offset), &nonce));
-  // Only the device blocks that hold the record (File::read_alignment_bytes).
-  const uint64_t alignment = file_->read_alignment_bytes();
-  const uint64_t from = device_offset & ~(alignment - 1);
-  const uint64_t to = (device_offset + size + alignment - 1) & ~(alignment - 1);
+  const auto [from, to] = BlocksOf(device_offset, size);
   io::AlignedBuffer buffer(to - from);
   KVS_RETURN_IF_ERROR(file_->Read(from, to - from, buffer.data()));
   KVS_RETURN_IF_ERROR(DecodeValue(
@@ -110,13 +114,6 @@ Status RecordReader::ReadValues(std::span<const ValueRead> reads) {
   // order by compactions, so the medium values of a scan's neighbouring
   // keys sit next to each other; one request costs the device a latency,
   // a few more KiB in it almost nothing.
-  const uint64_t alignment = file_->read_alignment_bytes();
-  const auto block_start = [alignment](uint64_t offset) {
-    return offset & ~(alignment - 1);
-  };
-  const auto block_end = [alignment](uint64_t offset) {
-    return (offset + alignment - 1) & ~(alignment - 1);
-  };
   std::vector<size_t> order(reads.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&reads](size_t a, size_t b) {
@@ -126,8 +123,7 @@ Status RecordReader::ReadValues(std::span<const ValueRead> reads) {
   std::vector<size_t> op_of(reads.size());
   for (const size_t index : order) {
     const ValueRead& read = reads[index];
-    const uint64_t from = block_start(read.device_offset);
-    const uint64_t to = block_end(read.device_offset + read.size);
+    const auto [from, to] = BlocksOf(read.device_offset, read.size);
     if (!ops.empty()) {
       io::ReadOp& last = ops.back();
       const uint64_t last_end = last.offset + last.size;

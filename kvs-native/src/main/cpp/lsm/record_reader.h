@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include "io/file.h"
 #include "lsm/value_cache.h"
@@ -64,6 +65,10 @@ class RecordReader {
   static constexpr uint64_t kCoalescedReadBytesMax = 256 << 10;
 
   Status Nonce(uint64_t segment, uint64_t* nonce);
+  // The device range a read of the record takes: only the blocks that hold
+  // it (File::read_alignment_bytes), [first, end).
+  std::pair<uint64_t, uint64_t> BlocksOf(uint64_t device_offset,
+                                         uint32_t size) const;
   // Checks a pointer's bounds before it is read.
   static Status CheckPointer(uint64_t device_offset, uint32_t size);
   // Decodes the record in `bytes` (the pointer's exact range).
