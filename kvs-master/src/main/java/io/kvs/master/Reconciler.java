@@ -131,6 +131,15 @@ final class Reconciler implements AutoCloseable {
    */
   private final Map<Long, Long> epochFloor = new HashMap<>();
 
+  /**
+   * Per region, the backups that refused an open in sync because they hold no stream of it ({@link
+   * ControlReply#REJOIN}): the region is reopened with them joining.
+   */
+  private final Map<Long, Refused> rejoin = new HashMap<>();
+
+  /** The backups that refused an open of a region in sync at {@code epoch} (pass thread only). */
+  private record Refused(long epoch, Set<String> members) {}
+
   /** The epoch each region with joining backups was first seen at, and when (nanoTime). */
   private final Map<Long, long[]> joiningSince = new HashMap<>();
 
@@ -343,6 +352,21 @@ final class Reconciler implements AutoCloseable {
           region.reassigned(
               region.primary(), region.backups(), sendIndex ? region.backups() : List.of());
       version = store.update(reopening, version);
+      region = reopening;
+    } else if (sendIndex && !mustRejoin(region).isEmpty()) {
+      // Backups opened in sync refused: they hold no stream of the region (restarted before their
+      // old sessions expired, or closed it), so what their disks hold may lack acknowledged writes.
+      // They join again, never promoted before their catch-up ends.
+      List<String> rejoining = mustRejoin(region);
+      rejoin.remove(region.id());
+      RegionDescriptor reopening =
+          region.reassigned(region.primary(), region.backups(), union(region.joining(), rejoining));
+      version = store.update(reopening, version);
+      LOG.warn(
+          "{} reopened at a raised epoch: {} hold no stream of it (restarted)",
+          reopening,
+          rejoining);
+      recoveries.step(region.id(), "reopened", "backups " + rejoining + " restarted; they rejoin");
       region = reopening;
     } else if (primaryLostIt(region, held, sendIndex)) {
       // The primary no longer holds the region (it restarted before its session expired): its disk
@@ -695,6 +719,29 @@ final class Reconciler implements AutoCloseable {
         : null;
   }
 
+  /**
+   * The backups of {@code region}, not joining, that refused to open it in sync at its epoch
+   * because they hold no stream of it. Refusals at another epoch are forgotten: a later epoch
+   * opened them joining, or sends its opens again.
+   */
+  private List<String> mustRejoin(RegionDescriptor region) {
+    Refused refused = rejoin.get(region.id());
+    if (refused != null && refused.epoch() != region.epoch()) {
+      rejoin.remove(region.id());
+    }
+    return refused == null ? List.of() : mustRejoin(region, refused.epoch(), refused.members());
+  }
+
+  /**
+   * Of {@code refused}, the backups that refused to open {@code region} in sync at {@code epoch}:
+   * those still in sync in it at that epoch.
+   */
+  static List<String> mustRejoin(RegionDescriptor region, long epoch, Set<String> refused) {
+    return epoch != region.epoch()
+        ? List.of()
+        : region.backupsInSync().stream().filter(refused::contains).toList();
+  }
+
   /** Whether {@code member} holds {@code region} at its epoch in the role the map gives it. */
   private static boolean holdsAsMapSays(
       RegionDescriptor region, String member, Map<String, Map<Long, HeldRegion>> held) {
@@ -866,6 +913,10 @@ final class Reconciler implements AutoCloseable {
     if (!opening.superseded && stale > 0) {
       epochFloor.merge(opening.region.id(), stale, Math::max);
     }
+    if (!opening.superseded && !opening.notInSync.isEmpty()) {
+      rejoin.put(
+          opening.region.id(), new Refused(opening.region.epoch(), Set.copyOf(opening.notInSync)));
+    }
   }
 
   /**
@@ -911,6 +962,9 @@ final class Reconciler implements AutoCloseable {
 
     /** The highest epoch a member said it is at when it refused an open as stale (0: none). */
     final AtomicLong staleEpoch = new AtomicLong();
+
+    /** Members that refused an open in sync, holding no stream of the region. */
+    final Set<String> notInSync = ConcurrentHashMap.newKeySet();
 
     /**
      * The open being sent now (cancelled, and so dropped unsent if it still waits, on supersede).
@@ -965,6 +1019,9 @@ final class Reconciler implements AutoCloseable {
               if (answer.status() == StatusCode.STALE_EPOCH
                   && answer.stats().containsKey(ControlReply.EPOCH)) {
                 staleEpoch.accumulateAndGet(answer.stats().get(ControlReply.EPOCH), Math::max);
+              }
+              if (answer.stats().containsKey(ControlReply.REJOIN)) {
+                notInSync.add(server.id());
               }
             }
             return answer.isOk();

@@ -18,6 +18,13 @@ public record ControlReply(
    */
   public static final String EPOCH = "epoch";
 
+  /**
+   * In a refusal of {@code open} (value 1): the server holds no replication stream of the region
+   * (it restarted, closed it or its engine region stopped since), so it cannot be opened as a
+   * backup in sync; the master opens the region again with the server joining.
+   */
+  public static final String REJOIN = "rejoin";
+
   public ControlReply {
     message = message == null ? "" : message;
     regions = List.copyOf(regions == null ? List.of() : regions);

@@ -176,6 +176,11 @@ public final class ControlServer implements AutoCloseable {
           command instanceof ControlCommand.Open open
               ? open.region().id()
               : command instanceof ControlCommand.Close close ? close.regionId() : -1;
+      if (e instanceof NotInSyncException) {
+        // Not a backup in sync: the master opens the region again with this server joining.
+        return new ControlReply(
+            e.status(), e.getMessage(), List.of(), Map.of(ControlReply.REJOIN, 1L));
+      }
       if (e.status() == StatusCode.STALE_EPOCH && regionId >= 0) {
         // The epoch this server is at, so the master can move past it.
         return new ControlReply(

@@ -15,6 +15,7 @@ import io.kvs.engine.Engine;
 import io.kvs.engine.Region;
 import io.kvs.engine.RegionStats;
 import io.kvs.server.control.ControlledRegions;
+import io.kvs.server.control.NotInSyncException;
 import io.kvs.service.Promotion;
 import io.kvs.service.RegionService;
 import io.kvs.service.ReplicationStats;
@@ -170,6 +171,7 @@ public final class HostedRegions implements ControlledRegions {
     }
     long began = System.nanoTime();
     fence(descriptor.id(), descriptor.epoch());
+    refuseInSyncWithoutStream(descriptor, role, mode);
     List<RegionService.Backup> backups =
         role == RegionRole.PRIMARY && mode.replicates() ? backupEndpoints(descriptor) : List.of();
     epochs.raise(descriptor.id(), descriptor.epoch());
@@ -518,6 +520,43 @@ public final class HostedRegions implements ControlledRegions {
               descriptor.joining().contains(backup)));
     }
     return endpoints;
+  }
+
+  /**
+   * Refuses to open {@code descriptor} as a backup in sync (send-index, not joining) unless this
+   * process holds the region's stream already, or the region is being created (its first epoch,
+   * never seen here, no replica on disk). A replica this process did not receive (one a process
+   * killed before it left on disk, or one this server closed or whose engine region stopped) may
+   * lack acknowledged writes that had landed only in memory, and a backup in sync may be promoted:
+   * a power cut, with the master sending a dead backup's open again to its restarted process, once
+   * promoted such a replica and lost acknowledged writes. The master opens it joining instead.
+   */
+  private void refuseInSyncWithoutStream(
+      RegionDescriptor descriptor, RegionRole role, ReplicationMode mode) {
+    if (role != RegionRole.BACKUP
+        || mode != ReplicationMode.SEND_INDEX
+        || descriptor.joining().contains(serverId)) {
+      return;
+    }
+    Hosted current = hosted.get(descriptor.id());
+    if (current != null && current.region().stoppedBy().isEmpty()) {
+      return;
+    }
+    boolean created =
+        descriptor.epoch() == 1
+            && epochs.highest(descriptor.id()) <= 0
+            && !service.holdsReplica(engineName(descriptor.id()));
+    if (!created) {
+      throw new NotInSyncException(
+          "region "
+              + descriptor.id()
+              + ": "
+              + serverId
+              + " holds no replication stream of it (restarted, closed or stopped since), so it"
+              + " cannot be its backup in sync at epoch "
+              + descriptor.epoch()
+              + "; open it joining");
+    }
   }
 
   private void fence(long regionId, long epoch) {

@@ -74,6 +74,28 @@ class ControlServerTest {
   }
 
   @Test
+  void aBackupWithoutTheStreamAsksToRejoin() throws Exception {
+    StubRegions regions =
+        new StubRegions(
+            "s1",
+            region -> {
+              if (region.id() == 2) {
+                throw new NotInSyncException("region 2: restarted since");
+              }
+            });
+    try (ControlServer server = ControlServer.start(regions, "127.0.0.1", 0);
+        ControlClient control = new ControlClient(LONG)) {
+      ControlReply refused = control.call("127.0.0.1", server.port(), open(2), LONG);
+      assertThat(refused.status()).isEqualTo(StatusCode.INVALID_ARGUMENT);
+      assertThat(refused.stats()).containsEntry(ControlReply.REJOIN, 1L);
+      assertThat(refused.message()).contains("restarted since");
+      ControlReply opened = control.call("127.0.0.1", server.port(), open(3), LONG);
+      assertThat(opened.isOk()).isTrue();
+      assertThat(opened.stats()).doesNotContainKey(ControlReply.REJOIN);
+    }
+  }
+
+  @Test
   void changesBeyondTheQueueAreAnsweredOverloaded() throws Exception {
     StubRegions regions = new StubRegions("s1").hangOpens();
     try (ControlServer server = ControlServer.start(regions, "127.0.0.1", 0);
