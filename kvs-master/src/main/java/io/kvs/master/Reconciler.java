@@ -59,6 +59,9 @@ import org.slf4j.LoggerFactory;
  *       closed it): the group is reopened at a raised epoch, backups first; a primary that lost it,
  *       even while it was being reopened, hands it to a backup in sync that still holds it ({@link
  *       #primaryLostIt}).
+ *   <li><b>A backup that refused an open in sync</b> (it holds no stream of the region: it
+ *       restarted, and an open computed before reached its new process; {@link
+ *       ControlReply#REJOIN}): the region is reopened at a raised epoch with it joining.
  *   <li><b>A server holding a region it is no member of</b> (a primary that was paused while its
  *       group moved on) is told to close it.
  * </ul>
