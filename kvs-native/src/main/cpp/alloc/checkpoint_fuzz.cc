@@ -21,7 +21,8 @@ using kvs::alloc::CheckpointImage;
 
 bool SameImage(const CheckpointImage& a, const CheckpointImage& b) {
   return a.generation == b.generation && a.allocated == b.allocated &&
-         a.allocated.count() == b.allocated.count() && a.catalog == b.catalog;
+         a.allocated.count() == b.allocated.count() && a.catalog == b.catalog &&
+         a.shares == b.shares;
 }
 
 }  // namespace
@@ -42,7 +43,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   KVS_CHECK(!allocated.Contains(allocated.capacity()));
 
   const std::string encoded = kvs::alloc::EncodeCheckpoint(image);
-  KVS_CHECK_MSG(encoded.size() <= blob.size(), "re-encoding grew the blob");
+  for (const auto& [segment, extra] : image.shares) {
+    KVS_CHECK_MSG(allocated.Contains(segment) && extra > 0,
+                  "a share of a segment not allocated");
+  }
+  // A format-1 blob gains the (empty) shares section: one byte.
+  KVS_CHECK_MSG(encoded.size() <= blob.size() + 1, "re-encoding grew the blob");
   CheckpointImage again;
   KVS_CHECK_MSG(kvs::alloc::DecodeCheckpoint(encoded, &again).ok(),
                 "an encoded checkpoint does not decode");

@@ -25,6 +25,7 @@ std::string MetadataBatch::Encode() const {
   for (const auto& key : deletes_) {
     coding::PutLengthPrefixed(&out, key);
   }
+  coding::PutVarint64List(&out, shares_);
   return out;
 }
 
@@ -50,6 +51,10 @@ Status MetadataBatch::Decode(std::string_view payload, MetadataBatch* batch) {
     if (ok) {
       result.Delete(key);
     }
+  }
+  // Records of volume format 1 end here; format 2 adds the shares.
+  if (ok && !input.empty()) {
+    ok = coding::GetVarint64List(&input, &result.shares_);
   }
   if (!ok || !input.empty()) {
     return Status::Corruption("malformed metadata batch");

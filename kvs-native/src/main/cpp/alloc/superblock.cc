@@ -21,7 +21,7 @@ std::string Superblock::Encode() const {
   std::string block(kSuperblockBytes, '\0');
   char* p = block.data();
   std::memcpy(p, kMagic, sizeof(kMagic));
-  coding::EncodeFixed32(p + 8, kSuperblockFormatVersion);
+  coding::EncodeFixed32(p + 8, format_version);
   coding::EncodeFixed32(p + 12, limits::segment_offset_bits);
   coding::EncodeFixed64(p + 16, sequence);
   std::memcpy(p + 24, volume_id.data(), volume_id.size());
@@ -56,10 +56,16 @@ Status Superblock::Decode(std::string_view block, Superblock* superblock) {
     return Status::Corruption("superblock checksum mismatch");
   }
   const uint32_t version = coding::DecodeFixed32(p + 8);
-  if (version != kSuperblockFormatVersion) {
-    return Status::Corruption("superblock format version " +
-                              std::to_string(version) +
-                              " is not supported (this build reads 1)");
+  if (version < kSuperblockOldestReadableVersion ||
+      version > kSuperblockFormatVersion) {
+    return Status::InvalidArgument(
+        "volume format version " + std::to_string(version) +
+        " is not one this build reads (" +
+        std::to_string(kSuperblockOldestReadableVersion) + " to " +
+        std::to_string(kSuperblockFormatVersion) + ")" +
+        (version > kSuperblockFormatVersion
+             ? ": a newer KVS wrote it; open it with that version"
+             : ""));
   }
   const uint32_t offset_bits = coding::DecodeFixed32(p + 12);
   if (offset_bits != limits::segment_offset_bits) {
@@ -73,6 +79,7 @@ Status Superblock::Decode(std::string_view block, Superblock* superblock) {
                               " checkpoint segments");
   }
   Superblock result;
+  result.format_version = version;
   result.sequence = coding::DecodeFixed64(p + 16);
   std::memcpy(result.volume_id.data(), p + 24, result.volume_id.size());
   result.generation = coding::DecodeFixed64(p + 40);

@@ -7,23 +7,24 @@
 //
 // Format, little-endian, 4096 bytes:
 //
-// | offset | size | field                  | meaning |
-// |--------|------|------------------------|-------------------------------------------|
-// | 0      | 8    | magic                  | "KVSVOLUM" | | 8      | 4    |
-// format_version         | 1                                         | | 12 | 4
-// | segment_offset_bits    | 21 (2 MiB segments)                       | | 16
-// | 8    | sequence               | +1 per superblock write; higher wins      |
-// | 24     | 16   | volume_id              | random at creation; stamps redo
-// segments  | | 40     | 8    | generation             | checkpoint generation;
-// redo records carry | | 48     | 8    | checkpoint_bytes       | length of the
-// checkpoint blob             | | 56     | 4    | checkpoint_crc         |
-// masked CRC32C of the blob                 | | 60     | 4    |
-// checkpoint_segment_count | n <= kCheckpointSegmentsMax             | | 64 | 8
-// | redo_first_segment     | first segment of this generation's redo   | | 72
-// | 8    | redo_first_sequence    | sequence of the first redo batch          |
-// | 80     | 8*n  | checkpoint_segments    | segments holding the blob, in
-// order       | | ...    |      | zero                   | | | 4092   | 4    |
-// crc                    | masked CRC32C of bytes [0, 4092)          |
+// clang-format off
+// | offset | size | field                    | meaning                                        |
+// |--------|------|--------------------------|------------------------------------------------|
+// | 0      | 8    | magic                    | "KVSVOLUM"                                     |
+// | 8      | 4    | format_version           | 2 (1: before segment reference counts)         |
+// | 12     | 4    | segment_offset_bits      | 21 (2 MiB segments)                            |
+// | 16     | 8    | sequence                 | +1 per superblock write; higher wins           |
+// | 24     | 16   | volume_id                | random at creation; stamps redo segments       |
+// | 40     | 8    | generation               | checkpoint generation; redo records carry it   |
+// | 48     | 8    | checkpoint_bytes         | length of the checkpoint blob                  |
+// | 56     | 4    | checkpoint_crc           | masked CRC32C of the blob                      |
+// | 60     | 4    | checkpoint_segment_count | n <= kCheckpointSegmentsMax                    |
+// | 64     | 8    | redo_first_segment       | first segment of this generation's redo        |
+// | 72     | 8    | redo_first_sequence      | sequence of the first redo batch               |
+// | 80     | 8*n  | checkpoint_segments      | segments holding the blob, in order            |
+// | ...    |      | zero                     |                                                |
+// | 4092   | 4    | crc                      | masked CRC32C of bytes [0, 4092)               |
+// clang-format on
 
 #ifndef KVS_ALLOC_SUPERBLOCK_H_
 #define KVS_ALLOC_SUPERBLOCK_H_
@@ -40,7 +41,11 @@ namespace kvs::alloc {
 
 inline constexpr size_t kSuperblockBytes = 4096;
 inline constexpr uint64_t kSuperblockOffsets[2] = {0, kSuperblockBytes};
-inline constexpr uint32_t kSuperblockFormatVersion = 1;
+// The volume format this build writes. 2: segments carry reference counts
+// (checkpoint "KVSCKPT2" with a shares section, redo batches with shares).
+// Version 1 volumes are read and upgraded on open (a checkpoint in format 2).
+inline constexpr uint32_t kSuperblockFormatVersion = 2;
+inline constexpr uint32_t kSuperblockOldestReadableVersion = 1;
 // 500 segments of 2 MiB: a checkpoint of up to 1000 MiB, enough for the
 // allocator bitmap and catalog of a multi-terabyte volume.
 inline constexpr uint32_t kCheckpointSegmentsMax = 500;
@@ -49,6 +54,8 @@ static_assert(80 + 8 * kCheckpointSegmentsMax <= kSuperblockBytes - 4);
 using VolumeId = std::array<uint8_t, 16>;
 
 struct Superblock {
+  // The format of the volume's metadata (checkpoint and redo records).
+  uint32_t format_version = kSuperblockFormatVersion;
   uint64_t sequence = 0;
   VolumeId volume_id{};
   uint64_t generation = 0;
@@ -61,7 +68,9 @@ struct Superblock {
   // Serializes into exactly kSuperblockBytes bytes.
   std::string Encode() const;
   // Parses one copy. NotFound if the block does not start with the magic
-  // (not a KVS volume, or never written); Corruption for any other defect.
+  // (not a KVS volume, or never written); InvalidArgument for a format
+  // version this build does not read (a newer KVS wrote it); Corruption for
+  // any other defect.
   static Status Decode(std::string_view block, Superblock* superblock);
 };
 

@@ -31,8 +31,8 @@ constexpr size_t kCrcOffset = kSuperblockBytes - 4;
 constexpr size_t kSegmentListOffset = 80;
 
 bool SameFields(const Superblock& a, const Superblock& b) {
-  return a.sequence == b.sequence && a.volume_id == b.volume_id &&
-         a.generation == b.generation &&
+  return a.format_version == b.format_version && a.sequence == b.sequence &&
+         a.volume_id == b.volume_id && a.generation == b.generation &&
          a.checkpoint_bytes == b.checkpoint_bytes &&
          a.checkpoint_crc == b.checkpoint_crc &&
          a.checkpoint_segments == b.checkpoint_segments &&
@@ -46,8 +46,13 @@ void DecodeAndCheck(std::string_view block) {
   if (!status.ok()) {
     const bool magic_missing = block.size() == kSuperblockBytes &&
                                std::memcmp(block.data(), "KVSVOLUM", 8) != 0;
-    KVS_CHECK_MSG(magic_missing ? status.IsNotFound() : status.IsCorruption(),
-                  "a rejected superblock must be NotFound or Corruption");
+    // InvalidArgument only for a format version this build does not read.
+    const bool valid_otherwise =
+        status.code() == kvs::Status::Code::kInvalidArgument;
+    KVS_CHECK_MSG(magic_missing ? status.IsNotFound()
+                                : status.IsCorruption() || valid_otherwise,
+                  "a rejected superblock must be NotFound, Corruption or an "
+                  "unsupported version");
     return;
   }
   const size_t segment_count = superblock.checkpoint_segments.size();

@@ -59,6 +59,11 @@ Status Volume::Open(std::unique_ptr<io::File> file,
         blocks.view().substr(kSuperblockOffsets[i], kSuperblockBytes),
         &copies[i]);
   }
+  for (const Status& result : results) {
+    // A copy a newer KVS wrote: the other copy is older metadata, never to
+    // be read in its place.
+    if (result.code() == Status::Code::kInvalidArgument) return result;
+  }
   int chosen = -1;
   for (int i = 0; i < 2; ++i) {
     if (results[i].ok() &&
@@ -99,6 +104,17 @@ Status Volume::Open(std::unique_ptr<io::File> file,
   opened->redo_segments_ = replay.segments;
   opened->redo_ = opened->MakeRedoWriter(opened->superblock_.generation);
   opened->redo_->Resume(replay.end);
+  if (opened->superblock_.format_version < kSuperblockFormatVersion) {
+    const uint32_t from = opened->superblock_.format_version;
+    const Status upgraded = opened->CheckpointLocked();
+    if (!upgraded.ok()) {
+      return Status::FromCode(
+          upgraded.code(),
+          "upgrading the volume from format " + std::to_string(from) + " to " +
+              std::to_string(kSuperblockFormatVersion) +
+              " (a checkpoint): " + std::string(upgraded.message()));
+    }
+  }
   *volume = std::move(opened);
   return Status::Ok();
 }
@@ -148,6 +164,7 @@ Status Volume::LoadCheckpoint(const Superblock& superblock) {
   allocated_ = std::move(checkpoint.allocated);
   allocated_.Grow(capacity);
   catalog_ = std::move(checkpoint.catalog);
+  shares_ = std::move(checkpoint.shares);
   return Status::Ok();
 }
 
@@ -175,6 +192,16 @@ Status Volume::ReplayLocked(const MetadataBatch& batch) {
                                 " which is out of range or already allocated");
     }
   }
+  const auto& allocations = batch.allocations();
+  for (uint64_t segment : batch.shares()) {
+    if (!allocated_.Contains(segment) &&
+        std::find(allocations.begin(), allocations.end(), segment) ==
+            allocations.end()) {
+      return Status::Corruption("redo batch shares segment " +
+                                std::to_string(segment) +
+                                " which is not allocated");
+    }
+  }
   for (uint64_t segment : batch.frees()) {
     if (!allocated_.Contains(segment)) {
       return Status::Corruption("redo batch frees segment " +
@@ -190,23 +217,39 @@ void Volume::ApplyLocked(const MetadataBatch& batch, bool release) {
   for (uint64_t segment : batch.allocations()) {
     allocated_.Insert(segment);
   }
-  const auto& deferred = batch.deferred_frees();
-  for (uint64_t segment : batch.frees()) {
-    allocated_.Erase(segment);
-    if (release && std::find(deferred.begin(), deferred.end(), segment) ==
-                       deferred.end()) {
-      if (pins_.count(segment) != 0) {
-        freed_while_pinned_.insert(segment);
-      } else {
-        in_use_.Erase(segment);
-      }
+  for (uint64_t segment : batch.shares()) {
+    ++shares_[segment];
+  }
+  if (release) {
+    // The freeing owner's readers keep these until ReleaseDeferred, also
+    // if another owner drops the last reference meanwhile.
+    for (uint64_t segment : batch.deferred_frees()) {
+      ++pins_[segment];
     }
+  }
+  for (uint64_t segment : batch.frees()) {
+    DropReferenceLocked(segment, release);
   }
   for (const auto& [key, value] : batch.puts()) {
     catalog_[key] = value;
   }
   for (const auto& key : batch.deletes()) {
     catalog_.erase(key);
+  }
+}
+
+void Volume::DropReferenceLocked(uint64_t segment, bool release) {
+  const auto shared = shares_.find(segment);
+  if (shared != shares_.end()) {
+    if (--shared->second == 0) shares_.erase(shared);
+    return;  // another owner still references it
+  }
+  allocated_.Erase(segment);
+  if (!release) return;
+  if (pins_.count(segment) != 0) {
+    freed_while_pinned_.insert(segment);
+  } else {
+    in_use_.Erase(segment);
   }
 }
 
@@ -269,13 +312,9 @@ Status Volume::ReserveLocked(uint64_t* segment, Purpose purpose) {
 
 void Volume::ReleaseDeferred(uint64_t segment) {
   std::lock_guard<std::mutex> lock(mutex_);
-  KVS_CHECK_MSG(in_use_.Contains(segment) && !allocated_.Contains(segment),
+  KVS_CHECK_MSG(pins_.count(segment) != 0,
                 "releasing a segment that is not a deferred free");
-  if (pins_.count(segment) != 0) {
-    freed_while_pinned_.insert(segment);
-  } else {
-    in_use_.Erase(segment);
-  }
+  UnpinLocked(segment);
 }
 
 void Volume::Pin(const std::vector<uint64_t>& segments) {
@@ -290,12 +329,16 @@ void Volume::Pin(const std::vector<uint64_t>& segments) {
 void Volume::Unpin(const std::vector<uint64_t>& segments) {
   std::lock_guard<std::mutex> lock(mutex_);
   for (const uint64_t segment : segments) {
-    const auto pin = pins_.find(segment);
-    KVS_CHECK_MSG(pin != pins_.end(), "unpinning a segment not pinned");
-    if (--pin->second > 0) continue;
-    pins_.erase(pin);
-    if (freed_while_pinned_.erase(segment) != 0) in_use_.Erase(segment);
+    UnpinLocked(segment);
   }
+}
+
+void Volume::UnpinLocked(uint64_t segment) {
+  const auto pin = pins_.find(segment);
+  KVS_CHECK_MSG(pin != pins_.end(), "unpinning a segment not pinned");
+  if (--pin->second > 0) return;
+  pins_.erase(pin);
+  if (freed_while_pinned_.erase(segment) != 0) in_use_.Erase(segment);
 }
 
 void Volume::Unreserve(uint64_t segment) {
@@ -317,6 +360,13 @@ Status Volume::Commit(const MetadataBatch& batch) {
   for (uint64_t segment : batch.allocations()) {
     KVS_CHECK_MSG(in_use_.Contains(segment) && !allocated_.Contains(segment),
                   "committing an allocation of an unreserved segment");
+  }
+  for (uint64_t segment : batch.shares()) {
+    KVS_CHECK_MSG(
+        allocated_.Contains(segment) ||
+            std::find(batch.allocations().begin(), batch.allocations().end(),
+                      segment) != batch.allocations().end(),
+        "sharing a segment that is not allocated");
   }
   for (uint64_t segment : batch.frees()) {
     KVS_CHECK_MSG(allocated_.Contains(segment),
@@ -391,6 +441,7 @@ Status Volume::CheckpointLocked() {
     checkpoint.allocated.Erase(segment);
   }
   checkpoint.catalog = catalog_;
+  checkpoint.shares = shares_;
   std::string blob;
   while (true) {
     checkpoint.allocated.Grow(in_use_.capacity());
@@ -440,6 +491,7 @@ Status Volume::CheckpointLocked() {
     return Fail(Status::IoError(status.message()));  // never NoSpace
   }
   Superblock next = superblock_;
+  next.format_version = kSuperblockFormatVersion;
   next.sequence = superblock_.sequence + 1;
   next.generation = generation;
   next.checkpoint_bytes = blob.size();
@@ -505,11 +557,26 @@ bool Volume::IsAllocated(uint64_t segment) const {
   return allocated_.Contains(segment);
 }
 
+uint64_t Volume::References(uint64_t segment) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!allocated_.Contains(segment)) return 0;
+  const auto shared = shares_.find(segment);
+  return 1 + (shared == shares_.end() ? 0 : shared->second);
+}
+
+uint32_t Volume::format_version() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return superblock_.format_version;
+}
+
 VolumeStats Volume::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return {in_use_.capacity(), allocated_.count(),
-          in_use_.count() - allocated_.count(), checkpoints_,
-          redo_ ? redo_->bytes_written() : 0};
+  return {in_use_.capacity(),
+          allocated_.count(),
+          in_use_.count() - allocated_.count(),
+          checkpoints_,
+          redo_ ? redo_->bytes_written() : 0,
+          shares_.size()};
 }
 
 Status Volume::health() const {

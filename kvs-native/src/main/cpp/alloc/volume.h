@@ -7,11 +7,25 @@
 // the redo log.
 //
 // Segment life cycle:
-//   free --Reserve--> reserved --Commit(batch.Allocate)--> allocated
-//   allocated --Commit(batch.Free)--> free (only once the batch is durable)
+//   free --Reserve--> reserved --Commit(batch.Allocate)--> allocated (1 ref)
+//   allocated --Commit(batch.Share)--> one more reference
+//   allocated --Commit(batch.Free)--> one reference fewer; free at the last
+//     (once the batch is durable and no reader pins it)
 // A reserved segment that is never committed is free again after a crash,
 // so a crash mid-compaction leaks nothing. A freed segment is never handed
 // out again before the batch that frees it is durable.
+//
+// One reference count frees every segment: durable references (each owner
+// in the metadata: a region's level or log, later a region split from
+// another or a snapshot) and readers' pins (Pin, and the pin a deferred free
+// leaves until ReleaseDeferred), which last until the process ends. A
+// segment is reusable when both are gone.
+//
+// Format versions: this build writes volume format 2 (kSuperblockFormatVersion:
+// reference counts in the checkpoint and redo records) and reads format 1,
+// which Open upgrades by writing a checkpoint in format 2 at once (so that a
+// build that reads only format 1 refuses the volume rather than misreading
+// a shared segment); a newer format is refused with InvalidArgument.
 //
 // A full device: Reserve fails with a NoSpace status (an IO_ERROR) once the
 // volume cannot grow and only the metadata headroom is left -- enough free
@@ -66,7 +80,8 @@ struct VolumeStats {
   uint64_t allocated_segments;  // committed
   uint64_t reserved_segments;   // reserved, not yet committed
   uint64_t checkpoints;
-  uint64_t redo_bytes;  // since the last checkpoint
+  uint64_t redo_bytes;       // since the last checkpoint
+  uint64_t shared_segments;  // allocated segments with more than one reference
 };
 
 class Volume {
@@ -76,7 +91,9 @@ class Volume {
                        const VolumeOptions& options,
                        std::unique_ptr<Volume>* volume);
   // Opens a formatted volume: NotFound if it carries no KVS superblock,
-  // Corruption if its metadata is damaged.
+  // Corruption if its metadata is damaged, InvalidArgument if a newer KVS
+  // wrote it. A volume of format 1 is upgraded (a checkpoint is written:
+  // NoSpace if the device has no room for it).
   static Status Open(std::unique_ptr<io::File> file,
                      const VolumeOptions& options,
                      std::unique_ptr<Volume>* volume);
@@ -106,7 +123,8 @@ class Volume {
   // error means nothing was committed (the caller may retry later).
   Status Commit(const MetadataBatch& batch);
 
-  // Makes a segment freed with MetadataBatch::FreeDeferred reusable.
+  // Drops the pin a MetadataBatch::FreeDeferred of `segment` left: reusable
+  // once no reference or other pin is left.
   void ReleaseDeferred(uint64_t segment);
 
   // Keeps allocated `segments` from being reused while pinned: a commit
@@ -126,6 +144,11 @@ class Volume {
       std::string_view prefix) const;
 
   bool IsAllocated(uint64_t segment) const;
+  // The durable references to `segment` (0: not allocated).
+  uint64_t References(uint64_t segment) const;
+  // The format the volume's metadata is in (kSuperblockFormatVersion once
+  // opened: older volumes are upgraded).
+  uint32_t format_version() const;
   VolumeStats stats() const;
   // The sticky error, or OK.
   Status health() const;
@@ -150,8 +173,13 @@ class Volume {
   Status LoadCheckpoint(const Superblock& superblock);
   // Validates a replayed batch against the metadata, then applies it.
   Status ReplayLocked(const MetadataBatch& batch);
-  // Applies a durable batch; `release` also makes freed segments reusable.
+  // Applies a durable batch; `release` also makes freed segments reusable
+  // (and pins deferred frees).
   void ApplyLocked(const MetadataBatch& batch, bool release);
+  // Drops one durable reference to allocated `segment`; at the last, it
+  // leaves the metadata and, with `release`, becomes reusable unless pinned.
+  void DropReferenceLocked(uint64_t segment, bool release);
+  void UnpinLocked(uint64_t segment);
   std::unique_ptr<RedoLogWriter> MakeRedoWriter(uint64_t generation);
   Status Fail(Status status);  // records a sticky error, returns it
 
@@ -163,13 +191,16 @@ class Volume {
   SegmentBitmap allocated_;  // durable view: what the metadata owns
   SegmentBitmap in_use_;     // allocated + reserved (never handed out)
   std::map<std::string, std::string, std::less<>> catalog_;
+  // Allocated segments with more than one durable reference: the references
+  // beyond the first.
+  std::map<uint64_t, uint64_t> shares_;
   std::vector<uint64_t> redo_segments_;  // the current chain
   std::unique_ptr<RedoLogWriter> redo_;
   uint64_t next_search_ = 1;
   uint64_t checkpoints_ = 0;
   Status failed_;
-  // Pinned segments and their pin counts, and those of them freed while
-  // pinned (reusable once unpinned).
+  // Pinned segments and their pin counts, and those of them whose last
+  // durable reference went while pinned (reusable once unpinned).
   std::map<uint64_t, size_t> pins_;
   std::function<void(uint64_t segment)> reuse_hook_;
   std::set<uint64_t> freed_while_pinned_;

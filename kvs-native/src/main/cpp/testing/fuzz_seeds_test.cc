@@ -81,6 +81,8 @@ void AddSuperblockSeeds(Corpus* corpus) {
   seeds["three_checkpoint_segments"] = superblock.Encode();
   superblock.checkpoint_segments.assign(alloc::kCheckpointSegmentsMax, 3);
   seeds["most_checkpoint_segments"] = superblock.Encode();
+  superblock.format_version = 1;  // before segment reference counts
+  seeds["format_1"] = superblock.Encode();
   for (const auto& [name, bytes] : seeds) {
     alloc::Superblock decoded;
     EXPECT_TRUE(alloc::Superblock::Decode(bytes, &decoded).ok()) << name;
@@ -97,6 +99,9 @@ alloc::MetadataBatch FullBatch() {
   batch.Put(KeyWithEdgeBytes("k"), std::string(200, '\xff'));
   batch.Put("", "");
   batch.Delete(KeyWithEdgeBytes("gone"));
+  batch.Share(3);
+  batch.Share(3);
+  batch.Share(UINT64_MAX >> 21);
   return batch;
 }
 
@@ -104,6 +109,10 @@ void AddMetadataBatchSeeds(Corpus* corpus) {
   auto& seeds = (*corpus)["metadata_batch_fuzz"];
   seeds["empty"] = alloc::MetadataBatch().Encode();
   seeds["every_field"] = FullBatch().Encode();
+  // Volume format 1: no shares list.
+  std::string format_1 = alloc::MetadataBatch().Encode();
+  format_1.pop_back();
+  seeds["format_1"] = format_1;
   for (const auto& [name, bytes] : seeds) {
     alloc::MetadataBatch decoded;
     EXPECT_TRUE(alloc::MetadataBatch::Decode(bytes, &decoded).ok()) << name;
@@ -123,6 +132,14 @@ void AddCheckpointSeeds(Corpus* corpus) {
   image.catalog[KeyWithEdgeBytes("k")] = std::string("\x00\xff", 2);
   image.catalog["empty value"] = "";
   seeds["bitmap_and_catalog"] = alloc::EncodeCheckpoint(image);
+  image.shares = {{1, 1}, {64, 3}, {129, UINT64_MAX >> 1}};
+  seeds["shared_segments"] = alloc::EncodeCheckpoint(image);
+  image.shares.clear();
+  // Volume format 1: "KVSCKPT1" and no shares section.
+  std::string format_1 = alloc::EncodeCheckpoint(image);
+  format_1[7] = '1';
+  format_1.pop_back();
+  seeds["format_1"] = format_1;
   for (const auto& [name, bytes] : seeds) {
     alloc::CheckpointImage decoded;
     EXPECT_TRUE(alloc::DecodeCheckpoint(bytes, &decoded).ok()) << name;
