@@ -12,21 +12,6 @@ namespace format = node_format;
 
 namespace {
 
-// The keys a node reached through the descent may hold: [lower, upper),
-// from the pivots on the way down (absent bounds are unbounded).
-struct KeyRange {
-  bool has_lower = false;
-  bool has_upper = false;
-  std::string lower;
-  std::string upper;
-
-  // Whether [first, last] lies inside the range.
-  bool Contains(std::string_view first, std::string_view last) const {
-    return (!has_lower || std::string_view(lower) <= first) &&
-           (!has_upper || last < std::string_view(upper));
-  }
-};
-
 Status ReadNode(NodeSource* source, uint64_t offset, size_t size,
                 std::string* node) {
   KVS_RETURN_IF_ERROR(source->Read(offset, size, node));
@@ -64,10 +49,23 @@ TreeReader::TreeReader(NodeSource* source, uint64_t root_offset)
 }
 
 Status TreeReader::FindLeaf(std::string_view key, std::string* leaf_buffer,
-                            LeafNodeView* leaf) const {
+                            LeafNodeView* leaf, Subtree* left) const {
   KVS_CHECK(root_offset_ != 0);
-  uint64_t offset = root_offset_;
-  size_t size = root_size_bytes_.load(std::memory_order_relaxed);
+  Subtree root;
+  root.offset = root_offset_;
+  root.size = root_size_bytes_.load(std::memory_order_relaxed);
+  return Descend(root, &key, leaf_buffer, leaf, left);
+}
+
+Status TreeReader::Descend(const Subtree& from, const std::string_view* key,
+                           std::string* leaf_buffer, LeafNodeView* leaf,
+                           Subtree* left) const {
+  if (left != nullptr) {
+    *left = Subtree();
+  }
+  uint64_t offset = from.offset;
+  size_t size = from.size;
+  const bool from_root = offset == root_offset_;
   bool leaf_already_read = false;
   bool leaf_validated = false;
   if (size == 0) {
@@ -82,12 +80,15 @@ Status TreeReader::FindLeaf(std::string_view key, std::string* leaf_buffer,
     leaf_already_read = size == format::leaf_node_size_bytes;
   }
   NodeSource::SharedNode index_node;
-  KeyRange range;
-  int expected_level = -1;  // unknown at the root
+  TreeReader::KeyRange range = from.range;
+  int expected_level = from.level;  // -1: unknown (at the root)
   // Each step goes one level down; levels are < tree_height_max.
   for (unsigned step = 0; step < format::tree_height_max; ++step) {
-    const bool is_root = step == 0;
+    const bool is_root = step == 0 && from_root;
     if (size == format::leaf_node_size_bytes) {
+      if (expected_level > 0) {
+        return Status::Corruption("leaf where an index node was expected");
+      }
       if (!leaf_already_read) {
         KVS_RETURN_IF_ERROR(
             ReadLeaf(source_, offset, leaf_buffer, &leaf_validated));
@@ -116,7 +117,21 @@ Status TreeReader::FindLeaf(std::string_view key, std::string* leaf_buffer,
     if (is_root) {
       root_size_bytes_.store(size, std::memory_order_relaxed);
     }
-    const size_t child = node.ChildIndexFor(key);
+    const size_t child =
+        key != nullptr ? node.ChildIndexFor(*key) : node.pivot_count();
+    if (left != nullptr && child > 0) {
+      // The subtree just left of the path, at the deepest node with one.
+      left->offset = node.child_offset(child - 1);
+      left->size = node.ChildSizeBytes();
+      left->level = node.level() - 1;
+      left->range = range;
+      left->range.has_upper = true;
+      left->range.upper.assign(node.pivot(child - 1));
+      if (child > 1) {
+        left->range.has_lower = true;
+        left->range.lower.assign(node.pivot(child - 2));
+      }
+    }
     if (child > 0) {
       range.has_lower = true;
       range.lower.assign(node.pivot(child - 1));
@@ -183,6 +198,97 @@ void TreeReader::Iterator::Seek(std::string_view target) {
     // >= the pivot that bounds this leaf, which is > target.
     MoveToNextLeaf();
   }
+}
+
+void TreeReader::Iterator::SeekToLast() {
+  status_ = Status::Ok();
+  valid_ = false;
+  if (reader_->root_offset_ == 0) {
+    return;
+  }
+  TreeReader::Subtree root;
+  root.offset = reader_->root_offset_;
+  root.size = reader_->root_size_bytes_.load(std::memory_order_relaxed);
+  Status status =
+      reader_->Descend(root, nullptr, leaf_buffer_.get(), &leaf_, nullptr);
+  if (!status.ok()) {
+    Fail(std::move(status));
+    return;
+  }
+  index_ = leaf_.entry_count() - 1;
+  valid_ = true;
+}
+
+void TreeReader::Iterator::SeekForPrev(std::string_view target) {
+  status_ = Status::Ok();
+  valid_ = false;
+  if (reader_->root_offset_ == 0) {
+    return;
+  }
+  TreeReader::Subtree left;
+  Status status = reader_->FindLeaf(target, leaf_buffer_.get(), &leaf_, &left);
+  if (!status.ok()) {
+    Fail(std::move(status));
+    return;
+  }
+  size_t end = leaf_.LowerBound(target);
+  if (end < leaf_.entry_count() && leaf_.key(end) == target) {
+    ++end;
+  }
+  if (end > 0) {
+    index_ = end - 1;
+    valid_ = true;
+    return;
+  }
+  // Every key of this leaf is > target (its range starts at or below the
+  // target): the entry wanted is the last of the leaf before it.
+  MoveToLastLeafOf(left, leaf_.key(0));
+}
+
+void TreeReader::Iterator::Prev() {
+  KVS_CHECK(valid_);
+  if (index_ > 0) {
+    --index_;
+    return;
+  }
+  // Leaves link forward only: the one before is found by descending to this
+  // leaf again (its index nodes are usually cached) and taking the last leaf
+  // of the subtree just left of the path.
+  const std::string first(leaf_.key(0));
+  TreeReader::Subtree left;
+  LeafNodeView again;
+  Status status =
+      reader_->FindLeaf(first, next_leaf_buffer_.get(), &again, &left);
+  if (!status.ok()) {
+    Fail(std::move(status));
+    return;
+  }
+  MoveToLastLeafOf(left, first);
+}
+
+void TreeReader::Iterator::MoveToLastLeafOf(const TreeReader::Subtree& left,
+                                            std::string_view before) {
+  if (left.offset == 0) {
+    valid_ = false;  // the first leaf: nothing before it
+    return;
+  }
+  const std::string bound(before);  // may point into the leaf replaced
+  LeafNodeView previous;
+  Status status = reader_->Descend(left, nullptr, next_leaf_buffer_.get(),
+                                   &previous, nullptr);
+  // Every step back lands strictly before, so a reverse scan always ends.
+  if (status.ok() &&
+      !(previous.key(previous.entry_count() - 1) < std::string_view(bound))) {
+    status = Status::Corruption("the leaf before does not lie before");
+  }
+  if (!status.ok()) {
+    Fail(std::move(status));
+    return;
+  }
+  std::swap(leaf_buffer_, next_leaf_buffer_);
+  leaf_ = previous;
+  index_ = leaf_.entry_count() - 1;
+  valid_ = true;
 }
 
 void TreeReader::Iterator::Next() {

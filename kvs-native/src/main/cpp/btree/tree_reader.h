@@ -79,11 +79,41 @@ class TreeReader {
              bool* found) const;
 
  private:
+  // The keys a node reached through a descent may hold: [lower, upper),
+  // from the pivots on the way down (absent bounds are unbounded).
+  struct KeyRange {
+    bool has_lower = false;
+    bool has_upper = false;
+    std::string lower;
+    std::string upper;
+
+    // Whether [first, last] lies inside the range.
+    bool Contains(std::string_view first, std::string_view last) const {
+      return (!has_lower || std::string_view(lower) <= first) &&
+             (!has_upper || last < std::string_view(upper));
+    }
+  };
+  // A subtree to descend from: its root node, that node's size (0: not
+  // known, only at the tree's root), its level (-1: not known) and the key
+  // range its parent gives it.
+  struct Subtree {
+    uint64_t offset = 0;  // 0: none
+    size_t size = 0;
+    int level = -1;
+    KeyRange range;
+  };
+
   // Descends from the root to the leaf whose key range holds `key`, reading
-  // it into *leaf_buffer and parsing it into *leaf. Requires a non-empty
-  // tree.
+  // it into *leaf_buffer and parsing it into *leaf. If `left` is given, it
+  // receives the subtree just left of the path (offset 0 if the leaf is the
+  // first). Requires a non-empty tree.
   Status FindLeaf(std::string_view key, std::string* leaf_buffer,
-                  LeafNodeView* leaf) const;
+                  LeafNodeView* leaf, Subtree* left = nullptr) const;
+  // Descends from `from` towards `*key`, or along the last children if
+  // `key` is null, validating every node against its parent's range.
+  Status Descend(const Subtree& from, const std::string_view* key,
+                 std::string* leaf_buffer, LeafNodeView* leaf,
+                 Subtree* left) const;
 
   NodeSource* const source_;
   const uint64_t root_offset_;
@@ -93,9 +123,10 @@ class TreeReader {
   mutable std::atomic<size_t> root_size_bytes_{0};
 };
 
-// An ordered scan over the entries of a tree, following next-leaf pointers
-// (one node read per leaf). Tombstones are returned like any entry.
-// Positioned nowhere (Valid() false) until a Seek.
+// An ordered scan over the entries of a tree, forward following next-leaf
+// pointers (one node read per leaf), backward descending again from the root
+// once per leaf (index nodes are mostly cached). Tombstones are returned like
+// any entry. Positioned nowhere (Valid() false) until a Seek.
 class TreeReader::Iterator {
  public:
   // `reader` must outlive the iterator.
@@ -113,6 +144,12 @@ class TreeReader::Iterator {
   void Seek(std::string_view target);
   // Moves to the next entry. Requires Valid().
   void Next();
+  // Positions at the last entry.
+  void SeekToLast();
+  // Positions at the last entry whose key is <= target.
+  void SeekForPrev(std::string_view target);
+  // Moves to the previous entry. Requires Valid().
+  void Prev();
 
   // The current entry. Require Valid(); the views stay valid until the
   // iterator moves.
@@ -124,6 +161,11 @@ class TreeReader::Iterator {
 
  private:
   void MoveToNextLeaf();
+  // Moves to the last entry of the last leaf of `left` (the subtree before
+  // the current leaf), whose keys must all be < `before`; invalid if `left`
+  // is none.
+  void MoveToLastLeafOf(const TreeReader::Subtree& left,
+                        std::string_view before);
   void Fail(Status status);
 
   const TreeReader* const reader_;

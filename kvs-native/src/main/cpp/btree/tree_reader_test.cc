@@ -204,6 +204,73 @@ TEST(TreeReaderTest, HundredThousandEntries) {
   }
 }
 
+// Scans backward from SeekForPrev(target) (or the last entry) to the start
+// and checks every entry against `entries` from the last key <= target.
+void ExpectReverseScanMatches(const TreeReader& reader,
+                              const TreeEntries& entries,
+                              const std::string* target) {
+  TreeReader::Iterator iterator(&reader);
+  auto expected = entries.rbegin();
+  if (target != nullptr) {
+    iterator.SeekForPrev(*target);
+    expected =
+        TreeEntries::const_reverse_iterator(entries.upper_bound(*target));
+  } else {
+    iterator.SeekToLast();
+  }
+  for (; expected != entries.rend(); ++expected, iterator.Prev()) {
+    ASSERT_TRUE(iterator.Valid());
+    ASSERT_EQ(iterator.key(), expected->first);
+    ASSERT_EQ(iterator.value(), expected->second.view());
+  }
+  EXPECT_FALSE(iterator.Valid());
+  EXPECT_TRUE(iterator.status().ok()) << iterator.status().ToString();
+}
+
+TEST(TreeReaderTest, ReverseScansVisitEveryEntryBackward) {
+  for (const size_t count : {size_t{1}, size_t{2000}, size_t{60000}}) {
+    const TreeEntries entries = count == 60000 ? PrefixedEntries(count) : [&] {
+      testing::TreeEntriesOptions options;
+      options.count = count;
+      options.key_size_min = 1;
+      return testing::RandomTreeEntries(9, options);
+    }();
+    Tree tree(entries);
+    ExpectReverseScanMatches(*tree.reader, entries, nullptr);
+    const std::string after_all = entries.rbegin()->first + '\0';
+    ExpectReverseScanMatches(*tree.reader, entries, &after_all);
+    const std::string before_all;
+    TreeReader::Iterator none(tree.reader.get());
+    none.SeekForPrev(before_all);
+    EXPECT_EQ(none.Valid(), entries.begin()->first.empty());
+    // At, just after and just before every 97th key, a few steps back, and
+    // turning forward again.
+    size_t i = 0;
+    for (auto entry = entries.begin(); entry != entries.end(); ++entry, ++i) {
+      if (i % 97 != 0) continue;
+      std::string just_before = entry->first;
+      if (!just_before.empty() && just_before.back() != '\0') {
+        just_before.back() = static_cast<char>(just_before.back() - 1);
+      }
+      for (const std::string& target :
+           {entry->first, entry->first + '\0', just_before}) {
+        TreeReader::Iterator iterator(tree.reader.get());
+        iterator.SeekForPrev(target);
+        auto expected =
+            TreeEntries::const_reverse_iterator(entries.upper_bound(target));
+        for (int step = 0; step < 5 && expected != entries.rend();
+             ++step, ++expected, iterator.Prev()) {
+          ASSERT_TRUE(iterator.Valid()) << step;
+          ASSERT_EQ(iterator.key(), expected->first);
+        }
+        if (expected == entries.rend()) {
+          EXPECT_FALSE(iterator.Valid());
+        }
+      }
+    }
+  }
+}
+
 TEST(TreeReaderTest, MaximumSizeKeysInLeavesAndPivots) {
   TreeEntries entries;
   for (size_t i = 0; i < 200; ++i) {
@@ -224,6 +291,8 @@ TEST(TreeReaderTest, MaximumSizeKeysInLeavesAndPivots) {
   ExpectScanMatches(*tree.reader, entries, nullptr);
   const std::string middle = std::next(entries.begin(), 150)->first + '\0';
   ExpectScanMatches(*tree.reader, entries, &middle);
+  ExpectReverseScanMatches(*tree.reader, entries, nullptr);
+  ExpectReverseScanMatches(*tree.reader, entries, &middle);
 }
 
 // The root's size is learnt once: the first lookup in a tree with an index

@@ -227,6 +227,20 @@ const L0Table::Node* L0Table::FindGreaterOrEqual(const Target& target) const {
   return next;
 }
 
+const L0Table::Node* L0Table::FindLastBefore(const Target* target) const {
+  const std::atomic<Node*>* links = head_;
+  const Node* last = nullptr;
+  for (int level = kHeightMax - 1; level >= 0; --level) {
+    const Node* next = links[level].load(std::memory_order_acquire);
+    while (next != nullptr && (target == nullptr || next->Before(*target))) {
+      last = next;
+      links = next->links();
+      next = links[level].load(std::memory_order_acquire);
+    }
+  }
+  return last;
+}
+
 bool L0Table::Get(std::string_view key, Entry* entry) const {
   const Node* node = FindGreaterOrEqual(Target(key, kLsnNewest));
   if (node == nullptr || node->key() != key) {
@@ -243,6 +257,22 @@ void L0Table::Iterator::SeekToFirst() {
 
 void L0Table::Iterator::Seek(std::string_view key) {
   node_ = table_->FindGreaterOrEqual(Target(key, kLsnNewest));
+  Load();
+}
+
+void L0Table::Iterator::Seek(std::string_view key, uint64_t lsn) {
+  node_ = table_->FindGreaterOrEqual(Target(key, lsn));
+  Load();
+}
+
+void L0Table::Iterator::SeekBefore(std::string_view key) {
+  const Target target(key, kLsnNewest);
+  node_ = table_->FindLastBefore(&target);
+  Load();
+}
+
+void L0Table::Iterator::SeekToLast() {
+  node_ = table_->FindLastBefore(nullptr);
   Load();
 }
 

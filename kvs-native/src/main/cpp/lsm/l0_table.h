@@ -96,6 +96,15 @@ class L0Table {
     void Seek(std::string_view key);
     // Requires Valid(). Moves to the following entry.
     void Next();
+    // Positions at the first entry ordered at or after (key, lsn): the
+    // newest version of `key` whose LSN is at most `lsn`, else the first
+    // entry of a later key.
+    void Seek(std::string_view key, uint64_t lsn);
+    // Positions at the last entry whose key is < `key` (the oldest version
+    // of the key before it), or not Valid if there is none.
+    void SeekBefore(std::string_view key);
+    // Positions at the last entry of the table, if any.
+    void SeekToLast();
     // Requires Valid(). Valid until the iterator moves; the views it holds
     // live as long as the table.
     const Entry& entry() const { return entry_; }
@@ -131,6 +140,9 @@ class L0Table {
                 std::string_view payload);
   // The first node ordered at or after `target`, or null.
   const Node* FindGreaterOrEqual(const Target& target) const;
+  // The last node ordered before `target` (any, if `target` is null), or
+  // null. Links go forward only, so this walks down from the head.
+  const Node* FindLastBefore(const Target* target) const;
   // Fills the splice at every level for inserting `target`.
   void FindSplice(const Target& target, Splice* splice);
   // Recomputes the splice at `level` only, walking on from its current

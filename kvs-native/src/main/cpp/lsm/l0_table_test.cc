@@ -210,6 +210,41 @@ TEST(L0TableTest, SeekFindsTheFirstKeyAtOrAfterItsNewestVersion) {
   EXPECT_FALSE(it.Valid());
 }
 
+TEST(L0TableTest, BackwardSeeksFindTheEntriesBeforeAKeyAndTheLast) {
+  L0Table table;
+  L0Table::Iterator it(&table);
+  it.SeekToLast();
+  EXPECT_FALSE(it.Valid());
+  for (std::string_view key : {"b", "d", "f"}) {
+    table.Insert(key, 1, 0, "old");
+    table.Insert(key, 5, 0, "new");
+  }
+  it.SeekToLast();  // the oldest version of the last key
+  ASSERT_TRUE(it.Valid());
+  EXPECT_EQ(it.entry().key, "f");
+  EXPECT_EQ(it.entry().lsn, 1u);
+  it.SeekBefore("d");  // the oldest version of the key before d
+  ASSERT_TRUE(it.Valid());
+  EXPECT_EQ(it.entry().key, "b");
+  EXPECT_EQ(it.entry().lsn, 1u);
+  it.SeekBefore("c");
+  ASSERT_TRUE(it.Valid());
+  EXPECT_EQ(it.entry().key, "b");
+  it.SeekBefore("b");
+  EXPECT_FALSE(it.Valid());
+  it.SeekBefore("\xff");
+  ASSERT_TRUE(it.Valid());
+  EXPECT_EQ(it.entry().key, "f");
+  it.Seek("d", 4);  // the newest version of d at LSN 4 or below
+  ASSERT_TRUE(it.Valid());
+  EXPECT_EQ(it.entry().key, "d");
+  EXPECT_EQ(it.entry().lsn, 1u);
+  it.Seek("d", 0);  // none of d is that old: the next key
+  ASSERT_TRUE(it.Valid());
+  EXPECT_EQ(it.entry().key, "f");
+  EXPECT_EQ(it.entry().lsn, 5u);
+}
+
 TEST(L0TableTest, StoresMaximalKeysAndPayloads) {
   testing::RandomBytes random(7);
   const std::string big_key = random.Bytes(limits::key_size_bytes_max);

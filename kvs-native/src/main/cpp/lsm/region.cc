@@ -682,7 +682,8 @@ Status Region::Get(std::string_view key, std::string* value) {
 }
 
 std::unique_ptr<RegionIterator> Region::NewIterator(
-    std::optional<std::string> upper_bound) const {
+    std::optional<std::string> upper_bound,
+    std::optional<std::string> lower_bound) const {
   std::vector<std::shared_ptr<L0Table>> tables;
   std::vector<std::shared_ptr<Level>> levels;
   uint64_t snapshot;
@@ -702,9 +703,9 @@ std::unique_ptr<RegionIterator> Region::NewIterator(
       }
     }
   }
-  return std::make_unique<RegionIterator>(this, snapshot, std::move(tables),
-                                          std::move(levels),
-                                          std::move(upper_bound));
+  return std::make_unique<RegionIterator>(
+      this, snapshot, std::move(tables), std::move(levels),
+      std::move(upper_bound), std::move(lower_bound));
 }
 
 Status Region::Sync() {

@@ -253,9 +253,11 @@ class Region {
   Status Flush();
 
   // An iterator over a snapshot of the region's live keys, below
-  // `upper_bound` (exclusive) if given. See region_iterator.h.
+  // `upper_bound` (exclusive) and at or above `lower_bound` if given,
+  // forward or backward. See region_iterator.h.
   std::unique_ptr<RegionIterator> NewIterator(
-      std::optional<std::string> upper_bound) const;
+      std::optional<std::string> upper_bound,
+      std::optional<std::string> lower_bound = std::nullopt) const;
 
   RegionStats stats() const;
   // OK while the region works; once a compaction or one of its logs failed

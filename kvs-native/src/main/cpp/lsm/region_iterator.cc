@@ -50,6 +50,56 @@ struct RegionIterator::Source {
       level_iterator->Next();
     }
   }
+  // Backward: moves to the newest visible version of the last key < `key`.
+  void PrevKeyFrom(std::string key) {
+    if (!table) {
+      level_iterator->SeekForPrev(key);
+      if (level_iterator->Valid() && level_iterator->key() == key) {
+        level_iterator->Prev();
+      }
+      return;
+    }
+    // Each pass steps back over one key none of whose versions is visible.
+    while (true) {
+      table_iterator->SeekBefore(key);
+      if (!table_iterator->Valid()) return;
+      key.assign(table_iterator->entry().key);
+      if (SettleAt(key)) return;
+    }
+  }
+  // A table at `key`: moves to its newest visible version; false (and
+  // invalid or elsewhere) if it has none.
+  bool SettleAt(std::string_view key) {
+    const std::string wanted(key);
+    table_iterator->Seek(wanted, snapshot_lsn);
+    return table_iterator->Valid() && table_iterator->entry().key == wanted;
+  }
+  // Backward: moves to the newest visible version of the last key <= target.
+  void SeekForPrev(std::string_view target) {
+    if (!table) {
+      level_iterator->SeekForPrev(target);
+      return;
+    }
+    if (!SettleAt(target)) PrevKeyFrom(std::string(target));
+  }
+  void SeekToLast() {
+    if (!table) {
+      level_iterator->SeekToLast();
+      return;
+    }
+    table_iterator->SeekToLast();
+    if (!table_iterator->Valid()) return;
+    const std::string last(table_iterator->entry().key);
+    if (!SettleAt(last)) PrevKeyFrom(last);
+  }
+  // Backward: moves before every version of the current key.
+  void PrevKey() {
+    if (table) {
+      PrevKeyFrom(std::string(table_iterator->entry().key));
+    } else {
+      level_iterator->Prev();
+    }
+  }
   bool IsTombstone() const {
     return table ? table_iterator->entry().kind == kL0Tombstone
                  : level_iterator->value().kind == btree::EntryKind::kDelete;
@@ -59,10 +109,12 @@ struct RegionIterator::Source {
 RegionIterator::RegionIterator(const Region* region, uint64_t snapshot_lsn,
                                std::vector<std::shared_ptr<L0Table>> tables,
                                std::vector<std::shared_ptr<Level>> levels,
-                               std::optional<std::string> upper_bound)
+                               std::optional<std::string> upper_bound,
+                               std::optional<std::string> lower_bound)
     : region_(region),
       snapshot_lsn_(snapshot_lsn),
-      upper_bound_(std::move(upper_bound)) {
+      upper_bound_(std::move(upper_bound)),
+      lower_bound_(std::move(lower_bound)) {
   for (auto& table : tables) {
     auto source = std::make_unique<Source>();
     source->table_iterator = std::make_unique<L0Table::Iterator>(table.get());
@@ -81,9 +133,17 @@ RegionIterator::RegionIterator(const Region* region, uint64_t snapshot_lsn,
 
 RegionIterator::~RegionIterator() = default;
 
-void RegionIterator::SeekToFirst() { Position({}, false); }
+void RegionIterator::SeekToFirst() {
+  Position(lower_bound_ ? std::string_view(*lower_bound_) : std::string_view(),
+           false);
+}
 
-void RegionIterator::Seek(std::string_view target) { Position(target, false); }
+void RegionIterator::Seek(std::string_view target) {
+  Position(lower_bound_ && target < *lower_bound_
+               ? std::string_view(*lower_bound_)
+               : target,
+           false);
+}
 
 void RegionIterator::Next() {
   const std::string current = key_;
@@ -92,6 +152,18 @@ void RegionIterator::Next() {
 
 void RegionIterator::Position(std::string_view target, bool exclusive) {
   const std::string bound(target);
+  if (backward_) {
+    // The sources stand before the key: each is sought forward again.
+    backward_ = false;
+    for (auto& source : sources_) {
+      source->Seek(bound);
+      if (exclusive && source->Valid() && source->key() == bound) {
+        source->NextKey();
+      }
+    }
+    FindNextLive();
+    return;
+  }
   for (auto& source : sources_) {
     if (exclusive) {
       // Moving forward from the current key: an exhausted source stays
@@ -141,6 +213,91 @@ void RegionIterator::FindNextLive() {
     for (auto& source : sources_) {
       if (source->Valid() && source->key() == key_) {
         source->NextKey();
+      }
+    }
+  }
+}
+
+void RegionIterator::SeekToLast() {
+  if (upper_bound_) {
+    PositionBackward(*upper_bound_, /*exclusive=*/true, /*step=*/false);
+    return;
+  }
+  backward_ = true;
+  for (auto& source : sources_) {
+    source->SeekToLast();
+  }
+  FindPrevLive();
+}
+
+void RegionIterator::SeekForPrev(std::string_view target) {
+  if (upper_bound_ && target >= *upper_bound_) {
+    PositionBackward(*upper_bound_, /*exclusive=*/true, /*step=*/false);
+    return;
+  }
+  PositionBackward(target, /*exclusive=*/false, /*step=*/false);
+}
+
+void RegionIterator::Prev() {
+  const std::string current = key_;
+  PositionBackward(current, /*exclusive=*/true, /*step=*/true);
+}
+
+void RegionIterator::PositionBackward(std::string_view target, bool exclusive,
+                                      bool step) {
+  const std::string bound(target);
+  const bool from_here = step && backward_;
+  backward_ = true;
+  for (auto& source : sources_) {
+    if (from_here) {
+      // Moving back from the current key: a source before it keeps its
+      // place, one at it steps back over it.
+      if (source->Valid() && source->key() == bound) {
+        source->PrevKey();
+      }
+      continue;
+    }
+    source->SeekForPrev(bound);
+    if (exclusive && source->Valid() && source->key() == bound) {
+      source->PrevKey();
+    }
+  }
+  FindPrevLive();
+}
+
+void RegionIterator::FindPrevLive() {
+  valid_ = false;
+  while (true) {
+    // The largest key among the sources; the newest source holding it
+    // (lowest index) decides.
+    int chosen = -1;
+    for (size_t i = 0; i < sources_.size(); ++i) {
+      Source& source = *sources_[i];
+      if (!source.status().ok()) {
+        status_ = source.status();
+        return;
+      }
+      if (source.Valid() &&
+          (chosen < 0 || sources_[chosen]->key() < source.key())) {
+        chosen = static_cast<int>(i);
+      }
+    }
+    if (chosen < 0) {
+      return;
+    }
+    key_.assign(sources_[chosen]->key());
+    if (lower_bound_ && key_ < *lower_bound_) {
+      return;
+    }
+    current_source_ = static_cast<size_t>(chosen);
+    if (!sources_[chosen]->IsTombstone()) {
+      valid_ = true;
+      return;
+    }
+    // Hidden: move every source before this key and continue.
+    for (auto& source : sources_) {
+      if (source->Valid() && source->key() == key_) {
+        source->PrevKey();
       }
     }
   }
