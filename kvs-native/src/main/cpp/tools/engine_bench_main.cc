@@ -11,6 +11,7 @@
 //       --dir DIR [--workloads runA,runC,runE] [--records N]
 //       [--operations N] [--scan-operations N] [--threads 4]
 //       [--cache-mib 128] [--l0-mib 32] [--blob-min-bytes 64] [--seed N]
+//       [--value-cache-percent P (KVS; default: the engine's)]
 //       [--quiet-ms 1000] [--drain-limit-seconds 600 (0: none)]
 //       [--phase-limit-seconds 1800]
 
@@ -52,7 +53,8 @@ struct Arguments {
                "blobdb --mix SD --dir DIR [--workloads runA,runC,runE] "
                "[--records N] [--operations N] [--scan-operations N] "
                "[--threads N] [--cache-mib N] [--l0-mib N] "
-               "[--blob-min-bytes N] [--seed N] [--quiet-ms N] "
+               "[--blob-min-bytes N] [--value-cache-percent P] "
+               "[--seed N] [--quiet-ms N] "
                "[--drain-limit-seconds N] [--phase-limit-seconds N]\n",
                problem.c_str());
   std::exit(2);
@@ -98,6 +100,10 @@ Arguments Parse(int argc, char** argv) {
       l0_mib = Number(name, value);
     } else if (name == "--blob-min-bytes") {
       arguments.settings.blob_min_bytes = Number(name, value);
+    } else if (name == "--value-cache-percent") {
+      const uint64_t percent = Number(name, value);
+      if (percent > 90) Usage("--value-cache-percent must be at most 90");
+      arguments.settings.value_cache_percent = static_cast<unsigned>(percent);
     } else if (name == "--seed") {
       arguments.run.seed = Number(name, value);
     } else if (name == "--quiet-ms") {

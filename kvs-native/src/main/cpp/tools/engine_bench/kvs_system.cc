@@ -91,6 +91,9 @@ Status OpenKvs(const std::string& directory, const SystemSettings& settings,
   options.region.placement.small_kv_bytes_max = 119;
   options.region.placement.medium_kv_bytes_max = 1022;
   options.memory_budget_bytes = 2 * settings.cache_bytes;
+  if (settings.value_cache_percent.has_value()) {
+    options.value_cache_share = *settings.value_cache_percent / 100.0;
+  }
   std::unique_ptr<engine::Engine> engine;
   KVS_RETURN_IF_ERROR(engine::Engine::Open(directory + "/volume", options,
                                            /*create_if_missing=*/true,

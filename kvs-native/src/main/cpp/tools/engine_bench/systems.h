@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,9 @@ struct SystemSettings {
   unsigned background_threads = 2;
   // BlobDB's min_blob_size.
   uint64_t blob_min_bytes = 64;
+  // KVS: the value cache's percentage of the cache (the node cache has the
+  // rest); empty: the engine's default (EngineOptions::value_cache_share).
+  std::optional<unsigned> value_cache_percent;
 };
 
 // Thread-safe: client threads call every method but Stats concurrently.
