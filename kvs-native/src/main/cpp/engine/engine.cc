@@ -9,6 +9,7 @@
 
 #include "alloc/superblock.h"
 #include "io/aligned_buffer.h"
+#include "lsm/cache_split.h"
 #include "util/coding.h"
 #include "util/thread_name.h"
 
@@ -54,6 +55,9 @@ EngineStats Engine::Stats() const {
       static_cast<double>(options_.memory_budget_bytes) * options_.cache_share);
   stats.l0_bytes = l0_budget_.used_bytes();
   stats.l0_budget_bytes = l0_budget_.limit_bytes();
+  stats.node_cache_capacity_bytes = cache.capacity_bytes;
+  stats.value_cache_capacity_bytes = values_.stats().capacity_bytes;
+  stats.cache_split_moves = cache_split_moves_.load(std::memory_order_relaxed);
   return stats;
 }
 
@@ -83,6 +87,8 @@ Engine::Engine(const EngineOptions& options,
     nodes_.EraseSegment(segment);
     records_.Forget(segment);
   });
+  SplitCache(options_.value_cache_share);
+  split_checked_ = std::chrono::steady_clock::now();
   maintenance_ = std::thread([this] {
     SetThreadName(kThreadMaintenance);
     MaintenanceLoop();
@@ -373,7 +379,45 @@ void Engine::MaintenanceLoop() {
       }
     }
     EnforceL0Budget();
+    if (options_.adaptive_cache_split) BalanceCaches();
     lock.lock();
+  }
+}
+
+void Engine::SplitCache(double share) {
+  value_share_ = share;
+  const double cache =
+      static_cast<double>(options_.memory_budget_bytes) * options_.cache_share;
+  const auto ghost = static_cast<size_t>(cache / 4);
+  const auto values = static_cast<size_t>(cache * share);
+  const auto nodes = static_cast<size_t>(cache * (1.0 - share));
+  // The shrinking cache gives its memory back before the other takes it.
+  if (values < values_.stats().capacity_bytes) {
+    values_.SetCapacity(values, ghost);
+    nodes_.SetCapacity(nodes, ghost);
+  } else {
+    nodes_.SetCapacity(nodes, ghost);
+    values_.SetCapacity(values, ghost);
+  }
+}
+
+void Engine::BalanceCaches() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - split_checked_ <
+      std::chrono::milliseconds(options_.cache_split_interval_ms)) {
+    return;
+  }
+  split_checked_ = now;
+  const uint64_t node_hits = nodes_.stats().ghost_hits;
+  const uint64_t value_hits = values_.stats().ghost_hits;
+  const double next =
+      lsm::NextValueShare(value_share_, node_hits - node_ghost_hits_seen_,
+                          value_hits - value_ghost_hits_seen_);
+  node_ghost_hits_seen_ = node_hits;
+  value_ghost_hits_seen_ = value_hits;
+  if (next != value_share_) {
+    SplitCache(next);
+    cache_split_moves_.fetch_add(1, std::memory_order_relaxed);
   }
 }
 

@@ -18,6 +18,7 @@
 #define KVS_ENGINE_ENGINE_H_
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -61,7 +62,13 @@ struct EngineOptions {
   // within flush_interval_ms.
   size_t memory_budget_bytes = 256ull << 20;
   double cache_share = 0.5;
+  // The value cache's share of the cache memory at start; with
+  // adaptive_cache_split, the maintenance thread moves it (every
+  // cache_split_interval_ms) toward the cache whose ghost list (what it
+  // evicted lately) is missed more: lsm/cache_split.h.
   double value_cache_share = 0.4;
+  bool adaptive_cache_split = true;
+  uint32_t cache_split_interval_ms = 1000;
   alloc::VolumeOptions volume;
   lsm::RegionOptions region;
   log::LogWriterOptions log;
@@ -72,10 +79,13 @@ struct EngineOptions {
 struct EngineStats {
   uint64_t cache_hits = 0;
   uint64_t cache_misses = 0;
-  uint64_t cache_bytes = 0;           // nodes cached now
-  uint64_t cache_capacity_bytes = 0;  // the cache's share of the budget
-  uint64_t l0_bytes = 0;              // every region's L0s, now
-  uint64_t l0_budget_bytes = 0;       // the L0s' share of the budget
+  uint64_t cache_bytes = 0;                 // nodes cached now
+  uint64_t cache_capacity_bytes = 0;        // the cache's share of the budget
+  uint64_t node_cache_capacity_bytes = 0;   // of it, the node cache's now
+  uint64_t value_cache_capacity_bytes = 0;  // and the value cache's
+  uint64_t cache_split_moves = 0;  // times the adaptive split moved memory
+  uint64_t l0_bytes = 0;           // every region's L0s, now
+  uint64_t l0_budget_bytes = 0;    // the L0s' share of the budget
 };
 
 class Engine {
@@ -137,6 +147,12 @@ class Engine {
   // Runs every flush_interval_ms: flushes logs (sync=false) and keeps the
   // L0s within their share of the memory budget.
   void MaintenanceLoop();
+  // Moves cache memory between the node and value caches by their ghost
+  // hits since the last call (maintenance thread).
+  void BalanceCaches();
+  // Gives the value cache `share` of the cache memory, the node cache the
+  // rest, each with a ghost list of a quarter of the cache memory.
+  void SplitCache(double share);
   void EnforceL0Budget();
   lsm::RegionContext Context() const;
   // Delivers one event to the tap, if there is one.
@@ -180,6 +196,12 @@ class Engine {
   std::condition_variable maintenance_wakeup_;
   bool stopping_ = false;
   std::thread maintenance_;
+  // The adaptive cache split's state (maintenance thread only).
+  double value_share_ = 0;
+  uint64_t node_ghost_hits_seen_ = 0;
+  uint64_t value_ghost_hits_seen_ = 0;
+  std::chrono::steady_clock::time_point split_checked_;
+  std::atomic<uint64_t> cache_split_moves_{0};
 };
 
 }  // namespace kvs::engine

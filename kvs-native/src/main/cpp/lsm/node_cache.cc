@@ -61,19 +61,38 @@ void NodeCache::Insert(Shard& shard, uint64_t device_offset,
     shard.lru.erase(existing->second.position);
     shard.entries.erase(existing);
   }
-  if (bytes->size() > shard_capacity_bytes_) {
+  if (shard.ghost.Take(device_offset)) {
+    ghost_hits_.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (bytes->size() > shard_capacity_bytes_.load(std::memory_order_relaxed)) {
     return;
   }
   shard.bytes += bytes->size();
   shard.lru.push_front(device_offset);
   shard.entries[device_offset] = {std::move(bytes), validated,
                                   shard.lru.begin()};
-  while (shard.bytes > shard_capacity_bytes_) {
+  TrimLocked(shard);
+}
+
+void NodeCache::TrimLocked(Shard& shard) {
+  const size_t capacity = shard_capacity_bytes_.load(std::memory_order_relaxed);
+  while (shard.bytes > capacity) {
     const uint64_t victim = shard.lru.back();
     shard.lru.pop_back();
     const auto it = shard.entries.find(victim);
     shard.bytes -= it->second.bytes->size();
+    shard.ghost.Add(victim, it->second.bytes->size());
     shard.entries.erase(it);
+  }
+}
+
+void NodeCache::SetCapacity(size_t capacity_bytes, size_t ghost_bytes) {
+  shard_capacity_bytes_.store(capacity_bytes / kShards,
+                              std::memory_order_relaxed);
+  for (Shard& shard : shards_) {
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    shard.ghost.set_capacity_bytes(ghost_bytes / kShards);
+    TrimLocked(shard);
   }
 }
 
@@ -102,6 +121,8 @@ NodeCacheStats NodeCache::stats() const {
   stats.hits = hits_.load();
   stats.misses = misses_.load();
   stats.bytes_read = bytes_read_.load();
+  stats.ghost_hits = ghost_hits_.load();
+  stats.capacity_bytes = shard_capacity_bytes_.load() * kShards;
   for (const Shard& shard : shards_) {
     std::lock_guard<std::mutex> lock(const_cast<std::mutex&>(shard.mutex));
     stats.cached_bytes += shard.bytes;

@@ -3,7 +3,9 @@
 //
 // Nodes are cached by device offset in LRU order, in shards so readers on
 // different threads rarely share a lock; the capacity (bytes of node data)
-// is the cache's share of the engine's memory budget. A node is immutable
+// is the cache's share of the engine's memory budget, moved at run time
+// (SetCapacity: the engine's cache split, lsm/cache_split.h, fed by the
+// ghost list of what was evicted lately). A node is immutable
 // while its segment is allocated, so entries never go stale -- except when
 // the segment is reused, which is why EraseSegment must be called before a
 // freed segment is handed out again.
@@ -23,6 +25,7 @@
 
 #include "btree/tree_reader.h"
 #include "io/file.h"
+#include "lsm/ghost_list.h"
 
 namespace kvs::lsm {
 
@@ -31,6 +34,10 @@ struct NodeCacheStats {
   uint64_t misses = 0;
   uint64_t bytes_read = 0;  // device bytes read on misses
   uint64_t cached_bytes = 0;
+  uint64_t capacity_bytes = 0;
+  // Misses on nodes evicted lately (ghost list): hits more memory would
+  // have given.
+  uint64_t ghost_hits = 0;
 };
 
 class NodeCache final : public btree::NodeSource {
@@ -44,6 +51,9 @@ class NodeCache final : public btree::NodeSource {
                     SharedNode* node) override;
   // Drops every cached node inside `segment`.
   void EraseSegment(uint64_t segment);
+  // Holds at most `capacity_bytes` from now on (evicting at once when
+  // smaller), remembering up to `ghost_bytes` of evicted nodes.
+  void SetCapacity(size_t capacity_bytes, size_t ghost_bytes);
   NodeCacheStats stats() const;
 
  private:
@@ -58,15 +68,18 @@ class NodeCache final : public btree::NodeSource {
     };
     std::unordered_map<uint64_t, Entry> entries;
     size_t bytes = 0;
+    GhostList ghost;
   };
   Shard& ShardFor(uint64_t device_offset);
   void Insert(Shard& shard, uint64_t device_offset,
               std::shared_ptr<const std::string> bytes, bool validated);
+  // Evicts the least recent nodes until the shard fits its capacity.
+  void TrimLocked(Shard& shard);
 
   io::File* const file_;
-  const size_t shard_capacity_bytes_;
+  std::atomic<size_t> shard_capacity_bytes_;
   Shard shards_[kShards];
-  std::atomic<uint64_t> hits_{0}, misses_{0}, bytes_read_{0};
+  std::atomic<uint64_t> hits_{0}, misses_{0}, bytes_read_{0}, ghost_hits_{0};
 };
 
 }  // namespace kvs::lsm

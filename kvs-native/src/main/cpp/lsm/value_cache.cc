@@ -32,9 +32,13 @@ bool ValueCache::Get(uint64_t device_offset, uint32_t size,
 
 void ValueCache::Put(uint64_t device_offset, uint32_t size,
                      std::string_view key, std::string_view value) {
-  if (value.size() > kValueBytesMax || shard_capacity_bytes_ == 0) return;
+  if (value.size() > kValueBytesMax) return;
   Shard& shard = ShardFor(device_offset);
   std::lock_guard<std::mutex> lock(shard.mutex);
+  if (shard.ghost.Take(device_offset)) {
+    ghost_hits_.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (shard_capacity_bytes_.load(std::memory_order_relaxed) == 0) return;
   const auto existing = shard.entries.find(device_offset);
   if (existing != shard.entries.end()) EraseLocked(shard, existing);
   shard.lru.push_front(device_offset);
@@ -45,8 +49,25 @@ void ValueCache::Put(uint64_t device_offset, uint32_t size,
   entry = {size, std::string(key), std::string(value), shard.lru.begin(),
            in_segment.begin()};
   shard.bytes += Charge(entry);
-  while (shard.bytes > shard_capacity_bytes_ && !shard.lru.empty()) {
-    EraseLocked(shard, shard.entries.find(shard.lru.back()));
+  TrimLocked(shard);
+}
+
+void ValueCache::TrimLocked(Shard& shard) {
+  const size_t capacity = shard_capacity_bytes_.load(std::memory_order_relaxed);
+  while (shard.bytes > capacity && !shard.lru.empty()) {
+    const auto victim = shard.entries.find(shard.lru.back());
+    shard.ghost.Add(victim->first, Charge(victim->second));
+    EraseLocked(shard, victim);
+  }
+}
+
+void ValueCache::SetCapacity(size_t capacity_bytes, size_t ghost_bytes) {
+  shard_capacity_bytes_.store(capacity_bytes / kShards,
+                              std::memory_order_relaxed);
+  for (Shard& shard : shards_) {
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    shard.ghost.set_capacity_bytes(ghost_bytes / kShards);
+    TrimLocked(shard);
   }
 }
 
@@ -77,6 +98,8 @@ ValueCacheStats ValueCache::stats() const {
   ValueCacheStats stats;
   stats.hits = hits_.load();
   stats.misses = misses_.load();
+  stats.ghost_hits = ghost_hits_.load();
+  stats.capacity_bytes = shard_capacity_bytes_.load() * kShards;
   for (const Shard& shard : shards_) {
     std::lock_guard<std::mutex> lock(shard.mutex);
     stats.cached_bytes += shard.bytes;

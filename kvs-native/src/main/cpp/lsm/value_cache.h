@@ -14,7 +14,8 @@
 // (checksum and key, RecordReader). Values above kValueBytesMax are not cached:
 // one would push out hundreds of small ones.
 //
-// Bounded: at most `capacity_bytes` of keys and values, in LRU order per
+// Bounded: at most `capacity_bytes` of keys and values (moved at run time by
+// SetCapacity: the engine's cache split, lsm/cache_split.h), in LRU order per
 // shard (16 shards by segment, so readers on different threads rarely share
 // a lock). Each shard also lists its entries by segment, so EraseSegment
 // costs the segment's entries, not a walk of the shard under its lock (a
@@ -35,12 +36,18 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "lsm/ghost_list.h"
+
 namespace kvs::lsm {
 
 struct ValueCacheStats {
   uint64_t hits = 0;
   uint64_t misses = 0;
   uint64_t cached_bytes = 0;
+  uint64_t capacity_bytes = 0;
+  // Misses on values evicted lately (ghost list): hits more memory would
+  // have given.
+  uint64_t ghost_hits = 0;
 };
 
 class ValueCache {
@@ -60,6 +67,9 @@ class ValueCache {
            std::string_view value);
   // Drops every entry inside `segment` (before the segment is reused).
   void EraseSegment(uint64_t segment);
+  // Holds at most `capacity_bytes` from now on (evicting at once when
+  // smaller), remembering up to `ghost_bytes` of evicted values.
+  void SetCapacity(size_t capacity_bytes, size_t ghost_bytes);
   ValueCacheStats stats() const;
 
  private:
@@ -78,6 +88,7 @@ class ValueCache {
     // segment -> the offsets of its entries
     std::unordered_map<uint64_t, std::list<uint64_t>> by_segment;
     size_t bytes = 0;
+    GhostList ghost;
   };
   static size_t Charge(const Entry& entry) {
     // The strings, the map and list nodes and the allocator's overhead.
@@ -87,9 +98,12 @@ class ValueCache {
   void EraseLocked(Shard& shard,
                    std::unordered_map<uint64_t, Entry>::iterator it);
 
-  const size_t shard_capacity_bytes_;
+  // Evicts the least recent entries until the shard fits its capacity.
+  void TrimLocked(Shard& shard);
+
+  std::atomic<size_t> shard_capacity_bytes_;
   Shard shards_[kShards];
-  std::atomic<uint64_t> hits_{0}, misses_{0};
+  std::atomic<uint64_t> hits_{0}, misses_{0}, ghost_hits_{0};
 };
 
 }  // namespace kvs::lsm

@@ -11,7 +11,7 @@
 //       --dir DIR [--workloads runA,runC,runE] [--records N]
 //       [--operations N] [--scan-operations N] [--threads 4]
 //       [--cache-mib 128] [--l0-mib 32] [--blob-min-bytes 64] [--seed N]
-//       [--value-cache-percent P (KVS; default: the engine's)]
+//       [--value-cache-percent P (KVS: a fixed split; default: adaptive)]
 //       [--quiet-ms 1000] [--drain-limit-seconds 600 (0: none)]
 //       [--phase-limit-seconds 1800]
 

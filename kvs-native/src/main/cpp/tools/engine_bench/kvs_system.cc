@@ -93,6 +93,7 @@ Status OpenKvs(const std::string& directory, const SystemSettings& settings,
   options.memory_budget_bytes = 2 * settings.cache_bytes;
   if (settings.value_cache_percent.has_value()) {
     options.value_cache_share = *settings.value_cache_percent / 100.0;
+    options.adaptive_cache_split = false;  // a fixed split, to compare
   }
   std::unique_ptr<engine::Engine> engine;
   KVS_RETURN_IF_ERROR(engine::Engine::Open(directory + "/volume", options,

@@ -27,8 +27,8 @@ struct SystemSettings {
   unsigned background_threads = 2;
   // BlobDB's min_blob_size.
   uint64_t blob_min_bytes = 64;
-  // KVS: the value cache's percentage of the cache (the node cache has the
-  // rest); empty: the engine's default (EngineOptions::value_cache_share).
+  // KVS: a fixed value cache percentage of the cache (the node cache has the
+  // rest); empty: the engine's default, an adaptive split.
   std::optional<unsigned> value_cache_percent;
 };
 
