@@ -19,21 +19,24 @@
 namespace kvs::lsm {
 namespace {
 
-TEST(GhostListTest, RemembersEvictedKeysWithinItsBytes) {
+TEST(GhostListTest, RemembersEvictedKeysUntilDisplaced) {
   GhostList ghost;
-  ghost.set_capacity_bytes(100);
-  ghost.Add(1, 40);
-  ghost.Add(2, 40);
-  ghost.Add(3, 40);  // 120 bytes: the oldest goes
-  EXPECT_EQ(ghost.bytes(), 80u);
+  EXPECT_FALSE(ghost.Take(1)) << "no room";
+  ghost.Add(1);
   EXPECT_FALSE(ghost.Take(1));
-  EXPECT_TRUE(ghost.Take(2));
-  EXPECT_FALSE(ghost.Take(2)) << "taken once";
-  ghost.Add(4, 500);  // larger than the list: not kept
-  EXPECT_FALSE(ghost.Take(4));
-  ghost.set_capacity_bytes(0);
-  EXPECT_EQ(ghost.bytes(), 0u);
-  EXPECT_FALSE(ghost.Take(3));
+  ghost.set_capacity(1000);
+  EXPECT_EQ(ghost.capacity(), 1024u);
+  for (uint64_t key = 0; key < 100; ++key) ghost.Add(key * 4096);
+  size_t remembered = 0;
+  for (uint64_t key = 0; key < 100; ++key) remembered += ghost.Take(key * 4096);
+  EXPECT_GE(remembered, 90u) << "few collisions at a tenth full";
+  EXPECT_FALSE(ghost.Take(0)) << "taken once";
+  ghost.Add(7);
+  ghost.set_capacity(1000);  // the same room: kept
+  EXPECT_TRUE(ghost.Take(7));
+  ghost.Add(7);
+  ghost.set_capacity(0);
+  EXPECT_FALSE(ghost.Take(7));
 }
 
 TEST(CacheSplitTest, MovesTowardClearlyMoreGhostHitsWithinBounds) {
@@ -47,7 +50,7 @@ TEST(CacheSplitTest, MovesTowardClearlyMoreGhostHitsWithinBounds) {
 
 TEST(CacheSplitTest, AValueEvictedAndWantedAgainIsAGhostHit) {
   ValueCache cache(16 * 1024);  // 1 KiB a shard
-  cache.SetCapacity(16 * 1024, 64 * 1024);
+  cache.SetCapacity(16 * 1024, 1 << 20);
   const uint64_t at = alloc::SegmentStart(9);
   const std::string value(600, 'v');
   cache.Put(at, 600, "a", value);
@@ -57,7 +60,7 @@ TEST(CacheSplitTest, AValueEvictedAndWantedAgainIsAGhostHit) {
   cache.Put(at, 600, "a", value);  // read again after the miss
   EXPECT_EQ(cache.stats().ghost_hits, 1u);
   // Shrinking evicts at once, into the ghost list.
-  cache.SetCapacity(0, 64 * 1024);
+  cache.SetCapacity(0, 1 << 20);
   EXPECT_EQ(cache.stats().cached_bytes, 0u);
   EXPECT_EQ(cache.stats().capacity_bytes, 0u);
   cache.Put(at + 1024, 600, "b", value);

@@ -1,11 +1,12 @@
-// GhostList: the keys a cache evicted lately (no data, only their size), so
-// that a miss on one of them tells the cache it would have hit with that
-// many more bytes -- the signal (as ARC's ghost lists) by which the engine
-// moves memory between its node cache and its value cache
-// (lsm/cache_split.h).
+// GhostList: the keys a cache evicted lately (no data), so that a miss on
+// one of them tells the cache it would have hit with more memory -- the
+// signal (as ARC's ghost lists) by which the engine moves memory between its
+// node cache and its value cache (lsm/cache_split.h).
 //
-// Bounded: at most `capacity_bytes` of the evicted entries' charges, oldest
-// forgotten first; a key added again replaces its old place.
+// Direct-mapped: a key lands in one slot by its hash, displacing whatever
+// was there, so the list is approximate (a key may be forgotten early) but
+// costs one store per eviction and one load per miss, no allocation: a list
+// with a hash map cost Run E a tenth of its CPU in the value cache.
 //
 // Not thread-safe: a cache shard holds one under its lock.
 
@@ -14,52 +15,47 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <list>
-#include <unordered_map>
-#include <utility>
+#include <vector>
 
 namespace kvs::lsm {
 
 class GhostList {
  public:
-  void set_capacity_bytes(size_t bytes) {
-    capacity_bytes_ = bytes;
-    Trim();
+  // Room for about `entries` keys (rounded up to a power of two; 0: none);
+  // what it holds stays if the room does not change.
+  void set_capacity(size_t entries) {
+    size_t slots = 0;
+    if (entries > 0) {
+      slots = 1;
+      while (slots < entries) slots <<= 1;
+    }
+    if (slots != slots_.size()) slots_.assign(slots, kEmpty);
   }
-  size_t bytes() const { return bytes_; }
+  size_t capacity() const { return slots_.size(); }
 
-  // Remembers that `key`, of `charge` bytes, was evicted.
-  void Add(uint64_t key, size_t charge) {
-    Erase(key);
-    if (charge > capacity_bytes_) return;
-    order_.push_front(key);
-    entries_[key] = {order_.begin(), charge};
-    bytes_ += charge;
-    Trim();
+  // Remembers that `key` was evicted.
+  void Add(uint64_t key) {
+    if (!slots_.empty()) slots_[Slot(key)] = key;
   }
   // Whether `key` was evicted lately; forgets it either way.
-  bool Take(uint64_t key) { return Erase(key); }
-  bool Erase(uint64_t key) {
-    const auto it = entries_.find(key);
-    if (it == entries_.end()) return false;
-    bytes_ -= it->second.second;
-    order_.erase(it->second.first);
-    entries_.erase(it);
+  bool Take(uint64_t key) {
+    if (slots_.empty()) return false;
+    uint64_t& slot = slots_[Slot(key)];
+    if (slot != key) return false;
+    slot = kEmpty;
     return true;
   }
 
  private:
-  void Trim() {
-    while (bytes_ > capacity_bytes_ && !order_.empty()) {
-      Erase(order_.back());
-    }
+  // No cached key is this offset (it would be the last byte of the device
+  // address space).
+  static constexpr uint64_t kEmpty = ~uint64_t{0};
+  size_t Slot(uint64_t key) const {
+    return static_cast<size_t>((key * 0x9e3779b97f4a7c15ull) >> 20) &
+           (slots_.size() - 1);
   }
 
-  size_t capacity_bytes_ = 0;
-  size_t bytes_ = 0;
-  std::list<uint64_t> order_;  // front: evicted last
-  std::unordered_map<uint64_t, std::pair<std::list<uint64_t>::iterator, size_t>>
-      entries_;
+  std::vector<uint64_t> slots_;
 };
 
 }  // namespace kvs::lsm

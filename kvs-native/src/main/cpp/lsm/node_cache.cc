@@ -81,7 +81,7 @@ void NodeCache::TrimLocked(Shard& shard) {
     shard.lru.pop_back();
     const auto it = shard.entries.find(victim);
     shard.bytes -= it->second.bytes->size();
-    shard.ghost.Add(victim, it->second.bytes->size());
+    shard.ghost.Add(victim);
     shard.entries.erase(it);
   }
 }
@@ -91,7 +91,8 @@ void NodeCache::SetCapacity(size_t capacity_bytes, size_t ghost_bytes) {
                               std::memory_order_relaxed);
   for (Shard& shard : shards_) {
     std::lock_guard<std::mutex> lock(shard.mutex);
-    shard.ghost.set_capacity_bytes(ghost_bytes / kShards);
+    shard.ghost.set_capacity(ghost_bytes / kShards /
+                             limits::io_alignment_bytes);
     TrimLocked(shard);
   }
 }

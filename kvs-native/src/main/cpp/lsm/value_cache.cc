@@ -56,7 +56,7 @@ void ValueCache::TrimLocked(Shard& shard) {
   const size_t capacity = shard_capacity_bytes_.load(std::memory_order_relaxed);
   while (shard.bytes > capacity && !shard.lru.empty()) {
     const auto victim = shard.entries.find(shard.lru.back());
-    shard.ghost.Add(victim->first, Charge(victim->second));
+    shard.ghost.Add(victim->first);
     EraseLocked(shard, victim);
   }
 }
@@ -66,7 +66,7 @@ void ValueCache::SetCapacity(size_t capacity_bytes, size_t ghost_bytes) {
                               std::memory_order_relaxed);
   for (Shard& shard : shards_) {
     std::lock_guard<std::mutex> lock(shard.mutex);
-    shard.ghost.set_capacity_bytes(ghost_bytes / kShards);
+    shard.ghost.set_capacity(ghost_bytes / kShards / kGhostEntryBytes);
     TrimLocked(shard);
   }
 }

@@ -74,6 +74,9 @@ class ValueCache {
 
  private:
   static constexpr size_t kShards = 16;
+  // What a ghost entry stands for, in bytes of memory: a typical value with
+  // its key and overheads.
+  static constexpr size_t kGhostEntryBytes = 1024;
   struct Entry {
     uint32_t size;
     std::string key;
