@@ -3,6 +3,7 @@
 #include "alloc/device_offset.h"
 #include "btree/node_format.h"
 #include "io/aligned_buffer.h"
+#include "util/check.h"
 #include "util/limits.h"
 
 namespace kvs::lsm {
@@ -57,9 +58,7 @@ void NodeCache::Insert(Shard& shard, uint64_t device_offset,
                        bool validated) {
   const auto existing = shard.entries.find(device_offset);
   if (existing != shard.entries.end()) {
-    shard.bytes -= existing->second.bytes->size();
-    shard.lru.erase(existing->second.position);
-    shard.entries.erase(existing);
+    EraseLocked(shard, existing);
   }
   if (shard.ghost.Take(device_offset)) {
     ghost_hits_.fetch_add(1, std::memory_order_relaxed);
@@ -69,20 +68,31 @@ void NodeCache::Insert(Shard& shard, uint64_t device_offset,
   }
   shard.bytes += bytes->size();
   shard.lru.push_front(device_offset);
+  std::list<uint64_t>& in_segment =
+      shard.by_segment[alloc::SegmentOf(device_offset)];
+  in_segment.push_front(device_offset);
   shard.entries[device_offset] = {std::move(bytes), validated,
-                                  shard.lru.begin()};
+                                  shard.lru.begin(), in_segment.begin()};
   TrimLocked(shard);
+}
+
+void NodeCache::EraseLocked(
+    Shard& shard, std::unordered_map<uint64_t, Shard::Entry>::iterator it) {
+  shard.bytes -= it->second.bytes->size();
+  shard.lru.erase(it->second.position);
+  const auto segment = shard.by_segment.find(alloc::SegmentOf(it->first));
+  KVS_CHECK(segment != shard.by_segment.end());
+  segment->second.erase(it->second.in_segment);
+  if (segment->second.empty()) shard.by_segment.erase(segment);
+  shard.entries.erase(it);
 }
 
 void NodeCache::TrimLocked(Shard& shard) {
   const size_t capacity = shard_capacity_bytes_.load(std::memory_order_relaxed);
   while (shard.bytes > capacity) {
     const uint64_t victim = shard.lru.back();
-    shard.lru.pop_back();
-    const auto it = shard.entries.find(victim);
-    shard.bytes -= it->second.bytes->size();
     shard.ghost.Add(victim);
-    shard.entries.erase(it);
+    EraseLocked(shard, shard.entries.find(victim));
   }
 }
 
@@ -98,21 +108,15 @@ void NodeCache::SetCapacity(size_t capacity_bytes, size_t ghost_bytes) {
 }
 
 void NodeCache::EraseSegment(uint64_t segment) {
-  const uint64_t start = alloc::SegmentStart(segment);
-  const uint64_t end = alloc::SegmentStart(segment + 1);
+  // A segment's nodes spread over every shard (shards go by block).
   for (Shard& shard : shards_) {
     std::lock_guard<std::mutex> lock(shard.mutex);
-    // A shard holds at most a few thousand nodes, and segments are freed
-    // at most a few times per compaction: a full walk is cheap enough and
-    // keeps lookups, the hot path, on a hash table.
-    for (auto it = shard.entries.begin(); it != shard.entries.end();) {
-      if (it->first >= start && it->first < end) {
-        shard.bytes -= it->second.bytes->size();
-        shard.lru.erase(it->second.position);
-        it = shard.entries.erase(it);
-      } else {
-        ++it;
-      }
+    auto listed = shard.by_segment.find(segment);
+    while (listed != shard.by_segment.end()) {
+      // The last entry's erase drops the list itself.
+      const bool last = listed->second.size() == 1;
+      EraseLocked(shard, shard.entries.find(listed->second.front()));
+      listed = last ? shard.by_segment.end() : listed;
     }
   }
 }
