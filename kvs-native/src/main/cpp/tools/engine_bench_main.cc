@@ -12,6 +12,7 @@
 //       [--operations N] [--scan-operations N] [--threads 4]
 //       [--cache-mib 128] [--l0-mib 32] [--blob-min-bytes 64] [--seed N]
 //       [--value-cache-percent P (KVS: a fixed split; default: adaptive)]
+//       [--stale-percent P (KVS: stale_fraction_max; default: the engine's)]
 //       [--quiet-ms 1000] [--drain-limit-seconds 600 (0: none)]
 //       [--phase-limit-seconds 1800]
 
@@ -54,6 +55,7 @@ struct Arguments {
                "[--records N] [--operations N] [--scan-operations N] "
                "[--threads N] [--cache-mib N] [--l0-mib N] "
                "[--blob-min-bytes N] [--value-cache-percent P] "
+               "[--stale-percent P] "
                "[--seed N] [--quiet-ms N] "
                "[--drain-limit-seconds N] [--phase-limit-seconds N]\n",
                problem.c_str());
@@ -104,6 +106,12 @@ Arguments Parse(int argc, char** argv) {
       const uint64_t percent = Number(name, value);
       if (percent > 90) Usage("--value-cache-percent must be at most 90");
       arguments.settings.value_cache_percent = static_cast<unsigned>(percent);
+    } else if (name == "--stale-percent") {
+      const uint64_t percent = Number(name, value);
+      if (percent == 0 || percent > 100) {
+        Usage("--stale-percent must be 1 to 100");
+      }
+      arguments.settings.stale_percent = static_cast<unsigned>(percent);
     } else if (name == "--seed") {
       arguments.run.seed = Number(name, value);
     } else if (name == "--quiet-ms") {

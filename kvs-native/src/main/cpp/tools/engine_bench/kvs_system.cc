@@ -95,6 +95,9 @@ Status OpenKvs(const std::string& directory, const SystemSettings& settings,
     options.value_cache_share = *settings.value_cache_percent / 100.0;
     options.adaptive_cache_split = false;  // a fixed split, to compare
   }
+  if (settings.stale_percent.has_value()) {
+    options.region.stale_fraction_max = *settings.stale_percent / 100.0;
+  }
   std::unique_ptr<engine::Engine> engine;
   KVS_RETURN_IF_ERROR(engine::Engine::Open(directory + "/volume", options,
                                            /*create_if_missing=*/true,

@@ -30,6 +30,8 @@ struct SystemSettings {
   // KVS: a fixed value cache percentage of the cache (the node cache has the
   // rest); empty: the engine's default, an adaptive split.
   std::optional<unsigned> value_cache_percent;
+  // KVS: RegionOptions::stale_fraction_max in percent; empty: the default.
+  std::optional<unsigned> stale_percent;
 };
 
 // Thread-safe: client threads call every method but Stats concurrently.
