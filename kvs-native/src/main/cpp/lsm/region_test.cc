@@ -261,7 +261,13 @@ TEST_F(RegionCompactionTest, MediumValuesGoToTheMediumLogThenInPlace) {
     ASSERT_TRUE(region_->Put(key, model[key]).ok());
   }
   region_->WaitForCompactions();
-  const auto levels = region_->LevelDescriptors();
+  // The levels holding data: when the last merge went into the deepest
+  // level, the one above it is empty (how the merges fell depends on when
+  // the background jobs ran).
+  std::vector<LevelDescriptor> levels;
+  for (const LevelDescriptor& level : region_->LevelDescriptors()) {
+    if (!level.empty()) levels.push_back(level);
+  }
   ASSERT_FALSE(levels.empty());
   // The deepest level holds medium values in place: no medium segments.
   EXPECT_TRUE(levels.back().medium_segments.empty());
