@@ -106,7 +106,11 @@ Status Volume::Open(std::unique_ptr<io::File> file,
   opened->redo_->Resume(replay.end);
   if (opened->superblock_.format_version < kSuperblockFormatVersion) {
     const uint32_t from = opened->superblock_.format_version;
-    const Status upgraded = opened->CheckpointLocked();
+    // Twice, so that both superblock copies carry the new version: a build
+    // that reads only the old one must refuse the volume, not fall back to
+    // the older copy (whose checkpoint and redo chain are freed by then).
+    Status upgraded = opened->CheckpointLocked();
+    if (upgraded.ok()) upgraded = opened->CheckpointLocked();
     if (!upgraded.ok()) {
       return Status::FromCode(
           upgraded.code(),

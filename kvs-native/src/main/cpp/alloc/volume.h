@@ -23,9 +23,10 @@
 //
 // Format versions: this build writes volume format 2 (kSuperblockFormatVersion:
 // reference counts in the checkpoint and redo records) and reads format 1,
-// which Open upgrades by writing a checkpoint in format 2 at once (so that a
-// build that reads only format 1 refuses the volume rather than misreading
-// a shared segment); a newer format is refused with InvalidArgument.
+// which Open upgrades by writing two checkpoints in format 2 at once, so that
+// both superblock copies carry it (a build that reads only format 1 then
+// refuses the volume rather than fall back to the older copy, whose metadata
+// is freed); a newer format is refused with InvalidArgument.
 //
 // A full device: Reserve fails with a NoSpace status (an IO_ERROR) once the
 // volume cannot grow and only the metadata headroom is left -- enough free
