@@ -51,14 +51,9 @@ struct RegionIterator::Source {
     }
   }
   // Backward: moves to the newest visible version of the last key < `key`.
+  // A table, backward: moves to the newest visible version of the last key
+  // < `key`.
   void PrevKeyFrom(std::string key) {
-    if (!table) {
-      level_iterator->SeekForPrev(key);
-      if (level_iterator->Valid() && level_iterator->key() == key) {
-        level_iterator->Prev();
-      }
-      return;
-    }
     // Each pass steps back over one key none of whose versions is visible.
     while (true) {
       table_iterator->SeekBefore(key);
@@ -161,7 +156,7 @@ void RegionIterator::Position(std::string_view target, bool exclusive) {
         source->NextKey();
       }
     }
-    FindNextLive();
+    FindLive();
     return;
   }
   for (auto& source : sources_) {
@@ -176,46 +171,7 @@ void RegionIterator::Position(std::string_view target, bool exclusive) {
     }
     source->Seek(bound);
   }
-  FindNextLive();
-}
-
-void RegionIterator::FindNextLive() {
-  valid_ = false;
-  while (true) {
-    // The smallest key among the sources; the newest source holding it
-    // (lowest index) decides.
-    int chosen = -1;
-    for (size_t i = 0; i < sources_.size(); ++i) {
-      Source& source = *sources_[i];
-      if (!source.status().ok()) {
-        status_ = source.status();
-        return;
-      }
-      if (source.Valid() &&
-          (chosen < 0 || source.key() < sources_[chosen]->key())) {
-        chosen = static_cast<int>(i);
-      }
-    }
-    if (chosen < 0) {
-      return;
-    }
-    key_.assign(sources_[chosen]->key());
-    if (upper_bound_ && key_ >= *upper_bound_) {
-      return;
-    }
-    const bool tombstone = sources_[chosen]->IsTombstone();
-    current_source_ = static_cast<size_t>(chosen);
-    if (!tombstone) {
-      valid_ = true;
-      return;
-    }
-    // Hidden: move every source past this key and continue.
-    for (auto& source : sources_) {
-      if (source->Valid() && source->key() == key_) {
-        source->NextKey();
-      }
-    }
-  }
+  FindLive();
 }
 
 void RegionIterator::SeekToLast() {
@@ -227,7 +183,7 @@ void RegionIterator::SeekToLast() {
   for (auto& source : sources_) {
     source->SeekToLast();
   }
-  FindPrevLive();
+  FindLive();
 }
 
 void RegionIterator::SeekForPrev(std::string_view target) {
@@ -262,14 +218,14 @@ void RegionIterator::PositionBackward(std::string_view target, bool exclusive,
       source->PrevKey();
     }
   }
-  FindPrevLive();
+  FindLive();
 }
 
-void RegionIterator::FindPrevLive() {
+void RegionIterator::FindLive() {
   valid_ = false;
   while (true) {
-    // The largest key among the sources; the newest source holding it
-    // (lowest index) decides.
+    // The next key in the direction of travel (the smallest forward, the
+    // largest backward); the newest source holding it (lowest index) decides.
     int chosen = -1;
     for (size_t i = 0; i < sources_.size(); ++i) {
       Source& source = *sources_[i];
@@ -278,7 +234,9 @@ void RegionIterator::FindPrevLive() {
         return;
       }
       if (source.Valid() &&
-          (chosen < 0 || sources_[chosen]->key() < source.key())) {
+          (chosen < 0 ||
+           (backward_ ? sources_[chosen]->key() < source.key()
+                      : source.key() < sources_[chosen]->key()))) {
         chosen = static_cast<int>(i);
       }
     }
@@ -286,7 +244,8 @@ void RegionIterator::FindPrevLive() {
       return;
     }
     key_.assign(sources_[chosen]->key());
-    if (lower_bound_ && key_ < *lower_bound_) {
+    if (backward_ ? lower_bound_ && key_ < *lower_bound_
+                  : upper_bound_ && key_ >= *upper_bound_) {
       return;
     }
     current_source_ = static_cast<size_t>(chosen);
@@ -294,10 +253,14 @@ void RegionIterator::FindPrevLive() {
       valid_ = true;
       return;
     }
-    // Hidden: move every source before this key and continue.
+    // Hidden: move every source past this key and continue.
     for (auto& source : sources_) {
       if (source->Valid() && source->key() == key_) {
-        source->PrevKey();
+        if (backward_) {
+          source->PrevKey();
+        } else {
+          source->NextKey();
+        }
       }
     }
   }

@@ -83,12 +83,13 @@ class RegionIterator {
   // Moves every source to its first entry >= target (or > target if
   // `exclusive`), then picks the next live key.
   void Position(std::string_view target, bool exclusive);
-  void FindNextLive();
+  // Picks the next live key in the direction the sources were moved
+  // (backward_), within the bounds.
+  void FindLive();
   // Moves every source to its last entry <= target (< target if
   // `exclusive`), then picks the previous live key. A `step` back from the
   // current key moves only the sources at it if they stand backward already.
   void PositionBackward(std::string_view target, bool exclusive, bool step);
-  void FindPrevLive();
 
   const Region* const region_;
   const uint64_t snapshot_lsn_;
