@@ -176,10 +176,10 @@ lsm::RegionContext Engine::Context() const {
       tap->OnLogAppend(region_id, kind, appended);
     });
   };
-  context.on_index_segment = [this](uint64_t region_id, uint64_t segment,
-                                    std::string_view bytes) {
+  context.on_index_segment = [this](uint64_t region_id, size_t level,
+                                    uint64_t segment, std::string_view bytes) {
     Tap([&](lsm::ReplicationTap* tap) {
-      tap->OnIndexSegment(region_id, segment, bytes);
+      tap->OnIndexSegment(region_id, level, segment, bytes);
     });
   };
   context.on_level_installed = [this](uint64_t region_id, size_t level,
@@ -329,7 +329,7 @@ Status Engine::DropRegion(std::string_view name) {
       segments.insert(coding::DecodeFixed64(value.data()));
     } else if (kind.substr(0, 7) == "logmap/" && value.size() >= 8) {
       segments.insert(coding::DecodeFixed64(value.data()));
-    } else if (kind.substr(0, 6) == "level/") {
+    } else if (kind.substr(0, 6) == "level/" || kind == "draining") {
       lsm::LevelDescriptor level;
       if (lsm::LevelDescriptor::Decode(value, &level).ok()) {
         for (const uint64_t segment : level.AllSegments()) {

@@ -69,7 +69,7 @@ class CountingTap : public lsm::ReplicationTap {
     (kind == log::LogKind::kSmall ? small_bytes : large_bytes) +=
         appended.bytes.size();
   }
-  void OnIndexSegment(uint64_t, uint64_t, std::string_view) override {
+  void OnIndexSegment(uint64_t, size_t, uint64_t, std::string_view) override {
     std::lock_guard<std::mutex> lock(mutex);
     ++index_segments;
   }

@@ -105,6 +105,13 @@ Status Region::Open(const RegionContext& context, std::string name, uint64_t id,
   KVS_RETURN_IF_ERROR(opened->LoadLevels());
   KVS_RETURN_IF_ERROR(opened->OpenLogs(/*recover=*/true));
   opened->DrawIncarnation();
+  {
+    // A drain a crash interrupted goes on (an L0 job with no L0 starts it).
+    std::lock_guard<std::mutex> stall_lock(opened->stall_mutex_);
+    if (opened->draining_ != nullptr && !opened->compacting_) {
+      opened->StartCompactionLocked();
+    }
+  }
   *region = std::move(opened);
   return Status::Ok();
 }
@@ -425,7 +432,7 @@ bool Region::WriteMayWait(bool put, std::string_view key,
 
 Region::Tables Region::TablesNow() const {
   std::shared_lock<std::shared_mutex> lock(l0_mutex_);
-  Tables tables{active_, {}, levels_};
+  Tables tables{active_, {}, ReadOrderLevelsLocked()};
   for (auto it = immutables_.rbegin(); it != immutables_.rend(); ++it) {
     tables.immutables.push_back(it->table);
   }
@@ -697,11 +704,7 @@ std::unique_ptr<RegionIterator> Region::NewIterator(
     for (auto it = immutables_.rbegin(); it != immutables_.rend(); ++it) {
       tables.push_back(it->table);
     }
-    for (const auto& level : levels_) {
-      if (level != nullptr) {
-        levels.push_back(level);
-      }
-    }
+    levels = ReadOrderLevelsLocked();
   }
   return std::make_unique<RegionIterator>(
       this, snapshot, std::move(tables), std::move(levels),
@@ -722,7 +725,7 @@ std::map<uint64_t, uint64_t> Region::LogSegments(log::LogKind kind) const {
 Region::Served Region::ServedNow() const {
   Served served;
   std::shared_lock<std::shared_mutex> lock(l0_mutex_);
-  served.levels = levels_;
+  served.levels = ReadOrderLevelsLocked();
   served.l0_entries = active_->EntryCount();
   for (const Immutable& immutable : immutables_) {
     served.l0_entries += immutable.table->EntryCount();
@@ -786,11 +789,9 @@ RegionStats Region::stats() const {
   }
   {
     std::shared_lock<std::shared_mutex> lock(l0_mutex_);
-    for (const auto& level : levels_) {
-      if (level != nullptr) {
-        stats.level_count++;
-        stats.level_kv_bytes += level->descriptor().kv_bytes;
-      }
+    for (const auto& level : ReadOrderLevelsLocked()) {
+      stats.level_count++;
+      stats.level_kv_bytes += level->descriptor().kv_bytes;
     }
   }
   {

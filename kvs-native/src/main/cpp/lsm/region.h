@@ -112,7 +112,10 @@ struct RegionContext {
   // source level merged into it, holds nothing; every write at or below
   // `compacted_lsn` is in the levels now (the logs hold what comes after).
   // Must not call back into the region.
-  std::function<void(uint64_t region_id, uint64_t segment,
+  // `level` is the level the segment's compaction installs (two
+  // compactions of a region may run at once: the merge of L0s into L1 and
+  // the drain of the former L1 into L2 -- kDrainingLevel -- and below).
+  std::function<void(uint64_t region_id, size_t level, uint64_t segment,
                      std::string_view bytes)>
       on_index_segment;
   std::function<void(uint64_t region_id, size_t level,
@@ -312,7 +315,9 @@ class Region {
   // The live segments of the small or large log, by chain index (tests,
   // tools).
   std::map<uint64_t, uint64_t> LogSegments(log::LogKind kind) const;
-  // Per-level entry counts and sizes, for tests and statistics.
+  // Per-level entry counts and sizes, for tests and statistics, by level
+  // number (a draining level, none once WaitForCompactions returns, is not
+  // among them).
   std::vector<LevelDescriptor> LevelDescriptors() const;
   const std::string& name() const { return name_; }
   uint64_t id() const { return id_; }
@@ -329,8 +334,12 @@ class Region {
   // segment, the key ending in its chain index (%016x), the value the
   // segment (fixed64).
   static std::string LogCatalogPrefix(uint64_t id, log::LogKind kind);
-  // The catalog key of region `id`'s level `level` (0 is L1): its
-  // LevelDescriptor.
+  // The level number of a former L1 being merged into L2 (the drain): it is
+  // read after L1 and before L2, while merges of L0s go on into a new L1
+  // (see region_compaction.cc). Send-Index ships it under this number.
+  static constexpr size_t kDrainingLevel = 63;
+  // The catalog key of region `id`'s level `level` (0 is L1; the draining
+  // level "draining"): its LevelDescriptor.
   static std::string LevelCatalogKey(uint64_t id, size_t level);
   // The catalog key of region `id`'s compacted LSN (fixed64): every write
   // at or below it is in the levels.
@@ -409,8 +418,34 @@ class Region {
   // Draws the incarnation.
   void DrawIncarnation();
   void BackgroundCompaction();
-  // Fills in what every compaction job of this region shares.
-  void PrepareJob(CompactionJob* job) const;
+  // Records how a job ended (NoSpace: transient; another error stops the
+  // region). Caller holds stall_mutex_.
+  void RecordJobStatusLocked(const Status& status);
+  // The drain: merges the draining level into L2, then pushes full levels
+  // below down (or every level, when stale versions call for it).
+  void BackgroundDrain();
+  // Merges the draining level into L2.
+  Status CompactDraining();
+  // Whether L1 should be merged down now: over its capacity, or stale
+  // versions call for merging every level and a level lies below.
+  bool L1WantsDrain() const;
+  // Run by the L0 job between its merges: turns a full L1 into the draining
+  // level (a catalog rename) and starts the drain, unless one runs; starts
+  // the drain of a draining level left by a crash or a failed drain.
+  Status MaybeStartDrain();
+  // The levels in the order reads consult them, with their numbers (the
+  // draining level as kDrainingLevel); empty levels left out. Caller holds
+  // l0_mutex_.
+  std::vector<std::pair<size_t, std::shared_ptr<Level>>> NumberedLevelsLocked()
+      const;
+  // The same without the numbers.
+  std::vector<std::shared_ptr<Level>> ReadOrderLevelsLocked() const;
+  // Level `number`'s slot (kDrainingLevel: draining_). Caller holds
+  // l0_mutex_ exclusively.
+  std::shared_ptr<Level>& SlotLocked(size_t number);
+  // Fills in what every compaction job of this region shares; `output` is
+  // the level the job installs.
+  void PrepareJob(CompactionJob* job, size_t output) const;
   Status CompactImmutable();
   // KV bytes of `table`'s newest versions that the last level `last`
   // probably holds older versions of (its Bloom filter says so).
@@ -422,11 +457,14 @@ class Region {
   Status CompactLevel(size_t source);
   // Commits a compaction's result as level `output` (0 = L1).
   // `merged_source`, if set, is the level merged into `output`: it is
-  // emptied in the same step.
-  // `compacted_lsn`: the region's compacted LSN once installed.
+  // emptied in the same step. `compacted_lsn`, if set, is the region's
+  // compacted LSN once installed (a merge of L0s); else it stays. Installs
+  // are serialized (install_mutex_), so the LSN each reports to the
+  // replication hook never goes back.
   Status Install(size_t output, CompactionResult& result,
                  alloc::MetadataBatch& batch,
-                 std::optional<size_t> merged_source, uint64_t compacted_lsn);
+                 std::optional<size_t> merged_source,
+                 std::optional<uint64_t> compacted_lsn);
   void ReclaimRetired();
   // Large-log GC: frees dead sealed segments, relocates live records of
   // the most-garbage ones (see region_gc.cc).
@@ -483,11 +521,21 @@ class Region {
   // Memory of active_ accounted in the engine's L0 budget.
   std::atomic<uint64_t> active_accounted_{0};
   std::vector<std::shared_ptr<Level>> levels_;  // [0] = L1; null = empty
+  // The former L1 being merged into L2 (null: none), read between
+  // levels_[0] and levels_[1].
+  std::shared_ptr<Level> draining_;
   uint64_t compacted_lsn_ = 0;
+  // Held by every change to the levels' catalog entries and the release of
+  // large-log segments (installs, the rename into the draining level, GC's
+  // release of dead segments): two jobs of the region may run at once.
+  std::mutex install_mutex_;
 
   mutable std::mutex stall_mutex_;
   std::condition_variable l0_drained_;
   bool compacting_ = false;  // guarded by stall_mutex_
+  // The drain job runs (guarded by stall_mutex_); only it changes levels
+  // below L1 and the draining level.
+  bool draining_job_ = false;
   // Guarded by stall_mutex_, meaningful while no job runs: the immutable
   // L0s were switched while the last job ran, which ended for a catch-up
   // (ReportState starts the next job once done); false: none waits, or

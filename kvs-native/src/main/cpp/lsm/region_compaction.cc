@@ -1,4 +1,21 @@
 // Region: loading levels, compaction scheduling, and installing its output.
+//
+// Two jobs of a region may run at once, on the engine's compaction pool:
+//
+// - the L0 job (compacting_) merges the immutable L0s into L1, then runs
+//   large-log GC; when L1 is full it renames L1 into the draining level
+//   (one catalog batch; Send-Index ships it as an install of the same
+//   descriptor under kDrainingLevel, emptying L1) and starts the drain;
+// - the drain job (draining_job_) merges the draining level into L2, then
+//   pushes full levels below down as one job did before.
+//
+// So a merge into the last level, which rewrites all of it (up to the
+// dataset), no longer holds up the merges of L0s: they go on into a new L1,
+// and writers wait only if that L1 outgrows what the L0 job can merge.
+// Reads consult L0s, L1, the draining level, then L2 and below: the
+// draining level's entries are older than L1's and newer than L2's. Only
+// the L0 job renames L1 (no merge into L1 runs then); only the drain job
+// touches the draining level and the levels below L1.
 
 #include <algorithm>
 #include <chrono>
@@ -16,6 +33,7 @@ std::string Region::StateCatalogKey(uint64_t id) {
 }
 
 std::string Region::LevelCatalogKey(uint64_t id, size_t level) {
+  if (level == kDrainingLevel) return CatalogPrefix(id) + "draining";
   // level 0 is L1; two digits keep catalog order equal to level order.
   char digits[3];
   std::snprintf(digits, sizeof(digits), "%02zu", level + 1);
@@ -59,6 +77,16 @@ Status Region::LoadLevels() {
     }
     levels_[number - 1] = std::move(level);
   }
+  const auto draining =
+      context_.volume->CatalogGet(LevelCatalogKey(id_, kDrainingLevel));
+  if (draining.has_value()) {
+    // A drain that a crash (or a full volume) interrupted: the L0 job
+    // starts it again.
+    LevelDescriptor descriptor;
+    KVS_RETURN_IF_ERROR(LevelDescriptor::Decode(*draining, &descriptor));
+    KVS_RETURN_IF_ERROR(Level::Open(context_.volume->file(), context_.nodes,
+                                    std::move(descriptor), &draining_));
+  }
   std::lock_guard<std::mutex> lock(gc_mutex_);
   for (const auto& [key, value] :
        context_.volume->CatalogScan(prefix + "gc/")) {
@@ -82,7 +110,9 @@ Status Region::LoadLevels() {
 
 void Region::WaitForCompactions() {
   std::unique_lock<std::mutex> lock(stall_mutex_);
-  l0_drained_.wait(lock, [this] { return !compacting_ && !immutable_queued_; });
+  l0_drained_.wait(lock, [this] {
+    return !compacting_ && !draining_job_ && !immutable_queued_;
+  });
 }
 
 std::vector<LevelDescriptor> Region::LevelDescriptors() const {
@@ -92,6 +122,35 @@ std::vector<LevelDescriptor> Region::LevelDescriptors() const {
     descriptors.push_back(level ? level->descriptor() : LevelDescriptor{});
   }
   return descriptors;
+}
+
+std::vector<std::pair<size_t, std::shared_ptr<Level>>>
+Region::NumberedLevelsLocked() const {
+  std::vector<std::pair<size_t, std::shared_ptr<Level>>> numbered;
+  for (size_t level = 0; level < levels_.size(); ++level) {
+    if (level == 1 && draining_ != nullptr) {
+      numbered.emplace_back(kDrainingLevel, draining_);
+    }
+    if (levels_[level] != nullptr) numbered.emplace_back(level, levels_[level]);
+  }
+  if (levels_.size() <= 1 && draining_ != nullptr) {
+    numbered.emplace_back(kDrainingLevel, draining_);
+  }
+  return numbered;
+}
+
+std::vector<std::shared_ptr<Level>> Region::ReadOrderLevelsLocked() const {
+  std::vector<std::shared_ptr<Level>> levels;
+  for (auto& [number, level] : NumberedLevelsLocked()) {
+    levels.push_back(std::move(level));
+  }
+  return levels;
+}
+
+std::shared_ptr<Level>& Region::SlotLocked(size_t number) {
+  if (number == kDrainingLevel) return draining_;
+  if (levels_.size() <= number) levels_.resize(number + 1);
+  return levels_[number];
 }
 
 uint64_t Region::EstimateShadowedBytes(const L0Table& table,
@@ -124,73 +183,42 @@ uint64_t Region::EstimateShadowedBytes(const L0Table& table,
 
 bool Region::TooMuchStaleData() const {
   std::shared_lock<std::shared_mutex> lock(l0_mutex_);
-  size_t levels = 0;
-  const Level* last = nullptr;
-  for (const auto& level : levels_) {
-    if (level != nullptr) {
-      ++levels;
-      last = level.get();
-    }
-  }
-  return levels >= 2 &&
+  const auto levels = NumberedLevelsLocked();
+  const Level* last = levels.empty() ? nullptr : levels.back().second.get();
+  return levels.size() >= 2 &&
          static_cast<double>(shadowed_bytes_.load()) >
              options_.stale_fraction_max *
                  static_cast<double>(last->descriptor().kv_bytes);
 }
 
-void Region::BackgroundCompaction() {
-  // Times one compaction into compaction_micros_ (monitoring).
-  const auto timed = [this](auto&& compact) {
-    const auto start = std::chrono::steady_clock::now();
-    const uint64_t before = compactions_.load(std::memory_order_relaxed);
-    Status done = compact();
-    if (compactions_.load(std::memory_order_relaxed) != before) {
-      compaction_micros_.fetch_add(
-          static_cast<uint64_t>(
-              std::chrono::duration_cast<std::chrono::microseconds>(
-                  std::chrono::steady_clock::now() - start)
-                  .count()),
-          std::memory_order_relaxed);
-    }
-    return done;
-  };
-  Status status = timed([this] { return CompactImmutable(); });
-  // Then push full levels down, one at a time, top first -- or every level,
-  // when stale versions in the last level hold too much space.
-  const bool merge_all = status.ok() && TooMuchStaleData();
-  for (size_t level = 0; status.ok(); ++level) {
-    std::shared_ptr<Level> current;
-    bool deeper = false;
-    {
-      std::shared_lock<std::shared_mutex> lock(l0_mutex_);
-      if (level >= levels_.size()) break;
-      current = levels_[level];
-      for (size_t below = level + 1; below < levels_.size(); ++below) {
-        deeper |= levels_[below] != nullptr;
-      }
-    }
-    if (current != nullptr &&
-        ((merge_all && deeper) ||
-         current->descriptor().kv_bytes > LevelCapacityBytes(level))) {
-      status = timed([this, level] { return CompactLevel(level); });
-    }
+namespace {
+
+// Runs `compact` and adds its wall time to `micros` if it compacted
+// (`compactions` moved): monitoring.
+template <typename Compact>
+Status Timed(std::atomic<uint64_t>* compactions, std::atomic<uint64_t>* micros,
+             Compact&& compact) {
+  const auto start = std::chrono::steady_clock::now();
+  const uint64_t before = compactions->load(std::memory_order_relaxed);
+  Status done = compact();
+  if (compactions->load(std::memory_order_relaxed) != before) {
+    micros->fetch_add(static_cast<uint64_t>(
+                          std::chrono::duration_cast<std::chrono::microseconds>(
+                              std::chrono::steady_clock::now() - start)
+                              .count()),
+                      std::memory_order_relaxed);
   }
-  if (status.ok()) {
-    // Nothing above the last level: nothing hides its entries any more.
-    std::shared_lock<std::shared_mutex> lock(l0_mutex_);
-    size_t levels = 0;
-    for (const auto& level : levels_) levels += level != nullptr ? 1 : 0;
-    if (levels <= 1) shadowed_bytes_.store(0);
-  }
-  ReclaimRetired();
-  if (status.ok()) {
-    status = CollectGarbage();
-  }
-  std::lock_guard<std::mutex> lock(stall_mutex_);
+  return done;
+}
+
+}  // namespace
+
+void Region::RecordJobStatusLocked(const Status& status) {
   if (status.IsNoSpace()) {
-    // Not the region's end: an immutable L0 not compacted stays, and the
-    // next writer that needs room (or the engine's memory budget) tries
-    // again; until space exists, writers get this error.
+    // Not the region's end: what was not compacted stays (an immutable L0,
+    // the draining level), and the next writer that needs room (or the
+    // engine's memory budget) tries again; until space exists, writers get
+    // this error.
     compaction_no_space_ = status.WithContext(
         "region " + name_ + ": compaction found the volume full: ");
   } else if (!status.ok() && background_error_.ok()) {
@@ -198,9 +226,29 @@ void Region::BackgroundCompaction() {
     background_error_ = Status::FromCode(
         status.code(), "region " + name_ + " stopped: compaction failed: " +
                            std::string(status.message()));
-  } else {
+  } else if (status.ok()) {
     compaction_no_space_ = Status::Ok();
   }
+}
+
+void Region::BackgroundCompaction() {
+  bool has_l0 = false;
+  {
+    std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+    has_l0 = !immutables_.empty();
+  }
+  Status status = Status::Ok();
+  if (has_l0) {
+    status = Timed(&compactions_, &compaction_micros_,
+                   [this] { return CompactImmutable(); });
+  }
+  if (status.ok()) status = MaybeStartDrain();
+  ReclaimRetired();
+  if (status.ok()) {
+    status = CollectGarbage();
+  }
+  std::lock_guard<std::mutex> lock(stall_mutex_);
+  RecordJobStatusLocked(status);
   compacting_ = false;
   bool waiting = false;
   {
@@ -219,13 +267,122 @@ void Region::BackgroundCompaction() {
   l0_drained_.notify_all();
 }
 
-void Region::PrepareJob(CompactionJob* job) const {
+bool Region::L1WantsDrain() const {
+  bool deeper = false;
+  uint64_t l1_bytes = 0;
+  {
+    std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+    if (levels_.empty() || levels_[0] == nullptr) return false;
+    l1_bytes = levels_[0]->descriptor().kv_bytes;
+    for (size_t below = 1; below < levels_.size(); ++below) {
+      deeper |= levels_[below] != nullptr;
+    }
+  }
+  return l1_bytes > LevelCapacityBytes(0) || (deeper && TooMuchStaleData());
+}
+
+Status Region::MaybeStartDrain() {
+  bool rename = false;
+  {
+    std::lock_guard<std::mutex> stall_lock(stall_mutex_);
+    if (draining_job_ || !background_error_.ok() || quiesce_waiters_ > 0) {
+      // One drain at a time; a catch-up waiting for no job to run starts
+      // the next L0 job once done, which comes back here.
+      return Status::Ok();
+    }
+    std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+    if (draining_ == nullptr) {
+      lock.unlock();
+      if (!L1WantsDrain()) return Status::Ok();
+      rename = true;
+    }
+    draining_job_ = true;
+  }
+  if (rename) {
+    // L1 becomes the draining level: the same descriptor under another
+    // key, in one batch. No merge into L1 runs: this is the L0 job.
+    std::lock_guard<std::mutex> install_lock(install_mutex_);
+    std::shared_ptr<Level> l1;
+    uint64_t compacted_lsn = 0;
+    {
+      std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+      l1 = levels_[0];
+      compacted_lsn = compacted_lsn_;
+    }
+    alloc::MetadataBatch batch;
+    batch.Delete(LevelKey(0));
+    batch.Put(LevelKey(kDrainingLevel), l1->descriptor().Encode());
+    const Status committed = context_.volume->Commit(batch);
+    if (!committed.ok()) {
+      std::lock_guard<std::mutex> stall_lock(stall_mutex_);
+      draining_job_ = false;
+      l0_drained_.notify_all();
+      return committed;
+    }
+    {
+      std::unique_lock<std::shared_mutex> lock(l0_mutex_);
+      draining_ = std::move(levels_[0]);
+    }
+    if (context_.on_level_installed) {
+      context_.on_level_installed(id_, kDrainingLevel, l1->descriptor(), 0,
+                                  compacted_lsn);
+    }
+  }
+  context_.compactions->Submit([this] { BackgroundDrain(); });
+  return Status::Ok();
+}
+
+void Region::BackgroundDrain() {
+  Status status = Timed(&compactions_, &compaction_micros_,
+                        [this] { return CompactDraining(); });
+  // Then push full levels below L1 down, one at a time, top first -- or
+  // every level, when stale versions in the last level hold too much space.
+  const bool merge_all = status.ok() && TooMuchStaleData();
+  for (size_t level = 1; status.ok(); ++level) {
+    std::shared_ptr<Level> current;
+    bool deeper = false;
+    {
+      std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+      if (level >= levels_.size()) break;
+      current = levels_[level];
+      for (size_t below = level + 1; below < levels_.size(); ++below) {
+        deeper |= levels_[below] != nullptr;
+      }
+    }
+    if (current != nullptr &&
+        ((merge_all && deeper) ||
+         current->descriptor().kv_bytes > LevelCapacityBytes(level))) {
+      status = Timed(&compactions_, &compaction_micros_,
+                     [this, level] { return CompactLevel(level); });
+    }
+  }
+  if (status.ok()) {
+    // Nothing above the last level: nothing hides its entries any more.
+    std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+    if (NumberedLevelsLocked().size() <= 1) shadowed_bytes_.store(0);
+  }
+  ReclaimRetired();
+  const bool again = status.ok() && L1WantsDrain();
+  std::lock_guard<std::mutex> lock(stall_mutex_);
+  RecordJobStatusLocked(status);
+  draining_job_ = false;
+  if (again && !compacting_ && quiesce_waiters_ == 0 &&
+      background_error_.ok()) {
+    // L1 filled up while this drain ran: an L0 job (with or without L0s to
+    // merge) renames it and starts the next drain.
+    StartCompactionLocked();
+  }
+  l0_drained_.notify_all();
+}
+
+void Region::PrepareJob(CompactionJob* job, size_t output) const {
   job->region_id = id_;
   job->placement = options_.placement;
   job->bloom_bits_per_key = options_.bloom_bits_per_key;
   if (context_.on_index_segment) {
-    job->on_index_segment = [this](uint64_t segment, std::string_view bytes) {
-      context_.on_index_segment(id_, segment, bytes);
+    job->on_index_segment = [this, output](uint64_t segment,
+                                           std::string_view bytes) {
+      context_.on_index_segment(id_, output, segment, bytes);
       return Status::Ok();
     };
   }
@@ -253,9 +410,11 @@ Status Region::CompactImmutable() {
     }
     const Immutable& newest = immutables_[merged - 1];
     job.target = levels_.empty() ? nullptr : levels_[0];
-    job.last_level = std::none_of(
-        levels_.begin() + std::min<size_t>(1, levels_.size()), levels_.end(),
-        [](const auto& level) { return level != nullptr; });
+    job.last_level =
+        draining_ == nullptr &&
+        std::none_of(levels_.begin() + std::min<size_t>(1, levels_.size()),
+                     levels_.end(),
+                     [](const auto& level) { return level != nullptr; });
     small_position = newest.small_position;
     large_position = newest.large_position;
     max_lsn = newest.max_lsn;
@@ -263,8 +422,8 @@ Status Region::CompactImmutable() {
   std::shared_ptr<Level> last;
   {
     std::shared_lock<std::shared_mutex> lock(l0_mutex_);
-    for (size_t level = 1; level < levels_.size(); ++level) {
-      if (levels_[level] != nullptr) last = levels_[level];
+    for (const auto& [number, level] : NumberedLevelsLocked()) {
+      if (number != 0) last = level;
     }
   }
   if (last != nullptr) {
@@ -274,7 +433,7 @@ Status Region::CompactImmutable() {
   }
   // Levels will point at these large values: they must be durable first.
   KVS_RETURN_IF_ERROR(large_log_->SyncTo(large_position));
-  PrepareJob(&job);
+  PrepareJob(&job, 0);
   CompactionResult result;
   KVS_RETURN_IF_ERROR(RunCompaction(context_.volume, job, &result));
   alloc::MetadataBatch batch;
@@ -295,7 +454,6 @@ Status Region::CompactImmutable() {
       released += immutables_.front().accounted;
       immutables_.pop_front();
     }
-    compacted_lsn_ = max_lsn;
   }
   {
     // Writers waiting for room switch now (in line behind this job); they
@@ -323,23 +481,39 @@ Status Region::CompactLevel(size_t source) {
                      levels_.end(),
                      [](const auto& level) { return level != nullptr; });
   }
-  PrepareJob(&job);
+  PrepareJob(&job, source + 1);
   CompactionResult result;
   KVS_RETURN_IF_ERROR(RunCompaction(context_.volume, job, &result));
   alloc::MetadataBatch batch;
   batch.Delete(LevelKey(source));
-  uint64_t compacted_lsn = 0;
+  return Install(source + 1, result, batch, source, std::nullopt);
+}
+
+Status Region::CompactDraining() {
+  CompactionJob job;
   {
     std::shared_lock<std::shared_mutex> lock(l0_mutex_);
-    compacted_lsn = compacted_lsn_;
+    KVS_CHECK(draining_ != nullptr);
+    job.source_level = draining_;
+    job.target = levels_.size() > 1 ? levels_[1] : nullptr;
+    job.last_level =
+        levels_.size() <= 2 ||
+        std::none_of(levels_.begin() + 2, levels_.end(),
+                     [](const auto& level) { return level != nullptr; });
   }
-  return Install(source + 1, result, batch, source, compacted_lsn);
+  PrepareJob(&job, 1);
+  CompactionResult result;
+  KVS_RETURN_IF_ERROR(RunCompaction(context_.volume, job, &result));
+  alloc::MetadataBatch batch;
+  batch.Delete(LevelKey(kDrainingLevel));
+  return Install(1, result, batch, kDrainingLevel, std::nullopt);
 }
 
 Status Region::Install(size_t output, CompactionResult& result,
                        alloc::MetadataBatch& batch,
                        std::optional<size_t> merged_source,
-                       uint64_t compacted_lsn) {
+                       std::optional<uint64_t> new_compacted_lsn) {
+  std::lock_guard<std::mutex> install_lock(install_mutex_);
   std::shared_ptr<Level> level;
   if (!result.output.empty()) {
     const Status opened = Level::Open(context_.volume->file(), context_.nodes,
@@ -395,16 +569,17 @@ Status Region::Install(size_t output, CompactionResult& result,
     ForgetSegmentsLocked(dead);
   }
   Retired retired{{}, result.obsolete_segments};
+  uint64_t compacted_lsn = 0;
   {
     std::unique_lock<std::shared_mutex> lock(l0_mutex_);
-    if (levels_.size() <= output) {
-      levels_.resize(output + 1);
-    }
-    retired.levels.push_back(std::move(levels_[output]));
-    levels_[output] = std::move(level);
+    std::shared_ptr<Level>& slot = SlotLocked(output);
+    retired.levels.push_back(std::move(slot));
+    slot = std::move(level);
     if (merged_source.has_value()) {
-      retired.levels.push_back(std::move(levels_[*merged_source]));
+      retired.levels.push_back(std::move(SlotLocked(*merged_source)));
     }
+    if (new_compacted_lsn.has_value()) compacted_lsn_ = *new_compacted_lsn;
+    compacted_lsn = compacted_lsn_;
   }
   compactions_.fetch_add(1, std::memory_order_relaxed);
   compaction_bytes_.fetch_add(result.bytes_written, std::memory_order_relaxed);

@@ -81,6 +81,8 @@ void Region::ForgetSegmentsLocked(const std::vector<uint64_t>& segments) {
 
 Status Region::CollectGarbage() {
   std::vector<uint64_t> dead;
+  // A drain's install releases dead segments too: one at a time.
+  std::unique_lock<std::mutex> install_lock(install_mutex_);
   {
     std::lock_guard<std::mutex> lock(gc_mutex_);
     dead = DeadSegmentsLocked();
@@ -95,6 +97,7 @@ Status Region::CollectGarbage() {
     std::lock_guard<std::mutex> lock(gc_mutex_);
     ForgetSegmentsLocked(dead);
   }
+  install_lock.unlock();
   std::vector<uint64_t> victims;
   {
     std::lock_guard<std::mutex> lock(gc_mutex_);
@@ -155,9 +158,11 @@ Status Region::RelocateLiveRecords(uint64_t segment) {
   // read the device, so they run without the exclusive lock (a shard's
   // reads and writes waited up to 190 ms for it: docs/BENCHMARKS.md, the
   // tail profile), on the tables and levels as they are now; only this
-  // thread compacts the region, so the levels stay as they are until it
-  // returns. Under the exclusive lock the L0s, where any write since lands,
-  // are looked at again below.
+  // thread merges L0s, and a drain running meanwhile only merges levels,
+  // which keeps each key's newest version where reads find it, so what is
+  // live in these levels is live in the ones that replace them. Under the
+  // exclusive lock the L0s, where any write since lands, are looked at again
+  // below.
   const auto [active, immutables, levels] = TablesNow();
   // The L0's verdict on a candidate: kNotThere, or whether it is live.
   enum class InL0 { kNotThere, kLive, kStale };

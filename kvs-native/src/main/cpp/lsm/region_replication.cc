@@ -26,11 +26,13 @@ Status Region::ReportState(const StateVisitor& visitor,
                            const std::function<void()>& then,
                            std::vector<uint64_t>* pinned) {
   // No compaction (nor the GC that follows one) runs or starts while
-  // stall_mutex_ is held with compacting_ false; no writer appends while
-  // l0_mutex_ is held exclusively; nothing else appends to the logs.
+  // stall_mutex_ is held with compacting_ and draining_job_ false; no writer
+  // appends while l0_mutex_ is held exclusively; nothing else appends to the
+  // logs.
   std::unique_lock<std::mutex> stall_lock(stall_mutex_);
   ++quiesce_waiters_;  // a running job does not go on with a queued L0
-  l0_drained_.wait(stall_lock, [this] { return !compacting_; });
+  l0_drained_.wait(stall_lock,
+                   [this] { return !compacting_ && !draining_job_; });
   --quiesce_waiters_;
   const Status status = ReportStateLocked(visitor, then, pinned);
   // An L0 switched while the last job ran waited for this.
@@ -73,9 +75,8 @@ Status Region::ReportStateLocked(const StateVisitor& visitor,
   }
   std::set<uint64_t> medium_reported;
   uint64_t medium_chain = 0;
-  for (size_t level = 0; level < levels_.size(); ++level) {
-    if (levels_[level] == nullptr) continue;
-    const LevelDescriptor& descriptor = levels_[level]->descriptor();
+  for (const auto& [level, held] : NumberedLevelsLocked()) {
+    const LevelDescriptor& descriptor = held->descriptor();
     for (const uint64_t segment : descriptor.medium_segments) {
       if (!medium_reported.insert(segment).second) continue;
       visitor.log_segment(log::LogKind::kMedium, medium_chain++, segment,

@@ -28,8 +28,9 @@ class ReplicationTap {
   // `region_id` is the engine's id of the region (Region::id()).
   virtual void OnLogAppend(uint64_t region_id, log::LogKind kind,
                            const log::AppendedBytes& appended) = 0;
-  virtual void OnIndexSegment(uint64_t region_id, uint64_t segment,
-                              std::string_view bytes) = 0;
+  // See RegionContext::on_index_segment.
+  virtual void OnIndexSegment(uint64_t region_id, size_t level,
+                              uint64_t segment, std::string_view bytes) = 0;
   // See RegionContext::on_level_installed.
   virtual void OnLevelInstalled(uint64_t region_id, size_t level,
                                 const LevelDescriptor& descriptor,

@@ -90,6 +90,15 @@ Status IndexInstaller::Open(alloc::Volume* volume, uint64_t region_id,
     }
     opened->levels_[static_cast<size_t>(number - 1)] = std::move(descriptor);
   }
+  const auto draining = volume->CatalogGet(
+      lsm::Region::LevelCatalogKey(region_id, lsm::Region::kDrainingLevel));
+  if (draining.has_value()) {
+    lsm::LevelDescriptor descriptor;
+    if (!lsm::LevelDescriptor::Decode(*draining, &descriptor).ok()) {
+      return Status::Corruption("the installed draining level is damaged");
+    }
+    opened->levels_[lsm::Region::kDrainingLevel] = std::move(descriptor);
+  }
   const std::string hashes = HashPrefix(region_id);
   for (const auto& [key, value] : volume->CatalogScan(hashes)) {
     const int number = std::atoi(key.substr(hashes.size()).c_str());
@@ -132,33 +141,42 @@ Status IndexInstaller::Clear() {
   return Status::Ok();
 }
 
+void IndexInstaller::Abandon(size_t level) {
+  const auto it = pending_.find(level);
+  if (it == pending_.end()) return;
+  for (const auto& [primary, backup] : it->second.index_map) {
+    volume_->Unreserve(backup);
+  }
+  pending_.erase(it);
+}
+
 void IndexInstaller::Abandon() {
-  for (const auto& [primary, backup] : index_map_) volume_->Unreserve(backup);
-  index_map_.clear();
-  received_.clear();
-  layouts_.clear();
+  while (!pending_.empty()) Abandon(pending_.begin()->first);
 }
 
-uint64_t IndexInstaller::NodesEnd(uint64_t primary) const {
-  const auto it = layouts_.find(primary);
-  return it == layouts_.end() ? 0 : it->second.nodes_end;
+uint64_t IndexInstaller::NodesEnd(const Pending& pending, uint64_t primary) {
+  const auto it = pending.layouts.find(primary);
+  return it == pending.layouts.end() ? 0 : it->second.nodes_end;
 }
 
-Status IndexInstaller::IndexSegment(uint64_t primary, uint64_t* backup) {
-  const auto it = index_map_.find(primary);
-  if (it != index_map_.end()) {
+Status IndexInstaller::IndexSegment(Pending& pending, uint64_t primary,
+                                    uint64_t* backup) {
+  const auto it = pending.index_map.find(primary);
+  if (it != pending.index_map.end()) {
     *backup = it->second;
     return Status::Ok();
   }
   KVS_RETURN_IF_ERROR(volume_->Reserve(backup));
-  index_map_[primary] = *backup;
+  pending.index_map[primary] = *backup;
   return Status::Ok();
 }
 
-Status IndexInstaller::TranslateIndexOffset(uint64_t primary_offset,
+Status IndexInstaller::TranslateIndexOffset(Pending& pending,
+                                            uint64_t primary_offset,
                                             uint64_t* backup) {
   uint64_t segment = 0;
-  KVS_RETURN_IF_ERROR(IndexSegment(alloc::SegmentOf(primary_offset), &segment));
+  KVS_RETURN_IF_ERROR(
+      IndexSegment(pending, alloc::SegmentOf(primary_offset), &segment));
   *backup =
       alloc::DeviceOffset(segment, alloc::OffsetInSegment(primary_offset));
   return Status::Ok();
@@ -177,13 +195,14 @@ Status IndexInstaller::TranslateLogOffset(uint64_t primary_offset,
                           ", of which this backup has no log copy");
 }
 
-Status IndexInstaller::ReceiveSegment(uint64_t primary_segment,
+Status IndexInstaller::ReceiveSegment(size_t level, uint64_t primary_segment,
                                       std::string_view bytes) {
   if (bytes.empty() || bytes.size() > limits::segment_size_bytes) {
     return Status::InvalidArgument("a shipped index segment of " +
                                    std::to_string(bytes.size()) + " bytes");
   }
-  if (received_.count(primary_segment) != 0) {
+  Pending& pending = pending_[level];
+  if (pending.received.count(primary_segment) != 0) {
     return Status::InvalidArgument("index segment " +
                                    std::to_string(primary_segment) +
                                    " shipped twice in one compaction");
@@ -207,11 +226,12 @@ Status IndexInstaller::ReceiveSegment(uint64_t primary_segment,
         node, node_size, [&](uint64_t old_offset, uint64_t* new_offset) {
           const bool value_pointer = leaf && index < header.pointer_count;
           ++index;
-          return value_pointer ? TranslateLogOffset(old_offset, new_offset)
-                               : TranslateIndexOffset(old_offset, new_offset);
+          return value_pointer
+                     ? TranslateLogOffset(old_offset, new_offset)
+                     : TranslateIndexOffset(pending, old_offset, new_offset);
         });
     if (!rewritten.ok()) {
-      Abandon();
+      Abandon(level);
       return Status::InvalidArgument(
           "index segment " + std::to_string(primary_segment) + ", node at " +
           std::to_string(offset) + ": " + rewritten.ToString());
@@ -221,19 +241,19 @@ Status IndexInstaller::ReceiveSegment(uint64_t primary_segment,
     offset += node_size;
   }
   uint64_t backup = 0;
-  Status status = IndexSegment(primary_segment, &backup);
+  Status status = IndexSegment(pending, primary_segment, &backup);
   if (status.ok()) {
     status = volume_->file()->Write(alloc::DeviceOffset(backup, 0),
                                     std::string_view(segment.data(), size));
   }
   if (!status.ok()) {
-    Abandon();
+    Abandon(level);
     return status;
   }
-  received_.insert(primary_segment);
+  pending.received.insert(primary_segment);
   size_t data_end = bytes.size();
   while (data_end > offset && bytes[data_end - 1] == '\0') --data_end;
-  layouts_[primary_segment] = {offset, data_end};
+  pending.layouts[primary_segment] = {offset, data_end};
   ++stats_.segments;
   return Status::Ok();
 }
@@ -243,21 +263,28 @@ Status IndexInstaller::Install(size_t level,
                                std::optional<size_t> emptied,
                                uint64_t compacted_lsn,
                                lsm::LevelDescriptor* installed) {
-  auto reject = [this](const std::string& why) {
-    Abandon();
+  if (emptied.has_value() && !primary.empty() && pending_.count(level) == 0 &&
+      levels_.count(level) == 0 && primary_hashes_.count(*emptied) != 0 &&
+      primary_hashes_.at(*emptied) == PrimaryLevelHash(primary)) {
+    // The level it empties, under another number: a rename.
+    return Move(*emptied, level, compacted_lsn, installed);
+  }
+  auto reject = [this, level](const std::string& why) {
+    Abandon(level);
     return Status::InvalidArgument("cannot install the shipped level: " + why);
   };
+  Pending& pending = pending_[level];
   lsm::LevelDescriptor translated = primary;
   if (!primary.empty()) {
     const std::set<uint64_t> own(primary.index_segments.begin(),
                                  primary.index_segments.end());
     for (const uint64_t segment : own) {
-      if (received_.count(segment) == 0) {
+      if (pending.received.count(segment) == 0) {
         return reject("index segment " + std::to_string(segment) +
                       " never arrived");
       }
     }
-    for (const auto& [segment, backup] : index_map_) {
+    for (const auto& [segment, backup] : pending.index_map) {
       if (own.count(segment) == 0) {
         return reject("a node points into segment " + std::to_string(segment) +
                       ", which is not the level's");
@@ -265,21 +292,22 @@ Status IndexInstaller::Install(size_t level,
     }
     auto inside_nodes = [&](uint64_t offset) {
       return alloc::OffsetInSegment(offset) <
-             NodesEnd(alloc::SegmentOf(offset));
+             NodesEnd(pending, alloc::SegmentOf(offset));
     };
     if (!inside_nodes(primary.root)) {
       return reject("the root is not a shipped node");
     }
-    KVS_RETURN_IF_ERROR(TranslateIndexOffset(primary.root, &translated.root));
+    KVS_RETURN_IF_ERROR(
+        TranslateIndexOffset(pending, primary.root, &translated.root));
     translated.index_segments.clear();
     for (const uint64_t segment : primary.index_segments) {
-      translated.index_segments.push_back(index_map_.at(segment));
+      translated.index_segments.push_back(pending.index_map.at(segment));
     }
     // Every byte of a shipped segment is a rewritten node, a Bloom filter
     // chunk right after the nodes (WriteBlob: one chunk per 2 MiB of the
     // filter), or zero: anything else (a damaged node) is refused.
     std::map<uint64_t, uint64_t> expected_end;
-    for (const auto& [segment, layout] : layouts_) {
+    for (const auto& [segment, layout] : pending.layouts) {
       expected_end[segment] = layout.nodes_end;
     }
     translated.bloom_chunks.clear();
@@ -288,16 +316,16 @@ Status IndexInstaller::Install(size_t level,
       const uint64_t segment = alloc::SegmentOf(chunk);
       const uint64_t start = i * limits::segment_size_bytes;
       if (own.count(segment) == 0 || start >= primary.bloom_bytes ||
-          alloc::OffsetInSegment(chunk) != NodesEnd(segment)) {
+          alloc::OffsetInSegment(chunk) != NodesEnd(pending, segment)) {
         return reject("a Bloom filter chunk is not right after the nodes");
       }
       expected_end[segment] += AlignUp(std::min<uint64_t>(
           limits::segment_size_bytes, primary.bloom_bytes - start));
       uint64_t backup = 0;
-      KVS_RETURN_IF_ERROR(TranslateIndexOffset(chunk, &backup));
+      KVS_RETURN_IF_ERROR(TranslateIndexOffset(pending, chunk, &backup));
       translated.bloom_chunks.push_back(backup);
     }
-    for (const auto& [segment, layout] : layouts_) {
+    for (const auto& [segment, layout] : pending.layouts) {
       if (layout.data_end > expected_end[segment]) {
         return reject("segment " + std::to_string(segment) +
                       " holds bytes that are neither nodes nor the filter "
@@ -317,7 +345,7 @@ Status IndexInstaller::Install(size_t level,
       }
       translated.medium_segments.push_back(it->second.backup_segment);
     }
-  } else if (!index_map_.empty()) {
+  } else if (!pending.index_map.empty()) {
     return reject("segments shipped for an empty level");
   }
   if (!translated.empty() && translated.bloom_bytes > 0) {
@@ -332,7 +360,8 @@ Status IndexInstaller::Install(size_t level,
   // The new segments are durable before the catalog names them.
   Status status = volume_->file()->Sync();
   alloc::MetadataBatch batch;
-  for (const auto& [segment, backup] : index_map_) batch.Allocate(backup);
+  for (const auto& [segment, backup] : pending.index_map)
+    batch.Allocate(backup);
   std::vector<size_t> replaced = {level};
   if (emptied.has_value()) replaced.push_back(*emptied);
   for (const size_t old : replaced) {
@@ -356,12 +385,10 @@ Status IndexInstaller::Install(size_t level,
             coding::Fixed64String(compacted_lsn));
   if (status.ok()) status = volume_->Commit(batch);
   if (!status.ok()) {
-    Abandon();
+    Abandon(level);
     return status;
   }
-  index_map_.clear();  // committed: no longer ours to return
-  received_.clear();
-  layouts_.clear();
+  pending_.erase(level);  // committed: no longer ours to return
   for (const size_t old : replaced) {
     levels_.erase(old);
     primary_hashes_.erase(old);
@@ -373,6 +400,28 @@ Status IndexInstaller::Install(size_t level,
   compacted_lsn_ = compacted_lsn;
   ++stats_.levels;
   if (installed != nullptr) *installed = translated;
+  return Status::Ok();
+}
+
+Status IndexInstaller::Move(size_t from, size_t to, uint64_t compacted_lsn,
+                            lsm::LevelDescriptor* installed) {
+  const lsm::LevelDescriptor moved = levels_.at(from);
+  const uint64_t hash = primary_hashes_.at(from);
+  alloc::MetadataBatch batch;
+  batch.Delete(lsm::Region::LevelCatalogKey(region_id_, from));
+  batch.Delete(HashKey(region_id_, from));
+  batch.Put(lsm::Region::LevelCatalogKey(region_id_, to), moved.Encode());
+  batch.Put(HashKey(region_id_, to), coding::Fixed64String(hash));
+  batch.Put(lsm::Region::StateCatalogKey(region_id_),
+            coding::Fixed64String(compacted_lsn));
+  KVS_RETURN_IF_ERROR(volume_->Commit(batch));
+  levels_.erase(from);
+  primary_hashes_.erase(from);
+  levels_[to] = moved;
+  primary_hashes_[to] = hash;
+  compacted_lsn_ = compacted_lsn;
+  ++stats_.levels;
+  if (installed != nullptr) *installed = moved;
   return Status::Ok();
 }
 

@@ -1,19 +1,22 @@
 // IndexInstaller: a backup's end of Send-Index for one region (Tebis §3.3).
 //
 // The primary ships every index segment of a compaction's output as it
-// finishes it (ReceiveSegment), then says which level it installed
-// (Install). Each shipped segment gets a segment of the backup's own,
-// reserved the first time anything names it (a leaf's next-leaf pointer may
-// name a segment not shipped yet). Its nodes' pointers are rewritten --
-// value-log pointers through the log mirrors, child and next-leaf pointers
-// through this compaction's segment map (btree::RewriteNodePointers) --
-// and it is written; the Bloom filter bytes after the nodes are copied as
-// they are. Install translates the level's descriptor, makes the new
-// segments durable and commits, in one metadata batch, their allocation,
-// the level's catalog entry (the key any region uses, so a promoted backup
-// opens its levels as a region does) and the release of the index segments
-// of the level it replaces and of the level merged into it. The backup
-// itself never compacts.
+// finishes it (ReceiveSegment, tagged with the level the compaction
+// installs: two compactions of a region may run at once, the merge of L0s
+// into L1 and the drain below it), then says which level it installed
+// (Install). An install of the very descriptor of the level it empties is a
+// rename (L1 becoming the draining level): nothing is shipped for it. Each
+// shipped segment gets a segment of the backup's own, reserved the first time
+// anything names it (a leaf's next-leaf pointer may name a segment not shipped
+// yet). Its nodes' pointers are rewritten -- value-log pointers through the log
+// mirrors, child and next-leaf pointers through this compaction's segment map
+// (btree::RewriteNodePointers) -- and it is written; the Bloom filter bytes
+// after the nodes are copied as they are. Install translates the level's
+// descriptor, makes the new segments durable and commits, in one metadata
+// batch, their allocation, the level's catalog entry (the key any region uses,
+// so a promoted backup opens its levels as a region does) and the release of
+// the index segments of the level it replaces and of the level merged into it.
+// The backup itself never compacts.
 //
 // Value pointers are looked up in the large log's copies, then the medium
 // log's: a primary segment number must name at most one live copy, so the
@@ -29,7 +32,8 @@
 // ranges, the next-leaf chain) is checked by readers, which answer
 // Corruption, never a wrong value (btree/tree_reader.h).
 //
-// Thread safety: not thread-safe; one compaction of a region at a time.
+// Thread safety: not thread-safe (one caller per region); at most one
+// compaction in progress per level.
 
 #ifndef KVS_REPLICATION_INDEX_INSTALLER_H_
 #define KVS_REPLICATION_INDEX_INSTALLER_H_
@@ -76,9 +80,10 @@ class IndexInstaller {
   IndexInstaller(const IndexInstaller&) = delete;
   IndexInstaller& operator=(const IndexInstaller&) = delete;
 
-  // One index segment of the compaction in progress: `bytes` from its
-  // offset 0 (nodes, then possibly Bloom filter bytes).
-  Status ReceiveSegment(uint64_t primary_segment, std::string_view bytes);
+  // One index segment of the compaction in progress that installs `level`:
+  // `bytes` from its offset 0 (nodes, then possibly Bloom filter bytes).
+  Status ReceiveSegment(size_t level, uint64_t primary_segment,
+                        std::string_view bytes);
 
   // The primary installed `primary` (its offsets) at `level` (0 is L1) and
   // emptied level `emptied`, if any, and every write at or below
@@ -90,7 +95,7 @@ class IndexInstaller {
                  std::optional<size_t> emptied, uint64_t compacted_lsn,
                  lsm::LevelDescriptor* installed);
 
-  // Forgets every installed level (and the compaction in progress), freeing
+  // Forgets every installed level (and the compactions in progress), freeing
   // their index segments: the primary ships its whole state again.
   Status Clear();
 
@@ -110,14 +115,32 @@ class IndexInstaller {
 
  private:
   IndexInstaller(alloc::Volume* volume, uint64_t region_id, LogMaps logs);
+  // A compaction in progress: primary -> backup index segments, and which
+  // of them arrived; per received segment, where its nodes end (Bloom
+  // filter bytes may follow) and where its last non-zero byte ends.
+  struct Layout {
+    uint64_t nodes_end = 0;
+    uint64_t data_end = 0;
+  };
+  struct Pending {
+    std::map<uint64_t, uint64_t> index_map;
+    std::set<uint64_t> received;
+    std::map<uint64_t, Layout> layouts;
+  };
   // The backup segment for primary index segment `primary`, reserved now
   // if nothing named it before.
-  Status IndexSegment(uint64_t primary, uint64_t* backup);
-  Status TranslateIndexOffset(uint64_t primary_offset, uint64_t* backup);
+  Status IndexSegment(Pending& pending, uint64_t primary, uint64_t* backup);
+  Status TranslateIndexOffset(Pending& pending, uint64_t primary_offset,
+                              uint64_t* backup);
   // Where the nodes of received segment `primary` end (0: not received).
-  uint64_t NodesEnd(uint64_t primary) const;
+  static uint64_t NodesEnd(const Pending& pending, uint64_t primary);
   Status TranslateLogOffset(uint64_t primary_offset, uint64_t* backup) const;
-  // Unreserves this compaction's segments and forgets them.
+  // Renames installed level `from` into `to` (the primary renamed it).
+  Status Move(size_t from, size_t to, uint64_t compacted_lsn,
+              lsm::LevelDescriptor* installed);
+  // Unreserves the segments of the compaction installing `level` (of
+  // every compaction: Abandon()) and forgets them.
+  void Abandon(size_t level);
   void Abandon();
 
   alloc::Volume* const volume_;
@@ -126,17 +149,8 @@ class IndexInstaller {
   uint64_t compacted_lsn_ = 0;
   std::map<size_t, lsm::LevelDescriptor> levels_;
   std::map<size_t, uint64_t> primary_hashes_;
-  // The compaction in progress: primary -> backup index segments, and
-  // which of them arrived.
-  std::map<uint64_t, uint64_t> index_map_;
-  std::set<uint64_t> received_;
-  // Per received segment: where its nodes end (Bloom filter bytes may
-  // follow) and where its last non-zero byte ends.
-  struct Layout {
-    uint64_t nodes_end = 0;
-    uint64_t data_end = 0;
-  };
-  std::map<uint64_t, Layout> layouts_;
+  // By the level each installs.
+  std::map<size_t, Pending> pending_;
   InstallerStats stats_;
 };
 

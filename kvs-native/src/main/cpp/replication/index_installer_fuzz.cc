@@ -76,7 +76,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                               &installer)
                 .ok());
   kvs::lsm::LevelDescriptor installed;
-  bool ok = installer->ReceiveSegment(5, segment).ok() && decoded &&
+  bool ok = installer->ReceiveSegment(0, 5, segment).ok() && decoded &&
             installer->Install(0, primary, std::nullopt, 0, &installed).ok();
   installer.reset();
   KVS_CHECK(backup->volume->stats().reserved_segments == 0);

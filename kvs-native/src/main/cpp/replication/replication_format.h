@@ -21,7 +21,8 @@
 //   0       4     magic "KVSR" (0x5253564b: tells it from a client request,
 //                 whose first byte is the wire version 1)
 //   4       1     type: 1 OPEN, 2 FLUSH
-//   5       1     version (kControlVersion, 1; another is refused)
+//   5       1     version (kControlVersion, 2 since SHIP-SEGMENT names its
+//                 level; another is refused)
 //   6       2     zero
 //   8       8     region_id
 //   16      8     epoch
@@ -76,7 +77,7 @@ namespace kvs::replication {
 inline constexpr uint32_t kMagic = 0x5253564b;  // "KVSR"
 // The control messages' version (byte 5 of every one, build-index's and
 // Send-Index's): a message of another version is refused, naming both.
-inline constexpr uint8_t kControlVersion = 1;
+inline constexpr uint8_t kControlVersion = 2;
 inline constexpr size_t kControlBytes = 40;
 inline constexpr size_t kOpenProofBytes = 32;
 inline constexpr size_t kOpenControlBytes = kControlBytes + kOpenProofBytes;

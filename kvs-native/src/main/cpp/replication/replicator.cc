@@ -399,9 +399,11 @@ void Replicator::CatchUp(const std::shared_ptr<Group>& group,
         needed.push_back(medium.segment);
       }
       for (const uint64_t segment : level.index) {
-        push(Stream::Event::Unloaded(Stream::Event::Type::kIndexSegment,
-                                     log::LogKind::kSmall, 0, segment,
-                                     limits::segment_size_bytes));
+        Stream::Event shipped = Stream::Event::Unloaded(
+            Stream::Event::Type::kIndexSegment, log::LogKind::kSmall, 0,
+            segment, limits::segment_size_bytes);
+        shipped.level = level.number;
+        push(std::move(shipped));
         needed.push_back(segment);
       }
       push(Stream::Event::InstallLevel(level.number, level.descriptor,

@@ -301,7 +301,7 @@ class Replicator final : public lsm::ReplicationTap {
   // lsm::ReplicationTap: events of regions with a Send-Index group.
   void OnLogAppend(uint64_t engine_region_id, log::LogKind kind,
                    const log::AppendedBytes& appended) override;
-  void OnIndexSegment(uint64_t engine_region_id, uint64_t segment,
+  void OnIndexSegment(uint64_t engine_region_id, size_t level, uint64_t segment,
                       std::string_view bytes) override;
   void OnLevelInstalled(uint64_t engine_region_id, size_t level,
                         const lsm::LevelDescriptor& descriptor,

@@ -117,11 +117,11 @@ void Replicator::OnLogAppend(uint64_t engine_region_id, log::LogKind kind,
   Queue(engine_region_id, Event::LogBytes(kind, appended));
 }
 
-void Replicator::OnIndexSegment(uint64_t engine_region_id, uint64_t segment,
-                                std::string_view bytes) {
+void Replicator::OnIndexSegment(uint64_t engine_region_id, size_t level,
+                                uint64_t segment, std::string_view bytes) {
   if (send_index_groups_.load(std::memory_order_relaxed) == 0) return;
   const uint64_t start = ThreadCpuNanos();
-  Queue(engine_region_id, Event::IndexSegment(segment, bytes));
+  Queue(engine_region_id, Event::IndexSegment(level, segment, bytes));
   std::lock_guard<std::mutex> lock(mutex_);
   stats_.index_cpu_ns += ThreadCpuNanos() - start;
 }
@@ -355,6 +355,7 @@ bool Replicator::PumpSendIndex(Stream* stream) {
         return true;  // SHIP-SEGMENT once the bytes are there
       }
       control.type = IndexControlType::kShipSegment;
+      control.level = static_cast<uint32_t>(event.level);
       control.primary_segment = event.segment;
       control.bytes = static_cast<uint32_t>(event.bytes.size());
       if (!SendIndexControl(stream, control, &stream->index_replies_pending,

@@ -42,7 +42,7 @@ struct StreamEvent {
   uint64_t segment = 0;                      // kLogBytes, kIndexSegment
   uint64_t offset = 0;                       // kLogBytes
   std::string bytes;                         // kLogBytes, kIndexSegment
-  size_t level = 0;                          // kInstallLevel
+  size_t level = 0;                          // kInstallLevel, kIndexSegment
   lsm::LevelDescriptor descriptor;           // kInstallLevel
   std::optional<size_t> emptied;             // kInstallLevel
   uint64_t compacted_lsn = 0;                // kInstallLevel
@@ -84,9 +84,11 @@ struct StreamEvent {
     event.resumes = resumes;
     return event;
   }
-  static StreamEvent IndexSegment(uint64_t segment, std::string_view bytes) {
+  static StreamEvent IndexSegment(size_t level, uint64_t segment,
+                                  std::string_view bytes) {
     StreamEvent event;
     event.type = Type::kIndexSegment;
+    event.level = level;
     event.segment = segment;
     event.bytes = bytes;
     return event;

@@ -58,7 +58,7 @@ void EncodeIndexControl(const IndexControl& control, std::string* out) {
     case IndexControlType::kShipSegment:
       coding::PutFixed64(out, control.primary_segment);
       coding::PutFixed32(out, control.bytes);
-      coding::PutFixed32(out, 0);
+      coding::PutFixed32(out, control.level);
       break;
     case IndexControlType::kInstallLevel: {
       const std::string descriptor = control.descriptor.Encode();
@@ -119,8 +119,9 @@ Status DecodeIndexControl(std::string_view bytes, IndexControl* control) {
       }
       decoded.primary_segment = coding::DecodeFixed64(body);
       decoded.bytes = coding::DecodeFixed32(body + 8);
+      decoded.level = coding::DecodeFixed32(body + 12);
       if (decoded.bytes == 0 || decoded.bytes > limits::segment_size_bytes ||
-          !Zero(body + 12, 4)) {
+          decoded.level >= kLevelsMax) {
         return Malformed("SHIP-SEGMENT fields");
       }
       break;

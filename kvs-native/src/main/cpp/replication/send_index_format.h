@@ -15,12 +15,15 @@
 //       u64, primary_segment u64, buffer u32 (the log's buffer: 0 or 1),
 //       zero u32
 //   4 SHIP-SEGMENT: the index buffer holds a finished index segment
-//       primary_segment u64, bytes u32 (1 .. 2 MiB), zero u32
-//   5 INSTALL-LEVEL: the primary installed a level (IndexInstaller::Install)
-//       level u32 (< 64), emptied u32 (0xffffffff: none; else < 64 and not
-//       level), descriptor_bytes u32 (<= 64 KiB), zero u32, compacted_lsn
-//       u64 (every write at or below it is in the levels now), the
-//       LevelDescriptor encoding (primary offsets)
+//       primary_segment u64, bytes u32 (1 .. 2 MiB), level u32 (< 64: the
+//       level its compaction installs; two may be in progress, the merge
+//       of L0s into L1 and the drain below it)
+//   5 INSTALL-LEVEL: the primary installed a level (IndexInstaller::Install;
+//       the descriptor of the level emptied, unchanged: a rename)
+//       level u32 (< 64; 63: the draining level), emptied u32 (0xffffffff:
+//       none; else < 64 and not level), descriptor_bytes u32 (<= 64 KiB), zero
+//       u32, compacted_lsn u64 (every write at or below it is in the levels
+//       now), the LevelDescriptor encoding (primary offsets)
 //   6 TRIM: the primary freed log segments (LogMirror::TrimFreed)
 //       count u32 (1 .. 4096), zero u32, then per segment: kind u8,
 //       zero[7], primary_segment u64, chain_index u64
@@ -73,7 +76,7 @@ struct IndexControl {
   // FLUSH-TAIL and SHIP-SEGMENT
   uint64_t primary_segment = 0;
   uint32_t bytes = 0;
-  // INSTALL-LEVEL
+  // INSTALL-LEVEL (and SHIP-SEGMENT: the level it is for)
   uint32_t level = 0;
   std::optional<uint32_t> emptied;
   uint64_t compacted_lsn = 0;

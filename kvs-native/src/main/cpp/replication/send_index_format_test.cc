@@ -65,7 +65,15 @@ TEST(SendIndexFormatTest, EveryMessageRoundTrips) {
   ship.type = IndexControlType::kShipSegment;
   ship.primary_segment = 77;
   ship.bytes = 65536;
+  ship.level = 63;  // the drain's or a rename's level number
   EXPECT_EQ(RoundTrip(ship).bytes, 65536u);
+  EXPECT_EQ(RoundTrip(ship).level, 63u);
+  std::string ship_bytes;
+  EncodeIndexControl(ship, &ship_bytes);
+  ship_bytes[36] = 64;  // level 64
+  IndexControl ship_decoded;
+  EXPECT_EQ(DecodeIndexControl(ship_bytes, &ship_decoded).code(),
+            Status::Code::kInvalidArgument);
 
   const IndexControl i = RoundTrip(Install());
   EXPECT_EQ(i.level, 2u);
@@ -119,11 +127,15 @@ TEST(SendIndexFormatTest, MalformedMessagesAreRefused) {
   EXPECT_TRUE(refused(reserved));
   // Another version is refused, and the refusal says so.
   std::string newer = flush_bytes;
-  newer[5] = 2;
+  newer[5] = 3;
   IndexControl newer_decoded;
   const Status status = DecodeIndexControl(newer, &newer_decoded);
   EXPECT_FALSE(status.ok());
-  EXPECT_NE(status.message().find("version 2"), std::string_view::npos);
+  EXPECT_NE(status.message().find("version 3"), std::string_view::npos);
+  // Version 1 (before SHIP-SEGMENT named its level) is refused too.
+  std::string older = flush_bytes;
+  older[5] = 1;
+  EXPECT_FALSE(DecodeIndexControl(older, &newer_decoded).ok());
   std::string bad_starts = flush_bytes;
   bad_starts[26] = 2;
   EXPECT_TRUE(refused(bad_starts));

@@ -121,7 +121,7 @@ Status SendIndexSink::Handle(const IndexControl& control) {
       return status;
     case IndexControlType::kShipSegment:
       status = installer_->ReceiveSegment(
-          control.primary_segment,
+          control.level, control.primary_segment,
           std::string_view(buffers_[kIndexBuffer]->data(), control.bytes));
       // The primary writes the next segment only once this one was
       // answered; until then the buffer's pages go back.

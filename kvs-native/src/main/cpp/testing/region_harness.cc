@@ -22,6 +22,7 @@ void RegionHarness::MakeContext() {
   context_.nodes = nodes_.get();
   context_.records = records_.get();
   context_.compactions = &pool_;
+  if (hooks_) hooks_(&context_);
 }
 
 void RegionHarness::Release() {

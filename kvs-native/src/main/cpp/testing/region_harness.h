@@ -5,6 +5,7 @@
 #ifndef KVS_TESTING_REGION_HARNESS_H_
 #define KVS_TESTING_REGION_HARNESS_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -34,6 +35,11 @@ class RegionHarness {
   void CrashAndReopen(MemoryDevice::CrashMode mode);
   // A clean close (the region syncs), then the same reopen.
   void CloseAndReopen();
+  // Applied to the region's context at every later open (replication
+  // hooks a test watches compactions through).
+  void SetHooks(std::function<void(lsm::RegionContext*)> hooks) {
+    hooks_ = std::move(hooks);
+  }
 
   lsm::Region* region() const { return region_.get(); }
   alloc::Volume* volume() const { return volume_.get(); }
@@ -55,6 +61,7 @@ class RegionHarness {
   std::unique_ptr<lsm::RecordReader> records_;
   ThreadPool pool_{2};
   lsm::RegionContext context_;
+  std::function<void(lsm::RegionContext*)> hooks_;
   std::unique_ptr<lsm::Region> region_;
   Status status_;
 };

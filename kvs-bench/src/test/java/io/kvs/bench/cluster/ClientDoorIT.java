@@ -154,11 +154,11 @@ class ClientDoorIT {
   }
 
   /**
-   * The 24-byte head of every replication message: magic "KVSR", type, version 1, region, epoch.
+   * The 24-byte head of every replication message: magic "KVSR", type, version 2, region, epoch.
    */
   private static ByteBuffer head(RegionDescriptor region, int type, int size) {
     ByteBuffer out = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
-    out.putInt(0x5253564b).put((byte) type).put((byte) 1).put(new byte[2]);
+    out.putInt(0x5253564b).put((byte) type).put((byte) 2).put(new byte[2]);
     out.putLong(region.id()).putLong(region.epoch());
     return out;
   }

@@ -321,7 +321,7 @@ class ClientPortTest {
         assertThat(handshake(client, Optional.empty()).status()).isEqualTo(StatusCode.OK);
         // TRIM (type 6) of region 5 at epoch 1, one large-log segment.
         ByteBuffer trim = ByteBuffer.allocate(56).order(ByteOrder.LITTLE_ENDIAN);
-        trim.putInt(0x5253564b).put((byte) 6).put((byte) 1).put(new byte[2]).putLong(5).putLong(1);
+        trim.putInt(0x5253564b).put((byte) 6).put((byte) 2).put(new byte[2]).putLong(5).putLong(1);
         trim.putInt(1).putInt(0).put((byte) 2).put(new byte[7]).putLong(3).putLong(0);
         writeFrame(client, trim.array());
         Reply reply = readReply(client);
