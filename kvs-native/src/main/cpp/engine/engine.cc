@@ -329,7 +329,8 @@ Status Engine::DropRegion(std::string_view name) {
       segments.insert(coding::DecodeFixed64(value.data()));
     } else if (kind.substr(0, 7) == "logmap/" && value.size() >= 8) {
       segments.insert(coding::DecodeFixed64(value.data()));
-    } else if (kind.substr(0, 6) == "level/" || kind == "draining") {
+    } else if (kind.substr(0, 6) == "level/" ||
+               kind.substr(0, 9) == "draining/") {
       lsm::LevelDescriptor level;
       if (lsm::LevelDescriptor::Decode(value, &level).ok()) {
         for (const uint64_t segment : level.AllSegments()) {

@@ -207,6 +207,55 @@ class LevelInput final : public Input {
   btree::TreeReader::Iterator iterator_;
 };
 
+// Levels as one sorted input, newest first: per key the version of the
+// newest level holding it; the others' are shadowed.
+class LevelsInput final : public Input {
+ public:
+  LevelsInput(const std::vector<std::shared_ptr<Level>>& levels,
+              io::File* file) {
+    for (const auto& level : levels) {
+      inputs_.push_back(std::make_unique<LevelInput>(level.get(), file));
+    }
+    Pick();
+  }
+  bool Valid() const override { return current_ != kNone; }
+  std::string_view key() const override { return inputs_[current_]->key(); }
+  btree::LeafValue value() const override { return inputs_[current_]->value(); }
+  void Next(CompactionResult* result) override {
+    const std::string current(key());
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      LevelInput& input = *inputs_[i];
+      if (!input.Valid() || input.key() != current) continue;
+      if (i != current_) CountGarbage(input.value(), input.level(), result);
+      input.Next(result);
+    }
+    Pick();
+  }
+  Status status() const override {
+    for (const auto& input : inputs_) {
+      if (!input->status().ok()) return input->status();
+    }
+    return Status::Ok();
+  }
+
+ private:
+  static constexpr size_t kNone = SIZE_MAX;
+
+  // The smallest key's newest level: on a tie the earlier (newer) wins.
+  void Pick() {
+    current_ = kNone;
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      if (inputs_[i]->Valid() &&
+          (current_ == kNone || inputs_[i]->key() < inputs_[current_]->key())) {
+        current_ = i;
+      }
+    }
+  }
+
+  std::vector<std::unique_ptr<LevelInput>> inputs_;
+  size_t current_ = kNone;
+};
+
 struct Compactor {
   alloc::Volume* volume;
   MediumReader* medium_values;
@@ -220,8 +269,10 @@ struct Compactor {
   bool IsMediumPointer(const btree::LeafValue& value) const {
     if (value.kind != btree::EntryKind::kPutInLog) return false;
     const uint64_t segment = alloc::SegmentOf(value.log_offset);
-    return (job.source_level && job.source_level->IsMediumSegment(segment)) ||
-           (job.target && job.target->IsMediumSegment(segment));
+    for (const auto& source : job.source_levels) {
+      if (source->IsMediumSegment(segment)) return true;
+    }
+    return job.target && job.target->IsMediumSegment(segment);
   }
 
   Status Emit(std::string_view key, btree::LeafValue value, bool from_l0) {
@@ -256,7 +307,7 @@ struct Compactor {
 
 Status RunCompaction(alloc::Volume* volume, const CompactionJob& job,
                      CompactionResult* result) {
-  KVS_CHECK(job.source_l0s.empty() != (job.source_level == nullptr));
+  KVS_CHECK(job.source_l0s.empty() != job.source_levels.empty());
   *result = CompactionResult{};
   SegmentWriter index(volume, job.on_index_segment);
   MediumLogAppender medium(volume, job.region_id, job.on_medium_append);
@@ -272,7 +323,7 @@ Status RunCompaction(alloc::Volume* volume, const CompactionJob& job,
   if (!job.source_l0s.empty()) {
     newer = std::make_unique<L0Input>(job.source_l0s);
   } else {
-    newer = std::make_unique<LevelInput>(job.source_level.get(), &inputs);
+    newer = std::make_unique<LevelsInput>(job.source_levels, &inputs);
   }
   std::unique_ptr<LevelInput> older;
   if (job.target) {
@@ -323,13 +374,16 @@ Status RunCompaction(alloc::Volume* volume, const CompactionJob& job,
   output.root = root;
   output.index_segments = index.segments();
   output.medium_segments = medium.segments();
+  std::vector<const Level*> input_levels;
+  for (const auto& source : job.source_levels) {
+    input_levels.push_back(source.get());
+  }
+  if (job.target != nullptr) input_levels.push_back(job.target.get());
   if (!job.last_level) {
-    for (const Level* input : {job.source_level.get(), job.target.get()}) {
-      if (input != nullptr) {
-        const auto& carried = input->descriptor().medium_segments;
-        output.medium_segments.insert(output.medium_segments.end(),
-                                      carried.begin(), carried.end());
-      }
+    for (const Level* input : input_levels) {
+      const auto& carried = input->descriptor().medium_segments;
+      output.medium_segments.insert(output.medium_segments.end(),
+                                    carried.begin(), carried.end());
     }
   }
   result->new_segments = index.segments();
@@ -337,8 +391,7 @@ Status RunCompaction(alloc::Volume* volume, const CompactionJob& job,
                               medium.segments().begin(),
                               medium.segments().end());
 
-  for (const Level* input : {job.source_level.get(), job.target.get()}) {
-    if (input == nullptr) continue;
+  for (const Level* input : input_levels) {
     const LevelDescriptor& d = input->descriptor();
     for (uint64_t segment : d.index_segments)
       result->obsolete_segments.push_back(segment);

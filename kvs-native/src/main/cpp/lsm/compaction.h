@@ -1,5 +1,6 @@
-// Compaction: merges a newer source (the immutable L0s, or level Li) into
-// the next level, building the new level bottom-up into fresh segments.
+// Compaction: merges a newer source (the immutable L0s, or levels: Li, or
+// a region's draining levels) into the next level, building the new level
+// bottom-up into fresh segments.
 //
 // Merge rules, for each key (the newer source wins; older versions drop):
 // - a tombstone is kept, except in the last level, where it is dropped;
@@ -37,9 +38,10 @@ struct CompactionJob {
   uint64_t region_id = 0;
   // Exactly one of the two sources: immutable L0s, newest first (several
   // that waited in line are merged together, so that they share one
-  // rewrite of L1), or a level.
+  // rewrite of L1), or levels, newest first (one, or the draining levels
+  // that waited for one drain: they share one rewrite of L2).
   std::vector<std::shared_ptr<L0Table>> source_l0s;
-  std::shared_ptr<Level> source_level;
+  std::vector<std::shared_ptr<Level>> source_levels;
   std::shared_ptr<Level> target;  // null: the output level is new
   bool last_level = false;        // no level below the output
   PlacementOptions placement;

@@ -108,7 +108,7 @@ Status Region::Open(const RegionContext& context, std::string name, uint64_t id,
   {
     // A drain a crash interrupted goes on (an L0 job with no L0 starts it).
     std::lock_guard<std::mutex> stall_lock(opened->stall_mutex_);
-    if (opened->draining_ != nullptr && !opened->compacting_) {
+    if (!opened->draining_.empty() && !opened->compacting_) {
       opened->StartCompactionLocked();
     }
   }

@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -114,7 +115,7 @@ struct RegionContext {
   // Must not call back into the region.
   // `level` is the level the segment's compaction installs (two
   // compactions of a region may run at once: the merge of L0s into L1 and
-  // the drain of the former L1 into L2 -- kDrainingLevel -- and below).
+  // the drain of former L1s into L2 -- draining levels -- and below).
   std::function<void(uint64_t region_id, size_t level, uint64_t segment,
                      std::string_view bytes)>
       on_index_segment;
@@ -334,12 +335,20 @@ class Region {
   // segment, the key ending in its chain index (%016x), the value the
   // segment (fixed64).
   static std::string LogCatalogPrefix(uint64_t id, log::LogKind kind);
-  // The level number of a former L1 being merged into L2 (the drain): it is
-  // read after L1 and before L2, while merges of L0s go on into a new L1
-  // (see region_compaction.cc). Send-Index ships it under this number.
-  static constexpr size_t kDrainingLevel = 63;
-  // The catalog key of region `id`'s level `level` (0 is L1; the draining
-  // level "draining"): its LevelDescriptor.
+  // Level numbers of the draining levels: former L1s waiting for (or in)
+  // their merge into L2 (the drain), read after L1 and before L2 while
+  // merges of L0s go on into a new L1 (see region_compaction.cc). Up to
+  // kDrainingLevelsMax at once, numbered down from kDrainingLevelLast: a
+  // lower number is newer, read first. Send-Index ships them under these.
+  static constexpr size_t kDrainingLevelLast = 63;
+  static constexpr size_t kDrainingLevelsMax = 4;
+  static constexpr size_t kDrainingLevelFirst =
+      kDrainingLevelLast + 1 - kDrainingLevelsMax;
+  static bool IsDrainingLevel(size_t level) {
+    return level >= kDrainingLevelFirst && level <= kDrainingLevelLast;
+  }
+  // The catalog key of region `id`'s level `level` (0 is L1; a draining
+  // level "draining/NN", NN its number): its LevelDescriptor.
   static std::string LevelCatalogKey(uint64_t id, size_t level);
   // The catalog key of region `id`'s compacted LSN (fixed64): every write
   // at or below it is in the levels.
@@ -421,27 +430,30 @@ class Region {
   // Records how a job ended (NoSpace: transient; another error stops the
   // region). Caller holds stall_mutex_.
   void RecordJobStatusLocked(const Status& status);
-  // The drain: merges the draining level into L2, then pushes full levels
-  // below down (or every level, when stale versions call for it).
+  // The drain: merges the draining levels into L2 (again while L1s were
+  // renamed meanwhile), then pushes full levels below down (or every
+  // level, when stale versions call for it).
   void BackgroundDrain();
-  // Merges the draining level into L2.
+  // Merges every draining level into L2, in one pass.
   Status CompactDraining();
   // Whether L1 should be merged down now: over its capacity, or stale
   // versions call for merging every level and a level lies below.
   bool L1WantsDrain() const;
-  // Run by the L0 job between its merges: turns a full L1 into the draining
-  // level (a catalog rename) and starts the drain, unless one runs; starts
-  // the drain of a draining level left by a crash or a failed drain.
+  // Run by the L0 job after its merge: turns a full L1 into a draining
+  // level (a catalog rename; unless kDrainingLevelsMax wait, then L1 grows
+  // until the drain takes them), and starts the drain unless one runs --
+  // also for draining levels a crash or a failed drain left.
   Status MaybeStartDrain();
   // The levels in the order reads consult them, with their numbers (the
-  // draining level as kDrainingLevel); empty levels left out. Caller holds
+  // draining levels under theirs); empty levels left out. Caller holds
   // l0_mutex_.
   std::vector<std::pair<size_t, std::shared_ptr<Level>>> NumberedLevelsLocked()
       const;
   // The same without the numbers.
   std::vector<std::shared_ptr<Level>> ReadOrderLevelsLocked() const;
-  // Level `number`'s slot (kDrainingLevel: draining_). Caller holds
-  // l0_mutex_ exclusively.
+  // Level `number`'s slot (a draining level's in draining_; an empty one
+  // left there is erased by the caller). Caller holds l0_mutex_
+  // exclusively.
   std::shared_ptr<Level>& SlotLocked(size_t number);
   // Fills in what every compaction job of this region shares; `output` is
   // the level the job installs.
@@ -456,14 +468,14 @@ class Region {
   // Compacts level index `source` (0 = L1) into the next level.
   Status CompactLevel(size_t source);
   // Commits a compaction's result as level `output` (0 = L1).
-  // `merged_source`, if set, is the level merged into `output`: it is
-  // emptied in the same step. `compacted_lsn`, if set, is the region's
-  // compacted LSN once installed (a merge of L0s); else it stays. Installs
-  // are serialized (install_mutex_), so the LSN each reports to the
-  // replication hook never goes back.
+  // `merged_sources` are the levels merged into `output`: they are emptied
+  // in the same step (the caller's batch deletes their catalog entries).
+  // `compacted_lsn`, if set, is the region's compacted LSN once installed (a
+  // merge of L0s); else it stays. Installs are serialized (install_mutex_), so
+  // the LSN each reports to the replication hook never goes back.
   Status Install(size_t output, CompactionResult& result,
                  alloc::MetadataBatch& batch,
-                 std::optional<size_t> merged_source,
+                 const std::vector<size_t>& merged_sources,
                  std::optional<uint64_t> compacted_lsn);
   void ReclaimRetired();
   // Large-log GC: frees dead sealed segments, relocates live records of
@@ -521,9 +533,9 @@ class Region {
   // Memory of active_ accounted in the engine's L0 budget.
   std::atomic<uint64_t> active_accounted_{0};
   std::vector<std::shared_ptr<Level>> levels_;  // [0] = L1; null = empty
-  // The former L1 being merged into L2 (null: none), read between
+  // The draining levels by number (ascending: newest first), read between
   // levels_[0] and levels_[1].
-  std::shared_ptr<Level> draining_;
+  std::map<size_t, std::shared_ptr<Level>> draining_;
   uint64_t compacted_lsn_ = 0;
   // Held by every change to the levels' catalog entries and the release of
   // large-log segments (installs, the rename into the draining level, GC's
@@ -534,7 +546,7 @@ class Region {
   std::condition_variable l0_drained_;
   bool compacting_ = false;  // guarded by stall_mutex_
   // The drain job runs (guarded by stall_mutex_); only it changes levels
-  // below L1 and the draining level.
+  // below L1 and empties draining levels.
   bool draining_job_ = false;
   // Guarded by stall_mutex_, meaningful while no job runs: the immutable
   // L0s were switched while the last job ran, which ended for a catch-up

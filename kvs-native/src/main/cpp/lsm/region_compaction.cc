@@ -3,19 +3,22 @@
 // Two jobs of a region may run at once, on the engine's compaction pool:
 //
 // - the L0 job (compacting_) merges the immutable L0s into L1, then runs
-//   large-log GC; when L1 is full it renames L1 into the draining level
-//   (one catalog batch; Send-Index ships it as an install of the same
-//   descriptor under kDrainingLevel, emptying L1) and starts the drain;
-// - the drain job (draining_job_) merges the draining level into L2, then
-//   pushes full levels below down as one job did before.
+//   large-log GC; when L1 is full it renames L1 into a draining level (one
+//   catalog batch; Send-Index ships it as an install of the same descriptor
+//   under the draining level's number, emptying L1) and starts the drain
+//   unless it runs;
+// - the drain job (draining_job_) merges every draining level into L2 in
+//   one pass -- those renamed while it ran wait for its next pass, up to
+//   kDrainingLevelsMax, so that several L1s share one rewrite of L2 as
+//   several L0s share one of L1 -- then pushes full levels below down as
+//   one job did before.
 //
 // So a merge into the last level, which rewrites all of it (up to the
 // dataset), no longer holds up the merges of L0s: they go on into a new L1,
-// and writers wait only if that L1 outgrows what the L0 job can merge.
-// Reads consult L0s, L1, the draining level, then L2 and below: the
-// draining level's entries are older than L1's and newer than L2's. Only
-// the L0 job renames L1 (no merge into L1 runs then); only the drain job
-// touches the draining level and the levels below L1.
+// which stays about its capacity while draining levels may wait. Reads
+// consult L0s, L1, the draining levels newest first, then L2 and below.
+// Only the L0 job renames L1 (no merge into L1 runs then); only the drain
+// job empties draining levels and touches the levels below L1.
 
 #include <algorithm>
 #include <chrono>
@@ -33,9 +36,12 @@ std::string Region::StateCatalogKey(uint64_t id) {
 }
 
 std::string Region::LevelCatalogKey(uint64_t id, size_t level) {
-  if (level == kDrainingLevel) return CatalogPrefix(id) + "draining";
-  // level 0 is L1; two digits keep catalog order equal to level order.
   char digits[3];
+  if (IsDrainingLevel(level)) {
+    std::snprintf(digits, sizeof(digits), "%02zu", level);
+    return CatalogPrefix(id) + "draining/" + digits;
+  }
+  // level 0 is L1; two digits keep catalog order equal to level order.
   std::snprintf(digits, sizeof(digits), "%02zu", level + 1);
   return CatalogPrefix(id) + "level/" + digits;
 }
@@ -77,15 +83,18 @@ Status Region::LoadLevels() {
     }
     levels_[number - 1] = std::move(level);
   }
-  const auto draining =
-      context_.volume->CatalogGet(LevelCatalogKey(id_, kDrainingLevel));
-  if (draining.has_value()) {
-    // A drain that a crash (or a full volume) interrupted: the L0 job
-    // starts it again.
+  // Draining levels a crash (or a full volume) left: Open starts the drain.
+  for (const auto& [key, value] :
+       context_.volume->CatalogScan(prefix + "draining/")) {
+    const std::string digits = key.substr(prefix.size() + 9);
+    const size_t number = std::strtoul(digits.c_str(), nullptr, 10);
+    if (digits.size() != 2 || !IsDrainingLevel(number)) {
+      return Status::Corruption("bad draining level key " + key);
+    }
     LevelDescriptor descriptor;
-    KVS_RETURN_IF_ERROR(LevelDescriptor::Decode(*draining, &descriptor));
+    KVS_RETURN_IF_ERROR(LevelDescriptor::Decode(value, &descriptor));
     KVS_RETURN_IF_ERROR(Level::Open(context_.volume->file(), context_.nodes,
-                                    std::move(descriptor), &draining_));
+                                    std::move(descriptor), &draining_[number]));
   }
   std::lock_guard<std::mutex> lock(gc_mutex_);
   for (const auto& [key, value] :
@@ -127,14 +136,14 @@ std::vector<LevelDescriptor> Region::LevelDescriptors() const {
 std::vector<std::pair<size_t, std::shared_ptr<Level>>>
 Region::NumberedLevelsLocked() const {
   std::vector<std::pair<size_t, std::shared_ptr<Level>>> numbered;
-  for (size_t level = 0; level < levels_.size(); ++level) {
-    if (level == 1 && draining_ != nullptr) {
-      numbered.emplace_back(kDrainingLevel, draining_);
-    }
-    if (levels_[level] != nullptr) numbered.emplace_back(level, levels_[level]);
+  if (!levels_.empty() && levels_[0] != nullptr) {
+    numbered.emplace_back(0, levels_[0]);
   }
-  if (levels_.size() <= 1 && draining_ != nullptr) {
-    numbered.emplace_back(kDrainingLevel, draining_);
+  for (const auto& [number, level] : draining_) {
+    numbered.emplace_back(number, level);  // newest first
+  }
+  for (size_t level = 1; level < levels_.size(); ++level) {
+    if (levels_[level] != nullptr) numbered.emplace_back(level, levels_[level]);
   }
   return numbered;
 }
@@ -148,7 +157,7 @@ std::vector<std::shared_ptr<Level>> Region::ReadOrderLevelsLocked() const {
 }
 
 std::shared_ptr<Level>& Region::SlotLocked(size_t number) {
-  if (number == kDrainingLevel) return draining_;
+  if (IsDrainingLevel(number)) return draining_[number];
   if (levels_.size() <= number) levels_.resize(number + 1);
   return levels_[number];
 }
@@ -282,59 +291,67 @@ bool Region::L1WantsDrain() const {
 }
 
 Status Region::MaybeStartDrain() {
-  bool rename = false;
   {
     std::lock_guard<std::mutex> stall_lock(stall_mutex_);
-    if (draining_job_ || !background_error_.ok() || quiesce_waiters_ > 0) {
-      // One drain at a time; a catch-up waiting for no job to run starts
-      // the next L0 job once done, which comes back here.
+    if (!background_error_.ok() || quiesce_waiters_ > 0) {
+      // A catch-up waiting for no job to run starts the next L0 job once
+      // done, which comes back here.
       return Status::Ok();
     }
-    std::shared_lock<std::shared_mutex> lock(l0_mutex_);
-    if (draining_ == nullptr) {
-      lock.unlock();
-      if (!L1WantsDrain()) return Status::Ok();
-      rename = true;
-    }
-    draining_job_ = true;
   }
-  if (rename) {
-    // L1 becomes the draining level: the same descriptor under another
-    // key, in one batch. No merge into L1 runs: this is the L0 job.
+  if (L1WantsDrain()) {
+    // L1 becomes the newest draining level: the same descriptor under
+    // another key, in one batch. No merge into L1 runs: this is the L0 job.
     std::lock_guard<std::mutex> install_lock(install_mutex_);
     std::shared_ptr<Level> l1;
     uint64_t compacted_lsn = 0;
+    size_t number = kDrainingLevelLast;
     {
       std::shared_lock<std::shared_mutex> lock(l0_mutex_);
       l1 = levels_[0];
       compacted_lsn = compacted_lsn_;
+      if (!draining_.empty()) number = draining_.begin()->first - 1;
     }
-    alloc::MetadataBatch batch;
-    batch.Delete(LevelKey(0));
-    batch.Put(LevelKey(kDrainingLevel), l1->descriptor().Encode());
-    const Status committed = context_.volume->Commit(batch);
-    if (!committed.ok()) {
-      std::lock_guard<std::mutex> stall_lock(stall_mutex_);
-      draining_job_ = false;
-      l0_drained_.notify_all();
-      return committed;
+    // With kDrainingLevelsMax waiting, L1 takes merges on until the drain
+    // has taken them.
+    if (number >= kDrainingLevelFirst) {
+      alloc::MetadataBatch batch;
+      batch.Delete(LevelKey(0));
+      batch.Put(LevelKey(number), l1->descriptor().Encode());
+      KVS_RETURN_IF_ERROR(context_.volume->Commit(batch));
+      {
+        std::unique_lock<std::shared_mutex> lock(l0_mutex_);
+        draining_[number] = std::move(levels_[0]);
+      }
+      if (context_.on_level_installed) {
+        context_.on_level_installed(id_, number, l1->descriptor(), 0,
+                                    compacted_lsn);
+      }
     }
-    {
-      std::unique_lock<std::shared_mutex> lock(l0_mutex_);
-      draining_ = std::move(levels_[0]);
+  }
+  {
+    std::lock_guard<std::mutex> stall_lock(stall_mutex_);
+    if (draining_job_ || !background_error_.ok() || quiesce_waiters_ > 0) {
+      return Status::Ok();  // one drain at a time
     }
-    if (context_.on_level_installed) {
-      context_.on_level_installed(id_, kDrainingLevel, l1->descriptor(), 0,
-                                  compacted_lsn);
-    }
+    std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+    if (draining_.empty()) return Status::Ok();
+    draining_job_ = true;
   }
   context_.compactions->Submit([this] { BackgroundDrain(); });
   return Status::Ok();
 }
 
 void Region::BackgroundDrain() {
-  Status status = Timed(&compactions_, &compaction_micros_,
-                        [this] { return CompactDraining(); });
+  const auto draining = [this] {
+    std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+    return !draining_.empty();
+  };
+  Status status = Status::Ok();
+  while (status.ok() && draining()) {
+    status = Timed(&compactions_, &compaction_micros_,
+                   [this] { return CompactDraining(); });
+  }
   // Then push full levels below L1 down, one at a time, top first -- or
   // every level, when stale versions in the last level hold too much space.
   const bool merge_all = status.ok() && TooMuchStaleData();
@@ -362,14 +379,14 @@ void Region::BackgroundDrain() {
     if (NumberedLevelsLocked().size() <= 1) shadowed_bytes_.store(0);
   }
   ReclaimRetired();
-  const bool again = status.ok() && L1WantsDrain();
+  const bool again = status.ok() && (L1WantsDrain() || draining());
   std::lock_guard<std::mutex> lock(stall_mutex_);
   RecordJobStatusLocked(status);
   draining_job_ = false;
   if (again && !compacting_ && quiesce_waiters_ == 0 &&
       background_error_.ok()) {
-    // L1 filled up while this drain ran: an L0 job (with or without L0s to
-    // merge) renames it and starts the next drain.
+    // L1 filled up (or was renamed) after this drain's last pass: an L0 job
+    // (with or without L0s to merge) renames it and starts the next drain.
     StartCompactionLocked();
   }
   l0_drained_.notify_all();
@@ -411,7 +428,7 @@ Status Region::CompactImmutable() {
     const Immutable& newest = immutables_[merged - 1];
     job.target = levels_.empty() ? nullptr : levels_[0];
     job.last_level =
-        draining_ == nullptr &&
+        draining_.empty() &&
         std::none_of(levels_.begin() + std::min<size_t>(1, levels_.size()),
                      levels_.end(),
                      [](const auto& level) { return level != nullptr; });
@@ -442,7 +459,7 @@ Status Region::CompactImmutable() {
   const std::vector<log::ReleasedSegment> small_released =
       small_log_->ReleaseSegmentsBefore(alloc::SegmentOf(small_position),
                                         &batch);
-  KVS_RETURN_IF_ERROR(Install(0, result, batch, std::nullopt, max_lsn));
+  KVS_RETURN_IF_ERROR(Install(0, result, batch, {}, max_lsn));
   small_log_->Forget(small_released);
   ReportReleased(log::LogKind::kSmall, small_released);
   l0s_merged_.fetch_add(merged, std::memory_order_relaxed);
@@ -473,7 +490,7 @@ Status Region::CompactLevel(size_t source) {
   CompactionJob job;
   {
     std::shared_lock<std::shared_mutex> lock(l0_mutex_);
-    job.source_level = levels_[source];
+    job.source_levels = {levels_[source]};
     job.target = source + 1 < levels_.size() ? levels_[source + 1] : nullptr;
     job.last_level =
         source + 2 >= levels_.size() ||
@@ -486,15 +503,19 @@ Status Region::CompactLevel(size_t source) {
   KVS_RETURN_IF_ERROR(RunCompaction(context_.volume, job, &result));
   alloc::MetadataBatch batch;
   batch.Delete(LevelKey(source));
-  return Install(source + 1, result, batch, source, std::nullopt);
+  return Install(source + 1, result, batch, {source}, std::nullopt);
 }
 
 Status Region::CompactDraining() {
   CompactionJob job;
+  std::vector<size_t> drained;
   {
     std::shared_lock<std::shared_mutex> lock(l0_mutex_);
-    KVS_CHECK(draining_ != nullptr);
-    job.source_level = draining_;
+    KVS_CHECK(!draining_.empty());
+    for (const auto& [number, level] : draining_) {
+      drained.push_back(number);
+      job.source_levels.push_back(level);  // newest first
+    }
     job.target = levels_.size() > 1 ? levels_[1] : nullptr;
     job.last_level =
         levels_.size() <= 2 ||
@@ -505,13 +526,13 @@ Status Region::CompactDraining() {
   CompactionResult result;
   KVS_RETURN_IF_ERROR(RunCompaction(context_.volume, job, &result));
   alloc::MetadataBatch batch;
-  batch.Delete(LevelKey(kDrainingLevel));
-  return Install(1, result, batch, kDrainingLevel, std::nullopt);
+  for (const size_t number : drained) batch.Delete(LevelKey(number));
+  return Install(1, result, batch, drained, std::nullopt);
 }
 
 Status Region::Install(size_t output, CompactionResult& result,
                        alloc::MetadataBatch& batch,
-                       std::optional<size_t> merged_source,
+                       const std::vector<size_t>& merged_sources,
                        std::optional<uint64_t> new_compacted_lsn) {
   std::lock_guard<std::mutex> install_lock(install_mutex_);
   std::shared_ptr<Level> level;
@@ -575,8 +596,9 @@ Status Region::Install(size_t output, CompactionResult& result,
     std::shared_ptr<Level>& slot = SlotLocked(output);
     retired.levels.push_back(std::move(slot));
     slot = std::move(level);
-    if (merged_source.has_value()) {
-      retired.levels.push_back(std::move(SlotLocked(*merged_source)));
+    for (const size_t source : merged_sources) {
+      retired.levels.push_back(std::move(SlotLocked(source)));
+      if (IsDrainingLevel(source)) draining_.erase(source);
     }
     if (new_compacted_lsn.has_value()) compacted_lsn_ = *new_compacted_lsn;
     compacted_lsn = compacted_lsn_;
@@ -593,8 +615,18 @@ Status Region::Install(size_t output, CompactionResult& result,
   level_written_bytes_[slot].fetch_add(result.bytes_written,
                                        std::memory_order_relaxed);
   if (context_.on_level_installed) {
-    context_.on_level_installed(id_, output, result.output, merged_source,
+    // One level is emptied with the install (a Send-Index INSTALL-LEVEL
+    // names one); other draining levels merged in go after, each as an
+    // empty install. A backup in between holds them beside the new L2:
+    // their entries are the newest of what it merged, so it reads the same.
+    std::optional<size_t> emptied;
+    if (!merged_sources.empty()) emptied = merged_sources.back();
+    context_.on_level_installed(id_, output, result.output, emptied,
                                 compacted_lsn);
+    for (size_t i = 0; i + 1 < merged_sources.size(); ++i) {
+      context_.on_level_installed(id_, merged_sources[i], LevelDescriptor{},
+                                  std::nullopt, compacted_lsn);
+    }
   }
   ReportReleased(log::LogKind::kLarge, released);
   std::lock_guard<std::mutex> lock(retired_mutex_);

@@ -90,14 +90,18 @@ Status IndexInstaller::Open(alloc::Volume* volume, uint64_t region_id,
     }
     opened->levels_[static_cast<size_t>(number - 1)] = std::move(descriptor);
   }
-  const auto draining = volume->CatalogGet(
-      lsm::Region::LevelCatalogKey(region_id, lsm::Region::kDrainingLevel));
-  if (draining.has_value()) {
+  const std::string draining =
+      lsm::Region::CatalogPrefix(region_id) + "draining/";
+  for (const auto& [key, value] : volume->CatalogScan(draining)) {
+    const std::string digits = key.substr(draining.size());
+    const size_t number = std::strtoul(digits.c_str(), nullptr, 10);
     lsm::LevelDescriptor descriptor;
-    if (!lsm::LevelDescriptor::Decode(*draining, &descriptor).ok()) {
-      return Status::Corruption("the installed draining level is damaged");
+    if (digits.size() != 2 || !lsm::Region::IsDrainingLevel(number) ||
+        !lsm::LevelDescriptor::Decode(value, &descriptor).ok()) {
+      return Status::Corruption("installed draining level " + key +
+                                " is damaged");
     }
-    opened->levels_[lsm::Region::kDrainingLevel] = std::move(descriptor);
+    opened->levels_[number] = std::move(descriptor);
   }
   const std::string hashes = HashPrefix(region_id);
   for (const auto& [key, value] : volume->CatalogScan(hashes)) {

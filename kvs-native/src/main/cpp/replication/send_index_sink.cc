@@ -163,9 +163,10 @@ Status SendIndexSink::InstallLevel(const IndexControl& control) {
                                           control.emptied,
                                           control.compacted_lsn, nullptr));
   ++stats_.levels;
-  const auto installed = installer_->levels().find(control.level);
-  if (installed != installer_->levels().end()) {
-    for (const uint64_t segment : installed->second.medium_segments) {
+  // Kept while any level still names them: a drain's new L2 carries the
+  // medium segments of draining levels whose empty installs follow it.
+  for (const auto& [level, descriptor] : installer_->levels()) {
+    for (const uint64_t segment : descriptor.medium_segments) {
       before.erase(segment);
     }
   }
