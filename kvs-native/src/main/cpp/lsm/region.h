@@ -190,6 +190,10 @@ struct RegionStats {
   uint64_t l0_merges = 0;
   uint64_t stalls = 0;
   uint64_t stall_micros = 0;
+  // Of the stalls, those that waited for the engine's L0 memory budget
+  // (other regions' L0s, or this region's, above it) rather than for this
+  // region's L0s in line.
+  uint64_t budget_stalls = 0;
   uint64_t small_log_bytes = 0;
   uint64_t large_log_bytes = 0;
   uint64_t last_lsn = 0;
@@ -593,7 +597,7 @@ class Region {
   std::atomic<uint64_t> level_written_bytes_[kStatsLevels] = {};
 
   std::atomic<uint64_t> puts_{0}, deletes_{0}, gets_{0}, stalls_{0},
-      stall_micros_{0};
+      stall_micros_{0}, budget_stalls_{0};
 };
 
 }  // namespace kvs::lsm

@@ -65,6 +65,7 @@ class KvsSystem final : public BenchSystem {
            ",\"level_kv_bytes\":" + std::to_string(stats.level_kv_bytes) +
            ",\"write_stalls\":" + std::to_string(stats.stalls) +
            ",\"write_stall_us\":" + std::to_string(stats.stall_micros) +
+           ",\"budget_stalls\":" + std::to_string(stats.budget_stalls) +
            ",\"busy_retries\":" + std::to_string(busy_retries_.load()) +
            ",\"large_log_bytes\":" + std::to_string(stats.large_log_bytes) +
            ",\"large_garbage_bytes\":" +
