@@ -22,6 +22,7 @@ import org.slf4j.LoggerFactory;
  *            [--regions 32] [--replication 2] [--mode send-index|build-index|none] [--servers 3]
  *            [--min-replicas 1] [--host 127.0.0.1] [--http-port 0] [--session-timeout-ms 4000]
  *            [--split-points K1,K2,... | --split-prefix PREFIX]
+ *            [--balancer on|off] [--balance-interval-ms 10000] [--balance-moves 2]
  *            [--secret-file FILE] [--tls-cert PEM --tls-key PEM --tls-ca PEM]
  *            [--zookeeper-digest-file FILE]
  * </pre>
@@ -37,7 +38,10 @@ import org.slf4j.LoggerFactory;
  * --session-timeout-ms} is its ZooKeeper session timeout: how soon a standby takes over from an
  * active master that stopped answering; about half the servers' keeps a server fault under a
  * failing master within one server timeout ({@code ./kvs local start} does so; ZooKeeper raises a
- * timeout below twice its tick time to that). Stops cleanly on SIGTERM.
+ * timeout below twice its tick time to that). {@code --balancer off} stops it from moving replicas
+ * and leadership by itself ({@link Balancer}; {@code --balance-interval-ms} is the least time
+ * between its rounds, {@code --balance-moves} how many regions may move at once). Stops cleanly on
+ * SIGTERM.
  */
 public final class MasterMain {
   private static final Logger LOG = LoggerFactory.getLogger(MasterMain.class);
@@ -62,7 +66,10 @@ public final class MasterMain {
                 "min-replicas",
                 "host",
                 "http-port",
-                "session-timeout-ms"));
+                "session-timeout-ms",
+                "balancer",
+                "balance-interval-ms",
+                "balance-moves"));
     known.addAll(SecurityOptions.FLAG_NAMES);
     Flags flags = Flags.parse(args, known);
     SecurityOptions security = SecurityOptions.fromFlags(flags);
@@ -88,6 +95,15 @@ public final class MasterMain {
     }
     ClusterConfig config =
         new ClusterConfig(regions, replication, mode, splits, flags.getInt("min-replicas", 1));
+    Duration balanceInterval =
+        Duration.ofMillis(
+            flags.getLong("balance-interval-ms", BalancerOptions.DEFAULT.interval().toMillis()));
+    BalancerOptions balancer =
+        new BalancerOptions(
+            flags.getOnOff("balancer", true),
+            balanceInterval,
+            flags.getInt("balance-moves", BalancerOptions.DEFAULT.movesInFlight()),
+            balanceInterval.multipliedBy(BalancerOptions.REGION_QUIET_ROUNDS));
     Master master =
         Master.start(
             new MasterOptions(
@@ -104,7 +120,8 @@ public final class MasterMain {
                 Duration.ofMillis(
                     flags.getInt(
                         "session-timeout-ms",
-                        (int) MasterOptions.DEFAULT_SESSION_TIMEOUT.toMillis()))));
+                        (int) MasterOptions.DEFAULT_SESSION_TIMEOUT.toMillis())),
+                balancer));
     if (embedded != null) {
       Shutdown.closeOnStopAndWait("master", master, embedded);
     } else {

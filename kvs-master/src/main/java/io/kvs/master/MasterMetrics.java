@@ -33,9 +33,11 @@ final class MasterMetrics {
   private final Counter passesConverged;
   private final Counter passesConverging;
   private final Counter passesFailed;
+  private final MeterRegistry registry;
 
   MasterMetrics(MeterRegistry registry, BooleanSupplier active) {
     this.active = active;
+    this.registry = registry;
     Gauge.builder("kvs.master.active", this, m -> m.active.getAsBoolean() ? 1 : 0)
         .description("1 while this master is the active one, else 0")
         .register(registry);
@@ -94,6 +96,15 @@ final class MasterMetrics {
   /** A region's recovery took {@code nanos}. */
   void recovered(long nanos) {
     recoveries.record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** The balancer changed a region's group: {@code kind} is replica, surplus or leader. */
+  void balanced(String kind) {
+    Counter.builder("kvs.master.balancer.moves")
+        .description("changes the master's balancer made to groups, by kind")
+        .tag("kind", kind)
+        .register(registry)
+        .increment();
   }
 
   /** A pass took {@code nanos}: converged, still converging, or failed with an exception. */

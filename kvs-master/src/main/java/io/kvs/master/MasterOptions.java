@@ -25,6 +25,8 @@ import java.util.Objects;
  * @param sessionTimeout its ZooKeeper session timeout: how long a standby waits for an active
  *     master that stopped answering (paused, cut off, dead) before it takes over ({@link
  *     #DEFAULT_SESSION_TIMEOUT}, the region servers' default, by default)
+ * @param balancer how it balances replicas and leadership by itself ({@link
+ *     BalancerOptions#DEFAULT} by default)
  */
 public record MasterOptions(
     String id,
@@ -37,7 +39,8 @@ public record MasterOptions(
     String host,
     int httpPort,
     SecurityOptions security,
-    Duration sessionTimeout) {
+    Duration sessionTimeout,
+    BalancerOptions balancer) {
   /** A master's ZooKeeper session timeout unless given: the region servers' default. */
   public static final Duration DEFAULT_SESSION_TIMEOUT = Duration.ofSeconds(4);
 
@@ -52,6 +55,35 @@ public record MasterOptions(
     host = host == null ? "127.0.0.1" : host;
     security = security == null ? SecurityOptions.none() : security;
     sessionTimeout = sessionTimeout == null ? DEFAULT_SESSION_TIMEOUT : sessionTimeout;
+    balancer = balancer == null ? BalancerOptions.DEFAULT : balancer;
+  }
+
+  /** Options with the default balancer. */
+  public MasterOptions(
+      String id,
+      String zookeeper,
+      String cluster,
+      ClusterConfig bootstrap,
+      int expectedServers,
+      Duration reconcileInterval,
+      Duration controlTimeout,
+      String host,
+      int httpPort,
+      SecurityOptions security,
+      Duration sessionTimeout) {
+    this(
+        id,
+        zookeeper,
+        cluster,
+        bootstrap,
+        expectedServers,
+        reconcileInterval,
+        controlTimeout,
+        host,
+        httpPort,
+        security,
+        sessionTimeout,
+        null);
   }
 
   /** Options with the default session timeout. */
@@ -93,7 +125,25 @@ public record MasterOptions(
         host,
         httpPort,
         newSecurity,
-        sessionTimeout);
+        sessionTimeout,
+        balancer);
+  }
+
+  /** These options with {@code newBalancer}. */
+  public MasterOptions withBalancer(BalancerOptions newBalancer) {
+    return new MasterOptions(
+        id,
+        zookeeper,
+        cluster,
+        bootstrap,
+        expectedServers,
+        reconcileInterval,
+        controlTimeout,
+        host,
+        httpPort,
+        security,
+        sessionTimeout,
+        newBalancer);
   }
 
   /** Options with the HTTP port on a free port of 127.0.0.1, without security. */

@@ -55,6 +55,16 @@ final class PlannedChanges {
     decommissioned = store.decommissioned();
   }
 
+  /** The servers being decommissioned. */
+  Set<String> decommissioned() {
+    return decommissioned;
+  }
+
+  /** Whether a move request waits to be carried out (refused ones do not count). */
+  boolean movesPending() {
+    return moves.values().stream().anyMatch(move -> !move.isRefused());
+  }
+
   /** Whether {@code server} is being decommissioned (no replica is placed there). */
   boolean isDecommissioned(String server) {
     return decommissioned.contains(server);
@@ -200,8 +210,7 @@ final class PlannedChanges {
    * first backup, at a raised epoch. Under send-index every backup joins anew under the new
    * primary, as after a failover.
    */
-  private static RegionDescriptor handover(
-      RegionDescriptor region, String target, boolean sendIndex) {
+  static RegionDescriptor handover(RegionDescriptor region, String target, boolean sendIndex) {
     List<String> backups = new ArrayList<>();
     backups.add(region.primary());
     region.backups().stream().filter(backup -> !backup.equals(target)).forEach(backups::add);

@@ -89,6 +89,7 @@ final class Reconciler implements AutoCloseable {
   private final RegionStore store;
   private final ControlClient control;
   private final PlannedChanges planned;
+  private final Balancer balancer;
   private final ServerCommands commands;
 
   /** Asks for another pass: opens that finished after their pass stopped waiting have news. */
@@ -172,6 +173,7 @@ final class Reconciler implements AutoCloseable {
     this.control = control;
     this.commands = new ServerCommands(control);
     this.planned = new PlannedChanges(store);
+    this.balancer = new Balancer(options.balancer(), metrics, System::nanoTime);
     this.metrics = metrics;
     this.passWanted = passWanted;
   }
@@ -193,6 +195,14 @@ final class Reconciler implements AutoCloseable {
     for (RegionStore.Versioned versioned : regions.values()) {
       versioned.region().members().forEach(member -> replicas.merge(member, 1, Integer::sum));
     }
+    balancer.plan(
+        new Balancer.View(
+            regions.values().stream().map(RegionStore.Versioned::region).toList(),
+            servers.keySet(),
+            held,
+            planned.decommissioned(),
+            planned.movesPending(),
+            config));
     boolean allOpen = true;
     List<Step> steps = new ArrayList<>();
     for (RegionStore.Versioned versioned : regions.values()) {
@@ -447,6 +457,9 @@ final class Reconciler implements AutoCloseable {
       version = store.update(next, version);
       planned.applied(next);
       LOG.info("{}: planned change", next);
+      region = next;
+    } else if ((next = balancer.next(region)) != null) {
+      version = store.update(next, version);
       region = next;
     } else if (region.state() == RegionState.OPEN
         && region.joining().isEmpty()

@@ -174,9 +174,10 @@ final class ProcessCluster implements AutoCloseable {
   }
 
   /**
-   * Starts region server {@code id} again, with the arguments {@code LocalCluster start} gives it
-   * by default (and the {@code --l0-size} and {@code --watchdog-ms} the cluster started with) and
-   * {@code options}, logging to the same file, and records its new pid.
+   * Starts region server {@code id} (again, or for the first time: a server that joins), with the
+   * arguments {@code LocalCluster start} gives it by default (and the {@code --l0-size} and {@code
+   * --watchdog-ms} the cluster started with) and {@code options}, logging to the same file, and
+   * records its new pid.
    */
   void startServer(String id, String... options) throws IOException {
     String name = "server-" + id;
@@ -217,6 +218,12 @@ final class ProcessCluster implements AutoCloseable {
     spawned.add(process);
     Properties state = state();
     state.setProperty("pid." + name, Long.toString(process.pid()));
+    // A server new to the cluster joins the start order, which LocalCluster stop reads.
+    List<String> order = new ArrayList<>(List.of(state.getProperty("order", "").split(",")));
+    if (!order.contains(name)) {
+      order.add(name);
+      state.setProperty("order", String.join(",", order));
+    }
     Path temporary = dir.resolve("cluster.properties.tmp");
     try (Writer out = Files.newBufferedWriter(temporary, StandardCharsets.UTF_8)) {
       state.store(out, "KVS local cluster");

@@ -97,6 +97,24 @@ public final class Flags {
     }
   }
 
+  /**
+   * An {@code on}/{@code off} switch.
+   *
+   * @throws IllegalArgumentException for any other value
+   */
+  public boolean getOnOff(String name, boolean fallback) {
+    String value = values.get(name);
+    if (value == null) {
+      return fallback;
+    }
+    return switch (value) {
+      case "on" -> true;
+      case "off" -> false;
+      default ->
+          throw new IllegalArgumentException("option --" + name + ": on or off, not " + value);
+    };
+  }
+
   public List<String> positional() {
     return positional;
   }

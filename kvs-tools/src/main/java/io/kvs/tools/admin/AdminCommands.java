@@ -3,6 +3,7 @@ package io.kvs.tools.admin;
 import io.kvs.core.cluster.MoveRequest;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.ServerInfo;
+import io.kvs.master.Balance;
 import io.kvs.tools.TextTable;
 import java.io.PrintWriter;
 import java.time.Duration;

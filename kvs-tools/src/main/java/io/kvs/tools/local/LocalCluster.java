@@ -16,6 +16,7 @@ import java.util.Set;
  *                     [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]
  *                     [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS]
  *                     [--master-session-timeout-ms MS] [--min-replicas N]
+ *                     [--balancer on|off] [--balance-interval-ms MS] [--balance-moves N]
  *                     [--durability flush|sync] [--metrics on|off] [--watchdog-ms MS] [--shards N]
  *                     [--tls [on|off]] [--tls-client-auth none|require]
  *                     [--native-library FILE] [--zookeeper-log-dir DIR]
@@ -79,6 +80,9 @@ public final class LocalCluster {
                       "fabric",
                       "split-points",
                       "split-prefix",
+                      "balancer",
+                      "balance-interval-ms",
+                      "balance-moves",
                       "memory",
                       "l0-size",
                       "session-timeout-ms",
@@ -138,6 +142,7 @@ public final class LocalCluster {
             + " [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]"
             + " [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS]"
             + " [--master-session-timeout-ms MS]"
+            + " [--balancer on|off] [--balance-interval-ms MS] [--balance-moves N]"
             + " [--metrics on|off] [--watchdog-ms MS] [--shards N] [--native-library FILE]"
             + " [--zookeeper-log-dir DIR]\n"
             + "       ./kvs local status\n"

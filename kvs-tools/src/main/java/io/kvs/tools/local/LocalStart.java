@@ -90,11 +90,13 @@ final class LocalStart {
     directory.save(state);
     System.out.printf("zookeeper at %s%n", zookeeper);
 
-    List<String> splits = new ArrayList<>();
-    for (String flag : List.of("split-points", "split-prefix")) {
+    List<String> masterFlags = new ArrayList<>();
+    for (String flag :
+        List.of(
+            "split-points", "split-prefix", "balancer", "balance-interval-ms", "balance-moves")) {
       if (flags.has(flag)) {
-        splits.add("--" + flag);
-        splits.add(flags.require(flag));
+        masterFlags.add("--" + flag);
+        masterFlags.add(flags.require(flag));
       }
     }
     for (int i = 1; i <= masters; i++) {
@@ -124,7 +126,7 @@ final class LocalStart {
                           "master-session-timeout-ms",
                           LocalCluster.defaultMasterSessionMillis(
                               flags.getInt("session-timeout-ms", 4000))))));
-      arguments.addAll(splits);
+      arguments.addAll(masterFlags);
       arguments.addAll(security);
       if (tls) {
         arguments.addAll(certificates.flags(id, false));

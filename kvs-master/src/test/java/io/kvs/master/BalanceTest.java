@@ -1,4 +1,4 @@
-package io.kvs.tools.admin;
+package io.kvs.master;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
