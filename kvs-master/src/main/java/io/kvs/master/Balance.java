@@ -11,6 +11,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.BiPredicate;
 import java.util.function.Predicate;
+import java.util.function.ToDoubleFunction;
 
 /**
  * Which primaries to move so that leadership is spread evenly: after a server restarts it rejoins
@@ -35,12 +36,21 @@ public final class Balance {
   public static List<Move> plan(
       List<RegionDescriptor> regions, Set<String> live, Set<String> excluded) {
     return plan(
-        regions, live, excluded, region -> true, (region, target) -> true, Integer.MAX_VALUE);
+        regions,
+        live,
+        excluded,
+        region -> true,
+        (region, target) -> true,
+        region -> 1.0,
+        Integer.MAX_VALUE);
   }
 
   /**
    * At most {@code limit} of those handovers, moving only regions {@code movable} accepts, each to
-   * a backup in sync that {@code canLead} accepts for it.
+   * a backup in sync that {@code canLead} accepts for it, with regions weighing {@code weight}
+   * rather than one each: a region moves from a server whose regions weigh at least twice its
+   * weight more than its target's. For any weights that stay put, a move never calls for its
+   * reverse (afterwards the target weighs less than the source did, the source as much less).
    */
   static List<Move> plan(
       List<RegionDescriptor> regions,
@@ -48,13 +58,16 @@ public final class Balance {
       Set<String> excluded,
       Predicate<RegionDescriptor> movable,
       BiPredicate<RegionDescriptor, String> canLead,
+      ToDoubleFunction<RegionDescriptor> weight,
       int limit) {
-    Map<String, Integer> leads = new TreeMap<>();
-    live.stream().filter(server -> !excluded.contains(server)).forEach(s -> leads.put(s, 0));
+    Map<String, Double> leads = new TreeMap<>();
+    live.stream().filter(server -> !excluded.contains(server)).forEach(s -> leads.put(s, 0.0));
     if (leads.isEmpty()) {
       return List.of();
     }
-    regions.forEach(region -> leads.computeIfPresent(region.primary(), (s, n) -> n + 1));
+    regions.forEach(
+        region ->
+            leads.computeIfPresent(region.primary(), (s, n) -> n + weight.applyAsDouble(region)));
     List<Move> moves = new ArrayList<>();
     Set<Long> moved = new HashSet<>();
     boolean progress = true;
@@ -70,11 +83,12 @@ public final class Balance {
           continue;
         }
         // A server not among those counted (decommissioned, not live) hands over to anyone.
-        int from = leads.getOrDefault(region.primary(), Integer.MAX_VALUE);
+        double from = leads.getOrDefault(region.primary(), Double.MAX_VALUE);
+        double moving = weight.applyAsDouble(region);
         String target =
             region.backupsInSync().stream()
                 .filter(leads::containsKey)
-                .filter(backup -> from - leads.get(backup) >= 2)
+                .filter(backup -> from - leads.get(backup) >= 2 * moving)
                 .filter(backup -> canLead.test(region, backup))
                 .min(Comparator.comparing(leads::get))
                 .orElse(null);
@@ -83,8 +97,8 @@ public final class Balance {
         }
         moves.add(new Move(region.id(), region.primary(), target));
         moved.add(region.id());
-        leads.computeIfPresent(region.primary(), (s, n) -> n - 1);
-        leads.merge(target, 1, Integer::sum);
+        leads.computeIfPresent(region.primary(), (s, n) -> n - moving);
+        leads.merge(target, moving, Double::sum);
         progress = true;
       }
     }

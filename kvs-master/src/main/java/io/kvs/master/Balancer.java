@@ -2,6 +2,7 @@ package io.kvs.master;
 
 import io.kvs.core.cluster.ClusterConfig;
 import io.kvs.core.cluster.RegionDescriptor;
+import io.kvs.core.cluster.RegionRole;
 import io.kvs.core.cluster.RegionState;
 import io.kvs.core.cluster.ReplicationMode;
 import io.kvs.core.control.HeldRegion;
@@ -15,6 +16,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.LongSupplier;
+import java.util.function.ToDoubleFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,9 +32,12 @@ import org.slf4j.LoggerFactory;
  *       is in sync the group has a replica too many and <b>the surplus</b> goes: the backup on the
  *       server holding the most replicas. The surplus rule needs no memory of the move, so a new
  *       master finishes a move the old one began, and it runs even with the balancer off.
- *   <li><b>Leadership</b>: while a server leads two regions more than a backup in sync of one of
- *       them, that region is handed over to it ({@link Balance}), as {@code ./kvs admin move}
- *       would.
+ *   <li><b>Leadership</b>: while the regions a server leads weigh at least twice one region's
+ *       weight more than those a backup in sync of it leads, that region is handed over to it
+ *       ({@link Balance}), as {@code ./kvs admin move} would. A region weighs 1 in an idle cluster;
+ *       under load, by the requests a second its primary serves (each primary's {@code list}
+ *       reports its counter): an average one 1, an idle one a half, a hot one more, so leadership
+ *       follows load -- a server leading a hot region leads fewer others.
  * </ul>
  *
  * Hysteresis and limits, after CockroachDB's experience of oscillating leaseholders: rounds at
@@ -40,8 +45,9 @@ import org.slf4j.LoggerFactory;
  * and whole, every member live and listed, no operator's request pending, no server being drained);
  * at most {@link BalancerOptions#movesInFlight} regions moving at once (a handover under send-index
  * makes every backup catch up anew, a replica move copies the region to its new server); a region
- * it moved is left alone for {@link BalancerOptions#regionQuiet}; and the bands above (counts two
- * apart) leave a cluster within them still. Runs on the master's pass thread only.
+ * it moved is left alone for {@link BalancerOptions#regionQuiet}; and the bands above (two apart:
+ * replicas, or twice the region's weight) leave a cluster within them still. Runs on the master's
+ * pass thread only.
  */
 final class Balancer {
   private static final Logger LOG = LoggerFactory.getLogger(Balancer.class);
@@ -59,6 +65,23 @@ final class Balancer {
   private final Map<Long, Long> movedAt = new HashMap<>();
 
   private Map<Long, Planned> plan = Map.of();
+
+  /**
+   * Below this many requests a second per server the cluster is idle enough that leadership is
+   * balanced by region counts alone (rates that small are mostly noise).
+   */
+  static final double LOAD_FLOOR = 50;
+
+  /** The shortest time between two samples of a region's requests that yields a rate. */
+  private static final long SAMPLE_NANOS = 1_000_000_000L;
+
+  /**
+   * A region's load: the requests counter its primary last reported, when, and the requests a
+   * second, smoothed (each new sample weighs half).
+   */
+  private record Load(String primary, long requests, long at, double rate, boolean rated) {}
+
+  private final Map<Long, Load> loads = new HashMap<>();
 
   Balancer(BalancerOptions options, MasterMetrics metrics, LongSupplier nanoTime) {
     this.options = options;
@@ -80,6 +103,7 @@ final class Balancer {
     Map<Long, Planned> planned = new HashMap<>();
     trimSurplus(view, planned);
     long now = nanoTime.getAsLong();
+    sampleLoads(view, now);
     if (options.enabled()
         && (!roundTaken || now - lastRound >= options.interval().toNanos())
         && quiet(view)) {
@@ -108,6 +132,62 @@ final class Balancer {
     metrics.balanced(planned.kind());
     LOG.info("{}: balancer: {}", planned.next(), planned.why());
     return planned.next();
+  }
+
+  /** Takes each primary's requests counter into its region's rate. */
+  private void sampleLoads(View view, long now) {
+    Set<Long> present = new HashSet<>();
+    for (RegionDescriptor region : view.regions()) {
+      present.add(region.id());
+      HeldRegion holds = view.held().getOrDefault(region.primary(), Map.of()).get(region.id());
+      if (holds == null || holds.role() != RegionRole.PRIMARY) {
+        continue;
+      }
+      Load last = loads.get(region.id());
+      if (last == null
+          || !last.primary().equals(region.primary())
+          || holds.requests() < last.requests()) {
+        // New here (or its counter started over): the rate it had goes on until a new one is known.
+        loads.put(
+            region.id(),
+            new Load(
+                region.primary(),
+                holds.requests(),
+                now,
+                last == null ? 0 : last.rate(),
+                last != null && last.rated()));
+        continue;
+      }
+      long elapsed = now - last.at();
+      if (elapsed < SAMPLE_NANOS) {
+        continue;
+      }
+      double rate = (holds.requests() - last.requests()) * 1e9 / elapsed;
+      double smoothed = last.rated() ? (last.rate() + rate) / 2 : rate;
+      loads.put(region.id(), new Load(region.primary(), holds.requests(), now, smoothed, true));
+    }
+    loads.keySet().retainAll(present);
+  }
+
+  /**
+   * What leading each region weighs: 1 each in an idle cluster; under load {@code (1 + rate / mean)
+   * / 2}, so a region as busy as the average weighs 1, an idle one a half, one ten times as busy
+   * 5.5.
+   */
+  private ToDoubleFunction<RegionDescriptor> weights(View view, int servers) {
+    double total = 0;
+    for (RegionDescriptor region : view.regions()) {
+      Load load = loads.get(region.id());
+      total += load == null ? 0 : load.rate();
+    }
+    if (view.regions().isEmpty() || total < LOAD_FLOOR * Math.max(1, servers)) {
+      return region -> 1.0;
+    }
+    double mean = total / view.regions().size();
+    return region -> {
+      Load load = loads.get(region.id());
+      return (1 + (load == null ? 0 : load.rate()) / mean) / 2;
+    };
   }
 
   /** Regions moving now: a backup joining, or a replica more than the replication factor. */
@@ -285,6 +365,7 @@ final class Balancer {
             Set.of(),
             region -> !planned.containsKey(region.id()) && !resting(region, now),
             (region, target) -> Reconciler.stillHolds(region, target, view.held()),
+            weights(view, servers.size()),
             budget);
     Map<Long, RegionDescriptor> byId = new HashMap<>();
     regions.forEach(region -> byId.put(region.id(), region));
@@ -296,7 +377,11 @@ final class Balancer {
               region.epoch(),
               PlannedChanges.handover(region, move.target(), sendIndex),
               "leader",
-              "primary " + move.from() + " -> " + move.target() + " (leadership over its share)"));
+              "primary "
+                  + move.from()
+                  + " -> "
+                  + move.target()
+                  + " (its leadership weighs over its share)"));
     }
   }
 }

@@ -40,6 +40,12 @@ class BalancerTest {
     int changes;
     int mostMoving;
 
+    /** Requests a second each region's clients send (none: idle). */
+    final Map<Long, Double> rates = new HashMap<>();
+
+    /** What each region's primary has served since it became primary: its counter, by primary. */
+    final Map<Long, Map.Entry<String, Long>> served = new HashMap<>();
+
     Cluster(int replication, ReplicationMode mode, BalancerOptions options) {
       config = new ClusterConfig(8, replication, mode, List.of(), 1);
       balancer =
@@ -69,7 +75,23 @@ class BalancerTest {
         for (String member : region.members()) {
           if (held.containsKey(member)) {
             RegionRole role = region.roleOf(member);
-            held.get(member).put(region.id(), new HeldRegion(region.id(), region.epoch(), role));
+            Map.Entry<String, Long> counter = served.get(region.id());
+            long requests =
+                role == RegionRole.PRIMARY && counter != null && counter.getKey().equals(member)
+                    ? counter.getValue()
+                    : 0;
+            held.get(member)
+                .put(
+                    region.id(),
+                    new HeldRegion(
+                        region.id(),
+                        region.epoch(),
+                        role,
+                        false,
+                        false,
+                        List.of(),
+                        List.of(),
+                        requests));
           }
         }
       }
@@ -82,6 +104,13 @@ class BalancerTest {
      */
     int pass() {
       regions.replaceAll((id, region) -> region.withBackupsInSync().withState(RegionState.OPEN));
+      for (RegionDescriptor region : regions.values()) {
+        Map.Entry<String, Long> counter = served.get(region.id());
+        long before =
+            counter != null && counter.getKey().equals(region.primary()) ? counter.getValue() : 0;
+        long more = (long) (rates.getOrDefault(region.id(), 0.0) * INTERVAL.toSeconds());
+        served.put(region.id(), Map.entry(region.primary(), before + more));
+      }
       balancer.plan(
           new Balancer.View(
               List.copyOf(regions.values()), live, held(), decommissioned, false, config));
@@ -197,6 +226,36 @@ class BalancerTest {
         .containsEntry("s2", 2)
         .containsEntry("s3", 2);
     assertThat(spread(cluster.replicas())).isLessThanOrEqualTo(1);
+  }
+
+  @Test
+  void leadershipFollowsLoad() {
+    Cluster cluster = evenThree(OPTIONS);
+    cluster.rates.put(1L, 2_000.0); // led by s1
+    for (long id = 2; id <= 6; id++) {
+      cluster.rates.put(id, 200.0);
+    }
+    cluster.settle(100);
+    Map<String, Integer> leads = cluster.leads();
+    assertThat(cluster.regions.get(1L).primary()).isEqualTo("s1");
+    assertThat(leads).as("leads %s", leads).containsEntry("s1", 1);
+    assertThat(leads.get("s2") + leads.get("s3")).isEqualTo(5);
+    // Replicas stay where they were: load moves only leadership.
+    assertThat(cluster.replicas().values()).allMatch(n -> n == 4);
+    int moved = cluster.changes;
+    // The same load again and again: nothing moves back.
+    for (int i = 0; i < 30; i++) {
+      cluster.pass();
+    }
+    assertThat(cluster.changes).isEqualTo(moved);
+  }
+
+  @Test
+  void anIdleClusterCountsRegions() {
+    Cluster cluster = evenThree(OPTIONS);
+    cluster.rates.put(1L, 20.0); // busier than the rest, but below the floor: noise
+    cluster.settle(50);
+    assertThat(cluster.changes).isZero();
   }
 
   @Test

@@ -102,6 +102,9 @@ public final class ControlJson {
       region.put("replicationFailed", held.replicationFailed());
       held.inSync().forEach(region.putArray("inSync")::add);
       held.failed().forEach(region.putArray("failed")::add);
+      if (held.requests() != 0) {
+        region.put("requests", held.requests());
+      }
     }
     ObjectNode stats = node.putObject("stats");
     reply.stats().forEach(stats::put);
@@ -123,7 +126,8 @@ public final class ControlJson {
               region.path("caughtUp").asBoolean(false),
               region.path("replicationFailed").asBoolean(false),
               texts(region, "inSync"),
-              texts(region, "failed")));
+              texts(region, "failed"),
+              region.path("requests").asLong(0)));
     }
     Map<String, Long> stats = new TreeMap<>();
     JsonNode counters = node.get("stats");

@@ -12,6 +12,9 @@ import java.util.List;
  *     wait until the master opens the region again)
  * @param inSync for a primary: the backups (server ids) that hold every write it acknowledged
  * @param failed for a primary: the backups whose stream failed
+ * @param requests for a primary: the client requests its engine region served since it was opened
+ *     there (puts, deletes and gets; cumulative: the master's balancer takes rates from it), 0 for
+ *     a backup
  */
 public record HeldRegion(
     long regionId,
@@ -20,10 +23,22 @@ public record HeldRegion(
     boolean caughtUp,
     boolean replicationFailed,
     List<String> inSync,
-    List<String> failed) {
+    List<String> failed,
+    long requests) {
   public HeldRegion {
     inSync = List.copyOf(inSync == null ? List.of() : inSync);
     failed = List.copyOf(failed == null ? List.of() : failed);
+  }
+
+  public HeldRegion(
+      long regionId,
+      long epoch,
+      RegionRole role,
+      boolean caughtUp,
+      boolean replicationFailed,
+      List<String> inSync,
+      List<String> failed) {
+    this(regionId, epoch, role, caughtUp, replicationFailed, inSync, failed, 0);
   }
 
   public HeldRegion(

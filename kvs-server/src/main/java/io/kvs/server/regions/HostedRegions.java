@@ -297,9 +297,20 @@ public final class HostedRegions implements ControlledRegions {
                       known && inSync.size() == states.size(),
                       !failed.isEmpty(),
                       inSync,
-                      failed));
+                      failed,
+                      requestsServed(region)));
             });
     return held;
+  }
+
+  /** The client requests {@code region}'s engine region served (0 if it closed meanwhile). */
+  private static long requestsServed(Hosted region) {
+    try {
+      RegionStats stats = region.region().stats();
+      return stats.puts() + stats.deletes() + stats.gets();
+    } catch (ClosedException e) {
+      return 0; // replaced meanwhile
+    }
   }
 
   /**
