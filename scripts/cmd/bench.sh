@@ -19,7 +19,7 @@ declare -A KVS_BENCHMARK_SUMMARIES=(
   [engine]="storage engines under YCSB: KVS vs RocksDB vs RocksDB+BlobDB, from the JVM and natively (--quick: ~15 min; --standard: 4 GiB, in parts of one mix, ~1 h each)"
   [protocol]="wire round trips: fabric shm, tcp and stream vs Netty TCP, one server handler (--quick: ~1 min)"
   [replication]="replication modes on a local cluster under YCSB: none vs build-index vs send-index, RF 2 and 3 (--quick: ~15 min; --standard: the seeds' setup, 3 rounds, ~40 min)"
-  [failover]="primary kills under a recorded load, RF 3 and 2: unavailability, time to whole groups, lost writes, linearizability (--quick: ~10 min)"
+  [failover]="primary kills under a recorded load, RF 3 and 2: unavailability, time to whole groups and to balanced leadership, lost writes, linearizability (--quick: ~25 min)"
   [tail]="latency percentiles under open-loop load at 25-90 % of the peak, RF 3, compactions running (--quick: ~5 min)"
 )
 

@@ -130,6 +130,29 @@ class BalancerTest {
     }
 
     /**
+     * Plans on the map as it is (nothing caught up, the clock as it is), with a move request
+     * pending or not; returns the changes planned, without applying them.
+     */
+    List<RegionDescriptor> planOnly(boolean requestsPending) {
+      balancer.plan(
+          new Balancer.View(
+              List.copyOf(regions.values()),
+              live,
+              held(),
+              decommissioned,
+              requestsPending,
+              config));
+      List<RegionDescriptor> planned = new ArrayList<>();
+      for (RegionDescriptor region : regions.values()) {
+        RegionDescriptor next = balancer.next(region);
+        if (next != null) {
+          planned.add(next);
+        }
+      }
+      return planned;
+    }
+
+    /**
      * Passes until none changed anything for longer than a moved region rests (at most {@code
      * limit}); returns how many ran.
      */
@@ -262,55 +285,17 @@ class BalancerTest {
   void roundsKeepTheirIntervalAndTheMovesInFlightTheirBound() {
     Cluster cluster = evenThree(OPTIONS);
     cluster.live.add("s4");
-    cluster.regions.replaceAll((id, region) -> region); // as is
-    Map<String, Map<Long, HeldRegion>> held = cluster.held();
-    cluster.balancer.plan(
-        new Balancer.View(
-            List.copyOf(cluster.regions.values()),
-            cluster.live,
-            held,
-            Set.of(),
-            false,
-            cluster.config));
-    List<RegionDescriptor> first = new ArrayList<>();
-    for (RegionDescriptor region : cluster.regions.values()) {
-      RegionDescriptor next = cluster.balancer.next(region);
-      if (next != null) {
-        first.add(next);
-      }
-    }
+    List<RegionDescriptor> first = cluster.planOnly(false);
     assertThat(first).hasSize(2).allMatch(region -> region.joining().equals(List.of("s4")));
     // The moves went in, the backups are still joining; even with the interval past, the two
     // regions moving use the whole budget.
     first.forEach(region -> cluster.regions.put(region.id(), region.withState(RegionState.OPEN)));
     cluster.now += INTERVAL.toNanos();
-    cluster.balancer.plan(
-        new Balancer.View(
-            List.copyOf(cluster.regions.values()),
-            cluster.live,
-            cluster.held(),
-            Set.of(),
-            false,
-            cluster.config));
-    assertThat(cluster.regions.values()).allMatch(region -> cluster.balancer.next(region) == null);
+    assertThat(cluster.planOnly(false)).isEmpty();
     // In sync now, but within the interval: only the surpluses go, nothing new starts.
     cluster.regions.replaceAll((id, region) -> region.withBackupsInSync());
     cluster.now += INTERVAL.toNanos() / 2;
-    cluster.balancer.plan(
-        new Balancer.View(
-            List.copyOf(cluster.regions.values()),
-            cluster.live,
-            cluster.held(),
-            Set.of(),
-            false,
-            cluster.config));
-    List<RegionDescriptor> second = new ArrayList<>();
-    for (RegionDescriptor region : cluster.regions.values()) {
-      RegionDescriptor next = cluster.balancer.next(region);
-      if (next != null) {
-        second.add(next);
-      }
-    }
+    List<RegionDescriptor> second = cluster.planOnly(false);
     assertThat(second)
         .hasSize(2)
         .allMatch(region -> region.members().size() == 2 && region.members().contains("s4"));
@@ -329,15 +314,7 @@ class BalancerTest {
     assertThat(cluster.pass()).isZero();
     cluster.decommissioned.clear();
     // A move request pending.
-    cluster.balancer.plan(
-        new Balancer.View(
-            List.copyOf(cluster.regions.values()),
-            cluster.live,
-            cluster.held(),
-            Set.of(),
-            true,
-            cluster.config));
-    assertThat(cluster.regions.values()).allMatch(region -> cluster.balancer.next(region) == null);
+    assertThat(cluster.planOnly(true)).isEmpty();
     // Quiet again: it moves.
     assertThat(cluster.pass()).isPositive();
   }

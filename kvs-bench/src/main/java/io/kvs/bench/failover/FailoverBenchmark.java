@@ -35,8 +35,10 @@ import java.util.function.BooleanSupplier;
  * SIGKILL and, once every region it led takes writes again, restarted. Per kill: the time from the
  * kill to the first acknowledged write (started after the kill) to each region it led, and until
  * every group is whole again (every region OPEN with its replication factor of members, none
- * catching up); throughput before, during and after. Over the run: acknowledged writes lost and the
- * per-key linearizability verdict of the whole history.
+ * catching up); how many regions the victim led and how long after the group was whole the master's
+ * balancer had spread leadership again (no server leading two regions more than another; the next
+ * kill waits for it, at most 2 minutes); throughput before, during and after. Over the run:
+ * acknowledged writes lost and the per-key linearizability verdict of the whole history.
  *
  * <p>Prints a table, writes JSON lines to {@code target/bench/failover.json} (one per kill, {@code
  * "type":"kill"}, and a summary per replication factor with {@code rf}, {@code kills}, {@code
@@ -44,8 +46,9 @@ import java.util.function.BooleanSupplier;
  * {@code rereplicated_ms_p50}) and draws throughput over time with the kills marked ({@code
  * failover.png}).
  *
- * <p>Usage: {@code [--quick] [--kills N] [--rf 3,2] [--clients N] [--keys N] [--session-timeout-ms
- * MS] [--out-dir DIR] [--data-dir DIR]}. Quick: 10 kills per replication factor; full: 40.
+ * <p>Usage: {@code [--quick] [--kills N] [--rf 3,2] [--clients N] [--keys N] [--rate
+ * OPS_PER_CLIENT] [--session-timeout-ms MS] [--out-dir DIR] [--data-dir DIR]}. Quick: 10 kills per
+ * replication factor; full: 40.
  */
 public final class FailoverBenchmark {
   private static final int SERVERS = 3;
@@ -53,6 +56,8 @@ public final class FailoverBenchmark {
   private static final Duration SERVED_TIMEOUT = Duration.ofSeconds(60);
   private static final Duration WHOLE_TIMEOUT = Duration.ofSeconds(180);
   private static final Duration SETTLE = Duration.ofSeconds(3);
+  // How long a kill waits for the master's balancer to spread leadership again before the next.
+  private static final Duration BALANCE_TIMEOUT = Duration.ofSeconds(120);
 
   private record Kill(
       int rf,
@@ -61,6 +66,7 @@ public final class FailoverBenchmark {
       double atSeconds,
       List<Long> unavailableMs,
       long rereplicatedMs,
+      long balancedMs,
       double before,
       double during,
       double after) {}
@@ -70,6 +76,7 @@ public final class FailoverBenchmark {
       List<Integer> replication,
       int clients,
       int keys,
+      int rate,
       int sessionTimeoutMs,
       Path outDir,
       Path dataDir) {}
@@ -80,6 +87,9 @@ public final class FailoverBenchmark {
     List<Integer> replication = List.of(3, 2);
     int clients = 4;
     int keys = 64;
+    // Operations a second each client starts: 10 kills that wait up to two minutes each for the
+    // balancer stay within the recorder's 8 M operations.
+    int rate = 1000;
     int sessionTimeoutMs = 4000;
     Path outDir = Paths.get("target", "bench");
     Path dataDir = Paths.get("target", "bench", "data");
@@ -91,6 +101,7 @@ public final class FailoverBenchmark {
             replication = Arrays.stream(args[++i].split(",")).map(Integer::parseInt).toList();
         case "--clients" -> clients = Integer.parseInt(args[++i]);
         case "--keys" -> keys = Integer.parseInt(args[++i]);
+        case "--rate" -> rate = Integer.parseInt(args[++i]);
         case "--session-timeout-ms" -> sessionTimeoutMs = Integer.parseInt(args[++i]);
         case "--out-dir" -> outDir = Paths.get(args[++i]);
         case "--data-dir" -> dataDir = Paths.get(args[++i]);
@@ -103,6 +114,7 @@ public final class FailoverBenchmark {
             replication,
             clients,
             keys,
+            rate,
             sessionTimeoutMs,
             outDir,
             dataDir);
@@ -122,6 +134,9 @@ public final class FailoverBenchmark {
             "unavail max ms",
             "whole p50 ms",
             "whole max ms",
+            "victim led max",
+            "balanced p50 ms",
+            "balanced max ms",
             "ops/s before",
             "during",
             "after",
@@ -174,7 +189,8 @@ public final class FailoverBenchmark {
               .security(SecurityOptions.forClusterDirectory(cluster.dir(), "client"))
               .build()) {
         await("the cluster at full strength", WHOLE_TIMEOUT, () -> whole(client.regionMap(), rf));
-        FailoverLoad load = new FailoverLoad(client, recorder, options.keys(), client.regionMap());
+        FailoverLoad load =
+            new FailoverLoad(client, recorder, options.keys(), client.regionMap(), options.rate());
         load.start(options.clients());
         sleep(SETTLE);
         for (int number = 1; number <= options.kills(); number++) {
@@ -199,9 +215,13 @@ public final class FailoverBenchmark {
             .count();
     List<Long> unavailable = new ArrayList<>();
     List<Long> whole = new ArrayList<>();
+    List<Long> balanced = new ArrayList<>();
+    int mostLed = 0;
     for (Kill kill : kills) {
       unavailable.addAll(kill.unavailableMs());
       whole.add(kill.rereplicatedMs());
+      balanced.add(kill.balancedMs());
+      mostLed = Math.max(mostLed, kill.unavailableMs().size());
       lines.add(
           new JsonLine()
               .put("type", "kill")
@@ -211,6 +231,8 @@ public final class FailoverBenchmark {
               .put("at_s", round(kill.atSeconds()))
               .put("unavailable_ms", kill.unavailableMs())
               .put("rereplicated_ms", kill.rereplicatedMs())
+              .put("victim_led", kill.unavailableMs().size())
+              .put("balanced_ms", kill.balancedMs())
               .put("ops_per_s_before", round(kill.before()))
               .put("ops_per_s_during", round(kill.during()))
               .put("ops_per_s_after", round(kill.after())));
@@ -229,12 +251,16 @@ public final class FailoverBenchmark {
             .put("unavailable_ms_max", percentile(unavailable, 100))
             .put("rereplicated_ms_p50", percentile(whole, 50))
             .put("rereplicated_ms_max", percentile(whole, 100))
+            .put("victim_led_max", mostLed)
+            .put("balanced_ms_p50", percentile(balanced, 50))
+            .put("balanced_ms_max", percentile(balanced, 100))
             .put("ops_per_s_before", round(before))
             .put("ops_per_s_during", round(during))
             .put("ops_per_s_after", round(after))
             .put("operations", history.size())
             .put("failed_operations", failed)
-            .put("session_timeout_ms", options.sessionTimeoutMs());
+            .put("session_timeout_ms", options.sessionTimeoutMs())
+            .put("rate_per_client", options.rate());
     lines.add(summary);
     System.out.println("RF " + rf + ": " + verdict.summary());
     LineChart.Panel panel =
@@ -250,6 +276,9 @@ public final class FailoverBenchmark {
       Long.toString(percentile(unavailable, 100)),
       Long.toString(percentile(whole, 50)),
       Long.toString(percentile(whole, 100)),
+      Integer.toString(mostLed),
+      Long.toString(percentile(balanced, 50)),
+      Long.toString(percentile(balanced, 100)),
       String.format(Locale.ROOT, "%.0f", before),
       String.format(Locale.ROOT, "%.0f", during),
       String.format(Locale.ROOT, "%.0f", after),
@@ -287,6 +316,19 @@ public final class FailoverBenchmark {
     cluster.run("restart", victim);
     await("every group whole again", WHOLE_TIMEOUT, () -> whole(client.regionMap(), rf));
     long wholeAt = load.now();
+    // The master's balancer hands leadership back to the restarted server; the next kill waits for
+    // it (a minute between kills is closer to a real cluster's than none), bounded: -1 if it did
+    // not balance in time.
+    long balancedMs = -1;
+    long waitUntil = System.nanoTime() + BALANCE_TIMEOUT.toNanos();
+    while (System.nanoTime() < waitUntil) {
+      if (balanced(client.regionMap(), rf)) {
+        balancedMs = (load.now() - wholeAt) / 1_000_000;
+        break;
+      }
+      Thread.sleep(50);
+    }
+    long settledAt = load.now();
     sleep(SETTLE);
     Kill kill =
         new Kill(
@@ -296,19 +338,35 @@ public final class FailoverBenchmark {
             killedAt / 1e9,
             unavailable,
             (wholeAt - killedAt) / 1_000_000,
+            balancedMs,
             load.throughput(killedAt - 5_000_000_000L, killedAt),
             load.throughput(killedAt, wholeAt),
-            load.throughput(wholeAt, wholeAt + SETTLE.toNanos()));
+            load.throughput(settledAt, settledAt + SETTLE.toNanos()));
     System.out.printf(
         Locale.ROOT,
-        "RF %d kill %d: %s (led %s): writable again after %s ms, whole after %d ms%n",
+        "RF %d kill %d: %s (led %s): writable again after %s ms, whole after %d ms,"
+            + " leadership balanced %d ms later%n",
         rf,
         number,
         victim,
         affected,
         unavailable,
-        kill.rereplicatedMs());
+        kill.rereplicatedMs(),
+        balancedMs);
     return kill;
+  }
+
+  /** Whole, and no server leading more than one region more than another. */
+  private static boolean balanced(RegionMap map, int rf) {
+    if (!whole(map, rf)) {
+      return false;
+    }
+    Map<String, Integer> led = new HashMap<>();
+    map.regions().forEach(region -> region.members().forEach(m -> led.putIfAbsent(m, 0)));
+    map.regions().forEach(region -> led.merge(region.primary(), 1, Integer::sum));
+    int most = led.values().stream().mapToInt(Integer::intValue).max().orElse(0);
+    int least = led.values().stream().mapToInt(Integer::intValue).min().orElse(0);
+    return led.size() == SERVERS && most - least <= 1;
   }
 
   /** Every region OPEN with {@code rf} members, none catching up. */

@@ -12,6 +12,7 @@ import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The failover benchmark's steady load: client threads writing (unique values), deleting and
@@ -33,10 +34,19 @@ final class FailoverLoad {
   private final List<Thread> threads = new ArrayList<>();
   private final ConcurrentHashMap<Long, Long> firstWrite = new ConcurrentHashMap<>();
   private volatile long watchFrom = Long.MAX_VALUE;
+  // Nanoseconds between two operations a client starts (0: as fast as they complete).
+  private final long periodNanos;
 
-  FailoverLoad(KvsClient client, HistoryRecorder recorder, int keyCount, RegionMap map) {
+  /**
+   * A load on {@code keyCount} keys; each client starts at most {@code ratePerClient} operations a
+   * second (0: no bound), so that a run's history stays within its recorder's bound however long
+   * the kills take.
+   */
+  FailoverLoad(
+      KvsClient client, HistoryRecorder recorder, int keyCount, RegionMap map, int ratePerClient) {
     this.client = client;
     this.recorder = recorder;
+    this.periodNanos = ratePerClient <= 0 ? 0 : 1_000_000_000L / ratePerClient;
     this.keys = new byte[keyCount][];
     this.regionOf = new long[keyCount];
     for (int i = 0; i < keyCount; i++) {
@@ -114,7 +124,16 @@ final class FailoverLoad {
     Random random = new Random(clientId);
     HistoryRecorder.FailureClassifier classifier =
         e -> e instanceof NotAppliedException ? Outcome.FAILED_NOT_APPLIED : Outcome.UNKNOWN;
+    long due = System.nanoTime();
     for (long sequence = 0; !stop.get(); sequence++) {
+      if (periodNanos > 0) {
+        // Paced, catching up after a stall at most one second's worth at once.
+        due = Math.max(due + periodNanos, System.nanoTime() - 1_000_000_000L);
+        long wait = due - System.nanoTime();
+        if (wait > 0) {
+          LockSupport.parkNanos(wait);
+        }
+      }
       int index = random.nextInt(keys.length);
       byte[] key = keys[index];
       int choice = random.nextInt(10);

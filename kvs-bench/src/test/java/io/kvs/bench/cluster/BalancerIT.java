@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvs.bench.history.History;
 import io.kvs.bench.history.HistoryRecorder;
-import io.kvs.bench.history.Operation.Outcome;
 import io.kvs.bench.history.Verdict;
 import io.kvs.client.KvsClient;
 import io.kvs.core.cluster.RegionDescriptor;
@@ -127,16 +126,8 @@ class BalancerIT {
           count(later, region -> List.of(region.primary())));
     }
     History history = recorder.history();
-    Verdict verdict = RecordedLoad.check(history, dir.resolve("history-balancer.jsonl"));
-    assertThat(verdict.isLinearizable()).as(verdict.describe()).isTrue();
-    assertThat(verdict.lostWrites()).isEmpty();
-    List<String> failed =
-        history.operations().stream()
-            .filter(operation -> operation.outcome() != Outcome.OK)
-            .map(Object::toString)
-            .limit(5)
-            .toList();
-    assertThat(failed).as("operations that did not succeed").isEmpty();
+    Verdict verdict =
+        RecordedLoad.assertAllSucceeded(history, dir.resolve("history-balancer.jsonl"));
     System.out.printf("BalancerIT: %d operations, all OK; %s%n", history.size(), verdict.summary());
   }
 }

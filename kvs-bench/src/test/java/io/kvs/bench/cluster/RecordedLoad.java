@@ -159,6 +159,25 @@ final class RecordedLoad {
     return verdict;
   }
 
+  /**
+   * {@link #check}s {@code history} and asserts what a planned change must keep: linearizable, no
+   * acknowledged write lost, and every operation succeeded (a move costs clients a retry, never an
+   * error); returns the verdict.
+   */
+  static Verdict assertAllSucceeded(History history, Path keep) throws IOException {
+    Verdict verdict = check(history, keep);
+    assertThat(verdict.isLinearizable()).as(verdict.describe()).isTrue();
+    assertThat(verdict.lostWrites()).isEmpty();
+    List<String> failed =
+        history.operations().stream()
+            .filter(operation -> operation.outcome() != Outcome.OK)
+            .map(Object::toString)
+            .limit(5)
+            .toList();
+    assertThat(failed).as("operations that did not succeed").isEmpty();
+    return verdict;
+  }
+
   static byte[] key(String prefix, int i) {
     return (prefix + "-key-" + i).getBytes(StandardCharsets.UTF_8);
   }
