@@ -45,9 +45,9 @@ import org.slf4j.LoggerFactory;
  * and whole, every member live and listed, no operator's request pending, no server being drained);
  * at most {@link BalancerOptions#movesInFlight} regions moving at once (a handover under send-index
  * makes every backup catch up anew, a replica move copies the region to its new server); a region
- * it moved is left alone for {@link BalancerOptions#regionQuiet}; and the bands above (two apart:
- * replicas, or twice the region's weight) leave a cluster within them still. Runs on the master's
- * pass thread only.
+ * it moved rests for {@link BalancerOptions#regionQuiet} from moves of that kind (its leadership
+ * may follow a replica move at once); and the bands above (two apart: replicas, or twice the
+ * region's weight) leave a cluster within them still. Runs on the master's pass thread only.
  */
 final class Balancer {
   private static final Logger LOG = LoggerFactory.getLogger(Balancer.class);
@@ -61,8 +61,12 @@ final class Balancer {
   private long lastRound;
   private boolean roundTaken;
 
-  /** When the balancer last moved each region (nanoTime). */
-  private final Map<Long, Long> movedAt = new HashMap<>();
+  /**
+   * When the balancer last moved each region (nanoTime), by kind of move ("replica", "leader"): a
+   * region rests from moves of the kind it just had, so that its leadership may follow right after
+   * a replica move brought a server into its group.
+   */
+  private final Map<String, Map<Long, Long>> movedAt = new HashMap<>();
 
   private Map<Long, Planned> plan = Map.of();
 
@@ -128,7 +132,9 @@ final class Balancer {
       return null;
     }
     plan.remove(region.id());
-    movedAt.put(region.id(), nanoTime.getAsLong());
+    movedAt
+        .computeIfAbsent(planned.kind(), kind -> new HashMap<>())
+        .put(region.id(), nanoTime.getAsLong());
     metrics.balanced(planned.kind());
     LOG.info("{}: balancer: {}", planned.next(), planned.why());
     return planned.next();
@@ -283,8 +289,8 @@ final class Balancer {
     }
   }
 
-  private boolean resting(RegionDescriptor region, long now) {
-    Long moved = movedAt.get(region.id());
+  private boolean resting(RegionDescriptor region, String kind, long now) {
+    Long moved = movedAt.getOrDefault(kind, Map.of()).get(region.id());
     return moved != null && now - moved < options.regionQuiet().toNanos();
   }
 
@@ -310,7 +316,7 @@ final class Balancer {
         }
         for (RegionDescriptor region : view.regions()) {
           if (!planned.containsKey(region.id())
-              && !resting(region, now)
+              && !resting(region, "replica", now)
               && region.backups().contains(server)
               && !region.members().contains(emptiest)
               && region.joining().isEmpty()
@@ -363,7 +369,7 @@ final class Balancer {
             regions,
             servers,
             Set.of(),
-            region -> !planned.containsKey(region.id()) && !resting(region, now),
+            region -> !planned.containsKey(region.id()) && !resting(region, "leader", now),
             (region, target) -> Reconciler.stillHolds(region, target, view.held()),
             weights(view, servers.size()),
             budget);

@@ -14,8 +14,9 @@ import java.time.Duration;
  * @param movesInFlight how many regions may be moving at once ({@code --balance-moves}): a region
  *     moves while a backup of it is joining (catching up) or it has a replica more than the
  *     replication factor; failure recovery's catch-ups count too
- * @param regionQuiet how long a region the balancer moved is not moved by it again ({@link
- *     #REGION_QUIET_ROUNDS} intervals from the command line)
+ * @param regionQuiet how long a region the balancer moved is not moved by it again the same way
+ *     (its replicas, or its leadership; {@link #REGION_QUIET_ROUNDS} intervals from the command
+ *     line)
  */
 public record BalancerOptions(
     boolean enabled, Duration interval, int movesInFlight, Duration regionQuiet) {

@@ -15,13 +15,20 @@ import java.util.concurrent.TimeoutException;
  * Planned changes through the admin commands ({@link AdminCommands}, what {@code ./kvs admin} runs:
  * requests written to ZooKeeper for the master), each on a thread of its own so that an overlapping
  * fault can strike while the master carries it out: a move of a region's primary to a backup in
- * sync, a decommission (waits until the server holds nothing) followed by a recommission, and a
- * balancing of leadership. Healing waits for the command to finish; one that fails or does not
- * finish is an error of the fault.
+ * sync, a decommission (waits until the server holds nothing) followed by a recommission, after
+ * which the master's balancer must give the empty server replicas again (as to a server that
+ * joins), and a balancing of leadership. Healing waits for the command to finish; one that fails or
+ * does not finish is an error of the fault.
  */
 final class AdminFaults {
   /** How long a command waits for the master (as {@code ./kvs admin --wait}). */
   private static final Duration COMMAND_WAIT = Duration.ofSeconds(180);
+
+  /**
+   * How long a recommissioned server may wait for the balancer to give it a replica (a round every
+   * 10 s, two regions moving at once, and other faults' repairs first).
+   */
+  private static final Duration REFILL_WAIT = Duration.ofSeconds(180);
 
   private final ChaosCluster cluster;
 
@@ -52,7 +59,33 @@ final class AdminFaults {
         Thread.sleep(fault.holdMillis()); // the fault's planned length: it stays drained so long
       }
       record.note(command(List.of("recommission", server)));
+      if (drained) {
+        awaitRefilled(server, record);
+      }
     };
+  }
+
+  /**
+   * Waits until the master's balancer has given recommissioned (empty) {@code server} a replica
+   * again, as it would a server that joins: an error of the fault if not within {@link
+   * #REFILL_WAIT}.
+   */
+  private void awaitRefilled(String server, FaultRecord record) throws Exception {
+    long started = System.nanoTime();
+    long deadline = started + REFILL_WAIT.toNanos();
+    while (System.nanoTime() < deadline) {
+      if (cluster.regions().regions().stream().anyMatch(r -> r.members().contains(server))) {
+        record.note(
+            "the balancer gave "
+                + server
+                + " a replica again "
+                + (System.nanoTime() - started) / 1_000_000
+                + " ms after its recommission");
+        return;
+      }
+      Thread.sleep(100);
+    }
+    record.error("the balancer gave " + server + " no replica within " + REFILL_WAIT);
   }
 
   Faults.Active balance(PlannedFault fault, FaultRecord record) throws Exception {
