@@ -108,6 +108,12 @@ final class Balancer {
     trimSurplus(view, planned);
     long now = nanoTime.getAsLong();
     sampleLoads(view, now);
+    // Bounded by the regions moved lately: a rest that ended is forgotten.
+    movedAt
+        .values()
+        .forEach(
+            byRegion ->
+                byRegion.values().removeIf(at -> now - at >= options.regionQuiet().toNanos()));
     if (options.enabled()
         && (!roundTaken || now - lastRound >= options.interval().toNanos())
         && quiet(view)) {
