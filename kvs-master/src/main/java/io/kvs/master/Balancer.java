@@ -100,6 +100,7 @@ final class Balancer {
       Map<String, Map<Long, HeldRegion>> held,
       Set<String> decommissioned,
       boolean requestsPending,
+      boolean switchedOff,
       ClusterConfig config) {}
 
   /** Plans this pass's moves; once per pass, before {@link #next}. */
@@ -115,6 +116,7 @@ final class Balancer {
             byRegion ->
                 byRegion.values().removeIf(at -> now - at >= options.regionQuiet().toNanos()));
     if (options.enabled()
+        && !view.switchedOff()
         && (!roundTaken || now - lastRound >= options.interval().toNanos())
         && quiet(view)) {
       int budget = options.movesInFlight() - moving(view.regions(), view.config());

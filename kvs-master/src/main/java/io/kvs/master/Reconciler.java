@@ -202,6 +202,7 @@ final class Reconciler implements AutoCloseable {
             held,
             planned.decommissioned(),
             planned.movesPending(),
+            store.balancerSwitchedOff(),
             config));
     boolean allOpen = true;
     List<Step> steps = new ArrayList<>();

@@ -127,6 +127,11 @@ final class RegionStore {
     }
   }
 
+  /** Whether an operator switched the balancer off for the cluster ({@code ./kvs admin}). */
+  boolean balancerSwitchedOff() throws Exception {
+    return curator.checkExists().forPath(paths.balancerOff()) != null;
+  }
+
   /** The servers being decommissioned. */
   Set<String> decommissioned() throws Exception {
     return new TreeSet<>(children(paths.decommissioned()));

@@ -34,6 +34,7 @@ class BalancerTest {
     final Map<Long, RegionDescriptor> regions = new TreeMap<>();
     final Set<String> live = new HashSet<>();
     final Set<String> decommissioned = new HashSet<>();
+    boolean switchedOff;
     final ClusterConfig config;
     long now = 1_000_000_000L;
     final Balancer balancer;
@@ -113,7 +114,13 @@ class BalancerTest {
       }
       balancer.plan(
           new Balancer.View(
-              List.copyOf(regions.values()), live, held(), decommissioned, false, config));
+              List.copyOf(regions.values()),
+              live,
+              held(),
+              decommissioned,
+              false,
+              switchedOff,
+              config));
       int changed = 0;
       for (RegionDescriptor region : List.copyOf(regions.values())) {
         RegionDescriptor next = balancer.next(region);
@@ -141,6 +148,7 @@ class BalancerTest {
               held(),
               decommissioned,
               requestsPending,
+              switchedOff,
               config));
       List<RegionDescriptor> planned = new ArrayList<>();
       for (RegionDescriptor region : regions.values()) {
@@ -332,6 +340,18 @@ class BalancerTest {
     RegionDescriptor trimmed = cluster.regions.get(1L);
     assertThat(trimmed.members()).hasSize(2).contains("s4");
     assertThat(cluster.changes).isEqualTo(1);
+  }
+
+  @Test
+  void anOperatorsSwitchStopsItUntilSwitchedOnAgain() {
+    Cluster cluster = evenThree(OPTIONS);
+    cluster.live.add("s4");
+    cluster.switchedOff = true;
+    for (int i = 0; i < 20; i++) {
+      assertThat(cluster.pass()).isZero();
+    }
+    cluster.switchedOff = false;
+    assertThat(cluster.pass()).isPositive();
   }
 
   @Test

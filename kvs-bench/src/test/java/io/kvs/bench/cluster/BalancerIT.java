@@ -8,8 +8,13 @@ import io.kvs.bench.history.Verdict;
 import io.kvs.client.KvsClient;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionMap;
+import io.kvs.core.cluster.ServerInfo;
+import io.kvs.tools.admin.AdminMain;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -21,12 +26,14 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The master's balancer with real processes: a fourth region server joins a loaded three-server
  * cluster (six regions, replication 2, send-index, a balancing round at most every second) while
- * four clients write, delete and read shared keys, every operation recorded. Checked: the newcomer
- * ends with its share of the replicas (three of twelve) and of leadership (one or two of six) and
- * no server holds or leads more than its share allows, within a bounded time and with no operator;
- * the balanced cluster then stays still (no region's epoch moves for ten rounds); every operation
- * of the load succeeded, the history is linearizable with no write lost, and {@code LocalCluster
- * verify} finds the backups -- those that moved included -- holding what their primaries hold.
+ * four clients write, delete and read shared keys, every operation recorded. Switched off ({@code
+ * ./kvs admin balancer off}) the balancer leaves it empty for five rounds; switched on: the
+ * newcomer ends with its share of the replicas (three of twelve) and of leadership (one or two of
+ * six) and no server holds or leads more than its share allows, within a bounded time and with no
+ * operator; the balanced cluster then stays still (no region's epoch moves for ten rounds); every
+ * operation of the load succeeded, the history is linearizable with no write lost, and {@code
+ * LocalCluster verify} finds the backups -- those that moved included -- holding what their
+ * primaries hold.
  */
 class BalancerIT {
   private static final int REGIONS = 6;
@@ -47,6 +54,32 @@ class BalancerIT {
       servers.apply(region).forEach(server -> counts.merge(server, 1, Integer::sum));
     }
     return counts;
+  }
+
+  /** What {@code ./kvs admin <command>} printed; it must succeed. */
+  private static String admin(ProcessCluster cluster, String... command) throws Exception {
+    List<String> args =
+        new ArrayList<>(
+            List.of(
+                "--zookeeper",
+                cluster.zookeeper(),
+                "--secret-file",
+                cluster.dir().resolve("secret").toString()));
+    args.addAll(List.of(command));
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int status =
+        AdminMain.run(args.toArray(String[]::new), new PrintWriter(out), new PrintWriter(err));
+    assertThat(status).as(err.toString()).isZero();
+    return out.toString();
+  }
+
+  private static Map<String, ServerInfo> servers(ProcessCluster cluster) {
+    try {
+      return cluster.servers();
+    } catch (Exception e) {
+      throw new IllegalStateException("cannot read the live servers", e);
+    }
   }
 
   private static RegionMap mapOf(ProcessCluster cluster) {
@@ -98,8 +131,16 @@ class BalancerIT {
           .containsEntry("s2", 4)
           .containsEntry("s3", 4);
 
-      long joined = System.nanoTime();
+      // Switched off by an operator, the balancer leaves the newcomer empty...
+      assertThat(admin(cluster, "balancer", "off")).contains("the balancer is off");
       cluster.startServer("s4");
+      ProcessCluster.awaitCondition(
+          "s4 registered", AWAIT, () -> servers(cluster).containsKey("s4"));
+      Thread.sleep(INTERVAL.multipliedBy(5).toMillis()); // five rounds observed, no condition
+      assertThat(count(cluster.regionMap(), RegionDescriptor::members)).containsEntry("s4", 0);
+      // ...until switched on again.
+      long joined = System.nanoTime();
+      assertThat(admin(cluster, "balancer", "on")).contains("the balancer is on");
       ProcessCluster.awaitCondition(
           "s4 holding 3 replicas and leading 1 or 2 regions, every server its share",
           AWAIT,

@@ -15,6 +15,8 @@ package io.kvs.core.cluster;
  *                               done, or records why it refused
  * /kvs/&lt;cluster&gt;/admin/decommissioned/&lt;id&gt;  persistent  (empty): the server is being drained;
  *                               the master moves every replica off it and places none there
+ * /kvs/&lt;cluster&gt;/admin/balancer-off           persistent  (empty): the master's balancer makes
+ *                               no move ({@code ./kvs admin balancer off}) until it is deleted
  * </pre>
  */
 public final class ClusterPaths {
@@ -85,6 +87,11 @@ public final class ClusterPaths {
 
   public String decommissioned(String serverId) {
     return decommissioned() + "/" + serverId;
+  }
+
+  /** Present: the master's balancer is switched off for the whole cluster. */
+  public String balancerOff() {
+    return admin() + "/balancer-off";
   }
 
   /** The region id a child name of {@link #regions()} stands for. */

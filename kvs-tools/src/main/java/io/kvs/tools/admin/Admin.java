@@ -237,6 +237,28 @@ public final class Admin implements AutoCloseable {
     }
   }
 
+  /**
+   * Switches the master's balancer on or off for the whole cluster (a master started with {@code
+   * --balancer off} stays off either way); whether that changed anything.
+   */
+  public boolean switchBalancer(boolean on) throws Exception {
+    try {
+      if (on) {
+        curator.delete().forPath(paths.balancerOff());
+      } else {
+        curator.create().creatingParentsIfNeeded().forPath(paths.balancerOff());
+      }
+      return true;
+    } catch (KeeperException.NoNodeException | KeeperException.NodeExistsException e) {
+      return false; // as asked already
+    }
+  }
+
+  /** Whether the balancer is switched on for the cluster (not off by {@link #switchBalancer}). */
+  public boolean balancerOn() throws Exception {
+    return curator.checkExists().forPath(paths.balancerOff()) == null;
+  }
+
   /** Lets {@code server} hold replicas again; whether it was decommissioned. */
   public boolean recommission(String server) throws Exception {
     try {

@@ -32,6 +32,8 @@ public final class AdminCommands {
           "  recommission <server>       let a decommissioned server hold replicas again",
           "  balance                     hand primaries over so that every server leads about as"
               + " many regions",
+          "  balancer [on|off]           whether the master balances replicas and leadership by"
+              + " itself (on unless switched off here or its --balancer off)",
           "  (move and decommission wait until done; add --no-wait to return at once)");
 
   /** A command that could not be done; its message says why. */
@@ -71,6 +73,7 @@ public final class AdminCommands {
         case "decommission" -> decommission(args, noWait);
         case "recommission" -> recommission(args);
         case "balance" -> balance(args, noWait);
+        case "balancer" -> balancer(args);
         case "help" -> out.println(HELP);
         default ->
             throw new AdminException("unknown admin command '" + words.get(0) + "'\n" + HELP);
@@ -241,6 +244,20 @@ public final class AdminCommands {
       throw new AdminException(String.join("\n", failures));
     }
     out.printf("%d primaries handed over%n", moves.size());
+  }
+
+  private void balancer(List<String> args) throws Exception {
+    if (args.size() > 1 || (args.size() == 1 && !List.of("on", "off").contains(args.get(0)))) {
+      throw new AdminException("usage: admin balancer [on|off]");
+    }
+    if (!args.isEmpty()) {
+      admin.switchBalancer(args.get(0).equals("on"));
+    }
+    out.println(
+        admin.balancerOn()
+            ? "the balancer is on: the master moves replicas and leadership by itself"
+                + " (unless it runs with --balancer off)"
+            : "the balancer is off: the master moves nothing by itself until 'balancer on'");
   }
 
   private void recommission(List<String> args) throws Exception {
