@@ -140,9 +140,11 @@ final class Balancer {
       return null;
     }
     plan.remove(region.id());
-    movedAt
-        .computeIfAbsent(planned.kind(), kind -> new HashMap<>())
-        .put(region.id(), nanoTime.getAsLong());
+    if (!planned.kind().equals("surplus")) { // finishing a move: nothing rests from it
+      movedAt
+          .computeIfAbsent(planned.kind(), kind -> new HashMap<>())
+          .put(region.id(), nanoTime.getAsLong());
+    }
     metrics.balanced(planned.kind());
     LOG.info("{}: balancer: {}", planned.next(), planned.why());
     return planned.next();

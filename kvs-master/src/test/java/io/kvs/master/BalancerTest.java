@@ -176,6 +176,15 @@ class BalancerTest {
       return limit;
     }
 
+    /** Runs {@code passes} passes and asserts that none changed the map. */
+    void assertStill(int passes) {
+      int before = changes;
+      for (int i = 0; i < passes; i++) {
+        pass();
+      }
+      assertThat(changes).as("changes in %d passes of a settled cluster", passes).isEqualTo(before);
+    }
+
     Map<String, Integer> replicas() {
       Map<String, Integer> counts = new TreeMap<>();
       live.forEach(server -> counts.put(server, 0));
@@ -233,11 +242,7 @@ class BalancerTest {
         .allMatch(region -> region.members().size() == 2 && region.joining().isEmpty());
     assertThat(cluster.mostMoving).isLessThanOrEqualTo(OPTIONS.movesInFlight());
     // ...and then stays still.
-    int before = cluster.changes;
-    for (int i = 0; i < 20; i++) {
-      cluster.pass();
-    }
-    assertThat(cluster.changes).isEqualTo(before);
+    cluster.assertStill(20);
   }
 
   @Test
@@ -273,12 +278,8 @@ class BalancerTest {
     assertThat(leads.get("s2") + leads.get("s3")).isEqualTo(5);
     // Replicas stay where they were: load moves only leadership.
     assertThat(cluster.replicas().values()).allMatch(n -> n == 4);
-    int moved = cluster.changes;
     // The same load again and again: nothing moves back.
-    for (int i = 0; i < 30; i++) {
-      cluster.pass();
-    }
-    assertThat(cluster.changes).isEqualTo(moved);
+    cluster.assertStill(30);
   }
 
   @Test
