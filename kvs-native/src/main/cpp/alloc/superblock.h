@@ -11,7 +11,7 @@
 // | offset | size | field                    | meaning                                        |
 // |--------|------|--------------------------|------------------------------------------------|
 // | 0      | 8    | magic                    | "KVSVOLUM"                                     |
-// | 8      | 4    | format_version           | 3 (2: no draining level; 1: no reference counts)|
+// | 8      | 4    | format_version           | 4 (3: no split region; 2: no draining level; 1: no reference counts)|
 // | 12     | 4    | segment_offset_bits      | 21 (2 MiB segments)                            |
 // | 16     | 8    | sequence                 | +1 per superblock write; higher wins           |
 // | 24     | 16   | volume_id                | random at creation; stamps redo segments       |
@@ -43,10 +43,12 @@ inline constexpr size_t kSuperblockBytes = 4096;
 inline constexpr uint64_t kSuperblockOffsets[2] = {0, kSuperblockBytes};
 // The volume format this build writes. 2: segments carry reference counts
 // (checkpoint "KVSCKPT2" with a shares section, redo batches with shares);
-// 3: a region's catalog may hold a draining level (lsm::Region).
-// Version 1 and 2 volumes are read and upgraded on open (two checkpoints in
-// format 3).
-inline constexpr uint32_t kSuperblockFormatVersion = 3;
+// 3: a region's catalog may hold a draining level (lsm::Region); 4: a
+// region may be split from another (its origin entry: bounds and
+// ancestors, lsm/key_bounds.h; segments shared with its sibling), which a
+// build that ignores the bounds would serve wrongly. Volumes of versions 1
+// to 3 are read and upgraded on open (two checkpoints in format 4).
+inline constexpr uint32_t kSuperblockFormatVersion = 4;
 inline constexpr uint32_t kSuperblockOldestReadableVersion = 1;
 // 500 segments of 2 MiB: a checkpoint of up to 1000 MiB, enough for the
 // allocator bitmap and catalog of a multi-terabyte volume.

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "alloc/superblock.h"
+#include "engine/engine_catalog.h"
 #include "io/aligned_buffer.h"
 #include "lsm/cache_split.h"
 #include "util/coding.h"
@@ -15,14 +16,6 @@
 
 namespace kvs::engine {
 namespace {
-
-constexpr char kNextRegionKey[] = "engine/next_region";
-constexpr char kNamesPrefix[] = "names/";
-constexpr size_t kRegionNameBytesMax = 255;
-
-std::string NameKey(std::string_view name) {
-  return std::string(kNamesPrefix) + std::string(name);
-}
 
 // Whether `file` is empty or no superblock was ever written to it: both
 // superblock blocks read as zeros. Formatting grows the file and writes the

@@ -118,6 +118,24 @@ class Engine {
   Status CreateRegion(std::string_view name, lsm::Region** region);
   // Removes the region and frees its space. The region must not be in use.
   Status DropRegion(std::string_view name);
+  // Splits region `name` at `split_key` into two new regions: `lower` serves
+  // its keys below the key, `upper` those at or above it. No data is
+  // copied: the region's writes are merged into its levels first
+  // (Region::PrepareSplit), then one metadata batch -- the split's commit
+  // point, so a crash leaves either the region or both daughters -- hands
+  // its levels and large-log segments to both daughters (a reference each,
+  // lsm/region.h "Split"), frees its write-ahead log, and renames it away.
+  // The daughters are open when this returns (`*lower_region`,
+  // `*upper_region`; null if opening one failed after the commit: its
+  // error is returned, and OpenRegion tries again). The region must not be
+  // in use; it is gone once the split committed. INVALID_ARGUMENT for a
+  // key outside the region's bounds (or at its lower bound), a daughter
+  // name that is taken or malformed, or a region that holds a Send-Index
+  // replica; NOT_FOUND for no region `name`; a failed PrepareSplit's error
+  // (BUSY, NoSpace), with the region left open and whole.
+  Status SplitRegion(std::string_view name, std::string_view split_key,
+                     std::string_view lower, std::string_view upper,
+                     lsm::Region** lower_region, lsm::Region** upper_region);
   // Closes region `name` (waiting for its compaction, syncing its logs),
   // runs `while_closed` with its id, then opens it again, replaying its
   // logs. The region must not be in use: its old object is gone. Opened
@@ -182,6 +200,13 @@ class Engine {
   std::unique_ptr<lsm::Region> BeginChange(std::string_view name);
   // Ends the change of `name` begun under mutex_ (its entry in changing_).
   void EndChange(std::string_view name, std::unique_ptr<lsm::Region> opened);
+  // SplitRegion's metadata batch, from the closed region `id`'s catalog
+  // entries; `*lower_id` and `*upper_id` are the daughters' ids.
+  Status BuildSplitBatch(std::string_view name, uint64_t id,
+                         const lsm::RegionOrigin& origin,
+                         std::string_view split_key, std::string_view lower,
+                         std::string_view upper, alloc::MetadataBatch* batch,
+                         uint64_t* lower_id, uint64_t* upper_id) const;
 
   mutable std::mutex mutex_;  // guards regions_ and changing_
   std::map<std::string, std::unique_ptr<lsm::Region>, std::less<>> regions_;

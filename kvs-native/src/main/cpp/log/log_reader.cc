@@ -71,7 +71,10 @@ Status ReplayLog(io::File* file, const LogIdentity& identity,
     SegmentHeader header;
     const Status header_status = DecodeSegmentHeader(data, &header);
     const bool header_matches =
-        header_status.ok() && header.region_id == identity.region_id &&
+        header_status.ok() &&
+        (header.region_id == identity.region_id ||
+         std::find(identity.ancestors.begin(), identity.ancestors.end(),
+                   header.region_id) != identity.ancestors.end()) &&
         header.kind == identity.kind && header.chain_index == chain_index;
     if (!header_matches) {
       if (last) {

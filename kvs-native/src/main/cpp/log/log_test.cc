@@ -90,7 +90,7 @@ class LogTest : public ::testing::Test {
 
   alloc::VolumeOptions volume_options_;
   LogWriterOptions options_;
-  LogIdentity identity_{7, LogKind::kSmall, "r/7/log/small/", {}, {}, {}};
+  LogIdentity identity_{7, LogKind::kSmall, "r/7/log/small/", {}, {}, {}, {}};
   std::shared_ptr<MemoryDevice> device_;
   std::unique_ptr<alloc::Volume> volume_;
   std::unique_ptr<io::SyncGroup> sync_group_;
@@ -219,7 +219,7 @@ TEST_F(LogTest, SyncedRecordsReplayInOrderAcrossSegments) {
 TEST_F(LogTest, AppendedBytesRebuildEverySegmentByteForByte) {
   std::map<uint64_t, std::string> mirrors;  // by segment
   std::vector<uint64_t> chain;              // segments in report order
-  LogIdentity mirrored{8, LogKind::kLarge, "r/8/log/large/", {}, {}, {}};
+  LogIdentity mirrored{8, LogKind::kLarge, "r/8/log/large/", {}, {}, {}, {}};
   mirrored.on_append = [&](const AppendedBytes& appended) {
     std::string& mirror = mirrors[appended.segment];
     if (mirror.empty()) {
@@ -383,7 +383,7 @@ TEST_F(LogTest, RecordsOfAnEarlierUseOfASegmentAreNeverReplayed) {
   writer_->ReleaseSegmentsBefore(current + 1, &release);
   ASSERT_TRUE(volume_->Commit(release).ok());
   writer_.reset();
-  identity_ = {8, LogKind::kSmall, "r/8/log/small/", {}, {}, {}};
+  identity_ = {8, LogKind::kSmall, "r/8/log/small/", {}, {}, {}, {}};
   ASSERT_TRUE(LogWriter::Open(volume_.get(), sync_group_.get(), identity_,
                               options_, nullptr, &writer_)
                   .ok());

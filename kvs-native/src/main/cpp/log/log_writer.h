@@ -102,6 +102,10 @@ struct LogIdentity {
   // not call into the log.
   std::function<void(const AppendedBytes&)> on_append;
   std::function<void(const SealedSegment&)> on_sealed;
+  // Regions whose segments this log may hold besides its own: a region
+  // split from another (lsm/key_bounds.h) starts its large log with its
+  // parent's segments, whose headers name the parent (or an ancestor).
+  std::vector<uint64_t> ancestors;
 };
 
 // Where an existing log ends (from ReplayLog, or cut shorter by the

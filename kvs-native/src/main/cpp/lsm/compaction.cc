@@ -277,6 +277,14 @@ struct Compactor {
 
   Status Emit(std::string_view key, btree::LeafValue value, bool from_l0) {
     result->entries_in++;
+    if (!job.bounds.Contains(key)) {
+      if (value.kind == btree::EntryKind::kPutInLog &&
+          !IsMediumPointer(value)) {
+        result->large_garbage[alloc::SegmentOf(value.log_offset)] +=
+            value.log_record_size_bytes;
+      }
+      return Status::Ok();
+    }
     if (value.kind == btree::EntryKind::kDelete && job.last_level) {
       return Status::Ok();
     }

@@ -11,7 +11,9 @@
 //   wholesale -- otherwise kept, and the input medium segments travel on
 //   with the output level;
 // - a large-log pointer is kept; when a version holding one is dropped, its
-//   record's bytes count as garbage of its large-log segment.
+//   record's bytes count as garbage of its large-log segment;
+// - a key outside the job's bounds (a split region's share of its parent's
+//   levels) is dropped like an older version.
 //
 // Nothing is installed here: the caller commits the output's segments, the
 // new descriptor and the frees of the inputs in one metadata batch.
@@ -27,6 +29,7 @@
 
 #include "alloc/volume.h"
 #include "log/log_writer.h"
+#include "lsm/key_bounds.h"
 #include "lsm/kv_placement.h"
 #include "lsm/l0_table.h"
 #include "lsm/level.h"
@@ -36,6 +39,7 @@ namespace kvs::lsm {
 
 struct CompactionJob {
   uint64_t region_id = 0;
+  KeyBounds bounds;  // the region's: keys outside are left out
   // Exactly one of the two sources: immutable L0s, newest first (several
   // that waited in line are merged together, so that they share one
   // rewrite of L1), or levels, newest first (one, or the draining levels

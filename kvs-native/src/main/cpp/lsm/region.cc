@@ -141,6 +141,7 @@ Status Region::OpenLogs(bool recover) {
                                LogCatalogPrefix(id_, log::LogKind::kSmall),
                                {},
                                appended(log::LogKind::kSmall),
+                               {},
                                {}};
   const log::LogIdentity large{
       id_,
@@ -152,7 +153,8 @@ Status Region::OpenLogs(bool recover) {
       appended(log::LogKind::kLarge),
       [this](const log::SealedSegment& sealed) {
         OnLargeSegmentSealedDurably(sealed);
-      }};
+      },
+      origin_.ancestors};
   if (!recover) {
     KVS_RETURN_IF_ERROR(
         log::LogWriter::Open(context_.volume, context_.sync_group, small,
@@ -338,6 +340,9 @@ Status Region::ValidateKeyValue(std::string_view key,
                                 std::string_view value) const {
   if (key.empty()) {
     return Status::InvalidArgument("empty key");
+  }
+  if (!origin_.bounds.Contains(key)) {
+    return Status::InvalidArgument("key outside the bounds of region " + name_);
   }
   if (key.size() > limits::key_size_bytes_max) {
     return Status::TooLarge("key of " + std::to_string(key.size()) +
@@ -674,6 +679,11 @@ Status Region::ResolveLevel(std::string_view key, const btree::LeafValue& leaf,
 
 Status Region::Get(std::string_view key, std::string* value) {
   gets_.fetch_add(1, std::memory_order_relaxed);
+  if (!origin_.bounds.Contains(key)) {
+    // The levels a split region shares with its sibling hold the sibling's
+    // keys too.
+    return Status::NotFound("no such key");
+  }
   const auto [active, immutables, levels] = TablesNow();
   L0Table::Entry entry;
   if (active->Get(key, &entry)) return ResolveL0(entry, value);
@@ -715,7 +725,8 @@ std::unique_ptr<RegionIterator> Region::NewIterator(
   }
   return std::make_unique<RegionIterator>(
       this, snapshot, std::move(tables), std::move(levels),
-      std::move(upper_bound), std::move(lower_bound));
+      origin_.bounds.ClampUpper(std::move(upper_bound)),
+      origin_.bounds.ClampLower(std::move(lower_bound)));
 }
 
 Status Region::Sync() {

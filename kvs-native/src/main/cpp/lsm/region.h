@@ -23,6 +23,18 @@
 // first dropped record began, and later segments are released, when the
 // log next appends.
 //
+// Split: a region split from another (Engine::SplitRegion) serves the keys
+// within its bounds (lsm/key_bounds.h) and starts out reading its parent's
+// levels and large-log segments, shared with its sibling through the
+// volume's reference counts (no data is copied). Writes outside the bounds
+// are refused, reads there find nothing; its compactions leave out what
+// lies outside (the large-log records behind it count as garbage), so each
+// merge drops its references to the parent's level segments, and large-log
+// GC releases (or relocates what is live of) the parent's segments like its
+// own. Its large log continues the parent's chain: the parent's segments
+// keep their chain indexes (their headers name the parent, an ancestor the
+// log accepts), the daughter's own follow.
+//
 // Thread safety: all public methods may be called concurrently.
 
 #ifndef KVS_LSM_REGION_H_
@@ -47,6 +59,7 @@
 #include "io/sync_group.h"
 #include "log/log_writer.h"
 #include "lsm/compaction.h"
+#include "lsm/key_bounds.h"
 #include "lsm/kv_placement.h"
 #include "lsm/l0_budget.h"
 #include "lsm/l0_table.h"
@@ -239,7 +252,7 @@ class Region {
   Region& operator=(const Region&) = delete;
 
   // TOO_LARGE for a key above 4 KiB or a value above 1 MiB; INVALID_ARGUMENT
-  // for an empty key.
+  // for an empty key or one outside the region's bounds.
   Status Put(std::string_view key, std::string_view value);
   Status Delete(std::string_view key);
   // Whether writing `key` (a put of `value`, or a delete) now might wait:
@@ -253,7 +266,7 @@ class Region {
   // Whether every write waits until it is durable (the engine's sync mode):
   // each one waits for the device.
   bool WritesSync() const { return context_.sync; }
-  // NOT_FOUND if the key has no value.
+  // NOT_FOUND if the key has no value (or lies outside the bounds).
   Status Get(std::string_view key, std::string* value);
   // Makes every write acknowledged so far durable.
   Status Sync();
@@ -261,13 +274,28 @@ class Region {
   Status Flush();
 
   // An iterator over a snapshot of the region's live keys, below
-  // `upper_bound` (exclusive) and at or above `lower_bound` if given,
-  // forward or backward. See region_iterator.h.
+  // `upper_bound` (exclusive) and at or above `lower_bound` if given (and
+  // within the region's bounds), forward or backward. See
+  // region_iterator.h.
   std::unique_ptr<RegionIterator> NewIterator(
       std::optional<std::string> upper_bound,
       std::optional<std::string> lower_bound = std::nullopt) const;
 
   RegionStats stats() const;
+  // The keys the region serves (every key unless it was split from
+  // another), and the regions whose segments it may still hold.
+  const KeyBounds& bounds() const { return origin_.bounds; }
+  const std::vector<uint64_t>& ancestors() const { return origin_.ancestors; }
+  // Makes the region ready for Engine::SplitRegion, which closes it right
+  // after: merges every write into the levels (no L0 left, no compaction
+  // running, the compacted LSN its last LSN), ends the large log's current
+  // segment (the daughters read it, never append to it) and makes both
+  // logs durable. The caller holds every writer off. Merging L0 may make
+  // GC relocate records into a new L0, merged again: BUSY if L0 is still
+  // not empty after kSplitRoundsMax merges; the error of a compaction that
+  // failed (a full volume: NoSpace) otherwise.
+  Status PrepareSplit();
+  static constexpr int kSplitRoundsMax = 8;
   // OK while the region works; once a compaction or one of its logs failed
   // (not for want of space: that heals when space returns), the error that
   // stopped it: writes are refused with it from then on, for good (its
@@ -357,6 +385,9 @@ class Region {
   // The catalog key of region `id`'s compacted LSN (fixed64): every write
   // at or below it is in the levels.
   static std::string StateCatalogKey(uint64_t id);
+  // The catalog key of a split region's origin (RegionOrigin: its bounds
+  // and ancestors); absent for a region never split.
+  static std::string OriginCatalogKey(uint64_t id);
 
  private:
   Region(const RegionContext& context, std::string name, uint64_t id,
@@ -513,6 +544,7 @@ class Region {
   const RegionOptions options_;
 
   RecoveryReport recovery_;  // set by Open
+  RegionOrigin origin_;      // set by Open (LoadLevels)
   std::unique_ptr<log::LogWriter> small_log_;
   std::unique_ptr<log::LogWriter> large_log_;
   std::atomic<uint64_t> lsn_{0};

@@ -35,6 +35,10 @@ std::string Region::StateCatalogKey(uint64_t id) {
   return CatalogPrefix(id) + "state";
 }
 
+std::string Region::OriginCatalogKey(uint64_t id) {
+  return CatalogPrefix(id) + "origin";
+}
+
 std::string Region::LevelCatalogKey(uint64_t id, size_t level) {
   char digits[3];
   if (IsDrainingLevel(level)) {
@@ -66,6 +70,10 @@ Status Region::LoadLevels() {
       return Status::Corruption("malformed state of region " + name_);
     }
     compacted_lsn_ = coding::DecodeFixed64(state->data());
+  }
+  const auto origin = context_.volume->CatalogGet(OriginCatalogKey(id_));
+  if (origin.has_value()) {
+    KVS_RETURN_IF_ERROR(RegionOrigin::Decode(*origin, &origin_));
   }
   for (const auto& [key, value] :
        context_.volume->CatalogScan(prefix + "level/")) {
@@ -394,6 +402,7 @@ void Region::BackgroundDrain() {
 
 void Region::PrepareJob(CompactionJob* job, size_t output) const {
   job->region_id = id_;
+  job->bounds = origin_.bounds;
   job->placement = options_.placement;
   job->bloom_bits_per_key = options_.bloom_bits_per_key;
   if (context_.on_index_segment) {

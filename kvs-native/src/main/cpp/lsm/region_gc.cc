@@ -148,7 +148,10 @@ Status Region::RelocateLiveRecords(uint64_t segment) {
         record.type == log::RecordType::kSegmentEnd) {
       break;
     }
-    if (record.type == log::RecordType::kPut) {
+    // A split region's parent's segment holds its sibling's keys too: never
+    // live here.
+    if (record.type == log::RecordType::kPut &&
+        origin_.bounds.Contains(record.key)) {
       candidates.push_back({std::string(record.key), std::string(record.value),
                             alloc::DeviceOffset(segment, offset)});
     }

@@ -35,7 +35,7 @@ std::vector<Replayed> Replay(io::File* file, uint64_t region_id,
                              log::LogKind kind,
                              const std::map<uint64_t, uint64_t>& segments) {
   std::vector<Replayed> records;
-  const log::LogIdentity identity{region_id, kind, "", {}, {}, {}};
+  const log::LogIdentity identity{region_id, kind, "", {}, {}, {}, {}};
   log::LogTail tail;
   const Status status = log::ReplayLog(
       file, identity, segments,

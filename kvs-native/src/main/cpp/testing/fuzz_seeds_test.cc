@@ -39,6 +39,7 @@
 #include "channel/message_format.h"
 #include "log/log_format.h"
 #include "log/log_reader.h"
+#include "lsm/key_bounds.h"
 #include "lsm/level.h"
 #include "replication/replication_format.h"
 #include "replication/send_index_format.h"
@@ -171,6 +172,21 @@ void AddLevelDescriptorSeeds(Corpus* corpus) {
   for (const auto& [name, bytes] : seeds) {
     lsm::LevelDescriptor decoded;
     EXPECT_TRUE(lsm::LevelDescriptor::Decode(bytes, &decoded).ok()) << name;
+  }
+}
+
+void AddKeyBoundsSeeds(Corpus* corpus) {
+  auto& seeds = (*corpus)["key_bounds_fuzz"];
+  seeds["first_daughter"] =
+      lsm::RegionOrigin{{"", std::string("user5000")}, {7}}.Encode();
+  seeds["last_daughter"] =
+      lsm::RegionOrigin{{"user5000", std::nullopt}, {7}}.Encode();
+  seeds["split_twice"] = lsm::RegionOrigin{
+      {KeyWithEdgeBytes("a"), KeyWithEdgeBytes("b")},
+      {7, 12, UINT64_MAX}}.Encode();
+  for (const auto& [name, bytes] : seeds) {
+    lsm::RegionOrigin decoded;
+    EXPECT_TRUE(lsm::RegionOrigin::Decode(bytes, &decoded).ok()) << name;
   }
 }
 
@@ -630,6 +646,7 @@ Corpus MakeSeeds() {
   AddMetadataBatchSeeds(&corpus);
   AddCheckpointSeeds(&corpus);
   AddLevelDescriptorSeeds(&corpus);
+  AddKeyBoundsSeeds(&corpus);
   AddLogFormatSeeds(&corpus);
   AddNodeSeeds(&corpus);
   AddBloomFilterSeeds(&corpus);

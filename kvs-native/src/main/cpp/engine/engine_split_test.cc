@@ -1,0 +1,339 @@
+// Engine::SplitRegion: two daughters serve their halves of the parent's
+// keys from the parent's segments (shared, not copied), keep serving
+// across reopens and crashes, release what they inherited as they compact,
+// and a crash at any write of a split leaves either the parent or both
+// daughters, with every key.
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+
+#include "engine/engine.h"
+#include "testing/memory_device.h"
+#include "util/limits.h"
+
+namespace kvs::engine {
+namespace {
+
+using Model = std::map<std::string, std::string>;
+
+constexpr uint64_t kSegments = 700;
+
+EngineOptions Options() {
+  EngineOptions options;
+  options.region.l0_size_bytes = 256 << 10;
+  options.region.growth_factor = 4;
+  return options;
+}
+
+std::string Key(int i) {
+  char key[16];
+  std::snprintf(key, sizeof(key), "key-%05d", i);
+  return key;
+}
+
+// Small, medium and large values in turn (kv_placement.h's defaults).
+std::string Value(int i, int generation) {
+  const size_t sizes[] = {20, 300, 4000};
+  std::string value = "v" + std::to_string(generation) + ":" + Key(i) + ":";
+  value.resize(sizes[i % 3], static_cast<char>('a' + (i + generation) % 26));
+  return value;
+}
+
+// Writes `count` keys, overwrites half of them and deletes every
+// seventh, so that the levels hold several versions, tombstones and all
+// three placements; the last writes stay in L0.
+void Load(lsm::Region* region, int count, int generation, Model* model) {
+  for (int i = 0; i < count; ++i) {
+    ASSERT_TRUE(region->Put(Key(i), Value(i, generation)).ok());
+    (*model)[Key(i)] = Value(i, generation);
+  }
+  for (int i = 0; i < count; i += 2) {
+    ASSERT_TRUE(region->Put(Key(i), Value(i, generation + 1)).ok());
+    (*model)[Key(i)] = Value(i, generation + 1);
+  }
+  for (int i = 0; i < count; i += 7) {
+    ASSERT_TRUE(region->Delete(Key(i)).ok());
+    model->erase(Key(i));
+  }
+}
+
+// `region` serves exactly the pairs of `model` within `bounds`: by Get,
+// forward and backward scans; and nothing outside.
+void ExpectServes(lsm::Region* region, const Model& model,
+                  const lsm::KeyBounds& bounds) {
+  Model expected;
+  for (const auto& [key, value] : model) {
+    std::string read;
+    const Status status = region->Get(key, &read);
+    if (bounds.Contains(key)) {
+      expected.emplace(key, value);
+      ASSERT_TRUE(status.ok())
+          << region->name() << " " << key << ": " << status.ToString();
+      ASSERT_EQ(read, value) << key;
+    } else {
+      ASSERT_TRUE(status.IsNotFound()) << region->name() << " served " << key;
+    }
+  }
+  std::unique_ptr<lsm::RegionIterator> it = region->NewIterator(std::nullopt);
+  auto next = expected.begin();
+  for (it->SeekToFirst(); it->Valid(); it->Next(), ++next) {
+    ASSERT_NE(next, expected.end()) << "extra key " << it->key();
+    ASSERT_EQ(it->key(), next->first);
+    std::string value;
+    ASSERT_TRUE(it->value(&value).ok());
+    ASSERT_EQ(value, next->second) << next->first;
+  }
+  ASSERT_TRUE(it->status().ok());
+  ASSERT_EQ(next, expected.end()) << "scan ended before " << next->first;
+  auto previous = expected.rbegin();
+  for (it->SeekToLast(); it->Valid(); it->Prev(), ++previous) {
+    ASSERT_NE(previous, expected.rend()) << "extra key " << it->key();
+    ASSERT_EQ(it->key(), previous->first);
+  }
+  ASSERT_EQ(previous, expected.rend());
+}
+
+// Every segment a region's levels and large log name.
+std::set<uint64_t> SegmentsOf(lsm::Region* region) {
+  std::set<uint64_t> segments;
+  for (const lsm::LevelDescriptor& level : region->LevelDescriptors()) {
+    for (uint64_t segment : level.AllSegments()) segments.insert(segment);
+  }
+  for (const auto& [index, segment] :
+       region->LogSegments(log::LogKind::kLarge)) {
+    segments.insert(segment);
+  }
+  return segments;
+}
+
+class EngineSplitTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    device_ =
+        testing::MemoryDevice::Create(kSegments * limits::segment_size_bytes);
+    Reopen(true);
+  }
+
+  void Reopen(bool create = false) {
+    engine_.reset();
+    ASSERT_TRUE(
+        Engine::Open(device_->Open(), Options(), create, &engine_).ok());
+  }
+
+  lsm::Region* Open(const std::string& name) {
+    lsm::Region* region = nullptr;
+    const Status status = engine_->OpenRegion(name, &region);
+    EXPECT_TRUE(status.ok()) << name << ": " << status.ToString();
+    return region;
+  }
+
+  // A region "parent" loaded with `count` keys.
+  lsm::Region* LoadParent(int count) {
+    lsm::Region* parent = nullptr;
+    EXPECT_TRUE(engine_->CreateRegion("parent", &parent).ok());
+    Load(parent, count, 1, &model_);
+    return parent;
+  }
+
+  Status Split(const std::string& name, const std::string& key,
+               const std::string& lower, const std::string& upper) {
+    lsm::Region* low = nullptr;
+    lsm::Region* high = nullptr;
+    return engine_->SplitRegion(name, key, lower, upper, &low, &high);
+  }
+
+  std::shared_ptr<testing::MemoryDevice> device_;
+  std::unique_ptr<Engine> engine_;
+  Model model_;
+};
+
+TEST_F(EngineSplitTest, DaughtersServeTheirHalvesFromSharedSegments) {
+  LoadParent(3000);
+  const uint64_t before = engine_->volume()->stats().allocated_segments;
+  lsm::Region* low = nullptr;
+  lsm::Region* high = nullptr;
+  ASSERT_TRUE(
+      engine_->SplitRegion("parent", Key(1500), "low", "high", &low, &high)
+          .ok());
+  ASSERT_NE(low, nullptr);
+  ASSERT_NE(high, nullptr);
+  EXPECT_EQ(low->bounds(), (lsm::KeyBounds{"", Key(1500)}));
+  EXPECT_EQ(high->bounds(), (lsm::KeyBounds{Key(1500), std::nullopt}));
+  EXPECT_EQ(engine_->ListRegions(), (std::vector<std::string>{"high", "low"}));
+  ExpectServes(low, model_, low->bounds());
+  ExpectServes(high, model_, high->bounds());
+
+  // Nothing was copied: the daughters name the same segments, each with a
+  // reference from both; the split itself took at most what merging the
+  // parent's L0 wrote (one L1's worth).
+  const std::set<uint64_t> low_segments = SegmentsOf(low);
+  EXPECT_EQ(low_segments, SegmentsOf(high));
+  ASSERT_FALSE(low_segments.empty());
+  for (uint64_t segment : low_segments) {
+    EXPECT_EQ(engine_->volume()->References(segment), 2u) << segment;
+  }
+  EXPECT_LE(engine_->volume()->stats().allocated_segments, before + 8);
+}
+
+TEST_F(EngineSplitTest, DaughtersRefuseKeysOutsideTheirBounds) {
+  LoadParent(300);
+  ASSERT_TRUE(Split("parent", Key(150), "low", "high").ok());
+  lsm::Region* low = Open("low");
+  lsm::Region* high = Open("high");
+  EXPECT_EQ(low->Put(Key(150), "x").code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(high->Put(Key(149), "x").code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(high->Delete(Key(1)).code(), Status::Code::kInvalidArgument);
+  ASSERT_TRUE(low->Put(Key(149), "low's").ok());
+  ASSERT_TRUE(high->Put(Key(150), "high's").ok());
+  model_[Key(149)] = "low's";
+  model_[Key(150)] = "high's";
+  ExpectServes(low, model_, low->bounds());
+  ExpectServes(high, model_, high->bounds());
+  // A scan's own bounds narrow the region's, never widen them.
+  std::unique_ptr<lsm::RegionIterator> it =
+      high->NewIterator(Key(160), std::string("a"));
+  it->SeekToFirst();
+  ASSERT_TRUE(it->Valid());
+  EXPECT_EQ(it->key(), Key(150));
+}
+
+TEST_F(EngineSplitTest, ABadSplitChangesNothing) {
+  LoadParent(300);
+  lsm::Region* other = nullptr;
+  ASSERT_TRUE(engine_->CreateRegion("taken", &other).ok());
+  EXPECT_EQ(Split("parent", Key(150), "taken", "high").code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_EQ(Split("parent", Key(150), "low", "low").code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_EQ(Split("parent", "", "low", "high").code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_EQ(Split("missing", Key(150), "low", "high").code(),
+            Status::Code::kNotFound);
+  ASSERT_TRUE(Split("parent", Key(150), "low", "high").ok());
+  // A daughter splits only inside its bounds.
+  EXPECT_EQ(Split("high", Key(100), "a", "b").code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_EQ(Split("high", Key(150), "a", "b").code(),
+            Status::Code::kInvalidArgument);
+  ExpectServes(Open("high"), model_, Open("high")->bounds());
+}
+
+TEST_F(EngineSplitTest, DaughtersSplitAgainAndSurviveACrash) {
+  LoadParent(3000);
+  ASSERT_TRUE(Split("parent", Key(1500), "low", "high").ok());
+  lsm::Region* high = Open("high");
+  // New writes in the daughter (its own logs), then a second split.
+  for (int i = 1500; i < 3000; i += 5) {
+    ASSERT_TRUE(high->Put(Key(i), Value(i, 9)).ok());
+    model_[Key(i)] = Value(i, 9);
+  }
+  ASSERT_TRUE(Split("high", Key(2200), "mid", "top").ok());
+  lsm::Region* top = Open("top");
+  for (int i = 2201; i < 3000; i += 11) {
+    ASSERT_TRUE(top->Put(Key(i), Value(i, 12)).ok());
+    model_[Key(i)] = Value(i, 12);
+  }
+  ASSERT_TRUE(top->Sync().ok());
+  ASSERT_TRUE(Open("low")->Sync().ok());
+  engine_.reset();
+  device_->Crash(testing::MemoryDevice::CrashMode::kDropUnsynced);
+  Reopen();
+  EXPECT_EQ(engine_->ListRegions(),
+            (std::vector<std::string>{"low", "mid", "top"}));
+  EXPECT_EQ(Open("mid")->bounds(), (lsm::KeyBounds{Key(1500), Key(2200)}));
+  EXPECT_EQ(Open("top")->ancestors().size(), 2u);
+  ExpectServes(Open("low"), model_, Open("low")->bounds());
+  ExpectServes(Open("mid"), model_, Open("mid")->bounds());
+  ExpectServes(Open("top"), model_, Open("top")->bounds());
+}
+
+// Compactions and GC drop a daughter's references to what it inherited,
+// never its sibling's: rewriting one daughter's data leaves the other whole,
+// and once both are dropped every segment is free again.
+TEST_F(EngineSplitTest, InheritedSegmentsAreReleasedReferenceByReference) {
+  const uint64_t empty = engine_->volume()->stats().allocated_segments;
+  LoadParent(3000);
+  ASSERT_TRUE(Split("parent", Key(1500), "low", "high").ok());
+  lsm::Region* low = Open("low");
+  const std::set<uint64_t> inherited = SegmentsOf(low);
+  const std::map<uint64_t, uint64_t> inherited_large =
+      low->LogSegments(log::LogKind::kLarge);
+  // Overwrite low's keys until its compactions have rewritten its levels.
+  for (int generation = 20; generation < 26; ++generation) {
+    for (int i = 0; i < 1500; ++i) {
+      ASSERT_TRUE(low->Put(Key(i), Value(i, generation)).ok());
+      model_[Key(i)] = Value(i, generation);
+    }
+  }
+  low->WaitForCompactions();
+  // Its GC released its references to the parent's large-log segments
+  // (their records outside its bounds count as its garbage): high holds
+  // them alone now.
+  size_t released = 0;
+  for (const auto& [index, segment] : inherited_large) {
+    const uint64_t references = engine_->volume()->References(segment);
+    EXPECT_GE(references, 1u) << "high's segment " << segment << " freed";
+    if (references == 1) ++released;
+  }
+  ASSERT_GE(inherited_large.size(), 3u);
+  EXPECT_GE(released, inherited_large.size() / 2);
+  size_t still_shared = 0;
+  for (uint64_t segment : SegmentsOf(low)) {
+    if (inherited.count(segment) != 0) ++still_shared;
+  }
+  EXPECT_LT(still_shared, inherited.size() / 2)
+      << "low's compactions kept most of what it inherited";
+  ExpectServes(low, model_, low->bounds());
+  ExpectServes(Open("high"), model_, Open("high")->bounds());
+  ASSERT_TRUE(engine_->DropRegion("low").ok());
+  ExpectServes(Open("high"), model_, Open("high")->bounds());
+  Reopen();
+  ExpectServes(Open("high"), model_, Open("high")->bounds());
+  ASSERT_TRUE(engine_->DropRegion("high").ok());
+  EXPECT_EQ(engine_->volume()->stats().allocated_segments, empty);
+  EXPECT_EQ(engine_->volume()->stats().shared_segments, 0u);
+}
+
+// A crash at any write of a split -- merging L0, ending the large log, the
+// commit -- leaves either the parent or both daughters, each with every
+// acknowledged write.
+TEST_F(EngineSplitTest, ACrashAtAnyWriteLeavesTheParentOrBothDaughters) {
+  int parents = 0, splits = 0;
+  for (uint64_t budget = 0;; budget += 32 << 10) {
+    SCOPED_TRACE("writes fail after " + std::to_string(budget) + " bytes");
+    device_ =
+        testing::MemoryDevice::Create(kSegments * limits::segment_size_bytes);
+    Reopen(true);
+    model_.clear();
+    lsm::Region* parent = LoadParent(1200);
+    ASSERT_TRUE(parent->Sync().ok());
+    device_->FailWritesAfter(budget);
+    const Status split = Split("parent", Key(600), "low", "high");
+    engine_.reset();
+    device_->Crash(testing::MemoryDevice::CrashMode::kDropUnsynced);
+    device_->FailWritesAfter(std::nullopt);
+    Reopen();
+    const std::vector<std::string> names = engine_->ListRegions();
+    if (names == std::vector<std::string>{"parent"}) {
+      ASSERT_FALSE(split.ok());
+      ++parents;
+      ExpectServes(Open("parent"), model_, lsm::KeyBounds{});
+    } else {
+      ASSERT_EQ(names, (std::vector<std::string>{"high", "low"}));
+      ++splits;
+      ExpectServes(Open("low"), model_, Open("low")->bounds());
+      ExpectServes(Open("high"), model_, Open("high")->bounds());
+      if (split.ok()) break;
+    }
+    ASSERT_LT(budget, uint64_t{64} << 20) << "the split never succeeded";
+  }
+  EXPECT_GT(parents, 2);
+  EXPECT_GE(splits, 1);
+}
+
+}  // namespace
+}  // namespace kvs::engine

@@ -1,0 +1,40 @@
+// Region: what a split needs of the region it splits (Engine::SplitRegion
+// does the split itself, in the catalog).
+
+#include <mutex>
+#include <shared_mutex>
+
+#include "lsm/region.h"
+
+namespace kvs::lsm {
+
+Status Region::PrepareSplit() {
+  for (int round = 0; round < kSplitRoundsMax; ++round) {
+    WaitForCompactions();
+    KVS_RETURN_IF_ERROR(StoppedBy());
+    bool merged = false;
+    {
+      std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+      merged = active_->EntryCount() == 0 && immutables_.empty() &&
+               compacted_lsn_ == lsn_.load();
+    }
+    if (merged) {
+      // The daughters continue the large log in segments of their own:
+      // its current one ends here, durably (a sync of both logs).
+      KVS_RETURN_IF_ERROR(large_log_->EndTail());
+      return Sync();
+    }
+    // Switches the active L0 (or restarts the merge of L0s a full volume
+    // left waiting); the next round waits for it.
+    RequestCompaction();
+  }
+  {
+    std::lock_guard<std::mutex> lock(stall_mutex_);
+    if (!compaction_no_space_.ok()) return compaction_no_space_;
+  }
+  return Status::Busy("region " + name_ + ": L0 still not merged after " +
+                      std::to_string(kSplitRoundsMax) +
+                      " compactions; try the split again");
+}
+
+}  // namespace kvs::lsm
