@@ -130,6 +130,19 @@ KVS_EXPORT kvs_status kvs_region_open(kvs_engine* engine, const char* name,
                                       size_t name_size, kvs_region** region);
 KVS_EXPORT kvs_status kvs_region_drop(kvs_engine* engine, const char* name,
                                       size_t name_size);
+// Splits region `name` at `split_key` into new regions `lower` (its keys
+// below the key) and `upper` (the rest), sharing its segments (no copy);
+// the region is gone afterwards and its handle invalid. Both daughters are
+// open when this returns (their handles come from kvs_region_open). A crash
+// leaves either the region or both daughters. KVS_INVALID_ARGUMENT for a key
+// outside the region (or at its lower bound) or a daughter name taken;
+// KVS_NOT_FOUND for no region `name`; KVS_BUSY if its writes could not be
+// merged into its levels (the region stays whole).
+KVS_EXPORT kvs_status kvs_region_split(kvs_engine* engine, const char* name,
+                                       size_t name_size, const void* split_key,
+                                       size_t split_key_size, const char* lower,
+                                       size_t lower_size, const char* upper,
+                                       size_t upper_size);
 
 KVS_EXPORT kvs_status kvs_put(kvs_region* region, const void* key,
                               size_t key_size, const void* value,

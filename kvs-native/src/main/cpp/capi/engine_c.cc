@@ -143,6 +143,20 @@ kvs_status kvs_region_drop(kvs_engine* engine, const char* name,
   return Report(engine->engine->DropRegion(std::string_view(name, name_size)));
 }
 
+kvs_status kvs_region_split(kvs_engine* engine, const char* name,
+                            size_t name_size, const void* split_key,
+                            size_t split_key_size, const char* lower,
+                            size_t lower_size, const char* upper,
+                            size_t upper_size) {
+  kvs::lsm::Region* lower_region = nullptr;
+  kvs::lsm::Region* upper_region = nullptr;
+  return Report(engine->engine->SplitRegion(
+      std::string_view(name, name_size),
+      std::string_view(static_cast<const char*>(split_key), split_key_size),
+      std::string_view(lower, lower_size), std::string_view(upper, upper_size),
+      &lower_region, &upper_region));
+}
+
 kvs_status kvs_put(kvs_region* region, const void* key, size_t key_size,
                    const void* value, size_t value_size) {
   return Report(RegionOf(region)->Put(

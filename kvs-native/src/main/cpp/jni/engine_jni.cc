@@ -132,6 +132,22 @@ void RegionDrop(JNIEnv* env, jclass, jlong engine, jbyteArray name) {
   }
 }
 
+void RegionSplit(JNIEnv* env, jclass, jlong engine, jbyteArray name,
+                 jbyteArray split_key, jbyteArray lower, jbyteArray upper) {
+  std::string name_bytes, key_bytes, lower_bytes, upper_bytes;
+  if (CopyArray(env, name, 0, env->GetArrayLength(name), &name_bytes) &&
+      CopyArray(env, split_key, 0, env->GetArrayLength(split_key),
+                &key_bytes) &&
+      CopyArray(env, lower, 0, env->GetArrayLength(lower), &lower_bytes) &&
+      CopyArray(env, upper, 0, env->GetArrayLength(upper), &upper_bytes)) {
+    Failed(env, kvs_region_split(EngineOf(engine), name_bytes.data(),
+                                 name_bytes.size(), key_bytes.data(),
+                                 key_bytes.size(), lower_bytes.data(),
+                                 lower_bytes.size(), upper_bytes.data(),
+                                 upper_bytes.size()));
+  }
+}
+
 void Put(JNIEnv* env, jclass, jlong region, jbyteArray key, jint key_offset,
          jint key_length, jbyteArray value, jint value_offset,
          jint value_length) {
@@ -400,6 +416,7 @@ bool RegisterEngineNatives(JNIEnv* env, jclass native_methods_class) {
       KVS_NATIVE("regionCreate", "(J[B)J", RegionCreate),
       KVS_NATIVE("regionOpen", "(J[B)J", RegionOpen),
       KVS_NATIVE("regionDrop", "(J[B)V", RegionDrop),
+      KVS_NATIVE("regionSplit", "(J[B[B[B[B)V", RegionSplit),
       KVS_NATIVE("put", "(J[BII[BII)V", Put),
       KVS_NATIVE("putDirect",
                  "(JLjava/nio/ByteBuffer;IILjava/nio/ByteBuffer;II)V",

@@ -6,6 +6,7 @@ import java.lang.ref.Cleaner;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
@@ -86,6 +87,33 @@ public final class Engine implements AutoCloseable {
     try {
       closeHandle(name);
       NativeMethods.regionDrop(handle, bytes);
+    } finally {
+      held.close();
+      guard.exit();
+    }
+  }
+
+  /**
+   * Splits region {@code name} at {@code splitKey} into two new regions that share its data (no
+   * copy): {@code lower} holds its keys below the split key, {@code upper} the rest. The region's
+   * handle is closed first and the region is gone once this returns; a crash leaves either it or
+   * both daughters. Open the daughters with {@link #openRegion(String)}.
+   *
+   * @throws io.kvs.core.InvalidRequestException for a key outside the region (or at its lower
+   *     bound), or a daughter name that is taken or invalid
+   * @throws io.kvs.core.KvsException NOT_FOUND for no region {@code name}; BUSY if its writes could
+   *     not be merged into its levels (it stays whole, with a new handle on the next open)
+   */
+  public void splitRegion(String name, byte[] splitKey, String lower, String upper) {
+    Objects.requireNonNull(splitKey, "splitKey");
+    byte[] bytes = nameBytes(name);
+    byte[] lowerBytes = nameBytes(lower);
+    byte[] upperBytes = nameBytes(upper);
+    guard.enter();
+    NameLocks.Held held = changing.lockAll(List.of(name, lower, upper));
+    try {
+      closeHandle(name);
+      NativeMethods.regionSplit(handle, bytes, splitKey, lowerBytes, upperBytes);
     } finally {
       held.close();
       guard.exit();

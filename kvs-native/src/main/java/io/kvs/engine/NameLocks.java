@@ -1,7 +1,10 @@
 package io.kvs.engine;
 
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -38,6 +41,22 @@ final class NameLocks {
         if (--entry.users == 0) {
           entries.remove(name);
         }
+      }
+    };
+  }
+
+  /**
+   * Takes the locks of every name in {@code names}, in name order (so two callers naming the same
+   * names never wait for each other in a cycle); closing the result releases them all.
+   */
+  Held lockAll(List<String> names) {
+    List<Held> held = new ArrayList<>();
+    for (String name : new TreeSet<>(names)) {
+      held.add(lock(name));
+    }
+    return () -> {
+      for (int i = held.size() - 1; i >= 0; i--) {
+        held.get(i).close();
       }
     };
   }

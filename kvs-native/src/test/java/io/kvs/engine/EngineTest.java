@@ -201,6 +201,33 @@ class EngineTest {
   }
 
   @Test
+  void aSplitRegionBecomesTwoThatServeItsHalves() {
+    try (Engine engine = open()) {
+      Region parent = engine.createRegion("parent");
+      for (int i = 0; i < 100; i++) {
+        parent.put(bytes(String.format("k%03d", i)), bytes("v" + i));
+      }
+      assertThatThrownBy(() -> engine.splitRegion("parent", bytes("k050"), "low", "low"))
+          .isInstanceOf(InvalidRequestException.class);
+      engine.splitRegion("parent", bytes("k050"), "low", "high");
+      assertThatThrownBy(() -> parent.get(bytes("k001"))).isInstanceOf(ClosedException.class);
+      assertThatThrownBy(() -> engine.openRegion("parent"))
+          .isInstanceOfSatisfying(
+              KvsException.class, e -> assertThat(e.status()).isEqualTo(StatusCode.NOT_FOUND));
+      Region low = engine.openRegion("low");
+      Region high = engine.openRegion("high");
+      assertThat(low.get(bytes("k049"))).isEqualTo(bytes("v49"));
+      assertThat(low.get(bytes("k050"))).isNull();
+      assertThat(high.get(bytes("k050"))).isEqualTo(bytes("v50"));
+      assertThat(high.get(bytes("k049"))).isNull();
+      assertThatThrownBy(() -> high.put(bytes("k001"), bytes("x")))
+          .isInstanceOf(InvalidRequestException.class);
+      assertThatThrownBy(() -> engine.splitRegion("high", bytes("k010"), "a", "b"))
+          .isInstanceOf(InvalidRequestException.class);
+    }
+  }
+
+  @Test
   void aFileThatIsNoVolumeIsRefused() throws Exception {
     Path file = directory.resolve("not-a-volume");
     Files.write(file, new byte[64 * 1024]);

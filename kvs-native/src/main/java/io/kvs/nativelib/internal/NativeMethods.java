@@ -64,6 +64,10 @@ public final class NativeMethods {
   /** Drops a region and frees its space. */
   public static native void regionDrop(long engine, byte[] nameUtf8);
 
+  /** Splits a region into two that share its segments. */
+  public static native void regionSplit(
+      long engine, byte[] nameUtf8, byte[] splitKey, byte[] lowerUtf8, byte[] upperUtf8);
+
   /** Writes a key's value. */
   public static native void put(
       long region,
