@@ -407,6 +407,10 @@ KVS_EXPORT size_t kvs_service_request_stats(const kvs_service* service,
 KVS_EXPORT void kvs_service_set_request_metrics(kvs_service* service,
                                                 int enabled);
 KVS_EXPORT void kvs_service_detach(kvs_service* service, uint64_t region_id);
+// kvs_service_detach, returning whether a primary's last records reached
+// every backup (KVS_OK; otherwise why not, within the replication timeout).
+KVS_EXPORT kvs_status kvs_service_detach_flushed(kvs_service* service,
+                                                 uint64_t region_id);
 // What region `region_id`, held by `service` as a send-index backup, would
 // serve if it were promoted now: its installed levels with the records of
 // its log copies (and of what landed in its stream's buffers) past them,
@@ -430,9 +434,13 @@ typedef struct kvs_promotion_report {
   uint64_t adopt_us;  // copies and levels made the region's own
   uint64_t open_us;   // the region reopened, its logs replayed
 } kvs_promotion_report;
+// The promoted region serves keys in [start, end) (has_end 0: no end), its
+// placement's range: a split region's replica holds its sibling's keys too.
 KVS_EXPORT kvs_status kvs_service_promote(kvs_service* service,
                                           uint64_t region_id, const char* name,
-                                          size_t name_size,
+                                          size_t name_size, const void* start,
+                                          size_t start_size, const void* end,
+                                          size_t end_size, int has_end,
                                           kvs_promotion_report* report);
 // For region `region_id` held as a primary: 1 if its backups all hold every
 // write it acknowledged (or it has none), -1 if its replication stream

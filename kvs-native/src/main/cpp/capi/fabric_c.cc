@@ -178,11 +178,19 @@ kvs_status kvs_service_replica_digest(const kvs_service* service,
 
 kvs_status kvs_service_promote(kvs_service* service, uint64_t region_id,
                                const char* name, size_t name_size,
+                               const void* start, size_t start_size,
+                               const void* end, size_t end_size, int has_end,
                                kvs_promotion_report* report) {
   kvs::lsm::Region* region = nullptr;
   kvs::service::PromotionReport promotion;
+  kvs::lsm::KeyBounds bounds{
+      std::string(static_cast<const char*>(start), start_size), std::nullopt};
+  if (has_end != 0) {
+    bounds.upper = std::string(static_cast<const char*>(end), end_size);
+  }
   const Status status = service->service.PromoteBackup(
-      region_id, std::string_view(name, name_size), &region, &promotion);
+      region_id, std::string_view(name, name_size), bounds, &region,
+      &promotion);
   if (!status.ok()) return Report(status);
   *report = {promotion.adoption.segments, promotion.drain_us,
              promotion.close_us, promotion.adopt_us, promotion.open_us};
@@ -246,6 +254,11 @@ int kvs_service_holds_replica(const kvs_service* service, const char* name,
 
 void kvs_service_detach(kvs_service* service, uint64_t region_id) {
   service->service.Detach(region_id);
+}
+
+kvs_status kvs_service_detach_flushed(kvs_service* service,
+                                      uint64_t region_id) {
+  return Report(service->service.DetachFlushed(region_id));
 }
 
 void kvs_service_handle(kvs_service* service, const void* request, size_t size,

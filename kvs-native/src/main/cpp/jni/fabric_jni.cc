@@ -123,12 +123,18 @@ jlongArray ServiceReplicaDigest(JNIEnv* env, jclass, jlong service,
 // {segments adopted, drain, close, adopt, open microseconds}; throws if the
 // region holds no replica.
 jlongArray ServicePromote(JNIEnv* env, jclass, jlong service, jlong region_id,
-                          jbyteArray name) {
+                          jbyteArray name, jbyteArray start, jbyteArray end) {
   const std::string bytes = StringOfBytes(env, name);
+  const std::string start_bytes = StringOfBytes(env, start);
+  const std::string end_bytes = StringOfBytes(env, end);
   kvs_promotion_report report{};
+  // An empty end is no end (the region map's convention).
   if (Failed(env, kvs_service_promote(reinterpret_cast<kvs_service*>(service),
                                       static_cast<uint64_t>(region_id),
-                                      bytes.data(), bytes.size(), &report))) {
+                                      bytes.data(), bytes.size(),
+                                      start_bytes.data(), start_bytes.size(),
+                                      end_bytes.data(), end_bytes.size(),
+                                      end_bytes.empty() ? 0 : 1, &report))) {
     return nullptr;
   }
   const jlong values[] = {
@@ -277,6 +283,12 @@ void ServiceSetRequestMetrics(JNIEnv*, jclass, jlong service,
 void ServiceDetach(JNIEnv*, jclass, jlong service, jlong region_id) {
   kvs_service_detach(reinterpret_cast<kvs_service*>(service),
                      static_cast<uint64_t>(region_id));
+}
+
+void ServiceDetachFlushed(JNIEnv* env, jclass, jlong service, jlong region_id) {
+  Failed(env,
+         kvs_service_detach_flushed(reinterpret_cast<kvs_service*>(service),
+                                    static_cast<uint64_t>(region_id)));
 }
 
 // The start of `request[position, position + length)`, a direct buffer
@@ -444,7 +456,7 @@ bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class) {
                  ServiceAttachPlaced),
       KVS_NATIVE("serviceUseEngine", "(JJ)V", ServiceUseEngine),
       KVS_NATIVE("serviceReplicaDigest", "(JJ)[J", ServiceReplicaDigest),
-      KVS_NATIVE("servicePromote", "(JJ[B)[J", ServicePromote),
+      KVS_NATIVE("servicePromote", "(JJ[B[B[B)[J", ServicePromote),
       KVS_NATIVE("serviceProbeReplication", "(J)Z", ServiceProbeReplication),
       KVS_NATIVE("serviceHoldsReplica", "(J[B)Z", ServiceHoldsReplica),
       KVS_NATIVE("serviceRequireLease", "(J)V", ServiceRequireLease),
@@ -458,6 +470,7 @@ bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class) {
       KVS_NATIVE("serviceRequestStats", "(J)[J", ServiceRequestStats),
       KVS_NATIVE("serviceSetRequestMetrics", "(JZ)V", ServiceSetRequestMetrics),
       KVS_NATIVE("serviceDetach", "(JJ)V", ServiceDetach),
+      KVS_NATIVE("serviceDetachFlushed", "(JJ)V", ServiceDetachFlushed),
       KVS_NATIVE("serviceHandle", "(JLjava/nio/ByteBuffer;II)[B",
                  ServiceHandle),
       KVS_NATIVE("serviceDestroy", "(J)V", ServiceDestroy),

@@ -85,7 +85,8 @@ uint64_t PairDigest::Hash(std::string_view key, std::string_view value) {
 }
 
 Status CountLevelPairs(const std::vector<std::shared_ptr<lsm::Level>>& levels,
-                       uint64_t* pairs, uint64_t* non_empty) {
+                       const lsm::KeyBounds& bounds, uint64_t* pairs,
+                       uint64_t* non_empty) {
   *pairs = 0;
   *non_empty = 0;
   for (const auto& level : levels) {
@@ -93,7 +94,10 @@ Status CountLevelPairs(const std::vector<std::shared_ptr<lsm::Level>>& levels,
   }
   MergedLevels merged(levels);
   for (; merged.Valid(); merged.Next()) {
-    if (merged.value().kind != btree::EntryKind::kDelete) ++*pairs;
+    if (merged.value().kind != btree::EntryKind::kDelete &&
+        bounds.Contains(merged.key())) {
+      ++*pairs;
+    }
   }
   return merged.status();
 }
@@ -101,7 +105,7 @@ Status CountLevelPairs(const std::vector<std::shared_ptr<lsm::Level>>& levels,
 Status DigestMerged(io::File* file,
                     const std::vector<std::shared_ptr<lsm::Level>>& levels,
                     const std::map<std::string, Overlay>& overlay,
-                    ContentsDigest* digest) {
+                    const lsm::KeyBounds& bounds, ContentsDigest* digest) {
   digest->levels = 0;
   for (const auto& level : levels) {
     if (level != nullptr && !level->descriptor().empty()) ++digest->levels;
@@ -121,7 +125,8 @@ Status DigestMerged(io::File* file,
         (!merged.Valid() || std::string_view(next->first) <= merged.key());
     if (from_levels) {
       const btree::LeafValue leaf = merged.value();
-      const bool live = leaf.kind != btree::EntryKind::kDelete;
+      const bool live = leaf.kind != btree::EntryKind::kDelete &&
+                        bounds.Contains(merged.key());
       level_pairs += live ? 1 : 0;
       if (live && !from_overlay) {
         KVS_RETURN_IF_ERROR(LevelValue(&records, merged.key(), leaf, &value));
@@ -130,7 +135,9 @@ Status DigestMerged(io::File* file,
       merged.Next();
     }
     if (from_overlay) {
-      if (next->second.put) served.Add(next->second.pair_hash);
+      if (next->second.put && bounds.Contains(next->first)) {
+        served.Add(next->second.pair_hash);
+      }
       ++next;
     }
   }
@@ -176,8 +183,8 @@ Status DigestRegion(const lsm::Region& region,
   KVS_RETURN_IF_ERROR(it->status());
   overlay_before(std::nullopt);
   // The levels alone, from the same moment as the counts below.
-  KVS_RETURN_IF_ERROR(
-      CountLevelPairs(served.levels, &digest->level_pairs, &digest->levels));
+  KVS_RETURN_IF_ERROR(CountLevelPairs(served.levels, region.bounds(),
+                                      &digest->level_pairs, &digest->levels));
   digest->digest = pairs.digest();
   digest->pairs = pairs.pairs();
   digest->past_levels = served.l0_entries + overlay.size();

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "io/file.h"
+#include "lsm/key_bounds.h"
 #include "lsm/level.h"
 #include "lsm/region.h"
 #include "util/status.h"
@@ -79,16 +80,18 @@ struct Overlay {
 // Digests `levels` (newest first; null entries are skipped) with `overlay`
 // merged over them (newer than every level: a put replaces, a delete
 // hides), reading values behind log pointers from `file`. Fills digest,
-// pairs, level_pairs and levels of `*digest`.
+// pairs, level_pairs and levels of `*digest`. Keys outside `bounds` are left
+// out (a split region's levels hold its sibling's keys too).
 Status DigestMerged(io::File* file,
                     const std::vector<std::shared_ptr<lsm::Level>>& levels,
                     const std::map<std::string, Overlay>& overlay,
-                    ContentsDigest* digest);
+                    const lsm::KeyBounds& bounds, ContentsDigest* digest);
 
-// The live pairs of `levels` alone (newest first; null entries skipped),
-// and how many of them are non-empty.
+// The live pairs of `levels` alone (newest first; null entries skipped)
+// within `bounds`, and how many of the levels are non-empty.
 Status CountLevelPairs(const std::vector<std::shared_ptr<lsm::Level>>& levels,
-                       uint64_t* pairs, uint64_t* non_empty);
+                       const lsm::KeyBounds& bounds, uint64_t* pairs,
+                       uint64_t* non_empty);
 
 // What `region` serves: one scan of its L0s and levels for the digest, and
 // its levels alone for level_pairs (at nearly the same moment: a

@@ -106,7 +106,7 @@ TEST(ContentsDigestTest, RecordsPastTheLevelsAreMergedOverThem) {
   harness.region()->WaitForCompactions();
   const lsm::Region::Served served = harness.region()->ServedNow();
   uint64_t level_pairs = 0, levels = 0;
-  ASSERT_TRUE(CountLevelPairs(served.levels, &level_pairs, &levels).ok());
+  ASSERT_TRUE(CountLevelPairs(served.levels, {}, &level_pairs, &levels).ok());
   ASSERT_EQ(level_pairs, expected.size());  // everything is in the levels
   // Newer records: a put replaces a level's pair, a delete hides one, a new
   // key joins.
@@ -120,9 +120,9 @@ TEST(ContentsDigestTest, RecordsPastTheLevelsAreMergedOverThem) {
   expected.erase(second);
   expected["\xff new key"] = "v";
   ContentsDigest merged;
-  ASSERT_TRUE(
-      DigestMerged(harness.volume()->file(), served.levels, overlay, &merged)
-          .ok());
+  ASSERT_TRUE(DigestMerged(harness.volume()->file(), served.levels, overlay, {},
+                           &merged)
+                  .ok());
   EXPECT_EQ(merged.digest, DigestOf(expected));
   EXPECT_EQ(merged.pairs, expected.size());
   EXPECT_EQ(merged.level_pairs, level_pairs);

@@ -37,7 +37,7 @@ bool HoldsReplicaOf(const alloc::Volume& volume, uint64_t region_id,
 
 Status AdoptReplica(alloc::Volume* volume, uint64_t region_id,
                     const std::vector<LandedLog>& landed,
-                    AdoptionReport* report) {
+                    const lsm::KeyBounds& bounds, AdoptionReport* report) {
   *report = {};
   io::File* file = volume->file();
   alloc::MetadataBatch batch;
@@ -138,6 +138,12 @@ Status AdoptReplica(alloc::Volume* volume, uint64_t region_id,
     }
   }
   batch.Delete(ReplicaMarkerKey(region_id));
+  // A split region's replica holds its sibling's keys too (the levels the
+  // primary shipped are its parent's): the region keeps to its bounds.
+  if (!bounds.unbounded()) {
+    batch.Put(lsm::Region::OriginCatalogKey(region_id),
+              lsm::RegionOrigin{bounds, {}}.Encode());
+  }
   // The replica's bookkeeping goes.
   for (const auto& [key, value] :
        volume->CatalogScan(prefix + "replica-level/")) {

@@ -43,6 +43,7 @@
 
 #include "alloc/volume.h"
 #include "log/log_format.h"
+#include "lsm/key_bounds.h"
 #include "replication/replica_chain.h"
 #include "util/status.h"
 
@@ -65,9 +66,12 @@ struct AdoptionReport {
 
 // Makes engine region `region_id` (closed) the owner of its replica on
 // `volume`, as above. `landed`: the stream's log buffers, if it is live.
+// `bounds`: the keys the region serves; unless every key, they become the
+// region's (its origin entry, lsm/key_bounds.h), since the levels of a
+// region split from another, shipped as they are, hold its sibling's keys.
 Status AdoptReplica(alloc::Volume* volume, uint64_t region_id,
                     const std::vector<LandedLog>& landed,
-                    AdoptionReport* report);
+                    const lsm::KeyBounds& bounds, AdoptionReport* report);
 
 }  // namespace kvs::replication
 

@@ -86,7 +86,8 @@ void ReplicaSnapshot::AddLanded(log::LogKind kind, std::string_view bytes) {
   landed_.push_back({kind, *landed_bytes_.back()});
 }
 
-Status DigestReplica(const ReplicaSnapshot& replica, ContentsDigest* digest) {
+Status DigestReplica(const ReplicaSnapshot& replica,
+                     const lsm::KeyBounds& bounds, ContentsDigest* digest) {
   *digest = {};
   std::vector<PastRecord> records;
   uint64_t bytes = 0;
@@ -124,7 +125,7 @@ Status DigestReplica(const ReplicaSnapshot& replica, ContentsDigest* digest) {
     KVS_RETURN_IF_ERROR(lsm::Level::Open(file, &nodes, descriptor, &level));
     levels.push_back(std::move(level));
   }
-  KVS_RETURN_IF_ERROR(DigestMerged(file, levels, overlay, digest));
+  KVS_RETURN_IF_ERROR(DigestMerged(file, levels, overlay, bounds, digest));
   digest->past_levels = kept;
   digest->dropped = dropped;
   digest->last_lsn = replica.compacted_lsn + kept;

@@ -63,11 +63,13 @@ class ReplicaSnapshot {
   std::vector<LandedLog> landed_;
 };
 
-// What `replica` would serve if promoted, as above. Corruption if an LSN
-// appears twice in its logs (as recovery would refuse it); BUSY if the
-// records past its levels hold more than
+// What `replica` would serve if promoted, as above, within `bounds` (the
+// region's key range: a split region's levels hold its sibling's keys too).
+// Corruption if an LSN appears twice in its logs (as recovery would refuse
+// it); BUSY if the records past its levels hold more than
 // limits::replica_digest_records_bytes_max.
-Status DigestReplica(const ReplicaSnapshot& replica, ContentsDigest* digest);
+Status DigestReplica(const ReplicaSnapshot& replica,
+                     const lsm::KeyBounds& bounds, ContentsDigest* digest);
 
 }  // namespace kvs::replication
 

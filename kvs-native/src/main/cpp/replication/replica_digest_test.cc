@@ -65,7 +65,7 @@ class ReplicaDigestTest : public ::testing::Test {
       buffer.resize(limits::segment_size_bytes, '\0');
       snapshot.AddLanded(kind, buffer);
     }
-    return DigestReplica(snapshot, digest);
+    return DigestReplica(snapshot, {}, digest);
   }
 
   std::shared_ptr<testing::MemoryDevice> device_;

@@ -613,7 +613,7 @@ TEST_P(SendIndexTest, APromotedBackupOwnsWhatItHeldAndKeepsItAcrossRestarts) {
   lsm::Region* promoted = nullptr;
   service::PromotionReport report;
   const Status promotion =
-      backup_.service.PromoteBackup(7, "r7", &promoted, &report);
+      backup_.service.PromoteBackup(7, "r7", {}, &promoted, &report);
   ASSERT_TRUE(promotion.ok()) << promotion.ToString();
   ASSERT_NE(promoted, nullptr);
   EXPECT_FALSE(backup_.service.HoldsReplica("r7"));
@@ -665,7 +665,8 @@ TEST_P(SendIndexTest, APromotedBackupOwnsWhatItHeldAndKeepsItAcrossRestarts) {
   ExpectSameContents(primary_.region, reopened);
   // Nothing is promoted twice.
   backup_.service.UseEngine(backup_.engine.get());
-  EXPECT_FALSE(backup_.service.PromoteBackup(7, "r7", &promoted, &report).ok());
+  EXPECT_FALSE(
+      backup_.service.PromoteBackup(7, "r7", {}, &promoted, &report).ok());
 }
 
 TEST_P(SendIndexTest, APromotedBackupCatchesUpANewBackup) {
@@ -675,7 +676,8 @@ TEST_P(SendIndexTest, APromotedBackupCatchesUpANewBackup) {
   Write(4000, /*through_service=*/true);
   lsm::Region* promoted = nullptr;
   service::PromotionReport report;
-  ASSERT_TRUE(backup_.service.PromoteBackup(7, "r7", &promoted, &report).ok());
+  ASSERT_TRUE(
+      backup_.service.PromoteBackup(7, "r7", {}, &promoted, &report).ok());
   // The old primary's node backs the promoted region up, in a fresh region.
   primary_.service.Detach(7);
   lsm::Region* fresh = nullptr;
@@ -722,7 +724,8 @@ TEST_P(SendIndexTest, APromotedBackupCatchesUpANewBackup) {
   ASSERT_TRUE(backup_.service.Attach(7, 55, promoted, as_primary).ok());
   AwaitCaughtUp(backup_.service, "the promoted region's second catch-up");
   lsm::Region* again = nullptr;
-  ASSERT_TRUE(primary_.service.PromoteBackup(7, "r7b", &again, &report).ok());
+  ASSERT_TRUE(
+      primary_.service.PromoteBackup(7, "r7b", {}, &again, &report).ok());
   backup_.service.Detach(7);
   lsm::Region* third = nullptr;
   ASSERT_TRUE(backup_.engine->CreateRegion("r7c", &third).ok());
@@ -755,7 +758,7 @@ TEST_P(SendIndexTest, ABackupRestartedWithoutItsStreamIsPromotedFromItsDisk) {
   lsm::Region* promoted = nullptr;
   service::PromotionReport report;
   const Status promotion =
-      backup_.service.PromoteBackup(7, "r7", &promoted, &report);
+      backup_.service.PromoteBackup(7, "r7", {}, &promoted, &report);
   ASSERT_TRUE(promotion.ok()) << promotion.ToString();
   EXPECT_EQ(report.adoption.landed_segments, 0u);
   EXPECT_GT(ExpectSameContents(primary_.region, promoted), 4000u);
@@ -821,7 +824,7 @@ TEST_P(SendIndexTest, ABackupWhoseStreamWasCutRejoinsAndLosesNothing) {
   lsm::Region* promoted = nullptr;
   service::PromotionReport report;
   const Status promotion =
-      backup_.service.PromoteBackup(7, "r7", &promoted, &report);
+      backup_.service.PromoteBackup(7, "r7", {}, &promoted, &report);
   ASSERT_TRUE(promotion.ok()) << promotion.ToString();
   size_t lost = 0;
   for (const auto& [key, value] : acknowledged) {

@@ -256,6 +256,10 @@ Status RegionService::CheckPlacement(const wire::Request& request,
 }
 
 void RegionService::Detach(uint64_t region_id) {
+  (void)DetachFlushed(region_id);
+}
+
+Status RegionService::DetachFlushed(uint64_t region_id) {
   std::shared_ptr<replication::Replicator> replicator;
   std::shared_ptr<replication::ReplicaSink> sink;
   std::shared_ptr<replication::SendIndexSink> index_sink;
@@ -264,7 +268,7 @@ void RegionService::Detach(uint64_t region_id) {
     std::unique_lock<std::shared_mutex> lock(mutex_);
     replicator = replicator_;
     const auto it = regions_.find(region_id);
-    if (it == regions_.end()) return;
+    if (it == regions_.end()) return Status::Ok();
     if (const std::optional<Cut> cut = CutOf(it->second)) {
       cut_[region_id] = *cut;
     }
@@ -277,9 +281,11 @@ void RegionService::Detach(uint64_t region_id) {
   // has registered with its group, which Close below hands over).
   Drain(gate);
   // The primary hands its last records over; a backup applies its buffer.
-  if (replicator != nullptr) (void)replicator->Close(region_id);
+  const Status closed =
+      replicator != nullptr ? replicator->Close(region_id) : Status::Ok();
   sink.reset();
   index_sink.reset();
+  return closed;
 }
 
 Status RegionService::CheckBackup(
@@ -459,6 +465,7 @@ void RegionService::HandleIndexControl(channel::Session* session,
 
 Status RegionService::PromoteBackup(uint64_t region_id,
                                     std::string_view engine_name,
+                                    const lsm::KeyBounds& bounds,
                                     lsm::Region** region,
                                     PromotionReport* report) {
   *region = nullptr;
@@ -510,7 +517,7 @@ Status RegionService::PromoteBackup(uint64_t region_id,
                                          " holds no replica to promote");
         }
         const Status status = replication::AdoptReplica(
-            engine->volume(), id, landed, &report->adoption);
+            engine->volume(), id, landed, bounds, &report->adoption);
         report->adopt_us = micros_since(step);
         step = Clock::now();
         return status;
@@ -548,6 +555,7 @@ Status RegionService::BackupLevels(
 Status RegionService::ReplicaDigest(uint64_t region_id,
                                     replication::ContentsDigest* digest) const {
   std::shared_ptr<replication::SendIndexSink> sink;
+  lsm::KeyBounds bounds;
   {
     std::shared_lock<std::shared_mutex> lock(mutex_);
     const auto it = regions_.find(region_id);
@@ -561,6 +569,7 @@ Status RegionService::ReplicaDigest(uint64_t region_id,
                                      " is held here as its primary");
     }
     sink = it->second.index_sink;
+    bounds = {placement.start, placement.end};
     if (sink == nullptr &&
         placement.mode == replication::ReplicationMode::kSendIndex) {
       return Status::InvalidArgument("region " + std::to_string(region_id) +
@@ -587,7 +596,7 @@ Status RegionService::ReplicaDigest(uint64_t region_id,
   // The snapshot pins what it names, so the stream goes on meanwhile.
   replication::ReplicaSnapshot snapshot;
   sink->Snapshot(&snapshot);
-  return replication::DigestReplica(snapshot, digest);
+  return replication::DigestReplica(snapshot, bounds, digest);
 }
 
 Status RegionService::BackupCopies(

@@ -149,6 +149,12 @@ class RegionService final : public channel::RequestHandler {
   // region (the caller may free it then); a primary hands its last records
   // to its backups, a build-index backup applies what its buffers hold.
   void Detach(uint64_t region_id);
+  // Detach, reporting whether a primary's last records reached every backup
+  // of its group (Replicator::Close: OK, or why not within the timeout):
+  // what a split needs before its commit, so that every copy of the region
+  // holds what the primary's does. OK for a region not held or held
+  // without backups.
+  Status DetachFlushed(uint64_t region_id);
 
   // The engine the attached regions live in (not owned; it must outlive
   // the service): Send-Index taps its regions' log appends and
@@ -225,8 +231,11 @@ class RegionService final : public channel::RequestHandler {
   // The caller attaches it as primary. InvalidArgument if the region holds
   // no replica (replication::HoldsReplica). `*report`: what was adopted and
   // how long each step took.
+  // `bounds`: the keys the region serves (its placement's range), which the
+  // adopted region keeps to (replication::AdoptReplica).
   Status PromoteBackup(uint64_t region_id, std::string_view engine_name,
-                       lsm::Region** region, PromotionReport* report);
+                       const lsm::KeyBounds& bounds, lsm::Region** region,
+                       PromotionReport* report);
   // Whether engine region `engine_name` holds a Send-Index replica (its
   // levels and copies are a primary's); false for one not on the volume.
   bool HoldsReplica(std::string_view engine_name) const;

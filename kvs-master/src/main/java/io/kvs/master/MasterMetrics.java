@@ -107,6 +107,14 @@ final class MasterMetrics {
         .increment();
   }
 
+  /** A region split (its commit in ZooKeeper). */
+  void split() {
+    Counter.builder("kvs.master.splits")
+        .description("regions the master split")
+        .register(registry)
+        .increment();
+  }
+
   /** A pass took {@code nanos}: converged, still converging, or failed with an exception. */
   void passed(long nanos, boolean converged, boolean failed) {
     passes.record(nanos, TimeUnit.NANOSECONDS);

@@ -90,6 +90,7 @@ final class Reconciler implements AutoCloseable {
   private final ControlClient control;
   private final PlannedChanges planned;
   private final Balancer balancer;
+  private final Splits splits;
   private final ServerCommands commands;
 
   /** Asks for another pass: opens that finished after their pass stopped waiting have news. */
@@ -174,6 +175,7 @@ final class Reconciler implements AutoCloseable {
     this.commands = new ServerCommands(control);
     this.planned = new PlannedChanges(store);
     this.balancer = new Balancer(options.balancer(), metrics, System::nanoTime);
+    this.splits = new Splits(store, commands, metrics, passWanted);
     this.metrics = metrics;
     this.passWanted = passWanted;
   }
@@ -188,7 +190,8 @@ final class Reconciler implements AutoCloseable {
     // Servers whose list failed are absent: what they hold is unknown this pass.
     Map<String, Map<Long, HeldRegion>> held = listAll(servers);
     reopenedForFailedStreams.values().forEach(backups -> backups.removeIf(held::containsKey));
-    Map<Long, RegionStore.Versioned> regions = store.regions();
+    Map<Long, RegionStore.Versioned> regions =
+        splits.advance(store.regions(), servers, held, config);
     planned.refresh();
     Map<String, Integer> replicas = new HashMap<>();
     servers.keySet().forEach(server -> replicas.put(server, 0));
@@ -207,6 +210,10 @@ final class Reconciler implements AutoCloseable {
     boolean allOpen = true;
     List<Step> steps = new ArrayList<>();
     for (RegionStore.Versioned versioned : regions.values()) {
+      if (splits.sealing(versioned.region().id())) {
+        allOpen = false; // its primary is sealing it: no rule may reopen it meanwhile
+        continue;
+      }
       try {
         Step step = decide(versioned, servers, held, replicas, config);
         if (step == null) {

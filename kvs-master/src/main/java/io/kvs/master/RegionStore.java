@@ -6,6 +6,7 @@ import io.kvs.core.cluster.ClusterPaths;
 import io.kvs.core.cluster.MoveRequest;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.ServerInfo;
+import io.kvs.core.cluster.SplitRequest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -125,6 +126,98 @@ final class RegionStore {
     } catch (KeeperException.NoNodeException e) {
       // withdrawn meanwhile
     }
+  }
+
+  /** The operators' pending and refused split requests, by region id. */
+  Map<Long, SplitRequest> splitRequests() throws Exception {
+    Map<Long, SplitRequest> splits = new TreeMap<>();
+    for (String child : children(paths.splits())) {
+      try {
+        splits.put(
+            ClusterPaths.regionIdOf(child),
+            ClusterJson.decodeSplit(curator.getData().forPath(paths.splits() + "/" + child)));
+      } catch (KeeperException.NoNodeException e) {
+        // withdrawn meanwhile
+      } catch (IllegalArgumentException e) {
+        curator
+            .setData()
+            .forPath(
+                paths.splits() + "/" + child,
+                ClusterJson.encode(
+                    SplitRequest.at(new byte[0])
+                        .refusedFor("unreadable request: " + e.getMessage())));
+      }
+    }
+    return splits;
+  }
+
+  /** Records why the split request of {@code regionId} is refused, for the operator's tool. */
+  void refuseSplit(long regionId, SplitRequest refused) throws Exception {
+    try {
+      curator.setData().forPath(paths.split(regionId), ClusterJson.encode(refused));
+    } catch (KeeperException.NoNodeException e) {
+      // withdrawn meanwhile
+    }
+  }
+
+  /** The id counter for new regions: the next id and the znode's version (-1: none yet). */
+  record NextId(long id, int version) {}
+
+  /** The next region id: the counter's, or one above every id in {@code ids} before the first. */
+  NextId nextRegionId(Iterable<Long> ids) throws Exception {
+    try {
+      Stat stat = new Stat();
+      byte[] data = curator.getData().storingStatIn(stat).forPath(paths.nextRegionId());
+      return new NextId(
+          Long.parseLong(new String(data, java.nio.charset.StandardCharsets.US_ASCII)),
+          stat.getVersion());
+    } catch (KeeperException.NoNodeException e) {
+      long max = 0;
+      for (long id : ids) {
+        max = Math.max(max, id);
+      }
+      return new NextId(max + 1, -1);
+    }
+  }
+
+  /**
+   * Commits a split in one transaction, its commit point: {@code parent} deleted at the version it
+   * was read at, {@code daughters} created, the id counter moved past them (at the version read),
+   * and the split request, if {@code requested}, deleted. Any of them changed meanwhile fails it
+   * whole ({@link KeeperException}).
+   */
+  void commitSplit(
+      Versioned parent, List<RegionDescriptor> daughters, NextId next, boolean requested)
+      throws Exception {
+    long after = daughters.stream().mapToLong(RegionDescriptor::id).max().orElseThrow() + 1;
+    byte[] counter = Long.toString(after).getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    List<CuratorOp> ops = new ArrayList<>();
+    ops.add(
+        next.version() < 0
+            ? curator.transactionOp().create().forPath(paths.nextRegionId(), counter)
+            : curator
+                .transactionOp()
+                .setData()
+                .withVersion(next.version())
+                .forPath(paths.nextRegionId(), counter));
+    ops.add(
+        curator
+            .transactionOp()
+            .delete()
+            .withVersion(parent.version())
+            .forPath(paths.region(parent.region().id())));
+    for (RegionDescriptor daughter : daughters) {
+      ops.add(
+          curator
+              .transactionOp()
+              .create()
+              .withMode(CreateMode.PERSISTENT)
+              .forPath(paths.region(daughter.id()), ClusterJson.encode(daughter)));
+    }
+    if (requested) {
+      ops.add(curator.transactionOp().delete().forPath(paths.split(parent.region().id())));
+    }
+    curator.transaction().forOperations(ops);
   }
 
   /** Whether an operator switched the balancer off for the cluster ({@code ./kvs admin}). */

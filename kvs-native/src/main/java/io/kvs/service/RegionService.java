@@ -173,6 +173,16 @@ public final class RegionService implements AutoCloseable {
    *     error (the replica is then kept: promoting again retries)
    */
   public Promotion promote(long regionId, Engine engine, String engineName) {
+    return promote(regionId, engine, engineName, new byte[0], new byte[0]);
+  }
+
+  /**
+   * {@link #promote(long, Engine, String)} of a region serving keys in {@code [start, end)} (an
+   * empty end: no end), which the promoted region keeps to: the levels of a region split from
+   * another, shipped as they are, hold its sibling's keys too.
+   */
+  public Promotion promote(
+      long regionId, Engine engine, String engineName, byte[] start, byte[] end) {
     byte[] name = engineName.getBytes(StandardCharsets.UTF_8);
     long[][] steps = new long[1][];
     lock.readLock().lock();
@@ -180,7 +190,8 @@ public final class RegionService implements AutoCloseable {
       long service = live();
       Region region =
           engine.reopenRegion(
-              engineName, () -> steps[0] = NativeMethods.servicePromote(service, regionId, name));
+              engineName,
+              () -> steps[0] = NativeMethods.servicePromote(service, regionId, name, start, end));
       long[] s = steps[0];
       return new Promotion(region, s[0], s[1], s[2], s[3], s[4]);
     } finally {
@@ -377,6 +388,22 @@ public final class RegionService implements AutoCloseable {
     lock.readLock().lock();
     try {
       NativeMethods.serviceDetach(live(), regionId);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /**
+   * Like {@link #detach}, and fails if a primary's last records did not reach every backup of its
+   * group within the replication timeout (then a backup may lack a write the primary's region
+   * holds; what a split must know before its commit).
+   *
+   * @throws io.kvs.core.KvsException why the hand-over failed (the region is detached anyway)
+   */
+  public void detachFlushed(long regionId) {
+    lock.readLock().lock();
+    try {
+      NativeMethods.serviceDetachFlushed(live(), regionId);
     } finally {
       lock.readLock().unlock();
     }

@@ -51,6 +51,20 @@ public final class ClusterJson {
     return write(node);
   }
 
+  public static byte[] encode(SplitRequest split) {
+    ObjectNode node = MAPPER.createObjectNode();
+    node.put("key", base64(split.key()));
+    if (split.isRefused()) {
+      node.put("refused", split.refused());
+    }
+    return write(node);
+  }
+
+  public static SplitRequest decodeSplit(byte[] json) {
+    JsonNode node = read(json);
+    return new SplitRequest(bytes(node, "key"), node.has("refused") ? text(node, "refused") : "");
+  }
+
   public static MoveRequest decodeMove(byte[] json) {
     JsonNode node = read(json);
     return new MoveRequest(text(node, "to"), node.has("refused") ? text(node, "refused") : "");
@@ -90,6 +104,10 @@ public final class ClusterJson {
     region.joining().forEach(joining::add);
     node.put("epoch", region.epoch());
     node.put("state", region.state().name());
+    if (region.origin() != null) {
+      node.put("parent", region.origin().parent());
+      node.put("sibling", region.origin().sibling());
+    }
     return node;
   }
 
@@ -113,7 +131,10 @@ public final class ClusterJson {
         backups,
         joining,
         longValue(node, "epoch"),
-        RegionState.valueOf(text(node, "state")));
+        RegionState.valueOf(text(node, "state")),
+        node.has("parent")
+            ? new SplitOrigin(longValue(node, "parent"), longValue(node, "sibling"))
+            : null);
   }
 
   public static byte[] encode(ClusterConfig config) {

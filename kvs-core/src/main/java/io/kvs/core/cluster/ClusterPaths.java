@@ -17,6 +17,11 @@ package io.kvs.core.cluster;
  *                               the master moves every replica off it and places none there
  * /kvs/&lt;cluster&gt;/admin/balancer-off           persistent  (empty): the master's balancer makes
  *                               no move ({@code ./kvs admin balancer off}) until it is deleted
+ * /kvs/&lt;cluster&gt;/admin/splits/&lt;region&gt;           persistent  SplitRequest (JSON): an operator
+ *                               asks for the region to split; the master deletes it with the split,
+ *                               or records why it refused
+ * /kvs/&lt;cluster&gt;/next-region-id   persistent  the id the next new region takes (decimal): ids of
+ *                               regions split away are never used again
  * </pre>
  */
 public final class ClusterPaths {
@@ -87,6 +92,20 @@ public final class ClusterPaths {
 
   public String decommissioned(String serverId) {
     return decommissioned() + "/" + serverId;
+  }
+
+  /** Requests to split a region, one child per region. */
+  public String splits() {
+    return admin() + "/splits";
+  }
+
+  public String split(long regionId) {
+    return splits() + "/" + String.format("%08d", regionId);
+  }
+
+  /** The id the next region created by a split takes (decimal text). */
+  public String nextRegionId() {
+    return root + "/next-region-id";
   }
 
   /** Present: the master's balancer is switched off for the whole cluster. */

@@ -17,6 +17,8 @@ import java.util.Objects;
  *     primary's catch-up of them may be under way): never promoted
  * @param epoch raised by the master at every change of the replica group; every request carries it
  * @param state where the region is in its lifecycle
+ * @param origin for a region split from another, until the master records it {@code OPEN} (every
+ *     member holds it): the parent and sibling its members split it from; null otherwise
  */
 public record RegionDescriptor(
     long id,
@@ -26,7 +28,21 @@ public record RegionDescriptor(
     List<String> backups,
     List<String> joining,
     long epoch,
-    RegionState state) {
+    RegionState state,
+    SplitOrigin origin) {
+  /** A region that was not split from another (or whose members all hold it). */
+  public RegionDescriptor(
+      long id,
+      byte[] start,
+      byte[] end,
+      String primary,
+      List<String> backups,
+      List<String> joining,
+      long epoch,
+      RegionState state) {
+    this(id, start, end, primary, backups, joining, epoch, state, null);
+  }
+
   /** A region with every backup in sync. */
   public RegionDescriptor(
       long id,
@@ -49,6 +65,9 @@ public record RegionDescriptor(
       throw new IllegalArgumentException("region " + id + ": a joining server is no backup");
     }
     Objects.requireNonNull(state, "state");
+    if (origin != null && (origin.parent() == id || origin.sibling() == id)) {
+      throw new IllegalArgumentException("region " + id + " is its own parent or sibling");
+    }
     if (id < 0 || epoch < 0) {
       throw new IllegalArgumentException("negative region id or epoch");
     }
@@ -89,7 +108,7 @@ public record RegionDescriptor(
   public RegionDescriptor reassigned(
       String newPrimary, List<String> newBackups, List<String> newJoining) {
     return new RegionDescriptor(
-        id, start, end, newPrimary, newBackups, newJoining, epoch + 1, RegionState.OPENING);
+        id, start, end, newPrimary, newBackups, newJoining, epoch + 1, RegionState.OPENING, origin);
   }
 
   /** This region with the same replica group, at the next epoch, opening. */
@@ -104,24 +123,79 @@ public record RegionDescriptor(
       throw new IllegalArgumentException("epoch " + newEpoch + " is not above " + epoch);
     }
     return new RegionDescriptor(
-        id, start, end, primary, backups, joining, newEpoch, RegionState.OPENING);
+        id, start, end, primary, backups, joining, newEpoch, RegionState.OPENING, origin);
   }
 
-  /** This region in {@code newState}, same group and epoch. */
+  /**
+   * This region in {@code newState}, same group and epoch; {@code OPEN} forgets the split origin
+   * (every member holds the region).
+   */
   public RegionDescriptor withState(RegionState newState) {
-    return new RegionDescriptor(id, start, end, primary, backups, joining, epoch, newState);
+    return new RegionDescriptor(
+        id,
+        start,
+        end,
+        primary,
+        backups,
+        joining,
+        epoch,
+        newState,
+        newState == RegionState.OPEN ? null : origin);
   }
 
   /** This region with every backup in sync, same group and epoch. */
   public RegionDescriptor withBackupsInSync() {
-    return new RegionDescriptor(id, start, end, primary, backups, List.of(), epoch, state);
+    return new RegionDescriptor(id, start, end, primary, backups, List.of(), epoch, state, origin);
+  }
+
+  /**
+   * The two daughters of splitting this region at {@code key} (strictly inside its range): ids
+   * {@code lowerId} and {@code lowerId + 1}, the same group at the next epoch, opening, every
+   * backup joining if {@code backupsJoin} (their copies are not split in place).
+   */
+  public List<RegionDescriptor> split(byte[] key, long lowerId, boolean backupsJoin) {
+    if (Keys.compare(key, start) <= 0 || (end.length > 0 && Keys.compare(key, end) >= 0)) {
+      throw new IllegalArgumentException(
+          "split key " + Keys.print(key) + " is not inside region " + id + " " + rangeText());
+    }
+    List<String> newJoining = backupsJoin ? backups : joining;
+    return List.of(
+        new RegionDescriptor(
+            lowerId,
+            start,
+            key,
+            primary,
+            backups,
+            newJoining,
+            epoch + 1,
+            RegionState.OPENING,
+            new SplitOrigin(id, lowerId + 1)),
+        new RegionDescriptor(
+            lowerId + 1,
+            key,
+            end,
+            primary,
+            backups,
+            newJoining,
+            epoch + 1,
+            RegionState.OPENING,
+            new SplitOrigin(id, lowerId)));
+  }
+
+  /** The key a daughter's members split its parent at (null for a region not split). */
+  public byte[] splitKey() {
+    if (origin == null) {
+      return null;
+    }
+    return id < origin.sibling() ? end : start;
   }
 
   /** This region with {@code inSync} no longer joining, same group and epoch. */
   public RegionDescriptor withInSync(List<String> inSync) {
     List<String> stillJoining =
         joining.stream().filter(backup -> !inSync.contains(backup)).toList();
-    return new RegionDescriptor(id, start, end, primary, backups, stillJoining, epoch, state);
+    return new RegionDescriptor(
+        id, start, end, primary, backups, stillJoining, epoch, state, origin);
   }
 
   /** The backups that hold every write the region acknowledged. */
@@ -139,7 +213,8 @@ public record RegionDescriptor(
         && primary.equals(r.primary)
         && backups.equals(r.backups)
         && joining.equals(r.joining)
-        && state == r.state;
+        && state == r.state
+        && java.util.Objects.equals(origin, r.origin);
   }
 
   @Override
@@ -166,6 +241,7 @@ public record RegionDescriptor(
         + (primary.isEmpty() ? "-" : primary)
         + " backups "
         + backups
-        + (joining.isEmpty() ? "" : " joining " + joining);
+        + (joining.isEmpty() ? "" : " joining " + joining)
+        + (origin == null ? "" : " split from " + origin.parent());
   }
 }

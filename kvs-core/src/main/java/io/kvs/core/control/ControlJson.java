@@ -36,6 +36,11 @@ public final class ControlJson {
       node.put("command", "close");
       node.put("regionId", close.regionId());
       node.put("epoch", close.epoch());
+    } else if (command instanceof ControlCommand.Seal seal) {
+      node.put("command", "seal");
+      node.put("regionId", seal.regionId());
+      node.put("epoch", seal.epoch());
+      node.put("key", java.util.Base64.getEncoder().encodeToString(seal.key()));
     } else if (command instanceof ControlCommand.Stats) {
       node.put("command", "stats");
     } else if (command instanceof ControlCommand.Digest digest) {
@@ -69,6 +74,11 @@ public final class ControlJson {
       }
       case "close" ->
           new ControlCommand.Close(longValue(node, "regionId"), longValue(node, "epoch"));
+      case "seal" ->
+          new ControlCommand.Seal(
+              longValue(node, "regionId"),
+              longValue(node, "epoch"),
+              java.util.Base64.getDecoder().decode(text(node, "key")));
       case "list" -> new ControlCommand.ListRegions();
       case "stats" -> new ControlCommand.Stats();
       case "digest" -> new ControlCommand.Digest(longValue(node, "regionId"));

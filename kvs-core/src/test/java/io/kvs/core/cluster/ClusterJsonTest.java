@@ -40,6 +40,45 @@ class ClusterJsonTest {
   }
 
   @Test
+  void splitsRoundTripAndPlaceTheirDaughters() {
+    RegionDescriptor parent =
+        new RegionDescriptor(
+            7, new byte[] {1}, new byte[] {9}, "s1", List.of("s2"), 4, RegionState.OPEN);
+    List<RegionDescriptor> daughters = parent.split(new byte[] {5}, 12, true);
+    RegionDescriptor lower = daughters.get(0);
+    RegionDescriptor upper = daughters.get(1);
+    assertThat(lower.id()).isEqualTo(12);
+    assertThat(upper.id()).isEqualTo(13);
+    assertThat(lower.start()).isEqualTo(new byte[] {1});
+    assertThat(lower.end()).isEqualTo(new byte[] {5});
+    assertThat(upper.start()).isEqualTo(new byte[] {5});
+    assertThat(upper.end()).isEqualTo(new byte[] {9});
+    assertThat(lower.origin()).isEqualTo(new SplitOrigin(7, 13));
+    assertThat(upper.origin()).isEqualTo(new SplitOrigin(7, 12));
+    assertThat(lower.splitKey()).isEqualTo(new byte[] {5});
+    assertThat(upper.splitKey()).isEqualTo(new byte[] {5});
+    assertThat(lower.epoch()).isEqualTo(5);
+    assertThat(lower.state()).isEqualTo(RegionState.OPENING);
+    assertThat(lower.joining()).containsExactly("s2"); // send-index: re-replicated
+    assertThat(parent.split(new byte[] {5}, 12, false).get(0).joining()).isEmpty();
+    for (RegionDescriptor daughter : daughters) {
+      assertThat(ClusterJson.decodeRegion(ClusterJson.encode(daughter))).isEqualTo(daughter);
+      // Kept by a reassignment, forgotten once every member holds it.
+      assertThat(daughter.reassigned("s2", List.of("s1")).origin()).isEqualTo(daughter.origin());
+      assertThat(daughter.withState(RegionState.OPEN).origin()).isNull();
+    }
+    assertThatThrownBy(() -> parent.split(new byte[] {1}, 12, true))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> parent.split(new byte[] {9}, 12, true))
+        .isInstanceOf(IllegalArgumentException.class);
+    SplitRequest request = SplitRequest.at(new byte[] {3, 0});
+    assertThat(ClusterJson.decodeSplit(ClusterJson.encode(request))).isEqualTo(request);
+    SplitRequest refused = request.refusedFor("no region 7");
+    assertThat(ClusterJson.decodeSplit(ClusterJson.encode(refused))).isEqualTo(refused);
+    assertThat(refused.isRefused()).isTrue();
+  }
+
+  @Test
   void malformedMetadataIsAClearError() {
     assertThatThrownBy(() -> ClusterJson.decodeRegion(json("not json")))
         .isInstanceOf(IllegalArgumentException.class)

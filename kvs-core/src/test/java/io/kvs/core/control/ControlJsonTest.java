@@ -25,6 +25,12 @@ class ControlJsonTest {
     }
     ControlCommand close = new ControlCommand.Close(3, 6);
     assertThat(ControlJson.decodeCommand(ControlJson.encode(close))).isEqualTo(close);
+    ControlCommand.Seal seal = new ControlCommand.Seal(3, 6, new byte[] {0, (byte) 0xff});
+    ControlCommand.Seal sealed =
+        (ControlCommand.Seal) ControlJson.decodeCommand(ControlJson.encode(seal));
+    assertThat(sealed.regionId()).isEqualTo(3);
+    assertThat(sealed.epoch()).isEqualTo(6);
+    assertThat(sealed.key()).isEqualTo(new byte[] {0, (byte) 0xff});
     ControlCommand list = new ControlCommand.ListRegions();
     assertThat(ControlJson.decodeCommand(ControlJson.encode(list))).isEqualTo(list);
     ControlReply reply =

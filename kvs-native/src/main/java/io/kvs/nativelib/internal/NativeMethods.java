@@ -187,7 +187,8 @@ public final class NativeMethods {
    * Promotes the send-index replica in engine region {@code name}; returns {segments adopted,
    * drain, close, adopt, open microseconds}.
    */
-  public static native long[] servicePromote(long service, long regionId, byte[] name);
+  public static native long[] servicePromote(
+      long service, long regionId, byte[] name, byte[] start, byte[] end);
 
   /** 1: a primary here whose backups hold every acknowledged write; -1: stream failed; else 0. */
   public static native int serviceBackupsCaughtUp(long service, long regionId);
@@ -225,6 +226,9 @@ public final class NativeMethods {
 
   /** Stops serving {@code regionId}. */
   public static native void serviceDetach(long service, long regionId);
+
+  /** Stops serving {@code regionId}; throws if a primary's last records missed a backup. */
+  public static native void serviceDetachFlushed(long service, long regionId);
 
   /** Answers one encoded request read from a direct buffer range; returns the encoded reply. */
   public static native byte[] serviceHandle(

@@ -160,6 +160,11 @@ public final class ControlServer implements AutoCloseable {
         regions.close(close.regionId(), close.epoch());
         return ControlReply.ok();
       }
+      if (command instanceof ControlCommand.Seal seal) {
+        byte[] key = regions.seal(seal.regionId(), seal.epoch(), seal.key());
+        return new ControlReply(
+            StatusCode.OK, java.util.Base64.getEncoder().encodeToString(key), List.of());
+      }
       if (command instanceof ControlCommand.Stats) {
         return new ControlReply(StatusCode.OK, "", List.of(), regions.stats());
       }
@@ -175,7 +180,9 @@ public final class ControlServer implements AutoCloseable {
       long regionId =
           command instanceof ControlCommand.Open open
               ? open.region().id()
-              : command instanceof ControlCommand.Close close ? close.regionId() : -1;
+              : command instanceof ControlCommand.Close close
+                  ? close.regionId()
+                  : command instanceof ControlCommand.Seal seal ? seal.regionId() : -1;
       if (e instanceof NotInSyncException) {
         // Not a backup in sync: the master opens the region again with this server joining.
         return new ControlReply(
@@ -230,6 +237,9 @@ public final class ControlServer implements AutoCloseable {
     }
     if (command instanceof ControlCommand.Close close) {
       return changes.get(Math.floorMod(close.regionId(), CHANGE_LANES));
+    }
+    if (command instanceof ControlCommand.Seal seal) {
+      return changes.get(Math.floorMod(seal.regionId(), CHANGE_LANES));
     }
     return command instanceof ControlCommand.Digest ? digests : reads;
   }

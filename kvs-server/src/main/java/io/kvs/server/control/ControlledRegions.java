@@ -24,6 +24,12 @@ public interface ControlledRegions {
   /** Stops serving region {@code regionId} at {@code epoch} (control command {@code close}). */
   void close(long regionId, long epoch);
 
+  /**
+   * Seals region {@code regionId}, led here at {@code epoch}, for its split at {@code key} (empty:
+   * the median of its keys); returns the split key (control command {@code seal}).
+   */
+  byte[] seal(long regionId, long epoch, byte[] key);
+
   /** The highest epoch this server accepted for {@code regionId} (0: none). */
   long highestEpoch(long regionId);
 

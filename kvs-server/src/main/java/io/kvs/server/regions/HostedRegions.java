@@ -3,6 +3,7 @@ package io.kvs.server.regions;
 import io.kvs.core.ClosedException;
 import io.kvs.core.KvsException;
 import io.kvs.core.StatusCode;
+import io.kvs.core.cluster.Keys;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionRole;
 import io.kvs.core.cluster.ReplicationMode;
@@ -176,8 +177,9 @@ public final class HostedRegions implements ControlledRegions {
         role == RegionRole.PRIMARY && mode.replicates() ? backupEndpoints(descriptor) : List.of();
     epochs.raise(descriptor.id(), descriptor.epoch());
     long raised = System.nanoTime();
+    splitParent(descriptor);
     Hosted current = hosted.get(descriptor.id());
-    Region region = regionFor(descriptor.id(), role, mode, current);
+    Region region = regionFor(descriptor, role, mode, current);
     long found = System.nanoTime();
     try {
       service.attach(
@@ -231,6 +233,51 @@ public final class HostedRegions implements ControlledRegions {
           service.detach(regionId); // a primary hands its last records to the backups first
           LOG.info("closed region {} at epoch {}", regionId, epoch);
         }
+      }
+    } finally {
+      commands.readLock().unlock();
+    }
+  }
+
+  /**
+   * Seals region {@code regionId} for its split: refused unless this server leads it at {@code
+   * epoch}; picks the split key (the given one, or the median of the region's keys), then stops
+   * serving it once its last records reached every backup. The region's data stays, for the split
+   * each member makes of it when it opens a daughter; without the master's commit the region is
+   * opened again (the master finds it not held).
+   *
+   * @throws KvsException STALE_EPOCH or NOT_PRIMARY if not led here at {@code epoch};
+   *     INVALID_ARGUMENT for a key not strictly inside the region; the hand-over's error if a
+   *     backup missed records
+   */
+  @Override
+  public byte[] seal(long regionId, long epoch, byte[] key) {
+    commands.readLock().lock();
+    try {
+      synchronized (lockOf(regionId)) {
+        Hosted current = hosted.get(regionId);
+        if (current == null || current.descriptor().epoch() != epoch) {
+          throw KvsException.of(
+              StatusCode.STALE_EPOCH, "region " + regionId + " is not held here at epoch " + epoch);
+        }
+        if (current.role() != RegionRole.PRIMARY) {
+          throw KvsException.of(
+              StatusCode.NOT_PRIMARY, "region " + regionId + " is not led by " + serverId);
+        }
+        RegionDescriptor descriptor = current.descriptor();
+        byte[] splitKey = key.length > 0 ? key : SplitKeys.median(current.region());
+        if (splitKey == null || !SplitKeys.inside(splitKey, descriptor)) {
+          throw KvsException.of(
+              StatusCode.INVALID_ARGUMENT,
+              splitKey == null
+                  ? "region " + regionId + " holds too few keys to split"
+                  : "split key " + Keys.print(splitKey) + " is not inside " + descriptor);
+        }
+        hosted.remove(regionId);
+        publish();
+        service.detachFlushed(regionId);
+        LOG.info("sealed {} for its split at {}", descriptor, Keys.print(splitKey));
+        return splitKey;
       }
     } finally {
       commands.readLock().unlock();
@@ -586,7 +633,9 @@ public final class HostedRegions implements ControlledRegions {
    * region with data of its own (this server was its primary before) is dropped to become a
    * replica, since the group's data is its live members', not this server's older state.
    */
-  private Region regionFor(long regionId, RegionRole role, ReplicationMode mode, Hosted current) {
+  private Region regionFor(
+      RegionDescriptor descriptor, RegionRole role, ReplicationMode mode, Hosted current) {
+    long regionId = descriptor.id();
     String name = engineName(regionId);
     Optional<String> stopped = current == null ? Optional.empty() : current.region().stoppedBy();
     if (stopped.isPresent()) {
@@ -610,7 +659,8 @@ public final class HostedRegions implements ControlledRegions {
       if (current != null) {
         hosted.remove(regionId);
       }
-      Promotion promoted = service.promote(regionId, engine, name);
+      Promotion promoted =
+          service.promote(regionId, engine, name, descriptor.start(), descriptor.end());
       LOG.info(
           "promoted the replica of region {} in {} ms: {}",
           regionId,
@@ -634,6 +684,63 @@ public final class HostedRegions implements ControlledRegions {
       return engine.createRegion(name);
     }
     return current != null ? current.region() : openOrCreate(regionId);
+  }
+
+  /**
+   * For a daughter of a split this server does not hold yet: splits its copy of the parent (engine
+   * region {@code region-<parent>}) into both daughters, as the engine splits (no copy,
+   * crash-safe). A send-index backup's copy of the parent is a replica, which the engine does not
+   * split: it is dropped, and the daughters are re-replicated from their primary (the master opens
+   * them with every backup joining). Nothing to do if the daughter exists here or the parent does
+   * not (this server lost it: the usual rules apply). Called under the daughter's lock; takes the
+   * parent's (daughters' ids are above their parent's, so the order never cycles).
+   */
+  private void splitParent(RegionDescriptor descriptor) {
+    if (descriptor.origin() == null || exists(engineName(descriptor.id()))) {
+      return;
+    }
+    long parentId = descriptor.origin().parent();
+    String parent = engineName(parentId);
+    synchronized (lockOf(parentId)) {
+      if (!exists(parent)) {
+        return;
+      }
+      if (hosted.remove(parentId) != null) {
+        publish();
+      }
+      service.detach(parentId); // a backup applies what its buffers hold first
+      if (service.holdsReplica(parent)) {
+        engine.dropRegion(parent);
+        LOG.info(
+            "dropped the replica of region {}: its daughters {} are re-replicated",
+            parentId,
+            List.of(descriptor.id(), descriptor.origin().sibling()));
+        return;
+      }
+      long lower = Math.min(descriptor.id(), descriptor.origin().sibling());
+      long upper = Math.max(descriptor.id(), descriptor.origin().sibling());
+      long began = System.nanoTime();
+      engine.splitRegion(parent, descriptor.splitKey(), engineName(lower), engineName(upper));
+      LOG.info(
+          "split region {} at {} into {} and {} in {} ms",
+          parentId,
+          Keys.print(descriptor.splitKey()),
+          lower,
+          upper,
+          millis(System.nanoTime() - began));
+    }
+  }
+
+  private boolean exists(String name) {
+    try {
+      engine.openRegion(name);
+      return true;
+    } catch (KvsException e) {
+      if (e.status() != StatusCode.NOT_FOUND) {
+        throw e;
+      }
+      return false;
+    }
   }
 
   private Region openOrCreate(long regionId) {

@@ -76,6 +76,12 @@ public final class StubRegions implements ControlledRegions {
   }
 
   @Override
+  public byte[] seal(long regionId, long epoch, byte[] key) {
+    held.remove(regionId);
+    return key;
+  }
+
+  @Override
   public long highestEpoch(long regionId) {
     HeldRegion region = held.get(regionId);
     return region == null ? 0 : region.epoch();

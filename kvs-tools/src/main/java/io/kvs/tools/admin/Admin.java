@@ -3,11 +3,13 @@ package io.kvs.tools.admin;
 import io.kvs.core.KvsException;
 import io.kvs.core.cluster.ClusterJson;
 import io.kvs.core.cluster.ClusterPaths;
+import io.kvs.core.cluster.Keys;
 import io.kvs.core.cluster.MoveRequest;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionMap;
 import io.kvs.core.cluster.RegionState;
 import io.kvs.core.cluster.ServerInfo;
+import io.kvs.core.cluster.SplitRequest;
 import io.kvs.core.control.ControlClient;
 import io.kvs.core.control.ControlCommand;
 import io.kvs.core.control.ControlReply;
@@ -205,6 +207,90 @@ public final class Admin implements AutoCloseable {
             + "); the request stays pending";
       }
       Thread.sleep(POLL.toMillis()); // polling ZooKeeper at a bounded rate while waiting
+    }
+  }
+
+  /**
+   * Asks the master to split region {@code regionId} at {@code key} (empty: the median of its keys,
+   * which its primary picks).
+   *
+   * @throws IllegalArgumentException if there is no such region or the key is not inside it
+   */
+  public void requestSplit(long regionId, byte[] key) throws Exception {
+    RegionDescriptor region = region(regionId);
+    if (key.length > 0
+        && (Keys.compare(key, region.start()) <= 0
+            || (region.end().length > 0 && Keys.compare(key, region.end()) >= 0))) {
+      throw new IllegalArgumentException(
+          "key "
+              + Keys.print(key)
+              + " is not inside region "
+              + regionId
+              + " "
+              + region.rangeText());
+    }
+    byte[] request = ClusterJson.encode(SplitRequest.at(key));
+    try {
+      curator.create().creatingParentsIfNeeded().forPath(paths.split(regionId), request);
+    } catch (KeeperException.NodeExistsException e) {
+      curator.setData().forPath(paths.split(regionId), request); // replaces an earlier request
+    }
+  }
+
+  /**
+   * Waits until region {@code parent} (as read before the request) has split and every region
+   * covering its range is open.
+   *
+   * @return the regions covering its range once done
+   * @throws IllegalStateException with why not: the master's refusal (the request is then
+   *     withdrawn) or that the wait ran out (the request stays)
+   */
+  public List<RegionDescriptor> awaitSplit(RegionDescriptor parent, Duration timeout)
+      throws Exception {
+    long regionId = parent.id();
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      SplitRequest request = null;
+      try {
+        request = ClusterJson.decodeSplit(curator.getData().forPath(paths.split(regionId)));
+      } catch (KeeperException.NoNodeException e) {
+        // done, or withdrawn
+      }
+      RegionMap map = regions();
+      if (request == null && map.byId(regionId).isEmpty()) {
+        List<RegionDescriptor> covering =
+            map.regions().stream()
+                .filter(
+                    r ->
+                        Keys.compare(r.start(), parent.start()) >= 0
+                            && (parent.end().length == 0
+                                || (r.end().length > 0
+                                    && Keys.compare(r.end(), parent.end()) <= 0)))
+                .toList();
+        if (covering.size() >= 2
+            && covering.stream().allMatch(r -> r.state() == RegionState.OPEN)) {
+          return covering;
+        }
+      } else if (request == null) {
+        throw new IllegalStateException("the split request of region " + regionId + " is gone");
+      } else if (request.isRefused()) {
+        withdrawSplit(regionId);
+        throw new IllegalStateException("the master refused: " + request.refused());
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(
+            "not done within " + timeout.toSeconds() + " s; the request stays pending");
+      }
+      Thread.sleep(POLL.toMillis()); // polling ZooKeeper at a bounded rate while waiting
+    }
+  }
+
+  /** Withdraws the split request of {@code regionId} (nothing if there is none). */
+  public void withdrawSplit(long regionId) throws Exception {
+    try {
+      curator.delete().forPath(paths.split(regionId));
+    } catch (KeeperException.NoNodeException e) {
+      // none
     }
   }
 

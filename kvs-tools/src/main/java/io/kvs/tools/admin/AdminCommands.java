@@ -1,5 +1,6 @@
 package io.kvs.tools.admin;
 
+import io.kvs.core.cluster.Keys;
 import io.kvs.core.cluster.MoveRequest;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.ServerInfo;
@@ -28,13 +29,15 @@ public final class AdminCommands {
           "  stats <region>              a region's counters on each of its members",
           "  move <region> <server>      hand the region's primary over to <server>, one of its"
               + " backups",
+          "  split <region> [key]        split the region in two at <key> (UTF-8; default: the"
+              + " median of its keys)",
           "  decommission <server>       move every replica off <server>; then it may stop",
           "  recommission <server>       let a decommissioned server hold replicas again",
           "  balance                     hand primaries over so that every server leads about as"
               + " many regions",
           "  balancer [on|off]           whether the master balances replicas and leadership by"
               + " itself (on unless switched off here or its --balancer off)",
-          "  (move and decommission wait until done; add --no-wait to return at once)");
+          "  (move, split and decommission wait until done; add --no-wait to return at once)");
 
   /** A command that could not be done; its message says why. */
   public static final class AdminException extends RuntimeException {
@@ -70,6 +73,7 @@ public final class AdminCommands {
         case "regions" -> regions(args);
         case "stats" -> stats(args);
         case "move" -> move(args, noWait);
+        case "split" -> split(args, noWait);
         case "decommission" -> decommission(args, noWait);
         case "recommission" -> recommission(args);
         case "balance" -> balance(args, noWait);
@@ -189,6 +193,35 @@ public final class AdminCommands {
     out.printf(
         "region %d: primary %s at epoch %d (backups %s)%n",
         regionId, region.primary(), region.epoch(), String.join(",", region.backups()));
+  }
+
+  private void split(List<String> args, boolean noWait) throws Exception {
+    if (args.isEmpty() || args.size() > 2) {
+      throw new AdminException("usage: split <region> [key]");
+    }
+    long regionId = regionId(args.get(0));
+    byte[] key = args.size() == 2 ? Keys.utf8(args.get(1)) : new byte[0];
+    RegionDescriptor parent = admin.region(regionId);
+    admin.requestSplit(regionId, key);
+    if (noWait) {
+      out.printf("requested: region %d splits%n", regionId);
+      return;
+    }
+    List<RegionDescriptor> daughters;
+    try {
+      daughters = admin.awaitSplit(parent, wait);
+    } catch (IllegalStateException e) {
+      throw new AdminException("split of region " + regionId + ": " + e.getMessage());
+    }
+    for (RegionDescriptor daughter : daughters) {
+      out.printf(
+          "region %d %s: primary %s at epoch %d (backups %s)%n",
+          daughter.id(),
+          daughter.rangeText(),
+          daughter.primary(),
+          daughter.epoch(),
+          String.join(",", daughter.backups()));
+    }
   }
 
   private void decommission(List<String> args, boolean noWait) throws Exception {
