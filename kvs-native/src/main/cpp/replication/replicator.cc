@@ -259,11 +259,15 @@ void Replicator::Open(uint64_t region_id, uint64_t epoch,
       }
       if (kept != nullptr) {
         kept->required = true;  // in sync: it carries on at the new epoch
+        // The master counts it in sync now (it may have joined under this
+        // primary): from now on it makes a write durable.
+        kept->counted_in_sync = true;
         streams.push_back(std::move(kept));
         continue;
       }
       auto stream = std::make_shared<Stream>(group, std::move(target));
       stream->required = !stream->target.joining;
+      stream->counted_in_sync = !stream->target.joining;
       if (mode == ReplicationMode::kBuildIndex) {
         stream->caught_up = true;  // no catch-up: from the start
       } else {
@@ -789,7 +793,36 @@ void Replicator::Write(uint64_t region_id, const Record& record,
     std::unique_lock<std::mutex> lock(group->mutex);
     std::optional<Status> held =
         Held(*group, ticket, /*count_replicas=*/true, "write");
-    if (!held.has_value()) {
+    if (!held.has_value() && AloneLocked(*group)) {
+      // The backups it waits for are joining ones whose catch-up ended: the
+      // master does not count them in sync yet, so were this primary to
+      // fail now it would promote none of them -- the write must be on this
+      // primary's disk before it is acknowledged too. Under `order` (no
+      // later write registers meanwhile); this lasts until the master opens
+      // the region here again with those backups in sync.
+      lock.unlock();
+      const Status synced =
+          region != nullptr ? region->Sync()
+                            : Status::IoError("no region to sync was given");
+      if (!synced.ok()) {
+        done(Status::IoError(
+            "region " + std::to_string(region_id) +
+            ": no backup the master counts in sync holds the write and it "
+            "did not reach this primary's disk (" +
+            std::string(synced.message()) + "); its outcome is unknown"));
+        return;
+      }
+      lock.lock();
+      held = Held(*group, ticket, /*count_replicas=*/true, "write");
+      if (!held.has_value()) {
+        group->waiters.push_back(
+            {ticket, Clock::now() + options_.timeout, std::move(done), true});
+      } else {
+        lock.unlock();
+        done(*held);
+        return;
+      }
+    } else if (!held.has_value()) {
       group->waiters.push_back(
           {ticket, Clock::now() + options_.timeout, std::move(done), false});
     } else {
@@ -832,7 +865,10 @@ bool Replicator::Alone(uint64_t region_id) const {
 
 bool Replicator::AloneLocked(const Group& group) {
   for (const auto& stream : group.streams) {
-    if (stream->required) return false;
+    // A joining backup whose catch-up ended is required (writes wait for
+    // it) but makes nothing durable: the master promotes only backups it
+    // counts in sync.
+    if (stream->required && stream->counted_in_sync) return false;
   }
   return true;
 }

@@ -43,14 +43,16 @@
 // backup joining or gone. Fewer in-sync replicas than the group's minimum
 // refuse writes before they apply (NOT_ENOUGH_REPLICAS).
 //
-// A group left with no required backup (every one failed and joining
-// again, or none listed) is *alone*: a write only its primary holds is
-// acknowledged once it is on the primary's disk (the caller's `sync`),
-// whatever the engine's durability, so that no single crash loses an
-// acknowledged write. A reopen that leaves writes waiting with no required
-// backup syncs the region before they are acknowledged; a read of an alone
-// group is answered once what it may have seen is on disk (the caller
-// syncs, Alone()).
+// A group left with no required backup the master counts in sync (every
+// one failed and joining again, none listed, or only joining ones whose
+// catch-up ended, which writes wait for but the master would not promote
+// yet) is *alone*: a write is acknowledged once it is on the primary's disk
+// too (the caller's `sync`), whatever the engine's durability, so that no
+// single crash loses an acknowledged write. The master opens the region
+// here again once it records a joining backup in sync, which ends that. A
+// reopen that leaves writes waiting with no required backup syncs the region
+// before they are acknowledged; a read of an alone group is answered once what
+// it may have seen is on disk (the caller syncs, Alone()).
 //
 // Reads (AwaitReadAsync): a read that returned a key some write changed may
 // not answer before every required backup holds that write, so no client

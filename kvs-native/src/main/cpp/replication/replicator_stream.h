@@ -248,6 +248,10 @@ struct Replicator::Stream : std::enable_shared_from_this<Replicator::Stream> {
   Status failure;
   // Writes wait for this backup (replicator.h, "Membership").
   bool required = false;
+  // The master counts this backup in sync (opened not joining, or opened
+  // again so): only such a backup makes a write durable without this
+  // primary's disk (replicator.h, "alone").
+  bool counted_in_sync = false;
   // When the oldest work its backup's connection was given and has not
   // answered was posted (none: nullopt), as the replication thread saw it at
   // the start of its turn (Replicator::BackupStalled).

@@ -58,8 +58,9 @@ class SendIndexTest : public ::testing::TestWithParam<fabric::Provider> {
     return endpoint;
   }
 
-  static engine::EngineOptions Options() {
+  engine::EngineOptions Options() const {
     engine::EngineOptions options;
+    options.flush_interval_ms = flush_interval_ms_;
     options.volume.grow_step_segments = 4;
     options.region.l0_size_bytes = 1 << 20;
     // Several levels, kept: upper ones keep medium values in the medium
@@ -308,6 +309,9 @@ class SendIndexTest : public ::testing::TestWithParam<fabric::Provider> {
     }
   }
 
+  // How long a write may stay in a log's buffer (a test of what reaches
+  // the device raises it, so that no flush comes in between).
+  uint32_t flush_interval_ms_ = 50;
   Node primary_, backup_;
   uint64_t epoch_ = 0;
   int written_ = 0;
@@ -352,6 +356,61 @@ TEST_P(SendIndexTest, BackupLevelsReadAsThePrimarysAcrossCompactions) {
   ExpectBackupCaughtUp();
   Write(2000, /*through_service=*/true);
   ExpectBackupCaughtUp();
+}
+
+// A joining backup whose catch-up ended holds every write from then on
+// (writes wait for it), but the master does not count it in sync until it
+// opens the region here again so: were the primary killed meanwhile, the
+// master would not promote that backup and the primary would lead again
+// from its own disk. So until then every write is on the primary's disk
+// when acknowledged (its engine flushes nothing by itself here); opened
+// again with the backup in sync, the stream carries on.
+TEST_P(SendIndexTest, AJoiningBackupMakesNoWriteDurableUntilCountedInSync) {
+  flush_interval_ms_ = 3'600'000;
+  primary_.service.DisableReplication();
+  primary_.server.reset();
+  primary_.service.UseEngine(nullptr);
+  primary_.region = nullptr;
+  primary_.engine.reset();
+  StartNode(&primary_);  // with the long flush interval
+  Place(3, /*joining=*/true);
+  AwaitCaughtUp(primary_.service, "the joining backup's catch-up");
+  std::map<std::string, std::string> written;
+  for (int i = 0; i < 300; ++i) {
+    const std::string key = "durable" + std::to_string(i);
+    const std::string value(i % 3 == 0   ? 8
+                            : i % 3 == 1 ? 500
+                                         : 3000,
+                            static_cast<char>('a' + i % 26));
+    ASSERT_EQ(Through(wire::Opcode::kPut, key, value).status,
+              Status::Code::kOk);
+    written[key] = value;
+  }
+  // The master records the backup in sync and opens the region here again:
+  // the stream is kept (nothing shipped anew), writes go on.
+  const uint64_t catch_up_bytes =
+      primary_.service.ReplicationStats().catch_up_bytes;
+  Place(3, /*joining=*/false);
+  ASSERT_EQ(Through(wire::Opcode::kPut, "after", "in sync").status,
+            Status::Code::kOk);
+  EXPECT_EQ(primary_.service.ReplicationStats().catch_up_bytes, catch_up_bytes);
+  EXPECT_EQ(primary_.service.BackupsCaughtUp(7), 1);
+  // kill -9 of the primary: what its engine had not written is gone.
+  primary_.device->Crash(testing::MemoryDevice::CrashMode::kProcessKill);
+  primary_.service.DisableReplication();
+  primary_.service.Detach(7);
+  primary_.region = nullptr;
+  primary_.engine.reset();
+  ASSERT_TRUE(engine::Engine::Open(primary_.device->Open(), Options(), false,
+                                   &primary_.engine)
+                  .ok());
+  ASSERT_TRUE(primary_.engine->OpenRegion("r7", &primary_.region).ok());
+  for (const auto& [key, value] : written) {
+    std::string read;
+    const Status got = primary_.region->Get(key, &read);
+    ASSERT_TRUE(got.ok()) << key << " acknowledged, lost: " << got.ToString();
+    EXPECT_EQ(read, value) << key;
+  }
 }
 
 // A catch-up reads the region from the device as its stream sends it: a

@@ -520,7 +520,11 @@ final class Reconciler implements AutoCloseable {
         opening.unlisted = true; // not listed: it may be stuck, so it is sent nothing this pass
         continue;
       }
-      if (holdsAsMapSays(region, member, held)) {
+      if (!needsOpen(region, member, held)
+          || (holdsAsMapSays(region, member, held) && !knowsStreamKey(region))) {
+        // Held as the map says but for a joining list that changed: opened again only with the
+        // stream key it holds (this master drew it); else it stays conservative (syncing each
+        // write) until the region's next epoch.
         continue;
       }
       opening.then(
@@ -770,6 +774,20 @@ final class Reconciler implements AutoCloseable {
   private static boolean holdsAsMapSays(
       RegionDescriptor region, String member, Map<String, Map<Long, HeldRegion>> held) {
     return holding(region, member, held) != null;
+  }
+
+  /**
+   * Whether {@code member} needs {@code region}'s open sent: it does not hold it as the map says,
+   * or it is its primary, opened with a backup joining that the map counts in sync since. Opened
+   * again (same epoch), the primary learns it, and from then on that backup makes writes durable;
+   * until then the primary syncs each write too, since a backup the master did not count in sync
+   * when the primary failed would not be promoted (replication/replicator.h, "alone").
+   */
+  static boolean needsOpen(
+      RegionDescriptor region, String member, Map<String, Map<Long, HeldRegion>> held) {
+    HeldRegion holds = holding(region, member, held);
+    return holds == null
+        || (member.equals(region.primary()) && !region.joining().containsAll(holds.joining()));
   }
 
   private static List<String> union(List<String> first, List<String> second) {

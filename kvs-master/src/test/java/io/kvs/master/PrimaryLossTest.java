@@ -101,4 +101,37 @@ class PrimaryLossTest {
         Map.of("s3", Map.of(), "s4", Map.of(), "s2", holds(23, RegionRole.BACKUP));
     assertThat(Reconciler.primaryLostIt(opening, held, false)).isFalse();
   }
+
+  @Test
+  void aPrimaryOpenedWithABackupJoiningThatTheMapNowCountsInSyncIsOpenedAgain() {
+    // s4 joined at epoch 24 and caught up; the map records it in sync. s3 still holds the region
+    // as opened, with s4 joining: it syncs every write until it is opened again.
+    RegionDescriptor open = region(24, RegionState.OPEN).withInSync(List.of("s4"));
+    HeldRegion primary =
+        new HeldRegion(
+            ID,
+            24,
+            RegionRole.PRIMARY,
+            true,
+            false,
+            List.of("s4", "s2"),
+            List.of(),
+            0,
+            List.of("s4"));
+    Map<String, Map<Long, HeldRegion>> held =
+        Map.of(
+            "s3", Map.of(ID, primary),
+            "s4", holds(24, RegionRole.BACKUP),
+            "s2", holds(24, RegionRole.BACKUP));
+    assertThat(Reconciler.needsOpen(open, "s3", held)).isTrue();
+    assertThat(Reconciler.needsOpen(open, "s4", held)).isFalse();
+    // Not a lost region: the primary holds it at its epoch.
+    assertThat(Reconciler.primaryLostIt(open, held, true)).isFalse();
+    // Opened again with s4 in sync, or with the map still counting s4 joining: nothing to send.
+    HeldRegion reopened =
+        new HeldRegion(
+            ID, 24, RegionRole.PRIMARY, true, false, List.of("s4", "s2"), List.of(), 0, List.of());
+    assertThat(Reconciler.needsOpen(open, "s3", Map.of("s3", Map.of(ID, reopened)))).isFalse();
+    assertThat(Reconciler.needsOpen(region(24, RegionState.OPEN), "s3", held)).isFalse();
+  }
 }

@@ -115,6 +115,9 @@ public final class ControlJson {
       if (held.requests() != 0) {
         region.put("requests", held.requests());
       }
+      if (!held.joining().isEmpty()) {
+        held.joining().forEach(region.putArray("joining")::add);
+      }
     }
     ObjectNode stats = node.putObject("stats");
     reply.stats().forEach(stats::put);
@@ -137,7 +140,8 @@ public final class ControlJson {
               region.path("replicationFailed").asBoolean(false),
               texts(region, "inSync"),
               texts(region, "failed"),
-              region.path("requests").asLong(0)));
+              region.path("requests").asLong(0),
+              texts(region, "joining")));
     }
     Map<String, Long> stats = new TreeMap<>();
     JsonNode counters = node.get("stats");

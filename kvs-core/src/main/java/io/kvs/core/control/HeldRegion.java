@@ -15,6 +15,10 @@ import java.util.List;
  * @param requests for a primary: the client requests its engine region served since it was opened
  *     there (puts, deletes and gets; cumulative: the master's balancer takes rates from it), 0 for
  *     a backup
+ * @param joining for a primary: the backups it was opened with as joining (the master counted them
+ *     not in sync then). Until it is opened again with one of them in sync, that backup makes no
+ *     write durable here (each is synced on the primary's disk too): a master that has recorded it
+ *     in sync since opens the region here again.
  */
 public record HeldRegion(
     long regionId,
@@ -24,10 +28,24 @@ public record HeldRegion(
     boolean replicationFailed,
     List<String> inSync,
     List<String> failed,
-    long requests) {
+    long requests,
+    List<String> joining) {
   public HeldRegion {
     inSync = List.copyOf(inSync == null ? List.of() : inSync);
     failed = List.copyOf(failed == null ? List.of() : failed);
+    joining = List.copyOf(joining == null ? List.of() : joining);
+  }
+
+  public HeldRegion(
+      long regionId,
+      long epoch,
+      RegionRole role,
+      boolean caughtUp,
+      boolean replicationFailed,
+      List<String> inSync,
+      List<String> failed,
+      long requests) {
+    this(regionId, epoch, role, caughtUp, replicationFailed, inSync, failed, requests, List.of());
   }
 
   public HeldRegion(

@@ -345,7 +345,8 @@ public final class HostedRegions implements ControlledRegions {
                       !failed.isEmpty(),
                       inSync,
                       failed,
-                      requestsServed(region)));
+                      requestsServed(region),
+                      region.descriptor().joining()));
             });
     return held;
   }
