@@ -226,6 +226,9 @@ typedef struct kvs_region_stats {
   uint64_t recovery_cut_lsn, recovery_micros;
   // Wall time of the compactions counted (from start to install).
   uint64_t compaction_micros;
+  // Segments of its levels and large log another region holds too (the
+  // sibling of a split): its level sizes count that region's keys too.
+  uint64_t shared_segments;
 } kvs_region_stats;
 KVS_EXPORT void kvs_region_get_stats(kvs_region* region,
                                      kvs_region_stats* stats);

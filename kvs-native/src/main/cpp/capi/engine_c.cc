@@ -216,7 +216,8 @@ void kvs_region_get_stats(kvs_region* region, kvs_region_stats* stats) {
             s.recovery.dropped_writes,
             s.recovery.cut_lsn,
             s.recovery.micros,
-            s.compaction_micros};
+            s.compaction_micros,
+            s.shared_segments};
   std::copy(std::begin(s.level_bytes_read), std::end(s.level_bytes_read),
             stats->level_bytes_read);
   std::copy(std::begin(s.level_bytes_written), std::end(s.level_bytes_written),

@@ -806,11 +806,25 @@ RegionStats Region::stats() const {
     stats.level_bytes_read[i] = level_read_bytes_[i].load();
     stats.level_bytes_written[i] = level_written_bytes_[i].load();
   }
+  std::vector<uint64_t> segments;
   {
     std::shared_lock<std::shared_mutex> lock(l0_mutex_);
     for (const auto& level : ReadOrderLevelsLocked()) {
       stats.level_count++;
       stats.level_kv_bytes += level->descriptor().kv_bytes;
+      if (!origin_.ancestors.empty()) {
+        const std::vector<uint64_t> its = level->descriptor().AllSegments();
+        segments.insert(segments.end(), its.begin(), its.end());
+      }
+    }
+  }
+  if (!origin_.ancestors.empty()) {
+    // Only a region split from another can share (Engine::SplitRegion).
+    for (const auto& [index, segment] : large_log_->segments()) {
+      segments.push_back(segment);
+    }
+    for (const uint64_t segment : segments) {
+      if (context_.volume->References(segment) > 1) ++stats.shared_segments;
     }
   }
   {

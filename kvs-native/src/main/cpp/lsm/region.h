@@ -231,6 +231,10 @@ struct RegionStats {
   uint64_t level_bytes_read[kStatsLevels] = {};
   uint64_t level_bytes_written[kStatsLevels] = {};
   RecoveryReport recovery;
+  // Segments of its levels and large log that another region holds too (a
+  // split's sibling): while there are any, its level sizes count keys
+  // outside its bounds (a split's median is picked before them).
+  uint64_t shared_segments = 0;
 };
 
 class Region {

@@ -399,6 +399,7 @@ TEST_P(SendIndexTest, AJoiningBackupMakesNoWriteDurableUntilCountedInSync) {
   primary_.device->Crash(testing::MemoryDevice::CrashMode::kProcessKill);
   primary_.service.DisableReplication();
   primary_.service.Detach(7);
+  primary_.service.UseEngine(nullptr);  // the service must not outlive it
   primary_.region = nullptr;
   primary_.engine.reset();
   ASSERT_TRUE(engine::Engine::Open(primary_.device->Open(), Options(), false,

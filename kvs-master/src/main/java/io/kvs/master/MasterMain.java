@@ -23,6 +23,7 @@ import org.slf4j.LoggerFactory;
  *            [--min-replicas 1] [--host 127.0.0.1] [--http-port 0] [--session-timeout-ms 4000]
  *            [--split-points K1,K2,... | --split-prefix PREFIX]
  *            [--balancer on|off] [--balance-interval-ms 10000] [--balance-moves 2]
+ *            [--split-size 268435456] [--split-qps 0] [--split-window-ms 10000]
  *            [--secret-file FILE] [--tls-cert PEM --tls-key PEM --tls-ca PEM]
  *            [--zookeeper-digest-file FILE]
  * </pre>
@@ -40,8 +41,10 @@ import org.slf4j.LoggerFactory;
  * failing master within one server timeout ({@code ./kvs local start} does so; ZooKeeper raises a
  * timeout below twice its tick time to that). {@code --balancer off} stops it from moving replicas
  * and leadership by itself ({@link Balancer}; {@code --balance-interval-ms} is the least time
- * between its rounds, {@code --balance-moves} how many regions may move at once). Stops cleanly on
- * SIGTERM.
+ * between its rounds, {@code --balance-moves} how many regions may move at once). It splits a
+ * region whose primary holds {@code --split-size} bytes (0: never), or serves {@code --split-qps}
+ * requests a second over {@code --split-window-ms} (0, the default: never), at the median of its
+ * keys ({@link SplitOptions}). Stops cleanly on SIGTERM.
  */
 public final class MasterMain {
   private static final Logger LOG = LoggerFactory.getLogger(MasterMain.class);
@@ -69,7 +72,10 @@ public final class MasterMain {
                 "session-timeout-ms",
                 "balancer",
                 "balance-interval-ms",
-                "balance-moves"));
+                "balance-moves",
+                "split-size",
+                "split-qps",
+                "split-window-ms"));
     known.addAll(SecurityOptions.FLAG_NAMES);
     Flags flags = Flags.parse(args, known);
     SecurityOptions security = SecurityOptions.fromFlags(flags);
@@ -121,7 +127,13 @@ public final class MasterMain {
                     flags.getInt(
                         "session-timeout-ms",
                         (int) MasterOptions.DEFAULT_SESSION_TIMEOUT.toMillis())),
-                balancer));
+                balancer,
+                new SplitOptions(
+                    flags.getLong("split-size", SplitOptions.DEFAULT.sizeBytes()),
+                    flags.getLong("split-qps", SplitOptions.DEFAULT.qps()),
+                    Duration.ofMillis(
+                        flags.getLong(
+                            "split-window-ms", SplitOptions.DEFAULT.window().toMillis())))));
     if (embedded != null) {
       Shutdown.closeOnStopAndWait("master", master, embedded);
     } else {

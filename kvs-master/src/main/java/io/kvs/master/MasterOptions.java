@@ -27,6 +27,7 @@ import java.util.Objects;
  *     #DEFAULT_SESSION_TIMEOUT}, the region servers' default, by default)
  * @param balancer how it balances replicas and leadership by itself ({@link
  *     BalancerOptions#DEFAULT} by default)
+ * @param split when it splits regions by itself ({@link SplitOptions#DEFAULT} by default)
  */
 public record MasterOptions(
     String id,
@@ -40,7 +41,8 @@ public record MasterOptions(
     int httpPort,
     SecurityOptions security,
     Duration sessionTimeout,
-    BalancerOptions balancer) {
+    BalancerOptions balancer,
+    SplitOptions split) {
   /** A master's ZooKeeper session timeout unless given: the region servers' default. */
   public static final Duration DEFAULT_SESSION_TIMEOUT = Duration.ofSeconds(4);
 
@@ -56,6 +58,37 @@ public record MasterOptions(
     security = security == null ? SecurityOptions.none() : security;
     sessionTimeout = sessionTimeout == null ? DEFAULT_SESSION_TIMEOUT : sessionTimeout;
     balancer = balancer == null ? BalancerOptions.DEFAULT : balancer;
+    split = split == null ? SplitOptions.DEFAULT : split;
+  }
+
+  /** Options with the default splits. */
+  public MasterOptions(
+      String id,
+      String zookeeper,
+      String cluster,
+      ClusterConfig bootstrap,
+      int expectedServers,
+      Duration reconcileInterval,
+      Duration controlTimeout,
+      String host,
+      int httpPort,
+      SecurityOptions security,
+      Duration sessionTimeout,
+      BalancerOptions balancer) {
+    this(
+        id,
+        zookeeper,
+        cluster,
+        bootstrap,
+        expectedServers,
+        reconcileInterval,
+        controlTimeout,
+        host,
+        httpPort,
+        security,
+        sessionTimeout,
+        balancer,
+        null);
   }
 
   /** Options with the default balancer. */
@@ -126,7 +159,8 @@ public record MasterOptions(
         httpPort,
         newSecurity,
         sessionTimeout,
-        balancer);
+        balancer,
+        split);
   }
 
   /** These options with {@code newBalancer}. */
@@ -143,7 +177,26 @@ public record MasterOptions(
         httpPort,
         security,
         sessionTimeout,
-        newBalancer);
+        newBalancer,
+        split);
+  }
+
+  /** These options with {@code newSplit}. */
+  public MasterOptions withSplit(SplitOptions newSplit) {
+    return new MasterOptions(
+        id,
+        zookeeper,
+        cluster,
+        bootstrap,
+        expectedServers,
+        reconcileInterval,
+        controlTimeout,
+        host,
+        httpPort,
+        security,
+        sessionTimeout,
+        balancer,
+        newSplit);
   }
 
   /** Options with the HTTP port on a free port of 127.0.0.1, without security. */

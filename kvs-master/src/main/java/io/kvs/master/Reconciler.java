@@ -175,7 +175,7 @@ final class Reconciler implements AutoCloseable {
     this.commands = new ServerCommands(control);
     this.planned = new PlannedChanges(store);
     this.balancer = new Balancer(options.balancer(), metrics, System::nanoTime);
-    this.splits = new Splits(store, commands, metrics, passWanted);
+    this.splits = new Splits(store, commands, metrics, passWanted, options.split());
     this.metrics = metrics;
     this.passWanted = passWanted;
   }

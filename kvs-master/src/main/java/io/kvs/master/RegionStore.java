@@ -151,6 +151,18 @@ final class RegionStore {
     return splits;
   }
 
+  /** Asks for region {@code regionId} to split (the master's own request); nothing if one is. */
+  void requestSplit(long regionId, SplitRequest request) throws Exception {
+    try {
+      curator
+          .create()
+          .creatingParentsIfNeeded()
+          .forPath(paths.split(regionId), ClusterJson.encode(request));
+    } catch (KeeperException.NodeExistsException e) {
+      // asked already
+    }
+  }
+
   /** Records why the split request of {@code regionId} is refused, for the operator's tool. */
   void refuseSplit(long regionId, SplitRequest refused) throws Exception {
     try {

@@ -24,8 +24,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Splits regions as operators ask ({@code admin/splits/<region>}), two steps per split, each taken
- * only once the one before it is done (docs/ARCHITECTURE.md, "Splitting a region"):
+ * Splits regions as operators ask ({@code admin/splits/<region>}), and asks by itself for the
+ * splits {@link SplitTriggers} chooses (size, load; {@link SplitOptions}), two steps per split,
+ * each taken only once the one before it is done (docs/ARCHITECTURE.md, "Splitting a region"):
  *
  * <ol>
  *   <li><b>Seal</b>: once the region is quiet (open, its whole group in sync, every member live,
@@ -60,17 +61,24 @@ final class Splits {
   private final ServerCommands commands;
   private final MasterMetrics metrics;
   private final Runnable passWanted;
+  private final SplitTriggers triggers;
 
   /** A seal sent for a region at an epoch, and its reply. */
   private record Sealing(long epoch, CompletableFuture<ControlReply> reply) {}
 
   private final Map<Long, Sealing> sealing = new HashMap<>();
 
-  Splits(RegionStore store, ServerCommands commands, MasterMetrics metrics, Runnable passWanted) {
+  Splits(
+      RegionStore store,
+      ServerCommands commands,
+      MasterMetrics metrics,
+      Runnable passWanted,
+      SplitOptions options) {
     this.store = store;
     this.commands = commands;
     this.metrics = metrics;
     this.passWanted = passWanted;
+    this.triggers = new SplitTriggers(options, System::nanoTime);
   }
 
   /** Whether {@code regionId} is being sealed: the reconciler leaves it alone meanwhile. */
@@ -135,6 +143,21 @@ final class Splits {
         continue;
       }
       commit(versioned, Base64.getDecoder().decode(reply.message()), config, result);
+    }
+    // Its own requests, by size or load: one at a time, as an operator's.
+    boolean pending =
+        !sealing.isEmpty() || requests.values().stream().anyMatch(r -> !r.isRefused());
+    var choice =
+        triggers.choose(
+            result.values().stream().map(RegionStore.Versioned::region).toList(),
+            held,
+            pending,
+            region -> !requests.containsKey(region.id()) && quiet(region, servers, held));
+    if (choice.isPresent()) {
+      store.requestSplit(choice.get().regionId(), SplitRequest.at(new byte[0]));
+      LOG.info(
+          "region {}: splitting it by itself: {}", choice.get().regionId(), choice.get().why());
+      passWanted.run();
     }
     return result;
   }

@@ -117,7 +117,8 @@ class PrimaryLossTest {
             List.of("s4", "s2"),
             List.of(),
             0,
-            List.of("s4"));
+            List.of("s4"),
+            0);
     Map<String, Map<Long, HeldRegion>> held =
         Map.of(
             "s3", Map.of(ID, primary),
@@ -130,7 +131,16 @@ class PrimaryLossTest {
     // Opened again with s4 in sync, or with the map still counting s4 joining: nothing to send.
     HeldRegion reopened =
         new HeldRegion(
-            ID, 24, RegionRole.PRIMARY, true, false, List.of("s4", "s2"), List.of(), 0, List.of());
+            ID,
+            24,
+            RegionRole.PRIMARY,
+            true,
+            false,
+            List.of("s4", "s2"),
+            List.of(),
+            0,
+            List.of(),
+            0);
     assertThat(Reconciler.needsOpen(open, "s3", Map.of("s3", Map.of(ID, reopened)))).isFalse();
     assertThat(Reconciler.needsOpen(region(24, RegionState.OPEN), "s3", held)).isFalse();
   }

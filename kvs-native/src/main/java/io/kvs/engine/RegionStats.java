@@ -32,6 +32,10 @@ import java.util.List;
  *     bytes read by the compactions into that level
  * @param levelBytesWritten per level as above: device bytes written by the compactions into it
  * @param recovery what opening the region recovered from its logs
+ * @param compactionMicros wall time of the compactions counted, from start to install
+ * @param sharedSegments segments of its levels and large log that another region holds too (the
+ *     other daughter of a split, until compactions rewrite them): while any are, its level sizes
+ *     count keys outside its range
  */
 public record RegionStats(
     long puts,
@@ -59,13 +63,14 @@ public record RegionStats(
     List<Long> levelBytesRead,
     List<Long> levelBytesWritten,
     Recovery recovery,
-    long compactionMicros) {
+    long compactionMicros,
+    long sharedSegments) {
   /** Levels with their own statistics slot. */
   public static final int LEVELS = 8;
 
   private static final int SCALARS = 22;
   private static final int RECOVERY_FIELDS = 4;
-  static final int FIELDS = SCALARS + 2 * LEVELS + RECOVERY_FIELDS + 1;
+  static final int FIELDS = SCALARS + 2 * LEVELS + RECOVERY_FIELDS + 2;
 
   /**
    * What opening a region recovered (zeros for a region created by this engine).
@@ -110,7 +115,8 @@ public record RegionStats(
             v[SCALARS + 2 * LEVELS + 1],
             v[SCALARS + 2 * LEVELS + 2],
             v[SCALARS + 2 * LEVELS + 3]),
-        v[SCALARS + 2 * LEVELS + RECOVERY_FIELDS]);
+        v[SCALARS + 2 * LEVELS + RECOVERY_FIELDS],
+        v[SCALARS + 2 * LEVELS + RECOVERY_FIELDS + 1]);
   }
 
   private static Long[] box(long[] values) {

@@ -118,6 +118,9 @@ public final class ControlJson {
       if (!held.joining().isEmpty()) {
         held.joining().forEach(region.putArray("joining")::add);
       }
+      if (held.bytes() != 0) {
+        region.put("bytes", held.bytes());
+      }
     }
     ObjectNode stats = node.putObject("stats");
     reply.stats().forEach(stats::put);
@@ -141,7 +144,8 @@ public final class ControlJson {
               texts(region, "inSync"),
               texts(region, "failed"),
               region.path("requests").asLong(0),
-              texts(region, "joining")));
+              texts(region, "joining"),
+              region.path("bytes").asLong(0)));
     }
     Map<String, Long> stats = new TreeMap<>();
     JsonNode counters = node.get("stats");

@@ -19,6 +19,9 @@ import java.util.List;
  *     not in sync then). Until it is opened again with one of them in sync, that backup makes no
  *     write durable here (each is synced on the primary's disk too): a master that has recorded it
  *     in sync since opens the region here again.
+ * @param bytes for a primary: the key and value bytes its engine region holds (levels and L0), what
+ *     the master splits regions by; 0 for a backup, and while the region shares segments with the
+ *     other daughter of a split (its levels then count that region's keys too)
  */
 public record HeldRegion(
     long regionId,
@@ -29,7 +32,8 @@ public record HeldRegion(
     List<String> inSync,
     List<String> failed,
     long requests,
-    List<String> joining) {
+    List<String> joining,
+    long bytes) {
   public HeldRegion {
     inSync = List.copyOf(inSync == null ? List.of() : inSync);
     failed = List.copyOf(failed == null ? List.of() : failed);
@@ -45,7 +49,8 @@ public record HeldRegion(
       List<String> inSync,
       List<String> failed,
       long requests) {
-    this(regionId, epoch, role, caughtUp, replicationFailed, inSync, failed, requests, List.of());
+    this(
+        regionId, epoch, role, caughtUp, replicationFailed, inSync, failed, requests, List.of(), 0);
   }
 
   public HeldRegion(

@@ -336,6 +336,7 @@ public final class HostedRegions implements ControlledRegions {
               }
               reportFailures(id, region.descriptor().epoch(), backups, failed);
               boolean known = states.size() == backups.size() || !region.mode().replicates();
+              RegionStats stats = statsOf(region);
               held.add(
                   new HeldRegion(
                       id,
@@ -345,19 +346,21 @@ public final class HostedRegions implements ControlledRegions {
                       !failed.isEmpty(),
                       inSync,
                       failed,
-                      requestsServed(region),
-                      region.descriptor().joining()));
+                      stats == null ? 0 : stats.puts() + stats.deletes() + stats.gets(),
+                      region.descriptor().joining(),
+                      stats == null || stats.sharedSegments() > 0
+                          ? 0
+                          : stats.levelKvBytes() + stats.l0Bytes()));
             });
     return held;
   }
 
-  /** The client requests {@code region}'s engine region served (0 if it closed meanwhile). */
-  private static long requestsServed(Hosted region) {
+  /** {@code region}'s engine statistics (null if it closed meanwhile). */
+  private static RegionStats statsOf(Hosted region) {
     try {
-      RegionStats stats = region.region().stats();
-      return stats.puts() + stats.deletes() + stats.gets();
+      return region.region().stats();
     } catch (ClosedException e) {
-      return 0; // replaced meanwhile
+      return null; // replaced meanwhile
     }
   }
 

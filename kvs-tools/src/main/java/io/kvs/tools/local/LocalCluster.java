@@ -17,6 +17,7 @@ import java.util.Set;
  *                     [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS]
  *                     [--master-session-timeout-ms MS] [--min-replicas N]
  *                     [--balancer on|off] [--balance-interval-ms MS] [--balance-moves N]
+ *                     [--split-size BYTES] [--split-qps N] [--split-window-ms MS]
  *                     [--durability flush|sync] [--metrics on|off] [--watchdog-ms MS] [--shards N]
  *                     [--tls [on|off]] [--tls-client-auth none|require]
  *                     [--native-library FILE] [--zookeeper-log-dir DIR]
@@ -83,6 +84,9 @@ public final class LocalCluster {
                       "balancer",
                       "balance-interval-ms",
                       "balance-moves",
+                      "split-size",
+                      "split-qps",
+                      "split-window-ms",
                       "memory",
                       "l0-size",
                       "session-timeout-ms",
@@ -143,6 +147,7 @@ public final class LocalCluster {
             + " [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS]"
             + " [--master-session-timeout-ms MS]"
             + " [--balancer on|off] [--balance-interval-ms MS] [--balance-moves N]"
+            + " [--split-size BYTES] [--split-qps N] [--split-window-ms MS]"
             + " [--metrics on|off] [--watchdog-ms MS] [--shards N] [--native-library FILE]"
             + " [--zookeeper-log-dir DIR]\n"
             + "       ./kvs local status\n"

@@ -93,7 +93,14 @@ final class LocalStart {
     List<String> masterFlags = new ArrayList<>();
     for (String flag :
         List.of(
-            "split-points", "split-prefix", "balancer", "balance-interval-ms", "balance-moves")) {
+            "split-points",
+            "split-prefix",
+            "balancer",
+            "balance-interval-ms",
+            "balance-moves",
+            "split-size",
+            "split-qps",
+            "split-window-ms")) {
       if (flags.has(flag)) {
         masterFlags.add("--" + flag);
         masterFlags.add(flags.require(flag));

@@ -1,0 +1,120 @@
+package io.kvs.master;
+
+import io.kvs.core.cluster.RegionDescriptor;
+import io.kvs.core.cluster.RegionRole;
+import io.kvs.core.control.HeldRegion;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.LongSupplier;
+import java.util.function.Predicate;
+
+/**
+ * Which region the master splits by itself ({@link SplitOptions}), pass by pass, from what each
+ * primary's {@code list} reports: its region's size ({@link HeldRegion#bytes}) and its request
+ * counter ({@link HeldRegion#requests}, from which it keeps each region's rate between passes). One
+ * region at a time (none while a split request is pending), only a quiet one (the caller's test),
+ * and never one created less than a window ago (a region just split, or a new master's first sight
+ * of it), so splits never cascade faster than the cluster settles. Pass thread only; its memory
+ * holds one entry per region of the map.
+ */
+final class SplitTriggers {
+  /** A region to split, and why (for the log). */
+  record Choice(long regionId, String why) {}
+
+  private record Sample(String primary, long requests, long at) {}
+
+  private final SplitOptions options;
+  private final LongSupplier nanos;
+  private final Map<Long, Long> firstSeen = new HashMap<>();
+  private final Map<Long, Sample> samples = new HashMap<>();
+
+  /** Per region whose rate is at or above the threshold: since when (nanos). */
+  private final Map<Long, Long> hotSince = new HashMap<>();
+
+  SplitTriggers(SplitOptions options, LongSupplier nanos) {
+    this.options = options;
+    this.nanos = nanos;
+  }
+
+  /**
+   * The region to split now, if any: the first (by id) over a threshold that is {@code quiet}, with
+   * no split request pending ({@code requestPending}) and seen for a window at least.
+   */
+  Optional<Choice> choose(
+      Collection<RegionDescriptor> regions,
+      Map<String, Map<Long, HeldRegion>> held,
+      boolean requestPending,
+      Predicate<RegionDescriptor> quiet) {
+    long now = nanos.getAsLong();
+    Set<Long> ids = new HashSet<>();
+    for (RegionDescriptor region : regions) {
+      ids.add(region.id());
+    }
+    firstSeen.keySet().retainAll(ids);
+    samples.keySet().retainAll(ids);
+    hotSince.keySet().retainAll(ids);
+    Choice chosen = null;
+    for (RegionDescriptor region :
+        regions.stream().sorted((a, b) -> Long.compare(a.id(), b.id())).toList()) {
+      firstSeen.putIfAbsent(region.id(), now);
+      HeldRegion primary = held.getOrDefault(region.primary(), Map.of()).get(region.id());
+      if (primary == null
+          || primary.epoch() != region.epoch()
+          || primary.role() != RegionRole.PRIMARY) {
+        hotSince.remove(region.id());
+        continue;
+      }
+      double rate = rate(region, primary, now);
+      if (options.qps() > 0 && rate >= options.qps()) {
+        hotSince.putIfAbsent(region.id(), now);
+      } else if (rate >= 0) {
+        hotSince.remove(region.id());
+      }
+      if (chosen != null || requestPending) {
+        continue; // one at a time; the rates are still kept up
+      }
+      String why = null;
+      if (options.sizeBytes() > 0 && primary.bytes() >= options.sizeBytes()) {
+        why =
+            "its primary holds "
+                + primary.bytes()
+                + " bytes (--split-size "
+                + options.sizeBytes()
+                + ")";
+      } else if (options.qps() > 0
+          && hotSince.containsKey(region.id())
+          && now - hotSince.get(region.id()) >= options.window().toNanos()) {
+        why =
+            String.format(
+                "its primary served %.0f requests a second for %d ms (--split-qps %d)",
+                rate, (now - hotSince.get(region.id())) / 1_000_000, options.qps());
+      }
+      if (why != null
+          && now - firstSeen.get(region.id()) >= options.window().toNanos()
+          && quiet.test(region)) {
+        chosen = new Choice(region.id(), why);
+      }
+    }
+    return Optional.ofNullable(chosen);
+  }
+
+  /**
+   * {@code region}'s requests a second since the last sample of the same primary (-1: none yet,
+   * another primary, or its counter went back: a reopened region).
+   */
+  private double rate(RegionDescriptor region, HeldRegion primary, long now) {
+    Sample previous =
+        samples.put(region.id(), new Sample(region.primary(), primary.requests(), now));
+    if (previous == null
+        || !previous.primary().equals(region.primary())
+        || primary.requests() < previous.requests()
+        || now <= previous.at()) {
+      return -1;
+    }
+    return (primary.requests() - previous.requests()) * 1e9 / (now - previous.at());
+  }
+}
