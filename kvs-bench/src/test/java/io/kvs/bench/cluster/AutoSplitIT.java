@@ -3,7 +3,6 @@ package io.kvs.bench.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvs.client.KvsClient;
-import io.kvs.core.cluster.Keys;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionMap;
 import io.kvs.core.cluster.RegionState;
@@ -31,14 +30,6 @@ class AutoSplitIT {
   @TempDir(cleanup = CleanupMode.ON_SUCCESS)
   static Path dir;
 
-  private static RegionMap mapOf(ProcessCluster cluster) {
-    try {
-      return cluster.regionMap();
-    } catch (Exception e) {
-      throw new IllegalStateException("cannot read the region map", e);
-    }
-  }
-
   @Test
   void regionsPastTheSplitSizeSplitByThemselves() throws Exception {
     try (ProcessCluster cluster =
@@ -64,19 +55,14 @@ class AutoSplitIT {
           "both regions split by the master",
           AWAIT,
           () -> {
-            RegionMap map = mapOf(cluster);
+            RegionMap map = cluster.mapNow();
             return map.size() >= REGIONS * 2
                 && map.regions().stream().allMatch(r -> r.state() == RegionState.OPEN);
           });
       long millis = (System.nanoTime() - began) / 1_000_000;
       RegionMap map = cluster.regionMap();
-      List<RegionDescriptor> sorted =
-          map.regions().stream().sorted((a, b) -> Keys.compare(a.start(), b.start())).toList();
-      assertThat(sorted.get(0).start()).isEmpty();
-      for (int i = 1; i < sorted.size(); i++) {
-        assertThat(sorted.get(i).start()).isEqualTo(sorted.get(i - 1).end());
-      }
-      assertThat(sorted.get(sorted.size() - 1).end()).isEmpty();
+      List<RegionDescriptor> sorted = map.regions();
+      assertThat(map.isComplete()).as("the key space covered: %s", sorted).isTrue();
       assertThat(sorted).allMatch(region -> region.id() > REGIONS);
       ProcessCluster.awaitFullStrength(client, map.size(), 2, AWAIT);
       for (int i = 0; i < KEYS; i++) {

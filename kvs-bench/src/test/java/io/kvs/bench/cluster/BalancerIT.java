@@ -9,12 +9,8 @@ import io.kvs.client.KvsClient;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionMap;
 import io.kvs.core.cluster.ServerInfo;
-import io.kvs.tools.admin.AdminMain;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -56,37 +52,11 @@ class BalancerIT {
     return counts;
   }
 
-  /** What {@code ./kvs admin <command>} printed; it must succeed. */
-  private static String admin(ProcessCluster cluster, String... command) throws Exception {
-    List<String> args =
-        new ArrayList<>(
-            List.of(
-                "--zookeeper",
-                cluster.zookeeper(),
-                "--secret-file",
-                cluster.dir().resolve("secret").toString()));
-    args.addAll(List.of(command));
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    int status =
-        AdminMain.run(args.toArray(String[]::new), new PrintWriter(out), new PrintWriter(err));
-    assertThat(status).as(err.toString()).isZero();
-    return out.toString();
-  }
-
   private static Map<String, ServerInfo> servers(ProcessCluster cluster) {
     try {
       return cluster.servers();
     } catch (Exception e) {
       throw new IllegalStateException("cannot read the live servers", e);
-    }
-  }
-
-  private static RegionMap mapOf(ProcessCluster cluster) {
-    try {
-      return cluster.regionMap();
-    } catch (Exception e) {
-      throw new IllegalStateException("cannot read the region map", e);
     }
   }
 
@@ -132,7 +102,7 @@ class BalancerIT {
           .containsEntry("s3", 4);
 
       // Switched off by an operator, the balancer leaves the newcomer empty...
-      assertThat(admin(cluster, "balancer", "off")).contains("the balancer is off");
+      assertThat(cluster.admin("balancer", "off")).contains("the balancer is off");
       cluster.startServer("s4");
       ProcessCluster.awaitCondition(
           "s4 registered", AWAIT, () -> servers(cluster).containsKey("s4"));
@@ -140,11 +110,11 @@ class BalancerIT {
       assertThat(count(cluster.regionMap(), RegionDescriptor::members)).containsEntry("s4", 0);
       // ...until switched on again.
       long joined = System.nanoTime();
-      assertThat(admin(cluster, "balancer", "on")).contains("the balancer is on");
+      assertThat(cluster.admin("balancer", "on")).contains("the balancer is on");
       ProcessCluster.awaitCondition(
           "s4 holding 3 replicas and leading 1 or 2 regions, every server its share",
           AWAIT,
-          () -> balanced(mapOf(cluster)));
+          () -> balanced(cluster.mapNow()));
       Duration toBalance = Duration.ofNanos(System.nanoTime() - joined);
       load.awaitMore(200, AWAIT);
 

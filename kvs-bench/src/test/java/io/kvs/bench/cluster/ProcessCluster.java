@@ -262,6 +262,35 @@ final class ProcessCluster implements AutoCloseable {
     }
   }
 
+  /** {@link #regionMap()} for a condition that may not throw checked exceptions. */
+  RegionMap mapNow() {
+    try {
+      return regionMap();
+    } catch (Exception e) {
+      throw new IllegalStateException("cannot read the region map", e);
+    }
+  }
+
+  /**
+   * What {@code ./kvs admin <args>} printed against this cluster (its ZooKeeper and secret given;
+   * {@code args} may start with more flags, such as {@code --wait}); it must succeed.
+   */
+  String admin(String... args) throws Exception {
+    List<String> all =
+        new ArrayList<>(
+            List.of("--zookeeper", zookeeper(), "--secret-file", dir.resolve("secret").toString()));
+    all.addAll(List.of(args));
+    java.io.StringWriter out = new java.io.StringWriter();
+    java.io.StringWriter err = new java.io.StringWriter();
+    int status =
+        io.kvs.tools.admin.AdminMain.run(
+            all.toArray(String[]::new), new java.io.PrintWriter(out), new java.io.PrintWriter(err));
+    if (status != 0) {
+      fail("./kvs admin " + String.join(" ", args) + " failed (" + status + "): " + err);
+    }
+    return out.toString();
+  }
+
   /** The region map as ZooKeeper holds it now (not a client's cached copy). */
   RegionMap regionMap() throws Exception {
     try (CuratorFramework curator =

@@ -15,12 +15,8 @@ import io.kvs.core.control.ControlClient;
 import io.kvs.core.control.ControlCommand;
 import io.kvs.core.control.ControlReply;
 import io.kvs.core.security.SecurityOptions;
-import io.kvs.tools.admin.AdminMain;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.CleanupMode;
@@ -55,59 +51,6 @@ class SplitCrashIT {
 
   @TempDir(cleanup = CleanupMode.ON_SUCCESS)
   static Path dir;
-
-  private static String admin(ProcessCluster cluster, String... command) throws Exception {
-    List<String> args =
-        new ArrayList<>(
-            List.of(
-                "--zookeeper",
-                cluster.zookeeper(),
-                "--secret-file",
-                cluster.dir().resolve("secret").toString(),
-                "--wait",
-                Long.toString(AWAIT.toSeconds())));
-    args.addAll(List.of(command));
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    int status =
-        AdminMain.run(args.toArray(String[]::new), new PrintWriter(out), new PrintWriter(err));
-    assertThat(status).as(err.toString()).isZero();
-    return out.toString();
-  }
-
-  private static RegionMap mapOf(ProcessCluster cluster) {
-    try {
-      return cluster.regionMap();
-    } catch (Exception e) {
-      throw new IllegalStateException("cannot read the region map", e);
-    }
-  }
-
-  /** The regions covering {@code parent}'s range, in key order. */
-  private static List<RegionDescriptor> covering(RegionMap map, RegionDescriptor parent) {
-    return map.regions().stream()
-        .filter(
-            region ->
-                Keys.compare(region.start(), parent.start()) >= 0
-                    && (parent.end().length == 0
-                        || (region.end().length > 0
-                            && Keys.compare(region.end(), parent.end()) <= 0)))
-        .sorted((a, b) -> Keys.compare(a.start(), b.start()))
-        .toList();
-  }
-
-  /** Every key in exactly one region: sorted by start, each ends where the next starts. */
-  private static void assertCoversTheKeySpace(RegionMap map) {
-    List<RegionDescriptor> regions =
-        map.regions().stream().sorted((a, b) -> Keys.compare(a.start(), b.start())).toList();
-    assertThat(regions.get(0).start()).isEmpty();
-    for (int i = 1; i < regions.size(); i++) {
-      assertThat(regions.get(i).start())
-          .as("start of %s", regions.get(i))
-          .isEqualTo(regions.get(i - 1).end());
-    }
-    assertThat(regions.get(regions.size() - 1).end()).isEmpty();
-  }
 
   private static String activeMaster(ProcessCluster cluster) throws Exception {
     long deadline = System.nanoTime() + AWAIT.toNanos();
@@ -163,18 +106,18 @@ class SplitCrashIT {
         assertThat(sealed.isOk()).as(sealed.message()).isTrue();
       }
       cluster.inject("kill", master);
-      admin(cluster, "split", Long.toString(parent.id()), "crash-key-15", "--no-wait");
+      cluster.admin("split", Long.toString(parent.id()), "crash-key-15", "--no-wait");
       ProcessCluster.awaitCondition(
           "region " + parent.id() + " split by the standby into two open daughters",
           AWAIT,
           () -> {
-            RegionMap map = mapOf(cluster);
-            List<RegionDescriptor> daughters = covering(map, parent);
+            RegionMap map = cluster.mapNow();
+            List<RegionDescriptor> daughters = map.within(parent.start(), parent.end());
             return map.byId(parent.id()).isEmpty()
                 && daughters.size() == 2
                 && daughters.stream().allMatch(d -> d.state() == RegionState.OPEN);
           });
-      List<RegionDescriptor> first = covering(cluster.regionMap(), parent);
+      List<RegionDescriptor> first = cluster.regionMap().within(parent.start(), parent.end());
       for (RegionDescriptor daughter : first) {
         // Reopened by the standby (its primary had sealed it) before it was split.
         assertThat(daughter.epoch()).isGreaterThanOrEqualTo(parent.epoch() + 2);
@@ -187,16 +130,21 @@ class SplitCrashIT {
       // 2. The daughters' primary killed while their backups catch up.
       ProcessCluster.awaitFullStrength(client, REGIONS + 1, 2, AWAIT);
       RegionDescriptor second = cluster.regionMap().byId(first.get(0).id()).orElseThrow();
-      admin(cluster, "split", Long.toString(second.id()), "crash-key-10");
+      cluster.admin(
+          "--wait",
+          Long.toString(AWAIT.toSeconds()),
+          "split",
+          Long.toString(second.id()),
+          "crash-key-10");
       RegionMap split = cluster.regionMap();
-      List<RegionDescriptor> daughters = covering(split, second);
+      List<RegionDescriptor> daughters = split.within(second.start(), second.end());
       assertThat(daughters).hasSize(2);
       String victim = daughters.get(0).primary();
       cluster.inject("kill", victim);
       cluster.inject("restart", victim);
       ProcessCluster.awaitFullStrengthAfter(client, split, REGIONS + 2, 2, AWAIT);
       RegionMap end = cluster.regionMap();
-      assertCoversTheKeySpace(end);
+      assertThat(end.isComplete()).as("the key space covered: %s", end.regions()).isTrue();
       assertThat(end.size()).isEqualTo(REGIONS + 2);
       load.awaitMore(200, AWAIT);
       load.finish();

@@ -11,9 +11,6 @@ import io.kvs.core.cluster.Keys;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionMap;
 import io.kvs.core.cluster.RegionState;
-import io.kvs.tools.admin.AdminMain;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -43,50 +40,19 @@ class SplitIT {
   @TempDir(cleanup = CleanupMode.ON_SUCCESS)
   static Path dir;
 
-  /** What {@code ./kvs admin <command>} printed; it must succeed. */
-  private static String admin(ProcessCluster cluster, String... command) throws Exception {
-    List<String> args =
-        new ArrayList<>(
-            List.of(
-                "--zookeeper",
-                cluster.zookeeper(),
-                "--secret-file",
-                cluster.dir().resolve("secret").toString(),
-                "--wait",
-                Long.toString(AWAIT.toSeconds())));
-    args.addAll(List.of(command));
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    int status =
-        AdminMain.run(args.toArray(String[]::new), new PrintWriter(out), new PrintWriter(err));
-    assertThat(status).as(err.toString()).isZero();
-    return out.toString();
-  }
-
-  /** The regions of {@code map} that cover {@code parent}'s range, in key order. */
-  private static List<RegionDescriptor> covering(RegionMap map, RegionDescriptor parent) {
-    return map.regions().stream()
-        .filter(
-            region ->
-                Keys.compare(region.start(), parent.start()) >= 0
-                    && (parent.end().length == 0
-                        || (region.end().length > 0
-                            && Keys.compare(region.end(), parent.end()) <= 0)))
-        .sorted((a, b) -> Keys.compare(a.start(), b.start()))
-        .toList();
-  }
-
   /** Splits {@code parent} (at {@code key}, or the median) and checks the map afterwards. */
   private static List<RegionDescriptor> split(
       ProcessCluster cluster, RegionDescriptor parent, String... key) throws Exception {
-    List<String> command = new ArrayList<>(List.of("split", Long.toString(parent.id())));
+    List<String> command =
+        new ArrayList<>(List.of("--wait", Long.toString(AWAIT.toSeconds()), "split"));
+    command.add(Long.toString(parent.id()));
     command.addAll(List.of(key));
     long began = System.nanoTime();
-    String printed = admin(cluster, command.toArray(String[]::new));
+    String printed = cluster.admin(command.toArray(String[]::new));
     long millis = (System.nanoTime() - began) / 1_000_000;
     RegionMap map = cluster.regionMap();
     assertThat(map.byId(parent.id())).as("the parent after its split").isEmpty();
-    List<RegionDescriptor> daughters = covering(map, parent);
+    List<RegionDescriptor> daughters = map.within(parent.start(), parent.end());
     assertThat(daughters).as(printed).hasSize(2);
     RegionDescriptor lower = daughters.get(0);
     RegionDescriptor upper = daughters.get(1);

@@ -84,6 +84,20 @@ public final class RegionMap {
     return index + 1 < regions.size() ? Optional.of(regions.get(index + 1)) : Optional.empty();
   }
 
+  /**
+   * The regions, in key order, whose ranges lie within {@code [start, end)} (an empty end:
+   * unbounded) -- what a region of that range was split into.
+   */
+  public List<RegionDescriptor> within(byte[] start, byte[] end) {
+    return regions.stream()
+        .filter(
+            region ->
+                Keys.compare(region.start(), start) >= 0
+                    && (end.length == 0
+                        || (region.end().length > 0 && Keys.compare(region.end(), end) <= 0)))
+        .toList();
+  }
+
   /** Whether the regions cover the whole key space with no gap. */
   public boolean isComplete() {
     if (regions.isEmpty() || regions.get(0).start().length != 0) {

@@ -31,6 +31,22 @@ class RegionMapTest {
   }
 
   @Test
+  void theRegionsWithinARangeAreWhatItWasSplitInto() {
+    RegionMap map =
+        RegionMap.of(
+            List.of(
+                region(4, "", "d"), region(5, "d", "g"), region(6, "g", "m"), region(3, "m", "")));
+    assertThat(map.within(k("d"), k("m"))).extracting(RegionDescriptor::id).containsExactly(5L, 6L);
+    assertThat(map.within(k("d"), new byte[0]))
+        .extracting(RegionDescriptor::id)
+        .containsExactly(5L, 6L, 3L);
+    assertThat(map.within(new byte[0], k("e")))
+        .extracting(RegionDescriptor::id)
+        .containsExactly(4L);
+    assertThat(map.within(k("e"), k("f"))).isEmpty();
+  }
+
+  @Test
   void gapsFindNothingAndTheNextRegionContinuesAScan() {
     RegionMap map = RegionMap.of(List.of(region(1, "", "d"), region(3, "m", "")));
     assertThat(map.isComplete()).isFalse();

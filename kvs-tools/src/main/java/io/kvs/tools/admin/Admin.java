@@ -258,15 +258,7 @@ public final class Admin implements AutoCloseable {
       }
       RegionMap map = regions();
       if (request == null && map.byId(regionId).isEmpty()) {
-        List<RegionDescriptor> covering =
-            map.regions().stream()
-                .filter(
-                    r ->
-                        Keys.compare(r.start(), parent.start()) >= 0
-                            && (parent.end().length == 0
-                                || (r.end().length > 0
-                                    && Keys.compare(r.end(), parent.end()) <= 0)))
-                .toList();
+        List<RegionDescriptor> covering = map.within(parent.start(), parent.end());
         if (covering.size() >= 2
             && covering.stream().allMatch(r -> r.state() == RegionState.OPEN)) {
           return covering;
