@@ -2,7 +2,6 @@ package io.kvs.master;
 
 import io.kvs.core.cluster.ClusterConfig;
 import io.kvs.core.cluster.RegionDescriptor;
-import io.kvs.core.cluster.RegionRole;
 import io.kvs.core.cluster.RegionState;
 import io.kvs.core.cluster.ReplicationMode;
 import io.kvs.core.control.HeldRegion;
@@ -76,16 +75,8 @@ final class Balancer {
    */
   static final double LOAD_FLOOR = 50;
 
-  /** The shortest time between two samples of a region's requests that yields a rate. */
-  private static final long SAMPLE_NANOS = 1_000_000_000L;
-
-  /**
-   * A region's load: the requests counter its primary last reported, when, and the requests a
-   * second, smoothed (each new sample weighs half).
-   */
-  private record Load(String primary, long requests, long at, double rate, boolean rated) {}
-
-  private final Map<Long, Load> loads = new HashMap<>();
+  /** Each region's requests a second (smoothed), what leadership weighs. */
+  private final RegionLoads loads = new RegionLoads();
 
   Balancer(BalancerOptions options, MasterMetrics metrics, LongSupplier nanoTime) {
     this.options = options;
@@ -108,7 +99,7 @@ final class Balancer {
     Map<Long, Planned> planned = new HashMap<>();
     trimSurplus(view, planned);
     long now = nanoTime.getAsLong();
-    sampleLoads(view, now);
+    loads.sample(view.regions(), view.held(), now);
     // Bounded by the regions moved lately: a rest that ended is forgotten.
     movedAt
         .values()
@@ -150,41 +141,6 @@ final class Balancer {
     return planned.next();
   }
 
-  /** Takes each primary's requests counter into its region's rate. */
-  private void sampleLoads(View view, long now) {
-    Set<Long> present = new HashSet<>();
-    for (RegionDescriptor region : view.regions()) {
-      present.add(region.id());
-      HeldRegion holds = view.held().getOrDefault(region.primary(), Map.of()).get(region.id());
-      if (holds == null || holds.role() != RegionRole.PRIMARY) {
-        continue;
-      }
-      Load last = loads.get(region.id());
-      if (last == null
-          || !last.primary().equals(region.primary())
-          || holds.requests() < last.requests()) {
-        // New here (or its counter started over): the rate it had goes on until a new one is known.
-        loads.put(
-            region.id(),
-            new Load(
-                region.primary(),
-                holds.requests(),
-                now,
-                last == null ? 0 : last.rate(),
-                last != null && last.rated()));
-        continue;
-      }
-      long elapsed = now - last.at();
-      if (elapsed < SAMPLE_NANOS) {
-        continue;
-      }
-      double rate = (holds.requests() - last.requests()) * 1e9 / elapsed;
-      double smoothed = last.rated() ? (last.rate() + rate) / 2 : rate;
-      loads.put(region.id(), new Load(region.primary(), holds.requests(), now, smoothed, true));
-    }
-    loads.keySet().retainAll(present);
-  }
-
   /**
    * What leading each region weighs: 1 each in an idle cluster; under load {@code (1 + rate / mean)
    * / 2}, so a region as busy as the average weighs 1, an idle one a half, one ten times as busy
@@ -193,17 +149,13 @@ final class Balancer {
   private ToDoubleFunction<RegionDescriptor> weights(View view, int servers) {
     double total = 0;
     for (RegionDescriptor region : view.regions()) {
-      Load load = loads.get(region.id());
-      total += load == null ? 0 : load.rate();
+      total += loads.smoothed(region.id());
     }
     if (view.regions().isEmpty() || total < LOAD_FLOOR * Math.max(1, servers)) {
       return region -> 1.0;
     }
     double mean = total / view.regions().size();
-    return region -> {
-      Load load = loads.get(region.id());
-      return (1 + (load == null ? 0 : load.rate()) / mean) / 2;
-    };
+    return region -> (1 + loads.smoothed(region.id()) / mean) / 2;
   }
 
   /** Regions moving now: a backup joining, or a replica more than the replication factor. */

@@ -25,12 +25,10 @@ final class SplitTriggers {
   /** A region to split, and why (for the log). */
   record Choice(long regionId, String why) {}
 
-  private record Sample(String primary, long requests, long at) {}
-
   private final SplitOptions options;
   private final LongSupplier nanos;
+  private final RegionLoads loads = new RegionLoads();
   private final Map<Long, Long> firstSeen = new HashMap<>();
-  private final Map<Long, Sample> samples = new HashMap<>();
 
   /** Per region whose rate is at or above the threshold: since when (nanos). */
   private final Map<Long, Long> hotSince = new HashMap<>();
@@ -55,8 +53,8 @@ final class SplitTriggers {
       ids.add(region.id());
     }
     firstSeen.keySet().retainAll(ids);
-    samples.keySet().retainAll(ids);
     hotSince.keySet().retainAll(ids);
+    loads.sample(regions, held, now);
     Choice chosen = null;
     for (RegionDescriptor region :
         regions.stream().sorted((a, b) -> Long.compare(a.id(), b.id())).toList()) {
@@ -68,7 +66,7 @@ final class SplitTriggers {
         hotSince.remove(region.id());
         continue;
       }
-      double rate = rate(region, primary, now);
+      double rate = loads.latest(region.id());
       if (options.qps() > 0 && rate >= options.qps()) {
         hotSince.putIfAbsent(region.id(), now);
       } else if (rate >= 0) {
@@ -100,21 +98,5 @@ final class SplitTriggers {
       }
     }
     return Optional.ofNullable(chosen);
-  }
-
-  /**
-   * {@code region}'s requests a second since the last sample of the same primary (-1: none yet,
-   * another primary, or its counter went back: a reopened region).
-   */
-  private double rate(RegionDescriptor region, HeldRegion primary, long now) {
-    Sample previous =
-        samples.put(region.id(), new Sample(region.primary(), primary.requests(), now));
-    if (previous == null
-        || !previous.primary().equals(region.primary())
-        || primary.requests() < previous.requests()
-        || now <= previous.at()) {
-      return -1;
-    }
-    return (primary.requests() - previous.requests()) * 1e9 / (now - previous.at());
   }
 }

@@ -111,7 +111,7 @@ final class Splits {
         continue;
       }
       RegionDescriptor region = versioned.region();
-      if (request.key().length > 0 && !inside(request.key(), region)) {
+      if (request.key().length > 0 && !region.splitsAt(request.key())) {
         store.refuseSplit(
             id,
             request.refusedFor(
@@ -181,7 +181,7 @@ final class Splits {
       Map<Long, RegionStore.Versioned> result)
       throws Exception {
     RegionDescriptor region = parent.region();
-    if (!inside(key, region)) {
+    if (!region.splitsAt(key)) {
       LOG.warn("{}: its primary sealed it at {}, outside it", region, Keys.print(key));
       return;
     }
@@ -228,11 +228,6 @@ final class Splits {
       }
     }
     return true;
-  }
-
-  private static boolean inside(byte[] key, RegionDescriptor region) {
-    return Keys.compare(key, region.start()) > 0
-        && (region.end().length == 0 || Keys.compare(key, region.end()) < 0);
   }
 
   private static ControlReply failed(Throwable failure) {

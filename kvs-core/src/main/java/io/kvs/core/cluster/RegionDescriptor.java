@@ -79,6 +79,13 @@ public record RegionDescriptor(
     }
   }
 
+  /**
+   * Whether {@code key} splits this region into two non-empty ranges: inside it, above its start.
+   */
+  public boolean splitsAt(byte[] key) {
+    return contains(key) && Keys.compare(key, start) > 0;
+  }
+
   /** Whether {@code key} falls in this region's range. */
   public boolean contains(byte[] key) {
     return Keys.inRange(key, start, end);
@@ -154,7 +161,7 @@ public record RegionDescriptor(
    * backup joining if {@code backupsJoin} (their copies are not split in place).
    */
   public List<RegionDescriptor> split(byte[] key, long lowerId, boolean backupsJoin) {
-    if (Keys.compare(key, start) <= 0 || (end.length > 0 && Keys.compare(key, end) >= 0)) {
+    if (!splitsAt(key)) {
       throw new IllegalArgumentException(
           "split key " + Keys.print(key) + " is not inside region " + id + " " + rangeText());
     }

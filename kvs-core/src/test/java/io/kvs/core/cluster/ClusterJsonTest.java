@@ -67,6 +67,10 @@ class ClusterJsonTest {
       assertThat(daughter.reassigned("s2", List.of("s1")).origin()).isEqualTo(daughter.origin());
       assertThat(daughter.withState(RegionState.OPEN).origin()).isNull();
     }
+    assertThat(parent.splitsAt(new byte[] {5})).isTrue();
+    assertThat(parent.splitsAt(new byte[] {1})).isFalse(); // its start: the lower half empty
+    assertThat(parent.splitsAt(new byte[] {9})).isFalse(); // its end: outside
+    assertThat(parent.splitsAt(new byte[] {0})).isFalse();
     assertThatThrownBy(() -> parent.split(new byte[] {1}, 12, true))
         .isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> parent.split(new byte[] {9}, 12, true))

@@ -266,7 +266,7 @@ public final class HostedRegions implements ControlledRegions {
         }
         RegionDescriptor descriptor = current.descriptor();
         byte[] splitKey = key.length > 0 ? key : SplitKeys.median(current.region());
-        if (splitKey == null || !SplitKeys.inside(splitKey, descriptor)) {
+        if (splitKey == null || !descriptor.splitsAt(splitKey)) {
           throw KvsException.of(
               StatusCode.INVALID_ARGUMENT,
               splitKey == null

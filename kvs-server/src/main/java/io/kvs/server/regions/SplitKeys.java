@@ -1,11 +1,9 @@
 package io.kvs.server.regions;
 
-import io.kvs.core.cluster.Keys;
-import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.engine.Region;
 import io.kvs.engine.RegionIterator;
 
-/** Where a region splits: the key a primary picks, and whether a key may split a region. */
+/** Where a region splits: the key its primary picks. */
 final class SplitKeys {
   private SplitKeys() {}
 
@@ -32,11 +30,5 @@ final class SplitKeys {
       }
       return keys.isValid() ? keys.key() : null;
     }
-  }
-
-  /** Whether {@code key} splits {@code region} into two non-empty ranges. */
-  static boolean inside(byte[] key, RegionDescriptor region) {
-    return Keys.compare(key, region.start()) > 0
-        && (region.end().length == 0 || Keys.compare(key, region.end()) < 0);
   }
 }

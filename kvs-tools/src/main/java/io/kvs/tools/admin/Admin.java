@@ -218,9 +218,7 @@ public final class Admin implements AutoCloseable {
    */
   public void requestSplit(long regionId, byte[] key) throws Exception {
     RegionDescriptor region = region(regionId);
-    if (key.length > 0
-        && (Keys.compare(key, region.start()) <= 0
-            || (region.end().length > 0 && Keys.compare(key, region.end()) >= 0))) {
+    if (key.length > 0 && !region.splitsAt(key)) {
       throw new IllegalArgumentException(
           "key "
               + Keys.print(key)
