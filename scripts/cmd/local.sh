@@ -1,6 +1,6 @@
-# summary: a cluster of local processes: start [--servers 3] [--regions 32] [--replication 2] [--mode send-index|build-index|none], status, verify, stop, kill|pause|resume|restart <process>
+# summary: a cluster of local processes: start [--servers 3] [--regions 1] [--replication 2] [--mode send-index|build-index|none], status, verify, stop, kill|pause|resume|restart <process>
 #
-#   ./kvs local start [--servers 3] [--regions 32] [--replication 2]
+#   ./kvs local start [--servers 3] [--regions 1] [--replication 2]
 #                     [--mode send-index|build-index|none] [--masters 1] [--fabric stream|tcp|shm|none]
 #                     [--split-points K1,K2,... | --split-prefix PREFIX]
 #                     [--session-timeout-ms 4000] [--master-session-timeout-ms MS]
@@ -14,9 +14,12 @@
 #
 # Every process (ZooKeeper, masters, region servers) runs on its own, with its
 # directory and log file under the cluster directory (KVS_LOCAL_DIR, default
-# target/local). Starting again over that directory reuses its data. Regions
-# split the key space evenly over the first two key bytes unless split points
-# are given; for YCSB's keys use --split-prefix usertable:user. A server is
+# target/local). Starting again over that directory reuses its data. A new
+# cluster has one region, which the master splits as it grows (at 2 MiB while
+# its primary leads only it, stepping up to 256 MiB: --split-first-size,
+# --split-size) and spreads over the servers; --regions N cuts the key space
+# into N regions from the start, evenly over the first two key bytes unless
+# split points are given (for YCSB's keys: --split-prefix usertable:user). A server is
 # declared dead once its ZooKeeper session expires (--session-timeout-ms); a
 # standby master takes over once the active one's session expires
 # (--master-session-timeout-ms, default half the servers', at least 1000); a

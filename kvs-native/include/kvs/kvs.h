@@ -209,7 +209,9 @@ typedef struct kvs_region_stats {
   uint64_t small_log_bytes, large_log_bytes;
   uint64_t last_lsn;
   uint64_t compactions, compaction_bytes_written;
-  uint64_t level_count, level_kv_bytes;
+  uint64_t level_count;
+  // Of a split region, the part inside its bounds (estimated).
+  uint64_t level_kv_bytes;
   uint64_t large_garbage_bytes;
   uint64_t gc_relocated_bytes, gc_freed_segments, large_log_segments;
   // Device bytes by cause: compaction inputs read, medium-log bytes written,
@@ -227,8 +229,12 @@ typedef struct kvs_region_stats {
   // Wall time of the compactions counted (from start to install).
   uint64_t compaction_micros;
   // Segments of its levels and large log another region holds too (the
-  // sibling of a split): its level sizes count that region's keys too.
+  // sibling of a split). Its level_kv_bytes count only its own part of
+  // such levels (an estimate from their index: TreeReader::EstimateFraction).
   uint64_t shared_segments;
+  // Key and value bytes written into its L0 since its last merge into the
+  // levels (l0_bytes is the memory L0 takes: large values stay in the log).
+  uint64_t l0_kv_bytes;
 } kvs_region_stats;
 KVS_EXPORT void kvs_region_get_stats(kvs_region* region,
                                      kvs_region_stats* stats);

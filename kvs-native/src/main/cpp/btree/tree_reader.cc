@@ -1,5 +1,6 @@
 #include "btree/tree_reader.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -55,6 +56,115 @@ Status TreeReader::FindLeaf(std::string_view key, std::string* leaf_buffer,
   root.offset = root_offset_;
   root.size = root_size_bytes_.load(std::memory_order_relaxed);
   return Descend(root, &key, leaf_buffer, leaf, left);
+}
+
+Status TreeReader::EstimateFraction(std::string_view lower,
+                                    const std::string* upper,
+                                    double* fraction) const {
+  *fraction = 0;
+  if (root_offset_ == 0) {
+    return Status::Ok();
+  }
+  double weight = 0;
+  const Edges edges{lower.empty(), upper == nullptr, true};
+  return MeasureSubtree(root_offset_, 0, lower, upper, 0, edges, fraction,
+                        &weight);
+}
+
+Status TreeReader::MeasureSubtree(uint64_t offset, size_t size,
+                                  std::string_view lower,
+                                  const std::string* upper, unsigned depth,
+                                  Edges edges, double* inside,
+                                  double* weight) const {
+  const bool want_inside = edges.want_inside;
+  const bool rightmost = edges.rightmost;
+  if (depth >= format::tree_height_max) {
+    return Status::Corruption("tree deeper than its format allows");
+  }
+  const auto below_upper = [upper](std::string_view key) {
+    return upper == nullptr || key < std::string_view(*upper);
+  };
+  if (size == 0) {
+    std::string buffer;
+    KVS_RETURN_IF_ERROR(
+        ReadNode(source_, offset, format::leaf_node_size_bytes, &buffer));
+    size = static_cast<NodeType>(buffer[format::node_type_offset]) ==
+                   NodeType::kIndex
+               ? NodeSizeBytes(NodeType::kIndex)
+               : NodeSizeBytes(NodeType::kLeaf);
+  }
+  if (size == format::leaf_node_size_bytes) {
+    std::string buffer;
+    bool validated = false;
+    KVS_RETURN_IF_ERROR(ReadLeaf(source_, offset, &buffer, &validated));
+    LeafNodeView leaf;
+    KVS_RETURN_IF_ERROR(LeafNodeView::Parse(buffer, &leaf, validated));
+    size_t count = 0;
+    for (size_t i = 0; want_inside && i < leaf.entry_count(); ++i) {
+      count += leaf.key(i) >= lower && below_upper(leaf.key(i)) ? 1 : 0;
+    }
+    *inside = leaf.entry_count() == 0
+                  ? 0
+                  : static_cast<double>(count) / leaf.entry_count();
+    *weight = static_cast<double>(leaf.used_size_bytes()) / size;
+    return Status::Ok();
+  }
+  NodeSource::SharedNode shared;
+  KVS_RETURN_IF_ERROR(ReadShared(source_, offset, size, &shared));
+  IndexNodeView node;
+  KVS_RETURN_IF_ERROR(
+      IndexNodeView::Parse(*shared.bytes, &node, shared.validated));
+  const size_t children = node.child_count();
+  if (children == 0) {
+    *inside = 0;
+    *weight = 0;
+    return Status::Ok();
+  }
+  // Child i holds the keys in [pivot(i - 1), pivot(i)): the first has no
+  // lower end, the last no upper one. Children wholly inside count whole,
+  // wholly outside not at all; only those holding a bound are read.
+  double inside_weight = 0;
+  double total_weight = 0;
+  for (size_t i = 0; i < children; ++i) {
+    const bool last = i + 1 == children;
+    const bool has_end = i < node.pivot_count();
+    const bool outside = (has_end && node.pivot(i) <= lower) ||
+                         (i > 0 && !below_upper(node.pivot(i - 1)));
+    const bool starts_inside =
+        i == 0 ? edges.starts_inside : node.pivot(i - 1) >= lower;
+    const bool ends_inside =
+        has_end ? upper == nullptr || node.pivot(i) <= std::string_view(*upper)
+                : edges.ends_inside;
+    const bool straddles =
+        want_inside && !outside && !(starts_inside && ends_inside);
+    double child_inside = outside || !want_inside ? 0 : 1;
+    double child_weight = 1;
+    // Nodes are filled left to right: only the tree's last node of each
+    // level may be less than full.
+    const bool child_rightmost = rightmost && last;
+    if (straddles || child_rightmost) {
+      const Edges child_edges{starts_inside, ends_inside, child_rightmost,
+                              straddles};
+      KVS_RETURN_IF_ERROR(MeasureSubtree(
+          node.child_offset(i), node.ChildSizeBytes(), lower, upper, depth + 1,
+          child_edges, &child_inside, &child_weight));
+      if (!straddles) {
+        child_inside = outside || !want_inside ? 0 : 1;
+      }
+      if (!child_rightmost) {
+        child_weight = 1;
+      }
+    }
+    inside_weight += child_inside * child_weight;
+    total_weight += child_weight;
+  }
+  *inside = total_weight == 0 ? 0 : inside_weight / total_weight;
+  // Relative to a full node of this level, which holds as many children as
+  // fit in its bytes.
+  const double full_children = static_cast<double>(children) * size /
+                               std::max<size_t>(node.used_size_bytes(), 1);
+  *weight = total_weight / full_children;
+  return Status::Ok();
 }
 
 Status TreeReader::Descend(const Subtree& from, const std::string_view* key,

@@ -78,6 +78,18 @@ class TreeReader {
   Status Get(std::string_view key, std::string* leaf_buffer, LeafValue* value,
              bool* found) const;
 
+  // Estimates which fraction of the tree's entries lie in [lower, upper)
+  // (`upper` null: no upper bound), assuming the children of one node hold
+  // alike many entries when full (nodes are filled left to right, so only
+  // the last child of a node may be less than full; its fill is read):
+  // children wholly inside or outside the bounds count whole, and only
+  // those holding a bound (at most two per level) and the last are read,
+  // down to their leaves, which count their keys exactly. What a region
+  // split from another (whose levels hold its sibling's keys too) reports
+  // as its size; *fraction is 0 for the empty tree.
+  Status EstimateFraction(std::string_view lower, const std::string* upper,
+                          double* fraction) const;
+
  private:
   // The keys a node reached through a descent may hold: [lower, upper),
   // from the pivots on the way down (absent bounds are unbounded).
@@ -111,6 +123,23 @@ class TreeReader {
                   LeafNodeView* leaf, Subtree* left = nullptr) const;
   // Descends from `from` towards `*key`, or along the last children if
   // `key` is null, validating every node against its parent's range.
+  // Where a subtree measured lies: whether its first and last keys' ends
+  // lie inside the bounds, whether it is the last subtree of its level (the
+  // only one that may be less than full), and whether its entries inside
+  // the bounds are wanted (it holds a bound).
+  struct Edges {
+    bool starts_inside = false;
+    bool ends_inside = false;
+    bool rightmost = false;
+    bool want_inside = true;
+  };
+  // Of the subtree at `offset` (`size` 0: not known): which fraction of its
+  // entries lie in [lower, upper) (when `edges.want_inside`), and how full
+  // it is next to a full subtree of its level (1: full; measured for the
+  // rightmost only).
+  Status MeasureSubtree(uint64_t offset, size_t size, std::string_view lower,
+                        const std::string* upper, unsigned depth, Edges edges,
+                        double* inside, double* weight) const;
   Status Descend(const Subtree& from, const std::string_view* key,
                  std::string* leaf_buffer, LeafNodeView* leaf,
                  Subtree* left) const;

@@ -204,6 +204,66 @@ TEST(TreeReaderTest, HundredThousandEntries) {
   }
 }
 
+// The fraction of `entries` in [lower, upper) (`upper` null: unbounded).
+double ExactFraction(const TreeEntries& entries, const std::string& lower,
+                     const std::string* upper) {
+  const auto first = entries.lower_bound(lower);
+  const auto last =
+      upper == nullptr ? entries.end() : entries.lower_bound(*upper);
+  const auto inside = std::distance(first, last);
+  return inside <= 0 ? 0.0 : static_cast<double>(inside) / entries.size();
+}
+
+TEST(TreeReaderTest, EstimatesTheFractionOfEntriesWithinBounds) {
+  double fraction = 1;
+  MemoryNodeStore empty_store;
+  ASSERT_TRUE(TreeReader(&empty_store, 0)
+                  .EstimateFraction("", nullptr, &fraction)
+                  .ok());
+  EXPECT_EQ(fraction, 0.0);
+
+  const TreeEntries small = PrefixedEntries(20);  // a leaf root: exact
+  Tree leaf_tree(small);
+  ASSERT_EQ(leaf_tree.stats.height, 1u);
+  const std::string fifth = std::next(small.begin(), 5)->first;
+  ASSERT_TRUE(
+      leaf_tree.reader->EstimateFraction(fifth, nullptr, &fraction).ok());
+  EXPECT_DOUBLE_EQ(fraction, 0.75);
+
+  const TreeEntries entries = PrefixedEntries(100000);
+  Tree tree(entries);
+  ASSERT_GE(tree.stats.height, 3u);
+  const auto key_at = [&entries](double at) {
+    return std::next(entries.begin(),
+                     static_cast<long>(at * (entries.size() - 1)))
+        ->first;
+  };
+  const std::string none;
+  const std::string after_all = "tenant-18";
+  const std::string quarter = key_at(0.25), half = key_at(0.5),
+                    third = key_at(0.33), ninety = key_at(0.9);
+  const struct {
+    std::string lower;
+    const std::string* upper;
+  } cases[] = {{none, nullptr},      {half, nullptr}, {none, &half},
+               {quarter, &ninety},   {third, &half},  {half, &half},
+               {after_all, nullptr}, {none, &none},   {ninety, &after_all}};
+  for (const auto& bounds : cases) {
+    const size_t reads_before = tree.store.read_count();
+    ASSERT_TRUE(
+        tree.reader->EstimateFraction(bounds.lower, bounds.upper, &fraction)
+            .ok());
+    const double exact = ExactFraction(entries, bounds.lower, bounds.upper);
+    EXPECT_NEAR(fraction, exact, 0.02)
+        << bounds.lower << " .. " << (bounds.upper ? *bounds.upper : "end");
+    // The root (twice: its type, then the node), and at most three nodes
+    // per level below it (one per bound, one for the fill of the last).
+    EXPECT_LE(tree.store.read_count() - reads_before,
+              2 + 3 * (tree.stats.height - 1))
+        << "height " << tree.stats.height << " " << bounds.lower;
+  }
+}
+
 // Scans backward from SeekForPrev(target) (or the last entry) to the start
 // and checks every entry against `entries` from the last key <= target.
 void ExpectReverseScanMatches(const TreeReader& reader,

@@ -217,7 +217,8 @@ void kvs_region_get_stats(kvs_region* region, kvs_region_stats* stats) {
             s.recovery.cut_lsn,
             s.recovery.micros,
             s.compaction_micros,
-            s.shared_segments};
+            s.shared_segments,
+            s.l0_kv_bytes};
   std::copy(std::begin(s.level_bytes_read), std::end(s.level_bytes_read),
             stats->level_bytes_read);
   std::copy(std::begin(s.level_bytes_written), std::end(s.level_bytes_written),

@@ -177,6 +177,18 @@ TEST_F(EngineSplitTest, DaughtersServeTheirHalvesFromSharedSegments) {
     EXPECT_EQ(engine_->volume()->References(segment), 2u) << segment;
   }
   EXPECT_LE(engine_->volume()->stats().allocated_segments, before + 8);
+
+  // Each reports its own part of the levels both hold: a half each here
+  // (the split is at the middle key), not the parent's whole size.
+  const uint64_t low_bytes = low->stats().level_kv_bytes;
+  const uint64_t high_bytes = high->stats().level_kv_bytes;
+  uint64_t whole = 0;
+  for (const lsm::LevelDescriptor& level : low->LevelDescriptors()) {
+    whole += level.kv_bytes;
+  }
+  EXPECT_GT(low->stats().shared_segments, 0u);
+  EXPECT_NEAR(static_cast<double>(low_bytes) / whole, 0.5, 0.05);
+  EXPECT_NEAR(static_cast<double>(high_bytes) / whole, 0.5, 0.05);
 }
 
 TEST_F(EngineSplitTest, DaughtersRefuseKeysOutsideTheirBounds) {

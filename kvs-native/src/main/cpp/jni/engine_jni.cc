@@ -290,10 +290,11 @@ void RegionStats(JNIEnv* env, jclass, jlong region, jlongArray out) {
                 std::end(stats.level_bytes_read));
   fields.insert(fields.end(), std::begin(stats.level_bytes_written),
                 std::end(stats.level_bytes_written));
-  fields.insert(fields.end(),
-                {stats.recovery_replayed_writes, stats.recovery_dropped_writes,
-                 stats.recovery_cut_lsn, stats.recovery_micros,
-                 stats.compaction_micros, stats.shared_segments});
+  fields.insert(
+      fields.end(),
+      {stats.recovery_replayed_writes, stats.recovery_dropped_writes,
+       stats.recovery_cut_lsn, stats.recovery_micros, stats.compaction_micros,
+       stats.shared_segments, stats.l0_kv_bytes});
   std::vector<jlong> values(fields.begin(), fields.end());
   if (env->GetArrayLength(out) < static_cast<jsize>(values.size())) {
     ThrowStatus(env, Status::InvalidArgument("stats array too short"));

@@ -565,6 +565,7 @@ void Region::MakeActiveImmutableLocked() {
   immutable.small_position = small_log_->appended_position();
   immutable.large_position = large_log_->appended_position();
   immutable.max_lsn = lsn_.load();
+  immutable.kv_bytes = active_kv_bytes_.load(std::memory_order_relaxed);
   immutables_.push_back(std::move(immutable));
   active_ = NewL0();
   active_kv_bytes_.store(0, std::memory_order_relaxed);
@@ -778,8 +779,10 @@ RegionStats Region::stats() const {
     std::shared_lock<std::shared_mutex> lock(l0_mutex_);
     stats.l0_bytes = active_->MemoryBytes();
     stats.l0_entries = active_->EntryCount();
+    stats.l0_kv_bytes = active_kv_bytes_.load(std::memory_order_relaxed);
     for (const Immutable& immutable : immutables_) {
       stats.l0_bytes += immutable.table->MemoryBytes();
+      stats.l0_kv_bytes += immutable.kv_bytes;
       stats.l0_entries += immutable.table->EntryCount();
     }
     stats.immutable_l0s = immutables_.size();
@@ -811,7 +814,19 @@ RegionStats Region::stats() const {
     std::shared_lock<std::shared_mutex> lock(l0_mutex_);
     for (const auto& level : ReadOrderLevelsLocked()) {
       stats.level_count++;
-      stats.level_kv_bytes += level->descriptor().kv_bytes;
+      double inside = 1;
+      if (!origin_.bounds.unbounded() &&
+          !level->tree()
+               .EstimateFraction(origin_.bounds.lower,
+                                 origin_.bounds.upper.has_value()
+                                     ? &*origin_.bounds.upper
+                                     : nullptr,
+                                 &inside)
+               .ok()) {
+        inside = 1;  // a read error: counted whole (an upper bound)
+      }
+      stats.level_kv_bytes += static_cast<uint64_t>(
+          static_cast<double>(level->descriptor().kv_bytes) * inside);
       if (!origin_.ancestors.empty()) {
         const std::vector<uint64_t> its = level->descriptor().AllSegments();
         segments.insert(segments.end(), its.begin(), its.end());

@@ -215,7 +215,9 @@ struct RegionStats {
   // Wall time of the compactions counted, from start to install.
   uint64_t compaction_micros = 0;
   uint64_t level_count = 0;
-  uint64_t level_kv_bytes = 0;  // all device levels
+  // All device levels; of a region split from another, the part of each
+  // level inside its bounds, estimated (TreeReader::EstimateFraction).
+  uint64_t level_kv_bytes = 0;
   uint64_t large_garbage_bytes = 0;
   uint64_t gc_relocated_bytes = 0;
   uint64_t gc_freed_segments = 0;
@@ -232,9 +234,12 @@ struct RegionStats {
   uint64_t level_bytes_written[kStatsLevels] = {};
   RecoveryReport recovery;
   // Segments of its levels and large log that another region holds too (a
-  // split's sibling): while there are any, its level sizes count keys
-  // outside its bounds (a split's median is picked before them).
+  // split's sibling).
   uint64_t shared_segments = 0;
+  // Key and value bytes written into L0 (active and immutable) since its
+  // last merge: l0_bytes is memory, which holds only pointers to large
+  // values.
+  uint64_t l0_kv_bytes = 0;
 };
 
 class Region {
@@ -566,6 +571,7 @@ class Region {
     uint64_t large_position = 0;
     uint64_t max_lsn = 0;
     uint64_t accounted = 0;  // its memory in the engine's L0 budget
+    uint64_t kv_bytes = 0;   // key and value bytes written into it
   };
   std::deque<Immutable> immutables_;  // oldest first
   // Key + value bytes written into active_ (reset when it is switched).

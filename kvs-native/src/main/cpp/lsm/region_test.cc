@@ -82,6 +82,10 @@ TEST_F(RegionTest, PutGetDeleteAcrossEverySizeCategory) {
   EXPECT_EQ(GetOrStatus("large"), large);
   EXPECT_GT(region_->stats().large_log_bytes, 5000u);
   EXPECT_LT(region_->stats().small_log_bytes, 5000u);
+  // L0 counts every key and value byte written into it, the large value's
+  // too (its memory holds only a pointer to it).
+  EXPECT_EQ(region_->stats().l0_kv_bytes,
+            5 + small.size() + 6 + medium.size() + 5 + large.size());
   ASSERT_TRUE(region_->Delete("medium").ok());
   EXPECT_TRUE(GetOrStatus("medium").rfind("NOT_FOUND", 0) == 0);
   EXPECT_TRUE(GetOrStatus("never").rfind("NOT_FOUND", 0) == 0);

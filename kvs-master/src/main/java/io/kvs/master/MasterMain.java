@@ -19,11 +19,12 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>
  * MasterMain --id m1 --dir DIR [--zookeeper HOST:PORT,...] [--cluster default]
- *            [--regions 32] [--replication 2] [--mode send-index|build-index|none] [--servers 3]
+ *            [--regions 1] [--replication 2] [--mode send-index|build-index|none] [--servers 3]
  *            [--min-replicas 1] [--host 127.0.0.1] [--http-port 0] [--session-timeout-ms 4000]
  *            [--split-points K1,K2,... | --split-prefix PREFIX]
  *            [--balancer on|off] [--balance-interval-ms 10000] [--balance-moves 2]
- *            [--split-size 268435456] [--split-qps 0] [--split-window-ms 10000]
+ *            [--split-size 268435456] [--split-first-size 2097152] [--split-qps 0]
+ *            [--split-window-ms 10000]
  *            [--secret-file FILE] [--tls-cert PEM --tls-key PEM --tls-ca PEM]
  *            [--zookeeper-digest-file FILE]
  * </pre>
@@ -31,20 +32,22 @@ import org.slf4j.LoggerFactory;
  * Without {@code --zookeeper} it runs an embedded ZooKeeper with its data under {@code
  * DIR/zookeeper} and writes its connect string to {@code DIR/zookeeper.connect}. The bootstrap
  * options (regions, replication, mode, splits) only matter for a cluster that does not exist yet;
- * {@code --servers} is how many live servers the first assignment waits for. Regions split the key
- * space at {@code --split-points} (UTF-8, {@code \xNN} escapes; one fewer than regions), or evenly
- * over decimal numbers after {@code --split-prefix} (e.g. {@code usertable:user} for YCSB), or
- * evenly over the first two key bytes. {@code --min-replicas} is the fewest replicas of a region in
- * sync (its primary counted) that accept a write ({@link ClusterConfig#minReplicas}). {@code
- * --session-timeout-ms} is its ZooKeeper session timeout: how soon a standby takes over from an
- * active master that stopped answering; about half the servers' keeps a server fault under a
- * failing master within one server timeout ({@code ./kvs local start} does so; ZooKeeper raises a
- * timeout below twice its tick time to that). {@code --balancer off} stops it from moving replicas
- * and leadership by itself ({@link Balancer}; {@code --balance-interval-ms} is the least time
- * between its rounds, {@code --balance-moves} how many regions may move at once). It splits a
- * region whose primary holds {@code --split-size} bytes (0: never), or serves {@code --split-qps}
- * requests a second over {@code --split-window-ms} (0, the default: never), at the median of its
- * keys ({@link SplitOptions}). Stops cleanly on SIGTERM.
+ * {@code --servers} is how many live servers the first assignment waits for. A new cluster has one
+ * region by default, which splits as it grows (as a new HBase table or TiKV cluster); with {@code
+ * --regions N} the key space is cut at {@code --split-points} (UTF-8, {@code \xNN} escapes; one
+ * fewer than regions), or evenly over decimal numbers after {@code --split-prefix} (e.g. {@code
+ * usertable:user} for YCSB), or evenly over the first two key bytes. {@code --min-replicas} is the
+ * fewest replicas of a region in sync (its primary counted) that accept a write ({@link
+ * ClusterConfig#minReplicas}). {@code --session-timeout-ms} is its ZooKeeper session timeout: how
+ * soon a standby takes over from an active master that stopped answering; about half the servers'
+ * keeps a server fault under a failing master within one server timeout ({@code ./kvs local start}
+ * does so; ZooKeeper raises a timeout below twice its tick time to that). {@code --balancer off}
+ * stops it from moving replicas and leadership by itself ({@link Balancer}; {@code
+ * --balance-interval-ms} is the least time between its rounds, {@code --balance-moves} how many
+ * regions may move at once). It splits a region whose primary holds {@code --split-size} bytes (0:
+ * never; stepping up from {@code --split-first-size} times the cube of the regions that primary
+ * leads), or serves {@code --split-qps} requests a second over {@code --split-window-ms} (0, the
+ * default: never), at the median of its keys ({@link SplitOptions}). Stops cleanly on SIGTERM.
  */
 public final class MasterMain {
   private static final Logger LOG = LoggerFactory.getLogger(MasterMain.class);
@@ -74,6 +77,7 @@ public final class MasterMain {
                 "balance-interval-ms",
                 "balance-moves",
                 "split-size",
+                "split-first-size",
                 "split-qps",
                 "split-window-ms"));
     known.addAll(SecurityOptions.FLAG_NAMES);
@@ -92,7 +96,7 @@ public final class MasterMain {
     }
     ReplicationMode mode = ReplicationMode.fromConfigName(flags.get("mode", "send-index"));
     int replication = mode == ReplicationMode.NONE ? 1 : flags.getInt("replication", 2);
-    int regions = flags.getInt("regions", 32);
+    int regions = flags.getInt("regions", 1);
     List<byte[]> splits = List.of();
     if (flags.has("split-points")) {
       splits = SplitPoints.parse(flags.require("split-points"));
@@ -130,6 +134,7 @@ public final class MasterMain {
                 balancer,
                 new SplitOptions(
                     flags.getLong("split-size", SplitOptions.DEFAULT.sizeBytes()),
+                    flags.getLong("split-first-size", SplitOptions.DEFAULT.firstSizeBytes()),
                     flags.getLong("split-qps", SplitOptions.DEFAULT.qps()),
                     Duration.ofMillis(
                         flags.getLong(

@@ -14,7 +14,8 @@ import java.util.function.Predicate;
 
 /**
  * Which region the master splits by itself ({@link SplitOptions}), pass by pass, from what each
- * primary's {@code list} reports: its region's size ({@link HeldRegion#bytes}) and its request
+ * primary's {@code list} reports: its region's size ({@link HeldRegion#bytes}, against the size
+ * stepped by how many regions that primary leads, {@link SplitOptions#sizeFor}) and its request
  * counter ({@link HeldRegion#requests}, from which it keeps each region's rate between passes). One
  * region at a time (none while a split request is pending), only a quiet one (the caller's test),
  * and never one created less than a window ago (a region just split, or a new master's first sight
@@ -55,6 +56,10 @@ final class SplitTriggers {
     firstSeen.keySet().retainAll(ids);
     hotSince.keySet().retainAll(ids);
     loads.sample(regions, held, now);
+    Map<String, Integer> led = new HashMap<>();
+    for (RegionDescriptor region : regions) {
+      led.merge(region.primary(), 1, Integer::sum);
+    }
     Choice chosen = null;
     for (RegionDescriptor region :
         regions.stream().sorted((a, b) -> Long.compare(a.id(), b.id())).toList()) {
@@ -76,13 +81,18 @@ final class SplitTriggers {
         continue; // one at a time; the rates are still kept up
       }
       String why = null;
-      if (options.sizeBytes() > 0 && primary.bytes() >= options.sizeBytes()) {
+      long size = options.sizeFor(led.getOrDefault(region.primary(), 1));
+      if (size > 0 && primary.bytes() >= size) {
         why =
-            "its primary holds "
-                + primary.bytes()
-                + " bytes (--split-size "
-                + options.sizeBytes()
-                + ")";
+            size == options.sizeBytes()
+                ? "its primary holds " + primary.bytes() + " bytes (--split-size " + size + ")"
+                : String.format(
+                    "its primary holds %d bytes (%d while it leads %d regions: --split-first-size"
+                        + " %d)",
+                    primary.bytes(),
+                    size,
+                    led.getOrDefault(region.primary(), 1),
+                    options.firstSizeBytes());
       } else if (options.qps() > 0
           && hotSince.containsKey(region.id())
           && now - hotSince.get(region.id()) >= options.window().toNanos()) {

@@ -63,7 +63,7 @@ class SplitTriggersTest {
 
   @Test
   void aRegionPastTheSizeSplitsOnceSeenForAWindowAndOneAtATime() {
-    SplitTriggers triggers = new SplitTriggers(new SplitOptions(1000, 0, WINDOW), () -> now);
+    SplitTriggers triggers = new SplitTriggers(new SplitOptions(1000, 0, 0, WINDOW), () -> now);
     reported.put(1L, new long[] {0, 999});
     reported.put(2L, new long[] {0, 5000});
     reported.put(3L, new long[] {0, 7000});
@@ -74,15 +74,42 @@ class SplitTriggersTest {
     assertThat(choice.get().regionId()).isEqualTo(2); // the first by id over the size
     assertThat(choice.get().why()).contains("5000 bytes");
     assertThat(pass(triggers, true)).as("a request pending").isEmpty();
-    // A region sharing segments with its sibling reports 0 bytes: not split by size.
+    // Below the size again (a backup's entry, or a region emptied): not split by size.
     reported.put(2L, new long[] {0, 0});
     reported.put(3L, new long[] {0, 0});
     assertThat(pass(triggers, false)).isEmpty();
   }
 
   @Test
+  void theSizeStepsUpWithTheRegionsAPrimaryLeads() {
+    SplitOptions options = new SplitOptions(1000, 10, 0, WINDOW);
+    assertThat(options.sizeFor(1)).isEqualTo(10);
+    assertThat(options.sizeFor(2)).isEqualTo(80);
+    assertThat(options.sizeFor(4)).isEqualTo(640);
+    assertThat(options.sizeFor(5)).as("capped at --split-size").isEqualTo(1000);
+    assertThat(options.sizeFor(10_000)).isEqualTo(1000);
+    assertThat(new SplitOptions(1000, 0, 0, WINDOW).sizeFor(1)).as("no steps").isEqualTo(1000);
+    assertThat(new SplitOptions(0, 10, 0, WINDOW).sizeFor(1)).as("never by size").isZero();
+
+    // s1 leads the three regions of pass(): each splits at 270 bytes.
+    SplitTriggers triggers = new SplitTriggers(options, () -> now);
+    reported.put(1L, new long[] {0, 269});
+    reported.put(2L, new long[] {0, 100});
+    reported.put(3L, new long[] {0, 270});
+    pass(triggers, false);
+    now += WINDOW.toNanos();
+    Optional<SplitTriggers.Choice> choice = pass(triggers, false);
+    assertThat(choice.map(SplitTriggers.Choice::regionId)).contains(3L);
+    assertThat(choice.get().why()).contains("270 while it leads 3 regions");
+    // Alone on its primary, a region splits at the first size.
+    Optional<SplitTriggers.Choice> alone =
+        triggers.choose(List.of(region(2)), held(), false, region -> true);
+    assertThat(alone.map(SplitTriggers.Choice::regionId)).contains(2L);
+  }
+
+  @Test
   void aLoadSplitsOnlyWhenSustainedForTheWindow() {
-    SplitTriggers triggers = new SplitTriggers(new SplitOptions(0, 100, WINDOW), () -> now);
+    SplitTriggers triggers = new SplitTriggers(new SplitOptions(0, 0, 100, WINDOW), () -> now);
     long requests = 0;
     reported.put(1L, new long[] {requests, 0});
     now += WINDOW.toNanos(); // seen for a window
@@ -116,7 +143,7 @@ class SplitTriggersTest {
 
   @Test
   void aCounterThatWentBackIsNoLoadAndAnUnquietRegionWaits() {
-    SplitTriggers triggers = new SplitTriggers(new SplitOptions(0, 100, WINDOW), () -> now);
+    SplitTriggers triggers = new SplitTriggers(new SplitOptions(0, 0, 100, WINDOW), () -> now);
     reported.put(1L, new long[] {1_000_000, 0});
     now += WINDOW.toNanos();
     pass(triggers, false);

@@ -19,7 +19,8 @@ import java.util.List;
  * @param compactions compactions completed
  * @param compactionBytesWritten device bytes written by compactions (nodes, filters, medium log)
  * @param levelCount device levels holding data
- * @param levelKvBytes key and value bytes in the device levels
+ * @param levelKvBytes key and value bytes in the device levels; of a region split from another, its
+ *     part of levels it shares with its sibling (estimated from their indexes)
  * @param largeGarbageBytes large-log bytes no longer referenced (reclaimable by GC)
  * @param gcRelocatedBytes live large-log bytes GC moved out of segments it reclaimed
  * @param gcFreedSegments large-log segments GC gave back to the volume
@@ -34,8 +35,10 @@ import java.util.List;
  * @param recovery what opening the region recovered from its logs
  * @param compactionMicros wall time of the compactions counted, from start to install
  * @param sharedSegments segments of its levels and large log that another region holds too (the
- *     other daughter of a split, until compactions rewrite them): while any are, its level sizes
- *     count keys outside its range
+ *     other daughter of a split, until compactions rewrite them)
+ * @param l0KvBytes key and value bytes written into its in-memory level (L0) since it was last
+ *     merged into the device levels ({@code l0Bytes} is the memory it takes: large values stay in
+ *     the log, so it holds only their pointers)
  */
 public record RegionStats(
     long puts,
@@ -64,13 +67,14 @@ public record RegionStats(
     List<Long> levelBytesWritten,
     Recovery recovery,
     long compactionMicros,
-    long sharedSegments) {
+    long sharedSegments,
+    long l0KvBytes) {
   /** Levels with their own statistics slot. */
   public static final int LEVELS = 8;
 
   private static final int SCALARS = 22;
   private static final int RECOVERY_FIELDS = 4;
-  static final int FIELDS = SCALARS + 2 * LEVELS + RECOVERY_FIELDS + 2;
+  static final int FIELDS = SCALARS + 2 * LEVELS + RECOVERY_FIELDS + 3;
 
   /**
    * What opening a region recovered (zeros for a region created by this engine).
@@ -116,7 +120,8 @@ public record RegionStats(
             v[SCALARS + 2 * LEVELS + 2],
             v[SCALARS + 2 * LEVELS + 3]),
         v[SCALARS + 2 * LEVELS + RECOVERY_FIELDS],
-        v[SCALARS + 2 * LEVELS + RECOVERY_FIELDS + 1]);
+        v[SCALARS + 2 * LEVELS + RECOVERY_FIELDS + 1],
+        v[SCALARS + 2 * LEVELS + RECOVERY_FIELDS + 2]);
   }
 
   private static Long[] box(long[] values) {

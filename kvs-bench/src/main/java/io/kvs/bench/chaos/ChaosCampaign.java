@@ -193,6 +193,8 @@ public final class ChaosCampaign {
             Integer.toString(MASTERS.size()),
             "--regions",
             Integer.toString(REGIONS),
+            "--split-first-size", // its schedule names regions by id: a fixed layout
+            "0",
             "--replication",
             Integer.toString(REPLICATION),
             "--mode",

@@ -169,6 +169,8 @@ public final class FailoverBenchmark {
             Integer.toString(SERVERS),
             "--regions",
             Integer.toString(REGIONS),
+            "--split-first-size", // a fixed layout, so that runs compare
+            "0",
             "--replication",
             Integer.toString(rf),
             "--session-timeout-ms",

@@ -367,6 +367,8 @@ public final class ReplicationBenchmark {
         "3",
         "--regions",
         Integer.toString(options.regions()),
+        "--split-first-size", // a fixed layout, so that runs compare
+        "0",
         "--replication",
         Integer.toString(Math.max(rf, 2)),
         "--mode",

@@ -115,6 +115,8 @@ public final class TailBenchmark {
                 Integer.toString(SERVERS),
                 "--regions",
                 Integer.toString(REGIONS),
+                "--split-first-size", // a fixed layout, so that runs compare
+                "0",
                 "--replication",
                 "3",
                 "--mode",

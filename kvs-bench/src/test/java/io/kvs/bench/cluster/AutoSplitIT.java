@@ -14,13 +14,13 @@ import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The master splits regions by itself once their primaries hold {@code --split-size} bytes (2 MB
+ * The master splits regions by itself once their primaries hold {@code --split-size} bytes (3 MB
  * here, a 1 s window), with real processes (three servers, two regions, replication 2, send-index):
  * a bulk load of about 8 MB over the whole key space passes the size in both regions (about 4 MB
  * each), and the master splits them, one at a time, with no operator; the map then covers the key
  * space with no hole or overlap, every key reads back as written, and {@code LocalCluster verify}
  * finds every region's backups holding what its primary holds. A daughter still sharing its
- * parent's segments reports no size, so the splits do not cascade.
+ * parent's levels reports its part of them (about 2 MB), so the splits do not cascade.
  */
 class AutoSplitIT {
   private static final int REGIONS = 2;
@@ -42,7 +42,7 @@ class AutoSplitIT {
                 "--replication",
                 "2",
                 "--split-size",
-                Long.toString(2_000_000),
+                Long.toString(3_000_000),
                 "--split-window-ms",
                 "1000",
                 "--l0-size",

@@ -69,12 +69,27 @@ final class ProcessCluster implements AutoCloseable {
 
   /**
    * Starts a cluster in {@code dir} ({@code LocalCluster start --dir dir options...}); returns once
-   * every region is open. A start that fails stops whatever it started.
+   * every region is open. A start that fails stops whatever it started. The regions the options
+   * give stay as they are unless the test asks for splits: without {@code --split-first-size} the
+   * master's first split size does not step ({@code 0}; splits at {@code --split-size} only).
    */
   static ProcessCluster start(Path dir, String... options) throws Exception {
+    List<String> fixed = new ArrayList<>(List.of(options));
+    if (!fixed.contains("--split-first-size")) {
+      fixed.addAll(List.of("--split-first-size", "0"));
+    }
+    return startWith(dir, fixed);
+  }
+
+  /** Starts a cluster in {@code dir} as {@code ./kvs local start} does: every default. */
+  static ProcessCluster startWithDefaults(Path dir) throws Exception {
+    return startWith(dir, List.of());
+  }
+
+  private static ProcessCluster startWith(Path dir, List<String> options) throws Exception {
     ProcessCluster cluster = new ProcessCluster(dir.toAbsolutePath());
     List<String> arguments = new ArrayList<>(List.of("start", "--dir", cluster.dir.toString()));
-    arguments.addAll(List.of(options));
+    arguments.addAll(options);
     for (String option : List.of("--l0-size", "--watchdog-ms")) {
       int at = arguments.indexOf(option);
       if (at >= 0) {

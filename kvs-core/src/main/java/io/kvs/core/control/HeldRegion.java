@@ -19,9 +19,10 @@ import java.util.List;
  *     not in sync then). Until it is opened again with one of them in sync, that backup makes no
  *     write durable here (each is synced on the primary's disk too): a master that has recorded it
  *     in sync since opens the region here again.
- * @param bytes for a primary: the key and value bytes its engine region holds (levels and L0), what
- *     the master splits regions by; 0 for a backup, and while the region shares segments with the
- *     other daughter of a split (its levels then count that region's keys too)
+ * @param bytes for a primary: the key and value bytes its engine region holds (levels and L0,
+ *     values in logs counted), what the master splits regions by; 0 for a backup. A daughter of a
+ *     split whose levels it still shares with its sibling counts its part of them (estimated from
+ *     their indexes)
  */
 public record HeldRegion(
     long regionId,

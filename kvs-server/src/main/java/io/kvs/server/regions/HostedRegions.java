@@ -348,9 +348,7 @@ public final class HostedRegions implements ControlledRegions {
                       failed,
                       stats == null ? 0 : stats.puts() + stats.deletes() + stats.gets(),
                       region.descriptor().joining(),
-                      stats == null || stats.sharedSegments() > 0
-                          ? 0
-                          : stats.levelKvBytes() + stats.l0Bytes()));
+                      stats == null ? 0 : stats.levelKvBytes() + stats.l0KvBytes()));
             });
     return held;
   }
@@ -468,6 +466,7 @@ public final class HostedRegions implements ControlledRegions {
     stats.put("deletes", engineStats.deletes());
     stats.put("gets", engineStats.gets());
     stats.put("l0Bytes", engineStats.l0Bytes());
+    stats.put("l0KvBytes", engineStats.l0KvBytes());
     stats.put("l0Entries", engineStats.l0Entries());
     stats.put("stalls", engineStats.stalls());
     stats.put("smallLogBytes", engineStats.smallLogBytes());

@@ -11,13 +11,14 @@ import java.util.Set;
  * processes on this machine, and faults injected into them (SIGKILL, SIGSTOP, SIGCONT, restart).
  *
  * <pre>
- * LocalCluster start  --dir DIR [--servers 3] [--regions 32] [--replication 2]
+ * LocalCluster start  --dir DIR [--servers 3] [--regions 1] [--replication 2]
  *                     [--mode send-index|build-index|none] [--masters 1] [--fabric stream|tcp|shm|none]
  *                     [--split-points K1,K2,... | --split-prefix PREFIX] [--memory BYTES]
  *                     [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS]
  *                     [--master-session-timeout-ms MS] [--min-replicas N]
  *                     [--balancer on|off] [--balance-interval-ms MS] [--balance-moves N]
- *                     [--split-size BYTES] [--split-qps N] [--split-window-ms MS]
+ *                     [--split-size BYTES] [--split-first-size BYTES] [--split-qps N]
+ *                     [--split-window-ms MS]
  *                     [--durability flush|sync] [--metrics on|off] [--watchdog-ms MS] [--shards N]
  *                     [--tls [on|off]] [--tls-client-auth none|require]
  *                     [--native-library FILE] [--zookeeper-log-dir DIR]
@@ -85,6 +86,7 @@ public final class LocalCluster {
                       "balance-interval-ms",
                       "balance-moves",
                       "split-size",
+                      "split-first-size",
                       "split-qps",
                       "split-window-ms",
                       "memory",
@@ -147,7 +149,8 @@ public final class LocalCluster {
             + " [--l0-size BYTES] [--growth-factor N] [--session-timeout-ms MS]"
             + " [--master-session-timeout-ms MS]"
             + " [--balancer on|off] [--balance-interval-ms MS] [--balance-moves N]"
-            + " [--split-size BYTES] [--split-qps N] [--split-window-ms MS]"
+            + " [--split-size BYTES] [--split-first-size BYTES] [--split-qps N]"
+            + " [--split-window-ms MS]"
             + " [--metrics on|off] [--watchdog-ms MS] [--shards N] [--native-library FILE]"
             + " [--zookeeper-log-dir DIR]\n"
             + "       ./kvs local status\n"

@@ -99,6 +99,7 @@ final class LocalStart {
             "balance-interval-ms",
             "balance-moves",
             "split-size",
+            "split-first-size",
             "split-qps",
             "split-window-ms")) {
       if (flags.has(flag)) {
@@ -118,7 +119,7 @@ final class LocalStart {
                   "--zookeeper",
                   zookeeper,
                   "--regions",
-                  Integer.toString(flags.getInt("regions", 32)),
+                  Integer.toString(flags.getInt("regions", 1)),
                   "--replication",
                   Integer.toString(replication),
                   "--mode",

@@ -199,8 +199,12 @@ public final class LocalStatus {
   static RegionMap regions(CuratorFramework curator, ClusterPaths paths) throws Exception {
     List<RegionDescriptor> regions = new ArrayList<>();
     for (String child : children(curator, paths.regions())) {
-      regions.add(
-          ClusterJson.decodeRegion(curator.getData().forPath(paths.regions() + "/" + child)));
+      try {
+        regions.add(
+            ClusterJson.decodeRegion(curator.getData().forPath(paths.regions() + "/" + child)));
+      } catch (KeeperException.NoNodeException e) {
+        // split or merged meanwhile: its successors are listed, or are on the next look
+      }
     }
     return RegionMap.of(regions);
   }

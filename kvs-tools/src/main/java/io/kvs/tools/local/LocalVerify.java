@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.stream.Collectors;
 import org.apache.curator.framework.CuratorFramework;
 
@@ -49,6 +50,9 @@ final class LocalVerify {
     this.directory = directory;
     this.patience = patience;
   }
+
+  /** The detail of a region split or merged while it was compared. */
+  private static final String GONE = "split or merged while compared";
 
   /**
    * One region's outcome: {@code digests} holds each member's digest counters, the primary's first
@@ -103,18 +107,29 @@ final class LocalVerify {
     return same == outcomes.size() && !outcomes.isEmpty() ? 0 : 1;
   }
 
-  /** Compares the replicas of every region of cluster {@code cluster}. */
+  /**
+   * Compares the replicas of every region of cluster {@code cluster}. A region split (or merged)
+   * while it is compared is gone: the whole map is compared again, within the patience.
+   */
   List<Outcome> verify(String zookeeper, String cluster) throws Exception {
-    List<Outcome> outcomes = new ArrayList<>();
+    long deadline = System.nanoTime() + patience.toNanos();
     try (CuratorFramework curator = LocalStatus.connect(zookeeper);
         ControlClient control = new ControlClient(CONTROL_TIMEOUT, directory.toolSecurity())) {
       ClusterPaths paths = new ClusterPaths(cluster);
-      RegionMap map = LocalStatus.regions(curator, paths);
-      for (RegionDescriptor region : map.regions()) {
-        outcomes.add(verify(region.id(), curator, paths, control));
+      while (true) {
+        List<Outcome> outcomes = new ArrayList<>();
+        boolean changed = false;
+        RegionMap map = LocalStatus.regions(curator, paths);
+        for (RegionDescriptor region : map.regions()) {
+          Outcome outcome = verify(region, curator, paths, control);
+          outcomes.add(outcome);
+          changed |= outcome.detail().equals(GONE);
+        }
+        if (!changed || System.nanoTime() > deadline) {
+          return outcomes;
+        }
       }
     }
-    return outcomes;
   }
 
   /**
@@ -122,12 +137,16 @@ final class LocalVerify {
    * every try: a region being opened (a catch-up, a reopening) is waited for within the patience.
    */
   private Outcome verify(
-      long regionId, CuratorFramework curator, ClusterPaths paths, ControlClient control)
+      RegionDescriptor listed, CuratorFramework curator, ClusterPaths paths, ControlClient control)
       throws Exception {
     long deadline = System.nanoTime() + patience.toNanos();
     String detail;
     while (true) {
-      RegionDescriptor region = LocalStatus.regions(curator, paths).byId(regionId).orElseThrow();
+      Optional<RegionDescriptor> now = LocalStatus.regions(curator, paths).byId(listed.id());
+      if (now.isEmpty()) {
+        return new Outcome(listed, false, List.of(), GONE);
+      }
+      RegionDescriptor region = now.get();
       Map<String, ServerInfo> servers = LocalStatus.servers(curator, paths);
       try {
         if (region.state() != RegionState.OPEN) {
