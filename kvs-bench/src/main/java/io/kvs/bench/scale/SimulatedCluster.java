@@ -125,6 +125,14 @@ public final class SimulatedCluster implements AutoCloseable {
     servers.get(id).kill();
   }
 
+  /**
+   * Stops what is left of killed server {@code id} once its session expired: its ZooKeeper client,
+   * which would otherwise try to reconnect for ever.
+   */
+  public void bury(String id) {
+    closeQuietly(servers.get(id));
+  }
+
   @Override
   public void close() {
     servers.values().parallelStream().forEach(SimulatedCluster::closeQuietly);
