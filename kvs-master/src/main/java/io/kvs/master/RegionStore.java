@@ -7,6 +7,7 @@ import io.kvs.core.cluster.MoveRequest;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.cluster.SplitRequest;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -14,7 +15,12 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
@@ -28,6 +34,15 @@ import org.apache.zookeeper.data.Stat;
 final class RegionStore {
   /** A region and the znode version it was read at. */
   record Versioned(RegionDescriptor region, int version) {}
+
+  /**
+   * Reads in flight at most while {@link #regions} reads every region: ZooKeeper's own bound on
+   * requests outstanding (1,000 by default) is where it starts throttling every client.
+   */
+  static final int READS_IN_FLIGHT = 500;
+
+  /** Bound on waiting for one read's answer (Curator retries a lost connection meanwhile). */
+  static final Duration READ_TIMEOUT = Duration.ofSeconds(30);
 
   private final CuratorFramework curator;
   private final ClusterPaths paths;
@@ -45,7 +60,11 @@ final class RegionStore {
     }
   }
 
-  /** Every region with its version, by id. */
+  /**
+   * Every region with its version, by id. The znodes are read at once, not one round trip after
+   * another ({@link #readAll}): a pass reads every region, and one by one 2,000 regions took most
+   * of a 540 ms pass (docs/BENCHMARKS.md, "Scale of the master").
+   */
   Map<Long, Versioned> regions() throws Exception {
     Map<Long, Versioned> regions = new TreeMap<>();
     List<String> children;
@@ -54,20 +73,17 @@ final class RegionStore {
     } catch (KeeperException.NoNodeException e) {
       return regions;
     }
-    for (String child : children) {
-      Stat stat = new Stat();
-      try {
-        byte[] data = curator.getData().storingStatIn(stat).forPath(paths.regions() + "/" + child);
-        RegionDescriptor region = ClusterJson.decodeRegion(data);
-        regions.put(region.id(), new Versioned(region, stat.getVersion()));
-      } catch (KeeperException.NoNodeException e) {
-        // removed meanwhile
-      }
-    }
+    readAll(
+        paths.regions(),
+        children,
+        (data, stat) -> {
+          RegionDescriptor region = ClusterJson.decodeRegion(data);
+          regions.put(region.id(), new Versioned(region, stat.getVersion()));
+        });
     return regions;
   }
 
-  /** Live servers by id. */
+  /** Live servers by id, read at once as {@link #regions} are. */
   Map<String, ServerInfo> servers() throws Exception {
     Map<String, ServerInfo> servers = new TreeMap<>();
     List<String> children;
@@ -76,15 +92,51 @@ final class RegionStore {
     } catch (KeeperException.NoNodeException e) {
       return servers;
     }
-    for (String child : children) {
-      try {
-        ServerInfo info = ClusterJson.decodeServer(curator.getData().forPath(paths.server(child)));
-        servers.put(info.id(), info);
-      } catch (KeeperException.NoNodeException e) {
-        // gone meanwhile
+    readAll(
+        paths.servers(),
+        children,
+        (data, stat) -> {
+          ServerInfo info = ClusterJson.decodeServer(data);
+          servers.put(info.id(), info);
+        });
+    return servers;
+  }
+
+  /**
+   * Reads the znodes {@code children} of {@code parent} in the background, at most {@link
+   * #READS_IN_FLIGHT} at a time, and hands each one's data and stat to {@code found} on this thread
+   * (one deleted meanwhile is skipped). Returns once all are read; throws the first failure (after
+   * Curator's retries) as the synchronous read would.
+   */
+  private void readAll(String parent, List<String> children, BiConsumer<byte[], Stat> found)
+      throws Exception {
+    BlockingQueue<CuratorEvent> read = new ArrayBlockingQueue<>(READS_IN_FLIGHT);
+    int sent = 0;
+    int received = 0;
+    KeeperException failure = null;
+    while (received < children.size()) {
+      while (sent < children.size() && sent - received < READS_IN_FLIGHT) {
+        curator
+            .getData()
+            .inBackground((client, event) -> read.add(event))
+            .forPath(parent + "/" + children.get(sent));
+        sent++;
+      }
+      CuratorEvent event = read.poll(READ_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      if (event == null) {
+        throw KeeperException.create(KeeperException.Code.OPERATIONTIMEOUT, parent);
+      }
+      received++;
+      KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
+      if (code == KeeperException.Code.OK) {
+        found.accept(event.getData(), event.getStat());
+      } else if (code != KeeperException.Code.NONODE && failure == null) {
+        failure = KeeperException.create(code, event.getPath());
       }
     }
-    return servers;
+    if (failure != null) {
+      throw failure;
+    }
   }
 
   /** The operators' pending and refused move requests, by region id. */
