@@ -324,6 +324,45 @@ final class RegionStore {
     curator.transaction().forOperations(ops);
   }
 
+  /** How one write of {@link #updateAll} ended: the region's new version, or its failure. */
+  record Written(int version, KeeperException failure) {}
+
+  /**
+   * Replaces each of {@code updates}' regions at the version given with it, the writes in flight
+   * together (at most {@link #READS_IN_FLIGHT} at a time) rather than one round trip after another:
+   * ZooKeeper commits writes that arrive together with one log sync, so a pass recording a thousand
+   * regions' opens pays a few syncs, not a thousand (docs/BENCHMARKS.md, "Scale of the master").
+   * Each write is conditional as {@link #update} is; how each ended, by region id.
+   */
+  Map<Long, Written> updateAll(List<Versioned> updates) throws Exception {
+    record Ended(long regionId, CuratorEvent event) {}
+    BlockingQueue<Ended> ended = new ArrayBlockingQueue<>(READS_IN_FLIGHT);
+    Map<Long, Written> written = new TreeMap<>();
+    int sent = 0;
+    while (written.size() < updates.size()) {
+      while (sent < updates.size() && sent - written.size() < READS_IN_FLIGHT) {
+        RegionDescriptor region = updates.get(sent).region();
+        curator
+            .setData()
+            .withVersion(updates.get(sent).version())
+            .inBackground((client, event) -> ended.add(new Ended(region.id(), event)))
+            .forPath(paths.region(region.id()), ClusterJson.encode(region));
+        sent++;
+      }
+      Ended end = ended.poll(READ_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      if (end == null) {
+        throw KeeperException.create(KeeperException.Code.OPERATIONTIMEOUT, paths.regions());
+      }
+      KeeperException.Code code = KeeperException.Code.get(end.event().getResultCode());
+      written.put(
+          end.regionId(),
+          code == KeeperException.Code.OK
+              ? new Written(end.event().getStat().getVersion(), null)
+              : new Written(-1, KeeperException.create(code, end.event().getPath())));
+    }
+    return written;
+  }
+
   /** Replaces a region at the version it was read at; the new version. */
   int update(RegionDescriptor region, int version) throws Exception {
     return curator
