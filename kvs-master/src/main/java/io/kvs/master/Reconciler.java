@@ -32,6 +32,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 import org.apache.zookeeper.KeeperException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -160,15 +161,21 @@ final class Reconciler implements AutoCloseable {
 
   private record EpochKey(long epoch, StreamKey key) {}
 
+  /** This master's election node, which every write creating the cluster checks. */
+  private final Supplier<String> fence;
+
   /**
    * @param passWanted asks for a pass soon (the master's loop coalesces requests)
+   * @param fence this master's node in the election ({@link Election#ourPath})
    */
   Reconciler(
       MasterOptions options,
       RegionStore store,
       ControlClient control,
       MasterMetrics metrics,
-      Runnable passWanted) {
+      Runnable passWanted,
+      Supplier<String> fence) {
+    this.fence = fence;
     this.options = options;
     this.store = store;
     this.control = control;
@@ -191,7 +198,7 @@ final class Reconciler implements AutoCloseable {
     Map<String, Map<Long, HeldRegion>> held = listAll(servers);
     reopenedForFailedStreams.values().forEach(backups -> backups.removeIf(held::containsKey));
     Map<Long, RegionStore.Versioned> regions =
-        splits.advance(store.regions(), servers, held, config);
+        splits.advance(store.regionsForPass(), servers, held, config);
     planned.refresh();
     Map<String, Integer> replicas = new HashMap<>();
     servers.keySet().forEach(server -> replicas.put(server, 0));
@@ -292,7 +299,11 @@ final class Reconciler implements AutoCloseable {
               i + 1, start, end, group.primary(), group.backups(), 1, RegionState.OPENING));
     }
     try {
-      store.createCluster(config, regions);
+      String leading = fence.get();
+      if (leading == null) {
+        return false; // not in the election yet
+      }
+      store.createCluster(config, regions, leading);
       LOG.info(
           "created cluster {}: {} regions, replication {} ({}) over {}",
           options.cluster(),
