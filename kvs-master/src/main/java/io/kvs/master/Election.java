@@ -53,6 +53,15 @@ final class Election implements AutoCloseable {
     return latch.hasLeadership();
   }
 
+  /**
+   * This master's node in the election (ephemeral: it exists while this master's session does),
+   * null before it is made. While it exists a master that led still leads: a write that checks it
+   * in the same transaction is never made by a master that lost its leadership.
+   */
+  String ourPath() {
+    return latch.getOurPath();
+  }
+
   /** The elected master's id, empty if none is (the latch's first participant). */
   String leaderId() {
     try {

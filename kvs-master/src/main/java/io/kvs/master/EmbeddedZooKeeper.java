@@ -49,6 +49,23 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
    */
   public static EmbeddedZooKeeper start(Path directory, String host, int port, Path logDirectory)
       throws Exception {
+    return start(directory, host, port, logDirectory, DEFAULT_CONNECTIONS_PER_HOST);
+  }
+
+  /**
+   * ZooKeeper's own bound on connections from one address: 60. Every process of a local cluster
+   * connects from 127.0.0.1, so a cluster of more than about 60 processes needs more (the master's
+   * scale simulation runs hundreds of simulated servers in one process).
+   */
+  public static final int DEFAULT_CONNECTIONS_PER_HOST = 60;
+
+  /**
+   * Starts a server as {@link #start(Path, String, int, Path)} does, taking at most {@code
+   * connectionsPerHost} connections from one address (0: no bound).
+   */
+  public static EmbeddedZooKeeper start(
+      Path directory, String host, int port, Path logDirectory, int connectionsPerHost)
+      throws Exception {
     Files.createDirectories(directory.resolve("data"));
     int clientPort = port != 0 ? port : freePort();
     Properties config = new Properties();
@@ -65,6 +82,7 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
     config.setProperty("initLimit", "10");
     config.setProperty("syncLimit", "5");
     config.setProperty("maxSessionTimeout", "60000");
+    config.setProperty("maxClientCnxns", Integer.toString(connectionsPerHost));
     config.setProperty("admin.enableServer", "false");
     config.setProperty("4lw.commands.whitelist", "ruok,stat,mntr");
     ZooKeeperServerEmbedded server =

@@ -32,6 +32,7 @@ public final class Master implements AutoCloseable {
   private final CuratorFramework curator;
   private final Election election;
   private final CuratorCache servers;
+  private final RegionStore store;
   private final ControlClient control;
   private final Reconciler reconciler;
   private final HttpEndpoint http;
@@ -61,7 +62,7 @@ public final class Master implements AutoCloseable {
                 options.security().zookeeper())
             .build();
     curator.start();
-    RegionStore store = new RegionStore(curator, paths);
+    store = new RegionStore(curator, paths);
     store.ensurePath(paths.servers());
     control = new ControlClient(options.controlTimeout(), options.security());
     if (!options.security().authenticatesControl()) {
@@ -73,7 +74,9 @@ public final class Master implements AutoCloseable {
     }
     metrics = ProcessMetrics.start(Tags.of("process", "master", "master", options.id()));
     masterMetrics = new MasterMetrics(metrics.registry(), this::isActive);
-    reconciler = new Reconciler(options, store, control, masterMetrics, this::schedulePass);
+    reconciler =
+        new Reconciler(
+            options, store, control, masterMetrics, this::schedulePass, this::electionPath);
     Gauge.builder("kvs.master.commands.pending", reconciler, Reconciler::pendingCommands)
         .description("commands to region servers in flight or waiting in their servers' lanes")
         .register(metrics.registry());
@@ -88,6 +91,7 @@ public final class Master implements AutoCloseable {
               @Override
               public void isLeader() {
                 LOG.info("master {} is active", options.id());
+                store.forget(); // another master may have changed regions meanwhile
                 schedulePass();
               }
 
@@ -95,6 +99,7 @@ public final class Master implements AutoCloseable {
               public void notLeader() {
                 LOG.info("master {} is standing by", options.id());
                 converged = false;
+                store.forget();
                 reconciler.recoveries().abandonAll();
               }
             });
@@ -140,6 +145,11 @@ public final class Master implements AutoCloseable {
   /** Its meters (JMX and {@code GET /metrics}; docs/OPERATIONS.md, "Metrics"). */
   public ProcessMetrics metrics() {
     return metrics;
+  }
+
+  /** Its node in the election, which its writes creating the cluster check. */
+  private String electionPath() {
+    return election.ourPath();
   }
 
   /** Whether this master is the active one. */

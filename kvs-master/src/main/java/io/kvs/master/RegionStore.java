@@ -7,6 +7,7 @@ import io.kvs.core.cluster.MoveRequest;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.cluster.SplitRequest;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -14,7 +15,12 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
@@ -28,6 +34,15 @@ import org.apache.zookeeper.data.Stat;
 final class RegionStore {
   /** A region and the znode version it was read at. */
   record Versioned(RegionDescriptor region, int version) {}
+
+  /**
+   * Reads in flight at most while {@link #regions} reads every region: ZooKeeper's own bound on
+   * requests outstanding (1,000 by default) is where it starts throttling every client.
+   */
+  static final int READS_IN_FLIGHT = 500;
+
+  /** Bound on waiting for one read's answer (Curator retries a lost connection meanwhile). */
+  static final Duration READ_TIMEOUT = Duration.ofSeconds(30);
 
   private final CuratorFramework curator;
   private final ClusterPaths paths;
@@ -45,7 +60,11 @@ final class RegionStore {
     }
   }
 
-  /** Every region with its version, by id. */
+  /**
+   * Every region with its version, by id. The znodes are read at once, not one round trip after
+   * another ({@link #readAll}): a pass reads every region, and one by one 2,000 regions took most
+   * of a 540 ms pass (docs/BENCHMARKS.md, "Scale of the master").
+   */
   Map<Long, Versioned> regions() throws Exception {
     Map<Long, Versioned> regions = new TreeMap<>();
     List<String> children;
@@ -54,20 +73,68 @@ final class RegionStore {
     } catch (KeeperException.NoNodeException e) {
       return regions;
     }
-    for (String child : children) {
-      Stat stat = new Stat();
-      try {
-        byte[] data = curator.getData().storingStatIn(stat).forPath(paths.regions() + "/" + child);
-        RegionDescriptor region = ClusterJson.decodeRegion(data);
-        regions.put(region.id(), new Versioned(region, stat.getVersion()));
-      } catch (KeeperException.NoNodeException e) {
-        // removed meanwhile
-      }
-    }
+    readAll(
+        paths.regions(),
+        children,
+        (data, stat) -> {
+          RegionDescriptor region = ClusterJson.decodeRegion(data);
+          regions.put(region.id(), new Versioned(region, stat.getVersion()));
+        });
     return regions;
   }
 
-  /** Live servers by id. */
+  /**
+   * Passes that use the regions this master knows ({@link #regionsForPass}) between two full reads:
+   * only this master writes regions, so what it read and wrote since is the map, and every write is
+   * conditional anyway (a stale version fails, and the next pass reads everything again); the full
+   * read every so many passes bounds what an unnoticed change could cost.
+   */
+  static final int PASSES_PER_FULL_READ = 10;
+
+  // What the pass thread last read of every region, with its own writes since; null: read it all.
+  private Map<Long, Versioned> known; // under this
+  private int passesSinceRead; // under this
+
+  /**
+   * The regions for a pass of the active master: those it knows (its last full read with its own
+   * writes since), when ZooKeeper lists the same region ids and fewer than {@link
+   * #PASSES_PER_FULL_READ} passes used them; otherwise every region read again ({@link #regions}).
+   * Reading 10,000 regions took two thirds of a 1 s pass even with the reads in flight together
+   * (docs/BENCHMARKS.md, "Scale of the master"); listing their ids is one round trip.
+   */
+  synchronized Map<Long, Versioned> regionsForPass() throws Exception {
+    if (known != null && passesSinceRead < PASSES_PER_FULL_READ) {
+      List<String> children = children(paths.regions());
+      boolean same = children.size() == known.size();
+      for (int i = 0; same && i < children.size(); i++) {
+        same = known.containsKey(ClusterPaths.regionIdOf(children.get(i)));
+      }
+      if (same) {
+        passesSinceRead++;
+        return new TreeMap<>(known);
+      }
+    }
+    known = regions();
+    passesSinceRead = 0;
+    return new TreeMap<>(known);
+  }
+
+  /**
+   * Forgets the regions this master knows: its next pass reads them all (it lost or won the
+   * election, or a write of its own failed: someone else may have written).
+   */
+  synchronized void forget() {
+    known = null;
+  }
+
+  /** Records a write of this master's that succeeded. */
+  private synchronized void wrote(RegionDescriptor region, int version) {
+    if (known != null) {
+      known.put(region.id(), new Versioned(region, version));
+    }
+  }
+
+  /** Live servers by id, read at once as {@link #regions} are. */
   Map<String, ServerInfo> servers() throws Exception {
     Map<String, ServerInfo> servers = new TreeMap<>();
     List<String> children;
@@ -76,15 +143,51 @@ final class RegionStore {
     } catch (KeeperException.NoNodeException e) {
       return servers;
     }
-    for (String child : children) {
-      try {
-        ServerInfo info = ClusterJson.decodeServer(curator.getData().forPath(paths.server(child)));
-        servers.put(info.id(), info);
-      } catch (KeeperException.NoNodeException e) {
-        // gone meanwhile
+    readAll(
+        paths.servers(),
+        children,
+        (data, stat) -> {
+          ServerInfo info = ClusterJson.decodeServer(data);
+          servers.put(info.id(), info);
+        });
+    return servers;
+  }
+
+  /**
+   * Reads the znodes {@code children} of {@code parent} in the background, at most {@link
+   * #READS_IN_FLIGHT} at a time, and hands each one's data and stat to {@code found} on this thread
+   * (one deleted meanwhile is skipped). Returns once all are read; throws the first failure (after
+   * Curator's retries) as the synchronous read would.
+   */
+  private void readAll(String parent, List<String> children, BiConsumer<byte[], Stat> found)
+      throws Exception {
+    BlockingQueue<CuratorEvent> read = new ArrayBlockingQueue<>(READS_IN_FLIGHT);
+    int sent = 0;
+    int received = 0;
+    KeeperException failure = null;
+    while (received < children.size()) {
+      while (sent < children.size() && sent - received < READS_IN_FLIGHT) {
+        curator
+            .getData()
+            .inBackground((client, event) -> read.add(event))
+            .forPath(parent + "/" + children.get(sent));
+        sent++;
+      }
+      CuratorEvent event = read.poll(READ_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      if (event == null) {
+        throw KeeperException.create(KeeperException.Code.OPERATIONTIMEOUT, parent);
+      }
+      received++;
+      KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
+      if (code == KeeperException.Code.OK) {
+        found.accept(event.getData(), event.getStat());
+      } else if (code != KeeperException.Code.NONODE && failure == null) {
+        failure = KeeperException.create(code, event.getPath());
       }
     }
-    return servers;
+    if (failure != null) {
+      throw failure;
+    }
   }
 
   /** The operators' pending and refused move requests, by region id. */
@@ -229,6 +332,7 @@ final class RegionStore {
     if (requested) {
       ops.add(curator.transactionOp().delete().forPath(paths.split(parent.region().id())));
     }
+    forget(); // regions come and go: the next pass reads them all
     curator.transaction().forOperations(ops);
   }
 
@@ -250,35 +354,122 @@ final class RegionStore {
     }
   }
 
-  /** Creates the config and every region in one transaction (fails if any exists). */
-  void createCluster(ClusterConfig config, List<RegionDescriptor> regions) throws Exception {
-    ensurePath(paths.root());
-    List<CuratorOp> ops = new ArrayList<>();
-    ops.add(
-        curator
-            .transactionOp()
-            .create()
-            .withMode(CreateMode.PERSISTENT)
-            .forPath(paths.config(), ClusterJson.encode(config)));
-    ops.add(curator.transactionOp().create().forPath(paths.regions()));
-    for (RegionDescriptor region : regions) {
-      ops.add(
-          curator
-              .transactionOp()
-              .create()
-              .withMode(CreateMode.PERSISTENT)
-              .forPath(paths.region(region.id()), ClusterJson.encode(region)));
+  /**
+   * Regions created per transaction at most: ZooKeeper refuses a request over 1 MiB (its {@code
+   * jute.maxbuffer}) and closes the connection, and a region's create is about 200 bytes, so the
+   * one transaction of every region that created a cluster before could not hold 10,000 regions
+   * (1.9 MB): the master retried it until its session lapsed.
+   */
+  static final int REGIONS_PER_TRANSACTION = 1_000;
+
+  /**
+   * Creates the cluster: every region, then the config, in transactions of at most {@link
+   * #REGIONS_PER_TRANSACTION} regions, each also checking that {@code fence} (this master's node in
+   * the election) exists, so a master that lost its leadership half-way writes nothing more. The
+   * config is the commit point, created last (it fails if it exists): without it there is no
+   * cluster, and region znodes a creation that stopped half-way left are deleted first.
+   */
+  void createCluster(ClusterConfig config, List<RegionDescriptor> regions, String fence)
+      throws Exception {
+    forget();
+    ensurePath(paths.regions());
+    List<String> left = children(paths.regions());
+    for (int from = 0; from < left.size(); from += REGIONS_PER_TRANSACTION) {
+      List<CuratorOp> ops = new ArrayList<>();
+      ops.add(curator.transactionOp().check().forPath(fence));
+      for (String child :
+          left.subList(from, Math.min(left.size(), from + REGIONS_PER_TRANSACTION))) {
+        ops.add(curator.transactionOp().delete().forPath(paths.regions() + "/" + child));
+      }
+      curator.transaction().forOperations(ops);
     }
-    curator.transaction().forOperations(ops);
+    for (int from = 0; from < regions.size(); from += REGIONS_PER_TRANSACTION) {
+      List<CuratorOp> ops = new ArrayList<>();
+      ops.add(curator.transactionOp().check().forPath(fence));
+      for (RegionDescriptor region :
+          regions.subList(from, Math.min(regions.size(), from + REGIONS_PER_TRANSACTION))) {
+        ops.add(
+            curator
+                .transactionOp()
+                .create()
+                .withMode(CreateMode.PERSISTENT)
+                .forPath(paths.region(region.id()), ClusterJson.encode(region)));
+      }
+      curator.transaction().forOperations(ops);
+    }
+    curator
+        .transaction()
+        .forOperations(
+            curator.transactionOp().check().forPath(fence),
+            curator
+                .transactionOp()
+                .create()
+                .withMode(CreateMode.PERSISTENT)
+                .forPath(paths.config(), ClusterJson.encode(config)));
+  }
+
+  /** How one write of {@link #updateAll} ended: the region's new version, or its failure. */
+  record Written(int version, KeeperException failure) {}
+
+  /**
+   * Replaces each of {@code updates}' regions at the version given with it, the writes in flight
+   * together (at most {@link #READS_IN_FLIGHT} at a time) rather than one round trip after another:
+   * ZooKeeper commits writes that arrive together with one log sync, so a pass recording a thousand
+   * regions' opens pays a few syncs, not a thousand (docs/BENCHMARKS.md, "Scale of the master").
+   * Each write is conditional as {@link #update} is; how each ended, by region id.
+   */
+  Map<Long, Written> updateAll(List<Versioned> updates) throws Exception {
+    record Ended(long regionId, CuratorEvent event) {}
+    BlockingQueue<Ended> ended = new ArrayBlockingQueue<>(READS_IN_FLIGHT);
+    Map<Long, Written> written = new TreeMap<>();
+    Map<Long, RegionDescriptor> byId = new java.util.HashMap<>();
+    updates.forEach(update -> byId.put(update.region().id(), update.region()));
+    int sent = 0;
+    while (written.size() < updates.size()) {
+      while (sent < updates.size() && sent - written.size() < READS_IN_FLIGHT) {
+        RegionDescriptor region = updates.get(sent).region();
+        curator
+            .setData()
+            .withVersion(updates.get(sent).version())
+            .inBackground((client, event) -> ended.add(new Ended(region.id(), event)))
+            .forPath(paths.region(region.id()), ClusterJson.encode(region));
+        sent++;
+      }
+      Ended end = ended.poll(READ_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      if (end == null) {
+        forget();
+        throw KeeperException.create(KeeperException.Code.OPERATIONTIMEOUT, paths.regions());
+      }
+      KeeperException.Code code = KeeperException.Code.get(end.event().getResultCode());
+      if (code == KeeperException.Code.OK) {
+        wrote(byId.get(end.regionId()), end.event().getStat().getVersion());
+      } else {
+        forget();
+      }
+      written.put(
+          end.regionId(),
+          code == KeeperException.Code.OK
+              ? new Written(end.event().getStat().getVersion(), null)
+              : new Written(-1, KeeperException.create(code, end.event().getPath())));
+    }
+    return written;
   }
 
   /** Replaces a region at the version it was read at; the new version. */
   int update(RegionDescriptor region, int version) throws Exception {
-    return curator
-        .setData()
-        .withVersion(version)
-        .forPath(paths.region(region.id()), ClusterJson.encode(region))
-        .getVersion();
+    try {
+      int written =
+          curator
+              .setData()
+              .withVersion(version)
+              .forPath(paths.region(region.id()), ClusterJson.encode(region))
+              .getVersion();
+      wrote(region, written);
+      return written;
+    } catch (Exception e) {
+      forget();
+      throw e;
+    }
   }
 
   void ensurePath(String path) throws Exception {
