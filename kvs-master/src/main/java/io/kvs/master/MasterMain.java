@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
  *            [--split-points K1,K2,... | --split-prefix PREFIX]
  *            [--balancer on|off] [--balance-interval-ms 10000] [--balance-moves 2]
  *            [--split-size 268435456] [--split-first-size 2097152] [--split-qps 0]
- *            [--split-window-ms 10000]
+ *            [--split-window-ms 10000] [--merge-size 16777216] [--merge-rest-ms 600000]
  *            [--secret-file FILE] [--tls-cert PEM --tls-key PEM --tls-ca PEM]
  *            [--zookeeper-digest-file FILE]
  * </pre>
@@ -47,7 +47,9 @@ import org.slf4j.LoggerFactory;
  * regions may move at once). It splits a region whose primary holds {@code --split-size} bytes (0:
  * never; stepping up from {@code --split-first-size} times the cube of the regions that primary
  * leads), or serves {@code --split-qps} requests a second over {@code --split-window-ms} (0, the
- * default: never), at the median of its keys ({@link SplitOptions}). Stops cleanly on SIGTERM.
+ * default: never), at the median of its keys ({@link SplitOptions}). It merges two neighbouring
+ * regions of one replica group, both below {@code --merge-size} bytes (0: never), cold and seen for
+ * {@code --merge-rest-ms} ({@link MergeOptions}). Stops cleanly on SIGTERM.
  */
 public final class MasterMain {
   private static final Logger LOG = LoggerFactory.getLogger(MasterMain.class);
@@ -79,7 +81,9 @@ public final class MasterMain {
                 "split-size",
                 "split-first-size",
                 "split-qps",
-                "split-window-ms"));
+                "split-window-ms",
+                "merge-size",
+                "merge-rest-ms"));
     known.addAll(SecurityOptions.FLAG_NAMES);
     Flags flags = Flags.parse(args, known);
     SecurityOptions security = SecurityOptions.fromFlags(flags);
@@ -138,7 +142,12 @@ public final class MasterMain {
                     flags.getLong("split-qps", SplitOptions.DEFAULT.qps()),
                     Duration.ofMillis(
                         flags.getLong(
-                            "split-window-ms", SplitOptions.DEFAULT.window().toMillis())))));
+                            "split-window-ms", SplitOptions.DEFAULT.window().toMillis()))),
+                new MergeOptions(
+                    flags.getLong("merge-size", MergeOptions.DEFAULT.sizeBytes()),
+                    Duration.ofMillis(
+                        flags.getLong("merge-rest-ms", MergeOptions.DEFAULT.rest().toMillis())),
+                    MergeOptions.COLD_QPS)));
     if (embedded != null) {
       Shutdown.closeOnStopAndWait("master", master, embedded);
     } else {

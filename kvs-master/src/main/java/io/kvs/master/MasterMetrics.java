@@ -108,6 +108,13 @@ final class MasterMetrics {
   }
 
   /** A region split (its commit in ZooKeeper). */
+  void merge() {
+    Counter.builder("kvs.master.merges")
+        .description("pairs of regions the master merged")
+        .register(registry)
+        .increment();
+  }
+
   void split() {
     Counter.builder("kvs.master.splits")
         .description("regions the master split")

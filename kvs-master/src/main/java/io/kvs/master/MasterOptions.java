@@ -28,6 +28,7 @@ import java.util.Objects;
  * @param balancer how it balances replicas and leadership by itself ({@link
  *     BalancerOptions#DEFAULT} by default)
  * @param split when it splits regions by itself ({@link SplitOptions#DEFAULT} by default)
+ * @param merge when it merges regions by itself ({@link MergeOptions#DEFAULT} by default)
  */
 public record MasterOptions(
     String id,
@@ -42,7 +43,8 @@ public record MasterOptions(
     SecurityOptions security,
     Duration sessionTimeout,
     BalancerOptions balancer,
-    SplitOptions split) {
+    SplitOptions split,
+    MergeOptions merge) {
   /** A master's ZooKeeper session timeout unless given: the region servers' default. */
   public static final Duration DEFAULT_SESSION_TIMEOUT = Duration.ofSeconds(4);
 
@@ -59,6 +61,39 @@ public record MasterOptions(
     sessionTimeout = sessionTimeout == null ? DEFAULT_SESSION_TIMEOUT : sessionTimeout;
     balancer = balancer == null ? BalancerOptions.DEFAULT : balancer;
     split = split == null ? SplitOptions.DEFAULT : split;
+    merge = merge == null ? MergeOptions.DEFAULT : merge;
+  }
+
+  /** Options with the default merges. */
+  public MasterOptions(
+      String id,
+      String zookeeper,
+      String cluster,
+      ClusterConfig bootstrap,
+      int expectedServers,
+      Duration reconcileInterval,
+      Duration controlTimeout,
+      String host,
+      int httpPort,
+      SecurityOptions security,
+      Duration sessionTimeout,
+      BalancerOptions balancer,
+      SplitOptions split) {
+    this(
+        id,
+        zookeeper,
+        cluster,
+        bootstrap,
+        expectedServers,
+        reconcileInterval,
+        controlTimeout,
+        host,
+        httpPort,
+        security,
+        sessionTimeout,
+        balancer,
+        split,
+        null);
   }
 
   /** Options with the default splits. */
@@ -88,7 +123,7 @@ public record MasterOptions(
         security,
         sessionTimeout,
         balancer,
-        null);
+        (SplitOptions) null);
   }
 
   /** Options with the default balancer. */
@@ -160,7 +195,8 @@ public record MasterOptions(
         newSecurity,
         sessionTimeout,
         balancer,
-        split);
+        split,
+        merge);
   }
 
   /** These options with {@code newBalancer}. */
@@ -178,7 +214,27 @@ public record MasterOptions(
         security,
         sessionTimeout,
         newBalancer,
-        split);
+        split,
+        merge);
+  }
+
+  /** These options with {@code newMerge}. */
+  public MasterOptions withMerge(MergeOptions newMerge) {
+    return new MasterOptions(
+        id,
+        zookeeper,
+        cluster,
+        bootstrap,
+        expectedServers,
+        reconcileInterval,
+        controlTimeout,
+        host,
+        httpPort,
+        security,
+        sessionTimeout,
+        balancer,
+        split,
+        newMerge);
   }
 
   /** These options with {@code newSplit}. */
@@ -196,7 +252,8 @@ public record MasterOptions(
         security,
         sessionTimeout,
         balancer,
-        newSplit);
+        newSplit,
+        merge);
   }
 
   /** Options with the HTTP port on a free port of 127.0.0.1, without security. */

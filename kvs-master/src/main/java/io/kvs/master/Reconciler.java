@@ -92,6 +92,7 @@ final class Reconciler implements AutoCloseable {
   private final PlannedChanges planned;
   private final Balancer balancer;
   private final Splits splits;
+  private final Merges merges;
   private final ServerCommands commands;
 
   /** Asks for another pass: opens that finished after their pass stopped waiting have news. */
@@ -183,6 +184,8 @@ final class Reconciler implements AutoCloseable {
     this.planned = new PlannedChanges(store);
     this.balancer = new Balancer(options.balancer(), metrics, System::nanoTime);
     this.splits = new Splits(store, commands, metrics, passWanted, options.split());
+    this.merges =
+        new Merges(store, commands, metrics, passWanted, options.merge(), options.split());
     this.metrics = metrics;
     this.passWanted = passWanted;
   }
@@ -198,7 +201,13 @@ final class Reconciler implements AutoCloseable {
     Map<String, Map<Long, HeldRegion>> held = listAll(servers);
     reopenedForFailedStreams.values().forEach(backups -> backups.removeIf(held::containsKey));
     Map<Long, RegionStore.Versioned> regions =
-        splits.advance(store.regionsForPass(), servers, held, config);
+        merges.advance(
+            splits.advance(store.regionsForPass(), servers, held, config),
+            servers,
+            held,
+            config,
+            splits,
+            splits.pending());
     planned.refresh();
     Map<String, Integer> replicas = new HashMap<>();
     servers.keySet().forEach(server -> replicas.put(server, 0));
@@ -217,8 +226,8 @@ final class Reconciler implements AutoCloseable {
     boolean allOpen = true;
     List<Step> steps = new ArrayList<>();
     for (RegionStore.Versioned versioned : regions.values()) {
-      if (splits.sealing(versioned.region().id())) {
-        allOpen = false; // its primary is sealing it: no rule may reopen it meanwhile
+      if (splits.sealing(versioned.region().id()) || merges.retiring(versioned.region().id())) {
+        allOpen = false; // its primary is sealing or retiring it: no rule may reopen it meanwhile
         continue;
       }
       try {

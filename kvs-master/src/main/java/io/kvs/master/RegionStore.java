@@ -3,6 +3,7 @@ package io.kvs.master;
 import io.kvs.core.cluster.ClusterConfig;
 import io.kvs.core.cluster.ClusterJson;
 import io.kvs.core.cluster.ClusterPaths;
+import io.kvs.core.cluster.MergeRequest;
 import io.kvs.core.cluster.MoveRequest;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.ServerInfo;
@@ -273,6 +274,86 @@ final class RegionStore {
     } catch (KeeperException.NoNodeException e) {
       // withdrawn meanwhile
     }
+  }
+
+  /** The operators' pending and refused merge requests, by the lower region's id. */
+  Map<Long, MergeRequest> mergeRequests() throws Exception {
+    Map<Long, MergeRequest> merges = new TreeMap<>();
+    for (String child : children(paths.merges())) {
+      try {
+        merges.put(
+            ClusterPaths.regionIdOf(child),
+            ClusterJson.decodeMerge(curator.getData().forPath(paths.merges() + "/" + child)));
+      } catch (KeeperException.NoNodeException e) {
+        // withdrawn meanwhile
+      } catch (IllegalArgumentException e) {
+        curator
+            .setData()
+            .forPath(
+                paths.merges() + "/" + child,
+                ClusterJson.encode(
+                    MergeRequest.PENDING.refusedFor("unreadable request: " + e.getMessage())));
+      }
+    }
+    return merges;
+  }
+
+  /** Asks for region {@code regionId} to merge with its neighbour above; nothing if one is. */
+  void requestMerge(long regionId) throws Exception {
+    try {
+      curator
+          .create()
+          .creatingParentsIfNeeded()
+          .forPath(paths.merge(regionId), ClusterJson.encode(MergeRequest.PENDING));
+    } catch (KeeperException.NodeExistsException e) {
+      // asked already
+    }
+  }
+
+  /** Records why the merge request of {@code regionId} is refused, for the operator's tool. */
+  void refuseMerge(long regionId, MergeRequest refused) throws Exception {
+    try {
+      curator.setData().forPath(paths.merge(regionId), ClusterJson.encode(refused));
+    } catch (KeeperException.NoNodeException e) {
+      // withdrawn meanwhile
+    }
+  }
+
+  /**
+   * Commits a merge in one transaction, its commit point: {@code left} and {@code right} deleted at
+   * the versions they were read at, {@code merged} created, the id counter moved past it (at the
+   * version read) and the request deleted.
+   */
+  void commitMerge(Versioned left, Versioned right, RegionDescriptor merged, NextId next)
+      throws Exception {
+    byte[] counter =
+        Long.toString(merged.id() + 1).getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    List<CuratorOp> ops = new ArrayList<>();
+    ops.add(
+        next.version() < 0
+            ? curator.transactionOp().create().forPath(paths.nextRegionId(), counter)
+            : curator
+                .transactionOp()
+                .setData()
+                .withVersion(next.version())
+                .forPath(paths.nextRegionId(), counter));
+    for (Versioned gone : List.of(left, right)) {
+      ops.add(
+          curator
+              .transactionOp()
+              .delete()
+              .withVersion(gone.version())
+              .forPath(paths.region(gone.region().id())));
+    }
+    ops.add(
+        curator
+            .transactionOp()
+            .create()
+            .withMode(CreateMode.PERSISTENT)
+            .forPath(paths.region(merged.id()), ClusterJson.encode(merged)));
+    ops.add(curator.transactionOp().delete().forPath(paths.merge(left.region().id())));
+    forget(); // regions come and go: the next pass reads them all
+    curator.transaction().forOperations(ops);
   }
 
   /** The id counter for new regions: the next id and the znode's version (-1: none yet). */

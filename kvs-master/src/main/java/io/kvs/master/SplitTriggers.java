@@ -23,8 +23,8 @@ import java.util.function.Predicate;
  * holds one entry per region of the map.
  */
 final class SplitTriggers {
-  /** A region to split, and why (for the log). */
-  record Choice(long regionId, String why) {}
+  /** A region to split, why (for the log), and whether for its load (not its size). */
+  record Choice(long regionId, String why, boolean byLoad) {}
 
   private final SplitOptions options;
   private final LongSupplier nanos;
@@ -104,7 +104,7 @@ final class SplitTriggers {
       if (why != null
           && now - firstSeen.get(region.id()) >= options.window().toNanos()
           && quiet.test(region)) {
-        chosen = new Choice(region.id(), why);
+        chosen = new Choice(region.id(), why, primary.bytes() < size || size == 0);
       }
     }
     return Optional.ofNullable(chosen);

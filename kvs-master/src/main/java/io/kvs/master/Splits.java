@@ -81,6 +81,35 @@ final class Splits {
     this.triggers = new SplitTriggers(options, System::nanoTime);
   }
 
+  /**
+   * How long a load split keeps merges off its range (issue 28: no load split in the last hour).
+   */
+  static final long LOAD_SPLIT_MEMORY_NANOS = java.util.concurrent.TimeUnit.HOURS.toNanos(1);
+
+  /** Regions split for their load by this master, when (nanoTime); kept for an hour, bounded. */
+  private final Map<RegionDescriptor, Long> loadSplits = new HashMap<>();
+
+  /** Whether a range overlapping {@code [start, end)} was split for its load in the last hour. */
+  boolean loadSplitWithinTheHour(byte[] start, byte[] end) {
+    long now = System.nanoTime();
+    loadSplits.values().removeIf(at -> now - at > LOAD_SPLIT_MEMORY_NANOS);
+    for (RegionDescriptor split : loadSplits.keySet()) {
+      boolean before = end.length > 0 && Keys.compare(end, split.start()) <= 0;
+      boolean after = split.end().length > 0 && Keys.compare(split.end(), start) <= 0;
+      if (!before && !after) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private boolean lastPending;
+
+  /** Whether a split was under way or asked for at the last {@link #advance}. */
+  boolean pending() {
+    return lastPending;
+  }
+
   /** Whether {@code regionId} is being sealed: the reconciler leaves it alone meanwhile. */
   boolean sealing(long regionId) {
     return sealing.containsKey(regionId);
@@ -147,6 +176,7 @@ final class Splits {
     // Its own requests, by size or load: one at a time, as an operator's.
     boolean pending =
         !sealing.isEmpty() || requests.values().stream().anyMatch(r -> !r.isRefused());
+    lastPending = pending;
     var choice =
         triggers.choose(
             result.values().stream().map(RegionStore.Versioned::region).toList(),
@@ -154,6 +184,12 @@ final class Splits {
             pending,
             region -> !requests.containsKey(region.id()) && quiet(region, servers, held));
     if (choice.isPresent()) {
+      if (choice.get().byLoad()) {
+        RegionStore.Versioned hot = result.get(choice.get().regionId());
+        if (hot != null) {
+          loadSplits.put(hot.region(), System.nanoTime());
+        }
+      }
       store.requestSplit(choice.get().regionId(), SplitRequest.at(new byte[0]));
       LOG.info(
           "region {}: splitting it by itself: {}", choice.get().regionId(), choice.get().why());
@@ -208,7 +244,7 @@ final class Splits {
   /**
    * Whether {@code region} may be sealed: open, whole, every member live, listed and holding it.
    */
-  private static boolean quiet(
+  static boolean quiet(
       RegionDescriptor region,
       Map<String, ServerInfo> servers,
       Map<String, Map<Long, HeldRegion>> held) {

@@ -195,6 +195,8 @@ public final class ChaosCampaign {
             Integer.toString(REGIONS),
             "--split-first-size", // its schedule names regions by id: a fixed layout
             "0",
+            "--merge-size",
+            "0",
             "--replication",
             Integer.toString(REPLICATION),
             "--mode",

@@ -171,6 +171,8 @@ public final class FailoverBenchmark {
             Integer.toString(REGIONS),
             "--split-first-size", // a fixed layout, so that runs compare
             "0",
+            "--merge-size",
+            "0",
             "--replication",
             Integer.toString(rf),
             "--session-timeout-ms",

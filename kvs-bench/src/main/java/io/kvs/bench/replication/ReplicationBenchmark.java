@@ -369,6 +369,8 @@ public final class ReplicationBenchmark {
         Integer.toString(options.regions()),
         "--split-first-size", // a fixed layout, so that runs compare
         "0",
+        "--merge-size",
+        "0",
         "--replication",
         Integer.toString(Math.max(rf, 2)),
         "--mode",

@@ -99,7 +99,9 @@ final class ScaleRun {
                     "--regions", Integer.toString(regions),
                     "--servers", Integer.toString(servers),
                     "--replication", Integer.toString(REPLICATION),
-                    "--mode", "send-index"));
+                    "--mode", "send-index",
+                    // simulated regions hold nothing: a fixed layout, no merges of empty ones
+                    "--merge-size", "0"));
         PassWatch passes = new PassWatch(master)) {
       curator.start();
       String connect = zookeeper.connectString();

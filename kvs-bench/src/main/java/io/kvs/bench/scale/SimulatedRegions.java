@@ -89,6 +89,12 @@ final class SimulatedRegions implements ControlledRegions {
   }
 
   @Override
+  public void retire(long regionId, long epoch) {
+    throw KvsException.of(
+        StatusCode.INVALID_ARGUMENT, "a simulated server holds no data: it cannot merge");
+  }
+
+  @Override
   public long highestEpoch(long regionId) {
     return highestEpochs.getOrDefault(regionId, 0L);
   }

@@ -117,6 +117,8 @@ public final class TailBenchmark {
                 Integer.toString(REGIONS),
                 "--split-first-size", // a fixed layout, so that runs compare
                 "0",
+                "--merge-size",
+                "0",
                 "--replication",
                 "3",
                 "--mode",

@@ -70,13 +70,17 @@ final class ProcessCluster implements AutoCloseable {
   /**
    * Starts a cluster in {@code dir} ({@code LocalCluster start --dir dir options...}); returns once
    * every region is open. A start that fails stops whatever it started. The regions the options
-   * give stay as they are unless the test asks for splits: without {@code --split-first-size} the
-   * master's first split size does not step ({@code 0}; splits at {@code --split-size} only).
+   * give stay as they are unless the test asks for splits or merges: without {@code
+   * --split-first-size} the master's first split size does not step ({@code 0}; splits at {@code
+   * --split-size} only), without {@code --merge-size} it merges nothing by itself ({@code 0}).
    */
   static ProcessCluster start(Path dir, String... options) throws Exception {
     List<String> fixed = new ArrayList<>(List.of(options));
     if (!fixed.contains("--split-first-size")) {
       fixed.addAll(List.of("--split-first-size", "0"));
+    }
+    if (!fixed.contains("--merge-size")) {
+      fixed.addAll(List.of("--merge-size", "0"));
     }
     return startWith(dir, fixed);
   }

@@ -60,6 +60,19 @@ public final class ClusterJson {
     return write(node);
   }
 
+  public static byte[] encode(MergeRequest merge) {
+    ObjectNode node = MAPPER.createObjectNode();
+    if (merge.isRefused()) {
+      node.put("refused", merge.refused());
+    }
+    return write(node);
+  }
+
+  public static MergeRequest decodeMerge(byte[] json) {
+    JsonNode node = read(json);
+    return new MergeRequest(node.has("refused") ? text(node, "refused") : "");
+  }
+
   public static SplitRequest decodeSplit(byte[] json) {
     JsonNode node = read(json);
     return new SplitRequest(bytes(node, "key"), node.has("refused") ? text(node, "refused") : "");
@@ -104,9 +117,12 @@ public final class ClusterJson {
     region.joining().forEach(joining::add);
     node.put("epoch", region.epoch());
     node.put("state", region.state().name());
-    if (region.origin() != null) {
-      node.put("parent", region.origin().parent());
-      node.put("sibling", region.origin().sibling());
+    if (region.origin() instanceof SplitOrigin split) {
+      node.put("parent", split.parent());
+      node.put("sibling", split.sibling());
+    } else if (region.origin() instanceof MergeOrigin merge) {
+      node.put("mergedLeft", merge.left());
+      node.put("mergedRight", merge.right());
     }
     return node;
   }
@@ -132,9 +148,17 @@ public final class ClusterJson {
         joining,
         longValue(node, "epoch"),
         RegionState.valueOf(text(node, "state")),
-        node.has("parent")
-            ? new SplitOrigin(longValue(node, "parent"), longValue(node, "sibling"))
-            : null);
+        originOf(node));
+  }
+
+  private static RegionOrigin originOf(JsonNode node) {
+    if (node.has("parent")) {
+      return new SplitOrigin(longValue(node, "parent"), longValue(node, "sibling"));
+    }
+    if (node.has("mergedLeft")) {
+      return new MergeOrigin(longValue(node, "mergedLeft"), longValue(node, "mergedRight"));
+    }
+    return null;
   }
 
   public static byte[] encode(ClusterConfig config) {

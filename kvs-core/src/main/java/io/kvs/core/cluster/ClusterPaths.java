@@ -20,8 +20,11 @@ package io.kvs.core.cluster;
  * /kvs/&lt;cluster&gt;/admin/splits/&lt;region&gt;           persistent  SplitRequest (JSON): an operator
  *                               asks for the region to split; the master deletes it with the split,
  *                               or records why it refused
+ * /kvs/&lt;cluster&gt;/admin/merges/&lt;region&gt;           persistent  MergeRequest (JSON): an operator
+ *                               asks for the region to merge with its neighbour above; the master
+ *                               deletes it with the merge, or records why it refused
  * /kvs/&lt;cluster&gt;/next-region-id   persistent  the id the next new region takes (decimal): ids of
- *                               regions split away are never used again
+ *                               regions split or merged away are never used again
  * </pre>
  */
 public final class ClusterPaths {
@@ -103,7 +106,16 @@ public final class ClusterPaths {
     return splits() + "/" + String.format("%08d", regionId);
   }
 
-  /** The id the next region created by a split takes (decimal text). */
+  /** Requests to merge a region with its neighbour above, one child per lower region. */
+  public String merges() {
+    return admin() + "/merges";
+  }
+
+  public String merge(long regionId) {
+    return merges() + "/" + String.format("%08d", regionId);
+  }
+
+  /** The id the next region created by a split or a merge takes (decimal text). */
   public String nextRegionId() {
     return root + "/next-region-id";
   }

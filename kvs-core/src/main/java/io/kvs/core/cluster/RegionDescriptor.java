@@ -17,8 +17,9 @@ import java.util.Objects;
  *     primary's catch-up of them may be under way): never promoted
  * @param epoch raised by the master at every change of the replica group; every request carries it
  * @param state where the region is in its lifecycle
- * @param origin for a region split from another, until the master records it {@code OPEN} (every
- *     member holds it): the parent and sibling its members split it from; null otherwise
+ * @param origin for a region split from another or merged from two, until the master records it
+ *     {@code OPEN} (every member holds it): what its members make it from ({@link SplitOrigin}: the
+ *     parent and sibling; {@link MergeOrigin}: the two regions merged); null otherwise
  */
 public record RegionDescriptor(
     long id,
@@ -29,7 +30,7 @@ public record RegionDescriptor(
     List<String> joining,
     long epoch,
     RegionState state,
-    SplitOrigin origin) {
+    RegionOrigin origin) {
   /** A region that was not split from another (or whose members all hold it). */
   public RegionDescriptor(
       long id,
@@ -65,8 +66,8 @@ public record RegionDescriptor(
       throw new IllegalArgumentException("region " + id + ": a joining server is no backup");
     }
     Objects.requireNonNull(state, "state");
-    if (origin != null && (origin.parent() == id || origin.sibling() == id)) {
-      throw new IllegalArgumentException("region " + id + " is its own parent or sibling");
+    if (origin != null && origin.names(id)) {
+      throw new IllegalArgumentException("region " + id + " is its own origin: " + origin);
     }
     if (id < 0 || epoch < 0) {
       throw new IllegalArgumentException("negative region id or epoch");
@@ -191,10 +192,39 @@ public record RegionDescriptor(
 
   /** The key a daughter's members split its parent at (null for a region not split). */
   public byte[] splitKey() {
-    if (origin == null) {
+    if (!(origin instanceof SplitOrigin split)) {
       return null;
     }
-    return id < origin.sibling() ? end : start;
+    return id < split.sibling() ? end : start;
+  }
+
+  /**
+   * The region of merging this one with {@code right}, its neighbour above (whose range starts
+   * where this one's ends, with the same replica group): id {@code mergedId}, both ranges, the
+   * group at the next epoch above both, opening, every backup joining if {@code backupsJoin} (their
+   * copies are not merged in place).
+   */
+  public RegionDescriptor merge(RegionDescriptor right, long mergedId, boolean backupsJoin) {
+    if (end.length == 0 || !Arrays.equals(end, right.start)) {
+      throw new IllegalArgumentException(
+          "region " + right.id + " " + right.rangeText() + " does not follow " + this);
+    }
+    if (!primary.equals(right.primary)
+        || !new java.util.TreeSet<>(backups).equals(new java.util.TreeSet<>(right.backups))) {
+      throw new IllegalArgumentException(
+          "regions " + id + " and " + right.id + " have different replica groups");
+    }
+    List<String> newJoining = backupsJoin ? backups : List.of();
+    return new RegionDescriptor(
+        mergedId,
+        start,
+        right.end,
+        primary,
+        backups,
+        newJoining,
+        Math.max(epoch, right.epoch) + 1,
+        RegionState.OPENING,
+        new MergeOrigin(id, right.id));
   }
 
   /** This region with {@code inSync} no longer joining, same group and epoch. */
@@ -249,6 +279,9 @@ public record RegionDescriptor(
         + " backups "
         + backups
         + (joining.isEmpty() ? "" : " joining " + joining)
-        + (origin == null ? "" : " split from " + origin.parent());
+        + (origin instanceof SplitOrigin split ? " split from " + split.parent() : "")
+        + (origin instanceof MergeOrigin merge
+            ? " merged from " + merge.left() + " and " + merge.right()
+            : "");
   }
 }

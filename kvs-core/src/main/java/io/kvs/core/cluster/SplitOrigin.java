@@ -9,11 +9,16 @@ package io.kvs.core.cluster;
  * @param parent the region split
  * @param sibling the other daughter
  */
-public record SplitOrigin(long parent, long sibling) {
+public record SplitOrigin(long parent, long sibling) implements RegionOrigin {
   public SplitOrigin {
     if (parent <= 0 || sibling <= 0 || parent == sibling) {
       throw new IllegalArgumentException(
           "bad split origin: parent " + parent + ", sibling " + sibling);
     }
+  }
+
+  @Override
+  public boolean names(long regionId) {
+    return regionId == parent || regionId == sibling;
   }
 }

@@ -48,6 +48,16 @@ public sealed interface ControlCommand {
     }
   }
 
+  /**
+   * The first step of merging region {@code regionId}, held here as primary at {@code epoch}, with
+   * a neighbour: stop serving it (requests get WRONG_REGION until the merged region opens) once
+   * every backup holds every write its region holds, so that each member can merge its copies after
+   * the master commits the merge. Refused, the region still served: STALE_EPOCH or NOT_PRIMARY if
+   * this server does not lead it at that epoch. As after a seal, a region whose hand-over to the
+   * backups failed is left closed here: the master reopens it.
+   */
+  record Retire(long regionId, long epoch) implements ControlCommand {}
+
   /** List the regions the server holds. */
   record ListRegions() implements ControlCommand {}
 

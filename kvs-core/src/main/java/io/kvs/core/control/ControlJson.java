@@ -41,6 +41,10 @@ public final class ControlJson {
       node.put("regionId", seal.regionId());
       node.put("epoch", seal.epoch());
       node.put("key", java.util.Base64.getEncoder().encodeToString(seal.key()));
+    } else if (command instanceof ControlCommand.Retire retire) {
+      node.put("command", "retire");
+      node.put("regionId", retire.regionId());
+      node.put("epoch", retire.epoch());
     } else if (command instanceof ControlCommand.Stats) {
       node.put("command", "stats");
     } else if (command instanceof ControlCommand.Digest digest) {
@@ -79,6 +83,8 @@ public final class ControlJson {
               longValue(node, "regionId"),
               longValue(node, "epoch"),
               java.util.Base64.getDecoder().decode(text(node, "key")));
+      case "retire" ->
+          new ControlCommand.Retire(longValue(node, "regionId"), longValue(node, "epoch"));
       case "list" -> new ControlCommand.ListRegions();
       case "stats" -> new ControlCommand.Stats();
       case "digest" -> new ControlCommand.Digest(longValue(node, "regionId"));

@@ -83,6 +83,43 @@ class ClusterJsonTest {
   }
 
   @Test
+  void mergesRoundTripAndCoverBothRanges() {
+    RegionDescriptor left =
+        new RegionDescriptor(
+            7, new byte[] {1}, new byte[] {5}, "s1", List.of("s2", "s3"), 4, RegionState.OPEN);
+    RegionDescriptor right =
+        new RegionDescriptor(
+            9, new byte[] {5}, new byte[0], "s1", List.of("s3", "s2"), 6, RegionState.OPEN);
+    RegionDescriptor merged = left.merge(right, 12, true);
+    assertThat(merged.id()).isEqualTo(12);
+    assertThat(merged.start()).isEqualTo(new byte[] {1});
+    assertThat(merged.end()).isEmpty();
+    assertThat(merged.epoch()).as("above both").isEqualTo(7);
+    assertThat(merged.state()).isEqualTo(RegionState.OPENING);
+    assertThat(merged.origin()).isEqualTo(new MergeOrigin(7, 9));
+    assertThat(merged.splitKey()).isNull();
+    assertThat(merged.joining()).containsExactly("s2", "s3"); // send-index: re-replicated
+    assertThat(left.merge(right, 12, false).joining()).isEmpty();
+    assertThat(ClusterJson.decodeRegion(ClusterJson.encode(merged))).isEqualTo(merged);
+    assertThat(merged.withState(RegionState.OPEN).origin()).isNull();
+    // Not neighbours, the wrong way round, or another group: refused.
+    assertThatThrownBy(() -> right.merge(left, 12, true))
+        .isInstanceOf(IllegalArgumentException.class);
+    RegionDescriptor elsewhere =
+        new RegionDescriptor(
+            9, new byte[] {5}, new byte[0], "s2", List.of("s1", "s3"), 6, RegionState.OPEN);
+    assertThatThrownBy(() -> left.merge(elsewhere, 12, true))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> left.merge(right, 9, true))
+        .as("its own origin")
+        .isInstanceOf(IllegalArgumentException.class);
+    MergeRequest refused = MergeRequest.PENDING.refusedFor("no region 7");
+    assertThat(ClusterJson.decodeMerge(ClusterJson.encode(refused))).isEqualTo(refused);
+    assertThat(ClusterJson.decodeMerge(ClusterJson.encode(MergeRequest.PENDING)).isRefused())
+        .isFalse();
+  }
+
+  @Test
   void malformedMetadataIsAClearError() {
     assertThatThrownBy(() -> ClusterJson.decodeRegion(json("not json")))
         .isInstanceOf(IllegalArgumentException.class)

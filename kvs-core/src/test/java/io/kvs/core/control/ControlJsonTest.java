@@ -31,6 +31,8 @@ class ControlJsonTest {
     assertThat(sealed.regionId()).isEqualTo(3);
     assertThat(sealed.epoch()).isEqualTo(6);
     assertThat(sealed.key()).isEqualTo(new byte[] {0, (byte) 0xff});
+    ControlCommand retire = new ControlCommand.Retire(3, 6);
+    assertThat(ControlJson.decodeCommand(ControlJson.encode(retire))).isEqualTo(retire);
     ControlCommand list = new ControlCommand.ListRegions();
     assertThat(ControlJson.decodeCommand(ControlJson.encode(list))).isEqualTo(list);
     ControlReply reply =

@@ -165,6 +165,10 @@ public final class ControlServer implements AutoCloseable {
         return new ControlReply(
             StatusCode.OK, java.util.Base64.getEncoder().encodeToString(key), List.of());
       }
+      if (command instanceof ControlCommand.Retire retire) {
+        regions.retire(retire.regionId(), retire.epoch());
+        return ControlReply.ok();
+      }
       if (command instanceof ControlCommand.Stats) {
         return new ControlReply(StatusCode.OK, "", List.of(), regions.stats());
       }
@@ -182,7 +186,9 @@ public final class ControlServer implements AutoCloseable {
               ? open.region().id()
               : command instanceof ControlCommand.Close close
                   ? close.regionId()
-                  : command instanceof ControlCommand.Seal seal ? seal.regionId() : -1;
+                  : command instanceof ControlCommand.Seal seal
+                      ? seal.regionId()
+                      : command instanceof ControlCommand.Retire retire ? retire.regionId() : -1;
       if (e instanceof NotInSyncException) {
         // Not a backup in sync: the master opens the region again with this server joining.
         return new ControlReply(
@@ -240,6 +246,9 @@ public final class ControlServer implements AutoCloseable {
     }
     if (command instanceof ControlCommand.Seal seal) {
       return changes.get(Math.floorMod(seal.regionId(), CHANGE_LANES));
+    }
+    if (command instanceof ControlCommand.Retire retire) {
+      return changes.get(Math.floorMod(retire.regionId(), CHANGE_LANES));
     }
     return command instanceof ControlCommand.Digest ? digests : reads;
   }

@@ -30,6 +30,12 @@ public interface ControlledRegions {
    */
   byte[] seal(long regionId, long epoch, byte[] key);
 
+  /**
+   * Retires region {@code regionId}, led here at {@code epoch}, for its merge with a neighbour
+   * (control command {@code retire}): stops serving it once every backup holds every write.
+   */
+  void retire(long regionId, long epoch);
+
   /** The highest epoch this server accepted for {@code regionId} (0: none). */
   long highestEpoch(long regionId);
 

@@ -4,10 +4,12 @@ import io.kvs.core.ClosedException;
 import io.kvs.core.KvsException;
 import io.kvs.core.StatusCode;
 import io.kvs.core.cluster.Keys;
+import io.kvs.core.cluster.MergeOrigin;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionRole;
 import io.kvs.core.cluster.ReplicationMode;
 import io.kvs.core.cluster.ServerInfo;
+import io.kvs.core.cluster.SplitOrigin;
 import io.kvs.core.control.ControlCommand;
 import io.kvs.core.control.HeldRegion;
 import io.kvs.core.control.StreamKey;
@@ -178,6 +180,7 @@ public final class HostedRegions implements ControlledRegions {
     epochs.raise(descriptor.id(), descriptor.epoch());
     long raised = System.nanoTime();
     splitParent(descriptor);
+    mergeParents(descriptor);
     Hosted current = hosted.get(descriptor.id());
     Region region = regionFor(descriptor, role, mode, current);
     long found = System.nanoTime();
@@ -255,15 +258,7 @@ public final class HostedRegions implements ControlledRegions {
     commands.readLock().lock();
     try {
       synchronized (lockOf(regionId)) {
-        Hosted current = hosted.get(regionId);
-        if (current == null || current.descriptor().epoch() != epoch) {
-          throw KvsException.of(
-              StatusCode.STALE_EPOCH, "region " + regionId + " is not held here at epoch " + epoch);
-        }
-        if (current.role() != RegionRole.PRIMARY) {
-          throw KvsException.of(
-              StatusCode.NOT_PRIMARY, "region " + regionId + " is not led by " + serverId);
-        }
+        Hosted current = ledAt(regionId, epoch);
         RegionDescriptor descriptor = current.descriptor();
         byte[] splitKey = key.length > 0 ? key : SplitKeys.median(current.region());
         if (splitKey == null || !descriptor.splitsAt(splitKey)) {
@@ -699,10 +694,11 @@ public final class HostedRegions implements ControlledRegions {
    * parent's (daughters' ids are above their parent's, so the order never cycles).
    */
   private void splitParent(RegionDescriptor descriptor) {
-    if (descriptor.origin() == null || exists(engineName(descriptor.id()))) {
+    if (!(descriptor.origin() instanceof SplitOrigin origin)
+        || exists(engineName(descriptor.id()))) {
       return;
     }
-    long parentId = descriptor.origin().parent();
+    long parentId = origin.parent();
     String parent = engineName(parentId);
     synchronized (lockOf(parentId)) {
       if (!exists(parent)) {
@@ -717,11 +713,11 @@ public final class HostedRegions implements ControlledRegions {
         LOG.info(
             "dropped the replica of region {}: its daughters {} are re-replicated",
             parentId,
-            List.of(descriptor.id(), descriptor.origin().sibling()));
+            List.of(descriptor.id(), origin.sibling()));
         return;
       }
-      long lower = Math.min(descriptor.id(), descriptor.origin().sibling());
-      long upper = Math.max(descriptor.id(), descriptor.origin().sibling());
+      long lower = Math.min(descriptor.id(), origin.sibling());
+      long upper = Math.max(descriptor.id(), origin.sibling());
       long began = System.nanoTime();
       engine.splitRegion(parent, descriptor.splitKey(), engineName(lower), engineName(upper));
       LOG.info(
@@ -731,6 +727,109 @@ public final class HostedRegions implements ControlledRegions {
           lower,
           upper,
           millis(System.nanoTime() - began));
+    }
+  }
+
+  /**
+   * Retires region {@code regionId} for its merge with a neighbour: refused unless this server
+   * leads it at {@code epoch}; stops serving it once its last records reached every backup. Its
+   * data stays, for the merge each member makes when it opens the merged region; without the
+   * master's commit the region is opened again (the master finds it not held).
+   *
+   * @throws KvsException STALE_EPOCH or NOT_PRIMARY if not led here at {@code epoch}; the
+   *     hand-over's error if a backup missed records
+   */
+  @Override
+  public void retire(long regionId, long epoch) {
+    commands.readLock().lock();
+    try {
+      synchronized (lockOf(regionId)) {
+        RegionDescriptor descriptor = ledAt(regionId, epoch).descriptor();
+        hosted.remove(regionId);
+        publish();
+        service.detachFlushed(regionId);
+        LOG.info("retired {} for its merge", descriptor);
+      }
+    } finally {
+      commands.readLock().unlock();
+    }
+  }
+
+  /** Region {@code regionId} as held here, led at {@code epoch}; else STALE_EPOCH, NOT_PRIMARY. */
+  private Hosted ledAt(long regionId, long epoch) {
+    Hosted current = hosted.get(regionId);
+    if (current == null || current.descriptor().epoch() != epoch) {
+      throw KvsException.of(
+          StatusCode.STALE_EPOCH, "region " + regionId + " is not held here at epoch " + epoch);
+    }
+    if (current.role() != RegionRole.PRIMARY) {
+      throw KvsException.of(
+          StatusCode.NOT_PRIMARY, "region " + regionId + " is not led by " + serverId);
+    }
+    return current;
+  }
+
+  /**
+   * For a region merged from two that this server does not hold yet (or holds half made: a merge a
+   * crash interrupted): makes it from its copies of both, by copying their pairs into a new engine
+   * region, syncing it, then dropping the lower region (the merge's commit point here: a merged
+   * region beside its lower region is half made, and made again) and the upper one. The regions
+   * merged are small (below {@code --merge-size}), so the copy is short. A send-index backup's
+   * copies are replicas, which are not copied: dropped, the merged region is re-replicated from its
+   * primary (the master opens it with every backup joining). Nothing to do if this server lost
+   * either (the usual rules apply: it joins). Called under the merged region's lock; takes both
+   * others' (their ids are below it, so the order never cycles).
+   */
+  private void mergeParents(RegionDescriptor descriptor) {
+    if (!(descriptor.origin() instanceof MergeOrigin origin)) {
+      return;
+    }
+    String merged = engineName(descriptor.id());
+    String left = engineName(origin.left());
+    String right = engineName(origin.right());
+    synchronized (lockOf(origin.left())) {
+      synchronized (lockOf(origin.right())) {
+        boolean hasLeft = exists(left);
+        if (exists(merged)) {
+          if (!hasLeft) {
+            if (exists(right)) {
+              engine.dropRegion(right); // the commit point passed: finish
+            }
+            return;
+          }
+          engine.dropRegion(merged); // half made: made again
+        }
+        if (!hasLeft || !exists(right)) {
+          return;
+        }
+        for (long id : List.of(origin.left(), origin.right())) {
+          if (hosted.remove(id) != null) {
+            publish();
+          }
+          service.detach(id); // a backup applies what its buffers hold first
+        }
+        if (service.holdsReplica(left) || service.holdsReplica(right)) {
+          engine.dropRegion(left);
+          engine.dropRegion(right);
+          LOG.info(
+              "dropped the replicas of regions {} and {}: their merge {} is re-replicated",
+              origin.left(),
+              origin.right(),
+              descriptor.id());
+          return;
+        }
+        long began = System.nanoTime();
+        long pairs = RegionCopy.copy(engine, List.of(left, right), merged);
+        engine.dropRegion(left);
+        engine.dropRegion(right);
+        LOG.info(
+            "merged regions {} and {} into {} ({} pairs) in {} ms",
+            origin.left(),
+            origin.right(),
+            descriptor.id(),
+            pairs,
+            millis(System.nanoTime() - began));
+      }
     }
   }
 

@@ -82,6 +82,11 @@ public final class StubRegions implements ControlledRegions {
   }
 
   @Override
+  public void retire(long regionId, long epoch) {
+    held.remove(regionId);
+  }
+
+  @Override
   public long highestEpoch(long regionId) {
     HeldRegion region = held.get(regionId);
     return region == null ? 0 : region.epoch();

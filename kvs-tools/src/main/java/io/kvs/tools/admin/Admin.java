@@ -4,6 +4,7 @@ import io.kvs.core.KvsException;
 import io.kvs.core.cluster.ClusterJson;
 import io.kvs.core.cluster.ClusterPaths;
 import io.kvs.core.cluster.Keys;
+import io.kvs.core.cluster.MergeRequest;
 import io.kvs.core.cluster.MoveRequest;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionMap;
@@ -272,6 +273,82 @@ public final class Admin implements AutoCloseable {
             "not done within " + timeout.toSeconds() + " s; the request stays pending");
       }
       Thread.sleep(POLL.toMillis()); // polling ZooKeeper at a bounded rate while waiting
+    }
+  }
+
+  /**
+   * Asks the master to merge region {@code regionId} with its neighbour above.
+   *
+   * @return the neighbour, as read now
+   * @throws IllegalArgumentException if there is no such region or it is the last one
+   */
+  public RegionDescriptor requestMerge(long regionId) throws Exception {
+    RegionDescriptor region = region(regionId);
+    RegionDescriptor right =
+        region.end().length == 0
+            ? null
+            : regions().regions().stream()
+                .filter(other -> java.util.Arrays.equals(other.start(), region.end()))
+                .findFirst()
+                .orElse(null);
+    if (right == null) {
+      throw new IllegalArgumentException(
+          "region " + regionId + " " + region.rangeText() + " has no neighbour above it");
+    }
+    byte[] request = ClusterJson.encode(MergeRequest.PENDING);
+    try {
+      curator.create().creatingParentsIfNeeded().forPath(paths.merge(regionId), request);
+    } catch (KeeperException.NodeExistsException e) {
+      curator.setData().forPath(paths.merge(regionId), request); // replaces an earlier request
+    }
+    return right;
+  }
+
+  /**
+   * Waits until regions {@code left} and {@code right} (as read before the request) have merged and
+   * the merged region is open.
+   *
+   * @return the merged region
+   * @throws IllegalStateException with why not: the master's refusal (the request is then
+   *     withdrawn) or that the wait ran out (the request stays)
+   */
+  public RegionDescriptor awaitMerge(
+      RegionDescriptor left, RegionDescriptor right, Duration timeout) throws Exception {
+    long regionId = left.id();
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      MergeRequest request = null;
+      try {
+        request = ClusterJson.decodeMerge(curator.getData().forPath(paths.merge(regionId)));
+      } catch (KeeperException.NoNodeException e) {
+        // done, or withdrawn
+      }
+      RegionMap map = regions();
+      if (request == null && map.byId(regionId).isEmpty() && map.byId(right.id()).isEmpty()) {
+        List<RegionDescriptor> covering = map.within(left.start(), right.end());
+        if (covering.size() == 1 && covering.get(0).state() == RegionState.OPEN) {
+          return covering.get(0);
+        }
+      } else if (request == null) {
+        throw new IllegalStateException("the merge request of region " + regionId + " is gone");
+      } else if (request.isRefused()) {
+        withdrawMerge(regionId);
+        throw new IllegalStateException("the master refused: " + request.refused());
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException(
+            "not done within " + timeout.toSeconds() + " s; the request stays pending");
+      }
+      Thread.sleep(POLL.toMillis()); // polling ZooKeeper at a bounded rate while waiting
+    }
+  }
+
+  /** Withdraws the merge request of {@code regionId} (nothing if there is none). */
+  public void withdrawMerge(long regionId) throws Exception {
+    try {
+      curator.delete().forPath(paths.merge(regionId));
+    } catch (KeeperException.NoNodeException e) {
+      // none
     }
   }
 

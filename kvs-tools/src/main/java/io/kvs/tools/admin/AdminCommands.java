@@ -31,13 +31,16 @@ public final class AdminCommands {
               + " backups",
           "  split <region> [key]        split the region in two at <key> (UTF-8; default: the"
               + " median of its keys)",
+          "  merge <region>              merge the region with its neighbour above (both of one"
+              + " replica group)",
           "  decommission <server>       move every replica off <server>; then it may stop",
           "  recommission <server>       let a decommissioned server hold replicas again",
           "  balance                     hand primaries over so that every server leads about as"
               + " many regions",
           "  balancer [on|off]           whether the master balances replicas and leadership by"
               + " itself (on unless switched off here or its --balancer off)",
-          "  (move, split and decommission wait until done; add --no-wait to return at once)");
+          "  (move, split, merge and decommission wait until done; add --no-wait to return at"
+              + " once)");
 
   /** A command that could not be done; its message says why. */
   public static final class AdminException extends RuntimeException {
@@ -74,6 +77,7 @@ public final class AdminCommands {
         case "stats" -> stats(args);
         case "move" -> move(args, noWait);
         case "split" -> split(args, noWait);
+        case "merge" -> merge(args, noWait);
         case "decommission" -> decommission(args, noWait);
         case "recommission" -> recommission(args);
         case "balance" -> balance(args, noWait);
@@ -193,6 +197,37 @@ public final class AdminCommands {
     out.printf(
         "region %d: primary %s at epoch %d (backups %s)%n",
         regionId, region.primary(), region.epoch(), String.join(",", region.backups()));
+  }
+
+  private void merge(List<String> args, boolean noWait) throws Exception {
+    if (args.size() != 1) {
+      throw new AdminException("usage: merge <region>");
+    }
+    long regionId = regionId(args.get(0));
+    RegionDescriptor left = admin.region(regionId);
+    RegionDescriptor right;
+    try {
+      right = admin.requestMerge(regionId);
+    } catch (IllegalArgumentException e) {
+      throw new AdminException("merge of region " + regionId + ": " + e.getMessage());
+    }
+    if (noWait) {
+      out.printf("requested: regions %d and %d merge%n", regionId, right.id());
+      return;
+    }
+    RegionDescriptor merged;
+    try {
+      merged = admin.awaitMerge(left, right, wait);
+    } catch (IllegalStateException e) {
+      throw new AdminException("merge of region " + regionId + ": " + e.getMessage());
+    }
+    out.printf(
+        "region %d %s: primary %s at epoch %d (backups %s)%n",
+        merged.id(),
+        merged.rangeText(),
+        merged.primary(),
+        merged.epoch(),
+        String.join(",", merged.backups()));
   }
 
   private void split(List<String> args, boolean noWait) throws Exception {

@@ -18,7 +18,7 @@ import java.util.Set;
  *                     [--master-session-timeout-ms MS] [--min-replicas N]
  *                     [--balancer on|off] [--balance-interval-ms MS] [--balance-moves N]
  *                     [--split-size BYTES] [--split-first-size BYTES] [--split-qps N]
- *                     [--split-window-ms MS]
+ *                     [--split-window-ms MS] [--merge-size BYTES] [--merge-rest-ms MS]
  *                     [--durability flush|sync] [--metrics on|off] [--watchdog-ms MS] [--shards N]
  *                     [--tls [on|off]] [--tls-client-auth none|require]
  *                     [--native-library FILE] [--zookeeper-log-dir DIR]
@@ -89,6 +89,8 @@ public final class LocalCluster {
                       "split-first-size",
                       "split-qps",
                       "split-window-ms",
+                      "merge-size",
+                      "merge-rest-ms",
                       "memory",
                       "l0-size",
                       "session-timeout-ms",
@@ -150,7 +152,7 @@ public final class LocalCluster {
             + " [--master-session-timeout-ms MS]"
             + " [--balancer on|off] [--balance-interval-ms MS] [--balance-moves N]"
             + " [--split-size BYTES] [--split-first-size BYTES] [--split-qps N]"
-            + " [--split-window-ms MS]"
+            + " [--split-window-ms MS] [--merge-size BYTES] [--merge-rest-ms MS]"
             + " [--metrics on|off] [--watchdog-ms MS] [--shards N] [--native-library FILE]"
             + " [--zookeeper-log-dir DIR]\n"
             + "       ./kvs local status\n"

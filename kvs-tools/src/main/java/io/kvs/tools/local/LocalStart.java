@@ -101,7 +101,9 @@ final class LocalStart {
             "split-size",
             "split-first-size",
             "split-qps",
-            "split-window-ms")) {
+            "split-window-ms",
+            "merge-size",
+            "merge-rest-ms")) {
       if (flags.has(flag)) {
         masterFlags.add("--" + flag);
         masterFlags.add(flags.require(flag));
