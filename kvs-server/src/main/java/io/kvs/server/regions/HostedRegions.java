@@ -776,9 +776,10 @@ public final class HostedRegions implements ControlledRegions {
    * region beside its lower region is half made, and made again) and the upper one. The regions
    * merged are small (below {@code --merge-size}), so the copy is short. A send-index backup's
    * copies are replicas, which are not copied: dropped, the merged region is re-replicated from its
-   * primary (the master opens it with every backup joining). Nothing to do if this server lost
-   * either (the usual rules apply: it joins). Called under the merged region's lock; takes both
-   * others' (their ids are below it, so the order never cycles).
+   * primary (the master opens it with every backup joining); a merged region held as such a replica
+   * was received, never half made (copies of both found beside it are strays, dropped). Nothing to
+   * do if this server lost either (the usual rules apply: it joins). Called under the merged
+   * region's lock; takes both others' (their ids are below it, so the order never cycles).
    */
   private void mergeParents(RegionDescriptor descriptor) {
     if (!(descriptor.origin() instanceof MergeOrigin origin)) {
@@ -789,17 +790,17 @@ public final class HostedRegions implements ControlledRegions {
     String right = engineName(origin.right());
     synchronized (lockOf(origin.left())) {
       synchronized (lockOf(origin.right())) {
-        boolean hasLeft = exists(left);
-        if (exists(merged)) {
-          if (!hasLeft) {
-            if (exists(right)) {
-              engine.dropRegion(right); // the commit point passed: finish
+        if (exists(merged) && (!exists(left) || service.holdsReplica(merged))) {
+          // Made already (a crash came after the commit point here), or received from its
+          // primary as a replica: copies of both left here are strays, dropped.
+          for (String stray : List.of(left, right)) {
+            if (exists(stray)) {
+              engine.dropRegion(stray);
             }
-            return;
           }
-          engine.dropRegion(merged); // half made: made again
+          return;
         }
-        if (!hasLeft || !exists(right)) {
+        if (!exists(left) || !exists(right)) {
           return;
         }
         for (long id : List.of(origin.left(), origin.right())) {
@@ -819,15 +820,14 @@ public final class HostedRegions implements ControlledRegions {
           return;
         }
         long began = System.nanoTime();
-        long pairs = RegionCopy.copy(engine, List.of(left, right), merged);
-        engine.dropRegion(left);
-        engine.dropRegion(right);
+        long[] pairs = new long[1];
+        RegionCopy.merge(engine, left, right, merged, this::exists, pairs);
         LOG.info(
             "merged regions {} and {} into {} ({} pairs) in {} ms",
             origin.left(),
             origin.right(),
             descriptor.id(),
-            pairs,
+            pairs[0],
             millis(System.nanoTime() - began));
       }
     }

@@ -21,6 +21,47 @@ final class RegionCopy {
 
   private RegionCopy() {}
 
+  /** What {@link #merge} found and did. */
+  enum Outcome {
+    /** Made the merged region (over a half-made one, if there was one). */
+    MERGED,
+    /** Found it made already (a crash after the commit point: the upper source dropped now). */
+    DONE,
+    /** A source is missing and the merged region is not made: nothing to make it from. */
+    MISSING
+  }
+
+  /**
+   * Makes engine region {@code merged} from {@code left} and {@code right} (see the class comment);
+   * {@code exists} says whether an engine region exists. Returns what it found and did, and the
+   * pairs copied in {@code copied[0]}.
+   */
+  static Outcome merge(
+      Engine engine,
+      String left,
+      String right,
+      String merged,
+      java.util.function.Predicate<String> exists,
+      long[] copied) {
+    boolean hasLeft = exists.test(left);
+    if (exists.test(merged)) {
+      if (!hasLeft) {
+        if (exists.test(right)) {
+          engine.dropRegion(right);
+        }
+        return Outcome.DONE;
+      }
+      engine.dropRegion(merged);
+    }
+    if (!hasLeft || !exists.test(right)) {
+      return Outcome.MISSING;
+    }
+    copied[0] = copy(engine, List.of(left, right), merged);
+    engine.dropRegion(left);
+    engine.dropRegion(right);
+    return Outcome.MERGED;
+  }
+
   /**
    * Creates engine region {@code target} holding every live pair of {@code sources}; returns how
    * many pairs it copied. The sources are left as they are.
