@@ -73,7 +73,7 @@ final class MergeTriggers {
       if (left.end().length == 0 || !Arrays.equals(left.end(), right.start())) {
         continue;
       }
-      if (!Merges.sameGroup(left, right) || left.primary().isEmpty()) {
+      if (!left.sameGroupAs(right) || left.primary().isEmpty()) {
         continue;
       }
       long leftBytes = bytesOf(left, held);

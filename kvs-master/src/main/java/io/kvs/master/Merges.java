@@ -15,7 +15,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
-import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import org.apache.zookeeper.KeeperException;
 import org.slf4j.Logger;
@@ -170,7 +169,7 @@ final class Merges {
           leftId, request.refusedFor("region " + leftId + " is the last: no region follows it"));
       return;
     }
-    if (!sameGroup(left.region(), right.region())) {
+    if (!left.region().sameGroupAs(right.region())) {
       store.refuseMerge(
           leftId,
           request.refusedFor(
@@ -278,12 +277,6 @@ final class Merges {
       }
     }
     return null;
-  }
-
-  /** Whether both regions have the same primary and the same backups. */
-  static boolean sameGroup(RegionDescriptor a, RegionDescriptor b) {
-    return a.primary().equals(b.primary())
-        && new TreeSet<>(a.backups()).equals(new TreeSet<>(b.backups()));
   }
 
   private static ControlReply failed(Throwable failure) {

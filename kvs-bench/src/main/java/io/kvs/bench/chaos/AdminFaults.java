@@ -88,6 +88,38 @@ final class AdminFaults {
     record.error("the balancer gave " + server + " no replica within " + REFILL_WAIT);
   }
 
+  /** Splits the region the target names at the median of its keys, as an operator would. */
+  Faults.Active split(PlannedFault fault, FaultRecord record) throws Exception {
+    RegionDescriptor region = cluster.region(fault.target().region());
+    record.victim("region " + region.id() + " " + region.rangeText());
+    CompletableFuture<String> command = run(record, List.of("split", Long.toString(region.id())));
+    return () -> finish(command, record);
+  }
+
+  /**
+   * Merges, as an operator would, the first pair of neighbours of one replica group from the region
+   * the target names on (in key order, wrapping around): a split's daughters are one, for instance.
+   * None: nothing, noted.
+   */
+  Faults.Active merge(PlannedFault fault, FaultRecord record) throws Exception {
+    List<RegionDescriptor> inOrder = cluster.regions().regions();
+    int from = inOrder.indexOf(cluster.region(fault.target().region()));
+    for (int i = 0; i < inOrder.size() - 1; i++) {
+      int at = (from + i) % (inOrder.size() - 1);
+      RegionDescriptor left = inOrder.get(at);
+      RegionDescriptor right = inOrder.get(at + 1);
+      if (left.sameGroupAs(right)) {
+        record.victim("regions " + left.id() + " and " + right.id());
+        CompletableFuture<String> command = run(record, List.of("merge", Long.toString(left.id())));
+        return () -> finish(command, record);
+      }
+    }
+    record.victim("none");
+    record.injected(System.nanoTime());
+    record.note("not merged: no two neighbours have one replica group");
+    return () -> {};
+  }
+
   Faults.Active balance(PlannedFault fault, FaultRecord record) throws Exception {
     record.victim("cluster");
     CompletableFuture<String> command = run(record, List.of("balance"));

@@ -206,10 +206,17 @@ final class ChaosCluster implements AutoCloseable {
   }
 
   /** Region {@code id}. */
-  RegionDescriptor region(long id) throws Exception {
-    return regions()
-        .byId(id)
-        .orElseThrow(() -> new IllegalStateException("no region " + id + " in the map"));
+  /**
+   * The region at position {@code position} in key order (counting from 1, wrapping around): how
+   * the schedule names regions, since splits and merges retire ids. Before any split or merge it is
+   * region {@code position} (the bootstrap numbers regions in key order).
+   */
+  RegionDescriptor region(long position) throws Exception {
+    List<RegionDescriptor> inOrder = regions().regions();
+    if (inOrder.isEmpty()) {
+      throw new IllegalStateException("no region in the map");
+    }
+    return inOrder.get((int) Math.floorMod(position - 1, (long) inOrder.size()));
   }
 
   /** The live servers by id. */

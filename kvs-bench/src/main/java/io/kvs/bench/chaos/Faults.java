@@ -41,6 +41,8 @@ final class Faults {
       case MOVE -> admin.move(fault, record);
       case DECOMMISSION -> admin.decommission(fault, record);
       case BALANCE -> admin.balance(fault, record);
+      case SPLIT -> admin.split(fault, record);
+      case MERGE -> admin.merge(fault, record);
       case GARBAGE -> garbage.send(fault, record);
     };
   }

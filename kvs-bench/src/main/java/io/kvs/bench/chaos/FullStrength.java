@@ -81,8 +81,8 @@ final class FullStrength implements AutoCloseable {
       return Optional.of("masters in the election: " + election);
     }
     RegionMap map = cluster.regions();
-    if (map.size() != layout.regions()) {
-      return Optional.of(map.size() + " regions in the map");
+    if (!map.isComplete()) {
+      return Optional.of("the map does not cover the key space: " + map.regions());
     }
     Map<String, Map<Long, HeldRegion>> held = new HashMap<>();
     probe

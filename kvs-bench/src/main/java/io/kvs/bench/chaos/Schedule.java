@@ -143,6 +143,7 @@ final class Schedule {
           case MASTER_KILL, MASTER_PAUSE -> masterTarget();
           case MOVE -> Target.moveTo(region(), random.nextInt(2));
           case BALANCE -> Target.cluster();
+          case SPLIT, MERGE -> Target.region(region());
           case GARBAGE -> Target.everyPort();
         };
     long hold =
@@ -158,7 +159,7 @@ final class Schedule {
                   + (quick ? between(1_000, 1_500) : between(1_000, 3_000));
           case DECOMMISSION -> quick ? between(0, 1_000) : between(0, 5_000);
           case GARBAGE -> quick ? between(2_000, 3_000) : between(2_000, 6_000);
-          case MOVE, BALANCE -> 0;
+          case MOVE, BALANCE, SPLIT, MERGE -> 0;
         };
     // A third of the replication cuts (every one in the quick profile) end with the primary
     // killed while cut off: a correct primary acknowledged nothing its backups in the group lack,

@@ -8,7 +8,10 @@ package io.kvs.bench.chaos;
  *
  * @param role how the victim is found
  * @param server the server or master id for {@link Role#SERVER} and {@link Role#MASTER}
- * @param region the region for {@link Role#PRIMARY_OF} and {@link Role#REPLICA_PAIR}
+ * @param region the region for {@link Role#PRIMARY_OF}, {@link Role#REPLICA_PAIR}, {@link
+ *     Role#MOVE_TO} and {@link Role#REGION}: its position in key order when the fault is injected
+ *     (counting from 1, wrapping around), which splits and merges keep meaningful where ids would
+ *     not ({@link ChaosCluster#region})
  * @param index which backup of the region for {@link Role#REPLICA_PAIR} (at least {@link
  *     #EVERY_BACKUP}: all of them) and {@link Role#MOVE_TO} (modulo their number)
  */
@@ -35,7 +38,9 @@ record Target(Role role, String server, long region, int index) {
     /** Every port of every process. */
     EVERY_PORT,
     /** The cluster as a whole (balance). */
-    CLUSTER
+    CLUSTER,
+    /** Region {@link #region} itself (split, merge). */
+    REGION
   }
 
   static Target server(String id) {
@@ -70,6 +75,10 @@ record Target(Role role, String server, long region, int index) {
     return new Target(Role.EVERY_PORT, "", 0, 0);
   }
 
+  static Target region(long region) {
+    return new Target(Role.REGION, "", region, 0);
+  }
+
   static Target cluster() {
     return new Target(Role.CLUSTER, "", 0, 0);
   }
@@ -89,6 +98,7 @@ record Target(Role role, String server, long region, int index) {
       case MOVE_TO -> "region " + region + " to backup #" + index;
       case EVERY_PORT -> "every port";
       case CLUSTER -> "cluster";
+      case REGION -> "region " + region;
     };
   }
 }

@@ -92,6 +92,12 @@ public record RegionDescriptor(
     return Keys.inRange(key, start, end);
   }
 
+  /** Whether {@code other} has the same primary and the same backups (in any order). */
+  public boolean sameGroupAs(RegionDescriptor other) {
+    return primary.equals(other.primary)
+        && new java.util.TreeSet<>(backups).equals(new java.util.TreeSet<>(other.backups));
+  }
+
   /** Primary and backups, primary first. */
   public List<String> members() {
     if (primary.isEmpty()) {
@@ -209,8 +215,7 @@ public record RegionDescriptor(
       throw new IllegalArgumentException(
           "region " + right.id + " " + right.rangeText() + " does not follow " + this);
     }
-    if (!primary.equals(right.primary)
-        || !new java.util.TreeSet<>(backups).equals(new java.util.TreeSet<>(right.backups))) {
+    if (!sameGroupAs(right)) {
       throw new IllegalArgumentException(
           "regions " + id + " and " + right.id + " have different replica groups");
     }
