@@ -224,6 +224,7 @@ final class Reconciler implements AutoCloseable {
             store.balancerSwitchedOff(),
             config));
     boolean allOpen = true;
+    List<Decision> decisions = new ArrayList<>();
     List<Step> steps = new ArrayList<>();
     for (RegionStore.Versioned versioned : regions.values()) {
       if (splits.sealing(versioned.region().id()) || merges.retiring(versioned.region().id())) {
@@ -231,16 +232,44 @@ final class Reconciler implements AutoCloseable {
         continue;
       }
       try {
-        Step step = decide(versioned, servers, held, replicas, config);
-        if (step == null) {
+        Decision decision = decide(versioned, servers, held, replicas, config);
+        if (decision == null) {
           allOpen = false;
         } else {
-          steps.add(step);
+          decisions.add(decision);
         }
       } catch (KeeperException.BadVersionException e) {
         LOG.info("region {} changed meanwhile; next pass", versioned.region().id());
         allOpen = false;
       }
+    }
+    // Every decision written at once (one ZooKeeper log sync for many: a server holding a
+    // thousand regions lost is a thousand shrinks), then the opens of those written.
+    List<RegionStore.Versioned> writes = new ArrayList<>();
+    for (Decision decision : decisions) {
+      if (decision.changed()) {
+        writes.add(new RegionStore.Versioned(decision.region(), decision.from().version()));
+      }
+    }
+    Map<Long, RegionStore.Written> written = store.updateAll(writes);
+    for (Decision decision : decisions) {
+      int version = decision.from().version();
+      if (decision.changed()) {
+        RegionStore.Written write = written.get(decision.region().id());
+        if (write.failure() != null) {
+          LOG.info(
+              "region {} not written ({}); next pass",
+              decision.region().id(),
+              write.failure().code());
+          allOpen = false;
+          continue;
+        }
+        version = write.version();
+        for (AfterWrite after : decision.afterWrite()) {
+          after.run();
+        }
+      }
+      steps.add(open(decision.region(), version, servers, held, config));
     }
     closeStrays(regions, servers, held);
     // Every region's opens are on their way at once; the pass records what they achieved region by
@@ -332,11 +361,28 @@ final class Reconciler implements AutoCloseable {
    */
   private record Step(RegionDescriptor region, int version, Opening opening) {}
 
+  /** What {@link #afterWrite} runs once a decision's write succeeded. */
+  private interface AfterWrite {
+    void run() throws Exception;
+  }
+
   /**
-   * Takes the step {@code versioned} needs (written to the map before any server is told), then
-   * sends the opens its members lack; null if the region cannot be served (offline).
+   * A region as this pass decided it: {@code region} to be written over {@code from} (the same
+   * descriptor: nothing to write), and what to do once written.
    */
-  private Step decide(
+  private record Decision(
+      RegionStore.Versioned from, RegionDescriptor region, List<AfterWrite> afterWrite) {
+    boolean changed() {
+      return !region.equals(from.region());
+    }
+  }
+
+  /**
+   * Decides the step {@code versioned} needs, to be written to the map (with every other region's,
+   * together) before any server is told ({@link #open}); null if the region cannot be served
+   * (offline, written now).
+   */
+  private Decision decide(
       RegionStore.Versioned versioned,
       Map<String, ServerInfo> servers,
       Map<String, Map<Long, HeldRegion>> held,
@@ -345,6 +391,7 @@ final class Reconciler implements AutoCloseable {
       throws Exception {
     RegionDescriptor region = versioned.region();
     int version = versioned.version();
+    List<AfterWrite> afterWrite = new ArrayList<>();
     Opening previous = openings.get(region.id());
     if (previous != null && previous.tail.isDone()) {
       settle(previous); // finished after its pass stopped waiting: what it reported counts now
@@ -369,7 +416,6 @@ final class Reconciler implements AutoCloseable {
         }
         return null;
       }
-      version = store.update(shrunk, version);
       LOG.warn(
           "{}: members {} are gone; {}",
           shrunk,
@@ -386,7 +432,6 @@ final class Reconciler implements AutoCloseable {
       // A member is at a higher epoch than the map (raised by a command the master did not send):
       // every open at the map's epoch is refused, so the region moves past it.
       RegionDescriptor reopening = region.atEpoch(epochFloor.remove(region.id()) + 1);
-      version = store.update(reopening, version);
       LOG.warn("{} reopened above an epoch a member was raised to", reopening);
       recoveries.step(region.id(), "reopened", "above an epoch a member was raised to");
       region = reopening;
@@ -394,7 +439,6 @@ final class Reconciler implements AutoCloseable {
       RegionDescriptor reopening =
           region.reassigned(
               region.primary(), region.backups(), sendIndex ? region.backups() : List.of());
-      version = store.update(reopening, version);
       region = reopening;
     } else if (sendIndex && !mustRejoin(region).isEmpty()) {
       // Backups opened in sync refused: they hold no stream of the region (restarted before their
@@ -404,7 +448,6 @@ final class Reconciler implements AutoCloseable {
       rejoin.remove(region.id());
       RegionDescriptor reopening =
           region.reassigned(region.primary(), region.backups(), union(region.joining(), rejoining));
-      version = store.update(reopening, version);
       LOG.warn(
           "{} reopened at a raised epoch: {} hold no stream of it (restarted)",
           reopening,
@@ -434,7 +477,6 @@ final class Reconciler implements AutoCloseable {
                 region.primary(), region.backups(), sendIndex ? region.backups() : List.of());
         LOG.warn("{} reopened at a raised epoch: its primary lost it", reopening);
       }
-      version = store.update(reopening, version);
       recoveries.step(
           region.id(),
           promoted != null ? "backup promoted" : "reopened",
@@ -451,7 +493,6 @@ final class Reconciler implements AutoCloseable {
       List<String> joining = union(region.joining(), primaryHolds.failed());
       RegionDescriptor reopening =
           region.reassigned(region.primary(), region.backups(), sendIndex ? joining : List.of());
-      version = store.update(reopening, version);
       reopenedForFailedStreams.put(region.id(), new HashSet<>(primaryHolds.failed()));
       LOG.warn(
           "{} reopened at a raised epoch: replication to {} failed",
@@ -463,7 +504,6 @@ final class Reconciler implements AutoCloseable {
     } else if (region.state() == RegionState.OPEN && catchUpOverdue(region)) {
       RegionDescriptor reopening =
           region.reassigned(region.primary(), region.backups(), region.joining());
-      version = store.update(reopening, version);
       LOG.warn(
           "{} reopened at a raised epoch: its catch-up did not finish within {} s",
           reopening,
@@ -479,17 +519,15 @@ final class Reconciler implements AutoCloseable {
               region.primary(),
               region.backups(),
               sendIndex ? union(region.joining(), lost) : List.of());
-      version = store.update(reopening, version);
       LOG.warn("{} reopened at a raised epoch: {} lost it", reopening, lost);
       recoveries.step(region.id(), "reopened", "backups " + lost + " lost it");
       region = reopening;
     } else if ((next = planned.next(region, servers.keySet(), held, replicas, config)) != null) {
-      version = store.update(next, version);
-      planned.applied(next);
+      RegionDescriptor moved = next;
+      afterWrite.add(() -> planned.applied(moved));
       LOG.info("{}: planned change", next);
       region = next;
     } else if ((next = balancer.next(region)) != null) {
-      version = store.update(next, version);
       region = next;
     } else if (region.state() == RegionState.OPEN
         && region.joining().isEmpty()
@@ -503,7 +541,6 @@ final class Reconciler implements AutoCloseable {
         backups.add(added);
         RegionDescriptor grown =
             region.reassigned(region.primary(), backups, union(region.joining(), List.of(added)));
-        version = store.update(grown, version);
         replicas.merge(added, 1, Integer::sum);
         recovering.putIfAbsent(region.id(), System.nanoTime());
         LOG.info("{}: {} re-replicates it", grown, added);
@@ -516,12 +553,24 @@ final class Reconciler implements AutoCloseable {
       // prove nor check it, so the region moves on to an epoch whose key this master draws (streams
       // of backups in sync carry on across it).
       RegionDescriptor reopening = region.atEpoch(region.epoch() + 1);
-      version = store.update(reopening, version);
       LOG.info(
           "{} reopened: this master holds no stream key of epoch {}", reopening, region.epoch());
       recoveries.step(region.id(), "reopened", "no stream key of epoch " + region.epoch());
       region = reopening;
     }
+    return new Decision(versioned, region, afterWrite);
+  }
+
+  /**
+   * Sends the opens the members of {@code region} (as written, at {@code version}) lack; the step
+   * whose outcome the pass records.
+   */
+  private Step open(
+      RegionDescriptor region,
+      int version,
+      Map<String, ServerInfo> servers,
+      Map<String, Map<Long, HeldRegion>> held,
+      ClusterConfig config) {
     Opening opening = openings.get(region.id());
     if (opening != null && !opening.tail.isDone() && opening.opens(region)) {
       // The opens of this very group are still on their way: not sent again.
