@@ -8,6 +8,7 @@ import io.kvs.core.cluster.MoveRequest;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.cluster.SplitRequest;
+import io.kvs.core.cluster.ZooKeeperReads;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -154,41 +155,9 @@ final class RegionStore {
     return servers;
   }
 
-  /**
-   * Reads the znodes {@code children} of {@code parent} in the background, at most {@link
-   * #READS_IN_FLIGHT} at a time, and hands each one's data and stat to {@code found} on this thread
-   * (one deleted meanwhile is skipped). Returns once all are read; throws the first failure (after
-   * Curator's retries) as the synchronous read would.
-   */
   private void readAll(String parent, List<String> children, BiConsumer<byte[], Stat> found)
       throws Exception {
-    BlockingQueue<CuratorEvent> read = new ArrayBlockingQueue<>(READS_IN_FLIGHT);
-    int sent = 0;
-    int received = 0;
-    KeeperException failure = null;
-    while (received < children.size()) {
-      while (sent < children.size() && sent - received < READS_IN_FLIGHT) {
-        curator
-            .getData()
-            .inBackground((client, event) -> read.add(event))
-            .forPath(parent + "/" + children.get(sent));
-        sent++;
-      }
-      CuratorEvent event = read.poll(READ_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-      if (event == null) {
-        throw KeeperException.create(KeeperException.Code.OPERATIONTIMEOUT, parent);
-      }
-      received++;
-      KeeperException.Code code = KeeperException.Code.get(event.getResultCode());
-      if (code == KeeperException.Code.OK) {
-        found.accept(event.getData(), event.getStat());
-      } else if (code != KeeperException.Code.NONODE && failure == null) {
-        failure = KeeperException.create(code, event.getPath());
-      }
-    }
-    if (failure != null) {
-      throw failure;
-    }
+    ZooKeeperReads.readAll(curator, parent, children, READS_IN_FLIGHT, READ_TIMEOUT, found);
   }
 
   /** The operators' pending and refused move requests, by region id. */

@@ -11,6 +11,7 @@ import io.kvs.core.cluster.RegionMap;
 import io.kvs.core.cluster.RegionState;
 import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.cluster.SplitRequest;
+import io.kvs.core.cluster.ZooKeeperReads;
 import io.kvs.core.control.ControlClient;
 import io.kvs.core.control.ControlCommand;
 import io.kvs.core.control.ControlReply;
@@ -96,14 +97,11 @@ public final class Admin implements AutoCloseable {
   /** The region map. */
   public RegionMap regions() throws Exception {
     List<RegionDescriptor> regions = new ArrayList<>();
-    for (String child : children(paths.regions())) {
-      try {
-        regions.add(
-            ClusterJson.decodeRegion(curator.getData().forPath(paths.regions() + "/" + child)));
-      } catch (KeeperException.NoNodeException e) {
-        // removed meanwhile
-      }
-    }
+    ZooKeeperReads.readAll(
+        curator,
+        paths.regions(),
+        children(paths.regions()),
+        (data, stat) -> regions.add(ClusterJson.decodeRegion(data)));
     return RegionMap.of(regions);
   }
 

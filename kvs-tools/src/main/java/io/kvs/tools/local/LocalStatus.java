@@ -6,6 +6,7 @@ import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionMap;
 import io.kvs.core.cluster.RegionState;
 import io.kvs.core.cluster.ServerInfo;
+import io.kvs.core.cluster.ZooKeeperReads;
 import io.kvs.core.control.HeldRegion;
 import io.kvs.master.status.RegionHealth;
 import java.io.IOException;
@@ -198,14 +199,13 @@ public final class LocalStatus {
 
   static RegionMap regions(CuratorFramework curator, ClusterPaths paths) throws Exception {
     List<RegionDescriptor> regions = new ArrayList<>();
-    for (String child : children(curator, paths.regions())) {
-      try {
-        regions.add(
-            ClusterJson.decodeRegion(curator.getData().forPath(paths.regions() + "/" + child)));
-      } catch (KeeperException.NoNodeException e) {
-        // split or merged meanwhile: its successors are listed, or are on the next look
-      }
-    }
+    // A region split or merged meanwhile is skipped: its successors are listed, or are on the
+    // next look.
+    ZooKeeperReads.readAll(
+        curator,
+        paths.regions(),
+        children(curator, paths.regions()),
+        (data, stat) -> regions.add(ClusterJson.decodeRegion(data)));
     return RegionMap.of(regions);
   }
 
