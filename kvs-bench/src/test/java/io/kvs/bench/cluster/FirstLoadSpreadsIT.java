@@ -4,9 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.kvs.client.KvsClient;
 import io.kvs.core.KeyValue;
-import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionMap;
-import io.kvs.core.cluster.RegionState;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,7 +12,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.CleanupMode;
@@ -53,7 +50,7 @@ class FirstLoadSpreadsIT {
           "every server leading a region that holds records",
           SPREAD,
           () -> {
-            Set<String> leaders = leadersOfData(cluster.mapNow(), client);
+            Set<String> leaders = ProcessCluster.leadersOfData(cluster.mapNow(), client);
             String line = cluster.mapNow().size() + " regions, data led by " + leaders;
             if (seen.isEmpty() || !seen.get(seen.size() - 1).equals(line)) {
               seen.add(line);
@@ -104,24 +101,6 @@ class FirstLoadSpreadsIT {
     String printed = Files.readString(output, StandardCharsets.UTF_8);
     assertThat(process.exitValue()).as("YCSB's exit:\n%s", printed).isZero();
     return printed;
-  }
-
-  /** The servers leading a region (open) that holds at least one key. */
-  private static Set<String> leadersOfData(RegionMap map, KvsClient client) {
-    Set<String> leaders = new TreeSet<>();
-    for (RegionDescriptor region : map.regions()) {
-      if (region.state() != RegionState.OPEN || region.primary().isEmpty()) {
-        continue;
-      }
-      try {
-        if (!client.scan(region.start(), region.end(), 1).isEmpty()) {
-          leaders.add(region.primary());
-        }
-      } catch (RuntimeException e) {
-        // Moving or splitting right now: asked again on the next look.
-      }
-    }
-    return leaders;
   }
 
   /** Every pair of the cluster, counted in pages. */

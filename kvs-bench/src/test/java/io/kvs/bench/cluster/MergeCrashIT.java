@@ -8,7 +8,6 @@ import io.kvs.bench.history.Verdict;
 import io.kvs.client.KvsClient;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionMap;
-import io.kvs.core.cluster.RegionState;
 import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.control.ControlClient;
 import io.kvs.core.control.ControlCommand;
@@ -16,7 +15,6 @@ import io.kvs.core.control.ControlReply;
 import io.kvs.core.security.SecurityOptions;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.CleanupMode;
@@ -51,34 +49,6 @@ class MergeCrashIT {
   @TempDir(cleanup = CleanupMode.ON_SUCCESS)
   static Path dir;
 
-  private static String activeMaster(ProcessCluster cluster) throws Exception {
-    long deadline = System.nanoTime() + AWAIT.toNanos();
-    while (System.nanoTime() < deadline) {
-      var active = cluster.activeMaster();
-      if (active.isPresent()) {
-        return active.get();
-      }
-      Thread.sleep(100); // polling ZooKeeper for the election's outcome
-    }
-    throw new AssertionError("no active master within " + AWAIT);
-  }
-
-  /** Waits until one open region covers exactly {@code [start, end)}; returns it. */
-  private static RegionDescriptor awaitOneRegion(
-      ProcessCluster cluster, byte[] start, byte[] end, String what) {
-    ProcessCluster.awaitCondition(
-        what,
-        AWAIT,
-        () -> {
-          List<RegionDescriptor> covering = cluster.mapNow().within(start, end);
-          return covering.size() == 1
-              && covering.get(0).state() == RegionState.OPEN
-              && Arrays.equals(covering.get(0).start(), start)
-              && Arrays.equals(covering.get(0).end(), end);
-        });
-    return cluster.mapNow().within(start, end).get(0);
-  }
-
   @Test
   void mergesCrashedAtTheirDangerousPointsEndWithBothRegionsOrTheMergedOneAndLoseNothing()
       throws Exception {
@@ -112,7 +82,7 @@ class MergeCrashIT {
       RegionDescriptor left = two.regionFor(RecordedLoad.key("crash", 0)).orElseThrow();
       RegionDescriptor right = two.regionFor(RecordedLoad.key("crash", 15)).orElseThrow();
       assertThat(left.end()).isEqualTo(right.start());
-      String master = activeMaster(cluster);
+      String master = cluster.awaitActiveMaster(AWAIT);
       ServerInfo primary = cluster.servers().get(left.primary());
       try (ControlClient control =
           new ControlClient(
@@ -130,7 +100,8 @@ class MergeCrashIT {
       cluster.inject("kill", master);
       cluster.admin("merge", Long.toString(left.id()), "--no-wait");
       RegionDescriptor merged =
-          awaitOneRegion(cluster, left.start(), right.end(), "both regions merged by the standby");
+          cluster.awaitOneRegion(
+              left.start(), right.end(), AWAIT, "both regions merged by the standby");
       // Reopened by the standby (their primary had retired them) before they were merged.
       assertThat(merged.epoch()).isGreaterThanOrEqualTo(Math.max(left.epoch(), right.epoch()) + 2);
       System.out.printf(

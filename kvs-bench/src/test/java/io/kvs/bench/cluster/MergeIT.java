@@ -108,7 +108,7 @@ class MergeIT {
       cluster.admin("merge", Long.toString(a.id()), "--no-wait");
       admin(cluster, "split", Long.toString(c.id()), "merge-key-8");
       RegionDescriptor ab =
-          awaitOneRegion(cluster, a.start(), b.end(), "the merge that raced a split");
+          cluster.awaitOneRegion(a.start(), b.end(), AWAIT, "the merge that raced a split");
       load.awaitMore(200, AWAIT);
       ProcessCluster.awaitFullStrength(client, 3, 2, AWAIT);
       RegionMap now = cluster.regionMap();
@@ -164,21 +164,5 @@ class MergeIT {
 
   private static byte[] bytes(String key) {
     return key.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-  }
-
-  /** Waits until one open region covers exactly {@code [start, end)}; returns it. */
-  private static RegionDescriptor awaitOneRegion(
-      ProcessCluster cluster, byte[] start, byte[] end, String what) {
-    ProcessCluster.awaitCondition(
-        what,
-        AWAIT,
-        () -> {
-          List<RegionDescriptor> covering = cluster.mapNow().within(start, end);
-          return covering.size() == 1
-              && covering.get(0).state() == RegionState.OPEN
-              && java.util.Arrays.equals(covering.get(0).start(), start)
-              && java.util.Arrays.equals(covering.get(0).end(), end);
-        });
-    return cluster.mapNow().within(start, end).get(0);
   }
 }

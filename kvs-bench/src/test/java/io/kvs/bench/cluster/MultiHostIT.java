@@ -17,8 +17,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
-import java.util.TreeSet;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
@@ -170,7 +168,7 @@ class MultiHostIT {
       ProcessCluster.awaitCondition(
           "every server leading a region that holds records",
           SPREAD,
-          () -> leadersOfData(map(curator), client).size() == SERVERS);
+          () -> ProcessCluster.leadersOfData(map(curator), client).size() == SERVERS);
       RegionMap map = map(curator);
       assertThat(map.isComplete()).as("the key space covered: %s", map.regions()).isTrue();
       assertThat(map.size()).isGreaterThan(1);
@@ -274,23 +272,5 @@ class MultiHostIT {
     } catch (Exception e) {
       throw new IllegalStateException("cannot read the region map", e);
     }
-  }
-
-  /** The servers leading an open region that holds at least one key. */
-  private static Set<String> leadersOfData(RegionMap map, KvsClient client) {
-    Set<String> leaders = new TreeSet<>();
-    for (RegionDescriptor region : map.regions()) {
-      if (region.state() != RegionState.OPEN || region.primary().isEmpty()) {
-        continue;
-      }
-      try {
-        if (!client.scan(region.start(), region.end(), 1).isEmpty()) {
-          leaders.add(region.primary());
-        }
-      } catch (RuntimeException e) {
-        // moving or splitting right now: asked again on the next look
-      }
-    }
-    return leaders;
   }
 }

@@ -468,6 +468,52 @@ final class ProcessCluster implements AutoCloseable {
   }
 
   /** Polls {@code condition} until it holds; fails the test after {@code timeout}. */
+  /** The servers leading an open region of {@code map} that holds at least one key. */
+  static java.util.Set<String> leadersOfData(RegionMap map, KvsClient client) {
+    java.util.Set<String> leaders = new java.util.TreeSet<>();
+    for (RegionDescriptor region : map.regions()) {
+      if (region.state() != RegionState.OPEN || region.primary().isEmpty()) {
+        continue;
+      }
+      try {
+        if (!client.scan(region.start(), region.end(), 1).isEmpty()) {
+          leaders.add(region.primary());
+        }
+      } catch (RuntimeException e) {
+        // moving or splitting right now: asked again on the next look
+      }
+    }
+    return leaders;
+  }
+
+  /** Waits until one open region covers exactly {@code [start, end)}; returns it. */
+  RegionDescriptor awaitOneRegion(byte[] start, byte[] end, Duration timeout, String what) {
+    awaitCondition(
+        what,
+        timeout,
+        () -> {
+          List<RegionDescriptor> covering = mapNow().within(start, end);
+          return covering.size() == 1
+              && covering.get(0).state() == RegionState.OPEN
+              && java.util.Arrays.equals(covering.get(0).start(), start)
+              && java.util.Arrays.equals(covering.get(0).end(), end);
+        });
+    return mapNow().within(start, end).get(0);
+  }
+
+  /** The active master's id, waiting for the election to have one. */
+  String awaitActiveMaster(Duration timeout) throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (System.nanoTime() < deadline) {
+      var active = activeMaster();
+      if (active.isPresent()) {
+        return active.get();
+      }
+      Thread.sleep(100); // polling ZooKeeper for the election's outcome
+    }
+    throw new AssertionError("no active master within " + timeout);
+  }
+
   static void awaitCondition(String what, Duration timeout, BooleanSupplier condition) {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (!condition.getAsBoolean()) {

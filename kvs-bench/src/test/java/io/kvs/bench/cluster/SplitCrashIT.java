@@ -52,18 +52,6 @@ class SplitCrashIT {
   @TempDir(cleanup = CleanupMode.ON_SUCCESS)
   static Path dir;
 
-  private static String activeMaster(ProcessCluster cluster) throws Exception {
-    long deadline = System.nanoTime() + AWAIT.toNanos();
-    while (System.nanoTime() < deadline) {
-      var active = cluster.activeMaster();
-      if (active.isPresent()) {
-        return active.get();
-      }
-      Thread.sleep(100); // polling ZooKeeper for the election's outcome
-    }
-    throw new AssertionError("no active master within " + AWAIT);
-  }
-
   @Test
   void splitsCrashedAtTheirDangerousPointsEndWithTheParentOrItsDaughtersAndLoseNothing()
       throws Exception {
@@ -92,7 +80,7 @@ class SplitCrashIT {
       // master sends it, and the active master killed right after, before it could commit.
       RegionDescriptor parent =
           cluster.regionMap().regionFor(RecordedLoad.key("crash", 0)).orElseThrow();
-      String master = activeMaster(cluster);
+      String master = cluster.awaitActiveMaster(AWAIT);
       ServerInfo primary = cluster.servers().get(parent.primary());
       try (ControlClient control =
           new ControlClient(
