@@ -76,6 +76,13 @@ final class Merges {
     this.triggers = new MergeTriggers(options, splitOptions, System::nanoTime);
   }
 
+  private boolean lastPending;
+
+  /** Whether a merge was under way or asked for at the last {@link #advance}. */
+  boolean pending() {
+    return lastPending;
+  }
+
   /** Whether {@code regionId} is being retired: the reconciler leaves it alone meanwhile. */
   boolean retiring(long regionId) {
     return retiring.containsKey(regionId);
@@ -104,9 +111,9 @@ final class Merges {
       }
     }
     boolean pending =
-        splitPending
-            || !retiring.isEmpty()
-            || requests.values().stream().anyMatch(r -> !r.isRefused());
+        !retiring.isEmpty() || requests.values().stream().anyMatch(r -> !r.isRefused());
+    lastPending = pending;
+    pending |= splitPending;
     Optional<MergeTriggers.Choice> choice =
         triggers.choose(
             result.values().stream().map(RegionStore.Versioned::region).toList(),

@@ -202,7 +202,7 @@ final class Reconciler implements AutoCloseable {
     reopenedForFailedStreams.values().forEach(backups -> backups.removeIf(held::containsKey));
     Map<Long, RegionStore.Versioned> regions =
         merges.advance(
-            splits.advance(store.regionsForPass(), servers, held, config),
+            splits.advance(store.regionsForPass(), servers, held, config, merges.pending()),
             servers,
             held,
             config,

@@ -123,7 +123,8 @@ final class Splits {
       Map<Long, RegionStore.Versioned> regions,
       Map<String, ServerInfo> servers,
       Map<String, Map<Long, HeldRegion>> held,
-      ClusterConfig config)
+      ClusterConfig config,
+      boolean mergePending)
       throws Exception {
     Map<Long, SplitRequest> requests = store.splitRequests();
     sealing.keySet().removeIf(id -> !requests.containsKey(id) || !regions.containsKey(id));
@@ -177,6 +178,7 @@ final class Splits {
     boolean pending =
         !sealing.isEmpty() || requests.values().stream().anyMatch(r -> !r.isRefused());
     lastPending = pending;
+    pending |= mergePending; // none of its own while a merge is under way
     var choice =
         triggers.choose(
             result.values().stream().map(RegionStore.Versioned::region).toList(),
