@@ -1,7 +1,6 @@
 package io.kvs.bench.elastic;
 
 import io.kvs.core.cluster.Keys;
-import io.kvs.core.cluster.MergeOrigin;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionMap;
 import java.util.ArrayList;
@@ -44,8 +43,11 @@ final class MapWatch {
   private final AtomicIntegerArray regionsPerSecond =
       new AtomicIntegerArray(OperationLog.SECONDS_MAX);
   private final List<Change> changes = new ArrayList<>();
-  // When each region id was first sampled (the sampler thread's alone).
+  // The sampler thread's alone: when each region id was first sampled; the regions gone that no
+  // split or merge explains yet, and when each went.
   private final Map<Long, Long> firstSeen = new HashMap<>();
+  private final Map<Long, RegionDescriptor> unexplained = new HashMap<>();
+  private final Map<Long, Long> goneAt = new HashMap<>();
   private final Thread thread;
   private volatile boolean stop;
   private volatile RegionMap latest;
@@ -97,7 +99,7 @@ final class MapWatch {
         regionsPerSecond.set(second, current.size());
       }
       if (current != previous) {
-        List<Change> seen = compare(previous, current, at, firstSeen);
+        List<Change> seen = compare(previous, current, at, firstSeen, unexplained, goneAt);
         synchronized (this) {
           changes.addAll(seen);
         }
@@ -108,22 +110,35 @@ final class MapWatch {
   }
 
   /**
-   * The splits, merges and handovers between two samples, the later taken at {@code at}. A split is
-   * dated when the first of its daughters was seen ({@code firstSeen}, by id; {@code at} for one
-   * not in it), which may be seconds before its parent leaves the cache.
+   * The splits, merges and handovers between two samples, the later taken at {@code at}. The cache
+   * applies a commit's changes one at a time, so a sample may show the parent gone and no daughter
+   * yet, or one daughter alone: a region gone that nothing explains waits in {@code unexplained}
+   * (by id, with when it went in {@code goneAt}) until its daughters or its merged region appear. A
+   * region made by a split or a merge has an id above those it was made from, so the regions above
+   * a gone one inside its range are its daughters. A split or merge is dated when its first region
+   * went, or its first daughter was seen ({@code firstSeen}, by id), whichever came first.
    */
   static List<Change> compare(
-      RegionMap before, RegionMap after, long at, Map<Long, Long> firstSeen) {
+      RegionMap before,
+      RegionMap after,
+      long at,
+      Map<Long, Long> firstSeen,
+      Map<Long, RegionDescriptor> unexplained,
+      Map<Long, Long> goneAt) {
     Map<Long, RegionDescriptor> old = new HashMap<>();
     before.regions().forEach(region -> old.put(region.id(), region));
     Map<Long, RegionDescriptor> now = new HashMap<>();
     after.regions().forEach(region -> now.put(region.id(), region));
+    for (RegionDescriptor region : before.regions()) {
+      if (!now.containsKey(region.id())) {
+        unexplained.put(region.id(), region);
+        goneAt.putIfAbsent(region.id(), at);
+      }
+    }
     List<Change> seen = new ArrayList<>();
-    // The cache may show a change in steps (the daughters before their parent goes, or one daughter
-    // first): a region made by a split or a merge has an id above those it was made from, so the
-    // regions above a gone one inside its range are its daughters, whenever they appeared.
-    for (RegionDescriptor gone : before.regions()) {
+    for (RegionDescriptor gone : List.copyOf(unexplained.values())) {
       if (now.containsKey(gone.id())) {
+        unexplained.remove(gone.id()); // back (a sample of a half-applied change): nothing to say
         continue;
       }
       List<RegionDescriptor> daughters =
@@ -139,34 +154,32 @@ final class MapWatch {
         seen.add(
             new Change(
                 Kind.SPLIT,
-                Math.min(first, at),
+                Math.min(first, goneAt.getOrDefault(gone.id(), at)),
                 at,
                 gone.id(),
                 gone.start(),
                 gone.end(),
                 "region " + gone.id() + " into " + daughters.stream().map(r -> r.id()).toList()));
+        unexplained.remove(gone.id());
       }
     }
     for (RegionDescriptor made : after.regions()) {
       List<RegionDescriptor> merged =
-          before.regions().stream()
-              .filter(
-                  region ->
-                      !now.containsKey(region.id())
-                          && region.id() < made.id()
-                          && within(region, made)
-                          && !region.equals(made))
+          unexplained.values().stream()
+              .filter(region -> region.id() < made.id() && within(region, made))
+              .sorted(java.util.Comparator.comparingLong(RegionDescriptor::id))
               .toList();
-      if (!merged.isEmpty() && (merged.size() >= 2 || made.origin() instanceof MergeOrigin)) {
+      if (!merged.isEmpty()) {
         seen.add(
             new Change(
                 Kind.MERGE,
-                at,
+                merged.stream().mapToLong(r -> goneAt.getOrDefault(r.id(), at)).min().orElse(at),
                 at,
                 made.id(),
                 made.start(),
                 made.end(),
                 "regions " + merged.stream().map(r -> r.id()).toList() + " into " + made.id()));
+        merged.forEach(region -> unexplained.remove(region.id()));
       }
     }
     for (RegionDescriptor region : after.regions()) {
