@@ -1,4 +1,4 @@
-# summary: run a benchmark: engine (KVS vs RocksDB vs BlobDB, YCSB), protocol (fabric vs Netty), replication (send-index vs build-index), failover (primary kills), tail (open-loop latency), master-scale (simulated servers); --quick for the short profile
+# summary: run a benchmark: engine (KVS vs RocksDB vs BlobDB, YCSB), protocol (fabric vs Netty), replication (send-index vs build-index), failover (primary kills), elastic (splits and a join under load), tail (open-loop latency), master-scale (simulated servers); --quick for the short profile
 #
 #   ./kvs bench engine [--quick] [options]
 #
@@ -13,6 +13,7 @@ declare -A KVS_BENCHMARKS=(
   [protocol]=io.kvs.bench.protocol.ProtocolBenchmark
   [replication]=io.kvs.bench.replication.ReplicationBenchmark
   [failover]=io.kvs.bench.failover.FailoverBenchmark
+  [elastic]=io.kvs.bench.elastic.ElasticBenchmark
   [tail]=io.kvs.bench.tail.TailBenchmark
   [master-scale]=io.kvs.bench.scale.MasterScaleBenchmark
 )
@@ -21,6 +22,7 @@ declare -A KVS_BENCHMARK_SUMMARIES=(
   [protocol]="wire round trips: fabric shm, tcp and stream vs Netty TCP, one server handler (--quick: ~1 min)"
   [replication]="replication modes on a local cluster under YCSB: none vs build-index vs send-index, RF 2 and 3 (--quick: ~15 min; --standard: the seeds' setup, 3 rounds, ~40 min)"
   [failover]="primary kills under a recorded load, RF 3 and 2: unavailability, time to whole groups and to balanced leadership, lost writes, linearizability (--quick: ~25 min)"
+  [elastic]="one region growing under a hot-range load, split and balanced by the master, then a fourth server joining: regions over time, time to the first split and to balance, each split's gap in availability, throughput around splits and the join (--quick: ~5 min)"
   [tail]="latency percentiles under open-loop load at 25-90 % of the peak, RF 3, compactions running (--quick: ~5 min)"
   [master-scale]="the real master and ZooKeeper against hundreds of simulated servers: pass time, ZooKeeper writes, memory, a failed server's recovery, up to 10,000 regions (--quick: ~5 min)"
 )

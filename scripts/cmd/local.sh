@@ -1,4 +1,4 @@
-# summary: a cluster of local processes: start [--servers 3] [--regions 1] [--replication 2] [--mode send-index|build-index|none], status, verify, stop, kill|pause|resume|restart <process>
+# summary: a cluster of local processes: start [--servers 3] [--regions 1] [--replication 2] [--mode send-index|build-index|none], status, verify, stop, kill|pause|resume|restart <process>, join <new server>
 #
 #   ./kvs local start [--servers 3] [--regions 1] [--replication 2]
 #                     [--mode send-index|build-index|none] [--masters 1] [--fabric stream|tcp|shm|none]
@@ -11,6 +11,7 @@
 #   ./kvs local verify [--patience SECONDS]
 #   ./kvs local stop
 #   ./kvs local kill|pause|resume|restart s1|m1|zookeeper
+#   ./kvs local join s4
 #
 # Every process (ZooKeeper, masters, region servers) runs on its own, with its
 # directory and log file under the cluster directory (KVS_LOCAL_DIR, default
@@ -33,6 +34,8 @@
 # (default 30) while compactions and writes move the replicas on. kill, pause,
 # resume and restart inject faults into one process: SIGKILL, SIGSTOP, SIGCONT,
 # and a restart with its original command line (after a SIGKILL if it runs).
+# join starts a region server new to the cluster as the first one was started
+# (its own id, directory and log); the master's balancer gives it its share.
 # Every start writes a new cluster secret (<dir>/secret, mode 0600) that
 # authenticates the control RPC and the fabric bootstrap; --tls also makes a
 # throwaway CA and certificates under <dir>/tls/ and runs the client port and
@@ -44,15 +47,15 @@ cmd_local() {
   local action="${1:-status}"
   [[ $# -gt 0 ]] && shift
   case "$action" in
-    start | status | verify | stop | kill | pause | resume | restart) ;;
-    *) die "usage: ./kvs local start|status|verify|stop|kill|pause|resume|restart [options]" ;;
+    start | status | verify | stop | kill | pause | resume | restart | join) ;;
+    *) die "usage: ./kvs local start|status|verify|stop|kill|pause|resume|restart|join [options]" ;;
   esac
-  if [[ "$action" == start || "$action" == restart ]]; then
+  if [[ "$action" == start || "$action" == restart || "$action" == join ]]; then
     ensure_packages "${KVS_BUILD_PACKAGES[@]}"
     ensure_built
   fi
-  if [[ "$action" =~ ^(kill|pause|resume|restart)$ ]]; then
-    [[ $# -gt 0 ]] || die "usage: ./kvs local $action s1|m1|zookeeper"
+  if [[ "$action" =~ ^(kill|pause|resume|restart|join)$ ]]; then
+    [[ $# -gt 0 ]] || die "usage: ./kvs local $action s1|m1|zookeeper (join: a new id, s4)"
     local process="$1"
     shift
     run_java io.kvs.tools.local.LocalCluster "$action" "$process" --dir "$(local_cluster_dir)" "$@"

@@ -7,8 +7,9 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * {@code ./kvs local start|status|verify|stop|kill|pause|resume|restart}: a cluster of separate
- * processes on this machine, and faults injected into them (SIGKILL, SIGSTOP, SIGCONT, restart).
+ * {@code ./kvs local start|status|verify|stop|kill|pause|resume|restart|join}: a cluster of
+ * separate processes on this machine, faults injected into them (SIGKILL, SIGSTOP, SIGCONT,
+ * restart), and a region server new to it ({@code join s4}).
  *
  * <pre>
  * LocalCluster start  --dir DIR [--servers 3] [--regions 1] [--replication 2]
@@ -26,6 +27,7 @@ import java.util.Set;
  * LocalCluster verify --dir DIR [--patience SECONDS]
  * LocalCluster stop   --dir DIR
  * LocalCluster kill|pause|resume|restart NAME --dir DIR
+ * LocalCluster join ID --dir DIR
  * </pre>
  *
  * Starting again over an existing directory reuses its data: every server reopens its volume and
@@ -132,6 +134,15 @@ public final class LocalCluster {
               new LocalFault(new ClusterDirectory(Path.of(flags.require("dir"))))
                   .run(action, rest[0]));
         }
+        case "join" -> {
+          if (rest.length == 0 || rest[0].startsWith("--")) {
+            throw new IllegalArgumentException("join needs a new server's id: s4");
+          }
+          Flags flags =
+              Flags.parse(java.util.Arrays.copyOfRange(rest, 1, rest.length), Set.of("dir"));
+          System.exit(
+              new LocalJoin(new ClusterDirectory(Path.of(flags.require("dir")))).run(rest[0]));
+        }
         default -> {
           usage();
           System.exit(2);
@@ -158,6 +169,7 @@ public final class LocalCluster {
             + "       ./kvs local status\n"
             + "       ./kvs local verify [--patience SECONDS]\n"
             + "       ./kvs local stop\n"
-            + "       ./kvs local kill|pause|resume|restart s1|m1|zookeeper");
+            + "       ./kvs local kill|pause|resume|restart s1|m1|zookeeper\n"
+            + "       ./kvs local join s4");
   }
 }

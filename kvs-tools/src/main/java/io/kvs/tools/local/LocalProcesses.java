@@ -85,8 +85,39 @@ final class LocalProcesses {
     launch(directory, state, name, Arrays.asList(command.split(SEPARATOR)));
   }
 
+  /** The command line process {@code name} was started with, as recorded. */
+  static List<String> recordedCommand(Map<String, String> state, String name) {
+    String command = state.get("command." + name);
+    if (command == null || command.isEmpty()) {
+      throw new IllegalStateException("no command recorded for " + name);
+    }
+    return List.of(command.split(SEPARATOR));
+  }
+
+  /**
+   * Starts {@code command} as a new process {@code name}, with {@code environment} added to this
+   * process's, and records it as {@link #spawn} does (so that restart and stop find it).
+   */
+  static void spawnCommand(
+      ClusterDirectory directory,
+      Map<String, String> state,
+      String name,
+      List<String> command,
+      Map<String, String> environment)
+      throws IOException {
+    state.put("command." + name, String.join(SEPARATOR, command));
+    List<String> variables = new ArrayList<>();
+    environment.forEach((variable, value) -> variables.add(variable + "=" + value));
+    if (variables.isEmpty()) {
+      state.remove("environment." + name);
+    } else {
+      state.put("environment." + name, String.join(SEPARATOR, variables));
+    }
+    launch(directory, state, name, command);
+  }
+
   /** The variables process {@code name} was started with beyond this process's environment. */
-  private static Map<String, String> environment(Map<String, String> state, String name) {
+  static Map<String, String> environment(Map<String, String> state, String name) {
     Map<String, String> environment = new LinkedHashMap<>();
     String recorded = state.get("environment." + name);
     if (recorded != null && !recorded.isEmpty()) {

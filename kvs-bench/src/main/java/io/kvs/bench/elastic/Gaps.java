@@ -1,0 +1,101 @@
+package io.kvs.bench.elastic;
+
+import io.kvs.core.cluster.Keys;
+import java.util.Arrays;
+
+/**
+ * How long a key range went unserved around a change of the region map, from the operation log:
+ * over the operations on keys in the range that overlap the window [{@code at - window}, {@code at
+ * + window}] around the moment the change was seen, the longest any of them took (succeeded or
+ * not), and the longest interval between two successive successful ones that overlaps the window
+ * (the range's gap in availability, as its clients saw it). The window covers the change's seal or
+ * hand-over, which comes before the sample that shows it, and its daughters' opens after.
+ */
+final class Gaps {
+  /**
+   * One change's measure: milliseconds (-1 when no operation on the range overlapped the window),
+   * the operations on the range in the window and those of them that failed.
+   */
+  record Gap(long longestWaitMs, long longestGapMs, int operations, int failed) {
+    /** The larger of the two: how long the range was unavailable (-1: not measured). */
+    long unavailableMs() {
+      return Math.max(longestWaitMs, longestGapMs);
+    }
+  }
+
+  // Operations that ended this long before the window may still be the last success before a gap.
+  private static final long LOOK_BACK_NANOS = 2_000_000_000L;
+
+  private final OperationLog log;
+  private final long windowNanos;
+
+  Gaps(OperationLog log, long windowNanos) {
+    this.log = log;
+    this.windowNanos = windowNanos;
+  }
+
+  /** The gap of [{@code start}, {@code end}) around {@code atNanos}. */
+  Gap around(long atNanos, byte[] start, byte[] end) {
+    long from = atNanos - windowNanos;
+    long to = atNanos + windowNanos;
+    int first = firstEndedAfter(from - LOOK_BACK_NANOS);
+    int last = firstEndedAfter(to + LOOK_BACK_NANOS);
+    long longestWait = 0;
+    int operations = 0;
+    int failed = 0;
+    long[] successes = new long[Math.max(0, last - first)];
+    int count = 0;
+    for (int i = first; i < last; i++) {
+      if (!Keys.inRange(LoadKeys.key(log.keyCode(i)), start, end)) {
+        continue;
+      }
+      long began = log.started(i);
+      long ended = log.ended(i);
+      if (log.ok(i)) {
+        successes[count++] = ended;
+      }
+      if (ended < from || began > to) {
+        continue;
+      }
+      operations++;
+      failed += log.ok(i) ? 0 : 1;
+      longestWait = Math.max(longestWait, ended - began);
+    }
+    if (operations == 0) {
+      return new Gap(-1, -1, 0, 0); // nobody asked for the range then: nothing measured
+    }
+    long[] ends = Arrays.copyOf(successes, count);
+    Arrays.sort(ends);
+    long longestGap = 0;
+    for (int i = 1; i < ends.length; i++) {
+      if (ends[i] >= from && ends[i - 1] <= to) {
+        longestGap = Math.max(longestGap, ends[i] - ends[i - 1]);
+      }
+    }
+    // No success in or after the window: the range was out until the log's end of the window.
+    if (ends.length == 0 || ends[ends.length - 1] < to) {
+      long lastSuccess = ends.length == 0 ? from : Math.max(from, ends[ends.length - 1]);
+      longestGap = Math.max(longestGap, to - lastSuccess);
+    }
+    return new Gap(longestWait / 1_000_000, longestGap / 1_000_000, operations, failed);
+  }
+
+  /**
+   * The first logged operation that ended at or after {@code nanos}. The log is appended as
+   * operations end, so its end times rise but for a few microseconds between threads: the search
+   * lands within those, and the look-back margins cover them.
+   */
+  private int firstEndedAfter(long nanos) {
+    int low = 0;
+    int high = log.size();
+    while (low < high) {
+      int middle = (low + high) >>> 1;
+      if (log.ended(middle) < nanos) {
+        low = middle + 1;
+      } else {
+        high = middle;
+      }
+    }
+    return low;
+  }
+}
