@@ -295,34 +295,7 @@ final class RegionStore {
    */
   void commitMerge(Versioned left, Versioned right, RegionDescriptor merged, NextId next)
       throws Exception {
-    byte[] counter =
-        Long.toString(merged.id() + 1).getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-    List<CuratorOp> ops = new ArrayList<>();
-    ops.add(
-        next.version() < 0
-            ? curator.transactionOp().create().forPath(paths.nextRegionId(), counter)
-            : curator
-                .transactionOp()
-                .setData()
-                .withVersion(next.version())
-                .forPath(paths.nextRegionId(), counter));
-    for (Versioned gone : List.of(left, right)) {
-      ops.add(
-          curator
-              .transactionOp()
-              .delete()
-              .withVersion(gone.version())
-              .forPath(paths.region(gone.region().id())));
-    }
-    ops.add(
-        curator
-            .transactionOp()
-            .create()
-            .withMode(CreateMode.PERSISTENT)
-            .forPath(paths.region(merged.id()), ClusterJson.encode(merged)));
-    ops.add(curator.transactionOp().delete().forPath(paths.merge(left.region().id())));
-    forget(); // regions come and go: the next pass reads them all
-    curator.transaction().forOperations(ops);
+    replace(List.of(left, right), List.of(merged), next, paths.merge(left.region().id()));
   }
 
   /** The id counter for new regions: the next id and the znode's version (-1: none yet). */
@@ -354,7 +327,18 @@ final class RegionStore {
   void commitSplit(
       Versioned parent, List<RegionDescriptor> daughters, NextId next, boolean requested)
       throws Exception {
-    long after = daughters.stream().mapToLong(RegionDescriptor::id).max().orElseThrow() + 1;
+    replace(List.of(parent), daughters, next, requested ? paths.split(parent.region().id()) : null);
+  }
+
+  /**
+   * The one transaction of a split or a merge: {@code gone} deleted at the versions they were read
+   * at, {@code made} created, the id counter moved past them (at the version read) and {@code
+   * request} (null: none) deleted. Any of them changed meanwhile fails it whole.
+   */
+  private void replace(
+      List<Versioned> gone, List<RegionDescriptor> made, NextId next, String request)
+      throws Exception {
+    long after = made.stream().mapToLong(RegionDescriptor::id).max().orElseThrow() + 1;
     byte[] counter = Long.toString(after).getBytes(java.nio.charset.StandardCharsets.US_ASCII);
     List<CuratorOp> ops = new ArrayList<>();
     ops.add(
@@ -365,22 +349,24 @@ final class RegionStore {
                 .setData()
                 .withVersion(next.version())
                 .forPath(paths.nextRegionId(), counter));
-    ops.add(
-        curator
-            .transactionOp()
-            .delete()
-            .withVersion(parent.version())
-            .forPath(paths.region(parent.region().id())));
-    for (RegionDescriptor daughter : daughters) {
+    for (Versioned region : gone) {
+      ops.add(
+          curator
+              .transactionOp()
+              .delete()
+              .withVersion(region.version())
+              .forPath(paths.region(region.region().id())));
+    }
+    for (RegionDescriptor region : made) {
       ops.add(
           curator
               .transactionOp()
               .create()
               .withMode(CreateMode.PERSISTENT)
-              .forPath(paths.region(daughter.id()), ClusterJson.encode(daughter)));
+              .forPath(paths.region(region.id()), ClusterJson.encode(region)));
     }
-    if (requested) {
-      ops.add(curator.transactionOp().delete().forPath(paths.split(parent.region().id())));
+    if (request != null) {
+      ops.add(curator.transactionOp().delete().forPath(request));
     }
     forget(); // regions come and go: the next pass reads them all
     curator.transaction().forOperations(ops);
