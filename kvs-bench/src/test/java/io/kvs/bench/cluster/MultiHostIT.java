@@ -255,20 +255,7 @@ class MultiHostIT {
 
   private static RegionMap map(CuratorFramework curator) {
     try {
-      ClusterPaths paths = new ClusterPaths("default");
-      List<RegionDescriptor> regions = new ArrayList<>();
-      if (curator.checkExists().forPath(paths.regions()) == null) {
-        return RegionMap.empty();
-      }
-      for (String child : curator.getChildren().forPath(paths.regions())) {
-        try {
-          regions.add(
-              ClusterJson.decodeRegion(curator.getData().forPath(paths.regions() + "/" + child)));
-        } catch (org.apache.zookeeper.KeeperException.NoNodeException e) {
-          // split or merged meanwhile
-        }
-      }
-      return RegionMap.of(regions);
+      return ProcessCluster.readMap(curator);
     } catch (Exception e) {
       throw new IllegalStateException("cannot read the region map", e);
     }

@@ -10,6 +10,7 @@ import io.kvs.core.cluster.ClusterPaths;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionMap;
 import io.kvs.core.cluster.RegionState;
+import io.kvs.core.cluster.ZooKeeperReads;
 import io.kvs.core.security.SecurityOptions;
 import io.kvs.tools.ClassPathJar;
 import java.io.IOException;
@@ -318,14 +319,26 @@ final class ProcessCluster implements AutoCloseable {
       if (!curator.blockUntilConnected(10, TimeUnit.SECONDS)) {
         throw new IllegalStateException("cannot reach ZooKeeper at " + zookeeper());
       }
-      ClusterPaths paths = new ClusterPaths("default");
-      List<RegionDescriptor> regions = new ArrayList<>();
-      for (String child : curator.getChildren().forPath(paths.regions())) {
-        regions.add(
-            ClusterJson.decodeRegion(curator.getData().forPath(paths.regions() + "/" + child)));
-      }
-      return RegionMap.of(regions);
+      return readMap(curator);
     }
+  }
+
+  /**
+   * The region map of cluster {@code default} through {@code curator}, every region read at once; a
+   * region split or merged meanwhile is skipped (its successors show on the next read).
+   */
+  static RegionMap readMap(CuratorFramework curator) throws Exception {
+    ClusterPaths paths = new ClusterPaths("default");
+    if (curator.checkExists().forPath(paths.regions()) == null) {
+      return RegionMap.empty();
+    }
+    List<RegionDescriptor> regions = new ArrayList<>();
+    ZooKeeperReads.readAll(
+        curator,
+        paths.regions(),
+        curator.getChildren().forPath(paths.regions()),
+        (data, stat) -> regions.add(ClusterJson.decodeRegion(data)));
+    return RegionMap.of(regions);
   }
 
   /** Stops every process of the cluster ({@code LocalCluster stop}); idempotent. */
