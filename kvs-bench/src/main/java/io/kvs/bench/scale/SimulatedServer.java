@@ -1,15 +1,12 @@
 package io.kvs.bench.scale;
 
-import io.kvs.core.KvsException;
-import io.kvs.core.StatusCode;
 import io.kvs.core.cluster.ClusterPaths;
 import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.control.ControlCommand;
 import io.kvs.core.control.ControlFraming;
 import io.kvs.core.control.ControlGate;
-import io.kvs.core.control.ControlReply;
 import io.kvs.core.security.RefusalLog;
-import io.kvs.server.control.NotInSyncException;
+import io.kvs.server.control.ControlServer;
 import io.kvs.server.membership.Membership;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
@@ -21,9 +18,6 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.Base64;
-import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -34,10 +28,11 @@ import org.slf4j.LoggerFactory;
 /**
  * One simulated region server: a ZooKeeper session of its own with the ephemeral node a real server
  * registers ({@link Membership}, the real class, through Curator as {@code RegionServer} builds
- * it), and a control port answering the control RPC with the real framing and gate ({@link
- * ControlFraming}, {@link ControlGate} without a secret) from {@link SimulatedRegions} instead of
- * an engine. Its port is served by an event loop group shared by every simulated server; commands
- * run on it directly (a simulated command takes microseconds, so there are no lanes to queue in).
+ * it), and a control port answering the control RPC with the real framing, gate and dispatch
+ * ({@link ControlFraming}, {@link ControlGate} without a secret, {@link ControlServer#execute})
+ * over {@link SimulatedRegions} instead of an engine. Its port is served by an event loop group
+ * shared by every simulated server; commands run on it directly (a simulated command takes
+ * microseconds, so there are no lanes to queue in).
  */
 final class SimulatedServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(SimulatedServer.class);
@@ -145,51 +140,6 @@ final class SimulatedServer implements AutoCloseable {
     }
   }
 
-  /** The reply a real server's control port gives to {@code command} ({@code ControlServer}). */
-  private ControlReply execute(ControlCommand command) {
-    try {
-      if (command instanceof ControlCommand.Open open) {
-        regions.open(open.region(), open.mode(), open.minReplicas(), open.streamKey());
-        return ControlReply.ok();
-      }
-      if (command instanceof ControlCommand.Close close) {
-        regions.close(close.regionId(), close.epoch());
-        return ControlReply.ok();
-      }
-      if (command instanceof ControlCommand.Seal seal) {
-        byte[] key = regions.seal(seal.regionId(), seal.epoch(), seal.key());
-        return new ControlReply(StatusCode.OK, Base64.getEncoder().encodeToString(key), List.of());
-      }
-      if (command instanceof ControlCommand.Stats) {
-        return new ControlReply(StatusCode.OK, "", List.of(), regions.stats());
-      }
-      if (command instanceof ControlCommand.RegionStats stats) {
-        return new ControlReply(
-            StatusCode.OK, "", List.of(), regions.regionStats(stats.regionId()));
-      }
-      if (command instanceof ControlCommand.Digest digest) {
-        return new ControlReply(StatusCode.OK, "", List.of(), regions.digest(digest.regionId()));
-      }
-      return new ControlReply(StatusCode.OK, "", regions.list());
-    } catch (NotInSyncException e) {
-      return new ControlReply(
-          e.status(), e.getMessage(), List.of(), Map.of(ControlReply.REJOIN, 1L));
-    } catch (KvsException e) {
-      long regionId =
-          command instanceof ControlCommand.Open open
-              ? open.region().id()
-              : command instanceof ControlCommand.Close close ? close.regionId() : -1;
-      if (e.status() == StatusCode.STALE_EPOCH && regionId >= 0) {
-        return new ControlReply(
-            e.status(),
-            e.getMessage(),
-            List.of(),
-            Map.of(ControlReply.EPOCH, regions.highestEpoch(regionId)));
-      }
-      return ControlReply.failed(e.status(), e.getMessage());
-    }
-  }
-
   private final class Handler extends SimpleChannelInboundHandler<ControlCommand> {
     @Override
     protected void channelRead0(ChannelHandlerContext context, ControlCommand command) {
@@ -197,7 +147,7 @@ final class SimulatedServer implements AutoCloseable {
         context.close(); // dead: no answer
         return;
       }
-      context.writeAndFlush(execute(command));
+      context.writeAndFlush(ControlServer.execute(regions, command));
     }
 
     @Override

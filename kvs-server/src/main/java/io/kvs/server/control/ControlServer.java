@@ -151,6 +151,14 @@ public final class ControlServer implements AutoCloseable {
 
   /** Executes {@code command} (what a connection's frame asks for). */
   ControlReply execute(ControlCommand command) {
+    return execute(regions, command);
+  }
+
+  /**
+   * The reply of a server holding {@code regions} to {@code command}: what its control port answers
+   * (also what the master-scale benchmark's simulated servers answer).
+   */
+  public static ControlReply execute(ControlledRegions regions, ControlCommand command) {
     try {
       if (command instanceof ControlCommand.Open open) {
         regions.open(open.region(), open.mode(), open.minReplicas(), open.streamKey());
