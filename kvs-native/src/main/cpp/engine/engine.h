@@ -130,9 +130,12 @@ class Engine {
   // error is returned, and OpenRegion tries again). The region must not be
   // in use; it is gone once the split committed. INVALID_ARGUMENT for a
   // key outside the region's bounds (or at its lower bound), a daughter
-  // name that is taken or malformed, or a region that holds a Send-Index
-  // replica; NOT_FOUND for no region `name`; a failed PrepareSplit's error
-  // (BUSY, NoSpace), with the region left open and whole.
+  // name that is taken or malformed; NOT_FOUND for no region `name`; a
+  // failed PrepareSplit's error (BUSY, NoSpace), with the region left open
+  // and whole. A region holding a Send-Index replica splits its replica
+  // (engine_split.cc): nothing to merge first; the daughters resume the
+  // streams of the primary's daughters. A primary's daughters inherit
+  // their incarnations from the parent's (lsm::Region::DaughterIncarnation).
   Status SplitRegion(std::string_view name, std::string_view split_key,
                      std::string_view lower, std::string_view upper,
                      lsm::Region** lower_region, lsm::Region** upper_region);
@@ -200,6 +203,8 @@ class Engine {
   std::unique_ptr<lsm::Region> BeginChange(std::string_view name);
   // Ends the change of `name` begun under mutex_ (its entry in changing_).
   void EndChange(std::string_view name, std::unique_ptr<lsm::Region> opened);
+  // Whether region `id` holds a Send-Index backup's replica.
+  bool HoldsReplica(uint64_t id) const;
   // SplitRegion's metadata batch, from the closed region `id`'s catalog
   // entries; `*lower_id` and `*upper_id` are the daughters' ids.
   Status BuildSplitBatch(std::string_view name, uint64_t id,

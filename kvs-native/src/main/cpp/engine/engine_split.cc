@@ -8,11 +8,23 @@
 // reference (the parent's goes to one daughter, the Share to the other);
 // the parent's write-ahead log, all of it merged into the levels by
 // PrepareSplit, is freed; the parent's entries and name go.
+//
+// A Send-Index backup's replica splits the same way (Tebis's backups hold
+// no L0 to merge): each daughter gets its installed levels and their
+// hashes, its compacted LSN and its copies of the primary's large and
+// medium log segments (a reference each); its copies of the small log go,
+// as the primary's small log does; the daughters' markers name the lineage
+// the primary's daughters go on with (lsm::Region::DaughterIncarnation).
+// So the daughters' streams resume from what the backup holds: their
+// catch-up ships what the primary's split merged into its levels (index
+// segments, medium values), and trims the small copies' absence away.
 
 #include <set>
 
 #include "engine/engine.h"
 #include "engine/engine_catalog.h"
+#include "replication/log_mirror.h"
+#include "replication/replica_adoption.h"
 #include "util/coding.h"
 
 namespace kvs::engine {
@@ -30,6 +42,12 @@ Status CheckDaughterName(std::string_view name) {
 }
 
 }  // namespace
+
+bool Engine::HoldsReplica(uint64_t id) const {
+  const std::string prefix = lsm::Region::CatalogPrefix(id);
+  return replication::HoldsReplica(*volume_, id) ||
+         !volume_->CatalogScan(prefix + "logmap/").empty();
+}
 
 Status Engine::BuildSplitBatch(std::string_view name, uint64_t id,
                                const lsm::RegionOrigin& origin,
@@ -60,7 +78,29 @@ Status Engine::BuildSplitBatch(std::string_view name, uint64_t id,
     const std::string rest = key.substr(prefix.size());
     batch->Delete(key);
     bool copied = true;
-    if (StartsWith(rest, "log/small/")) {
+    if (rest == "replica") {
+      // The daughters mirror the lineages the primary's daughters take.
+      const uint64_t lineage =
+          value.size() == 8 ? coding::DecodeFixed64(value.data()) : 0;
+      batch->Put(lower_prefix + rest,
+                 coding::Fixed64String(
+                     lsm::Region::DaughterIncarnation(lineage, false)));
+      batch->Put(upper_prefix + rest,
+                 coding::Fixed64String(
+                     lsm::Region::DaughterIncarnation(lineage, true)));
+      copied = false;
+    } else if (StartsWith(rest, "logmap/")) {
+      replication::MirroredSegment copy;
+      if (!replication::DecodeLogMapEntry(value, &copy)) {
+        return Status::Corruption("malformed catalog entry " + key);
+      }
+      if (StartsWith(rest, "logmap/small/")) {
+        batch->Free(copy.backup_segment);  // the primary merged it away
+        copied = false;
+      } else {
+        shared.insert(copy.backup_segment);
+      }
+    } else if (StartsWith(rest, "log/small/")) {
       // Merged into the levels: nobody reads it again.
       if (value.size() != 8) {
         return Status::Corruption("malformed catalog entry " + key);
@@ -81,10 +121,9 @@ Status Engine::BuildSplitBatch(std::string_view name, uint64_t id,
     } else if (rest == "origin") {
       copied = false;  // each daughter has its own, above
     } else if (rest != "state" && !StartsWith(rest, "gc/") &&
-               !StartsWith(rest, "sealed/")) {
-      // A Send-Index replica's entries ("replica", "replica-level/",
-      // "logmap/") are refused before the batch is built; anything else
-      // is a catalog this build does not know.
+               !StartsWith(rest, "sealed/") &&
+               !StartsWith(rest, "replica-level/")) {
+      // Anything else is a catalog this build does not know.
       return Status::Corruption("region " + std::string(name) +
                                 ": unknown catalog entry " + key);
     }
@@ -128,14 +167,7 @@ Status Engine::SplitRegion(std::string_view name, std::string_view split_key,
     }
   }
   const uint64_t id = coding::DecodeFixed64(id_entry->data());
-  const std::string prefix = lsm::Region::CatalogPrefix(id);
-  for (const char* replica : {"replica", "logmap/"}) {
-    if (!volume_->CatalogScan(prefix + replica).empty()) {
-      return Status::InvalidArgument(
-          "region '" + std::string(name) +
-          "' holds a Send-Index replica; split its primary's region");
-    }
-  }
+  const bool replica = HoldsReplica(id);
   std::unique_ptr<lsm::Region> parent = BeginChange(name);
   BeginChange(lower);
   BeginChange(upper);
@@ -161,11 +193,13 @@ Status Engine::SplitRegion(std::string_view name, std::string_view split_key,
         "split key outside region '" + std::string(name) +
         "' or at its lower bound: both daughters would not hold keys");
   }
-  const Status prepared = parent->PrepareSplit();
+  // A replica's region object holds nothing of its own to merge.
+  const Status prepared = replica ? Status::Ok() : parent->PrepareSplit();
   if (!prepared.ok()) {
     end_changes(std::move(parent), nullptr, nullptr);
     return prepared;
   }
+  const uint64_t incarnation = parent->incarnation();
   const lsm::RegionOrigin origin{parent->bounds(), parent->ancestors()};
   parent.reset();  // closed: what the catalog names is all there is
   alloc::MetadataBatch batch;
@@ -186,6 +220,17 @@ Status Engine::SplitRegion(std::string_view name, std::string_view split_key,
   if (opened.ok()) {
     opened = lsm::Region::Open(Context(), std::string(upper), upper_id,
                                options_.region, &high);
+  }
+  if (!replica) {
+    // Their logs and levels are the parent's, which grow only from there.
+    if (low != nullptr) {
+      low->InheritIncarnation(
+          lsm::Region::DaughterIncarnation(incarnation, false));
+    }
+    if (high != nullptr) {
+      high->InheritIncarnation(
+          lsm::Region::DaughterIncarnation(incarnation, true));
+    }
   }
   *lower_region = low.get();
   *upper_region = high.get();

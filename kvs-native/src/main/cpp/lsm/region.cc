@@ -126,6 +126,17 @@ void Region::DrawIncarnation() {
   } while (incarnation_ == 0);
 }
 
+uint64_t Region::DaughterIncarnation(uint64_t parent, bool upper) {
+  if (parent == 0) return 0;
+  // splitmix64 of the parent's, one stream per side.
+  uint64_t mixed =
+      parent + (upper ? 0x9e3779b97f4a7c15ull : 0x7f4a7c159e3779b9ull);
+  mixed = (mixed ^ (mixed >> 30)) * 0xbf58476d1ce4e5b9ull;
+  mixed = (mixed ^ (mixed >> 27)) * 0x94d049bb133111ebull;
+  mixed ^= mixed >> 31;
+  return mixed == 0 ? 1 : mixed;
+}
+
 Status Region::OpenLogs(bool recover) {
   auto appended = [this](log::LogKind kind) {
     std::function<void(const log::AppendedBytes&)> hook;

@@ -345,11 +345,13 @@ class Region {
   Status ReportState(const StateVisitor& visitor,
                      const std::function<void()>& then,
                      std::vector<uint64_t>* pinned);
-  // Reads the first `bytes` bytes of a segment of `volume` that ReportState
-  // reported (and pinned) into `out`; with `trim_zeros`, the zero blocks
-  // that end it are left off (index segments).
+  // Reads bytes [from, bytes) of a segment of `volume` that ReportState
+  // reported (and pinned) into `out` (`from`: a multiple of the I/O
+  // alignment); with `trim_zeros`, the zero blocks that end it are left off
+  // (index segments).
   static Status ReadSegment(alloc::Volume* volume, uint64_t segment,
-                            size_t bytes, bool trim_zeros, std::string* out);
+                            size_t from, size_t bytes, bool trim_zeros,
+                            std::string* out);
   alloc::Volume* volume() const { return context_.volume; }
 
   // Blocks until no compaction is queued or running (tests, benchmarks).
@@ -369,6 +371,16 @@ class Region {
   // a log before bytes a backup already holds), so a backup that mirrored
   // this incarnation may resume from what it holds.
   uint64_t incarnation() const { return incarnation_; }
+  // The incarnation of the `upper` (else lower) daughter of a split of a
+  // region of incarnation `parent` (0 for 0): drawn by no one, so that a
+  // Send-Index backup that split its replica of the parent's lineage
+  // (Engine::SplitRegion) names the lineage the primary's daughter goes on
+  // with, and resumes from what it holds.
+  static uint64_t DaughterIncarnation(uint64_t parent, bool upper);
+  // Takes `incarnation` instead of the one drawn (Engine::SplitRegion, on a
+  // daughter it just opened: its logs and levels are those of the parent,
+  // which only grow from what they were).
+  void InheritIncarnation(uint64_t incarnation) { incarnation_ = incarnation; }
 
   // The catalog key prefix of everything this region owns.
   static std::string CatalogPrefix(uint64_t id);

@@ -95,17 +95,18 @@ Status Region::ReportStateLocked(const StateVisitor& visitor,
   return Status::Ok();
 }
 
-Status Region::ReadSegment(alloc::Volume* volume, uint64_t segment,
+Status Region::ReadSegment(alloc::Volume* volume, uint64_t segment, size_t from,
                            size_t bytes, bool trim_zeros, std::string* out) {
-  if (bytes > kSegment) {
+  if (bytes > kSegment || from > bytes ||
+      from % limits::io_alignment_bytes != 0) {
     return Status::InvalidArgument("a read past a segment's end");
   }
-  io::AlignedBuffer buffer(io::AlignedBuffer::RoundUp(bytes));
+  io::AlignedBuffer buffer(io::AlignedBuffer::RoundUp(bytes - from));
   if (buffer.size() > 0) {
-    KVS_RETURN_IF_ERROR(volume->file()->Read(alloc::SegmentStart(segment),
-                                             buffer.size(), buffer.data()));
+    KVS_RETURN_IF_ERROR(volume->file()->Read(
+        alloc::SegmentStart(segment) + from, buffer.size(), buffer.data()));
   }
-  const std::string_view read = buffer.view(bytes);
+  const std::string_view read = buffer.view(bytes - from);
   out->assign(trim_zeros ? read.substr(0, DataEnd(read)) : read);
   return Status::Ok();
 }

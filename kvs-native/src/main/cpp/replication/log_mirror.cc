@@ -57,6 +57,10 @@ bool DecodeEntry(std::string_view in, MirroredSegment* entry) {
 
 }  // namespace
 
+bool DecodeLogMapEntry(std::string_view entry, MirroredSegment* segment) {
+  return DecodeEntry(entry, segment);
+}
+
 std::string LogMapPrefix(uint64_t region_id, log::LogKind kind) {
   return lsm::Region::CatalogPrefix(region_id) + "logmap/" +
          log::LogKindName(kind) + "/";

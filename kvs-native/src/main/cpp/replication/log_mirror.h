@@ -121,6 +121,8 @@ class LogMirror {
 
 // The catalog prefix of a region's log map for `kind`.
 std::string LogMapPrefix(uint64_t region_id, log::LogKind kind);
+// A log map entry's fields; false if malformed.
+bool DecodeLogMapEntry(std::string_view entry, MirroredSegment* segment);
 
 }  // namespace kvs::replication
 

@@ -46,6 +46,16 @@ Status AdoptReplica(alloc::Volume* volume, uint64_t region_id,
     for (const uint64_t segment : reserved) volume->Unreserve(segment);
   };
   const std::string prefix = lsm::Region::CatalogPrefix(region_id);
+  // A replica split from another's (Engine::SplitRegion) shares copies with
+  // its sibling: a shared copy's header names the first ancestor, which
+  // every region sharing it descends from (and so accepts), and a shared
+  // tail, which the log goes on writing, is moved to a segment of its own.
+  lsm::RegionOrigin origin;
+  const std::optional<std::string> held_origin =
+      volume->CatalogGet(lsm::Region::OriginCatalogKey(region_id));
+  if (held_origin.has_value()) {
+    KVS_RETURN_IF_ERROR(lsm::RegionOrigin::Decode(*held_origin, &origin));
+  }
   // The region's own earlier logs and their GC state go: the replica's
   // copies replace them.
   for (const auto& [key, value] : volume->CatalogScan(prefix + "log/")) {
@@ -87,10 +97,14 @@ Status AdoptReplica(alloc::Volume* volume, uint64_t region_id,
         continue;
       }
       const bool from_buffer = position.buffer.has_value();
+      const bool whole = position.tail || from_buffer;
+      const bool shared = position.copy &&
+                          volume->References(position.copy->backup_segment) > 1;
       uint64_t backup_segment = 0;
-      if (position.copy) {
+      if (position.copy && !(shared && whole)) {
         backup_segment = position.copy->backup_segment;
       } else {
+        if (position.copy) batch.Free(position.copy->backup_segment);
         const Status reserve = volume->Reserve(&backup_segment);
         if (!reserve.ok()) {
           give_back();
@@ -100,10 +114,12 @@ Status AdoptReplica(alloc::Volume* volume, uint64_t region_id,
         batch.Allocate(backup_segment);
       }
       log::SegmentHeader header = position.walk.header;
-      header.region_id = region_id;
+      header.region_id = shared && !whole && !origin.ancestors.empty()
+                             ? origin.ancestors.front()
+                             : region_id;
       const uint64_t start = alloc::SegmentStart(backup_segment);
       Status written;
-      if (position.tail || from_buffer) {
+      if (whole) {
         written = ReadChainPosition(file, position, landed, &bytes);
         if (written.ok()) {
           std::memset(segment.data(), 0, kSegment);
@@ -139,10 +155,13 @@ Status AdoptReplica(alloc::Volume* volume, uint64_t region_id,
   }
   batch.Delete(ReplicaMarkerKey(region_id));
   // A split region's replica holds its sibling's keys too (the levels the
-  // primary shipped are its parent's): the region keeps to its bounds.
-  if (!bounds.unbounded()) {
+  // primary shipped are its parent's): the region keeps to its bounds, and
+  // to its ancestors (segments shared with its sibling name the first).
+  if (!bounds.unbounded() || !origin.ancestors.empty()) {
     batch.Put(lsm::Region::OriginCatalogKey(region_id),
-              lsm::RegionOrigin{bounds, {}}.Encode());
+              lsm::RegionOrigin{bounds.unbounded() ? origin.bounds : bounds,
+                                origin.ancestors}
+                  .Encode());
   }
   // The replica's bookkeeping goes.
   for (const auto& [key, value] :

@@ -386,11 +386,17 @@ void Replicator::CatchUp(const std::shared_ptr<Group>& group,
         continue;  // the backup holds it whole (sealed copies never change)
       }
       // A shorter copy of the same segment is extended in place (within an
-      // incarnation a copy is a prefix of the primary's segment).
+      // incarnation a copy is a prefix of the primary's segment): only the
+      // bytes from the block its copy ends in go (LogMirror::Persist).
       const bool resumes = same && held->second.bytes <= log.bytes;
-      push(Stream::Event::Unloaded(Stream::Event::Type::kLogBytes, log.kind,
-                                   log.chain_index, log.segment, log.bytes,
-                                   resumes));
+      Stream::Event bytes = Stream::Event::Unloaded(
+          Stream::Event::Type::kLogBytes, log.kind, log.chain_index,
+          log.segment, log.bytes, resumes);
+      if (resumes) {
+        bytes.offset = held->second.bytes / limits::io_alignment_bytes *
+                       limits::io_alignment_bytes;
+      }
+      push(std::move(bytes));
       needed.push_back(log.segment);
     }
     for (const Level& level : reported_levels) {
@@ -569,11 +575,13 @@ void Replicator::ReadCatchUps() {
       // never an unloaded one; its segment is pinned.
       std::string bytes;
       const Status read = lsm::Region::ReadSegment(
-          group->volume, event->segment, event->load_bytes,
+          group->volume, event->segment, event->offset, event->load_bytes,
           event->type == Stream::Event::Type::kIndexSegment, &bytes);
       std::shared_ptr<CatchUpPins> done;
       uint64_t ahead = 0;
       const uint64_t read_bytes = bytes.size();
+      const bool log_bytes = event->type == Stream::Event::Type::kLogBytes &&
+                             event->kind != log::LogKind::kMedium;
       {
         std::lock_guard<std::mutex> lock(group->mutex);
         if (read.ok()) {
@@ -595,6 +603,7 @@ void Replicator::ReadCatchUps() {
       std::lock_guard<std::mutex> lock(mutex_);
       if (read.ok()) {
         stats_.catch_up_bytes += read_bytes;
+        if (log_bytes) stats_.catch_up_log_bytes += read_bytes;
         stats_.catch_up_ahead_peak_bytes =
             std::max(stats_.catch_up_ahead_peak_bytes, ahead);
       }

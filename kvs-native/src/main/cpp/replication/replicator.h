@@ -178,6 +178,9 @@ struct ReplicatorStats {
   // read and not yet sent (bounded by limits::catch_up_read_ahead_bytes
   // plus one segment).
   uint64_t catch_up_bytes = 0;
+  // Of them, the small and large logs' (medium segments go with the
+  // levels that name them).
+  uint64_t catch_up_log_bytes = 0;
   uint64_t catch_up_ahead_peak_bytes = 0;
   // Streams that failed (a broken connection, a refusal, the stall
   // timeout): a server watches it to tell the master at once.

@@ -10,6 +10,7 @@
 #include "io/aligned_buffer.h"
 #include "log/log_format.h"
 #include "util/coding.h"
+#include "util/limits.h"
 #include "util/thread_cpu.h"
 
 namespace kvs::replication {
@@ -203,6 +204,8 @@ Status SendIndexSink::FlushTail(const IndexControl& control) {
         copy->second.chain_index != control.chain_index) {
       return Status::Ok();
     }
+    KVS_RETURN_IF_ERROR(FillFromCopy(
+        copy->second, buffers_[LogBuffer(control.kind, control.buffer)].get()));
   }
   channel::ReplicaBuffer& buffer =
       *buffers_[LogBuffer(control.kind, control.buffer)];
@@ -214,6 +217,28 @@ Status SendIndexSink::FlushTail(const IndexControl& control) {
   stats_.tail_bytes += control.bytes;
   // The buffer's next segment lands on zeros, as on a fresh segment.
   if (control.sealed) buffer.Zero(0, kBufferBytes);
+  return Status::Ok();
+}
+
+Status SendIndexSink::FillFromCopy(const MirroredSegment& copy,
+                                   channel::ReplicaBuffer* buffer) const {
+  // A catch-up resuming a copy sends only the bytes from the block the copy
+  // ends in (Replicator::CatchUp): the buffer gets the copy's bytes before
+  // them, so that it holds the segment whole -- a promotion reads what
+  // landed in it, and a sealed copy is walked from it (LogMirror::Persist).
+  const size_t from =
+      copy.bytes / limits::io_alignment_bytes * limits::io_alignment_bytes;
+  if (from == 0) return Status::Ok();
+  io::AlignedBuffer held(from);
+  const uint64_t start = alloc::SegmentStart(copy.backup_segment);
+  const size_t header = limits::io_alignment_bytes;
+  KVS_RETURN_IF_ERROR(volume_->file()->Read(start, header, held.data()));
+  if (std::memcmp(held.data(), buffer->data(), header) == 0) {
+    return Status::Ok();  // sent from its start: the buffer holds it
+  }
+  KVS_RETURN_IF_ERROR(volume_->file()->Read(start + header, from - header,
+                                            held.data() + header));
+  std::memcpy(buffer->data(), held.data(), from);
   return Status::Ok();
 }
 

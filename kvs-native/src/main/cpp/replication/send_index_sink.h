@@ -113,6 +113,10 @@ class SendIndexSink {
   SendIndexSink() = default;
   Status FlushTail(const IndexControl& control);
   Status InstallLevel(const IndexControl& control);
+  // Copies what `copy` holds before the block it ends in into `buffer`,
+  // unless the buffer holds the copy's header block already.
+  Status FillFromCopy(const MirroredSegment& copy,
+                      channel::ReplicaBuffer* buffer) const;
   LogMirror* Mirror(log::LogKind kind) const;
 
   mutable std::mutex mutex_;

@@ -19,6 +19,7 @@
 #include "engine/engine.h"
 #include "fabric/endpoint.h"
 #include "replication/contents_digest.h"
+#include "replication/send_index_nodes.h"
 #include "service/region_service.h"
 #include "testing/level_compare.h"
 #include "testing/memory_device.h"
@@ -28,67 +29,11 @@
 namespace kvs::replication {
 namespace {
 
-// Every member of a group gets the same stream key (the master's).
-const std::string kStreamKey(32, 'k');
+using index_test::Node;
+const std::string& kStreamKey = index_test::kSendIndexStreamKey;
 
-struct Node {
-  std::shared_ptr<testing::MemoryDevice> device;
-  std::unique_ptr<engine::Engine> engine;
-  lsm::Region* region = nullptr;
-  service::RegionService service;
-  std::unique_ptr<channel::Server> server;
-};
-
-class SendIndexTest : public ::testing::TestWithParam<fabric::Provider> {
+class SendIndexTest : public index_test::SendIndexNodes {
  protected:
-  void SetUp() override {
-    StartNode(&primary_);
-    StartNode(&backup_);
-  }
-
-  void TearDown() override {
-    primary_.service.DisableReplication();
-    backup_.service.DisableReplication();
-  }
-
-  fabric::EndpointOptions Endpoint() const {
-    fabric::EndpointOptions endpoint;
-    endpoint.provider = GetParam();
-    if (GetParam() == fabric::Provider::kTcp) endpoint.node = "127.0.0.1";
-    return endpoint;
-  }
-
-  engine::EngineOptions Options() const {
-    engine::EngineOptions options;
-    options.flush_interval_ms = flush_interval_ms_;
-    options.volume.grow_step_segments = 4;
-    options.region.l0_size_bytes = 1 << 20;
-    // Several levels, kept: upper ones keep medium values in the medium
-    // log, so pointers go through both log copies.
-    options.region.growth_factor = 2;
-    options.region.stale_fraction_max = 1.0;
-    return options;
-  }
-
-  void StartNode(Node* node) {
-    node->device = testing::MemoryDevice::Create(1024u << 20);
-    ASSERT_TRUE(engine::Engine::Open(node->device->Open(), Options(), true,
-                                     &node->engine)
-                    .ok());
-    ASSERT_TRUE(node->engine->CreateRegion("r7", &node->region).ok());
-    node->service.UseEngine(node->engine.get());
-    StartServer(node);
-  }
-
-  void StartServer(Node* node) {
-    channel::ServerOptions server_options;
-    server_options.endpoint = Endpoint();
-    ASSERT_TRUE(
-        channel::Server::Start(server_options, &node->service, &node->server)
-            .ok());
-    node->service.EnableReplication(Endpoint());
-  }
-
   // The backup node restarts and comes back (a new fabric server) with what
   // its volume holds. The group shrinks first, as the master would once the
   // backup's session expired (and in one process, shm must not write to an
@@ -309,10 +254,6 @@ class SendIndexTest : public ::testing::TestWithParam<fabric::Provider> {
     }
   }
 
-  // How long a write may stay in a log's buffer (a test of what reaches
-  // the device raises it, so that no flush comes in between).
-  uint32_t flush_interval_ms_ = 50;
-  Node primary_, backup_;
   uint64_t epoch_ = 0;
   int written_ = 0;
   testing::LevelComparison counts_;

@@ -1,0 +1,255 @@
+// A Send-Index backup splits its replica in place (Engine::SplitRegion),
+// as the primary splits its region: the daughters' streams resume from what
+// the backup holds -- the catch-up sends what the primary's split merged
+// into its levels, not the value logs again -- and each daughter replica,
+// promoted, serves what its primary does, also after the other one was
+// promoted and across a restart (they share segments).
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include "replication/contents_digest.h"
+#include "replication/send_index_nodes.h"
+#include "testing/random_keys.h"
+#include "util/limits.h"
+
+namespace kvs::replication {
+namespace {
+
+using index_test::Node;
+
+constexpr int kKeys = 4000;
+const char kSplitKey[] = "key2";  // "key1..." below, "key2..." and up above
+
+class SendIndexSplitTest : public index_test::SendIndexNodes {
+ protected:
+  // Region `id` (engine region "r<id>") led by the primary node at `epoch`,
+  // backed up by the backup node; [start, end) its keys.
+  void Place(uint64_t id, uint64_t epoch, bool joining, std::string start,
+             std::optional<std::string> end) {
+    service::Placement as_backup;
+    as_backup.stream_key = index_test::kSendIndexStreamKey;
+    as_backup.primary = false;
+    as_backup.primary_server = "primary";
+    as_backup.joining = joining;
+    as_backup.mode = ReplicationMode::kSendIndex;
+    as_backup.start = start;
+    as_backup.end = end;
+    ASSERT_TRUE(
+        backup_.service.Attach(id, epoch, Open(&backup_, id), as_backup).ok());
+    service::Placement as_primary;
+    as_primary.stream_key = index_test::kSendIndexStreamKey;
+    as_primary.mode = ReplicationMode::kSendIndex;
+    as_primary.start = start;
+    as_primary.end = end;
+    as_primary.backups.push_back(
+        {"127.0.0.1", static_cast<uint16_t>(backup_.server->port()), joining});
+    ASSERT_TRUE(
+        primary_.service.Attach(id, epoch, Open(&primary_, id), as_primary)
+            .ok());
+  }
+
+  static lsm::Region* Open(Node* node, uint64_t id) {
+    lsm::Region* region = nullptr;
+    EXPECT_TRUE(
+        node->engine->OpenRegion("r" + std::to_string(id), &region).ok());
+    return region;
+  }
+
+  // Writes of every size category, overwrites and deletes, replicated
+  // through the primary's service to whichever region holds the key (epoch
+  // 0: straight into region 7, before any stream exists).
+  void Write(int operations, uint64_t epoch, uint64_t low, uint64_t high) {
+    testing::RandomBytes random(11 + written_);
+    for (int i = written_; i < written_ + operations; ++i) {
+      const std::string key = "key" + std::to_string(i % kKeys);
+      const bool remove = i % 29 == 0;
+      const size_t size = i % 3 == 0 ? 8 : i % 3 == 1 ? 500 : 3000;
+      wire::Request request;
+      request.opcode = remove ? wire::Opcode::kDelete : wire::Opcode::kPut;
+      request.region_id = key < kSplitKey ? low : high;
+      request.epoch = epoch;
+      request.key = key;
+      const std::string value = remove ? "" : random.Bytes(size);
+      request.value = value;
+      if (epoch == 0) {
+        ASSERT_TRUE((remove ? primary_.region->Delete(key)
+                            : primary_.region->Put(key, value))
+                        .ok());
+        continue;
+      }
+      std::string bytes, reply_bytes;
+      wire::EncodeRequest(request, &bytes);
+      primary_.service.Handle(nullptr, bytes, &reply_bytes);
+      wire::Reply reply;
+      ASSERT_TRUE(wire::DecodeReply(reply_bytes, &reply).ok());
+      ASSERT_EQ(reply.status, Status::Code::kOk) << reply.message;
+    }
+    written_ += operations;
+  }
+
+  void AwaitCaughtUp(uint64_t id) {
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (primary_.service.BackupsCaughtUp(id) != 1) {
+      ASSERT_NE(primary_.service.BackupsCaughtUp(id), -1)
+          << "the stream of region " << id << " failed";
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+          << "region " << id << "'s catch-up did not finish";
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+
+  // The backup of region `id` would serve, if promoted, what its primary
+  // serves (once every log byte reached it).
+  void ExpectSameDigest(uint64_t id) {
+    ContentsDigest ours, theirs;
+    lsm::Region* primary = Open(&primary_, id);
+    const auto same = [&] {
+      EXPECT_TRUE(DigestRegion(*primary, &ours).ok());
+      return backup_.service.ReplicaDigest(id, &theirs).ok() &&
+             ours.digest == theirs.digest && ours.pairs == theirs.pairs;
+    };
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!same()) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+          << "region " << id << "'s backup would serve " << theirs.pairs
+          << " pairs, its primary serves " << ours.pairs;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_GT(theirs.pairs, 0u);
+  }
+
+  // Every key of [start, end) reads the same in both regions; returns how
+  // many are present.
+  static size_t ExpectSameContents(lsm::Region* primary, lsm::Region* copy,
+                                   const std::string& start,
+                                   const std::optional<std::string>& end) {
+    size_t present = 0;
+    for (int i = 0; i < kKeys; ++i) {
+      const std::string key = "key" + std::to_string(i);
+      if (key < start || (end && key >= *end)) continue;
+      std::string ours, theirs;
+      const Status expected = primary->Get(key, &ours);
+      const Status got = copy->Get(key, &theirs);
+      EXPECT_EQ(expected.code(), got.code()) << key;
+      if (expected.ok() && got.ok()) {
+        EXPECT_EQ(ours, theirs) << key;
+        ++present;
+      }
+    }
+    return present;
+  }
+
+  int written_ = 0;
+};
+
+TEST_P(SendIndexSplitTest, ABackupSplitsItsReplicaAndTheDaughtersResumeIt) {
+  Write(40000, 0, 7, 7);
+  primary_.region->WaitForCompactions();
+  // What the region's whole state costs to ship: a new backup's catch-up.
+  Place(7, 3, /*joining=*/true, "", std::nullopt);
+  AwaitCaughtUp(7);
+  const ReplicatorStats whole = primary_.service.ReplicationStats();
+  ExpectSameDigest(7);
+  Write(3000, 3, 7, 7);  // some in L0 at the split, some in the backup's
+  AwaitCaughtUp(7);      // small log copies
+
+  // The split as the cluster makes it: the primary seals the region (its
+  // last records reach the backup), then each member splits its copy.
+  ASSERT_TRUE(primary_.service.DetachFlushed(7).ok());
+  backup_.service.Detach(7);
+  const lsm::Region* primary_region = primary_.region;
+  const uint64_t parent_incarnation = primary_region->incarnation();
+  lsm::Region *low = nullptr, *high = nullptr;
+  ASSERT_TRUE(
+      primary_.engine->SplitRegion("r7", kSplitKey, "r8", "r9", &low, &high)
+          .ok());
+  EXPECT_EQ(low->incarnation(),
+            lsm::Region::DaughterIncarnation(parent_incarnation, false));
+  EXPECT_EQ(high->incarnation(),
+            lsm::Region::DaughterIncarnation(parent_incarnation, true));
+  const Status split =
+      backup_.engine->SplitRegion("r7", kSplitKey, "r8", "r9", &low, &high);
+  ASSERT_TRUE(split.ok()) << split.ToString();
+  EXPECT_TRUE(backup_.service.HoldsReplica("r8"));
+  EXPECT_TRUE(backup_.service.HoldsReplica("r9"));
+  EXPECT_FALSE(backup_.service.HoldsReplica("r7"));
+  EXPECT_GT(backup_.engine->volume()->stats().shared_segments, 0u);
+
+  // The daughters' streams resume what the backup holds: of their small
+  // and large logs, the blocks past what it holds of each copy
+  // (re-replicating them would read every live segment of the parent's,
+  // twice); of their levels, those the primary's split merged anew, with
+  // the medium segments that merge wrote.
+  const ReplicatorStats before = primary_.service.ReplicationStats();
+  Place(8, 5, /*joining=*/true, "", kSplitKey);
+  Place(9, 5, /*joining=*/true, kSplitKey, std::nullopt);
+  AwaitCaughtUp(8);
+  AwaitCaughtUp(9);
+  const ReplicatorStats after = primary_.service.ReplicationStats();
+  const uint64_t log_bytes =
+      after.catch_up_log_bytes - before.catch_up_log_bytes;
+  std::printf(
+      "the daughters' catch-ups read %llu bytes, %llu of logs; the whole "
+      "region's %llu, %llu of logs\n",
+      static_cast<unsigned long long>(after.catch_up_bytes -
+                                      before.catch_up_bytes),
+      static_cast<unsigned long long>(log_bytes),
+      static_cast<unsigned long long>(whole.catch_up_bytes),
+      static_cast<unsigned long long>(whole.catch_up_log_bytes));
+  EXPECT_GT(whole.catch_up_log_bytes, 2 * limits::segment_size_bytes);
+  EXPECT_LT(log_bytes, limits::segment_size_bytes / 8);
+  Write(3000, 5, 8, 9);
+  ExpectSameDigest(8);
+  ExpectSameDigest(9);
+
+  // Each daughter replica, promoted, serves what its primary serves,
+  // also once its sibling was promoted on the same volume.
+  lsm::Region *promoted_low = nullptr, *promoted_high = nullptr;
+  service::PromotionReport report;
+  Status promotion = backup_.service.PromoteBackup(
+      8, "r8", lsm::KeyBounds{"", std::string(kSplitKey)}, &promoted_low,
+      &report);
+  ASSERT_TRUE(promotion.ok()) << promotion.ToString();
+  promotion = backup_.service.PromoteBackup(
+      9, "r9", lsm::KeyBounds{kSplitKey, std::nullopt}, &promoted_high,
+      &report);
+  ASSERT_TRUE(promotion.ok()) << promotion.ToString();
+  EXPECT_GT(ExpectSameContents(Open(&primary_, 8), promoted_low, "", kSplitKey),
+            100u);
+  EXPECT_GT(ExpectSameContents(Open(&primary_, 9), promoted_high, kSplitKey,
+                               std::nullopt),
+            1000u);
+
+  // Both recover from the segments they share after a restart.
+  primary_.service.DisableReplication();
+  backup_.service.DisableReplication();
+  backup_.service.UseEngine(nullptr);
+  backup_.engine.reset();
+  ASSERT_TRUE(engine::Engine::Open(backup_.device->Open(), Options(), false,
+                                   &backup_.engine)
+                  .ok());
+  EXPECT_GT(
+      ExpectSameContents(Open(&primary_, 8), Open(&backup_, 8), "", kSplitKey),
+      100u);
+  EXPECT_GT(ExpectSameContents(Open(&primary_, 9), Open(&backup_, 9), kSplitKey,
+                               std::nullopt),
+            1000u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, SendIndexSplitTest,
+                         ::testing::Values(fabric::Provider::kShm,
+                                           fabric::Provider::kStream),
+                         [](const auto& param_info) {
+                           return std::string(
+                               fabric::ProviderName(param_info.param));
+                         });
+
+}  // namespace
+}  // namespace kvs::replication
