@@ -392,9 +392,13 @@ void Replicator::CatchUp(const std::shared_ptr<Group>& group,
       Stream::Event bytes = Stream::Event::Unloaded(
           Stream::Event::Type::kLogBytes, log.kind, log.chain_index,
           log.segment, log.bytes, resumes);
-      if (resumes) {
-        bytes.offset = held->second.bytes / limits::io_alignment_bytes *
-                       limits::io_alignment_bytes;
+      if (resumes && log.bytes > 0) {
+        // At least its last block goes (the FLUSH-TAIL that seals the copy
+        // follows bytes that landed).
+        const uint64_t from =
+            std::min<uint64_t>(held->second.bytes, log.bytes - 1);
+        bytes.offset =
+            from / limits::io_alignment_bytes * limits::io_alignment_bytes;
       }
       push(std::move(bytes));
       needed.push_back(log.segment);

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "replication/contents_digest.h"
 #include "replication/send_index_nodes.h"
@@ -62,8 +63,10 @@ class SendIndexSplitTest : public index_test::SendIndexNodes {
 
   // Writes of every size category, overwrites and deletes, replicated
   // through the primary's service to whichever region holds the key (epoch
-  // 0: straight into region 7, before any stream exists).
-  void Write(int operations, uint64_t epoch, uint64_t low, uint64_t high) {
+  // 0: straight into region 7, before any stream exists); keys from "key3"
+  // on go to `highest` if not 0.
+  void Write(int operations, uint64_t epoch, uint64_t low, uint64_t high,
+             uint64_t highest = 0) {
     testing::RandomBytes random(11 + written_);
     for (int i = written_; i < written_ + operations; ++i) {
       const std::string key = "key" + std::to_string(i % kKeys);
@@ -71,7 +74,9 @@ class SendIndexSplitTest : public index_test::SendIndexNodes {
       const size_t size = i % 3 == 0 ? 8 : i % 3 == 1 ? 500 : 3000;
       wire::Request request;
       request.opcode = remove ? wire::Opcode::kDelete : wire::Opcode::kPut;
-      request.region_id = key < kSplitKey ? low : high;
+      request.region_id = key < kSplitKey                 ? low
+                          : highest != 0 && key >= "key3" ? highest
+                                                          : high;
       request.epoch = epoch;
       request.key = key;
       const std::string value = remove ? "" : random.Bytes(size);
@@ -209,25 +214,47 @@ TEST_P(SendIndexSplitTest, ABackupSplitsItsReplicaAndTheDaughtersResumeIt) {
   ExpectSameDigest(8);
   ExpectSameDigest(9);
 
-  // Each daughter replica, promoted, serves what its primary serves,
-  // also once its sibling was promoted on the same volume.
-  lsm::Region *promoted_low = nullptr, *promoted_high = nullptr;
-  service::PromotionReport report;
-  Status promotion = backup_.service.PromoteBackup(
-      8, "r8", lsm::KeyBounds{"", std::string(kSplitKey)}, &promoted_low,
-      &report);
-  ASSERT_TRUE(promotion.ok()) << promotion.ToString();
-  promotion = backup_.service.PromoteBackup(
-      9, "r9", lsm::KeyBounds{kSplitKey, std::nullopt}, &promoted_high,
-      &report);
-  ASSERT_TRUE(promotion.ok()) << promotion.ToString();
-  EXPECT_GT(ExpectSameContents(Open(&primary_, 8), promoted_low, "", kSplitKey),
-            100u);
-  EXPECT_GT(ExpectSameContents(Open(&primary_, 9), promoted_high, kSplitKey,
-                               std::nullopt),
-            1000u);
+  // A daughter splits again, as its parent did.
+  ASSERT_TRUE(primary_.service.DetachFlushed(9).ok());
+  backup_.service.Detach(9);
+  ASSERT_TRUE(
+      primary_.engine->SplitRegion("r9", "key3", "r10", "r11", &low, &high)
+          .ok());
+  ASSERT_TRUE(
+      backup_.engine->SplitRegion("r9", "key3", "r10", "r11", &low, &high)
+          .ok());
+  Place(10, 5, /*joining=*/true, kSplitKey, "key3");
+  Place(11, 5, /*joining=*/true, "key3", std::nullopt);
+  AwaitCaughtUp(10);
+  AwaitCaughtUp(11);
+  Write(3000, 5, 8, 10, 11);
+  ExpectSameDigest(8);
+  ExpectSameDigest(10);
+  ExpectSameDigest(11);
 
-  // Both recover from the segments they share after a restart.
+  // Each replica, promoted, serves what its primary serves, also once the
+  // others sharing its segments were promoted on the same volume, and
+  // after a restart.
+  struct Daughter {
+    uint64_t id;
+    std::string start;
+    std::optional<std::string> end;
+  };
+  const std::vector<Daughter> daughters = {
+      {8, "", kSplitKey}, {10, kSplitKey, "key3"}, {11, "key3", std::nullopt}};
+  for (const Daughter& daughter : daughters) {
+    const std::string name = "r" + std::to_string(daughter.id);
+    lsm::Region* promoted = nullptr;
+    service::PromotionReport report;
+    const Status promotion = backup_.service.PromoteBackup(
+        daughter.id, name, lsm::KeyBounds{daughter.start, daughter.end},
+        &promoted, &report);
+    ASSERT_TRUE(promotion.ok()) << name << ": " << promotion.ToString();
+    EXPECT_GT(ExpectSameContents(Open(&primary_, daughter.id), promoted,
+                                 daughter.start, daughter.end),
+              100u)
+        << name;
+  }
   primary_.service.DisableReplication();
   backup_.service.DisableReplication();
   backup_.service.UseEngine(nullptr);
@@ -235,12 +262,13 @@ TEST_P(SendIndexSplitTest, ABackupSplitsItsReplicaAndTheDaughtersResumeIt) {
   ASSERT_TRUE(engine::Engine::Open(backup_.device->Open(), Options(), false,
                                    &backup_.engine)
                   .ok());
-  EXPECT_GT(
-      ExpectSameContents(Open(&primary_, 8), Open(&backup_, 8), "", kSplitKey),
-      100u);
-  EXPECT_GT(ExpectSameContents(Open(&primary_, 9), Open(&backup_, 9), kSplitKey,
-                               std::nullopt),
-            1000u);
+  for (const Daughter& daughter : daughters) {
+    EXPECT_GT(ExpectSameContents(Open(&primary_, daughter.id),
+                                 Open(&backup_, daughter.id), daughter.start,
+                                 daughter.end),
+              100u)
+        << "r" << daughter.id << " after a restart";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, SendIndexSplitTest,
