@@ -61,6 +61,11 @@ void Replicator::UpdateSync(Stream* stream) {
     return;
   }
   const std::deque<Event>& index = stream->lanes[Stream::kIndexLane];
+  // The backup holds every log byte queued before the first still to land:
+  // batches landing say so, and so does a catch-up of index events alone
+  // (every copy held whole: no batch), once their replies came.
+  stream->done_ticket =
+      std::max(stream->done_ticket, stream->FirstTicketPending() - 1);
   if (stream->done_ticket < stream->catch_up_ticket ||
       (!index.empty() && index.front().ticket <= stream->catch_up_ticket) ||
       stream->index_replies_pending > 0) {

@@ -190,10 +190,12 @@ Status SendIndexSink::FlushTail(const IndexControl& control) {
   // A primary segment names one live copy: the first bytes of a segment
   // make any older copy of it, in any of the region's logs, stale (the
   // primary freed and reused the segment).
+  const size_t index = LogBuffer(control.kind, control.buffer);
   if (control.starts) {
     for (auto& each : mirrors_) {
       KVS_RETURN_IF_ERROR(each->Trim({control.primary_segment}));
     }
+    whole_[index] = {control.primary_segment, control.chain_index};
   } else {
     // A later flush of a segment whose copy is gone: the primary freed it
     // meanwhile (a medium segment merged away while its buffer was still
@@ -204,11 +206,14 @@ Status SendIndexSink::FlushTail(const IndexControl& control) {
         copy->second.chain_index != control.chain_index) {
       return Status::Ok();
     }
-    KVS_RETURN_IF_ERROR(FillFromCopy(
-        copy->second, buffers_[LogBuffer(control.kind, control.buffer)].get()));
+    const std::pair<uint64_t, uint64_t> segment{control.primary_segment,
+                                                control.chain_index};
+    if (whole_[index] != segment) {
+      KVS_RETURN_IF_ERROR(FillFromCopy(copy->second, buffers_[index].get()));
+      whole_[index] = segment;
+    }
   }
-  channel::ReplicaBuffer& buffer =
-      *buffers_[LogBuffer(control.kind, control.buffer)];
+  channel::ReplicaBuffer& buffer = *buffers_[index];
   const char* data = buffer.data();
   KVS_RETURN_IF_ERROR(
       mirror->Persist(control.primary_segment, control.chain_index,
@@ -216,7 +221,10 @@ Status SendIndexSink::FlushTail(const IndexControl& control) {
   ++stats_.tails;
   stats_.tail_bytes += control.bytes;
   // The buffer's next segment lands on zeros, as on a fresh segment.
-  if (control.sealed) buffer.Zero(0, kBufferBytes);
+  if (control.sealed) {
+    buffer.Zero(0, kBufferBytes);
+    whole_[index] = {};
+  }
   return Status::Ok();
 }
 

@@ -36,6 +36,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "alloc/volume.h"
@@ -124,6 +125,10 @@ class SendIndexSink {
   bool stopped_ = false;
   // Shared with the connection that owns them (channel::ReplicaBuffer).
   std::shared_ptr<channel::ReplicaBuffer> buffers_[kSendIndexBuffers];
+  // Per log buffer, the segment (primary segment, chain index) it holds
+  // from its first byte (FLUSH-TAIL: it started there, or FillFromCopy
+  // filled it); none after it was zeroed.
+  std::pair<uint64_t, uint64_t> whole_[kSendIndexBuffers] = {};
   std::unique_ptr<LogMirror> mirrors_[kSendIndexLogs];
   std::unique_ptr<IndexInstaller> installer_;
   SendIndexSinkStats stats_;

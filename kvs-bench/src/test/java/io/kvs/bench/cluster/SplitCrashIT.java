@@ -33,9 +33,9 @@ import org.junit.jupiter.api.io.TempDir;
  *       right after, with nobody left to commit. The standby takes over, finds the parent not held
  *       by its primary and reopens it (a backup in sync promoted), and splits it once it is quiet
  *       again: the daughters come at least two epochs after the parent.
- *   <li>the primary of fresh daughters killed while their backups are still catching up (under
- *       send-index the daughters are re-replicated, so it alone holds them): they wait for it, and
- *       its restart splits nothing twice and loses nothing.
+ *   <li>the primary of fresh daughters killed while their backups may still be catching up (under
+ *       send-index on what the primary's split merged into its levels, so until then it alone holds
+ *       them): they wait for it, and its restart splits nothing twice and loses nothing.
  * </ol>
  *
  * Checked: the history is linearizable with no acknowledged write lost, the map covers the key

@@ -687,13 +687,11 @@ public final class HostedRegions implements ControlledRegions {
   /**
    * For a daughter of a split this server does not hold yet: splits its copy of the parent (engine
    * region {@code region-<parent>}) into both daughters, as the engine splits (no copy,
-   * crash-safe). A send-index backup's copy of the parent is a replica: it is dropped, and the
-   * daughters are re-replicated from their primary (the master opens them with every backup
-   * joining). The engine can split a replica in place (Engine::SplitRegion, SendIndexSplitTest),
-   * but in a cluster some daughters' catch-ups from one never ended (the elastic benchmark,
-   * docs/BENCHMARKS.md): not used until that is understood. Nothing to do if the daughter exists
-   * here or the parent does not (this server lost it: the usual rules apply). Called under the
-   * daughter's lock; takes the parent's (daughters' ids are above their parent's, so the order
+   * crash-safe). A send-index backup's copy of the parent is a replica, split the same way: the
+   * daughters' streams resume from it, shipping what the primary's split merged into its levels
+   * (the master opens them with every backup joining until then). Nothing to do if the daughter
+   * exists here or the parent does not (this server lost it: the usual rules apply). Called under
+   * the daughter's lock; takes the parent's (daughters' ids are above their parent's, so the order
    * never cycles).
    */
   private void splitParent(RegionDescriptor descriptor) {
@@ -711,20 +709,14 @@ public final class HostedRegions implements ControlledRegions {
         publish();
       }
       service.detach(parentId); // a backup applies what its buffers hold first
-      if (service.holdsReplica(parent)) {
-        engine.dropRegion(parent);
-        LOG.info(
-            "dropped the replica of region {}: its daughters {} are re-replicated",
-            parentId,
-            List.of(descriptor.id(), origin.sibling()));
-        return;
-      }
+      boolean replica = service.holdsReplica(parent);
       long lower = Math.min(descriptor.id(), origin.sibling());
       long upper = Math.max(descriptor.id(), origin.sibling());
       long began = System.nanoTime();
       engine.splitRegion(parent, descriptor.splitKey(), engineName(lower), engineName(upper));
       LOG.info(
-          "split region {} at {} into {} and {} in {} ms",
+          "split {}region {} at {} into {} and {} in {} ms",
+          replica ? "the replica of " : "",
           parentId,
           Keys.print(descriptor.splitKey()),
           lower,
