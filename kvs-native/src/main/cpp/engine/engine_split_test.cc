@@ -6,12 +6,16 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "engine/engine.h"
+#include "replication/contents_digest.h"
 #include "testing/memory_device.h"
 #include "util/limits.h"
 
@@ -189,6 +193,44 @@ TEST_F(EngineSplitTest, DaughtersServeTheirHalvesFromSharedSegments) {
   EXPECT_GT(low->stats().shared_segments, 0u);
   EXPECT_NEAR(static_cast<double>(low_bytes) / whole, 0.5, 0.05);
   EXPECT_NEAR(static_cast<double>(high_bytes) / whole, 0.5, 0.05);
+}
+
+// A seal merges the L0 ahead while the region serves (HostedRegions.seal),
+// so that the split has only the writes since to merge: every write before
+// the call is in the levels after it, what the region serves is the same,
+// and with writers going on MergeAhead returns within its bound.
+TEST_F(EngineSplitTest, MergingAheadPutsEveryEarlierWriteInTheLevels) {
+  // Every write before the call is in the levels after it (GC may relocate
+  // records into L0 meanwhile, under new LSNs).
+  const auto merged_to = [](lsm::Region* region) {
+    replication::ContentsDigest digest;
+    EXPECT_TRUE(replication::DigestRegion(*region, &digest).ok());
+    return digest.compacted_lsn;
+  };
+  lsm::Region* parent = LoadParent(3000);
+  ASSERT_GT(parent->stats().l0_entries, 100u);
+  uint64_t written = parent->stats().last_lsn;
+  ASSERT_LT(merged_to(parent), written);
+  ASSERT_TRUE(parent->MergeAhead(30000));
+  EXPECT_GE(merged_to(parent), written);
+  ExpectServes(parent, model_, parent->bounds());
+
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    for (int i = 0; !stop.load(); ++i) {
+      ASSERT_TRUE(parent->Put(Key(i % 3000), std::string(200, 'w')).ok());
+    }
+  });
+  const auto began = std::chrono::steady_clock::now();
+  parent->MergeAhead(50);
+  const auto took = std::chrono::steady_clock::now() - began;
+  stop = true;
+  writer.join();
+  EXPECT_LT(took, std::chrono::seconds(5));
+  written = parent->stats().last_lsn;
+  ASSERT_TRUE(parent->MergeAhead(30000));
+  EXPECT_GE(merged_to(parent), written);
+  ASSERT_TRUE(Split("parent", Key(1500), "low", "high").ok());
 }
 
 TEST_F(EngineSplitTest, DaughtersRefuseKeysOutsideTheirBounds) {

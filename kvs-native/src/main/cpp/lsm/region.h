@@ -304,6 +304,13 @@ class Region {
   // not empty after kSplitRoundsMax merges; the error of a compaction that
   // failed (a full volume: NoSpace) otherwise.
   Status PrepareSplit();
+  // Merges the writes made so far into the levels while the region keeps
+  // serving (writes go on into a new L0), so that a split's PrepareSplit,
+  // which holds every writer off, has only the writes since to merge.
+  // Waits at most `wait_ms` (writes may keep compactions busy); true if
+  // every write before the call was merged in time. Nothing changes what
+  // the region holds: a split need not follow.
+  bool MergeAhead(uint64_t wait_ms);
   static constexpr int kSplitRoundsMax = 8;
   // OK while the region works; once a compaction or one of its logs failed
   // (not for want of space: that heals when space returns), the error that

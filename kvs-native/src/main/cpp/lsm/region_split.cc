@@ -1,6 +1,8 @@
 // Region: what a split needs of the region it splits (Engine::SplitRegion
 // does the split itself, in the catalog).
 
+#include <algorithm>
+#include <chrono>
 #include <mutex>
 #include <shared_mutex>
 
@@ -35,6 +37,28 @@ Status Region::PrepareSplit() {
   return Status::Busy("region " + name_ + ": L0 still not merged after " +
                       std::to_string(kSplitRoundsMax) +
                       " compactions; try the split again");
+}
+
+bool Region::MergeAhead(uint64_t wait_ms) {
+  const uint64_t target = lsn_.load();
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+  const auto merged = [&] {
+    std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+    return compacted_lsn_ >= target;
+  };
+  while (!merged()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    // Switches the active L0 if no compaction runs; one that runs gets
+    // asked again once it ends.
+    RequestCompaction();
+    std::unique_lock<std::mutex> lock(stall_mutex_);
+    if (!background_error_.ok()) return false;
+    l0_drained_.wait_until(
+        lock, std::min(deadline, std::chrono::steady_clock::now() +
+                                     std::chrono::milliseconds(20)));
+  }
+  return true;
 }
 
 }  // namespace kvs::lsm

@@ -57,6 +57,12 @@ import org.slf4j.LoggerFactory;
  * anew.
  */
 public final class HostedRegions implements ControlledRegions {
+  /**
+   * How long a seal lets the region's L0 merge into its levels while it still serves; past it the
+   * split merges the rest while the region is unavailable.
+   */
+  static final long MERGE_AHEAD_MILLIS = 2_000;
+
   private static final Logger LOG = LoggerFactory.getLogger(HostedRegions.class);
 
   private final String serverId;
@@ -244,10 +250,13 @@ public final class HostedRegions implements ControlledRegions {
 
   /**
    * Seals region {@code regionId} for its split: refused unless this server leads it at {@code
-   * epoch}; picks the split key (the given one, or the median of the region's keys), then stops
-   * serving it once its last records reached every backup. The region's data stays, for the split
-   * each member makes of it when it opens a daughter; without the master's commit the region is
-   * opened again (the master finds it not held).
+   * epoch}; picks the split key (the given one, or the median of the region's keys), merges its L0
+   * into its levels while it still serves (at most {@link #MERGE_AHEAD_MILLIS}: the split, which
+   * holds every writer off, then merges only the writes since; and its backups get the merged
+   * levels through their streams), then stops serving it once its last records reached every
+   * backup. The region's data stays, for the split each member makes of it when it opens a
+   * daughter; without the master's commit the region is opened again (the master finds it not
+   * held).
    *
    * @throws KvsException STALE_EPOCH or NOT_PRIMARY if not led here at {@code epoch};
    *     INVALID_ARGUMENT for a key not strictly inside the region; the hand-over's error if a
@@ -268,10 +277,18 @@ public final class HostedRegions implements ControlledRegions {
                   ? "region " + regionId + " holds too few keys to split"
                   : "split key " + Keys.print(splitKey) + " is not inside " + descriptor);
         }
+        long merging = System.nanoTime();
+        boolean merged = current.region().mergeAhead(MERGE_AHEAD_MILLIS);
+        long merge = millis(System.nanoTime() - merging);
         hosted.remove(regionId);
         publish();
         service.detachFlushed(regionId);
-        LOG.info("sealed {} for its split at {}", descriptor, Keys.print(splitKey));
+        LOG.info(
+            "sealed {} for its split at {} (its L0 merged ahead in {} ms{})",
+            descriptor,
+            Keys.print(splitKey),
+            merge,
+            merged ? "" : ", not all of it");
         return splitKey;
       }
     } finally {
