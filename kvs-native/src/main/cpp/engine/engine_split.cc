@@ -11,13 +11,17 @@
 //
 // A Send-Index backup's replica splits the same way (Tebis's backups hold
 // no L0 to merge): each daughter gets its installed levels and their
-// hashes, its compacted LSN and its copies of the primary's large and
-// medium log segments (a reference each); its copies of the small log go,
-// as the primary's small log does; the daughters' markers name the lineage
-// the primary's daughters go on with (lsm::Region::DaughterIncarnation).
-// So the daughters' streams resume from what the backup holds: their
-// catch-up ships what the primary's split merged into its levels (index
-// segments, medium values), and trims the small copies' absence away.
+// hashes, its compacted LSN and its copies of the primary's small, large
+// and medium log segments (a reference each: the small copies hold the
+// writes the primary's split merges into its levels, so a daughter replica
+// holds every write of its range the parent acknowledged, and may be
+// promoted before its stream caught up; AdoptReplica moves shared small
+// copies to segments of their own, and a replay keeps to the region's
+// bounds); the daughters' markers name the lineage the primary's daughters
+// go on with (lsm::Region::DaughterIncarnation). So the daughters' streams
+// resume from what the backup holds: their catch-up ships what the
+// primary's split merged into its levels (index segments, medium values),
+// then trims the small copies.
 
 #include <set>
 
@@ -94,12 +98,7 @@ Status Engine::BuildSplitBatch(std::string_view name, uint64_t id,
       if (!replication::DecodeLogMapEntry(value, &copy)) {
         return Status::Corruption("malformed catalog entry " + key);
       }
-      if (StartsWith(rest, "logmap/small/")) {
-        batch->Free(copy.backup_segment);  // the primary merged it away
-        copied = false;
-      } else {
-        shared.insert(copy.backup_segment);
-      }
+      shared.insert(copy.backup_segment);
     } else if (StartsWith(rest, "log/small/")) {
       // Merged into the levels: nobody reads it again.
       if (value.size() != 8) {

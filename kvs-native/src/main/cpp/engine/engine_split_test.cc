@@ -333,7 +333,9 @@ TEST_F(EngineSplitTest, InheritedSegmentsAreReleasedReferenceByReference) {
     EXPECT_GE(references, 1u) << "high's segment " << segment << " freed";
     if (references == 1) ++released;
   }
-  ASSERT_GE(inherited_large.size(), 3u);
+  // About 6 MB of large values, less what the parent's GC freed meanwhile
+  // (once 2 segments in CI, under load): at least 2.
+  ASSERT_GE(inherited_large.size(), 2u);
   EXPECT_GE(released, inherited_large.size() / 2);
   size_t still_shared = 0;
   for (uint64_t segment : SegmentsOf(low)) {

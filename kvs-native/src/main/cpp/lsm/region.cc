@@ -265,6 +265,10 @@ Status Region::OpenLogs(bool recover) {
   }
   for (size_t i = 0; i < kept; ++i) {
     const ReplayedWrite& write = writes[i];
+    // The logs of a region split from another may hold its sibling's
+    // writes (a promoted replica's copies of the parent's logs): they count
+    // for the LSNs, not for what the region holds.
+    if (!origin_.bounds.Contains(write.key)) continue;
     active_->Insert(write.key, write.lsn, write.kind, write.payload);
     LogPointer pointer;
     active_kv_bytes_.fetch_add(

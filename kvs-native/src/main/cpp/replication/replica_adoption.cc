@@ -49,7 +49,8 @@ Status AdoptReplica(alloc::Volume* volume, uint64_t region_id,
   // A replica split from another's (Engine::SplitRegion) shares copies with
   // its sibling: a shared copy's header names the first ancestor, which
   // every region sharing it descends from (and so accepts), and a shared
-  // tail, which the log goes on writing, is moved to a segment of its own.
+  // tail, which the log goes on writing, and a shared small copy (a
+  // recovery's cut may write into it) move to segments of their own.
   lsm::RegionOrigin origin;
   const std::optional<std::string> held_origin =
       volume->CatalogGet(lsm::Region::OriginCatalogKey(region_id));
@@ -97,9 +98,12 @@ Status AdoptReplica(alloc::Volume* volume, uint64_t region_id,
         continue;
       }
       const bool from_buffer = position.buffer.has_value();
-      const bool whole = position.tail || from_buffer;
       const bool shared = position.copy &&
                           volume->References(position.copy->backup_segment) > 1;
+      // A shared small copy is the parent's write-ahead log, which a
+      // recovery may cut and append to: it gets a segment of its own too.
+      const bool whole = position.tail || from_buffer ||
+                         (shared && kind == log::LogKind::kSmall);
       uint64_t backup_segment = 0;
       if (position.copy && !(shared && whole)) {
         backup_segment = position.copy->backup_segment;

@@ -312,6 +312,89 @@ TEST_P(SendIndexSplitTest, ADaughterWhoseBackupHoldsEveryCopyCatchesUp) {
   ExpectSameDigest(9);
 }
 
+// A backup in sync of the parent holds, in each daughter replica, every
+// write of its range the parent acknowledged -- levels, and the copies of
+// the logs whose writes the primary's split merged -- so a daughter whose
+// primary died at once is promoted from it, before any stream of its own.
+TEST_P(SendIndexSplitTest, ADaughterReplicaIsPromotedBeforeItsStreamBegan) {
+  Write(20000, 0, 7, 7);
+  primary_.region->WaitForCompactions();
+  Place(7, 3, /*joining=*/true, "", std::nullopt);
+  AwaitCaughtUp(7);
+  Write(4000, 3, 7, 7);  // in the primary's L0 and the backup's small copies
+  ExpectSameDigest(7);
+  ASSERT_TRUE(primary_.service.DetachFlushed(7).ok());
+  backup_.service.Detach(7);
+  lsm::Region *low = nullptr, *high = nullptr;
+  ASSERT_TRUE(
+      primary_.engine->SplitRegion("r7", kSplitKey, "r8", "r9", &low, &high)
+          .ok());
+  ASSERT_TRUE(
+      backup_.engine->SplitRegion("r7", kSplitKey, "r8", "r9", &low, &high)
+          .ok());
+  struct Daughter {
+    uint64_t id;
+    std::string start;
+    std::optional<std::string> end;
+  };
+  uint64_t l0_entries = 0, replayed = 0;
+  for (const Daughter& daughter :
+       {Daughter{8, "", kSplitKey}, Daughter{9, kSplitKey, std::nullopt}}) {
+    const std::string name = "r" + std::to_string(daughter.id);
+    service::Placement alone;
+    alone.primary = false;
+    alone.mode = ReplicationMode::kSendIndex;
+    alone.start = daughter.start;
+    alone.end = daughter.end;
+    ASSERT_TRUE(backup_.service
+                    .Attach(daughter.id, 4, Open(&backup_, daughter.id), alone)
+                    .ok());
+    lsm::Region* promoted = nullptr;
+    service::PromotionReport report;
+    const Status promotion = backup_.service.PromoteBackup(
+        daughter.id, name, lsm::KeyBounds{daughter.start, daughter.end},
+        &promoted, &report);
+    ASSERT_TRUE(promotion.ok()) << name << ": " << promotion.ToString();
+    EXPECT_GT(promoted->stats().recovery.replayed_writes, 0u) << name;
+    EXPECT_EQ(promoted->stats().recovery.dropped_writes, 0u) << name;
+    EXPECT_GT(ExpectSameContents(Open(&primary_, daughter.id), promoted,
+                                 daughter.start, daughter.end),
+              100u)
+        << name;
+    l0_entries += promoted->stats().l0_entries;
+    replayed = promoted->stats().recovery.replayed_writes;
+  }
+  // Each replayed the parent's writes past its levels, and kept those of
+  // its own range only: together, each write once.
+  EXPECT_GT(replayed, 0u);
+  EXPECT_EQ(l0_entries, replayed);
+
+  // Both take writes, compact and recover on their own (the small copies
+  // they shared went to segments of their own).
+  for (const uint64_t id : {8, 9}) {
+    lsm::Region* region = Open(&backup_, id);
+    for (int i = 0; i < kKeys; ++i) {
+      const std::string key = "key" + std::to_string(i);
+      if (!region->bounds().Contains(key)) continue;
+      ASSERT_TRUE(region->Put(key, "after").ok());
+      ASSERT_TRUE(Open(&primary_, id)->Put(key, "after").ok());
+    }
+    region->WaitForCompactions();
+  }
+  backup_.service.DisableReplication();
+  backup_.service.UseEngine(nullptr);
+  backup_.engine.reset();
+  ASSERT_TRUE(engine::Engine::Open(backup_.device->Open(), Options(), false,
+                                   &backup_.engine)
+                  .ok());
+  EXPECT_GT(
+      ExpectSameContents(Open(&primary_, 8), Open(&backup_, 8), "", kSplitKey),
+      100u);
+  EXPECT_GT(ExpectSameContents(Open(&primary_, 9), Open(&backup_, 9), kSplitKey,
+                               std::nullopt),
+            100u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Providers, SendIndexSplitTest,
                          ::testing::Values(fabric::Provider::kShm,
                                            fabric::Provider::kStream),

@@ -28,6 +28,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
@@ -78,6 +79,13 @@ public final class HostedRegions implements ControlledRegions {
 
   /** One lock per region id a command named: at most one per region of the cluster. */
   private final Map<Long, Object> regionLocks = new ConcurrentHashMap<>();
+
+  /**
+   * Daughters whose send-index replica this process split from its parent's while it held the
+   * parent in sync (its stream live until the seal): each holds every write of its range the parent
+   * acknowledged, so it may be opened as a backup in sync once without a stream of its own.
+   */
+  private final Set<Long> splitInSync = ConcurrentHashMap.newKeySet();
 
   /** Per region: the reason it stopped, last logged ({@link #list}). */
   private final Map<Long, String> reportedStops = new ConcurrentHashMap<>();
@@ -180,12 +188,12 @@ public final class HostedRegions implements ControlledRegions {
     }
     long began = System.nanoTime();
     fence(descriptor.id(), descriptor.epoch());
+    splitParent(descriptor);
     refuseInSyncWithoutStream(descriptor, role, mode);
     List<RegionService.Backup> backups =
         role == RegionRole.PRIMARY && mode.replicates() ? backupEndpoints(descriptor) : List.of();
     epochs.raise(descriptor.id(), descriptor.epoch());
     long raised = System.nanoTime();
-    splitParent(descriptor);
     mergeParents(descriptor);
     Hosted current = hosted.get(descriptor.id());
     Region region = regionFor(descriptor, role, mode, current);
@@ -213,6 +221,7 @@ public final class HostedRegions implements ControlledRegions {
       throw e;
     }
     hosted.put(descriptor.id(), new Hosted(descriptor, role, region, mode, session.getAsLong()));
+    splitInSync.remove(descriptor.id()); // its stream is this open's from now on
     long attached = System.nanoTime();
     LOG.info(
         "opened {} as {} ({}) in {} ms (epoch stored {}, engine region {}, attached {})",
@@ -615,6 +624,9 @@ public final class HostedRegions implements ControlledRegions {
     if (current != null && current.region().stoppedBy().isEmpty()) {
       return;
     }
+    if (splitInSync.contains(descriptor.id())) {
+      return; // split here from its parent's replica, held in sync until the seal
+    }
     boolean created =
         descriptor.epoch() == 1
             && epochs.highest(descriptor.id()) <= 0
@@ -704,12 +716,13 @@ public final class HostedRegions implements ControlledRegions {
   /**
    * For a daughter of a split this server does not hold yet: splits its copy of the parent (engine
    * region {@code region-<parent>}) into both daughters, as the engine splits (no copy,
-   * crash-safe). A send-index backup's copy of the parent is a replica, split the same way: the
-   * daughters' streams resume from it, shipping what the primary's split merged into its levels
-   * (the master opens them with every backup joining until then). Nothing to do if the daughter
-   * exists here or the parent does not (this server lost it: the usual rules apply). Called under
-   * the daughter's lock; takes the parent's (daughters' ids are above their parent's, so the order
-   * never cycles).
+   * crash-safe). A send-index backup's copy of the parent is a replica, split the same way: each
+   * daughter replica holds every write of its range the parent acknowledged, so a backup in sync of
+   * the parent is one of its daughters too (its first open needs no stream of its own), and the
+   * daughters' streams resume from it, shipping what the primary's split merged into its levels.
+   * Nothing to do if the daughter exists here or the parent does not (this server lost it: the
+   * usual rules apply). Called under the daughter's lock; takes the parent's (daughters' ids are
+   * above their parent's, so the order never cycles).
    */
   private void splitParent(RegionDescriptor descriptor) {
     if (!(descriptor.origin() instanceof SplitOrigin origin)
@@ -722,6 +735,12 @@ public final class HostedRegions implements ControlledRegions {
       if (!exists(parent)) {
         return;
       }
+      Hosted held = hosted.get(parentId);
+      boolean heldInSync =
+          held != null
+              && held.role() == RegionRole.BACKUP
+              && !held.descriptor().joining().contains(serverId)
+              && held.region().stoppedBy().isEmpty();
       if (hosted.remove(parentId) != null) {
         publish();
       }
@@ -731,6 +750,10 @@ public final class HostedRegions implements ControlledRegions {
       long upper = Math.max(descriptor.id(), origin.sibling());
       long began = System.nanoTime();
       engine.splitRegion(parent, descriptor.splitKey(), engineName(lower), engineName(upper));
+      if (replica && heldInSync) {
+        splitInSync.add(lower);
+        splitInSync.add(upper);
+      }
       LOG.info(
           "split {}region {} at {} into {} and {} in {} ms",
           replica ? "the replica of " : "",
