@@ -5,6 +5,7 @@ import io.kvs.core.cluster.ClusterConfig;
 import io.kvs.core.cluster.Keys;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionState;
+import io.kvs.core.cluster.ReplicationMode;
 import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.cluster.SplitRequest;
 import io.kvs.core.control.ControlCommand;
@@ -223,9 +224,8 @@ final class Splits {
       return;
     }
     RegionStore.NextId next = store.nextRegionId(result.keySet());
-    // Every member splits its copy in place (a send-index backup its replica too), holding every
-    // write the parent acknowledged: the daughters keep the parent's members in sync.
-    List<RegionDescriptor> daughters = region.split(key, next.id(), false);
+    List<RegionDescriptor> daughters =
+        region.split(key, next.id(), config.mode() == ReplicationMode.SEND_INDEX);
     try {
       store.commitSplit(parent, daughters, next, true);
     } catch (KeeperException e) {

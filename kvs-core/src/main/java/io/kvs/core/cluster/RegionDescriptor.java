@@ -165,8 +165,8 @@ public record RegionDescriptor(
   /**
    * The two daughters of splitting this region at {@code key} (strictly inside its range): ids
    * {@code lowerId} and {@code lowerId + 1}, the same group at the next epoch, opening, every
-   * backup joining if {@code backupsJoin}, else those joining the parent (every member splits its
-   * copy in place, a send-index backup its replica too).
+   * backup joining if {@code backupsJoin} (send-index: their replicas, split in place, lack what
+   * the primary's split merged into its levels until their streams catch up).
    */
   public List<RegionDescriptor> split(byte[] key, long lowerId, boolean backupsJoin) {
     if (!splitsAt(key)) {

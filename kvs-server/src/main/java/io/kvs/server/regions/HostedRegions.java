@@ -28,7 +28,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
@@ -58,12 +57,6 @@ import org.slf4j.LoggerFactory;
  * anew.
  */
 public final class HostedRegions implements ControlledRegions {
-  /**
-   * How long a seal lets the region's L0 merge into its levels while it still serves; past it the
-   * split merges the rest while the region is unavailable.
-   */
-  static final long MERGE_AHEAD_MILLIS = 2_000;
-
   private static final Logger LOG = LoggerFactory.getLogger(HostedRegions.class);
 
   private final String serverId;
@@ -79,13 +72,6 @@ public final class HostedRegions implements ControlledRegions {
 
   /** One lock per region id a command named: at most one per region of the cluster. */
   private final Map<Long, Object> regionLocks = new ConcurrentHashMap<>();
-
-  /**
-   * Daughters whose send-index replica this process split from its parent's while it held the
-   * parent in sync (its stream live until the seal): each holds every write of its range the parent
-   * acknowledged, so it may be opened as a backup in sync once without a stream of its own.
-   */
-  private final Set<Long> splitInSync = ConcurrentHashMap.newKeySet();
 
   /** Per region: the reason it stopped, last logged ({@link #list}). */
   private final Map<Long, String> reportedStops = new ConcurrentHashMap<>();
@@ -188,12 +174,12 @@ public final class HostedRegions implements ControlledRegions {
     }
     long began = System.nanoTime();
     fence(descriptor.id(), descriptor.epoch());
-    splitParent(descriptor);
     refuseInSyncWithoutStream(descriptor, role, mode);
     List<RegionService.Backup> backups =
         role == RegionRole.PRIMARY && mode.replicates() ? backupEndpoints(descriptor) : List.of();
     epochs.raise(descriptor.id(), descriptor.epoch());
     long raised = System.nanoTime();
+    splitParent(descriptor);
     mergeParents(descriptor);
     Hosted current = hosted.get(descriptor.id());
     Region region = regionFor(descriptor, role, mode, current);
@@ -221,7 +207,6 @@ public final class HostedRegions implements ControlledRegions {
       throw e;
     }
     hosted.put(descriptor.id(), new Hosted(descriptor, role, region, mode, session.getAsLong()));
-    splitInSync.remove(descriptor.id()); // its stream is this open's from now on
     long attached = System.nanoTime();
     LOG.info(
         "opened {} as {} ({}) in {} ms (epoch stored {}, engine region {}, attached {})",
@@ -259,13 +244,10 @@ public final class HostedRegions implements ControlledRegions {
 
   /**
    * Seals region {@code regionId} for its split: refused unless this server leads it at {@code
-   * epoch}; picks the split key (the given one, or the median of the region's keys), merges its L0
-   * into its levels while it still serves (at most {@link #MERGE_AHEAD_MILLIS}: the split, which
-   * holds every writer off, then merges only the writes since; and its backups get the merged
-   * levels through their streams), then stops serving it once its last records reached every
-   * backup. The region's data stays, for the split each member makes of it when it opens a
-   * daughter; without the master's commit the region is opened again (the master finds it not
-   * held).
+   * epoch}; picks the split key (the given one, or the median of the region's keys), then stops
+   * serving it once its last records reached every backup. The region's data stays, for the split
+   * each member makes of it when it opens a daughter; without the master's commit the region is
+   * opened again (the master finds it not held).
    *
    * @throws KvsException STALE_EPOCH or NOT_PRIMARY if not led here at {@code epoch};
    *     INVALID_ARGUMENT for a key not strictly inside the region; the hand-over's error if a
@@ -286,18 +268,10 @@ public final class HostedRegions implements ControlledRegions {
                   ? "region " + regionId + " holds too few keys to split"
                   : "split key " + Keys.print(splitKey) + " is not inside " + descriptor);
         }
-        long merging = System.nanoTime();
-        boolean merged = current.region().mergeAhead(MERGE_AHEAD_MILLIS);
-        long merge = millis(System.nanoTime() - merging);
         hosted.remove(regionId);
         publish();
         service.detachFlushed(regionId);
-        LOG.info(
-            "sealed {} for its split at {} (its L0 merged ahead in {} ms{})",
-            descriptor,
-            Keys.print(splitKey),
-            merge,
-            merged ? "" : ", not all of it");
+        LOG.info("sealed {} for its split at {}", descriptor, Keys.print(splitKey));
         return splitKey;
       }
     } finally {
@@ -624,9 +598,6 @@ public final class HostedRegions implements ControlledRegions {
     if (current != null && current.region().stoppedBy().isEmpty()) {
       return;
     }
-    if (splitInSync.contains(descriptor.id())) {
-      return; // split here from its parent's replica, held in sync until the seal
-    }
     boolean created =
         descriptor.epoch() == 1
             && epochs.highest(descriptor.id()) <= 0
@@ -716,13 +687,12 @@ public final class HostedRegions implements ControlledRegions {
   /**
    * For a daughter of a split this server does not hold yet: splits its copy of the parent (engine
    * region {@code region-<parent>}) into both daughters, as the engine splits (no copy,
-   * crash-safe). A send-index backup's copy of the parent is a replica, split the same way: each
-   * daughter replica holds every write of its range the parent acknowledged, so a backup in sync of
-   * the parent is one of its daughters too (its first open needs no stream of its own), and the
-   * daughters' streams resume from it, shipping what the primary's split merged into its levels.
-   * Nothing to do if the daughter exists here or the parent does not (this server lost it: the
-   * usual rules apply). Called under the daughter's lock; takes the parent's (daughters' ids are
-   * above their parent's, so the order never cycles).
+   * crash-safe). A send-index backup's copy of the parent is a replica, split the same way: the
+   * daughters' streams resume from it, shipping what the primary's split merged into its levels
+   * (the master opens them with every backup joining until then). Nothing to do if the daughter
+   * exists here or the parent does not (this server lost it: the usual rules apply). Called under
+   * the daughter's lock; takes the parent's (daughters' ids are above their parent's, so the order
+   * never cycles).
    */
   private void splitParent(RegionDescriptor descriptor) {
     if (!(descriptor.origin() instanceof SplitOrigin origin)
@@ -735,12 +705,6 @@ public final class HostedRegions implements ControlledRegions {
       if (!exists(parent)) {
         return;
       }
-      Hosted held = hosted.get(parentId);
-      boolean heldInSync =
-          held != null
-              && held.role() == RegionRole.BACKUP
-              && !held.descriptor().joining().contains(serverId)
-              && held.region().stoppedBy().isEmpty();
       if (hosted.remove(parentId) != null) {
         publish();
       }
@@ -750,10 +714,6 @@ public final class HostedRegions implements ControlledRegions {
       long upper = Math.max(descriptor.id(), origin.sibling());
       long began = System.nanoTime();
       engine.splitRegion(parent, descriptor.splitKey(), engineName(lower), engineName(upper));
-      if (replica && heldInSync) {
-        splitInSync.add(lower);
-        splitInSync.add(upper);
-      }
       LOG.info(
           "split {}region {} at {} into {} and {} in {} ms",
           replica ? "the replica of " : "",
