@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <string>
@@ -52,6 +53,22 @@ class SendIndexSplitTest : public index_test::SendIndexNodes {
     ASSERT_TRUE(
         primary_.service.Attach(id, epoch, Open(&primary_, id), as_primary)
             .ok());
+  }
+
+  // The split of region `id` at `key` into `lower` and `upper`, as the
+  // cluster makes it: the primary seals the region (its last records reach
+  // the backup), then each member splits its copy.
+  void SplitEverywhere(uint64_t id, const char* key, uint64_t lower,
+                       uint64_t upper) {
+    ASSERT_TRUE(primary_.service.DetachFlushed(id).ok());
+    backup_.service.Detach(id);
+    for (Node* node : {&primary_, &backup_}) {
+      lsm::Region *low = nullptr, *high = nullptr;
+      const Status split = node->engine->SplitRegion(
+          "r" + std::to_string(id), key, "r" + std::to_string(lower),
+          "r" + std::to_string(upper), &low, &high);
+      ASSERT_TRUE(split.ok()) << split.ToString();
+    }
   }
 
   static lsm::Region* Open(Node* node, uint64_t id) {
@@ -168,23 +185,13 @@ TEST_P(SendIndexSplitTest, ABackupSplitsItsReplicaAndTheDaughtersResumeIt) {
   Write(3000, 3, 7, 7);  // some in L0 at the split, some in the backup's
   AwaitCaughtUp(7);      // small log copies
 
-  // The split as the cluster makes it: the primary seals the region (its
-  // last records reach the backup), then each member splits its copy.
-  ASSERT_TRUE(primary_.service.DetachFlushed(7).ok());
-  backup_.service.Detach(7);
-  const lsm::Region* primary_region = primary_.region;
-  const uint64_t parent_incarnation = primary_region->incarnation();
-  lsm::Region *low = nullptr, *high = nullptr;
-  ASSERT_TRUE(
-      primary_.engine->SplitRegion("r7", kSplitKey, "r8", "r9", &low, &high)
-          .ok());
-  EXPECT_EQ(low->incarnation(),
+  // The daughters' incarnations follow from the parent's.
+  const uint64_t parent_incarnation = primary_.region->incarnation();
+  SplitEverywhere(7, kSplitKey, 8, 9);
+  EXPECT_EQ(Open(&primary_, 8)->incarnation(),
             lsm::Region::DaughterIncarnation(parent_incarnation, false));
-  EXPECT_EQ(high->incarnation(),
+  EXPECT_EQ(Open(&primary_, 9)->incarnation(),
             lsm::Region::DaughterIncarnation(parent_incarnation, true));
-  const Status split =
-      backup_.engine->SplitRegion("r7", kSplitKey, "r8", "r9", &low, &high);
-  ASSERT_TRUE(split.ok()) << split.ToString();
   EXPECT_TRUE(backup_.service.HoldsReplica("r8"));
   EXPECT_TRUE(backup_.service.HoldsReplica("r9"));
   EXPECT_FALSE(backup_.service.HoldsReplica("r7"));
@@ -222,14 +229,7 @@ TEST_P(SendIndexSplitTest, ABackupSplitsItsReplicaAndTheDaughtersResumeIt) {
   // merges nothing, and its daughters hold what their backups hold.
   ASSERT_TRUE(Open(&primary_, 9)->PrepareSplit().ok());
   ExpectSameDigest(9);
-  ASSERT_TRUE(primary_.service.DetachFlushed(9).ok());
-  backup_.service.Detach(9);
-  ASSERT_TRUE(
-      primary_.engine->SplitRegion("r9", "key3", "r10", "r11", &low, &high)
-          .ok());
-  ASSERT_TRUE(
-      backup_.engine->SplitRegion("r9", "key3", "r10", "r11", &low, &high)
-          .ok());
+  SplitEverywhere(9, "key3", 10, 11);
   Place(10, 5, /*joining=*/true, kSplitKey, "key3");
   Place(11, 5, /*joining=*/true, "key3", std::nullopt);
   AwaitCaughtUp(10);
@@ -291,15 +291,7 @@ TEST_P(SendIndexSplitTest, ADaughterWhoseBackupHoldsEveryCopyCatchesUp) {
   Write(3000, 3, 7, 7);
   ASSERT_TRUE(primary_.region->PrepareSplit().ok());
   ExpectSameDigest(7);
-  ASSERT_TRUE(primary_.service.DetachFlushed(7).ok());
-  backup_.service.Detach(7);
-  lsm::Region *low = nullptr, *high = nullptr;
-  ASSERT_TRUE(
-      primary_.engine->SplitRegion("r7", kSplitKey, "r8", "r9", &low, &high)
-          .ok());
-  ASSERT_TRUE(
-      backup_.engine->SplitRegion("r7", kSplitKey, "r8", "r9", &low, &high)
-          .ok());
+  SplitEverywhere(7, kSplitKey, 8, 9);
   const ReplicatorStats before = primary_.service.ReplicationStats();
   Place(8, 4, /*joining=*/true, "", kSplitKey);
   Place(9, 4, /*joining=*/true, kSplitKey, std::nullopt);
@@ -323,15 +315,7 @@ TEST_P(SendIndexSplitTest, ADaughterReplicaIsPromotedBeforeItsStreamBegan) {
   AwaitCaughtUp(7);
   Write(4000, 3, 7, 7);  // in the primary's L0 and the backup's small copies
   ExpectSameDigest(7);
-  ASSERT_TRUE(primary_.service.DetachFlushed(7).ok());
-  backup_.service.Detach(7);
-  lsm::Region *low = nullptr, *high = nullptr;
-  ASSERT_TRUE(
-      primary_.engine->SplitRegion("r7", kSplitKey, "r8", "r9", &low, &high)
-          .ok());
-  ASSERT_TRUE(
-      backup_.engine->SplitRegion("r7", kSplitKey, "r8", "r9", &low, &high)
-          .ok());
+  SplitEverywhere(7, kSplitKey, 8, 9);
   struct Daughter {
     uint64_t id;
     std::string start;
@@ -393,6 +377,31 @@ TEST_P(SendIndexSplitTest, ADaughterReplicaIsPromotedBeforeItsStreamBegan) {
   EXPECT_GT(ExpectSameContents(Open(&primary_, 9), Open(&backup_, 9), kSplitKey,
                                std::nullopt),
             100u);
+}
+
+// The L0 merged ahead of the seal while writes go on (Region::MergeAhead),
+// then the split: the daughters' catch-ups install what the primary holds.
+TEST_P(SendIndexSplitTest, DaughtersCatchUpAfterAMergeAheadRacingWrites) {
+  large_values_ = false;
+  Write(80000, 0, 7, 7);
+  primary_.region->WaitForCompactions();
+  Place(7, 3, /*joining=*/true, "", std::nullopt);
+  AwaitCaughtUp(7);
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    while (!stop.load()) Write(200, 3, 7, 7);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  primary_.region->MergeAhead(2000);
+  stop = true;
+  writer.join();
+  SplitEverywhere(7, kSplitKey, 8, 9);
+  Place(8, 4, /*joining=*/true, "", kSplitKey);
+  Place(9, 4, /*joining=*/true, kSplitKey, std::nullopt);
+  AwaitCaughtUp(8);
+  AwaitCaughtUp(9);
+  ExpectSameDigest(8);
+  ExpectSameDigest(9);
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, SendIndexSplitTest,
