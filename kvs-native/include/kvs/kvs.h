@@ -160,11 +160,6 @@ KVS_EXPORT kvs_status kvs_get(kvs_region* region, const void* key,
 // Makes every write acknowledged so far durable.
 KVS_EXPORT kvs_status kvs_region_sync(kvs_region* region);
 
-// Merges the writes made so far into the region's levels while it keeps
-// serving, waiting at most `wait_ms`: 1 if they were merged in time, else 0
-// (a split merges the rest). Nothing the region holds changes.
-KVS_EXPORT int kvs_region_merge_ahead(kvs_region* region, uint64_t wait_ms);
-
 // Iterators scan a snapshot of a region's live keys in order. An iterator
 // must be destroyed before its engine is closed or its region dropped.
 typedef struct kvs_iterator kvs_iterator;

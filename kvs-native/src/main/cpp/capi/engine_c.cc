@@ -185,10 +185,6 @@ kvs_status kvs_region_sync(kvs_region* region) {
   return Report(RegionOf(region)->Sync());
 }
 
-int kvs_region_merge_ahead(kvs_region* region, uint64_t wait_ms) {
-  return RegionOf(region)->MergeAhead(wait_ms) ? 1 : 0;
-}
-
 void kvs_region_get_stats(kvs_region* region, kvs_region_stats* stats) {
   static_assert(KVS_STATS_LEVELS == kvs::lsm::kStatsLevels);
   const kvs::lsm::RegionStats s = RegionOf(region)->stats();

@@ -241,13 +241,6 @@ void RegionSync(JNIEnv* env, jclass, jlong region) {
   Failed(env, kvs_region_sync(RegionOf(region)));
 }
 
-jboolean RegionMergeAhead(JNIEnv*, jclass, jlong region, jlong wait_ms) {
-  return kvs_region_merge_ahead(RegionOf(region),
-                                static_cast<uint64_t>(wait_ms)) != 0
-             ? JNI_TRUE
-             : JNI_FALSE;
-}
-
 // What the region serves, as a digest (kvs_region_contents_digest).
 jlongArray RegionContentsDigest(JNIEnv* env, jclass, jlong region) {
   kvs_contents_digest digest;
@@ -435,7 +428,6 @@ bool RegisterEngineNatives(JNIEnv* env, jclass native_methods_class) {
                  "(JLjava/nio/ByteBuffer;IILjava/nio/ByteBuffer;II)I",
                  GetDirect),
       KVS_NATIVE("regionSync", "(J)V", RegionSync),
-      KVS_NATIVE("regionMergeAhead", "(JJ)Z", RegionMergeAhead),
       KVS_NATIVE("regionStats", "(J[J)V", RegionStats),
       KVS_NATIVE("regionStoppedBy", "(J)Ljava/lang/String;", RegionStoppedBy),
       KVS_NATIVE("regionContentsDigest", "(J)[J", RegionContentsDigest),

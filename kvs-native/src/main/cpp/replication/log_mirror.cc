@@ -31,7 +31,9 @@ std::string EncodeEntry(const MirroredSegment& entry) {
   return out;
 }
 
-bool DecodeEntry(std::string_view in, MirroredSegment* entry) {
+}  // namespace
+
+bool DecodeLogMapEntry(std::string_view in, MirroredSegment* entry) {
   if ((in.size() != kEntryBytes && in.size() != kWalkedEntryBytes) ||
       static_cast<uint8_t>(in[20]) > 1) {
     return false;
@@ -53,12 +55,6 @@ bool DecodeEntry(std::string_view in, MirroredSegment* entry) {
     entry->walk = walk;
   }
   return entry->bytes <= limits::segment_size_bytes;
-}
-
-}  // namespace
-
-bool DecodeLogMapEntry(std::string_view entry, MirroredSegment* segment) {
-  return DecodeEntry(entry, segment);
 }
 
 std::string LogMapPrefix(uint64_t region_id, log::LogKind kind) {
@@ -83,7 +79,7 @@ Status LogMirror::Open(alloc::Volume* volume, uint64_t region_id,
     char* end = nullptr;
     const uint64_t primary = std::strtoull(digits.c_str(), &end, 16);
     if (digits.size() != 16 || end != digits.c_str() + 16 ||
-        !DecodeEntry(value, &entry) ||
+        !DecodeLogMapEntry(value, &entry) ||
         !volume->IsAllocated(entry.backup_segment)) {
       return Status::Corruption("log map entry " + key + " is damaged");
     }

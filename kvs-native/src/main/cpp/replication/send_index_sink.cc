@@ -234,18 +234,13 @@ Status SendIndexSink::FillFromCopy(const MirroredSegment& copy,
   // ends in (Replicator::CatchUp): the buffer gets the copy's bytes before
   // them, so that it holds the segment whole -- a promotion reads what
   // landed in it, and a sealed copy is walked from it (LogMirror::Persist).
+  // Bytes landing meanwhile land past them.
   const size_t from =
       copy.bytes / limits::io_alignment_bytes * limits::io_alignment_bytes;
   if (from == 0) return Status::Ok();
   io::AlignedBuffer held(from);
-  const uint64_t start = alloc::SegmentStart(copy.backup_segment);
-  const size_t header = limits::io_alignment_bytes;
-  KVS_RETURN_IF_ERROR(volume_->file()->Read(start, header, held.data()));
-  if (std::memcmp(held.data(), buffer->data(), header) == 0) {
-    return Status::Ok();  // sent from its start: the buffer holds it
-  }
-  KVS_RETURN_IF_ERROR(volume_->file()->Read(start + header, from - header,
-                                            held.data() + header));
+  KVS_RETURN_IF_ERROR(volume_->file()->Read(
+      alloc::SegmentStart(copy.backup_segment), from, held.data()));
   std::memcpy(buffer->data(), held.data(), from);
   return Status::Ok();
 }

@@ -114,8 +114,9 @@ class SendIndexSink {
   SendIndexSink() = default;
   Status FlushTail(const IndexControl& control);
   Status InstallLevel(const IndexControl& control);
-  // Copies what `copy` holds before the block it ends in into `buffer`,
-  // unless the buffer holds the copy's header block already.
+  // Copies what `copy` holds before the block it ends in into `buffer`
+  // (FlushTail, for a segment the buffer does not hold from its start:
+  // whole_).
   Status FillFromCopy(const MirroredSegment& copy,
                       channel::ReplicaBuffer* buffer) const;
   LogMirror* Mirror(log::LogKind kind) const;

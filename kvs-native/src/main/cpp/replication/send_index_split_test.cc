@@ -170,6 +170,45 @@ class SendIndexSplitTest : public index_test::SendIndexNodes {
     return present;
   }
 
+  // A region of the split and its keys.
+  struct Daughter {
+    uint64_t id;
+    std::string start;
+    std::optional<std::string> end;
+  };
+
+  // Promotes the backup's replica of `daughter` (attached there); null,
+  // with the failure reported, if it fails.
+  lsm::Region* Promote(const Daughter& daughter) {
+    const std::string name = "r" + std::to_string(daughter.id);
+    lsm::Region* promoted = nullptr;
+    service::PromotionReport report;
+    const Status promotion = backup_.service.PromoteBackup(
+        daughter.id, name, lsm::KeyBounds{daughter.start, daughter.end},
+        &promoted, &report);
+    EXPECT_TRUE(promotion.ok()) << name << ": " << promotion.ToString();
+    return promotion.ok() ? promoted : nullptr;
+  }
+
+  // The backup node restarts (its engine only): each of `daughters`, now
+  // its own, reads as its primary does.
+  void ExpectSameAfterARestart(const std::vector<Daughter>& daughters) {
+    primary_.service.DisableReplication();
+    backup_.service.DisableReplication();
+    backup_.service.UseEngine(nullptr);
+    backup_.engine.reset();
+    ASSERT_TRUE(engine::Engine::Open(backup_.device->Open(), Options(), false,
+                                     &backup_.engine)
+                    .ok());
+    for (const Daughter& daughter : daughters) {
+      EXPECT_GT(ExpectSameContents(Open(&primary_, daughter.id),
+                                   Open(&backup_, daughter.id), daughter.start,
+                                   daughter.end),
+                100u)
+          << "r" << daughter.id << " after a restart";
+    }
+  }
+
   int written_ = 0;
   bool large_values_ = true;  // else no value goes to the large log
 };
@@ -242,40 +281,17 @@ TEST_P(SendIndexSplitTest, ABackupSplitsItsReplicaAndTheDaughtersResumeIt) {
   // Each replica, promoted, serves what its primary serves, also once the
   // others sharing its segments were promoted on the same volume, and
   // after a restart.
-  struct Daughter {
-    uint64_t id;
-    std::string start;
-    std::optional<std::string> end;
-  };
   const std::vector<Daughter> daughters = {
       {8, "", kSplitKey}, {10, kSplitKey, "key3"}, {11, "key3", std::nullopt}};
   for (const Daughter& daughter : daughters) {
-    const std::string name = "r" + std::to_string(daughter.id);
-    lsm::Region* promoted = nullptr;
-    service::PromotionReport report;
-    const Status promotion = backup_.service.PromoteBackup(
-        daughter.id, name, lsm::KeyBounds{daughter.start, daughter.end},
-        &promoted, &report);
-    ASSERT_TRUE(promotion.ok()) << name << ": " << promotion.ToString();
+    lsm::Region* promoted = Promote(daughter);
+    ASSERT_NE(promoted, nullptr);
     EXPECT_GT(ExpectSameContents(Open(&primary_, daughter.id), promoted,
                                  daughter.start, daughter.end),
               100u)
-        << name;
+        << "r" << daughter.id;
   }
-  primary_.service.DisableReplication();
-  backup_.service.DisableReplication();
-  backup_.service.UseEngine(nullptr);
-  backup_.engine.reset();
-  ASSERT_TRUE(engine::Engine::Open(backup_.device->Open(), Options(), false,
-                                   &backup_.engine)
-                  .ok());
-  for (const Daughter& daughter : daughters) {
-    EXPECT_GT(ExpectSameContents(Open(&primary_, daughter.id),
-                                 Open(&backup_, daughter.id), daughter.start,
-                                 daughter.end),
-              100u)
-        << "r" << daughter.id << " after a restart";
-  }
+  ExpectSameAfterARestart(daughters);
 }
 
 // With no large value, every copy a daughter's backup holds is whole: the
@@ -316,14 +332,10 @@ TEST_P(SendIndexSplitTest, ADaughterReplicaIsPromotedBeforeItsStreamBegan) {
   Write(4000, 3, 7, 7);  // in the primary's L0 and the backup's small copies
   ExpectSameDigest(7);
   SplitEverywhere(7, kSplitKey, 8, 9);
-  struct Daughter {
-    uint64_t id;
-    std::string start;
-    std::optional<std::string> end;
-  };
+  const std::vector<Daughter> daughters = {{8, "", kSplitKey},
+                                           {9, kSplitKey, std::nullopt}};
   uint64_t l0_entries = 0, replayed = 0;
-  for (const Daughter& daughter :
-       {Daughter{8, "", kSplitKey}, Daughter{9, kSplitKey, std::nullopt}}) {
+  for (const Daughter& daughter : daughters) {
     const std::string name = "r" + std::to_string(daughter.id);
     service::Placement alone;
     alone.primary = false;
@@ -333,12 +345,8 @@ TEST_P(SendIndexSplitTest, ADaughterReplicaIsPromotedBeforeItsStreamBegan) {
     ASSERT_TRUE(backup_.service
                     .Attach(daughter.id, 4, Open(&backup_, daughter.id), alone)
                     .ok());
-    lsm::Region* promoted = nullptr;
-    service::PromotionReport report;
-    const Status promotion = backup_.service.PromoteBackup(
-        daughter.id, name, lsm::KeyBounds{daughter.start, daughter.end},
-        &promoted, &report);
-    ASSERT_TRUE(promotion.ok()) << name << ": " << promotion.ToString();
+    lsm::Region* promoted = Promote(daughter);
+    ASSERT_NE(promoted, nullptr);
     EXPECT_GT(promoted->stats().recovery.replayed_writes, 0u) << name;
     EXPECT_EQ(promoted->stats().recovery.dropped_writes, 0u) << name;
     EXPECT_GT(ExpectSameContents(Open(&primary_, daughter.id), promoted,
@@ -365,18 +373,7 @@ TEST_P(SendIndexSplitTest, ADaughterReplicaIsPromotedBeforeItsStreamBegan) {
     }
     region->WaitForCompactions();
   }
-  backup_.service.DisableReplication();
-  backup_.service.UseEngine(nullptr);
-  backup_.engine.reset();
-  ASSERT_TRUE(engine::Engine::Open(backup_.device->Open(), Options(), false,
-                                   &backup_.engine)
-                  .ok());
-  EXPECT_GT(
-      ExpectSameContents(Open(&primary_, 8), Open(&backup_, 8), "", kSplitKey),
-      100u);
-  EXPECT_GT(ExpectSameContents(Open(&primary_, 9), Open(&backup_, 9), kSplitKey,
-                               std::nullopt),
-            100u);
+  ExpectSameAfterARestart(daughters);
 }
 
 // The L0 merged ahead of the seal while writes go on (Region::MergeAhead),

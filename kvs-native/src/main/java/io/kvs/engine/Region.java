@@ -161,22 +161,6 @@ public final class Region implements AutoCloseable {
   }
 
   /**
-   * Merges the writes made so far into the region's levels while it keeps serving, so that a split,
-   * which holds every writer off while it merges the rest, has little left to merge. Waits at most
-   * {@code waitMillis}; nothing the region holds changes.
-   *
-   * @return whether every write before the call was merged in time
-   */
-  public boolean mergeAhead(long waitMillis) {
-    enter();
-    try {
-      return NativeMethods.regionMergeAhead(handle, waitMillis);
-    } finally {
-      exit();
-    }
-  }
-
-  /**
    * Opens an iterator over a snapshot of the region's live keys, below {@code upperBound}
    * (exclusive) if it is not null. Iterators are closed with their region or engine at the latest.
    */

@@ -110,9 +110,6 @@ public final class NativeMethods {
   /** Makes every acknowledged write of the region durable. */
   public static native void regionSync(long region);
 
-  /** Merges the region's writes so far into its levels, waiting at most {@code waitMillis}. */
-  public static native boolean regionMergeAhead(long region, long waitMillis);
-
   /** Fills {@code out} with the region's counters, in {@code RegionStats} order. */
   public static native void regionStats(long region, long[] out);
 
