@@ -361,7 +361,8 @@ class Region {
                             std::string* out);
   alloc::Volume* volume() const { return context_.volume; }
 
-  // Blocks until no compaction is queued or running (tests, benchmarks).
+  // Blocks until no compaction is queued or running (splits, tests,
+  // benchmarks), then frees the retired levels no reader holds.
   void WaitForCompactions();
   // The live segments of the small or large log, by chain index (tests,
   // tools).

@@ -41,8 +41,9 @@ import org.apache.curator.retry.BoundedExponentialBackoffRetry;
  * region holding its key and carries the region's epoch. When a server answers NOT_PRIMARY,
  * WRONG_REGION, STALE_EPOCH or CLOSED, the client re-reads the region from ZooKeeper and retries as
  * soon as its map changes; when a server is overloaded or unreachable, or a region has no primary,
- * it retries with exponential backoff (5 ms doubling to 500 ms). An operation that gets no further
- * within the {@linkplain KvsClientBuilder#operationTimeout operation timeout} fails with a {@link
+ * it retries with exponential backoff (5 ms doubling to 500 ms; at most 25 ms apart for a region
+ * being opened). An operation that gets no further within the {@linkplain
+ * KvsClientBuilder#operationTimeout operation timeout} fails with a {@link
  * RegionUnavailableException} naming the region and the last reason. No retry is started with less
  * than a quarter of the timeout (at most 200 ms) left: a write retried with a sliver of time would
  * end with its outcome unknown although every answer so far refused it.

@@ -4,6 +4,7 @@ import io.kvs.core.InvalidRequestException;
 import io.kvs.core.KvsException;
 import io.kvs.core.StatusCode;
 import io.kvs.core.cluster.RegionDescriptor;
+import io.kvs.core.cluster.RegionState;
 import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.wire.Reply;
 import io.kvs.core.wire.Request;
@@ -22,14 +23,16 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>A round that does not get through (the server is not the region's primary, does not hold the
  * region, has another epoch, is shutting down, is overloaded or cannot be reached; or the map has
  * no usable primary for the key) is retried: the region's znode is re-read at once, and the next
- * round starts as soon as the map changes, or after a backoff (5 ms doubling to 500 ms, jittered).
- * The operation fails with a {@link RegionUnavailableException} once it has made no progress for
- * the operation timeout. No retry is sent with less of it left than a retry needs (a quarter of it,
- * at most {@link #RETRY_TIME_NANOS}); the operation waits out its timeout instead: a retry sent
- * with a sliver of time would time out although its server answers in time, and a write that timed
- * out has an unknown outcome, where every earlier answer proved it not applied. Any other error
- * status fails it at once. A request whose region the map moves to another primary before it is
- * answered stops waiting for the old one (see {@code unlessMoved}).
+ * round starts as soon as the map changes, or after a backoff (5 ms doubling to 500 ms, jittered;
+ * at most 25 ms while a server the map names refuses a region the map shows opening; back to 5 ms
+ * once the map changed the region). The operation fails with a {@link RegionUnavailableException}
+ * once it has made no progress for the operation timeout. No retry is sent with less of it left
+ * than a retry needs (a quarter of it, at most {@link #RETRY_TIME_NANOS}); the operation waits out
+ * its timeout instead: a retry sent with a sliver of time would time out although its server
+ * answers in time, and a write that timed out has an unknown outcome, where every earlier answer
+ * proved it not applied. Any other error status fails it at once. A request whose region the map
+ * moves to another primary before it is answered stops waiting for the old one (see {@code
+ * unlessMoved}).
  *
  * @param <T> the result
  */
@@ -185,7 +188,12 @@ abstract class Operation<T> {
       timer =
           context.timer.schedule(
               () -> wake.complete(null),
-              last ? remaining : Math.min(backoff.nextNanos(), remaining - minAttemptNanos),
+              last
+                  ? remaining
+                  : Math.min(
+                      backoff.nextNanos(
+                          opening(seen, problem) ? Backoff.OPENING_MAX_NANOS : Backoff.MAX_NANOS),
+                      remaining - minAttemptNanos),
               TimeUnit.NANOSECONDS);
     } catch (RejectedExecutionException e) {
       result.completeExceptionally(ClientContext.closedError());
@@ -198,14 +206,41 @@ abstract class Operation<T> {
             context.metadata.forget(wake);
             if (last) {
               result.completeExceptionally(problem.timedOut(name, context.operationTimeout));
-            } else {
-              next();
+              return;
             }
+            if (regionChanged(seen, context.metadata.current(), problem.regionId())) {
+              // News of the region (a split committed, a daughter opened, a primary promoted):
+              // the next rounds start from the shortest delay again, not the one the old map's
+              // refusals grew.
+              backoff.reset();
+            }
+            next();
           },
           context.callbacks);
     } catch (RejectedExecutionException e) {
       result.completeExceptionally(ClientContext.closedError());
     }
+  }
+
+  /**
+   * Whether {@code problem} is a server the map names refusing a region the map shows being opened
+   * (a split's daughter, a promoted backup): it serves it within tens of milliseconds.
+   */
+  private static boolean opening(Topology seen, Problem problem) {
+    return problem.action() == Problem.Action.REFRESH
+        && !problem.serverId().isEmpty()
+        && seen.regions()
+            .byId(problem.regionId())
+            .map(region -> region.state() == RegionState.OPENING)
+            .orElse(false);
+  }
+
+  /** Whether {@code now} maps region {@code regionId} (-1: any) otherwise than {@code seen}. */
+  private static boolean regionChanged(Topology seen, Topology now, long regionId) {
+    if (now.version() == seen.version()) {
+      return false;
+    }
+    return regionId < 0 || !seen.regions().byId(regionId).equals(now.regions().byId(regionId));
   }
 
   /** The time left before the operation times out, at least 1 ns. */

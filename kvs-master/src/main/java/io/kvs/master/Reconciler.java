@@ -197,12 +197,28 @@ final class Reconciler implements AutoCloseable {
     if (config == null) {
       return bootstrap(servers);
     }
+    Map<String, CompletableFuture<ControlReply>> lists = askLists(servers);
+    // A region sealed for its split is out of service until its daughters open: committed while
+    // the servers list what they hold, and the daughters' opens sent at once (no server holds a
+    // region just created; the pass's own opens find them on their way and send nothing again).
+    Map<Long, RegionStore.Versioned> before = store.regionsForPass();
+    Map<Long, RegionStore.Versioned> known = splits.commitSealed(before, config);
+    if (known.size() != before.size() || !known.keySet().equals(before.keySet())) {
+      Map<String, Map<Long, HeldRegion>> nothing = new HashMap<>();
+      servers.keySet().forEach(server -> nothing.put(server, Map.of()));
+      known.forEach(
+          (id, daughter) -> {
+            if (!before.containsKey(id)) {
+              open(daughter.region(), daughter.version(), servers, nothing, config);
+            }
+          });
+    }
     // Servers whose list failed are absent: what they hold is unknown this pass.
-    Map<String, Map<Long, HeldRegion>> held = listAll(servers);
+    Map<String, Map<Long, HeldRegion>> held = collectLists(lists);
     reopenedForFailedStreams.values().forEach(backups -> backups.removeIf(held::containsKey));
     Map<Long, RegionStore.Versioned> regions =
         merges.advance(
-            splits.advance(store.regionsForPass(), servers, held, config, merges.pending()),
+            splits.advance(known, servers, held, config, merges.pending()),
             servers,
             held,
             config,
@@ -977,11 +993,12 @@ final class Reconciler implements AutoCloseable {
   }
 
   /**
-   * What every live server holds, listed at once (no thread waits: one connection per server on the
-   * control client's event loop), each bounded by {@link #LIST_TIMEOUT}; servers that did not
-   * answer, refused (OVERLOADED) or whose list from an earlier pass is still in flight are absent.
+   * Asks every live server what it holds, at once (no thread waits: one connection per server on
+   * the control client's event loop), each bounded by {@link #LIST_TIMEOUT}; {@link #collectLists}
+   * reads the answers: servers that did not answer, refused (OVERLOADED) or whose list from an
+   * earlier pass is still in flight are absent.
    */
-  private Map<String, Map<Long, HeldRegion>> listAll(Map<String, ServerInfo> servers) {
+  private Map<String, CompletableFuture<ControlReply>> askLists(Map<String, ServerInfo> servers) {
     listing.keySet().retainAll(servers.keySet());
     Map<String, CompletableFuture<ControlReply>> calls = new HashMap<>();
     servers.forEach(
@@ -1004,6 +1021,12 @@ final class Reconciler implements AutoCloseable {
             LOG.warn("cannot list the regions of {}: {}", id, e.toString());
           }
         });
+    return calls;
+  }
+
+  /** What the lists {@link #askLists} asked for say, each awaited up to its timeout. */
+  private static Map<String, Map<Long, HeldRegion>> collectLists(
+      Map<String, CompletableFuture<ControlReply>> calls) {
     Map<String, Map<Long, HeldRegion>> held = new HashMap<>();
     long deadline = System.nanoTime() + LIST_TIMEOUT.plusMillis(200).toNanos();
     calls.forEach(

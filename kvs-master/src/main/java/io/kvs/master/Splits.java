@@ -33,11 +33,12 @@ import org.slf4j.LoggerFactory;
  *       listed and holding it as the map says), its primary is told to stop serving it once every
  *       backup holds every write its region holds ({@link ControlCommand.Seal}); it answers with
  *       the split key (the one asked for, or the median of the region's keys).
- *   <li><b>Commit</b>, the split's one change in ZooKeeper: the parent's znode deleted at the
- *       version read, both daughters created (the parent's group at the next epoch, opening, with
- *       their {@link io.kvs.core.cluster.SplitOrigin}), the id counter moved past them and the
- *       request deleted, in one transaction. Members then split their copies of the parent as they
- *       open the daughters (the reconciler's opens, this same pass).
+ *   <li><b>Commit</b> ({@link #commitSealed}, first thing in the pass after the seal's answer), the
+ *       split's one change in ZooKeeper: the parent's znode deleted at the version read, both
+ *       daughters created (the parent's group at the next epoch, opening, with their {@link
+ *       io.kvs.core.cluster.SplitOrigin}), the id counter moved past them and the request deleted,
+ *       in one transaction. Members then split their copies of the parent as they open the
+ *       daughters (the reconciler's opens, this same pass).
  * </ol>
  *
  * <p>Before the commit the parent is the region: a seal that fails, or a master that fails before
@@ -159,20 +160,9 @@ final class Splits {
         }
         continue;
       }
-      if (!seal.reply().isDone()) {
-        continue;
+      if (seal.reply().isDone()) {
+        sealed(versioned, request, config, result);
       }
-      sealing.remove(id);
-      ControlReply reply = seal.reply().exceptionally(e -> failed(e)).join();
-      if (!reply.isOk()) {
-        if (reply.status() == StatusCode.INVALID_ARGUMENT) {
-          store.refuseSplit(id, request.refusedFor(reply.message()));
-        }
-        LOG.warn(
-            "{}: its primary did not seal it ({}): {}", region, reply.status(), reply.message());
-        continue;
-      }
-      commit(versioned, Base64.getDecoder().decode(reply.message()), config, result);
     }
     // Its own requests, by size or load: one at a time, as an operator's.
     boolean pending =
@@ -198,6 +188,57 @@ final class Splits {
       passWanted.run();
     }
     return result;
+  }
+
+  /**
+   * Commits every split whose primary sealed the region since the last pass, first thing in a pass
+   * (before it lists the servers: the region is unavailable from its seal to its daughters' opens,
+   * which follow the commit in this pass); returns {@code regions} with each parent whose split
+   * committed replaced by its daughters. A refused seal is handled by {@link #advance}.
+   */
+  Map<Long, RegionStore.Versioned> commitSealed(
+      Map<Long, RegionStore.Versioned> regions, ClusterConfig config) throws Exception {
+    Map<Long, RegionStore.Versioned> result = new TreeMap<>(regions);
+    if (sealing.values().stream().noneMatch(seal -> sealedOk(seal.reply()))) {
+      return result;
+    }
+    Map<Long, SplitRequest> requests = store.splitRequests();
+    for (Map.Entry<Long, Sealing> entry : List.copyOf(sealing.entrySet())) {
+      RegionStore.Versioned versioned = regions.get(entry.getKey());
+      SplitRequest request = requests.get(entry.getKey());
+      if (versioned != null
+          && request != null
+          && !request.isRefused()
+          && versioned.region().epoch() == entry.getValue().epoch()
+          && sealedOk(entry.getValue().reply())) {
+        sealed(versioned, request, config, result);
+      }
+    }
+    return result;
+  }
+
+  private static boolean sealedOk(CompletableFuture<ControlReply> reply) {
+    return reply.isDone() && !reply.isCompletedExceptionally() && reply.join().isOk();
+  }
+
+  /** Takes a split whose seal was answered further: the commit, or the refusal recorded. */
+  private void sealed(
+      RegionStore.Versioned versioned,
+      SplitRequest request,
+      ClusterConfig config,
+      Map<Long, RegionStore.Versioned> result)
+      throws Exception {
+    RegionDescriptor region = versioned.region();
+    long id = region.id();
+    ControlReply reply = sealing.remove(id).reply().exceptionally(e -> failed(e)).join();
+    if (!reply.isOk()) {
+      if (reply.status() == StatusCode.INVALID_ARGUMENT) {
+        store.refuseSplit(id, request.refusedFor(reply.message()));
+      }
+      LOG.warn("{}: its primary did not seal it ({}): {}", region, reply.status(), reply.message());
+      return;
+    }
+    commit(versioned, Base64.getDecoder().decode(reply.message()), config, result);
   }
 
   private void seal(

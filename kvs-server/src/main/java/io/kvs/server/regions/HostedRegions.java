@@ -268,10 +268,15 @@ public final class HostedRegions implements ControlledRegions {
                   ? "region " + regionId + " holds too few keys to split"
                   : "split key " + Keys.print(splitKey) + " is not inside " + descriptor);
         }
+        long detaching = System.nanoTime();
         hosted.remove(regionId);
         publish();
         service.detachFlushed(regionId);
-        LOG.info("sealed {} for its split at {}", descriptor, Keys.print(splitKey));
+        LOG.info(
+            "sealed {} for its split at {} (detached in {} ms)",
+            descriptor,
+            Keys.print(splitKey),
+            millis(System.nanoTime() - detaching));
         return splitKey;
       }
     } finally {
