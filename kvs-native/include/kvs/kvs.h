@@ -160,6 +160,15 @@ KVS_EXPORT kvs_status kvs_get(kvs_region* region, const void* key,
 // Makes every write acknowledged so far durable.
 KVS_EXPORT kvs_status kvs_region_sync(kvs_region* region);
 
+// Where the region splits by size, from its index (no scan: about half of
+// the entries of its largest level inside its bounds lie below the key).
+// KVS_NOT_FOUND if the index cannot say (most of the region's writes are
+// not in that level yet, or it holds no key inside the bounds); otherwise
+// calls `sink` once with the key.
+KVS_EXPORT kvs_status kvs_region_split_key(kvs_region* region,
+                                           kvs_value_sink sink,
+                                           void* sink_context);
+
 // Iterators scan a snapshot of a region's live keys in order. An iterator
 // must be destroyed before its engine is closed or its region dropped.
 typedef struct kvs_iterator kvs_iterator;

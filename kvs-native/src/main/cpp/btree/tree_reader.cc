@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "btree/index_node.h"
 #include "util/check.h"
@@ -69,6 +70,100 @@ Status TreeReader::EstimateFraction(std::string_view lower,
   const Edges edges{lower.empty(), upper == nullptr, true};
   return MeasureSubtree(root_offset_, 0, lower, upper, 0, edges, fraction,
                         &weight);
+}
+
+Status TreeReader::KeyAtFraction(std::string_view lower,
+                                 const std::string* upper, double fraction,
+                                 std::string* key, bool* found) const {
+  *found = false;
+  if (root_offset_ == 0) return Status::Ok();
+  double total = 0;
+  KVS_RETURN_IF_ERROR(EstimateFraction(lower, upper, &total));
+  if (total <= 0) return Status::Ok();
+  const double target = fraction * total;
+  const auto inside = [&](std::string_view candidate) {
+    return candidate > lower &&
+           (upper == nullptr || candidate < std::string_view(*upper));
+  };
+  // The last of `count` ascending candidates (by `at`) with at most
+  // `target` of the range's entries below it; -1 if none.
+  const auto last_at_most = [&](size_t count, const auto& at,
+                                ptrdiff_t* index) -> Status {
+    ptrdiff_t low = 0;
+    ptrdiff_t high = static_cast<ptrdiff_t>(count) - 1;
+    *index = -1;
+    while (low <= high) {
+      const ptrdiff_t middle = low + (high - low) / 2;
+      const std::string candidate(at(static_cast<size_t>(middle)));
+      double below = 0;
+      KVS_RETURN_IF_ERROR(EstimateFraction(lower, &candidate, &below));
+      if (below <= target) {
+        *index = middle;
+        low = middle + 1;
+      } else {
+        high = middle - 1;
+      }
+    }
+    return Status::Ok();
+  };
+  uint64_t offset = root_offset_;
+  size_t size = 0;
+  for (unsigned depth = 0; depth < format::tree_height_max; ++depth) {
+    if (size == 0) {
+      std::string buffer;
+      KVS_RETURN_IF_ERROR(
+          ReadNode(source_, offset, format::leaf_node_size_bytes, &buffer));
+      size = static_cast<NodeType>(buffer[format::node_type_offset]) ==
+                     NodeType::kIndex
+                 ? NodeSizeBytes(NodeType::kIndex)
+                 : NodeSizeBytes(NodeType::kLeaf);
+    }
+    if (size == format::leaf_node_size_bytes) {
+      std::string buffer;
+      bool validated = false;
+      KVS_RETURN_IF_ERROR(ReadLeaf(source_, offset, &buffer, &validated));
+      LeafNodeView leaf;
+      KVS_RETURN_IF_ERROR(LeafNodeView::Parse(buffer, &leaf, validated));
+      std::vector<size_t> candidates;
+      for (size_t i = 0; i < leaf.entry_count(); ++i) {
+        if (inside(leaf.key(i))) candidates.push_back(i);
+      }
+      if (candidates.empty()) return Status::Ok();
+      ptrdiff_t chosen = -1;
+      KVS_RETURN_IF_ERROR(last_at_most(
+          candidates.size(), [&](size_t i) { return leaf.key(candidates[i]); },
+          &chosen));
+      key->assign(leaf.key(candidates[std::max<ptrdiff_t>(chosen, 0)]));
+      *found = true;
+      return Status::Ok();
+    }
+    NodeSource::SharedNode shared;
+    KVS_RETURN_IF_ERROR(ReadShared(source_, offset, size, &shared));
+    IndexNodeView node;
+    KVS_RETURN_IF_ERROR(
+        IndexNodeView::Parse(*shared.bytes, &node, shared.validated));
+    if (node.child_count() == 0) return Status::Ok();
+    // Child i holds [pivot(i - 1), pivot(i)). The pivots inside the range
+    // are contiguous, [first, first + count); the children meeting the
+    // range are first .. first + count.
+    size_t first = 0;
+    while (first < node.pivot_count() && !inside(node.pivot(first)) &&
+           node.pivot(first) <= lower) {
+      ++first;
+    }
+    size_t count = 0;
+    while (first + count < node.pivot_count() &&
+           inside(node.pivot(first + count))) {
+      ++count;
+    }
+    ptrdiff_t chosen = -1;
+    KVS_RETURN_IF_ERROR(last_at_most(
+        count, [&](size_t i) { return node.pivot(first + i); }, &chosen));
+    const size_t child = first + static_cast<size_t>(chosen + 1);
+    offset = node.child_offset(std::min(child, node.child_count() - 1));
+    size = node.ChildSizeBytes();
+  }
+  return Status::Corruption("tree deeper than its format allows");
 }
 
 Status TreeReader::MeasureSubtree(uint64_t offset, size_t size,

@@ -90,6 +90,15 @@ class TreeReader {
   Status EstimateFraction(std::string_view lower, const std::string* upper,
                           double* fraction) const;
 
+  // A key of the tree strictly inside (lower, upper) below which about
+  // `fraction` of the tree's entries in [lower, upper) lie (0.5: the middle
+  // by entries), found by descending from the root and bisecting each
+  // node's pivots, then the leaf's keys, with EstimateFraction: a few dozen
+  // estimates, each reading at most two paths. *found is false if the range
+  // holds no such key (the empty tree, or no key inside it).
+  Status KeyAtFraction(std::string_view lower, const std::string* upper,
+                       double fraction, std::string* key, bool* found) const;
+
  private:
   // The keys a node reached through a descent may hold: [lower, upper),
   // from the pivots on the way down (absent bounds are unbounded).

@@ -264,6 +264,70 @@ TEST(TreeReaderTest, EstimatesTheFractionOfEntriesWithinBounds) {
   }
 }
 
+TEST(TreeReaderTest, FindsTheKeyAtAFractionOfTheEntriesWithinBounds) {
+  std::string key;
+  bool found = true;
+  MemoryNodeStore empty_store;
+  ASSERT_TRUE(TreeReader(&empty_store, 0)
+                  .KeyAtFraction("", nullptr, 0.5, &key, &found)
+                  .ok());
+  EXPECT_FALSE(found);
+
+  const TreeEntries small = PrefixedEntries(20);  // a leaf root
+  Tree leaf_tree(small);
+  ASSERT_TRUE(
+      leaf_tree.reader->KeyAtFraction("", nullptr, 0.5, &key, &found).ok());
+  ASSERT_TRUE(found);
+  EXPECT_EQ(key, std::next(small.begin(), 10)->first);
+
+  const TreeEntries entries = PrefixedEntries(100000);
+  Tree tree(entries);
+  ASSERT_GE(tree.stats.height, 3u);
+  const auto key_at = [&entries](double at) {
+    return std::next(entries.begin(),
+                     static_cast<long>(at * (entries.size() - 1)))
+        ->first;
+  };
+  const std::string none;
+  const std::string quarter = key_at(0.25), ninety = key_at(0.9);
+  const struct {
+    std::string lower;
+    const std::string* upper;
+    double fraction;
+  } cases[] = {{none, nullptr, 0.5},
+               {quarter, &ninety, 0.5},
+               {quarter, nullptr, 0.5},
+               {none, &quarter, 0.3},
+               {quarter, &ninety, 0.9}};
+  for (const auto& c : cases) {
+    const size_t reads_before = tree.store.read_count();
+    ASSERT_TRUE(
+        tree.reader->KeyAtFraction(c.lower, c.upper, c.fraction, &key, &found)
+            .ok());
+    ASSERT_TRUE(found) << c.lower;
+    // A key of the tree, strictly inside the bounds (a split point).
+    EXPECT_EQ(entries.count(key), 1u) << key;
+    EXPECT_GT(key, c.lower);
+    if (c.upper != nullptr) {
+      EXPECT_LT(key, *c.upper);
+    }
+    // Within 2 % of the exact share of the range's entries below it.
+    const double range = ExactFraction(entries, c.lower, c.upper);
+    const double below = ExactFraction(entries, c.lower, &key) / range;
+    EXPECT_NEAR(below, c.fraction, 0.02)
+        << c.lower << " .. " << (c.upper ? *c.upper : "end");
+    // A few dozen estimates, not a scan: far fewer reads than the ~400
+    // leaves of the range.
+    EXPECT_LE(tree.store.read_count() - reads_before, 600u);
+  }
+
+  // A range holding no key: nothing found.
+  const std::string after_all = "tenant-18";
+  ASSERT_TRUE(
+      tree.reader->KeyAtFraction(after_all, nullptr, 0.5, &key, &found).ok());
+  EXPECT_FALSE(found);
+}
+
 // Scans backward from SeekForPrev(target) (or the last entry) to the start
 // and checks every entry against `entries` from the last key <= target.
 void ExpectReverseScanMatches(const TreeReader& reader,

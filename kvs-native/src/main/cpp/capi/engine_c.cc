@@ -185,6 +185,17 @@ kvs_status kvs_region_sync(kvs_region* region) {
   return Report(RegionOf(region)->Sync());
 }
 
+kvs_status kvs_region_split_key(kvs_region* region, kvs_value_sink sink,
+                                void* sink_context) {
+  std::string key;
+  bool found = false;
+  const Status status = RegionOf(region)->SplitKey(&key, &found);
+  if (!status.ok()) return Report(status);
+  if (!found) return KVS_NOT_FOUND;
+  sink(sink_context, key.data(), key.size());
+  return KVS_OK;
+}
+
 void kvs_region_get_stats(kvs_region* region, kvs_region_stats* stats) {
   static_assert(KVS_STATS_LEVELS == kvs::lsm::kStatsLevels);
   const kvs::lsm::RegionStats s = RegionOf(region)->stats();

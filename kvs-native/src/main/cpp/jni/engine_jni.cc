@@ -198,6 +198,19 @@ jbyteArray Get(JNIEnv* env, jclass, jlong region, jbyteArray key, jint offset,
   return sink.result;
 }
 
+// The key the region splits at by size, from its index; null if it cannot
+// say (kvs_region_split_key).
+jbyteArray RegionSplitKey(JNIEnv* env, jclass, jlong region) {
+  ArraySink sink{env, nullptr};
+  const kvs_status status =
+      kvs_region_split_key(RegionOf(region), &SinkToArray, &sink);
+  if (status == KVS_NOT_FOUND) {
+    return nullptr;
+  }
+  Failed(env, status);
+  return sink.result;
+}
+
 struct BufferSink {
   char* target;
   size_t capacity;
@@ -428,6 +441,7 @@ bool RegisterEngineNatives(JNIEnv* env, jclass native_methods_class) {
                  "(JLjava/nio/ByteBuffer;IILjava/nio/ByteBuffer;II)I",
                  GetDirect),
       KVS_NATIVE("regionSync", "(J)V", RegionSync),
+      KVS_NATIVE("regionSplitKey", "(J)[B", RegionSplitKey),
       KVS_NATIVE("regionStats", "(J[J)V", RegionStats),
       KVS_NATIVE("regionStoppedBy", "(J)Ljava/lang/String;", RegionStoppedBy),
       KVS_NATIVE("regionContentsDigest", "(J)[J", RegionContentsDigest),

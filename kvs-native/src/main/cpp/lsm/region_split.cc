@@ -61,4 +61,33 @@ bool Region::MergeAhead(uint64_t wait_ms) {
   return true;
 }
 
+Status Region::SplitKey(std::string* key, bool* found) const {
+  *found = false;
+  std::shared_ptr<Level> largest;
+  uint64_t level_bytes = 0;
+  uint64_t l0_bytes = active_kv_bytes_.load(std::memory_order_relaxed);
+  {
+    std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+    for (const Immutable& immutable : immutables_)
+      l0_bytes += immutable.kv_bytes;
+    for (const auto& level : ReadOrderLevelsLocked()) {
+      const uint64_t bytes = level->descriptor().kv_bytes;
+      level_bytes += bytes;
+      if (largest == nullptr || bytes > largest->descriptor().kv_bytes) {
+        largest = level;
+      }
+    }
+  }
+  // Shared levels of a daughter count whole here: an upper bound of its
+  // part, which only makes the index's answer more likely to be used.
+  if (largest == nullptr ||
+      2 * largest->descriptor().kv_bytes < level_bytes + l0_bytes) {
+    return Status::Ok();
+  }
+  const std::string* upper =
+      origin_.bounds.upper.has_value() ? &*origin_.bounds.upper : nullptr;
+  return largest->tree().KeyAtFraction(origin_.bounds.lower, upper, 0.5, key,
+                                       found);
+}
+
 }  // namespace kvs::lsm

@@ -242,6 +242,33 @@ TEST_F(RegionCompactionTest, CompactionsBuildLevelsThatServeEveryKey) {
   EXPECT_LT(volume_stats.allocated_segments, 40u);
 }
 
+TEST_F(RegionCompactionTest, TheIndexSaysWhereTheRegionSplitsBySize) {
+  std::string key;
+  bool found = true;
+  ASSERT_TRUE(region_->Put("k1", "v").ok());
+  ASSERT_TRUE(region_->SplitKey(&key, &found).ok());
+  EXPECT_FALSE(found);  // everything in L0: the caller walks the keys
+
+  // Distinct keys, most of them merged into the levels.
+  std::map<std::string, std::string> model;
+  testing::RandomBytes random(53);
+  for (int i = 0; i < 6000; ++i) {
+    char name[16];
+    std::snprintf(name, sizeof(name), "k%05d", i);
+    model[name] = random.Bytes(200);
+    ASSERT_TRUE(region_->Put(name, model[name]).ok());
+  }
+  region_->WaitForCompactions();
+  ASSERT_TRUE(region_->SplitKey(&key, &found).ok());
+  ASSERT_TRUE(found);
+  ASSERT_EQ(model.count(key), 1u) << key;
+  const double below =
+      static_cast<double>(std::distance(model.begin(), model.find(key))) /
+      model.size();
+  // The middle of the largest level, which holds most but not all keys.
+  EXPECT_NEAR(below, 0.5, 0.15) << key;
+}
+
 TEST_F(RegionCompactionTest, LevelsAndLogsRecoverAfterACrash) {
   testing::RandomBytes random(23);
   std::map<std::string, std::string> model;

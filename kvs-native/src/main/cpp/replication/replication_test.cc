@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -395,6 +396,69 @@ TEST_P(ReplicationTest, ABackupThatTakesNoWriteFailsWithinTheStallTimeout) {
   writer.join();
   EXPECT_EQ(acknowledged.load(), kKeys);
   backup_.handler.Release();
+}
+
+// The master reopens a region whose backup's stream stalled with the
+// backup still in its group (build-index: no catch-up, so not joining): the
+// new stream gets a stall timeout of its own, counted from its start, not
+// from the oldest write still waiting. Counting from that write failed
+// every new stream on its first turn and reopened the region at every pass
+// until the write timed out (300 epochs in 30 s in a CI run).
+TEST_P(ReplicationTest, AStreamReopenedAfterAStallGetsAStallTimeoutOfItsOwn) {
+  primary_.service.DisableReplication();
+  primary_.service.EnableReplication(Endpoint(), std::chrono::seconds(10),
+                                     std::string(),
+                                     std::chrono::milliseconds(1500));
+  Place(3, 3);
+  backup_.handler.Hold();
+  std::thread writer([&] {
+    // ~6 MiB: more than both buffers hold, so a write waits; it ends with
+    // the region's detach below (or its timeout).
+    for (int i = 0; i < 6000; ++i) {
+      const wire::Reply reply =
+          Call(Make(wire::Opcode::kPut, 3, "key" + std::to_string(i),
+                    std::string(1000, 'v')));
+      if (reply.status != Status::Code::kOk) return;
+    }
+  });
+  // Whatever fails below, the writer ends: the region's detach ends its
+  // waiting write.
+  struct AtEnd {
+    std::function<void()> run;
+    ~AtEnd() { run(); }
+  } end_writer{[&] {
+    backup_.handler.Release();
+    primary_.service.Detach(7);
+    writer.join();
+  }};
+  ASSERT_TRUE(backup_.handler.AwaitHeld()) << "no FLUSH reached the backup";
+  const auto held = std::chrono::steady_clock::now();
+  std::string why;
+  while (why.empty() &&
+         std::chrono::steady_clock::now() - held < std::chrono::seconds(9)) {
+    why = primary_.service.BackupFailures(7).at(0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_NE(why.find("took no write for"), std::string::npos) << why;
+  backup_.handler.Release();
+  Place(4, 4);
+  const auto reopened = std::chrono::steady_clock::now();
+  // A write has waited longer than the stall timeout by now; the new
+  // stream is not blamed for it within its first second.
+  std::string failed;
+  while (failed.empty() && std::chrono::steady_clock::now() - reopened <
+                               std::chrono::seconds(1)) {
+    if (primary_.service.BackupStates(7).at(0) == BackupState::kFailed) {
+      failed = primary_.service.BackupFailures(7).at(0);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(failed, "")
+      << "the new stream failed "
+      << std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now() - reopened)
+             .count()
+      << " ms after the reopen";
 }
 
 // Only the group's primary opens a stream into a backup, and only the

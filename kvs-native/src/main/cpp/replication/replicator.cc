@@ -1070,7 +1070,13 @@ void Replicator::FailStalledLocked(Group* group, Clock::time_point now) {
       break;
     }
     if (!oldest) continue;
-    const auto waited = now - (*oldest - options_.timeout);
+    // Counted from the stream's start at the latest: a stream made when the
+    // master reopened the region after its backup's last one stalled has a
+    // stall timeout of its own to catch up (counting from the oldest write
+    // failed every new stream at once, and reopened the region at every
+    // pass until that write timed out: 300 epochs in 30 s in a CI run).
+    const auto waited =
+        now - std::max(*oldest - options_.timeout, stream->created);
     if (waited >= options_.stall_timeout && BackupStalled(*stream, now)) {
       FailStalled(stream.get(), waited);
     }

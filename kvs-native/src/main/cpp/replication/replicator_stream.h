@@ -239,6 +239,10 @@ struct Replicator::Stream : std::enable_shared_from_this<Replicator::Stream> {
 
   const std::shared_ptr<Group> group;
   const BackupTarget target;
+  // When the primary made it: a stream is blamed for a stall only since
+  // (Replicator::FailStalledLocked), not for writes older than itself.
+  const std::chrono::steady_clock::time_point created =
+      std::chrono::steady_clock::now();
 
   // The connection attempt PeerFor waits for (0: none; replication thread).
   uint64_t dial_awaited = 0;

@@ -18,8 +18,7 @@ import java.time.Duration;
  *     each server leads a few regions
  * @param qps a region whose primary served at least this many requests a second, sustained over
  *     {@code window}, splits ({@code --split-qps}; 0, the default: never by load -- the key a split
- *     picks is the median of the region's keys, not of its load, so a hot range may stay on one
- *     side)
+ *     picks is the middle of the region by size, not by load, so a hot range may stay on one side)
  * @param window how long a load must last, and how long a region created by a split waits before it
  *     is split again by size or load ({@code --split-window-ms})
  */

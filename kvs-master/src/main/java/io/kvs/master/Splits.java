@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  *   <li><b>Seal</b>: once the region is quiet (open, its whole group in sync, every member live,
  *       listed and holding it as the map says), its primary is told to stop serving it once every
  *       backup holds every write its region holds ({@link ControlCommand.Seal}); it answers with
- *       the split key (the one asked for, or the median of the region's keys).
+ *       the split key (the one asked for, or the middle of the region by size).
  *   <li><b>Commit</b> ({@link #commitSealed}, first thing in the pass after the seal's answer), the
  *       split's one change in ZooKeeper: the parent's znode deleted at the version read, both
  *       daughters created (the parent's group at the next epoch, opening, with their {@link

@@ -161,6 +161,22 @@ public final class Region implements AutoCloseable {
   }
 
   /**
+   * Where the region splits by size, read from its index without a scan: a key about half of the
+   * entries of its largest level (inside its bounds) lie below.
+   *
+   * @return the key, or empty if the index cannot say (most of the region's writes are not in that
+   *     level yet, or it holds no key inside the region's bounds)
+   */
+  public Optional<byte[]> splitKey() {
+    enter();
+    try {
+      return Optional.ofNullable(NativeMethods.regionSplitKey(handle));
+    } finally {
+      exit();
+    }
+  }
+
+  /**
    * Opens an iterator over a snapshot of the region's live keys, below {@code upperBound}
    * (exclusive) if it is not null. Iterators are closed with their region or engine at the latest.
    */

@@ -88,7 +88,7 @@ final class AdminFaults {
     record.error("the balancer gave " + server + " no replica within " + REFILL_WAIT);
   }
 
-  /** Splits the region the target names at the median of its keys, as an operator would. */
+  /** Splits the region the target names at its middle by size, as an operator would. */
   Faults.Active split(PlannedFault fault, FaultRecord record) throws Exception {
     RegionDescriptor region = cluster.region(fault.target().region());
     record.victim("region " + region.id() + " " + region.rangeText());

@@ -29,8 +29,7 @@ enum FaultKind {
       Family.ADMIN,
       "drain a region server (./kvs admin decommission), then recommission it"),
   BALANCE("balance", Family.ADMIN, "even out leadership (./kvs admin balance)"),
-  SPLIT(
-      "split", Family.ADMIN, "split a region in two at the median of its keys (./kvs admin split)"),
+  SPLIT("split", Family.ADMIN, "split a region in two at its middle by size (./kvs admin split)"),
   MERGE("merge", Family.ADMIN, "merge two neighbours of one replica group (./kvs admin merge)"),
   GARBAGE(
       "garbage",

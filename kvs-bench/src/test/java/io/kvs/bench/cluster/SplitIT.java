@@ -100,7 +100,7 @@ class SplitIT {
       // At a key: the load's keys fall on both sides of it.
       List<RegionDescriptor> first = split(cluster, parent, "split-key-15");
       load.awaitMore(200, AWAIT);
-      // At the median of the lower daughter's keys, which its primary picks.
+      // At the middle of the lower daughter by size, which its primary picks.
       List<RegionDescriptor> second = split(cluster, first.get(0));
       load.awaitMore(200, AWAIT);
       assertThat(cluster.regionMap().size()).isEqualTo(REGIONS + 2);

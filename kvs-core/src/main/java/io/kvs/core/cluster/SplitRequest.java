@@ -8,7 +8,7 @@ import java.util.Objects;
  * as the split) or refused it (it records why in {@code refused} and leaves the request for the
  * operator's tool to read and delete).
  *
- * @param key where to split; empty: the region's primary picks the median of its keys
+ * @param key where to split; empty: the region's primary picks its middle by size
  * @param refused why the master will not do it, empty while it is pending
  */
 public record SplitRequest(byte[] key, String refused) {

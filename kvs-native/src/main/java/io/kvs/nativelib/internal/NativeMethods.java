@@ -110,6 +110,9 @@ public final class NativeMethods {
   /** Makes every acknowledged write of the region durable. */
   public static native void regionSync(long region);
 
+  /** Where the region splits by size, from its index; null if the index cannot say. */
+  public static native byte[] regionSplitKey(long region);
+
   /** Fills {@code out} with the region's counters, in {@code RegionStats} order. */
   public static native void regionStats(long region, long[] out);
 

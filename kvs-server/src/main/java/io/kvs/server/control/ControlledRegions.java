@@ -26,7 +26,7 @@ public interface ControlledRegions {
 
   /**
    * Seals region {@code regionId}, led here at {@code epoch}, for its split at {@code key} (empty:
-   * the median of its keys); returns the split key (control command {@code seal}).
+   * its middle by size); returns the split key (control command {@code seal}).
    */
   byte[] seal(long regionId, long epoch, byte[] key);
 

@@ -244,10 +244,10 @@ public final class HostedRegions implements ControlledRegions {
 
   /**
    * Seals region {@code regionId} for its split: refused unless this server leads it at {@code
-   * epoch}; picks the split key (the given one, or the median of the region's keys), then stops
-   * serving it once its last records reached every backup. The region's data stays, for the split
-   * each member makes of it when it opens a daughter; without the master's commit the region is
-   * opened again (the master finds it not held).
+   * epoch}; picks the split key (the given one, or the middle of the region by size: {@link
+   * SplitKeys#middle}), then stops serving it once its last records reached every backup. The
+   * region's data stays, for the split each member makes of it when it opens a daughter; without
+   * the master's commit the region is opened again (the master finds it not held).
    *
    * @throws KvsException STALE_EPOCH or NOT_PRIMARY if not led here at {@code epoch};
    *     INVALID_ARGUMENT for a key not strictly inside the region; the hand-over's error if a
@@ -260,7 +260,7 @@ public final class HostedRegions implements ControlledRegions {
       synchronized (lockOf(regionId)) {
         Hosted current = ledAt(regionId, epoch);
         RegionDescriptor descriptor = current.descriptor();
-        byte[] splitKey = key.length > 0 ? key : SplitKeys.median(current.region());
+        byte[] splitKey = key.length > 0 ? key : SplitKeys.middle(current.region());
         if (splitKey == null || !descriptor.splitsAt(splitKey)) {
           throw KvsException.of(
               StatusCode.INVALID_ARGUMENT,

@@ -210,7 +210,7 @@ public final class Admin implements AutoCloseable {
   }
 
   /**
-   * Asks the master to split region {@code regionId} at {@code key} (empty: the median of its keys,
+   * Asks the master to split region {@code regionId} at {@code key} (empty: its middle by size,
    * which its primary picks).
    *
    * @throws IllegalArgumentException if there is no such region or the key is not inside it

@@ -30,7 +30,7 @@ public final class AdminCommands {
           "  move <region> <server>      hand the region's primary over to <server>, one of its"
               + " backups",
           "  split <region> [key]        split the region in two at <key> (UTF-8; default: the"
-              + " median of its keys)",
+              + " middle of the region by size)",
           "  merge <region>              merge the region with its neighbour above (both of one"
               + " replica group)",
           "  decommission <server>       move every replica off <server>; then it may stop",
