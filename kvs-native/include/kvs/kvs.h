@@ -160,11 +160,11 @@ KVS_EXPORT kvs_status kvs_get(kvs_region* region, const void* key,
 // Makes every write acknowledged so far durable.
 KVS_EXPORT kvs_status kvs_region_sync(kvs_region* region);
 
-// Where the region splits by size, from its index (no scan: about half of
-// the entries of its largest level inside its bounds lie below the key).
-// KVS_NOT_FOUND if the index cannot say (most of the region's writes are
-// not in that level yet, or it holds no key inside the bounds); otherwise
-// calls `sink` once with the key.
+// Where the region splits by size, without a scan of its levels (about
+// half of the region's bytes lie below the key; each level's share read
+// from its index). KVS_NOT_FOUND if the index cannot say (L0 holds more
+// than the levels, or they hold no key inside the bounds); otherwise calls
+// `sink` once with the key.
 KVS_EXPORT kvs_status kvs_region_split_key(kvs_region* region,
                                            kvs_value_sink sink,
                                            void* sink_context);

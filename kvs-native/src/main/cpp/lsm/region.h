@@ -311,13 +311,17 @@ class Region {
   // every write before the call was merged in time. Nothing changes what
   // the region holds: a split need not follow.
   bool MergeAhead(uint64_t wait_ms);
-  // Where the region splits by size: the key about half of the entries of
-  // its largest device level inside its bounds lie below
-  // (TreeReader::KeyAtFraction; no scan). *found is false if that level
-  // holds less than half of what the region holds (its writes are mostly
-  // in L0 and smaller levels: the caller walks the keys instead) or no key
-  // inside the bounds.
+  // Where the region splits by size, without a scan of its levels: a key of
+  // its largest device level below which about half of its bytes inside its
+  // bounds lie -- every level's estimated from its index and weighted by its
+  // bytes, L0's counted from a sample of its keys (at most
+  // kSplitKeyL0Samples) -- the candidate bisected over the largest level
+  // with TreeReader::KeyAtFraction (kSplitKeyRounds rounds). *found is false
+  // if L0 holds more than the levels (the caller walks the keys instead) or
+  // no level key lies inside the bounds.
   Status SplitKey(std::string* key, bool* found) const;
+  static constexpr int kSplitKeyRounds = 12;
+  static constexpr size_t kSplitKeyL0Samples = 65536;
   static constexpr int kSplitRoundsMax = 8;
   // OK while the region works; once a compaction or one of its logs failed
   // (not for want of space: that heals when space returns), the error that

@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <mutex>
 #include <shared_mutex>
+#include <vector>
 
 #include "lsm/region.h"
 
@@ -63,31 +65,113 @@ bool Region::MergeAhead(uint64_t wait_ms) {
 
 Status Region::SplitKey(std::string* key, bool* found) const {
   *found = false;
-  std::shared_ptr<Level> largest;
+  const Tables tables = TablesNow();
+  const std::vector<std::shared_ptr<Level>>& levels = tables.levels;
   uint64_t level_bytes = 0;
-  uint64_t l0_bytes = active_kv_bytes_.load(std::memory_order_relaxed);
-  {
-    std::shared_lock<std::shared_mutex> lock(l0_mutex_);
-    for (const Immutable& immutable : immutables_)
-      l0_bytes += immutable.kv_bytes;
-    for (const auto& level : ReadOrderLevelsLocked()) {
-      const uint64_t bytes = level->descriptor().kv_bytes;
-      level_bytes += bytes;
-      if (largest == nullptr || bytes > largest->descriptor().kv_bytes) {
-        largest = level;
-      }
+  for (const auto& level : levels) level_bytes += level->descriptor().kv_bytes;
+  // L0's keys, sorted, with their bytes summed up to each (a sample of at
+  // most kSplitKeyL0Samples entries, each standing for its stride).
+  std::vector<std::shared_ptr<L0Table>> l0s = tables.immutables;
+  l0s.push_back(tables.active);
+  size_t l0_entries = 0;
+  for (const auto& table : l0s) l0_entries += table->EntryCount();
+  const size_t stride =
+      std::max<size_t>(1, l0_entries / kSplitKeyL0Samples + 1);
+  std::vector<std::pair<std::string, double>> l0_keys;
+  size_t seen = 0;
+  for (const auto& table : l0s) {
+    L0Table::Iterator it(table.get());
+    for (it.SeekToFirst(); it.Valid(); it.Next(), ++seen) {
+      if (seen % stride != 0) continue;
+      const L0Table::Entry& entry = it.entry();
+      l0_keys.emplace_back(
+          std::string(entry.key),
+          static_cast<double>(stride *
+                              (entry.key.size() + entry.payload.size())));
     }
   }
-  // Shared levels of a daughter count whole here: an upper bound of its
-  // part, which only makes the index's answer more likely to be used.
-  if (largest == nullptr ||
-      2 * largest->descriptor().kv_bytes < level_bytes + l0_bytes) {
-    return Status::Ok();
+  std::sort(l0_keys.begin(), l0_keys.end());
+  std::vector<double> l0_prefix(l0_keys.size() + 1, 0);
+  for (size_t i = 0; i < l0_keys.size(); ++i) {
+    l0_prefix[i + 1] = l0_prefix[i] + l0_keys[i].second;
   }
+  // L0's bytes below `bound` (in key order).
+  const auto l0_prefix_at = [&](std::string_view bound) {
+    const auto first_not_below =
+        std::lower_bound(l0_keys.begin(), l0_keys.end(), bound,
+                         [](const auto& entry, std::string_view k) {
+                           return std::string_view(entry.first) < k;
+                         });
+    return l0_prefix[static_cast<size_t>(first_not_below - l0_keys.begin())];
+  };
+  const double l0_from = l0_prefix_at(origin_.bounds.lower);
+  const double l0_bytes =
+      (origin_.bounds.upper.has_value() ? l0_prefix_at(*origin_.bounds.upper)
+                                        : l0_prefix.back()) -
+      l0_from;
+  if (levels.empty() || static_cast<double>(level_bytes) < l0_bytes) {
+    return Status::Ok();  // most of it in L0: the caller walks the keys
+  }
+  const std::string& lower = origin_.bounds.lower;
   const std::string* upper =
       origin_.bounds.upper.has_value() ? &*origin_.bounds.upper : nullptr;
-  return largest->tree().KeyAtFraction(origin_.bounds.lower, upper, 0.5, key,
-                                       found);
+  // Each level's weight: its bytes inside the bounds (a daughter's shared
+  // levels hold its sibling's keys too).
+  std::vector<double> inside(levels.size(), 0);
+  double total = 0;
+  size_t largest = 0;
+  for (size_t i = 0; i < levels.size(); ++i) {
+    KVS_RETURN_IF_ERROR(
+        levels[i]->tree().EstimateFraction(lower, upper, &inside[i]));
+    const double weight =
+        inside[i] * static_cast<double>(levels[i]->descriptor().kv_bytes);
+    total += weight;
+    if (weight >
+        inside[largest] *
+            static_cast<double>(levels[largest]->descriptor().kv_bytes)) {
+      largest = i;
+    }
+  }
+  if (total <= 0) return Status::Ok();
+  total += l0_bytes;
+  // The share of the region's bytes below `candidate`: every level weighted
+  // by its bytes inside the bounds, and L0's.
+  const auto share_below = [&](const std::string& candidate,
+                               double* share) -> Status {
+    double below = l0_prefix_at(candidate) - l0_from;
+    for (size_t i = 0; i < levels.size(); ++i) {
+      if (inside[i] <= 0) continue;
+      double fraction = 0;
+      KVS_RETURN_IF_ERROR(
+          levels[i]->tree().EstimateFraction(lower, &candidate, &fraction));
+      below += std::min(1.0, fraction / inside[i]) * inside[i] *
+               static_cast<double>(levels[i]->descriptor().kv_bytes);
+    }
+    *share = below / total;
+    return Status::Ok();
+  };
+  // The candidates are the largest level's keys: bisect on where in that
+  // level, so that half of the region's bytes lie below (newer levels and
+  // L0 may hold other ranges than the largest level: an append-only load's
+  // newest keys are all above its keys).
+  double from = 0, to = 1, best = 2;
+  for (int round = 0; round < kSplitKeyRounds; ++round) {
+    const double at = (from + to) / 2;
+    std::string candidate;
+    bool has = false;
+    KVS_RETURN_IF_ERROR(levels[largest]->tree().KeyAtFraction(
+        lower, upper, at, &candidate, &has));
+    if (!has) break;
+    double share = 0;
+    KVS_RETURN_IF_ERROR(share_below(candidate, &share));
+    if (std::abs(share - 0.5) < best) {
+      best = std::abs(share - 0.5);
+      *key = std::move(candidate);
+      *found = true;
+    }
+    (share < 0.5 ? from : to) = at;
+  }
+  return Status::Ok();
 }
 
 }  // namespace kvs::lsm

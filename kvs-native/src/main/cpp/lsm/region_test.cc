@@ -265,8 +265,9 @@ TEST_F(RegionCompactionTest, TheIndexSaysWhereTheRegionSplitsBySize) {
   const double below =
       static_cast<double>(std::distance(model.begin(), model.find(key))) /
       model.size();
-  // The middle of the largest level, which holds most but not all keys.
-  EXPECT_NEAR(below, 0.5, 0.15) << key;
+  // The middle by size of every level (sequential keys: the newest, above
+  // the largest level's, are in the levels above it).
+  EXPECT_NEAR(below, 0.5, 0.1) << key;
 }
 
 TEST_F(RegionCompactionTest, LevelsAndLogsRecoverAfterACrash) {

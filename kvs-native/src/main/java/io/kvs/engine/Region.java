@@ -161,11 +161,11 @@ public final class Region implements AutoCloseable {
   }
 
   /**
-   * Where the region splits by size, read from its index without a scan: a key about half of the
-   * entries of its largest level (inside its bounds) lie below.
+   * Where the region splits by size, without a scan of its levels: a key of its largest level below
+   * which about half of the region's bytes lie (each level's share read from its index).
    *
-   * @return the key, or empty if the index cannot say (most of the region's writes are not in that
-   *     level yet, or it holds no key inside the region's bounds)
+   * @return the key, or empty if the index cannot say (L0 holds more than the levels, or they hold
+   *     no key inside the region's bounds)
    */
   public Optional<byte[]> splitKey() {
     enter();

@@ -8,9 +8,8 @@ final class SplitKeys {
   private SplitKeys() {}
 
   /**
-   * Where {@code region} splits by size: from its index when it can say (the middle of its largest
-   * level, no scan: {@link Region#splitKey}), else the median of its live keys; null with fewer
-   * than two keys.
+   * Where {@code region} splits by size: from its index when it can say (no scan: {@link
+   * Region#splitKey}), else the median of its live keys; null with fewer than two keys.
    */
   static byte[] middle(Region region) {
     return region.splitKey().orElseGet(() -> median(region));
