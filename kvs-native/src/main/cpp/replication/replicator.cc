@@ -270,6 +270,7 @@ void Replicator::Open(uint64_t region_id, uint64_t epoch,
       stream->counted_in_sync = !stream->target.joining;
       if (mode == ReplicationMode::kBuildIndex) {
         stream->caught_up = true;  // no catch-up: from the start
+        stream->first_ticket = group->next_ticket;
       } else {
         // Caught up once its OPEN says what the backup holds (CatchUp, on
         // the catch-up reader's thread).
@@ -955,6 +956,13 @@ std::optional<Status> Replicator::Held(const Group& group, uint64_t ticket,
   size_t holding = 1;  // this primary
   for (const auto& stream : group.streams) {
     if (!stream->required) continue;
+    if (count_replicas && ticket < stream->first_ticket) {
+      // Queued before this backup's stream began: it will never hold it.
+      return Status::IoError(
+          "region " + std::to_string(group.region_id) + ": the " + what +
+          " was not replicated to " + stream->target.Name() +
+          " before its stream was replaced (its outcome is unknown)");
+    }
     const bool up = stream->state == Stream::State::kReady ||
                     stream->state == Stream::State::kClosed;
     if (!up || !stream->failure.ok() || !stream->caught_up ||
@@ -1058,7 +1066,11 @@ void Replicator::FailStalledLocked(Group* group, Clock::time_point now) {
     // is the oldest waiting for it; it began a timeout before its deadline.
     std::optional<Clock::time_point> oldest;  // deadline of the oldest wait
     for (const Group::Waiter& waiter : group->waiters) {
-      if (waiter.ticket <= stream->done_ticket) continue;
+      // Held, or never to be held by this stream (Held fails it).
+      if (waiter.ticket <= stream->done_ticket ||
+          waiter.ticket < stream->first_ticket) {
+        continue;
+      }
       oldest = waiter.deadline;
       break;
     }

@@ -243,6 +243,13 @@ struct Replicator::Stream : std::enable_shared_from_this<Replicator::Stream> {
   // (Replicator::FailStalledLocked), not for writes older than itself.
   const std::chrono::steady_clock::time_point created =
       std::chrono::steady_clock::now();
+  // Build-Index (no catch-up): the first ticket queued to it. It never holds
+  // a write before -- made when the master reopened the region after the
+  // backup's last stream failed, it did not get the writes that stream had
+  // not landed -- so such a write waiting for it fails (its outcome
+  // unknown) rather than counting as held once later tickets land
+  // (Replicator::Held). 0: the stream has its catch-up (Send-Index).
+  uint64_t first_ticket = 0;
 
   // The connection attempt PeerFor waits for (0: none; replication thread).
   uint64_t dial_awaited = 0;
