@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "replication/contents_digest.h"
@@ -414,18 +415,32 @@ TEST_P(ReplicationTest,
                                      std::chrono::milliseconds(1500));
   Place(3, 3);
   backup_.handler.Hold();
+  // Two threads call the primary here: each with a reply buffer of its own
+  // (the fixture's Call shares one).
+  const auto call = [this](const wire::Request& request, std::string* message) {
+    std::string bytes;
+    std::string reply_bytes;
+    wire::EncodeRequest(request, &bytes);
+    primary_.service.Handle(nullptr, bytes, &reply_bytes);
+    wire::Reply reply;
+    EXPECT_TRUE(wire::DecodeReply(reply_bytes, &reply).ok());
+    *message = std::string(reply.message);
+    return reply.status;
+  };
   std::mutex mutex;
   std::condition_variable ended;
-  std::optional<wire::Reply> refused;
+  std::optional<std::pair<Status::Code, std::string>> refused;
   std::thread writer([&] {
     // ~6 MiB: more than both buffers hold, so a write waits.
     for (int i = 0; i < 6000; ++i) {
-      wire::Reply reply =
-          Call(Make(wire::Opcode::kPut, 3, "key" + std::to_string(i),
-                    std::string(1000, 'v')));
-      if (reply.status != Status::Code::kOk) {
+      std::string message;
+      const Status::Code status =
+          call(Make(wire::Opcode::kPut, 3, "key" + std::to_string(i),
+                    std::string(1000, 'v')),
+               &message);
+      if (status != Status::Code::kOk) {
         std::lock_guard<std::mutex> lock(mutex);
-        refused = std::move(reply);
+        refused.emplace(status, std::move(message));
         ended.notify_all();
         return;
       }
@@ -453,17 +468,19 @@ TEST_P(ReplicationTest,
   const auto reopened = std::chrono::steady_clock::now();
   // A later write lands on the new stream; the waiting one does not count
   // as held by it, and fails long before its 10 s timeout.
-  const wire::Reply later = Call(Make(wire::Opcode::kPut, 4, "later", "v"));
-  EXPECT_EQ(later.status, Status::Code::kOk) << later.message;
+  std::string later;
+  EXPECT_EQ(call(Make(wire::Opcode::kPut, 4, "later", "v"), &later),
+            Status::Code::kOk)
+      << later;
   {
     std::unique_lock<std::mutex> lock(mutex);
     ASSERT_TRUE(ended.wait_for(lock, std::chrono::seconds(3), [&] {
       return refused.has_value();
     })) << "the write waiting since the stall is still waiting";
-    EXPECT_EQ(refused->status, Status::Code::kIoError);
-    EXPECT_NE(refused->message.find("before its stream was replaced"),
-              std::string_view::npos)
-        << refused->message;
+    EXPECT_EQ(refused->first, Status::Code::kIoError);
+    EXPECT_NE(refused->second.find("before its stream was replaced"),
+              std::string::npos)
+        << refused->second;
   }
   // And the new stream was not blamed for it.
   while (std::chrono::steady_clock::now() - reopened <
