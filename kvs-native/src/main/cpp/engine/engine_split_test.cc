@@ -182,8 +182,12 @@ TEST_F(EngineSplitTest, DaughtersServeTheirHalvesFromSharedSegments) {
   }
   EXPECT_LE(engine_->volume()->stats().allocated_segments, before + 8);
 
-  // Each reports its own part of the levels both hold: a half each here
-  // (the split is at the middle key), not the parent's whole size.
+  // Each reports its own part of the levels both hold: about a half each
+  // here (the split is at the middle key), not the parent's whole size, and
+  // the two parts make the whole. The part is estimated from the index
+  // (entries, not bytes), and which levels hold the tombstones and the
+  // overwritten versions depends on when the background merges ran: a CI
+  // run under load saw 0.425 / 0.575.
   const uint64_t low_bytes = low->stats().level_kv_bytes;
   const uint64_t high_bytes = high->stats().level_kv_bytes;
   uint64_t whole = 0;
@@ -191,8 +195,9 @@ TEST_F(EngineSplitTest, DaughtersServeTheirHalvesFromSharedSegments) {
     whole += level.kv_bytes;
   }
   EXPECT_GT(low->stats().shared_segments, 0u);
-  EXPECT_NEAR(static_cast<double>(low_bytes) / whole, 0.5, 0.05);
-  EXPECT_NEAR(static_cast<double>(high_bytes) / whole, 0.5, 0.05);
+  EXPECT_NEAR(static_cast<double>(low_bytes) / whole, 0.5, 0.12);
+  EXPECT_NEAR(static_cast<double>(high_bytes) / whole, 0.5, 0.12);
+  EXPECT_NEAR(static_cast<double>(low_bytes + high_bytes) / whole, 1.0, 0.02);
 }
 
 // A seal merges the L0 ahead while the region serves (HostedRegions.seal),
