@@ -120,20 +120,21 @@ class Engine {
   Status DropRegion(std::string_view name);
   // Splits region `name` at `split_key` into two new regions: `lower` serves
   // its keys below the key, `upper` those at or above it. No data is
-  // copied: the region's writes are merged into its levels first
+  // copied and nothing merged: the region's logs are ended
   // (Region::PrepareSplit), then one metadata batch -- the split's commit
   // point, so a crash leaves either the region or both daughters -- hands
-  // its levels and large-log segments to both daughters (a reference each,
-  // lsm/region.h "Split"), frees its write-ahead log, and renames it away.
+  // its levels and both logs' segments to both daughters (a reference each,
+  // lsm/region.h "Split") and renames it away; its L0s go to both
+  // daughters in memory, each merging its share once open.
   // The daughters are open when this returns (`*lower_region`,
   // `*upper_region`; null if opening one failed after the commit: its
   // error is returned, and OpenRegion tries again). The region must not be
   // in use; it is gone once the split committed. INVALID_ARGUMENT for a
   // key outside the region's bounds (or at its lower bound), a daughter
   // name that is taken or malformed; NOT_FOUND for no region `name`; a
-  // failed PrepareSplit's error (BUSY, NoSpace), with the region left open
-  // and whole. A region holding a Send-Index replica splits its replica
-  // (engine_split.cc): nothing to merge first; the daughters resume the
+  // failed PrepareSplit's error (NoSpace, a stopped region's), with the
+  // region left open and whole. A region holding a Send-Index replica splits
+  // its replica (engine_split.cc); the daughters resume the
   // streams of the primary's daughters. A primary's daughters inherit
   // their incarnations from the parent's (lsm::Region::DaughterIncarnation).
   Status SplitRegion(std::string_view name, std::string_view split_key,

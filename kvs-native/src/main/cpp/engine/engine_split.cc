@@ -2,26 +2,32 @@
 //
 // The catalog change is one metadata batch (the commit point): the
 // daughters get copies of every catalog entry that describes the parent's
-// data -- its levels (draining ones too), its compacted LSN, its large log's
-// chain and that log's GC state -- under their own prefixes, plus an origin
-// entry (bounds, ancestors); every segment those entries name gets one more
-// reference (the parent's goes to one daughter, the Share to the other);
-// the parent's write-ahead log, all of it merged into the levels by
-// PrepareSplit, is freed; the parent's entries and name go.
+// data -- its levels (draining ones too), its compacted LSN, both its logs'
+// chains and the large log's GC state -- under their own prefixes, plus an
+// origin entry (bounds, ancestors); every segment those entries name gets
+// one more reference (the parent's goes to one daughter, the Share to the
+// other); the parent's entries and name go. Nothing is merged first: the
+// parent's L0s go to the daughters in memory (lsm::Region::PrepareSplit,
+// OpenDaughter), and its write-ahead log, which holds them durably, is
+// theirs until each has merged its share (a daughter opened after a crash
+// replays it, keeping its own keys). Merging them before the commit once
+// cost a split 60-250 ms of unavailability: it rewrites L1, however small
+// the L0 (docs/BENCHMARKS.md, "Where a split's unavailable time goes").
 //
 // A Send-Index backup's replica splits the same way (Tebis's backups hold
-// no L0 to merge): each daughter gets its installed levels and their
-// hashes, its compacted LSN and its copies of the primary's small, large
-// and medium log segments (a reference each: the small copies hold the
-// writes the primary's split merges into its levels, so a daughter replica
-// holds every write of its range the parent acknowledged, and may be
-// promoted before its stream caught up; AdoptReplica moves shared small
-// copies to segments of their own, and a replay keeps to the region's
-// bounds); the daughters' markers name the lineage the primary's daughters
-// go on with (lsm::Region::DaughterIncarnation). So the daughters' streams
-// resume from what the backup holds: their catch-up ships what the
-// primary's split merged into its levels (index segments, medium values),
-// then trims the small copies.
+// no L0): each daughter gets its installed levels and their hashes, its
+// compacted LSN and its copies of the primary's small, large and medium log
+// segments (a reference each: the small copies hold the writes of the L0s
+// the primary's daughters took, so a daughter replica holds every write of
+// its range the parent acknowledged, and may be promoted before its stream
+// caught up; AdoptReplica moves shared small copies to segments of their
+// own, and a replay keeps to the region's bounds); the daughters' markers
+// name the lineage the primary's daughters go on with
+// (lsm::Region::DaughterIncarnation). So the daughters' streams resume from
+// what the backup holds: their catch-up ships the logs' end records (the
+// split wrote them after the parent's stream detached); the index of each
+// daughter's merge of its L0 follows as any merge's does, then the trims
+// of the small copies.
 
 #include <set>
 
@@ -99,14 +105,8 @@ Status Engine::BuildSplitBatch(std::string_view name, uint64_t id,
         return Status::Corruption("malformed catalog entry " + key);
       }
       shared.insert(copy.backup_segment);
-    } else if (StartsWith(rest, "log/small/")) {
-      // Merged into the levels: nobody reads it again.
-      if (value.size() != 8) {
-        return Status::Corruption("malformed catalog entry " + key);
-      }
-      batch->Free(coding::DecodeFixed64(value.data()));
-      copied = false;
-    } else if (StartsWith(rest, "log/large/")) {
+    } else if (StartsWith(rest, "log/small/") ||
+               StartsWith(rest, "log/large/")) {
       if (value.size() != 8) {
         return Status::Corruption("malformed catalog entry " + key);
       }
@@ -192,12 +192,19 @@ Status Engine::SplitRegion(std::string_view name, std::string_view split_key,
         "split key outside region '" + std::string(name) +
         "' or at its lower bound: both daughters would not hold keys");
   }
-  // A replica's region object holds nothing of its own to merge.
-  const Status prepared = replica ? Status::Ok() : parent->PrepareSplit();
+  // A replica's region object holds no L0 of its own.
+  lsm::Region::SplitHandoff handoff;
+  const Status prepared =
+      replica ? Status::Ok() : parent->PrepareSplit(&handoff);
   if (!prepared.ok()) {
     end_changes(std::move(parent), nullptr, nullptr);
     return prepared;
   }
+  // The budget's bytes of the parent's L0s that no daughter took.
+  const auto release_handoff = [&] {
+    l0_budget_.Release(handoff.Accounted());
+    handoff.tables.clear();
+  };
   const uint64_t incarnation = parent->incarnation();
   const lsm::RegionOrigin origin{parent->bounds(), parent->ancestors()};
   parent.reset();  // closed: what the catalog names is all there is
@@ -207,19 +214,27 @@ Status Engine::SplitRegion(std::string_view name, std::string_view split_key,
                                  &batch, &lower_id, &upper_id);
   if (split.ok()) split = volume_->Commit(batch);
   if (!split.ok()) {
-    // Nothing changed: the region opens again as it was.
+    // Nothing changed: the region opens again as it was (its L0s replayed
+    // from its logs).
+    release_handoff();
     const Status reopened = lsm::Region::Open(Context(), std::string(name), id,
                                               options_.region, &parent);
     end_changes(std::move(parent), nullptr, nullptr);
     return split.ok() ? reopened : split;
   }
   std::unique_ptr<lsm::Region> low, high;
-  Status opened = lsm::Region::Open(Context(), std::string(lower), lower_id,
-                                    options_.region, &low);
-  if (opened.ok()) {
-    opened = lsm::Region::Open(Context(), std::string(upper), upper_id,
-                               options_.region, &high);
-  }
+  const auto open = [&](std::string_view daughter, uint64_t daughter_id,
+                        bool is_upper, std::unique_ptr<lsm::Region>* region) {
+    return replica ? lsm::Region::Open(Context(), std::string(daughter),
+                                       daughter_id, options_.region, region)
+                   : lsm::Region::OpenDaughter(Context(), std::string(daughter),
+                                               daughter_id, options_.region,
+                                               &handoff, is_upper, region);
+  };
+  Status opened = open(lower, lower_id, false, &low);
+  if (opened.ok()) opened = open(upper, upper_id, true, &high);
+  // A daughter that did not open replays the logs when opened again.
+  release_handoff();
   if (!replica) {
     // Their logs and levels are the parent's, which grow only from there.
     if (low != nullptr) {

@@ -432,6 +432,28 @@ Status LogWriter::EndTail() {
   return Status::Ok();
 }
 
+Status LogWriter::ExportTail(LogTail* tail) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!failed_.ok()) return failed_;
+  *tail = LogTail{};
+  if (segments_.empty()) return Status::Ok();  // never appended: a new log
+  const uint64_t end = chunk_start_ + fill_;
+  if (!current_ended_ || written_end_ != end || !dropped_.empty() ||
+      !dropped_catalog_keys_.empty()) {
+    return Status::Internal(
+        "a log's tail is exported only once EndTail has ended it");
+  }
+  tail->segments = segments_;
+  tail->end_offset_in_segment = end;
+  tail->nonce = nonce_;
+  tail->ended = true;
+  tail->partial_block.assign(chunk_.data() + (AlignDown(end) - chunk_start_),
+                             end - AlignDown(end));
+  tail->last_put_bytes = segment_put_bytes_;
+  tail->last_max_lsn = segment_max_lsn_;
+  return Status::Ok();
+}
+
 Status LogWriter::Write() {
   const IoLock io(io_mutex_);
   return WriteOutside(io);

@@ -172,6 +172,12 @@ class LogWriter {
   // every log.
   Status EndTail();
 
+  // Where the log ends, as ReplayLog would find it, for a log that EndTail
+  // ended (and nothing appended since): what a region split from this log's
+  // region opens its own log with, continuing this chain without reading it
+  // back (Engine::SplitRegion). Internal if the log is not ended.
+  Status ExportTail(LogTail* tail) const;
+
   // Puts every buffered byte on the device (not necessarily durable).
   Status Write();
   // Returns once the log is durable through `position`.

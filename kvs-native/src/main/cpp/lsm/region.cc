@@ -137,7 +137,7 @@ uint64_t Region::DaughterIncarnation(uint64_t parent, bool upper) {
   return mixed == 0 ? 1 : mixed;
 }
 
-Status Region::OpenLogs(bool recover) {
+Status Region::OpenLogs(bool recover, const SplitHandoff* handoff) {
   auto appended = [this](log::LogKind kind) {
     std::function<void(const log::AppendedBytes&)> hook;
     if (context_.on_log_append) {
@@ -153,7 +153,7 @@ Status Region::OpenLogs(bool recover) {
                                {},
                                appended(log::LogKind::kSmall),
                                {},
-                               {}};
+                               origin_.ancestors};
   const log::LogIdentity large{
       id_,
       log::LogKind::kLarge,
@@ -172,6 +172,18 @@ Status Region::OpenLogs(bool recover) {
                              context_.log_options, nullptr, &small_log_));
     return log::LogWriter::Open(context_.volume, context_.sync_group, large,
                                 context_.log_options, nullptr, &large_log_);
+  }
+  if (handoff != nullptr) {
+    // A daughter at its split: the parent's L0s hold what replaying its
+    // logs would give.
+    KVS_RETURN_IF_ERROR(log::LogWriter::Open(
+        context_.volume, context_.sync_group, small, context_.log_options,
+        &handoff->small_tail, &small_log_));
+    KVS_RETURN_IF_ERROR(log::LogWriter::Open(
+        context_.volume, context_.sync_group, large, context_.log_options,
+        &handoff->large_tail, &large_log_));
+    lsn_.store(std::max(handoff->last_lsn, compacted_lsn_));
+    return Status::Ok();
   }
   const auto started = std::chrono::steady_clock::now();
   const uint64_t compacted_lsn = compacted_lsn_;

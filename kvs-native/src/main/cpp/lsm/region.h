@@ -31,9 +31,14 @@
 // lies outside (the large-log records behind it count as garbage), so each
 // merge drops its references to the parent's level segments, and large-log
 // GC releases (or relocates what is live of) the parent's segments like its
-// own. Its large log continues the parent's chain: the parent's segments
+// own. Both its logs continue the parent's chains: the parent's segments
 // keep their chain indexes (their headers name the parent, an ancestor the
-// log accepts), the daughter's own follow.
+// log accepts), the daughter's own follow. Nothing is merged at the split:
+// the daughters take the parent's L0s, in memory, as immutable L0s of
+// their own (each reads and merges only its keys) and merge them at once
+// in the background; until they have, the parent's write-ahead log is what
+// makes those writes durable, and a daughter opened after a crash replays
+// it, keeping its own keys (PrepareSplit, OpenDaughter).
 //
 // Thread safety: all public methods may be called concurrently.
 
@@ -295,21 +300,50 @@ class Region {
   // another), and the regions whose segments it may still hold.
   const KeyBounds& bounds() const { return origin_.bounds; }
   const std::vector<uint64_t>& ancestors() const { return origin_.ancestors; }
+  // What a region hands its daughters at a split (PrepareSplit): its L0s,
+  // which they take as immutable L0s of their own, and where its logs end,
+  // which they continue.
+  struct SplitHandoff {
+    struct Table {
+      std::shared_ptr<L0Table> table;
+      uint64_t small_position = 0;  // the logs' positions after its writes
+      uint64_t large_position = 0;
+      uint64_t max_lsn = 0;
+      // Bytes of the engine's L0 budget it holds that no daughter took yet
+      // (the lower takes half, the upper the rest; Engine::SplitRegion
+      // releases what is left when a daughter does not open).
+      uint64_t accounted = 0;
+      uint64_t kv_bytes = 0;
+    };
+    std::vector<Table> tables;  // oldest first
+    uint64_t last_lsn = 0;
+    log::LogTail small_tail;
+    log::LogTail large_tail;
+    uint64_t Accounted() const;
+  };
   // Makes the region ready for Engine::SplitRegion, which closes it right
-  // after: merges every write into the levels (no L0 left, no compaction
-  // running, the compacted LSN its last LSN), ends the large log's current
-  // segment (the daughters read it, never append to it) and makes both
-  // logs durable. The caller holds every writer off. Merging L0 may make
-  // GC relocate records into a new L0, merged again: BUSY if L0 is still
-  // not empty after kSplitRoundsMax merges; the error of a compaction that
-  // failed (a full volume: NoSpace) otherwise.
-  Status PrepareSplit();
+  // after: waits for the compaction running (a queued L0 is not merged),
+  // ends both logs' current segments, durably (the daughters read them,
+  // never append to them), and moves its L0s into `handoff` (the region
+  // holds none after). Merging nothing is what keeps the split short: the
+  // daughters merge their shares after it, while they serve. The caller
+  // holds every writer off. The error that stopped the region, or a log's
+  // (NoSpace: the volume full), with the region left as it was.
+  Status PrepareSplit(SplitHandoff* handoff);
+  // Opens daughter `id` (committed by Engine::SplitRegion) from the
+  // parent's `handoff`: its levels from the catalog, the parent's L0s as
+  // its immutable L0s (merged at once, in the background), its logs
+  // continuing the parent's where they ended -- nothing read back, which
+  // is what Open after a crash does instead. `upper`: the upper daughter
+  // (takes what is left of the L0 budget's bytes).
+  static Status OpenDaughter(const RegionContext& context, std::string name,
+                             uint64_t id, const RegionOptions& options,
+                             SplitHandoff* handoff, bool upper,
+                             std::unique_ptr<Region>* region);
   // Merges the writes made so far into the levels while the region keeps
-  // serving (writes go on into a new L0), so that a split's PrepareSplit,
-  // which holds every writer off, has only the writes since to merge.
-  // Waits at most `wait_ms` (writes may keep compactions busy); true if
-  // every write before the call was merged in time. Nothing changes what
-  // the region holds: a split need not follow.
+  // serving (writes go on into a new L0). Waits at most `wait_ms` (writes
+  // may keep compactions busy); true if every write before the call was
+  // merged in time. Nothing changes what the region holds.
   bool MergeAhead(uint64_t wait_ms);
   // Where the region splits by size, without a scan of its levels: a key of
   // its largest device level below which about half of its bytes inside its
@@ -322,7 +356,6 @@ class Region {
   Status SplitKey(std::string* key, bool* found) const;
   static constexpr int kSplitKeyRounds = 12;
   static constexpr size_t kSplitKeyL0Samples = 65536;
-  static constexpr int kSplitRoundsMax = 8;
   // OK while the region works; once a compaction or one of its logs failed
   // (not for want of space: that heals when space returns), the error that
   // stopped it: writes are refused with it from then on, for good (its
@@ -433,7 +466,9 @@ class Region {
   Region(const RegionContext& context, std::string name, uint64_t id,
          const RegionOptions& options);
 
-  Status OpenLogs(bool recover);
+  // Opens the logs: new ones (`recover` false), recovered by replay, or
+  // (`handoff`) continuing a parent's where they ended.
+  Status OpenLogs(bool recover, const SplitHandoff* handoff = nullptr);
   // One replayed write, to be merged across logs by LSN, and where it lies.
   struct ReplayedWrite {
     uint64_t lsn;
@@ -472,6 +507,9 @@ class Region {
   // Starts a compaction job for the oldest immutable L0. Caller holds
   // stall_mutex_, with no compaction running.
   void StartCompactionLocked();
+  // After a quiesce (ReportState, PrepareSplit): starts the job for an L0
+  // queued while it waited, or drops the queue if a job failed meanwhile.
+  void ResumeAfterQuiesceLocked();
   // ReportState's work once no compaction runs. Caller holds stall_mutex_.
   Status ReportStateLocked(const StateVisitor& visitor,
                            const std::function<void()>& then,

@@ -254,6 +254,17 @@ void Region::RecordJobStatusLocked(const Status& status) {
   }
 }
 
+void Region::ResumeAfterQuiesceLocked() {
+  if (!immutable_queued_ || quiesce_waiters_ > 0 || compacting_) return;
+  if (background_error_.ok()) {
+    StartCompactionLocked();  // an L0 switched while the last job ran
+  } else {
+    // A job failed meanwhile (a drain): the L0 is left like one whose own
+    // compaction failed (a close waits for no job that will never run).
+    immutable_queued_ = false;
+  }
+}
+
 void Region::BackgroundCompaction() {
   bool has_l0 = false;
   {

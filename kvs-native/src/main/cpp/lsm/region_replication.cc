@@ -35,11 +35,7 @@ Status Region::ReportState(const StateVisitor& visitor,
                    [this] { return !compacting_ && !draining_job_; });
   --quiesce_waiters_;
   const Status status = ReportStateLocked(visitor, then, pinned);
-  // An L0 switched while the last job ran waited for this.
-  if (immutable_queued_ && quiesce_waiters_ == 0 && !compacting_ &&
-      background_error_.ok()) {
-    StartCompactionLocked();
-  }
+  ResumeAfterQuiesceLocked();
   return status;
 }
 

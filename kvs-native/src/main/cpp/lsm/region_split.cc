@@ -6,39 +6,97 @@
 #include <cmath>
 #include <mutex>
 #include <shared_mutex>
+#include <utility>
 #include <vector>
 
 #include "lsm/region.h"
 
 namespace kvs::lsm {
 
-Status Region::PrepareSplit() {
-  for (int round = 0; round < kSplitRoundsMax; ++round) {
-    WaitForCompactions();
-    KVS_RETURN_IF_ERROR(StoppedBy());
-    bool merged = false;
-    {
-      std::shared_lock<std::shared_mutex> lock(l0_mutex_);
-      merged = active_->EntryCount() == 0 && immutables_.empty() &&
-               compacted_lsn_ == lsn_.load();
-    }
-    if (merged) {
-      // The daughters continue the large log in segments of their own:
-      // its current one ends here, durably (a sync of both logs).
-      KVS_RETURN_IF_ERROR(large_log_->EndTail());
-      return Sync();
-    }
-    // Switches the active L0 (or restarts the merge of L0s a full volume
-    // left waiting); the next round waits for it.
-    RequestCompaction();
+uint64_t Region::SplitHandoff::Accounted() const {
+  uint64_t accounted = 0;
+  for (const Table& table : tables) accounted += table.accounted;
+  return accounted;
+}
+
+Status Region::PrepareSplit(SplitHandoff* handoff) {
+  // Every job starts under stall_mutex_: none starts while it is held, and
+  // the one running ends without going on with a queued L0.
+  std::unique_lock<std::mutex> stall_lock(stall_mutex_);
+  ++quiesce_waiters_;
+  l0_drained_.wait(stall_lock,
+                   [this] { return !compacting_ && !draining_job_; });
+  --quiesce_waiters_;
+  // The end records' sync makes every write durable: the daughters'
+  // recovery replays these logs, and their own writes go to new segments.
+  SplitHandoff out;
+  Status ended = background_error_;
+  if (ended.ok()) ended = small_log_->EndTail();
+  if (ended.ok()) ended = large_log_->EndTail();
+  if (ended.ok()) ended = small_log_->ExportTail(&out.small_tail);
+  if (ended.ok()) ended = large_log_->ExportTail(&out.large_tail);
+  if (!ended.ok()) {
+    ResumeAfterQuiesceLocked();  // the region goes on as it was
+    return ended;
   }
+  std::unique_lock<std::shared_mutex> lock(l0_mutex_);
+  for (Immutable& immutable : immutables_) {
+    out.tables.push_back({immutable.table, immutable.small_position,
+                          immutable.large_position, immutable.max_lsn,
+                          std::exchange(immutable.accounted, 0),
+                          immutable.kv_bytes});
+  }
+  if (active_->EntryCount() > 0) {
+    out.tables.push_back({active_, small_log_->appended_position(),
+                          large_log_->appended_position(), lsn_.load(),
+                          active_accounted_.exchange(0),
+                          active_kv_bytes_.load(std::memory_order_relaxed)});
+    active_ = NewL0();
+    active_kv_bytes_.store(0, std::memory_order_relaxed);
+  }
+  immutables_.clear();
+  immutable_queued_ = false;
+  out.last_lsn = lsn_.load();
+  *handoff = std::move(out);
+  return Status::Ok();
+}
+
+Status Region::OpenDaughter(const RegionContext& context, std::string name,
+                            uint64_t id, const RegionOptions& options,
+                            SplitHandoff* handoff, bool upper,
+                            std::unique_ptr<Region>* region) {
+  std::unique_ptr<Region> opened(
+      new Region(context, std::move(name), id, options));
+  KVS_RETURN_IF_ERROR(opened->LoadLevels());
+  KVS_RETURN_IF_ERROR(opened->OpenLogs(/*recover=*/true, handoff));
+  opened->DrawIncarnation();
   {
-    std::lock_guard<std::mutex> lock(stall_mutex_);
-    if (!compaction_no_space_.ok()) return compaction_no_space_;
+    std::lock_guard<std::mutex> stall_lock(opened->stall_mutex_);
+    std::unique_lock<std::shared_mutex> lock(opened->l0_mutex_);
+    for (SplitHandoff::Table& table : handoff->tables) {
+      // Their writes follow the levels' (the parent merged up to the
+      // compacted LSN the daughters start from).
+      KVS_CHECK(table.max_lsn > opened->compacted_lsn_);
+      Immutable immutable;
+      immutable.table = table.table;
+      immutable.small_position = table.small_position;
+      immutable.large_position = table.large_position;
+      immutable.max_lsn = table.max_lsn;
+      immutable.accounted = upper ? table.accounted : table.accounted / 2;
+      table.accounted -= immutable.accounted;
+      // Each daughter's share of the bytes, as far as a split at the
+      // middle goes; the merge counts what it really holds.
+      immutable.kv_bytes = table.kv_bytes / 2;
+      opened->immutables_.push_back(std::move(immutable));
+    }
+    lock.unlock();
+    // Merged now (and a drain the parent left goes on), while it serves.
+    if (!opened->immutables_.empty() || !opened->draining_.empty()) {
+      opened->StartCompactionLocked();
+    }
   }
-  return Status::Busy("region " + name_ + ": L0 still not merged after " +
-                      std::to_string(kSplitRoundsMax) +
-                      " compactions; try the split again");
+  *region = std::move(opened);
+  return Status::Ok();
 }
 
 bool Region::MergeAhead(uint64_t wait_ms) {

@@ -266,7 +266,7 @@ TEST_P(SendIndexSplitTest, ABackupSplitsItsReplicaAndTheDaughtersResumeIt) {
   // A daughter splits again, as its parent did, this time with its L0
   // merged while the backup still took the levels: the primary's split
   // merges nothing, and its daughters hold what their backups hold.
-  ASSERT_TRUE(Open(&primary_, 9)->PrepareSplit().ok());
+  ASSERT_TRUE(Open(&primary_, 9)->MergeAhead(30000));
   ExpectSameDigest(9);
   SplitEverywhere(9, "key3", 10, 11);
   Place(10, 5, /*joining=*/true, kSplitKey, "key3");
@@ -294,10 +294,12 @@ TEST_P(SendIndexSplitTest, ABackupSplitsItsReplicaAndTheDaughtersResumeIt) {
   ExpectSameAfterARestart(daughters);
 }
 
-// With no large value, every copy a daughter's backup holds is whole: the
-// catch-up is index events alone (levels, trims), which land no batch; it
-// once never counted as landed, and such daughters never got a backup in
-// sync (./kvs bench elastic, values of 1,000 bytes).
+// With no large value, every copy a daughter's backup holds is whole but
+// for the logs' end records, which the split wrote after the stream
+// detached: the catch-up is those blocks and index events (levels, trims).
+// One of index events alone once never counted as landed, and such
+// daughters never got a backup in sync (./kvs bench elastic, values of
+// 1,000 bytes).
 TEST_P(SendIndexSplitTest, ADaughterWhoseBackupHoldsEveryCopyCatchesUp) {
   large_values_ = false;
   Write(20000, 0, 7, 7);
@@ -305,7 +307,7 @@ TEST_P(SendIndexSplitTest, ADaughterWhoseBackupHoldsEveryCopyCatchesUp) {
   Place(7, 3, /*joining=*/true, "", std::nullopt);
   AwaitCaughtUp(7);
   Write(3000, 3, 7, 7);
-  ASSERT_TRUE(primary_.region->PrepareSplit().ok());
+  ASSERT_TRUE(primary_.region->MergeAhead(30000));
   ExpectSameDigest(7);
   SplitEverywhere(7, kSplitKey, 8, 9);
   const ReplicatorStats before = primary_.service.ReplicationStats();
@@ -313,8 +315,9 @@ TEST_P(SendIndexSplitTest, ADaughterWhoseBackupHoldsEveryCopyCatchesUp) {
   Place(9, 4, /*joining=*/true, kSplitKey, std::nullopt);
   AwaitCaughtUp(8);
   AwaitCaughtUp(9);
-  EXPECT_EQ(primary_.service.ReplicationStats().catch_up_bytes,
-            before.catch_up_bytes);
+  // At most the last block of each log, for each daughter.
+  EXPECT_LE(primary_.service.ReplicationStats().catch_up_bytes,
+            before.catch_up_bytes + 2 * 2 * 4096);
   Write(3000, 4, 8, 9);
   ExpectSameDigest(8);
   ExpectSameDigest(9);
