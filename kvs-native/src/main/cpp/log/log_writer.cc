@@ -412,7 +412,9 @@ Status LogWriter::EndTail() {
   if (dropped_.empty() && dropped_catalog_keys_.empty()) {
     // Nothing to commit: a sync makes the end record durable.
     const Status synced = sync_group_->SyncThrough(sync_group_->Ticket());
-    return synced.ok() ? synced : FailLocked(synced);
+    if (!synced.ok()) return FailLocked(synced);
+    durable_position_ = std::max(durable_position_, PositionLocked());
+    return Status::Ok();
   }
   // The commit's sync covers the end record, written before it.
   alloc::MetadataBatch batch;
@@ -429,6 +431,7 @@ Status LogWriter::EndTail() {
   }
   dropped_.clear();
   dropped_catalog_keys_.clear();
+  durable_position_ = std::max(durable_position_, PositionLocked());
   return Status::Ok();
 }
 
