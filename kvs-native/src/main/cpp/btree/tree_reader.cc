@@ -43,6 +43,28 @@ Status ReadLeaf(NodeSource* source, uint64_t offset, std::string* buffer,
   return Status::Ok();
 }
 
+// The size of the node at `offset`, whose parent does not give it (a
+// tree's root): every node is at least a leaf long and never crosses its
+// segment, so reading a leaf's worth is always in bounds.
+Status ProbeNodeSize(NodeSource* source, uint64_t offset, size_t* size) {
+  std::string buffer;
+  KVS_RETURN_IF_ERROR(
+      ReadNode(source, offset, format::leaf_node_size_bytes, &buffer));
+  *size = static_cast<NodeType>(buffer[format::node_type_offset]) ==
+                  NodeType::kIndex
+              ? NodeSizeBytes(NodeType::kIndex)
+              : NodeSizeBytes(NodeType::kLeaf);
+  return Status::Ok();
+}
+
+// Reads the leaf at `offset` into `buffer` and parses it into *leaf.
+Status ReadLeafView(NodeSource* source, uint64_t offset, std::string* buffer,
+                    LeafNodeView* leaf) {
+  bool validated = false;
+  KVS_RETURN_IF_ERROR(ReadLeaf(source, offset, buffer, &validated));
+  return LeafNodeView::Parse(*buffer, leaf, validated);
+}
+
 }  // namespace
 
 TreeReader::TreeReader(NodeSource* source, uint64_t root_offset)
@@ -109,21 +131,11 @@ Status TreeReader::KeyAtFraction(std::string_view lower,
   uint64_t offset = root_offset_;
   size_t size = 0;
   for (unsigned depth = 0; depth < format::tree_height_max; ++depth) {
-    if (size == 0) {
-      std::string buffer;
-      KVS_RETURN_IF_ERROR(
-          ReadNode(source_, offset, format::leaf_node_size_bytes, &buffer));
-      size = static_cast<NodeType>(buffer[format::node_type_offset]) ==
-                     NodeType::kIndex
-                 ? NodeSizeBytes(NodeType::kIndex)
-                 : NodeSizeBytes(NodeType::kLeaf);
-    }
+    if (size == 0) KVS_RETURN_IF_ERROR(ProbeNodeSize(source_, offset, &size));
     if (size == format::leaf_node_size_bytes) {
       std::string buffer;
-      bool validated = false;
-      KVS_RETURN_IF_ERROR(ReadLeaf(source_, offset, &buffer, &validated));
       LeafNodeView leaf;
-      KVS_RETURN_IF_ERROR(LeafNodeView::Parse(buffer, &leaf, validated));
+      KVS_RETURN_IF_ERROR(ReadLeafView(source_, offset, &buffer, &leaf));
       std::vector<size_t> candidates;
       for (size_t i = 0; i < leaf.entry_count(); ++i) {
         if (inside(leaf.key(i))) candidates.push_back(i);
@@ -179,21 +191,11 @@ Status TreeReader::MeasureSubtree(uint64_t offset, size_t size,
   const auto below_upper = [upper](std::string_view key) {
     return upper == nullptr || key < std::string_view(*upper);
   };
-  if (size == 0) {
-    std::string buffer;
-    KVS_RETURN_IF_ERROR(
-        ReadNode(source_, offset, format::leaf_node_size_bytes, &buffer));
-    size = static_cast<NodeType>(buffer[format::node_type_offset]) ==
-                   NodeType::kIndex
-               ? NodeSizeBytes(NodeType::kIndex)
-               : NodeSizeBytes(NodeType::kLeaf);
-  }
+  if (size == 0) KVS_RETURN_IF_ERROR(ProbeNodeSize(source_, offset, &size));
   if (size == format::leaf_node_size_bytes) {
     std::string buffer;
-    bool validated = false;
-    KVS_RETURN_IF_ERROR(ReadLeaf(source_, offset, &buffer, &validated));
     LeafNodeView leaf;
-    KVS_RETURN_IF_ERROR(LeafNodeView::Parse(buffer, &leaf, validated));
+    KVS_RETURN_IF_ERROR(ReadLeafView(source_, offset, &buffer, &leaf));
     size_t count = 0;
     for (size_t i = 0; want_inside && i < leaf.entry_count(); ++i) {
       count += leaf.key(i) >= lower && below_upper(leaf.key(i)) ? 1 : 0;

@@ -74,9 +74,9 @@ Status Region::OpenDaughter(const RegionContext& context, std::string name,
     std::lock_guard<std::mutex> stall_lock(opened->stall_mutex_);
     std::unique_lock<std::shared_mutex> lock(opened->l0_mutex_);
     for (SplitHandoff::Table& table : handoff->tables) {
-      // Their writes follow the levels' (the parent merged up to the
-      // compacted LSN the daughters start from).
-      KVS_CHECK(table.max_lsn > opened->compacted_lsn_);
+      // A table whose writes the levels hold already (none expected: the
+      // parent's merges popped theirs) is left out.
+      if (table.max_lsn <= opened->compacted_lsn_) continue;
       Immutable immutable;
       immutable.table = table.table;
       immutable.small_position = table.small_position;

@@ -37,6 +37,19 @@ constexpr std::chrono::milliseconds kReliableArrivalWait{10};
 constexpr int kDriveTurnsMax = 4;
 // The least a message waits for room in a transmit queue (PeerFor).
 constexpr std::chrono::milliseconds kMessageRoomWaitMin{2'000};
+// A joining backup may get its stream's OPEN before it opened the region
+// (a split's daughters are opened on every member at once): refused so
+// (not held there, or at an older epoch), the OPEN is sent again this long
+// after, for at most kOpenRetryWindow from the stream's start.
+constexpr std::chrono::milliseconds kOpenRetryDelay{2};
+constexpr std::chrono::milliseconds kOpenRetryWindow{2'000};
+
+// Whether a backup refused an OPEN only because it has not opened the
+// region at this epoch yet.
+bool RefusedForNow(const Status& status) {
+  return status.code() == Status::Code::kWrongRegion ||
+         status.code() == Status::Code::kStaleEpoch;
+}
 
 }  // namespace
 
@@ -1125,6 +1138,7 @@ ReplicatorStats Replicator::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
   ReplicatorStats stats = stats_;
   stats.stream_failures = stream_failures_.load(std::memory_order_relaxed);
+  stats.open_retries = open_retries_.load(std::memory_order_relaxed);
   return stats;
 }
 
@@ -1302,6 +1316,13 @@ bool Replicator::Turn(bool driven, bool* waiting,
   if (left) {
     std::lock_guard<std::mutex> lock(mutex_);
     NotifyWorkLocked();
+  }
+  if (!driven) {
+    // An OPEN to send again shortly: looked at again within the wait for
+    // arrivals, not the idle wait.
+    for (const auto& stream : streams) {
+      *waiting |= stream->open_retry_at.has_value();
+    }
   }
   busy |= PostBatches(streams);
   for (const auto& peer : *peers) {
@@ -1493,6 +1514,10 @@ bool Replicator::Connect(Stream* stream) {
   }
   const size_t buffers =
       group->mode == ReplicationMode::kSendIndex ? kSendIndexBuffers : kBuffers;
+  if (stream->open_retry_at.has_value()) {
+    if (Clock::now() < *stream->open_retry_at) return false;
+    stream->open_retry_at.reset();
+  }
   if (state == Stream::State::kOpening) {
     if (stream->open_pending) return false;
     std::lock_guard<std::mutex> lock(group->mutex);
@@ -1555,6 +1580,19 @@ bool Replicator::Connect(Stream* stream) {
           status = Status::Corruption(
               "OPEN reply with " + std::to_string(decoded.buffers.size()) +
               " buffers, not " + std::to_string(buffers));
+        }
+        if (!status.ok() && RefusedForNow(status) && live->target.joining &&
+            Clock::now() < live->created + kOpenRetryWindow) {
+          live->open_pending = false;
+          live->open_retry_at = Clock::now() + kOpenRetryDelay;
+          {
+            std::lock_guard<std::mutex> lock(live->group->mutex);
+            if (live->state == Stream::State::kOpening) {
+              live->state = Stream::State::kConnecting;
+            }
+          }
+          open_retries_.fetch_add(1, std::memory_order_relaxed);
+          return;
         }
         if (!status.ok()) {
           Fail(live, Status::IoError("backup " + peer->name +

@@ -185,6 +185,9 @@ struct ReplicatorStats {
   // Streams that failed (a broken connection, a refusal, the stall
   // timeout): a server watches it to tell the master at once.
   uint64_t stream_failures = 0;
+  // OPENs sent again because a joining backup had not opened the region
+  // yet (a split's daughters open on every member at once).
+  uint64_t open_retries = 0;
 };
 
 class Replicator final : public lsm::ReplicationTap {
@@ -493,6 +496,7 @@ class Replicator final : public lsm::ReplicationTap {
   // how fresh what it last saw of its backups is (BackupStalled).
   std::atomic<int64_t> turn_began_ns_{0};
   std::atomic<uint64_t> stream_failures_{0};  // ReplicatorStats
+  std::atomic<uint64_t> open_retries_{0};
   // Held through a turn (Turn): the replication thread's, or a Drive's.
   // The connections to backups are used under it only.
   std::mutex turn_mutex_;

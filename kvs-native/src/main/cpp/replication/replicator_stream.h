@@ -326,6 +326,8 @@ struct Replicator::Stream : std::enable_shared_from_this<Replicator::Stream> {
   std::shared_ptr<Peer> peer;
   std::vector<fabric::RemoteBuffer> buffers;
   bool open_pending = false;
+  // When to send an OPEN refused for now again (Replicator::Connect).
+  std::optional<std::chrono::steady_clock::time_point> open_retry_at;
   size_t filling = 0;
   uint64_t offset = 0;
   uint64_t sequence = 0;

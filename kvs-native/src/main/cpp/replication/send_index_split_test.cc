@@ -33,6 +33,12 @@ class SendIndexSplitTest : public index_test::SendIndexNodes {
   // backed up by the backup node; [start, end) its keys.
   void Place(uint64_t id, uint64_t epoch, bool joining, std::string start,
              std::optional<std::string> end) {
+    PlaceBackup(id, epoch, joining, start, end);
+    PlacePrimary(id, epoch, joining, start, end);
+  }
+
+  void PlaceBackup(uint64_t id, uint64_t epoch, bool joining, std::string start,
+                   std::optional<std::string> end) {
     service::Placement as_backup;
     as_backup.stream_key = index_test::kSendIndexStreamKey;
     as_backup.primary = false;
@@ -43,6 +49,10 @@ class SendIndexSplitTest : public index_test::SendIndexNodes {
     as_backup.end = end;
     ASSERT_TRUE(
         backup_.service.Attach(id, epoch, Open(&backup_, id), as_backup).ok());
+  }
+
+  void PlacePrimary(uint64_t id, uint64_t epoch, bool joining,
+                    std::string start, std::optional<std::string> end) {
     service::Placement as_primary;
     as_primary.stream_key = index_test::kSendIndexStreamKey;
     as_primary.mode = ReplicationMode::kSendIndex;
@@ -292,6 +302,38 @@ TEST_P(SendIndexSplitTest, ABackupSplitsItsReplicaAndTheDaughtersResumeIt) {
         << "r" << daughter.id;
   }
   ExpectSameAfterARestart(daughters);
+}
+
+// The master opens a split's daughters on every member at once: the
+// primary's stream may reach a joining backup before the backup opened the
+// daughter. Its OPEN, refused so, is sent again until the backup has it.
+TEST_P(SendIndexSplitTest, ADaughtersPrimaryMayOpenBeforeItsBackup) {
+  Write(20000, 0, 7, 7);
+  primary_.region->WaitForCompactions();
+  Place(7, 3, /*joining=*/true, "", std::nullopt);
+  AwaitCaughtUp(7);
+  Write(3000, 3, 7, 7);
+  SplitEverywhere(7, kSplitKey, 8, 9);
+  const ReplicatorStats before = primary_.service.ReplicationStats();
+  PlacePrimary(8, 4, /*joining=*/true, "", kSplitKey);
+  // Refused at least once: the backup does not hold region 8 yet.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (primary_.service.ReplicationStats().open_retries ==
+         before.open_retries) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+        << "the primary's OPEN never reached the backup";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  PlaceBackup(8, 4, /*joining=*/true, "", kSplitKey);
+  Place(9, 4, /*joining=*/true, kSplitKey, std::nullopt);
+  AwaitCaughtUp(8);
+  AwaitCaughtUp(9);
+  EXPECT_EQ(primary_.service.ReplicationStats().stream_failures,
+            before.stream_failures);
+  Write(3000, 4, 8, 9);
+  ExpectSameDigest(8);
+  ExpectSameDigest(9);
 }
 
 // With no large value, every copy a daughter's backup holds is whole but

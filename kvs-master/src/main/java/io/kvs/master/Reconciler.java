@@ -70,10 +70,13 @@ import org.slf4j.LoggerFactory;
  * <p>The master never waits on one server to act on another: every live server is listed at once,
  * each with a short bound, and a server that did not answer is sent nothing this pass. Every
  * region's opens are sent at once, member by member in the region's order (backups first, then the
- * primary), each server taking commands through a bounded lane of its own ({@link ServerCommands}):
- * a server slow to open delays only the regions it is a member of. A pass waits for its opens at
- * most {@link #OPEN_WAIT}; those still on their way then go on (each bounded by the control
- * timeout) and are not sent again while they do, and the pass after they end records what they did.
+ * primary; a split's daughters, whose backups all join, on every member at the same time: the
+ * primary's open is the end of the split's unavailable window, and its streams send their OPEN
+ * again until the backups have opened the daughter), each server taking commands through a bounded
+ * lane of its own ({@link ServerCommands}): a server slow to open delays only the regions it is a
+ * member of. A pass waits for its opens at most {@link #OPEN_WAIT}; those still on their way then
+ * go on (each bounded by the control timeout) and are not sent again while they do, and the pass
+ * after they end records what they did.
  */
 final class Reconciler implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Reconciler.class);
@@ -209,7 +212,12 @@ final class Reconciler implements AutoCloseable {
       known.forEach(
           (id, daughter) -> {
             if (!before.containsKey(id)) {
-              open(daughter.region(), daughter.version(), servers, nothing, config);
+              // No member serves a region just created: with every backup joining (its
+              // primary's streams wait for none), the primary's open need not wait for theirs
+              // (a stream's OPEN that reaches a backup first is sent again until it opened).
+              RegionDescriptor region = daughter.region();
+              boolean atOnce = region.joining().containsAll(region.backups());
+              open(region, daughter.version(), servers, nothing, config, atOnce);
             }
           });
     }
@@ -587,6 +595,20 @@ final class Reconciler implements AutoCloseable {
       Map<String, ServerInfo> servers,
       Map<String, Map<Long, HeldRegion>> held,
       ClusterConfig config) {
+    return open(region, version, servers, held, config, false);
+  }
+
+  /**
+   * As above; {@code atOnce}: every member's open is sent at the same time, not the backups' first
+   * (a split's daughters, whose backups all join).
+   */
+  private Step open(
+      RegionDescriptor region,
+      int version,
+      Map<String, ServerInfo> servers,
+      Map<String, Map<Long, HeldRegion>> held,
+      ClusterConfig config,
+      boolean atOnce) {
     Opening opening = openings.get(region.id());
     if (opening != null && !opening.tail.isDone() && opening.opens(region)) {
       // The opens of this very group are still on their way: not sent again.
@@ -614,9 +636,13 @@ final class Reconciler implements AutoCloseable {
         // write) until the region's next epoch.
         continue;
       }
-      opening.then(
-          servers.get(member),
-          new ControlCommand.Open(region, config.mode(), config.minReplicas(), streamKey(region)));
+      ControlCommand open =
+          new ControlCommand.Open(region, config.mode(), config.minReplicas(), streamKey(region));
+      if (atOnce) {
+        opening.alongside(servers.get(member), open);
+      } else {
+        opening.then(servers.get(member), open);
+      }
     }
     return new Step(region, version, opening);
   }
@@ -1137,9 +1163,9 @@ final class Reconciler implements AutoCloseable {
     final Set<String> notInSync = ConcurrentHashMap.newKeySet();
 
     /**
-     * The open being sent now (cancelled, and so dropped unsent if it still waits, on supersede).
+     * The opens being sent now (cancelled, and so dropped unsent if they still wait, on supersede).
      */
-    volatile CompletableFuture<ControlReply> current;
+    final Set<CompletableFuture<ControlReply>> sending = ConcurrentHashMap.newKeySet();
 
     Opening(RegionDescriptor region) {
       this.region = region;
@@ -1163,18 +1189,24 @@ final class Reconciler implements AutoCloseable {
                       : send(server, command).thenApply(ok -> accepted && ok));
     }
 
+    /** Sends {@code command} to {@code server} now, beside the opens sent before it. */
+    void alongside(ServerInfo server, ControlCommand command) {
+      if (superseded) {
+        return;
+      }
+      tail = tail.thenCombine(send(server, command), (before, ok) -> before && ok);
+    }
+
     void supersede() {
       superseded = true;
-      CompletableFuture<ControlReply> sending = current;
-      if (sending != null) {
-        sending.cancel(false);
-      }
+      sending.forEach(reply -> reply.cancel(false));
     }
 
     private CompletableFuture<Boolean> send(ServerInfo server, ControlCommand command) {
       CompletableFuture<ControlReply> reply =
           commands.send(server, command, options.controlTimeout());
-      current = reply;
+      sending.add(reply);
+      reply.whenComplete((answer, failure) -> sending.remove(reply));
       return reply.handle(
           (answer, failure) -> {
             if (failure != null) {
