@@ -34,10 +34,17 @@ final class Gaps {
     this.windowNanos = windowNanos;
   }
 
-  /** The gap of [{@code start}, {@code end}) around {@code atNanos}. */
+  /**
+   * The gap of [{@code start}, {@code end}) around {@code atNanos}; not measured (-1) if the load
+   * ended inside the window (a hand-over just before the cluster stopped looked unavailable until
+   * the window's end: 1,068 ms, once).
+   */
   Gap around(long atNanos, byte[] start, byte[] end) {
     long from = atNanos - windowNanos;
     long to = atNanos + windowNanos;
+    if (log.size() == 0 || log.ended(log.size() - 1) < to) {
+      return new Gap(-1, -1, 0, 0);
+    }
     int first = firstEndedAfter(from - LOOK_BACK_NANOS);
     int last = firstEndedAfter(to + LOOK_BACK_NANOS);
     long longestWait = 0;

@@ -40,5 +40,12 @@ class GapsTest {
     Gaps.Gap unasked = gaps.around(5_200 * MS, afterOther, LoadKeys.HOT_START);
     assertThat(unasked.operations()).isZero();
     assertThat(unasked.unavailableMs()).isEqualTo(-1);
+    // The load ended 600 ms after this change: its window is not measured (it would show the range
+    // out until the window's end).
+    Gaps.Gap cut = gaps.around(9_400 * MS, LoadKeys.HOT_START, LoadKeys.HOT_END);
+    assertThat(cut.operations()).isZero();
+    assertThat(cut.unavailableMs()).isEqualTo(-1);
+    assertThat(gaps.around(8_400 * MS, LoadKeys.HOT_START, LoadKeys.HOT_END).unavailableMs())
+        .isLessThanOrEqualTo(1);
   }
 }
