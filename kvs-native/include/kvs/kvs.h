@@ -133,11 +133,14 @@ KVS_EXPORT kvs_status kvs_region_drop(kvs_engine* engine, const char* name,
 // Splits region `name` at `split_key` into new regions `lower` (its keys
 // below the key) and `upper` (the rest), sharing its segments (no copy);
 // the region is gone afterwards and its handle invalid. Both daughters are
-// open when this returns (their handles come from kvs_region_open). A crash
-// leaves either the region or both daughters. KVS_INVALID_ARGUMENT for a key
-// outside the region (or at its lower bound) or a daughter name taken;
-// KVS_NOT_FOUND for no region `name`; KVS_BUSY if its writes could not be
-// merged into its levels (the region stays whole).
+// open when this returns (their handles come from kvs_region_open). Nothing
+// is merged first: the daughters take its in-memory level and share its
+// write-ahead log until each has merged its part. A crash leaves either the
+// region or both daughters. KVS_INVALID_ARGUMENT for a key outside the
+// region (or at its lower bound) or a daughter name taken; KVS_NOT_FOUND for
+// no region `name`; the error that stopped the region, or its logs' if they
+// could not be ended (KVS_IO_ERROR on a full device; the region stays
+// whole).
 KVS_EXPORT kvs_status kvs_region_split(kvs_engine* engine, const char* name,
                                        size_t name_size, const void* split_key,
                                        size_t split_key_size, const char* lower,

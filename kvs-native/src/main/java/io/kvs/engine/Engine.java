@@ -97,12 +97,15 @@ public final class Engine implements AutoCloseable {
    * Splits region {@code name} at {@code splitKey} into two new regions that share its data (no
    * copy): {@code lower} holds its keys below the split key, {@code upper} the rest. The region's
    * handle is closed first and the region is gone once this returns; a crash leaves either it or
-   * both daughters. Open the daughters with {@link #openRegion(String)}.
+   * both daughters. Nothing is merged first: the daughters take its in-memory level and share its
+   * write-ahead log until each has merged its part. Open the daughters with {@link
+   * #openRegion(String)}.
    *
    * @throws io.kvs.core.InvalidRequestException for a key outside the region (or at its lower
    *     bound), or a daughter name that is taken or invalid
-   * @throws io.kvs.core.KvsException NOT_FOUND for no region {@code name}; BUSY if its writes could
-   *     not be merged into its levels (it stays whole, with a new handle on the next open)
+   * @throws io.kvs.core.KvsException NOT_FOUND for no region {@code name}; the error that stopped
+   *     the region, or its logs' (IO_ERROR for a full device), if they could not be ended (it stays
+   *     whole, with a new handle on the next open)
    */
   public void splitRegion(String name, byte[] splitKey, String lower, String upper) {
     Objects.requireNonNull(splitKey, "splitKey");

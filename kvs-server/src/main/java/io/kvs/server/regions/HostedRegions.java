@@ -693,7 +693,7 @@ public final class HostedRegions implements ControlledRegions {
    * For a daughter of a split this server does not hold yet: splits its copy of the parent (engine
    * region {@code region-<parent>}) into both daughters, as the engine splits (no copy,
    * crash-safe). A send-index backup's copy of the parent is a replica, split the same way: the
-   * daughters' streams resume from it, shipping what the primary's split merged into its levels
+   * daughters' streams resume from it, shipping the logs' end records the primary's split wrote
    * (the master opens them with every backup joining until then). Nothing to do if the daughter
    * exists here or the parent does not (this server lost it: the usual rules apply). Called under
    * the daughter's lock; takes the parent's (daughters' ids are above their parent's, so the order
