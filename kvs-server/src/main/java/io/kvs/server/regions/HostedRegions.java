@@ -181,6 +181,7 @@ public final class HostedRegions implements ControlledRegions {
     long raised = System.nanoTime();
     splitParent(descriptor);
     mergeParents(descriptor);
+    long made = System.nanoTime();
     Hosted current = hosted.get(descriptor.id());
     Region region = regionFor(descriptor, role, mode, current);
     long found = System.nanoTime();
@@ -209,13 +210,15 @@ public final class HostedRegions implements ControlledRegions {
     hosted.put(descriptor.id(), new Hosted(descriptor, role, region, mode, session.getAsLong()));
     long attached = System.nanoTime();
     LOG.info(
-        "opened {} as {} ({}) in {} ms (epoch stored {}, engine region {}, attached {})",
+        "opened {} as {} ({}) in {} ms (epoch stored {}, made from its parents {}, engine region {},"
+            + " attached {})",
         descriptor,
         role,
         mode.configName(),
         millis(attached - began),
         millis(raised - began),
-        millis(found - raised),
+        millis(made - raised),
+        millis(found - made),
         millis(attached - found));
   }
 
@@ -706,7 +709,9 @@ public final class HostedRegions implements ControlledRegions {
     }
     long parentId = origin.parent();
     String parent = engineName(parentId);
+    long asked = System.nanoTime();
     synchronized (lockOf(parentId)) {
+      long locked = System.nanoTime();
       if (!exists(parent)) {
         return;
       }
@@ -720,13 +725,16 @@ public final class HostedRegions implements ControlledRegions {
       long began = System.nanoTime();
       engine.splitRegion(parent, descriptor.splitKey(), engineName(lower), engineName(upper));
       LOG.info(
-          "split {}region {} at {} into {} and {} in {} ms",
+          "split {}region {} at {} into {} and {} in {} ms (the parent's lock waited for {} ms,"
+              + " its detach {} ms)",
           replica ? "the replica of " : "",
           parentId,
           Keys.print(descriptor.splitKey()),
           lower,
           upper,
-          millis(System.nanoTime() - began));
+          millis(System.nanoTime() - began),
+          millis(locked - asked),
+          millis(began - locked));
     }
   }
 
