@@ -303,19 +303,22 @@ class Region {
   // What a region hands its daughters at a split (PrepareSplit): its L0s,
   // which they take as immutable L0s of their own, and where its logs end,
   // which they continue.
+  // An L0 switched out, waiting for (or in) its merge into L1.
+  struct Immutable {
+    std::shared_ptr<L0Table> table;
+    // Log positions and the LSN when it was switched.
+    uint64_t small_position = 0;
+    uint64_t large_position = 0;
+    uint64_t max_lsn = 0;
+    // Its memory in the engine's L0 budget. In a SplitHandoff: what no
+    // daughter took yet (the lower takes half, the upper the rest;
+    // Engine::SplitRegion releases what is left when a daughter does not
+    // open).
+    uint64_t accounted = 0;
+    uint64_t kv_bytes = 0;  // key and value bytes written into it
+  };
   struct SplitHandoff {
-    struct Table {
-      std::shared_ptr<L0Table> table;
-      uint64_t small_position = 0;  // the logs' positions after its writes
-      uint64_t large_position = 0;
-      uint64_t max_lsn = 0;
-      // Bytes of the engine's L0 budget it holds that no daughter took yet
-      // (the lower takes half, the upper the rest; Engine::SplitRegion
-      // releases what is left when a daughter does not open).
-      uint64_t accounted = 0;
-      uint64_t kv_bytes = 0;
-    };
-    std::vector<Table> tables;  // oldest first
+    std::deque<Immutable> tables;  // oldest first
     uint64_t last_lsn = 0;
     log::LogTail small_tail;
     log::LogTail large_tail;
@@ -632,16 +635,6 @@ class Region {
   // active L0 holds it exclusively, so a switch sees no half-done write.
   mutable std::shared_mutex l0_mutex_;
   std::shared_ptr<L0Table> active_;
-  // An L0 switched out, waiting for (or in) its merge into L1.
-  struct Immutable {
-    std::shared_ptr<L0Table> table;
-    // Log positions and the LSN when it was switched.
-    uint64_t small_position = 0;
-    uint64_t large_position = 0;
-    uint64_t max_lsn = 0;
-    uint64_t accounted = 0;  // its memory in the engine's L0 budget
-    uint64_t kv_bytes = 0;   // key and value bytes written into it
-  };
   std::deque<Immutable> immutables_;  // oldest first
   // Key + value bytes written into active_ (reset when it is switched).
   std::atomic<uint64_t> active_kv_bytes_{0};

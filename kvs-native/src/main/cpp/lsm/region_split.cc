@@ -15,7 +15,7 @@ namespace kvs::lsm {
 
 uint64_t Region::SplitHandoff::Accounted() const {
   uint64_t accounted = 0;
-  for (const Table& table : tables) accounted += table.accounted;
+  for (const Immutable& table : tables) accounted += table.accounted;
   return accounted;
 }
 
@@ -40,20 +40,8 @@ Status Region::PrepareSplit(SplitHandoff* handoff) {
     return ended;
   }
   std::unique_lock<std::shared_mutex> lock(l0_mutex_);
-  for (Immutable& immutable : immutables_) {
-    out.tables.push_back({immutable.table, immutable.small_position,
-                          immutable.large_position, immutable.max_lsn,
-                          std::exchange(immutable.accounted, 0),
-                          immutable.kv_bytes});
-  }
-  if (active_->EntryCount() > 0) {
-    out.tables.push_back({active_, small_log_->appended_position(),
-                          large_log_->appended_position(), lsn_.load(),
-                          active_accounted_.exchange(0),
-                          active_kv_bytes_.load(std::memory_order_relaxed)});
-    active_ = NewL0();
-    active_kv_bytes_.store(0, std::memory_order_relaxed);
-  }
+  if (active_->EntryCount() > 0) MakeActiveImmutableLocked();
+  out.tables = std::move(immutables_);  // their budget bytes with them
   immutables_.clear();
   immutable_queued_ = false;
   out.last_lsn = lsn_.load();
@@ -73,15 +61,11 @@ Status Region::OpenDaughter(const RegionContext& context, std::string name,
   {
     std::lock_guard<std::mutex> stall_lock(opened->stall_mutex_);
     std::unique_lock<std::shared_mutex> lock(opened->l0_mutex_);
-    for (SplitHandoff::Table& table : handoff->tables) {
+    for (Immutable& table : handoff->tables) {
       // A table whose writes the levels hold already (none expected: the
       // parent's merges popped theirs) is left out.
       if (table.max_lsn <= opened->compacted_lsn_) continue;
-      Immutable immutable;
-      immutable.table = table.table;
-      immutable.small_position = table.small_position;
-      immutable.large_position = table.large_position;
-      immutable.max_lsn = table.max_lsn;
+      Immutable immutable = table;  // the table itself shared
       immutable.accounted = upper ? table.accounted : table.accounted / 2;
       table.accounted -= immutable.accounted;
       // Each daughter's share of the bytes, as far as a split at the

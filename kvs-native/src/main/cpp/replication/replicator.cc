@@ -1312,17 +1312,13 @@ bool Replicator::Turn(bool driven, bool* waiting,
       continue;
     }
     busy |= Pump(stream.get());
+    // An OPEN to send again shortly: looked at again within the wait for
+    // arrivals, not the idle wait.
+    if (!driven) *waiting |= stream->open_retry_at.has_value();
   }
   if (left) {
     std::lock_guard<std::mutex> lock(mutex_);
     NotifyWorkLocked();
-  }
-  if (!driven) {
-    // An OPEN to send again shortly: looked at again within the wait for
-    // arrivals, not the idle wait.
-    for (const auto& stream : streams) {
-      *waiting |= stream->open_retry_at.has_value();
-    }
   }
   busy |= PostBatches(streams);
   for (const auto& peer : *peers) {
