@@ -163,6 +163,15 @@ KVS_EXPORT kvs_status kvs_get(kvs_region* region, const void* key,
 // Makes every write acknowledged so far durable.
 KVS_EXPORT kvs_status kvs_region_sync(kvs_region* region);
 
+// Merges the writes made so far into the region's levels while it keeps
+// serving (writes go on into a new L0), waiting at most `wait_ms`: what a
+// primary does before it hands its leadership over, so that the new
+// primary replays few log records. `*merged` is 1 if every write before
+// the call was merged in time, 0 if not (the merge goes on). Nothing
+// changes what the region holds.
+KVS_EXPORT kvs_status kvs_region_merge_ahead(kvs_region* region,
+                                             uint64_t wait_ms, int* merged);
+
 // Where the region splits by size, without a scan of its levels (about
 // half of the region's bytes lie below the key; each level's share read
 // from its index). KVS_NOT_FOUND if the index cannot say (L0 holds more

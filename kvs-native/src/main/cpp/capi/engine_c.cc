@@ -185,6 +185,12 @@ kvs_status kvs_region_sync(kvs_region* region) {
   return Report(RegionOf(region)->Sync());
 }
 
+kvs_status kvs_region_merge_ahead(kvs_region* region, uint64_t wait_ms,
+                                  int* merged) {
+  *merged = RegionOf(region)->MergeAhead(wait_ms) ? 1 : 0;
+  return KVS_OK;
+}
+
 kvs_status kvs_region_split_key(kvs_region* region, kvs_value_sink sink,
                                 void* sink_context) {
   std::string key;

@@ -198,6 +198,15 @@ jbyteArray Get(JNIEnv* env, jclass, jlong region, jbyteArray key, jint offset,
   return sink.result;
 }
 
+// Merges the region's writes into its levels, waiting at most `wait_ms`;
+// whether every write before the call was merged (kvs_region_merge_ahead).
+jboolean RegionMergeAhead(JNIEnv* env, jclass, jlong region, jlong wait_ms) {
+  int merged = 0;
+  Failed(env, kvs_region_merge_ahead(RegionOf(region),
+                                     static_cast<uint64_t>(wait_ms), &merged));
+  return merged != 0 ? JNI_TRUE : JNI_FALSE;
+}
+
 // The key the region splits at by size, from its index; null if it cannot
 // say (kvs_region_split_key).
 jbyteArray RegionSplitKey(JNIEnv* env, jclass, jlong region) {
@@ -442,6 +451,7 @@ bool RegisterEngineNatives(JNIEnv* env, jclass native_methods_class) {
                  GetDirect),
       KVS_NATIVE("regionSync", "(J)V", RegionSync),
       KVS_NATIVE("regionSplitKey", "(J)[B", RegionSplitKey),
+      KVS_NATIVE("regionMergeAhead", "(JJ)Z", RegionMergeAhead),
       KVS_NATIVE("regionStats", "(J[J)V", RegionStats),
       KVS_NATIVE("regionStoppedBy", "(J)Ljava/lang/String;", RegionStoppedBy),
       KVS_NATIVE("regionContentsDigest", "(J)[J", RegionContentsDigest),

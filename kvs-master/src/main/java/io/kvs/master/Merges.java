@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.LongPredicate;
 import org.apache.zookeeper.KeeperException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -57,6 +58,11 @@ final class Merges {
   private final Runnable passWanted;
   private final MergeTriggers triggers;
 
+  /**
+   * Whether a region's leadership is being handed over ({@link Handovers}): not retired meanwhile.
+   */
+  private final LongPredicate handingOver;
+
   /** A retire sent for a region at an epoch, and its reply. */
   private record Retiring(long epoch, CompletableFuture<ControlReply> reply) {}
 
@@ -68,7 +74,9 @@ final class Merges {
       MasterMetrics metrics,
       Runnable passWanted,
       MergeOptions options,
-      SplitOptions splitOptions) {
+      SplitOptions splitOptions,
+      LongPredicate handingOver) {
+    this.handingOver = handingOver;
     this.store = store;
     this.commands = commands;
     this.metrics = metrics;
@@ -122,6 +130,7 @@ final class Merges {
             region ->
                 !requests.containsKey(region.id())
                     && Splits.quiet(region, servers, held)
+                    && !handingOver.test(region.id())
                     && !splits.sealing(region.id()),
             splits::loadSplitWithinTheHour);
     if (choice.isPresent()) {
@@ -203,7 +212,9 @@ final class Merges {
     }
     if (!allSent) {
       // Both at once, or neither: one retired alone would stop serving for nothing.
-      if (pair.stream().allMatch(v -> Splits.quiet(v.region(), servers, held))) {
+      if (pair.stream()
+          .allMatch(
+              v -> Splits.quiet(v.region(), servers, held) && !handingOver.test(v.region().id()))) {
         for (RegionStore.Versioned versioned : pair) {
           if (!retiring.containsKey(versioned.region().id())) {
             retire(versioned.region(), servers);

@@ -95,6 +95,7 @@ final class Reconciler implements AutoCloseable {
   private final PlannedChanges planned;
   private final Balancer balancer;
   private final Splits splits;
+  private final Handovers handovers;
   private final Merges merges;
   private final ServerCommands commands;
 
@@ -186,9 +187,18 @@ final class Reconciler implements AutoCloseable {
     this.commands = new ServerCommands(control);
     this.planned = new PlannedChanges(store);
     this.balancer = new Balancer(options.balancer(), metrics, System::nanoTime);
-    this.splits = new Splits(store, commands, metrics, passWanted, options.split());
+    this.handovers = new Handovers(commands, passWanted);
+    this.splits =
+        new Splits(store, commands, metrics, passWanted, options.split(), handovers::preparing);
     this.merges =
-        new Merges(store, commands, metrics, passWanted, options.merge(), options.split());
+        new Merges(
+            store,
+            commands,
+            metrics,
+            passWanted,
+            options.merge(),
+            options.split(),
+            handovers::preparing);
     this.metrics = metrics;
     this.passWanted = passWanted;
   }
@@ -232,6 +242,7 @@ final class Reconciler implements AutoCloseable {
             config,
             splits,
             splits.pending());
+    handovers.retain(regions.keySet());
     planned.refresh();
     Map<String, Integer> replicas = new HashMap<>();
     servers.keySet().forEach(server -> replicas.put(server, 0));
@@ -546,13 +557,29 @@ final class Reconciler implements AutoCloseable {
       LOG.warn("{} reopened at a raised epoch: {} lost it", reopening, lost);
       recoveries.step(region.id(), "reopened", "backups " + lost + " lost it");
       region = reopening;
+    } else if (handovers.preparing(region)) {
+      // Its primary merges ahead of the handover decided: written once it answered, nothing else
+      // meanwhile.
+      if ((next = handovers.take(region)) != null) {
+        RegionDescriptor moved = next;
+        afterWrite.add(() -> planned.applied(moved));
+        region = next;
+      }
     } else if ((next = planned.next(region, servers.keySet(), held, replicas, config)) != null) {
-      RegionDescriptor moved = next;
-      afterWrite.add(() -> planned.applied(moved));
       LOG.info("{}: planned change", next);
-      region = next;
+      if (Handovers.worthPreparing(region, next, config)) {
+        handovers.prepare(region, next, servers);
+      } else {
+        RegionDescriptor moved = next;
+        afterWrite.add(() -> planned.applied(moved));
+        region = next;
+      }
     } else if ((next = balancer.next(region)) != null) {
-      region = next;
+      if (Handovers.worthPreparing(region, next, config)) {
+        handovers.prepare(region, next, servers);
+      } else {
+        region = next;
+      }
     } else if (region.state() == RegionState.OPEN
         && region.joining().isEmpty()
         && region.members().size() < config.replicationFactor()

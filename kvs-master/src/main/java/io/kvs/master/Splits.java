@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.LongPredicate;
 import org.apache.zookeeper.KeeperException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -64,6 +65,11 @@ final class Splits {
   private final Runnable passWanted;
   private final SplitTriggers triggers;
 
+  /**
+   * Whether a region's leadership is being handed over ({@link Handovers}): not sealed meanwhile.
+   */
+  private final LongPredicate handingOver;
+
   /** A seal sent for a region at an epoch, and its reply. */
   private record Sealing(long epoch, CompletableFuture<ControlReply> reply) {}
 
@@ -74,11 +80,13 @@ final class Splits {
       ServerCommands commands,
       MasterMetrics metrics,
       Runnable passWanted,
-      SplitOptions options) {
+      SplitOptions options,
+      LongPredicate handingOver) {
     this.store = store;
     this.commands = commands;
     this.metrics = metrics;
     this.passWanted = passWanted;
+    this.handingOver = handingOver;
     this.triggers = new SplitTriggers(options, System::nanoTime);
   }
 
@@ -155,7 +163,7 @@ final class Splits {
         seal = null;
       }
       if (seal == null) {
-        if (quiet(region, servers, held)) {
+        if (quiet(region, servers, held) && !handingOver.test(id)) {
           seal(region, request, servers);
         }
         continue;
@@ -174,7 +182,10 @@ final class Splits {
             result.values().stream().map(RegionStore.Versioned::region).toList(),
             held,
             pending,
-            region -> !requests.containsKey(region.id()) && quiet(region, servers, held));
+            region ->
+                !requests.containsKey(region.id())
+                    && quiet(region, servers, held)
+                    && !handingOver.test(region.id()));
     if (choice.isPresent()) {
       if (choice.get().byLoad()) {
         RegionStore.Versioned hot = result.get(choice.get().regionId());

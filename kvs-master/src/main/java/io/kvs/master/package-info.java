@@ -8,12 +8,13 @@
  * ZooKeeper transaction replaces it by its daughters, which members split from their copies as they
  * open them), merges ({@code Merges}: retire both regions on their primary, then one transaction
  * replaces them by the merged region, which members make from their copies) and its own balancing
- * of replicas and leadership ({@code Balancer}, a few regions at a time, only in a quiet cluster).
- * Every step is written to the map before servers are told, so a successor master finishes what one
- * left half done. Commands go to every server at once, each region's in order, through a bounded
- * lane per server ({@code ServerCommands}), so a slow server holds up only its own regions. Every
- * master serves the status page ({@code status}). See docs/ARCHITECTURE.md "Master", "Failure
- * recovery", "Splitting a region", "Merging regions" and "Balancing by itself", docs/OPERATIONS.md
- * "Status page".
+ * of replicas and leadership ({@code Balancer}, a few regions at a time, only in a quiet cluster);
+ * under send-index a planned handover is written only after the primary merged ahead of it ({@code
+ * Handovers}), so the backup promoted replays little. Every step is written to the map before
+ * servers are told, so a successor master finishes what one left half done. Commands go to every
+ * server at once, each region's in order, through a bounded lane per server ({@code
+ * ServerCommands}), so a slow server holds up only its own regions. Every master serves the status
+ * page ({@code status}). See docs/ARCHITECTURE.md "Master", "Failure recovery", "Splitting a
+ * region", "Merging regions" and "Balancing by itself", docs/OPERATIONS.md "Status page".
  */
 package io.kvs.master;

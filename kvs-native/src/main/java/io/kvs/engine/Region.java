@@ -161,6 +161,26 @@ public final class Region implements AutoCloseable {
   }
 
   /**
+   * Merges the writes made so far into the region's levels while it keeps serving (writes go on
+   * into a new L0): what a primary does before it hands its leadership over, so that the new
+   * primary replays few log records. Nothing changes what the region holds.
+   *
+   * @param waitMillis how long to wait at most (the merge goes on after it)
+   * @return whether every write before the call was merged in time
+   */
+  public boolean mergeAhead(long waitMillis) {
+    if (waitMillis < 0) {
+      throw new IllegalArgumentException("negative wait: " + waitMillis);
+    }
+    enter();
+    try {
+      return NativeMethods.regionMergeAhead(handle, waitMillis);
+    } finally {
+      exit();
+    }
+  }
+
+  /**
    * Where the region splits by size, without a scan of its levels: a key of its largest level below
    * which about half of the region's bytes lie (each level's share read from its index).
    *

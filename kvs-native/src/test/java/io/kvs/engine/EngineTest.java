@@ -228,6 +228,29 @@ class EngineTest {
   }
 
   @Test
+  void mergeAheadMovesTheWritesIntoTheLevelsSoAReopenReplaysNone() {
+    try (Engine engine = open()) {
+      Region region = engine.createRegion("r");
+      for (int i = 0; i < 1_000; i++) {
+        region.put(bytes(String.format("k%04d", i)), bytes("v" + i));
+      }
+      assertThat(region.stats().l0KvBytes()).isPositive();
+      assertThat(region.stats().levelKvBytes()).isZero();
+      assertThat(region.mergeAhead(30_000)).isTrue();
+      RegionStats merged = region.stats();
+      assertThat(merged.l0KvBytes()).isZero();
+      assertThat(merged.levelKvBytes()).isPositive();
+      assertThat(region.get(bytes("k0999"))).isEqualTo(bytes("v999"));
+      assertThatThrownBy(() -> region.mergeAhead(-1)).isInstanceOf(IllegalArgumentException.class);
+    }
+    try (Engine engine = open()) {
+      Region region = engine.openRegion("r");
+      assertThat(region.stats().recovery().replayedWrites()).isZero();
+      assertThat(region.get(bytes("k0000"))).isEqualTo(bytes("v0"));
+    }
+  }
+
+  @Test
   void aFileThatIsNoVolumeIsRefused() throws Exception {
     Path file = directory.resolve("not-a-volume");
     Files.write(file, new byte[64 * 1024]);

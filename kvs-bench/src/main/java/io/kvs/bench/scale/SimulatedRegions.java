@@ -95,6 +95,20 @@ final class SimulatedRegions implements ControlledRegions {
   }
 
   @Override
+  public Map<String, Long> prepareHandover(long regionId, long epoch) {
+    Held region = held.get(regionId);
+    if (region == null || region.descriptor().epoch() != epoch) {
+      throw KvsException.of(
+          StatusCode.STALE_EPOCH, "region " + regionId + " is not held here at epoch " + epoch);
+    }
+    if (region.role() != RegionRole.PRIMARY) {
+      throw KvsException.of(
+          StatusCode.NOT_PRIMARY, "region " + regionId + " is not led by " + serverId);
+    }
+    return Map.of("merged", 1L, "l0Bytes", 0L); // no data: nothing to merge
+  }
+
+  @Override
   public long highestEpoch(long regionId) {
     return highestEpochs.getOrDefault(regionId, 0L);
   }

@@ -58,6 +58,18 @@ public sealed interface ControlCommand {
    */
   record Retire(long regionId, long epoch) implements ControlCommand {}
 
+  /**
+   * Prepare region {@code regionId}, held here as primary at {@code epoch}, for a handover of its
+   * leadership: merge the writes its in-memory level holds into its levels while it keeps serving
+   * (waiting a bounded time), so that under send-index the new primary, whose index is the one
+   * shipped at the last merge, replays few log records while the region is unavailable. Nothing
+   * changes what the region holds; a region holding too little to be worth a merge is left alone.
+   * The reply's counters: {@code merged} (1 if every write before the command was merged in time)
+   * and {@code l0Bytes} (what the in-memory level held). Refused: STALE_EPOCH or NOT_PRIMARY if
+   * this server does not lead it at that epoch.
+   */
+  record PrepareHandover(long regionId, long epoch) implements ControlCommand {}
+
   /** List the regions the server holds. */
   record ListRegions() implements ControlCommand {}
 

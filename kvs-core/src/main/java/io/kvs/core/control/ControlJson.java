@@ -45,6 +45,10 @@ public final class ControlJson {
       node.put("command", "retire");
       node.put("regionId", retire.regionId());
       node.put("epoch", retire.epoch());
+    } else if (command instanceof ControlCommand.PrepareHandover prepare) {
+      node.put("command", "prepareHandover");
+      node.put("regionId", prepare.regionId());
+      node.put("epoch", prepare.epoch());
     } else if (command instanceof ControlCommand.Stats) {
       node.put("command", "stats");
     } else if (command instanceof ControlCommand.Digest digest) {
@@ -85,6 +89,8 @@ public final class ControlJson {
               java.util.Base64.getDecoder().decode(text(node, "key")));
       case "retire" ->
           new ControlCommand.Retire(longValue(node, "regionId"), longValue(node, "epoch"));
+      case "prepareHandover" ->
+          new ControlCommand.PrepareHandover(longValue(node, "regionId"), longValue(node, "epoch"));
       case "list" -> new ControlCommand.ListRegions();
       case "stats" -> new ControlCommand.Stats();
       case "digest" -> new ControlCommand.Digest(longValue(node, "regionId"));

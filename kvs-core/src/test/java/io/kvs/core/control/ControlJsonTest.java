@@ -33,6 +33,8 @@ class ControlJsonTest {
     assertThat(sealed.key()).isEqualTo(new byte[] {0, (byte) 0xff});
     ControlCommand retire = new ControlCommand.Retire(3, 6);
     assertThat(ControlJson.decodeCommand(ControlJson.encode(retire))).isEqualTo(retire);
+    ControlCommand prepare = new ControlCommand.PrepareHandover(3, 6);
+    assertThat(ControlJson.decodeCommand(ControlJson.encode(prepare))).isEqualTo(prepare);
     ControlCommand list = new ControlCommand.ListRegions();
     assertThat(ControlJson.decodeCommand(ControlJson.encode(list))).isEqualTo(list);
     ControlReply reply =

@@ -110,6 +110,9 @@ public final class NativeMethods {
   /** Makes every acknowledged write of the region durable. */
   public static native void regionSync(long region);
 
+  /** Merges the region's writes into its levels within {@code waitMs}; whether all were. */
+  public static native boolean regionMergeAhead(long region, long waitMs);
+
   /** Where the region splits by size, from its index; null if the index cannot say. */
   public static native byte[] regionSplitKey(long region);
 

@@ -45,7 +45,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code list}, {@code stats} and {@code regionStats}, which read published state and never
  *       wait for an open or a close ({@code kvs-control-read}): the master's 1 s bound on {@code
  *       list} holds while a region replays a long log;
- *   <li>{@code digest}, which may scan a whole region ({@code kvs-control-digest}).
+ *   <li>{@code digest}, which may scan a whole region ({@code kvs-control-digest});
+ *   <li>{@code prepareHandover}, which waits for a region's merge ({@code kvs-control-merge}).
  * </ul>
  *
  * A command finding its lane's queue full is not run: it is answered {@code OVERLOADED} at once
@@ -78,11 +79,18 @@ public final class ControlServer implements AutoCloseable {
    */
   static final int DIGESTS_WAITING_MAX = 4;
 
+  /**
+   * Handovers' preparations waiting at most: the master prepares at most its balancer's moves in
+   * flight at once.
+   */
+  static final int MERGES_WAITING_MAX = 16;
+
   private final EventLoopGroup group =
       new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
   private final List<ThreadPoolExecutor> changes = changeLanes();
   private final ThreadPoolExecutor reads = lane("kvs-control-read", READS_WAITING_MAX);
   private final ThreadPoolExecutor digests = lane("kvs-control-digest", DIGESTS_WAITING_MAX);
+  private final ThreadPoolExecutor merges = lane("kvs-control-merge", MERGES_WAITING_MAX);
   private final AtomicLong overloaded = new AtomicLong();
   private final ControlledRegions regions;
   private final RefusalLog refusals = new RefusalLog(LOG, "control connection");
@@ -177,6 +185,13 @@ public final class ControlServer implements AutoCloseable {
         regions.retire(retire.regionId(), retire.epoch());
         return ControlReply.ok();
       }
+      if (command instanceof ControlCommand.PrepareHandover prepare) {
+        return new ControlReply(
+            StatusCode.OK,
+            "",
+            List.of(),
+            regions.prepareHandover(prepare.regionId(), prepare.epoch()));
+      }
       if (command instanceof ControlCommand.Stats) {
         return new ControlReply(StatusCode.OK, "", List.of(), regions.stats());
       }
@@ -196,7 +211,11 @@ public final class ControlServer implements AutoCloseable {
                   ? close.regionId()
                   : command instanceof ControlCommand.Seal seal
                       ? seal.regionId()
-                      : command instanceof ControlCommand.Retire retire ? retire.regionId() : -1;
+                      : command instanceof ControlCommand.Retire retire
+                          ? retire.regionId()
+                          : command instanceof ControlCommand.PrepareHandover prepare
+                              ? prepare.regionId()
+                              : -1;
       if (e instanceof NotInSyncException) {
         // Not a backup in sync: the master opens the region again with this server joining.
         return new ControlReply(
@@ -258,6 +277,9 @@ public final class ControlServer implements AutoCloseable {
     if (command instanceof ControlCommand.Retire retire) {
       return changes.get(Math.floorMod(retire.regionId(), CHANGE_LANES));
     }
+    if (command instanceof ControlCommand.PrepareHandover) {
+      return merges;
+    }
     return command instanceof ControlCommand.Digest ? digests : reads;
   }
 
@@ -292,6 +314,7 @@ public final class ControlServer implements AutoCloseable {
     List<ThreadPoolExecutor> lanes = new ArrayList<>(changes);
     lanes.add(reads);
     lanes.add(digests);
+    lanes.add(merges);
     lanes.forEach(ThreadPoolExecutor::shutdown);
     try {
       for (ThreadPoolExecutor lane : lanes) {

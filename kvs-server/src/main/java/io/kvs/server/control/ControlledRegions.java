@@ -36,6 +36,13 @@ public interface ControlledRegions {
    */
   void retire(long regionId, long epoch);
 
+  /**
+   * Prepares region {@code regionId}, led here at {@code epoch}, for a handover of its leadership
+   * (control command {@code prepareHandover}): merges its in-memory level into its levels, waiting
+   * a bounded time; returns the reply's counters ({@code merged}, {@code l0Bytes}).
+   */
+  Map<String, Long> prepareHandover(long regionId, long epoch);
+
   /** The highest epoch this server accepted for {@code regionId} (0: none). */
   long highestEpoch(long regionId);
 

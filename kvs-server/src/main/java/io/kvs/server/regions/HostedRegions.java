@@ -59,6 +59,18 @@ import org.slf4j.LoggerFactory;
 public final class HostedRegions implements ControlledRegions {
   private static final Logger LOG = LoggerFactory.getLogger(HostedRegions.class);
 
+  /**
+   * A handover's preparation merges an in-memory level from this many key and value bytes: a new
+   * primary replays fewer in a few milliseconds (about 200 MB/s in the elastic benchmark).
+   */
+  static final long HANDOVER_MERGE_FROM_BYTES = 4L << 20;
+
+  /**
+   * How long a handover's preparation waits for its merge at most; the handover goes ahead after it
+   * either way (the master's wait for the reply is longer).
+   */
+  static final long HANDOVER_MERGE_WAIT_MILLIS = 2_000;
+
   private final String serverId;
   private final Engine engine;
   private final RegionService service;
@@ -761,6 +773,44 @@ public final class HostedRegions implements ControlledRegions {
     } finally {
       commands.readLock().unlock();
     }
+  }
+
+  /**
+   * Prepares region {@code regionId} for a handover of its leadership: refused unless this server
+   * leads it at {@code epoch}; merges its in-memory level into its levels while it serves (at most
+   * {@link #HANDOVER_MERGE_WAIT_MILLIS}) if it holds at least {@link #HANDOVER_MERGE_FROM_BYTES}.
+   * Under send-index the merge ships the index to the backups, so the one promoted replays only the
+   * writes made since. Merged outside the region's lock: a close or an open meanwhile waits for
+   * nothing but the native call (its close at most for the bound).
+   *
+   * @return the counters {@code merged} (1 if every write before the call is merged) and {@code
+   *     l0Bytes} (what the in-memory level held)
+   * @throws KvsException STALE_EPOCH or NOT_PRIMARY if not led here at {@code epoch}
+   */
+  @Override
+  public Map<String, Long> prepareHandover(long regionId, long epoch) {
+    Region region;
+    commands.readLock().lock();
+    try {
+      synchronized (lockOf(regionId)) {
+        region = ledAt(regionId, epoch).region();
+      }
+    } finally {
+      commands.readLock().unlock();
+    }
+    long began = System.nanoTime();
+    long l0Bytes = region.stats().l0KvBytes();
+    boolean merged =
+        l0Bytes < HANDOVER_MERGE_FROM_BYTES || region.mergeAhead(HANDOVER_MERGE_WAIT_MILLIS);
+    if (l0Bytes >= HANDOVER_MERGE_FROM_BYTES) {
+      LOG.info(
+          "region {}: merged {} KiB ahead of its handover in {} ms{}",
+          regionId,
+          l0Bytes >> 10,
+          millis(System.nanoTime() - began),
+          merged ? "" : " (not finished: it goes on)");
+    }
+    return Map.of("merged", merged ? 1L : 0L, "l0Bytes", l0Bytes);
   }
 
   /** Region {@code regionId} as held here, led at {@code epoch}; else STALE_EPOCH, NOT_PRIMARY. */

@@ -87,6 +87,15 @@ public final class StubRegions implements ControlledRegions {
   }
 
   @Override
+  public Map<String, Long> prepareHandover(long regionId, long epoch) {
+    if (highestEpoch(regionId) != epoch) {
+      throw KvsException.of(
+          StatusCode.STALE_EPOCH, "region " + regionId + " is not held here at epoch " + epoch);
+    }
+    return Map.of("merged", 1L, "l0Bytes", 0L);
+  }
+
+  @Override
   public long highestEpoch(long regionId) {
     HeldRegion region = held.get(regionId);
     return region == null ? 0 : region.epoch();
