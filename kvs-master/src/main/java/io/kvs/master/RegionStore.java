@@ -122,6 +122,14 @@ final class RegionStore {
   }
 
   /**
+   * The regions this master knows (its last full read with its own writes since), without reading
+   * ZooKeeper; null if it knows none.
+   */
+  synchronized Map<Long, Versioned> knownRegions() {
+    return known == null ? null : new TreeMap<>(known);
+  }
+
+  /**
    * Forgets the regions this master knows: its next pass reads them all (it lost or won the
    * election, or a write of its own failed: someone else may have written).
    */
@@ -368,8 +376,19 @@ final class RegionStore {
     if (request != null) {
       ops.add(curator.transactionOp().delete().forPath(request));
     }
-    forget(); // regions come and go: the next pass reads them all
-    curator.transaction().forOperations(ops);
+    try {
+      curator.transaction().forOperations(ops);
+    } catch (Exception e) {
+      forget(); // the next pass reads them all
+      throw e;
+    }
+    synchronized (this) {
+      // What this master knows stays the map: the regions gone, those made at their first version.
+      if (known != null) {
+        gone.forEach(region -> known.remove(region.region().id()));
+        made.forEach(region -> known.put(region.id(), new Versioned(region, 0)));
+      }
+    }
   }
 
   /** Whether an operator switched the balancer off for the cluster ({@code ./kvs admin}). */

@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongPredicate;
 import org.apache.zookeeper.KeeperException;
 import org.slf4j.Logger;
@@ -71,7 +72,8 @@ final class Splits {
   private final LongPredicate handingOver;
 
   /** A seal sent for a region at an epoch, and its reply. */
-  private record Sealing(long epoch, CompletableFuture<ControlReply> reply) {}
+  private record Sealing(
+      long epoch, CompletableFuture<ControlReply> reply, AtomicLong answeredAt) {}
 
   private final Map<Long, Sealing> sealing = new HashMap<>();
 
@@ -117,6 +119,11 @@ final class Splits {
   /** Whether a split was under way or asked for at the last {@link #advance}. */
   boolean pending() {
     return lastPending;
+  }
+
+  /** Whether a seal was answered OK since the last commit ({@link #commitSealed} has work). */
+  boolean anySealed() {
+    return sealing.values().stream().anyMatch(seal -> sealedOk(seal.reply()));
   }
 
   /** Whether {@code regionId} is being sealed: the reconciler leaves it alone meanwhile. */
@@ -210,7 +217,7 @@ final class Splits {
   Map<Long, RegionStore.Versioned> commitSealed(
       Map<Long, RegionStore.Versioned> regions, ClusterConfig config) throws Exception {
     Map<Long, RegionStore.Versioned> result = new TreeMap<>(regions);
-    if (sealing.values().stream().noneMatch(seal -> sealedOk(seal.reply()))) {
+    if (!anySealed()) {
       return result;
     }
     Map<Long, SplitRequest> requests = store.splitRequests();
@@ -241,7 +248,8 @@ final class Splits {
       throws Exception {
     RegionDescriptor region = versioned.region();
     long id = region.id();
-    ControlReply reply = sealing.remove(id).reply().exceptionally(e -> failed(e)).join();
+    Sealing seal = sealing.remove(id);
+    ControlReply reply = seal.reply().exceptionally(e -> failed(e)).join();
     if (!reply.isOk()) {
       if (reply.status() == StatusCode.INVALID_ARGUMENT) {
         store.refuseSplit(id, request.refusedFor(reply.message()));
@@ -249,7 +257,8 @@ final class Splits {
       LOG.warn("{}: its primary did not seal it ({}): {}", region, reply.status(), reply.message());
       return;
     }
-    commit(versioned, Base64.getDecoder().decode(reply.message()), config, result);
+    commit(
+        versioned, Base64.getDecoder().decode(reply.message()), config, result, seal.answeredAt());
   }
 
   private void seal(
@@ -259,8 +268,13 @@ final class Splits {
             servers.get(region.primary()),
             new ControlCommand.Seal(region.id(), region.epoch(), request.key()),
             SEAL_TIMEOUT);
-    sealing.put(region.id(), new Sealing(region.epoch(), reply));
-    reply.whenComplete((r, e) -> passWanted.run());
+    AtomicLong answeredAt = new AtomicLong();
+    sealing.put(region.id(), new Sealing(region.epoch(), reply, answeredAt));
+    reply.whenComplete(
+        (r, e) -> {
+          answeredAt.set(System.nanoTime());
+          passWanted.run();
+        });
     LOG.info("{}: sealing it for its split", region);
   }
 
@@ -268,9 +282,11 @@ final class Splits {
       RegionStore.Versioned parent,
       byte[] key,
       ClusterConfig config,
-      Map<Long, RegionStore.Versioned> result)
+      Map<Long, RegionStore.Versioned> result,
+      AtomicLong answeredAt)
       throws Exception {
     RegionDescriptor region = parent.region();
+    long committing = System.nanoTime();
     if (!region.splitsAt(key)) {
       LOG.warn("{}: its primary sealed it at {}, outside it", region, Keys.print(key));
       return;
@@ -291,8 +307,16 @@ final class Splits {
       result.put(daughter.id(), new RegionStore.Versioned(daughter, 0));
     }
     metrics.split();
+    // The split's unavailable time in the master: from the seal's answer to this pass, and the
+    // commit's reads and transaction.
+    long now = System.nanoTime();
     LOG.info(
-        "split region {} at {} into {}", region.id(), Keys.print(key), new ArrayList<>(daughters));
+        "split region {} at {} into {} (sealed {} ms before this pass, committed in {} ms)",
+        region.id(),
+        Keys.print(key),
+        new ArrayList<>(daughters),
+        answeredAt.get() == 0 ? -1 : (committing - answeredAt.get()) / 1_000_000,
+        (now - committing) / 1_000_000);
   }
 
   /**

@@ -275,6 +275,7 @@ public final class HostedRegions implements ControlledRegions {
       synchronized (lockOf(regionId)) {
         Hosted current = ledAt(regionId, epoch);
         RegionDescriptor descriptor = current.descriptor();
+        long picking = System.nanoTime();
         byte[] splitKey = key.length > 0 ? key : SplitKeys.middle(current.region());
         if (splitKey == null || !descriptor.splitsAt(splitKey)) {
           throw KvsException.of(
@@ -288,9 +289,10 @@ public final class HostedRegions implements ControlledRegions {
         publish();
         service.detachFlushed(regionId);
         LOG.info(
-            "sealed {} for its split at {} (detached in {} ms)",
+            "sealed {} for its split at {} (key picked in {} ms while it served, detached in {} ms)",
             descriptor,
             Keys.print(splitKey),
+            millis(detaching - picking),
             millis(System.nanoTime() - detaching));
         return splitKey;
       }
