@@ -371,13 +371,15 @@ public final class ElasticBenchmark {
                 .put("failed", gap.failed()));
         System.out.printf(
             Locale.ROOT,
-            "%7.1f s  %-8s %-40s unavailable %5d ms (longest wait %d, gap %d; %d ops, %d failed)%n",
+            "%7.1f s  %-8s %-40s unavailable %5d ms (longest wait %d, gap %d from %s; %d ops, %d"
+                + " failed)%n",
             change.atNanos() / 1e9,
             change.kind().name().toLowerCase(Locale.ROOT),
             change.what(),
             gap.unavailableMs(),
             gap.longestWaitMs(),
             gap.longestGapMs(),
+            gap.gapFromNanos() < 0 ? "-" : wallClock(log.wallMillis(gap.gapFromNanos())),
             gap.operations(),
             gap.failed());
       }
@@ -677,6 +679,13 @@ public final class ElasticBenchmark {
     List<Long> sorted = values.stream().sorted().toList();
     int index = (int) Math.ceil(percentile / 100.0 * sorted.size()) - 1;
     return sorted.get(Math.max(0, Math.min(sorted.size() - 1, index)));
+  }
+
+  /** {@code millis} since the epoch as the cluster's logs print it (HH:mm:ss.SSS, local time). */
+  private static String wallClock(long millis) {
+    return java.time.LocalTime.ofInstant(
+            java.time.Instant.ofEpochMilli(millis), java.time.ZoneId.systemDefault())
+        .format(java.time.format.DateTimeFormatter.ofPattern("HH:mm:ss.SSS"));
   }
 
   private static double round(double value) {

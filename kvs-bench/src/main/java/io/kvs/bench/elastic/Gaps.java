@@ -16,7 +16,11 @@ final class Gaps {
    * One change's measure: milliseconds (-1 when no operation on the range overlapped the window),
    * the operations on the range in the window and those of them that failed.
    */
-  record Gap(long longestWaitMs, long longestGapMs, int operations, int failed) {
+  record Gap(long longestWaitMs, long longestGapMs, int operations, int failed, long gapFromNanos) {
+    Gap(long longestWaitMs, long longestGapMs, int operations, int failed) {
+      this(longestWaitMs, longestGapMs, operations, failed, -1);
+    }
+
     /** The larger of the two: how long the range was unavailable (-1: not measured). */
     long unavailableMs() {
       return Math.max(longestWaitMs, longestGapMs);
@@ -74,17 +78,22 @@ final class Gaps {
     long[] ends = Arrays.copyOf(successes, count);
     Arrays.sort(ends);
     long longestGap = 0;
+    long gapFrom = -1;
     for (int i = 1; i < ends.length; i++) {
-      if (ends[i] >= from && ends[i - 1] <= to) {
-        longestGap = Math.max(longestGap, ends[i] - ends[i - 1]);
+      if (ends[i] >= from && ends[i - 1] <= to && ends[i] - ends[i - 1] > longestGap) {
+        longestGap = ends[i] - ends[i - 1];
+        gapFrom = ends[i - 1];
       }
     }
     // No success in or after the window: the range was out until the log's end of the window.
     if (ends.length == 0 || ends[ends.length - 1] < to) {
       long lastSuccess = ends.length == 0 ? from : Math.max(from, ends[ends.length - 1]);
-      longestGap = Math.max(longestGap, to - lastSuccess);
+      if (to - lastSuccess > longestGap) {
+        longestGap = to - lastSuccess;
+        gapFrom = lastSuccess;
+      }
     }
-    return new Gap(longestWait / 1_000_000, longestGap / 1_000_000, operations, failed);
+    return new Gap(longestWait / 1_000_000, longestGap / 1_000_000, operations, failed, gapFrom);
   }
 
   /**

@@ -14,6 +14,8 @@ final class OperationLog {
   static final int SECONDS_MAX = 4 * 3600;
 
   private final long origin;
+  // The wall clock at the origin, to place a moment of the log in the cluster's logs.
+  private final long originWallMillis = System.currentTimeMillis();
   private final long[] started;
   // Microseconds the operation took; negative when it failed.
   private final int[] micros;
@@ -27,6 +29,11 @@ final class OperationLog {
     this.started = new long[capacity];
     this.micros = new int[capacity];
     this.keyCodes = new int[capacity];
+  }
+
+  /** The wall clock (milliseconds since the epoch) at {@code nanos} since the origin. */
+  long wallMillis(long nanos) {
+    return originWallMillis + nanos / 1_000_000;
   }
 
   /** Nanoseconds since the origin. */
