@@ -169,6 +169,9 @@ final class Reconciler implements AutoCloseable {
 
   private ClusterConfig lastConfig;
 
+  /** When this pass asked the servers what they hold (nanoTime). */
+  private long listsAskedAt;
+
   private record EpochKey(long epoch, StreamKey key) {}
 
   /** This master's election node, which every write creating the cluster checks. */
@@ -263,6 +266,7 @@ final class Reconciler implements AutoCloseable {
     }
     lastServers = servers;
     lastConfig = config;
+    listsAskedAt = System.nanoTime();
     Map<String, CompletableFuture<ControlReply>> lists = askLists(servers);
     // A region sealed for its split is out of service until its daughters open: committed while
     // the servers list what they hold, and the daughters' opens sent at once.
@@ -675,8 +679,12 @@ final class Reconciler implements AutoCloseable {
       ClusterConfig config,
       boolean atOnce) {
     Opening opening = openings.get(region.id());
-    if (opening != null && !opening.tail.isDone() && opening.opens(region)) {
-      // The opens of this very group are still on their way: not sent again.
+    if (opening != null
+        && opening.opens(region)
+        && (!opening.tail.isDone() || opening.acceptedSince(listsAskedAt))) {
+      // The opens of this very group are still on their way, or were all accepted after this
+      // pass asked the servers what they hold (their lists cannot show them yet; a split's
+      // daughters opened as the pass began): not sent again.
       return new Step(region, version, opening);
     }
     if (opening != null) {
@@ -709,6 +717,7 @@ final class Reconciler implements AutoCloseable {
         opening.then(servers.get(member), open);
       }
     }
+    opening.noteAccepted();
     return new Step(region, version, opening);
   }
 
@@ -1234,6 +1243,24 @@ final class Reconciler implements AutoCloseable {
 
     Opening(RegionDescriptor region) {
       this.region = region;
+    }
+
+    /** When every open sent was accepted (nanoTime; 0: not, or not yet). */
+    volatile long acceptedAt;
+
+    /** Records when the opens sent so far were all accepted, once they were. */
+    void noteAccepted() {
+      tail.thenAccept(
+          accepted -> {
+            if (accepted) {
+              acceptedAt = System.nanoTime();
+            }
+          });
+    }
+
+    /** Whether every member was sent its open and accepted it after {@code nanos}. */
+    boolean acceptedSince(long nanos) {
+      return !unlisted && acceptedAt != 0 && acceptedAt - nanos > 0;
     }
 
     /** Whether these are the opens of {@code group}: the same members at the same epoch. */
