@@ -300,9 +300,6 @@ class Region {
   // another), and the regions whose segments it may still hold.
   const KeyBounds& bounds() const { return origin_.bounds; }
   const std::vector<uint64_t>& ancestors() const { return origin_.ancestors; }
-  // What a region hands its daughters at a split (PrepareSplit): its L0s,
-  // which they take as immutable L0s of their own, and where its logs end,
-  // which they continue.
   // An L0 switched out, waiting for (or in) its merge into L1.
   struct Immutable {
     std::shared_ptr<L0Table> table;
@@ -317,6 +314,9 @@ class Region {
     uint64_t accounted = 0;
     uint64_t kv_bytes = 0;  // key and value bytes written into it
   };
+  // What a region hands its daughters at a split (PrepareSplit): its L0s,
+  // which they take as immutable L0s of their own, and where its logs end,
+  // which they continue.
   struct SplitHandoff {
     std::deque<Immutable> tables;  // oldest first
     uint64_t last_lsn = 0;

@@ -55,22 +55,23 @@ final class Handovers {
   }
 
   /**
-   * Whether {@code next}, decided for {@code region}, hands its leadership over in a way worth
-   * preparing: an open region under send-index (under build-index each backup keeps an in-memory
-   * level of its own, so a promotion replays nothing).
+   * Starts preparing {@code next}, decided for {@code region}, if it hands the region's leadership
+   * over in a way worth preparing (an open region under send-index; under build-index each backup
+   * keeps an in-memory level of its own, so a promotion replays nothing): its primary is asked to
+   * merge ahead, and {@code next} is written once it answered ({@link #take}). Whether it started;
+   * if not, the caller writes {@code next} now.
    */
-  static boolean worthPreparing(
-      RegionDescriptor region, RegionDescriptor next, ClusterConfig config) {
-    return config.mode() == ReplicationMode.SEND_INDEX
-        && region.state() == RegionState.OPEN
-        && !region.primary().isEmpty()
-        && !next.primary().equals(region.primary());
-  }
-
-  /**
-   * Asks {@code region}'s primary to prepare for {@code next}, which is written once it answers.
-   */
-  void prepare(RegionDescriptor region, RegionDescriptor next, Map<String, ServerInfo> servers) {
+  boolean preparesFirst(
+      RegionDescriptor region,
+      RegionDescriptor next,
+      Map<String, ServerInfo> servers,
+      ClusterConfig config) {
+    if (config.mode() != ReplicationMode.SEND_INDEX
+        || region.state() != RegionState.OPEN
+        || region.primary().isEmpty()
+        || next.primary().equals(region.primary())) {
+      return false;
+    }
     ServerInfo primary = servers.get(region.primary());
     CompletableFuture<ControlReply> reply =
         primary == null
@@ -83,6 +84,7 @@ final class Handovers {
     preparing.put(region.id(), new Preparing(region.epoch(), next, reply, System.nanoTime()));
     reply.whenComplete((r, e) -> passWanted.run());
     LOG.info("{}: preparing its handover to {}", region, next.primary());
+    return true;
   }
 
   /**

@@ -686,17 +686,13 @@ final class Reconciler implements AutoCloseable {
       }
     } else if ((next = planned.next(region, servers.keySet(), held, replicas, config)) != null) {
       LOG.info("{}: planned change", next);
-      if (Handovers.worthPreparing(region, next, config)) {
-        handovers.prepare(region, next, servers);
-      } else {
+      if (!handovers.preparesFirst(region, next, servers, config)) {
         RegionDescriptor moved = next;
         afterWrite.add(() -> planned.applied(moved));
         region = next;
       }
     } else if ((next = balancer.next(region)) != null) {
-      if (Handovers.worthPreparing(region, next, config)) {
-        handovers.prepare(region, next, servers);
-      } else {
+      if (!handovers.preparesFirst(region, next, servers, config)) {
         region = next;
       }
     } else if (region.state() == RegionState.OPEN

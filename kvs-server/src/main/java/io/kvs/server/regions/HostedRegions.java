@@ -216,32 +216,28 @@ public final class HostedRegions implements ControlledRegions {
     refuseInSyncWithoutStream(descriptor, role, mode);
     List<RegionService.Backup> backups =
         role == RegionRole.PRIMARY && mode.replicates() ? backupEndpoints(descriptor) : List.of();
-    long storing; // nanoseconds the epoch's raise took (beyond the making, when they overlap)
-    long making;
-    long made;
-    if (descriptor.origin() != null && !hosted.containsKey(descriptor.id())) {
-      // A region made from its parents here: the raise's sync and the making overlap (a
-      // daughter's primary waited 14-20 ms for each under the elastic benchmark's load); both end
-      // before the region is served.
-      CompletableFuture<Void> raising =
-          CompletableFuture.runAsync(
-              () -> epochs.raise(descriptor.id(), descriptor.epoch()), EPOCH_RAISES);
-      splitParent(descriptor);
-      mergeParents(descriptor);
-      long madeAt = System.nanoTime();
-      awaitRaise(raising);
-      made = System.nanoTime();
-      making = madeAt - began;
-      storing = made - madeAt;
-    } else {
+    // A region made from its parents here: the raise's sync and the making overlap (a daughter's
+    // primary waited 14-20 ms for each under the elastic benchmark's load); both end before the
+    // region is served.
+    CompletableFuture<Void> raising =
+        descriptor.origin() != null && !hosted.containsKey(descriptor.id())
+            ? CompletableFuture.runAsync(
+                () -> epochs.raise(descriptor.id(), descriptor.epoch()), EPOCH_RAISES)
+            : null;
+    if (raising == null) {
       epochs.raise(descriptor.id(), descriptor.epoch());
-      long raised = System.nanoTime();
-      splitParent(descriptor);
-      mergeParents(descriptor);
-      made = System.nanoTime();
-      storing = raised - began;
-      making = made - raised;
     }
+    long raised = System.nanoTime();
+    splitParent(descriptor);
+    mergeParents(descriptor);
+    long madeAt = System.nanoTime();
+    if (raising != null) {
+      awaitRaise(raising);
+    }
+    long made = System.nanoTime();
+    // The raise's time, beyond the making's when they overlap.
+    long storing = (raised - began) + (made - madeAt);
+    long making = madeAt - raised;
     Hosted current = hosted.get(descriptor.id());
     Region region = regionFor(descriptor, role, mode, current);
     long found = System.nanoTime();
@@ -848,18 +844,18 @@ public final class HostedRegions implements ControlledRegions {
     } finally {
       commands.readLock().unlock();
     }
-    long began = System.nanoTime();
     long l0Bytes = region.stats().l0KvBytes();
-    boolean merged =
-        l0Bytes < HANDOVER_MERGE_FROM_BYTES || region.mergeAhead(HANDOVER_MERGE_WAIT_MILLIS);
-    if (l0Bytes >= HANDOVER_MERGE_FROM_BYTES) {
-      LOG.info(
-          "region {}: merged {} KiB ahead of its handover in {} ms{}",
-          regionId,
-          l0Bytes >> 10,
-          millis(System.nanoTime() - began),
-          merged ? "" : " (not finished: it goes on)");
+    if (l0Bytes < HANDOVER_MERGE_FROM_BYTES) {
+      return Map.of("merged", 1L, "l0Bytes", l0Bytes); // replayed in a few milliseconds
     }
+    long began = System.nanoTime();
+    boolean merged = region.mergeAhead(HANDOVER_MERGE_WAIT_MILLIS);
+    LOG.info(
+        "region {}: merged {} KiB ahead of its handover in {} ms{}",
+        regionId,
+        l0Bytes >> 10,
+        millis(System.nanoTime() - began),
+        merged ? "" : " (not finished: it goes on)");
     return Map.of("merged", merged ? 1L : 0L, "l0Bytes", l0Bytes);
   }
 
