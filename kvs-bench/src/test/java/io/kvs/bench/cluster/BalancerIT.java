@@ -99,7 +99,7 @@ class BalancerIT {
   @Test
   void aServerThatJoinsTakesItsShareWhileClientsLoseNothingThenTheClusterStaysStill()
       throws Exception {
-    HistoryRecorder recorder = new HistoryRecorder(1 << 20);
+    HistoryRecorder recorder = new HistoryRecorder(1 << 21);
     try (ProcessCluster cluster =
             ProcessCluster.start(
                 dir.resolve("cluster"),
