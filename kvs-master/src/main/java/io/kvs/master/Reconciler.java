@@ -308,8 +308,9 @@ final class Reconciler implements AutoCloseable {
     Map<Long, RegionStore.Versioned> before = store.regionsForPass();
     Map<Long, RegionStore.Versioned> known = splits.commitSealed(before, config);
     openDaughters(before, known, servers, config);
-    // Servers whose list failed are absent: what they hold is unknown this pass.
-    Map<String, Map<Long, HeldRegion>> held = collectLists(lists);
+    // Servers whose list failed are absent: what they hold is unknown this pass. A seal answered
+    // while the lists come is committed at once (they take 15-60 ms under load).
+    Map<String, Map<Long, HeldRegion>> held = collectLists(lists, known, servers, config);
     long listedAt = System.nanoTime();
     reopenedForFailedStreams.values().forEach(backups -> backups.removeIf(held::containsKey));
     Map<Long, RegionStore.Versioned> regions =
@@ -1197,11 +1198,41 @@ final class Reconciler implements AutoCloseable {
     return calls;
   }
 
-  /** What the lists {@link #askLists} asked for say, each awaited up to its timeout. */
-  private static Map<String, Map<Long, HeldRegion>> collectLists(
-      Map<String, CompletableFuture<ControlReply>> calls) {
+  /**
+   * What the lists {@link #askLists} asked for say, each awaited up to its timeout. A seal answered
+   * meanwhile is committed and its daughters' opens sent right away, {@code known} (the pass's
+   * regions) updated.
+   */
+  private Map<String, Map<Long, HeldRegion>> collectLists(
+      Map<String, CompletableFuture<ControlReply>> calls,
+      Map<Long, RegionStore.Versioned> known,
+      Map<String, ServerInfo> servers,
+      ClusterConfig config)
+      throws Exception {
     Map<String, Map<Long, HeldRegion>> held = new HashMap<>();
     long deadline = System.nanoTime() + LIST_TIMEOUT.plusMillis(200).toNanos();
+    BlockingQueue<Object> ended = new LinkedBlockingQueue<>();
+    calls.values().forEach(call -> call.whenComplete((reply, failure) -> ended.add(call)));
+    waking = ended;
+    try {
+      int answered = 0;
+      while (answered < calls.size()) {
+        Object next = ended.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        if (next == null) {
+          break; // those still out time out below
+        }
+        if (next != SEAL_ANSWERED) {
+          answered++;
+          continue;
+        }
+        Map<Long, RegionStore.Versioned> after = splits.commitSealed(known, config);
+        openDaughters(known, after, servers, config);
+        known.clear();
+        known.putAll(after);
+      }
+    } finally {
+      waking = null;
+    }
     calls.forEach(
         (id, call) -> {
           try {

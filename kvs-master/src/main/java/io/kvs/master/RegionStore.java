@@ -95,6 +95,7 @@ final class RegionStore {
 
   // What the pass thread last read of every region, with its own writes since; null: read it all.
   private Map<Long, Versioned> known; // under this
+  private NextId nextId; // under this: the counter as this master last wrote it, null: read it
   private int passesSinceRead; // under this
 
   /**
@@ -135,6 +136,7 @@ final class RegionStore {
    */
   synchronized void forget() {
     known = null;
+    nextId = null;
   }
 
   /** Records a write of this master's that succeeded. */
@@ -309,8 +311,18 @@ final class RegionStore {
   /** The id counter for new regions: the next id and the znode's version (-1: none yet). */
   record NextId(long id, int version) {}
 
-  /** The next region id: the counter's, or one above every id in {@code ids} before the first. */
+  /**
+   * The next region id: the counter's, or one above every id in {@code ids} before the first. The
+   * counter as this master's last split or merge left it is not read again (a ZooKeeper round trip
+   * inside a split's unavailable window); the transaction that uses it is conditional on its
+   * version, so a counter moved by anyone else fails it and the next read goes to ZooKeeper.
+   */
   NextId nextRegionId(Iterable<Long> ids) throws Exception {
+    synchronized (this) {
+      if (nextId != null) {
+        return nextId;
+      }
+    }
     try {
       Stat stat = new Stat();
       byte[] data = curator.getData().storingStatIn(stat).forPath(paths.nextRegionId());
@@ -379,10 +391,11 @@ final class RegionStore {
     try {
       curator.transaction().forOperations(ops);
     } catch (Exception e) {
-      forget(); // the next pass reads them all
+      forget(); // the next pass reads them all, the next split or merge the counter
       throw e;
     }
     synchronized (this) {
+      nextId = new NextId(after, next.version() + 1); // created at version 0 when it was -1
       // What this master knows stays the map: the regions gone, those made at their first version.
       if (known != null) {
         gone.forEach(region -> known.remove(region.region().id()));

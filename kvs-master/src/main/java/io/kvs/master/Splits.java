@@ -71,9 +71,15 @@ final class Splits {
    */
   private final LongPredicate handingOver;
 
-  /** A seal sent for a region at an epoch, and its reply. */
+  /**
+   * A seal sent for a region at an epoch, for {@code request} (as read when it was sent: the commit
+   * reads it no more, its transaction deletes it and fails if it is gone), and its reply.
+   */
   private record Sealing(
-      long epoch, CompletableFuture<ControlReply> reply, AtomicLong answeredAt) {}
+      long epoch,
+      SplitRequest request,
+      CompletableFuture<ControlReply> reply,
+      AtomicLong answeredAt) {}
 
   private final Map<Long, Sealing> sealing = new HashMap<>();
 
@@ -220,13 +226,12 @@ final class Splits {
     if (!anySealed()) {
       return result;
     }
-    Map<Long, SplitRequest> requests = store.splitRequests();
+    // The requests are not read again (two ZooKeeper round trips inside the region's unavailable
+    // window): each sealing holds the one it was sent for.
     for (Map.Entry<Long, Sealing> entry : List.copyOf(sealing.entrySet())) {
       RegionStore.Versioned versioned = regions.get(entry.getKey());
-      SplitRequest request = requests.get(entry.getKey());
+      SplitRequest request = entry.getValue().request();
       if (versioned != null
-          && request != null
-          && !request.isRefused()
           && versioned.region().epoch() == entry.getValue().epoch()
           && sealedOk(entry.getValue().reply())) {
         sealed(versioned, request, config, result);
@@ -269,7 +274,7 @@ final class Splits {
             new ControlCommand.Seal(region.id(), region.epoch(), request.key()),
             SEAL_TIMEOUT);
     AtomicLong answeredAt = new AtomicLong();
-    sealing.put(region.id(), new Sealing(region.epoch(), reply, answeredAt));
+    sealing.put(region.id(), new Sealing(region.epoch(), request, reply, answeredAt));
     reply.whenComplete(
         (r, e) -> {
           answeredAt.set(System.nanoTime());
