@@ -1167,10 +1167,10 @@ final class Reconciler implements AutoCloseable {
   }
 
   /**
-   * Asks every live server what it holds, at once (no thread waits: one connection per server on
-   * the control client's event loop), each bounded by {@link #LIST_TIMEOUT}; {@link #collectLists}
-   * reads the answers: servers that did not answer, refused (OVERLOADED) or whose list from an
-   * earlier pass is still in flight are absent.
+   * Asks every live server what it holds, at once (no thread waits: one exchange per server on the
+   * control client's event loop, over a connection kept from the last pass), each bounded by {@link
+   * #LIST_TIMEOUT}; {@link #collectLists} reads the answers: servers that did not answer, refused
+   * (OVERLOADED) or whose list from an earlier pass is still in flight are absent.
    */
   private Map<String, CompletableFuture<ControlReply>> askLists(Map<String, ServerInfo> servers) {
     listing.keySet().retainAll(servers.keySet());

@@ -17,8 +17,8 @@ import java.util.concurrent.CompletableFuture;
  * server has a lane of its own, with at most {@link #IN_FLIGHT_PER_SERVER} commands in flight and
  * at most {@link #WAITING_PER_SERVER} waiting behind them, so a server that is slow to answer
  * (paused, replaying a long log, or just overloaded) delays only the commands sent to it. No thread
- * waits: a command is a connection of the {@link ControlClient}'s event loop, bounded by its
- * timeout.
+ * waits: a command is an exchange on one of the {@link ControlClient}'s connections to the server
+ * (kept between commands), bounded by its timeout.
  *
  * <p>When the bounds are reached: a command finding its server's lane full is not sent, and fails
  * at once with {@code OVERLOADED}; one that waited in the lane longer than its own timeout, or that
@@ -57,7 +57,7 @@ final class ServerCommands {
    * Sends {@code command} to {@code server} when its lane has room: the future completes with the
    * reply, or exceptionally with a {@link KvsException} (unreachable, no reply within {@code
    * bound}, its lane full: OVERLOADED, or dropped unsent). Cancelling it drops it if it is still
-   * waiting; one already sent runs its course (its connection is closed).
+   * waiting; one already sent runs its course (its connection is closed, not kept).
    */
   CompletableFuture<ControlReply> send(ServerInfo server, ControlCommand command, Duration bound) {
     Waiting waiting = new Waiting(server, command, bound, System.nanoTime());

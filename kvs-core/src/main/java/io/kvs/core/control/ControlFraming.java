@@ -9,8 +9,10 @@ import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.handler.codec.LengthFieldPrepender;
 import io.netty.handler.codec.MessageToMessageDecoder;
 import io.netty.handler.codec.MessageToMessageEncoder;
+import io.netty.handler.timeout.IdleStateHandler;
 import java.nio.ByteOrder;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Netty framing of the control RPC: each challenge, proof, command and reply is a frame of a
@@ -24,8 +26,13 @@ public final class ControlFraming {
 
   private ControlFraming() {}
 
-  /** Commands in (those {@code gate} lets through), replies out. */
+  /**
+   * Commands in (those {@code gate} lets through), replies out; a connection idle for {@link
+   * ControlGate#IDLE} is closed.
+   */
   public static void addServerHandlers(ChannelPipeline pipeline, ControlGate gate) {
+    pipeline.addLast(
+        "control-idle", new IdleStateHandler(0, 0, ControlGate.IDLE.toSeconds(), TimeUnit.SECONDS));
     addFraming(pipeline);
     pipeline.addLast("control-gate", gate);
     pipeline.addLast("control-command-decoder", new CommandDecoder());

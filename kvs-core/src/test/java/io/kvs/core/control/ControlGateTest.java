@@ -52,9 +52,43 @@ class ControlGateTest {
     channel.writeInbound(Unpooled.wrappedBuffer(CLOSE));
     assertThat(body(channel.readInbound())).isEqualTo(CLOSE);
     assertThat(refusals.refusals()).isZero();
-    channel.writeInbound(Unpooled.wrappedBuffer(CLOSE)); // a second command on the connection
+    // Anything before the first's reply (a proof again, a second command) is refused.
+    channel.writeInbound(Unpooled.wrappedBuffer(ControlGate.proofFrame(proof)));
     assertThat(channel.inboundMessages()).isEmpty();
     assertThat(refusals.refusals()).isEqualTo(1);
+    assertThat(channel.isOpen()).isFalse();
+    channel.finishAndReleaseAll();
+  }
+
+  @Test
+  void afterEachReplyAFreshChallengeAndTheNextCommandNeedsAProofOfItsOwn() {
+    EmbeddedChannel channel = gate(Optional.of(SECRET));
+    byte[] first = nonce(channel);
+    byte[] proof = SECRET.prove(ControlGate.PURPOSE, first, CLOSE);
+    channel.writeInbound(Unpooled.wrappedBuffer(ControlGate.proofFrame(proof)));
+    channel.writeInbound(Unpooled.wrappedBuffer(CLOSE));
+    assertThat(body(channel.readInbound())).isEqualTo(CLOSE);
+    byte[] reply = ControlJson.encode(ControlReply.ok());
+    channel.writeOutbound(Unpooled.wrappedBuffer(reply));
+    assertThat(body(channel.readOutbound())).isEqualTo(reply);
+    byte[] second = nonce(channel); // the challenge follows the reply
+    assertThat(second).isNotEqualTo(first);
+
+    byte[] proved = SECRET.prove(ControlGate.PURPOSE, second, CLOSE);
+    channel.writeInbound(Unpooled.wrappedBuffer(ControlGate.proofFrame(proved)));
+    channel.writeInbound(Unpooled.wrappedBuffer(CLOSE));
+    assertThat(body(channel.readInbound())).isEqualTo(CLOSE);
+    channel.writeOutbound(Unpooled.wrappedBuffer(reply));
+    assertThat(body(channel.readOutbound())).isEqualTo(reply);
+    nonce(channel);
+
+    // The first challenge's proof, replayed, proves nothing now: refused, nothing passes.
+    channel.writeInbound(Unpooled.wrappedBuffer(ControlGate.proofFrame(proof)));
+    channel.writeInbound(Unpooled.wrappedBuffer(CLOSE));
+    assertThat(channel.inboundMessages()).isEmpty();
+    assertThat(ControlJson.decodeReply(body(channel.readOutbound())).message())
+        .contains("wrong cluster secret");
+    assertThat(channel.isOpen()).isFalse();
     channel.finishAndReleaseAll();
   }
 
@@ -102,6 +136,15 @@ class ControlGateTest {
     channel.writeInbound(Unpooled.wrappedBuffer(CLOSE));
     assertThat(body(channel.readInbound())).isEqualTo(CLOSE);
     assertThat(channel.inboundMessages()).isEmpty();
+    // One at a time there too: the next passes only after the reply (and its fresh challenge).
+    channel.writeOutbound(Unpooled.wrappedBuffer(ControlJson.encode(ControlReply.ok())));
+    body(channel.readOutbound());
+    assertThat(ClusterJson.read(body(channel.readOutbound())).has("challenge")).isTrue();
+    channel.writeInbound(Unpooled.wrappedBuffer(CLOSE));
+    assertThat(body(channel.readInbound())).isEqualTo(CLOSE);
+    channel.writeInbound(Unpooled.wrappedBuffer(CLOSE));
+    assertThat(channel.inboundMessages()).isEmpty();
+    assertThat(channel.isOpen()).isFalse();
     channel.finishAndReleaseAll();
   }
 }
