@@ -176,6 +176,9 @@ abstract class Operation<T> {
     if (!last && problem.regionId() >= 0 && problem.action() != Problem.Action.BACK_OFF) {
       context.metadata.refreshRegion(problem.regionId());
     }
+    if (!last && problem.regionId() < 0 && problem.action() == Problem.Action.REFRESH) {
+      context.metadata.refreshRegions(); // a hole in the map: the regions that fill it, read now
+    }
     if (!last && problem.action() == Problem.Action.RECONNECT && !problem.serverId().isEmpty()) {
       context.metadata.refreshServer(problem.serverId());
     }

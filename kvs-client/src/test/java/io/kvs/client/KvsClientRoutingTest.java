@@ -7,6 +7,7 @@ import io.kvs.core.StatusCode;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionState;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -105,6 +106,33 @@ class KvsClientRoutingTest extends ClusterTestBase {
 
     client.put(bytes("zebra"), bytes("on s3"));
     assertThat(cluster.server("s3").region(4).get(bytes("zebra"))).isEqualTo(bytes("on s3"));
+    client.metadata().pauseCacheEvents(false);
+  }
+
+  /**
+   * A region is replaced (as by a split's commit) and the cache has seen it go but not what
+   * replaced it: a key in the hole makes the client list the regions and read the new one itself.
+   */
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  void aHoleInTheMapIsFilledByReadingTheRegionsDirectly(Transport transport) throws Exception {
+    startCluster(transport);
+    KvsClient client = cluster.client(transport, TIMEOUT);
+    RegionDescriptor old = client.regionMap().byId(4).orElseThrow();
+    cluster.server(old.primary()).detach(4);
+    cluster.delete(4);
+    awaitCondition(
+        "region 4 gone from the client's map", TIMEOUT, () -> client.regionMap().byId(4).isEmpty());
+    client.metadata().pauseCacheEvents(true);
+
+    RegionDescriptor successor =
+        new RegionDescriptor(9, old.start(), old.end(), "s3", List.of(), 1, RegionState.OPEN);
+    cluster.server("s3").attach(9, 1);
+    cluster.write(successor);
+    client.put(bytes("zebra"), bytes("in the successor"));
+    assertThat(client.regionMap().byId(9)).hasValue(successor);
+    assertThat(cluster.server("s3").region(9).get(bytes("zebra")))
+        .isEqualTo(bytes("in the successor"));
     client.metadata().pauseCacheEvents(false);
   }
 

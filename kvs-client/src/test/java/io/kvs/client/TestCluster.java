@@ -134,6 +134,11 @@ final class TestCluster implements AutoCloseable {
     }
   }
 
+  /** Deletes a region's descriptor, as the master's commit of a split or merge does. */
+  void delete(long regionId) throws Exception {
+    curator.delete().forPath(paths.region(regionId));
+  }
+
   /** The descriptor in ZooKeeper. */
   RegionDescriptor read(long regionId) throws Exception {
     return ClusterJson.decodeRegion(curator.getData().forPath(paths.region(regionId)));
