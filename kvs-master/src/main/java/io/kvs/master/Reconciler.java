@@ -322,6 +322,7 @@ final class Reconciler implements AutoCloseable {
             splits,
             splits.pending());
     handovers.retain(regions.keySet());
+    openings.keySet().retainAll(regions.keySet()); // those of regions split or merged away
     planned.refresh();
     Map<String, Integer> replicas = new HashMap<>();
     servers.keySet().forEach(server -> replicas.put(server, 0));
@@ -1278,11 +1279,17 @@ final class Reconciler implements AutoCloseable {
     return opening.tail.getNow(false) && !opening.unlisted;
   }
 
-  /** Takes what a finished {@code opening} learnt into account, once (pass thread only). */
+  /**
+   * Takes what a finished {@code opening} learnt into account, once (pass thread only). It stays
+   * the region's last opening: a pass whose lists were asked before it was accepted finds it there
+   * and sends nothing again (a split's daughters, opened as the pass began, were sent their opens
+   * twice when it went here).
+   */
   private void settle(Opening opening) {
-    if (openings.get(opening.region.id()) == opening) {
-      openings.remove(opening.region.id());
+    if (opening.settled) {
+      return;
     }
+    opening.settled = true;
     long stale = opening.staleEpoch.get();
     if (!opening.superseded && stale > 0) {
       epochFloor.merge(opening.region.id(), stale, Math::max);
@@ -1330,6 +1337,9 @@ final class Reconciler implements AutoCloseable {
 
     /** A pass stopped waiting for it and asks for another when it ends (pass thread only). */
     boolean watched;
+
+    /** What it learnt was taken into account ({@link #settle}; pass thread only). */
+    boolean settled;
 
     /** The region moved on: nothing more is sent, and what the replies say is ignored. */
     volatile boolean superseded;
