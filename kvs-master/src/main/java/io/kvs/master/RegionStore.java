@@ -27,6 +27,8 @@ import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The master's reads and writes of cluster metadata. Every change is conditional: regions are
@@ -34,6 +36,8 @@ import org.apache.zookeeper.data.Stat;
  * the cluster is created in one transaction, so two masters can never both apply a change.
  */
 final class RegionStore {
+  private static final Logger LOG = LoggerFactory.getLogger(RegionStore.class);
+
   /** A region and the znode version it was read at. */
   record Versioned(RegionDescriptor region, int version) {}
 
@@ -86,10 +90,12 @@ final class RegionStore {
   }
 
   /**
-   * Passes that use the regions this master knows ({@link #regionsForPass}) between two full reads:
-   * only this master writes regions, so what it read and wrote since is the map, and every write is
-   * conditional anyway (a stale version fails, and the next pass reads everything again); the full
-   * read every so many passes bounds what an unnoticed change could cost.
+   * Passes over which every region this master knows is read again, a slice per pass ({@link
+   * #regionsForPass}): only this master writes regions, so what it read and wrote since is the map,
+   * and every write is conditional anyway (a stale version fails, and the next pass reads
+   * everything again); reading each region again within so many passes bounds what an unnoticed
+   * change could cost. (It was a full read every 10th pass: 560-600 ms of one pass in 10 at 10,000
+   * regions, and the longest pass of a recovery whenever the two met.)
    */
   static final int PASSES_PER_FULL_READ = 10;
 
@@ -100,20 +106,41 @@ final class RegionStore {
 
   /**
    * The regions for a pass of the active master: those it knows (its last full read with its own
-   * writes since), when ZooKeeper lists the same region ids and fewer than {@link
-   * #PASSES_PER_FULL_READ} passes used them; otherwise every region read again ({@link #regions}).
-   * Reading 10,000 regions took two thirds of a 1 s pass even with the reads in flight together
-   * (docs/BENCHMARKS.md, "Scale of the master"); listing their ids is one round trip.
+   * writes since), when ZooKeeper lists the same region ids, with the slice of them this pass reads
+   * again (ids equal to the pass's number modulo {@link #PASSES_PER_FULL_READ}); otherwise every
+   * region read again ({@link #regions}). Reading 10,000 regions took two thirds of a 1 s pass even
+   * with the reads in flight together (docs/BENCHMARKS.md, "Scale of the master"); listing their
+   * ids is one round trip.
    */
   synchronized Map<Long, Versioned> regionsForPass() throws Exception {
-    if (known != null && passesSinceRead < PASSES_PER_FULL_READ) {
+    if (known != null) {
       List<String> children = children(paths.regions());
       boolean same = children.size() == known.size();
       for (int i = 0; same && i < children.size(); i++) {
         same = known.containsKey(ClusterPaths.regionIdOf(children.get(i)));
       }
       if (same) {
-        passesSinceRead++;
+        long slice = passesSinceRead++ % PASSES_PER_FULL_READ;
+        List<String> again =
+            children.stream()
+                .filter(child -> ClusterPaths.regionIdOf(child) % PASSES_PER_FULL_READ == slice)
+                .toList();
+        readAll(
+            paths.regions(),
+            again,
+            (data, stat) -> {
+              RegionDescriptor region = ClusterJson.decodeRegion(data);
+              Versioned held = known.get(region.id());
+              if (held == null || held.version() != stat.getVersion()) {
+                LOG.warn(
+                    "region {} changed in ZooKeeper without this master's knowing (version {},"
+                        + " known {}): taken as read",
+                    region.id(),
+                    stat.getVersion(),
+                    held == null ? -1 : held.version());
+                known.put(region.id(), new Versioned(region, stat.getVersion()));
+              }
+            });
         return new TreeMap<>(known);
       }
     }

@@ -71,6 +71,45 @@ class RegionStoreTest {
     }
   }
 
+  @Test
+  void aRegionChangedBehindItsBackIsReadAgainWithinTheFullReadsPasses() throws Exception {
+    try (EmbeddedZooKeeper zookeeper =
+            EmbeddedZooKeeper.start(directory.resolve("zookeeper"), "127.0.0.1", 0, null, 0);
+        CuratorFramework curator =
+            CuratorFrameworkFactory.newClient(zookeeper.connectString(), new RetryOneTime(100))) {
+      curator.start();
+      ClusterPaths paths = new ClusterPaths("test");
+      RegionStore store = new RegionStore(curator, paths);
+      store.ensurePath(paths.regions());
+      for (long id = 1; id <= 25; id++) {
+        RegionDescriptor region =
+            new RegionDescriptor(
+                id,
+                key(String.format("k%03d", id)),
+                key(String.format("k%03d", id + 1)),
+                "s1",
+                List.of(),
+                1,
+                RegionState.OPEN);
+        curator.create().forPath(paths.region(id), ClusterJson.encode(region));
+      }
+      assertThat(store.regionsForPass()).hasSize(25); // the full read
+
+      RegionDescriptor moved =
+          new RegionDescriptor(17, key("k017"), key("k018"), "s2", List.of(), 2, RegionState.OPEN);
+      curator.setData().forPath(paths.region(17), ClusterJson.encode(moved));
+      int passes = 0;
+      Map<Long, RegionStore.Versioned> regions;
+      do {
+        regions = store.regionsForPass();
+        passes++;
+      } while (regions.get(17L).version() == 0 && passes < RegionStore.PASSES_PER_FULL_READ);
+      assertThat(regions.get(17L).version()).isEqualTo(1);
+      assertThat(regions.get(17L).region()).isEqualTo(moved);
+      assertThat(regions).hasSize(25);
+    }
+  }
+
   private static byte[] key(String text) {
     return text.getBytes(StandardCharsets.UTF_8);
   }
