@@ -181,6 +181,14 @@ KVS_EXPORT kvs_status kvs_region_split_key(kvs_region* region,
                                            kvs_value_sink sink,
                                            void* sink_context);
 
+// Where the region splits by load: the median of the keys its recent
+// requests named (one put, delete or get in 16; the last 1,024 kept) that
+// its bounds split at. KVS_NOT_FOUND with fewer than 64 such keys;
+// otherwise calls `sink` once with the key.
+KVS_EXPORT kvs_status kvs_region_load_split_key(kvs_region* region,
+                                                kvs_value_sink sink,
+                                                void* sink_context);
+
 // Iterators scan a snapshot of a region's live keys in order. An iterator
 // must be destroyed before its engine is closed or its region dropped.
 typedef struct kvs_iterator kvs_iterator;

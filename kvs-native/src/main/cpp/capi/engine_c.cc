@@ -202,6 +202,14 @@ kvs_status kvs_region_split_key(kvs_region* region, kvs_value_sink sink,
   return KVS_OK;
 }
 
+kvs_status kvs_region_load_split_key(kvs_region* region, kvs_value_sink sink,
+                                     void* sink_context) {
+  std::string key;
+  if (!RegionOf(region)->LoadSplitKey(&key)) return KVS_NOT_FOUND;
+  sink(sink_context, key.data(), key.size());
+  return KVS_OK;
+}
+
 void kvs_region_get_stats(kvs_region* region, kvs_region_stats* stats) {
   static_assert(KVS_STATS_LEVELS == kvs::lsm::kStatsLevels);
   const kvs::lsm::RegionStats s = RegionOf(region)->stats();

@@ -220,6 +220,19 @@ jbyteArray RegionSplitKey(JNIEnv* env, jclass, jlong region) {
   return sink.result;
 }
 
+// The key the region splits at by load; null with too few requests sampled
+// (kvs_region_load_split_key).
+jbyteArray RegionLoadSplitKey(JNIEnv* env, jclass, jlong region) {
+  ArraySink sink{env, nullptr};
+  const kvs_status status =
+      kvs_region_load_split_key(RegionOf(region), &SinkToArray, &sink);
+  if (status == KVS_NOT_FOUND) {
+    return nullptr;
+  }
+  Failed(env, status);
+  return sink.result;
+}
+
 struct BufferSink {
   char* target;
   size_t capacity;
@@ -451,6 +464,7 @@ bool RegisterEngineNatives(JNIEnv* env, jclass native_methods_class) {
                  GetDirect),
       KVS_NATIVE("regionSync", "(J)V", RegionSync),
       KVS_NATIVE("regionSplitKey", "(J)[B", RegionSplitKey),
+      KVS_NATIVE("regionLoadSplitKey", "(J)[B", RegionLoadSplitKey),
       KVS_NATIVE("regionMergeAhead", "(JJ)Z", RegionMergeAhead),
       KVS_NATIVE("regionStats", "(J[J)V", RegionStats),
       KVS_NATIVE("regionStoppedBy", "(J)Ljava/lang/String;", RegionStoppedBy),

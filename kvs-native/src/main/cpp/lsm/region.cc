@@ -386,13 +386,13 @@ Status Region::ValidateKeyValue(std::string_view key,
 
 Status Region::Put(std::string_view key, std::string_view value) {
   KVS_RETURN_IF_ERROR(ValidateKeyValue(key, value));
-  puts_.fetch_add(1, std::memory_order_relaxed);
+  load_sample_.Note(puts_.fetch_add(1, std::memory_order_relaxed), key);
   return Write(log::RecordType::kPut, key, value);
 }
 
 Status Region::Delete(std::string_view key) {
   KVS_RETURN_IF_ERROR(ValidateKeyValue(key, {}));
-  deletes_.fetch_add(1, std::memory_order_relaxed);
+  load_sample_.Note(deletes_.fetch_add(1, std::memory_order_relaxed), key);
   return Write(log::RecordType::kDelete, key, {});
 }
 
@@ -706,7 +706,7 @@ Status Region::ResolveLevel(std::string_view key, const btree::LeafValue& leaf,
 }
 
 Status Region::Get(std::string_view key, std::string* value) {
-  gets_.fetch_add(1, std::memory_order_relaxed);
+  load_sample_.Note(gets_.fetch_add(1, std::memory_order_relaxed), key);
   if (!origin_.bounds.Contains(key)) {
     // The levels a split region shares with its sibling hold the sibling's
     // keys too.

@@ -69,6 +69,7 @@
 #include "lsm/l0_budget.h"
 #include "lsm/l0_table.h"
 #include "lsm/level.h"
+#include "lsm/load_sample.h"
 #include "lsm/node_cache.h"
 #include "lsm/record_reader.h"
 #include "lsm/region_iterator.h"
@@ -357,6 +358,12 @@ class Region {
   // if L0 holds more than the levels (the caller walks the keys instead) or
   // no level key lies inside the bounds.
   Status SplitKey(std::string* key, bool* found) const;
+  // Where the region splits by load: the median of the keys its recent
+  // requests named (LoadSample: one put, delete or get in 16, the last
+  // 1,024 kept) that its bounds split at; false with fewer than 64 of them.
+  bool LoadSplitKey(std::string* key) const {
+    return load_sample_.Median(origin_.bounds, key);
+  }
   static constexpr int kSplitKeyRounds = 12;
   static constexpr size_t kSplitKeyL0Samples = 65536;
   // OK while the region works; once a compaction or one of its logs failed
@@ -702,6 +709,7 @@ class Region {
 
   std::atomic<uint64_t> puts_{0}, deletes_{0}, gets_{0}, stalls_{0},
       stall_micros_{0}, budget_stalls_{0};
+  LoadSample load_sample_;  // keys of recent requests, for LoadSplitKey
 };
 
 }  // namespace kvs::lsm

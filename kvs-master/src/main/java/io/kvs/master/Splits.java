@@ -206,7 +206,9 @@ final class Splits {
           loadSplits.put(hot.region(), System.nanoTime());
         }
       }
-      store.requestSplit(choice.get().regionId(), SplitRequest.at(new byte[0]));
+      store.requestSplit(
+          choice.get().regionId(),
+          choice.get().byLoad() ? SplitRequest.forLoad() : SplitRequest.at(new byte[0]));
       LOG.info(
           "region {}: splitting it by itself: {}", choice.get().regionId(), choice.get().why());
       passWanted.run();
@@ -271,7 +273,7 @@ final class Splits {
     CompletableFuture<ControlReply> reply =
         commands.send(
             servers.get(region.primary()),
-            new ControlCommand.Seal(region.id(), region.epoch(), request.key()),
+            new ControlCommand.Seal(region.id(), region.epoch(), request.key(), request.byLoad()),
             SEAL_TIMEOUT);
     AtomicLong answeredAt = new AtomicLong();
     sealing.put(region.id(), new Sealing(region.epoch(), request, reply, answeredAt));

@@ -197,6 +197,21 @@ public final class Region implements AutoCloseable {
   }
 
   /**
+   * Where the region splits by load: the median of the keys its recent requests named (one put,
+   * delete or get in 16; the last 1,024 kept) that its bounds can split at.
+   *
+   * @return the key, or empty with fewer than 64 such keys sampled
+   */
+  public Optional<byte[]> loadSplitKey() {
+    enter();
+    try {
+      return Optional.ofNullable(NativeMethods.regionLoadSplitKey(handle));
+    } finally {
+      exit();
+    }
+  }
+
+  /**
    * Opens an iterator over a snapshot of the region's live keys, below {@code upperBound}
    * (exclusive) if it is not null. Iterators are closed with their region or engine at the latest.
    */

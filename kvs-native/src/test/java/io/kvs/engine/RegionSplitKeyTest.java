@@ -11,7 +11,10 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@link Region#splitKey}: the middle by size, from the index. */
+/**
+ * {@link Region#splitKey}: the middle by size, from the index; {@link Region#loadSplitKey}: the
+ * median of the recent requests' keys.
+ */
 class RegionSplitKeyTest {
   @TempDir Path directory;
 
@@ -46,6 +49,40 @@ class RegionSplitKeyTest {
       assertThat(keys).contains(key);
       double below = (double) keys.headSet(key).size() / keys.size();
       assertThat(below).isBetween(0.4, 0.6);
+    }
+  }
+
+  @Test
+  void theLoadSplitKeyFollowsTheRequestsNotTheBytes() {
+    try (Engine engine =
+        Engine.open(directory.resolve("volume"), EngineOptions.builder().build())) {
+      Region region = engine.createRegion("load");
+      for (int i = 0; i < 2000; i++) {
+        region.put(bytes(String.format("key%06d", i)), bytes("v"));
+      }
+      // 2,000 puts, one key each: the median of the sampled puts is the middle of the keys.
+      String even = new String(region.loadSplitKey().orElseThrow(), StandardCharsets.UTF_8);
+      assertThat(even).isBetween("key000900", "key001100");
+
+      // Then reads of ten keys near the top, 40,000 of them: the sample's last 1,024 keys are
+      // theirs, and the split by load falls among them while the split by size stays put.
+      for (int i = 0; i < 40000; i++) {
+        region.get(bytes(String.format("key%06d", 1990 + i % 10)));
+      }
+      String hot = new String(region.loadSplitKey().orElseThrow(), StandardCharsets.UTF_8);
+      assertThat(hot).isBetween("key001990", "key001999");
+    }
+  }
+
+  @Test
+  void tooFewRequestsSayNothing() {
+    try (Engine engine =
+        Engine.open(directory.resolve("volume"), EngineOptions.builder().build())) {
+      Region region = engine.createRegion("quiet");
+      for (int i = 0; i < 100; i++) {
+        region.put(bytes(String.format("key%06d", i)), bytes("v")); // 7 sampled
+      }
+      assertThat(region.loadSplitKey()).isEmpty();
     }
   }
 

@@ -83,7 +83,7 @@ final class SimulatedRegions implements ControlledRegions {
   }
 
   @Override
-  public byte[] seal(long regionId, long epoch, byte[] key) {
+  public byte[] seal(long regionId, long epoch, byte[] key, boolean byLoad) {
     throw KvsException.of(
         StatusCode.INVALID_ARGUMENT, "a simulated server holds no keys: it cannot split");
   }

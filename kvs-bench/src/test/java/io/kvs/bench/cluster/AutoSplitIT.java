@@ -20,7 +20,8 @@ import org.junit.jupiter.api.io.TempDir;
  * each), and the master splits them, one at a time, with no operator; the map then covers the key
  * space with no hole or overlap, every key reads back as written, and {@code LocalCluster verify}
  * finds every region's backups holding what its primary holds. A daughter still sharing its
- * parent's levels reports its part of them (about 2 MB), so the splits do not cascade.
+ * parent's levels reports its part of them (about 2 MB), so the splits do not cascade. And a hot
+ * region splits by load where its requests split in half.
  */
 class AutoSplitIT {
   private static final int REGIONS = 2;
@@ -75,5 +76,60 @@ class AutoSplitIT {
           "AutoSplitIT: %d regions %d ms after a %d-key load began: %s%n",
           map.size(), millis, KEYS, sorted);
     }
+  }
+
+  /**
+   * A region serving {@code --split-qps} requests a second over the window is split by the master
+   * where its requests split in half, not in the middle of its bytes: a thousand keys written in
+   * order, then reads of the ten at the top only; the first split falls among those ten (the middle
+   * by size would be near the 500th key). Every key reads back after it.
+   */
+  @Test
+  void aHotRegionSplitsWhereItsRequestsSplitInHalf() throws Exception {
+    try (ProcessCluster cluster =
+            ProcessCluster.start(
+                dir.resolve("load-cluster"),
+                "--servers",
+                "3",
+                "--regions",
+                "1",
+                "--replication",
+                "2",
+                "--split-size",
+                Long.toString(1L << 30),
+                "--split-first-size",
+                Long.toString(1L << 30),
+                "--split-qps",
+                "200",
+                "--split-window-ms",
+                "2000");
+        KvsClient client = cluster.client(Duration.ofSeconds(20))) {
+      ProcessCluster.awaitFullStrength(client, 1, 2, Duration.ofSeconds(60));
+      int keys = 1000;
+      for (int i = 0; i < keys; i++) {
+        client.put(loadKey(i), Bulk.value("load", i));
+      }
+      long deadline = System.nanoTime() + AWAIT.toNanos();
+      int reads = 0;
+      while (client.regionMap().size() < 2 && System.nanoTime() < deadline) {
+        assertThat(client.get(loadKey(990 + reads++ % 10))).isPresent();
+      }
+      RegionMap map = cluster.mapNow();
+      assertThat(map.size()).as("split by load within %s", AWAIT).isGreaterThanOrEqualTo(2);
+      byte[] cut = map.regions().get(0).end();
+      String at = new String(cut, java.nio.charset.StandardCharsets.UTF_8);
+      assertThat(at).as("the first split key").isBetween("load/00990", "load/00999");
+      ProcessCluster.awaitFullStrength(client, map.size(), 2, AWAIT);
+      for (int i = 0; i < keys; i++) {
+        assertThat(client.get(loadKey(i))).as("key %d", i).hasValue(Bulk.value("load", i));
+      }
+      System.out.printf(
+          "AutoSplitIT: split by load at %s after %d reads of the ten top keys: %s%n",
+          at, reads, map.regions());
+    }
+  }
+
+  private static byte[] loadKey(int i) {
+    return String.format("load/%05d", i).getBytes(java.nio.charset.StandardCharsets.UTF_8);
   }
 }

@@ -57,6 +57,9 @@ public final class ClusterJson {
     if (split.isRefused()) {
       node.put("refused", split.refused());
     }
+    if (split.byLoad()) {
+      node.put("byLoad", true);
+    }
     return write(node);
   }
 
@@ -75,7 +78,10 @@ public final class ClusterJson {
 
   public static SplitRequest decodeSplit(byte[] json) {
     JsonNode node = read(json);
-    return new SplitRequest(bytes(node, "key"), node.has("refused") ? text(node, "refused") : "");
+    return new SplitRequest(
+        bytes(node, "key"),
+        node.has("refused") ? text(node, "refused") : "",
+        node.path("byLoad").asBoolean(false));
   }
 
   public static MoveRequest decodeMove(byte[] json) {

@@ -35,16 +35,22 @@ public sealed interface ControlCommand {
    * The first step of splitting region {@code regionId}, held here as primary at {@code epoch}:
    * stop serving it (requests get WRONG_REGION until its daughters open) once every backup holds
    * every write its region holds, so that each member can split its copy of the region after the
-   * master commits the split. {@code key} is where to split (empty: the server picks the median of
-   * the region's keys). The reply's message is the split key (base64). Refused, the region still
-   * served: STALE_EPOCH or NOT_PRIMARY if this server does not lead it at that epoch, BUSY while a
-   * backup is not in sync, INVALID_ARGUMENT for a key not strictly inside the region (or a region
-   * with fewer than two keys to pick from). A seal whose hand-over to the backups failed leaves the
-   * region closed here: the master reopens it.
+   * master commits the split. {@code key} is where to split (empty: the server picks the middle of
+   * the region by size, or with {@code byLoad} the median of the keys its recent requests named,
+   * falling back to the middle by size when it sampled too few). The reply's message is the split
+   * key (base64). Refused, the region still served: STALE_EPOCH or NOT_PRIMARY if this server does
+   * not lead it at that epoch, BUSY while a backup is not in sync, INVALID_ARGUMENT for a key not
+   * strictly inside the region (or a region with fewer than two keys to pick from). A seal whose
+   * hand-over to the backups failed leaves the region closed here: the master reopens it.
    */
-  record Seal(long regionId, long epoch, byte[] key) implements ControlCommand {
+  record Seal(long regionId, long epoch, byte[] key, boolean byLoad) implements ControlCommand {
     public Seal {
       java.util.Objects.requireNonNull(key, "key");
+    }
+
+    /** A seal at {@code key} (empty: the middle by size). */
+    public Seal(long regionId, long epoch, byte[] key) {
+      this(regionId, epoch, key, false);
     }
   }
 

@@ -41,6 +41,9 @@ public final class ControlJson {
       node.put("regionId", seal.regionId());
       node.put("epoch", seal.epoch());
       node.put("key", java.util.Base64.getEncoder().encodeToString(seal.key()));
+      if (seal.byLoad()) {
+        node.put("byLoad", true);
+      }
     } else if (command instanceof ControlCommand.Retire retire) {
       node.put("command", "retire");
       node.put("regionId", retire.regionId());
@@ -86,7 +89,8 @@ public final class ControlJson {
           new ControlCommand.Seal(
               longValue(node, "regionId"),
               longValue(node, "epoch"),
-              java.util.Base64.getDecoder().decode(text(node, "key")));
+              java.util.Base64.getDecoder().decode(text(node, "key")),
+              node.path("byLoad").asBoolean(false));
       case "retire" ->
           new ControlCommand.Retire(longValue(node, "regionId"), longValue(node, "epoch"));
       case "prepareHandover" ->

@@ -80,6 +80,10 @@ class ClusterJsonTest {
     SplitRequest refused = request.refusedFor("no region 7");
     assertThat(ClusterJson.decodeSplit(ClusterJson.encode(refused))).isEqualTo(refused);
     assertThat(refused.isRefused()).isTrue();
+    SplitRequest forLoad = SplitRequest.forLoad();
+    assertThat(ClusterJson.decodeSplit(ClusterJson.encode(forLoad))).isEqualTo(forLoad);
+    assertThat(forLoad.refusedFor("cold").byLoad()).isTrue();
+    assertThat(ClusterJson.decodeSplit(ClusterJson.encode(request)).byLoad()).isFalse();
   }
 
   @Test

@@ -31,6 +31,13 @@ class ControlJsonTest {
     assertThat(sealed.regionId()).isEqualTo(3);
     assertThat(sealed.epoch()).isEqualTo(6);
     assertThat(sealed.key()).isEqualTo(new byte[] {0, (byte) 0xff});
+    assertThat(sealed.byLoad()).isFalse();
+    ControlCommand.Seal forLoad =
+        (ControlCommand.Seal)
+            ControlJson.decodeCommand(
+                ControlJson.encode(new ControlCommand.Seal(3, 6, new byte[0], true)));
+    assertThat(forLoad.byLoad()).isTrue();
+    assertThat(forLoad.key()).isEmpty();
     ControlCommand retire = new ControlCommand.Retire(3, 6);
     assertThat(ControlJson.decodeCommand(ControlJson.encode(retire))).isEqualTo(retire);
     ControlCommand prepare = new ControlCommand.PrepareHandover(3, 6);

@@ -116,6 +116,9 @@ public final class NativeMethods {
   /** Where the region splits by size, from its index; null if the index cannot say. */
   public static native byte[] regionSplitKey(long region);
 
+  /** Where the region splits by load (its recent requests' median key); null if too few. */
+  public static native byte[] regionLoadSplitKey(long region);
+
   /** Fills {@code out} with the region's counters, in {@code RegionStats} order. */
   public static native void regionStats(long region, long[] out);
 

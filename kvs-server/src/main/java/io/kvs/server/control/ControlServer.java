@@ -177,7 +177,7 @@ public final class ControlServer implements AutoCloseable {
         return ControlReply.ok();
       }
       if (command instanceof ControlCommand.Seal seal) {
-        byte[] key = regions.seal(seal.regionId(), seal.epoch(), seal.key());
+        byte[] key = regions.seal(seal.regionId(), seal.epoch(), seal.key(), seal.byLoad());
         return new ControlReply(
             StatusCode.OK, java.util.Base64.getEncoder().encodeToString(key), List.of());
       }

@@ -26,9 +26,10 @@ public interface ControlledRegions {
 
   /**
    * Seals region {@code regionId}, led here at {@code epoch}, for its split at {@code key} (empty:
-   * its middle by size); returns the split key (control command {@code seal}).
+   * its middle by size, or with {@code byLoad} the median of its recent requests' keys); returns
+   * the split key (control command {@code seal}).
    */
-  byte[] seal(long regionId, long epoch, byte[] key);
+  byte[] seal(long regionId, long epoch, byte[] key, boolean byLoad);
 
   /**
    * Retires region {@code regionId}, led here at {@code epoch}, for its merge with a neighbour

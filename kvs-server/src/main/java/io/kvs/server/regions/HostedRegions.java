@@ -313,14 +313,17 @@ public final class HostedRegions implements ControlledRegions {
    *     backup missed records
    */
   @Override
-  public byte[] seal(long regionId, long epoch, byte[] key) {
+  public byte[] seal(long regionId, long epoch, byte[] key, boolean byLoad) {
     commands.readLock().lock();
     try {
       synchronized (lockOf(regionId)) {
         Hosted current = ledAt(regionId, epoch);
         RegionDescriptor descriptor = current.descriptor();
         long picking = System.nanoTime();
-        byte[] splitKey = key.length > 0 ? key : SplitKeys.middle(current.region());
+        byte[] splitKey =
+            key.length > 0
+                ? key
+                : byLoad ? SplitKeys.byLoad(current.region()) : SplitKeys.middle(current.region());
         if (splitKey == null || !descriptor.splitsAt(splitKey)) {
           throw KvsException.of(
               StatusCode.INVALID_ARGUMENT,

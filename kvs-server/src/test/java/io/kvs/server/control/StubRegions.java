@@ -76,7 +76,7 @@ public final class StubRegions implements ControlledRegions {
   }
 
   @Override
-  public byte[] seal(long regionId, long epoch, byte[] key) {
+  public byte[] seal(long regionId, long epoch, byte[] key, boolean byLoad) {
     held.remove(regionId);
     return key;
   }
