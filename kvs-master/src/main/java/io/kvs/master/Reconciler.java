@@ -768,7 +768,16 @@ final class Reconciler implements AutoCloseable {
     opening = new Opening(region);
     openings.put(region.id(), opening);
     // Backups first, in order, so the primary finds them ready when it starts replicating, and a
-    // handover's old primary (the first backup) is demoted before anything else.
+    // handover's old primary (the first backup) is demoted before anything else. An old primary
+    // that joins as a backup (send-index: it drops its own data to hold a replica, 260 ms of a
+    // handover's unavailable window for a 70 MB region in the full elastic run) is only closed
+    // first -- it stops serving once its last records reached its backups -- and then opened as a
+    // backup beside the new primary's open, whose stream finds it ready or sends its OPEN again.
+    String demoted = demotedPrimary(region, held);
+    List<Map.Entry<ServerInfo, ControlCommand>> afterClose = new ArrayList<>();
+    if (demoted != null) {
+      opening.then(servers.get(demoted), new ControlCommand.Close(region.id(), region.epoch()));
+    }
     List<String> order = new ArrayList<>(region.backups());
     order.add(region.primary());
     for (String member : order) {
@@ -786,14 +795,35 @@ final class Reconciler implements AutoCloseable {
       }
       ControlCommand open =
           new ControlCommand.Open(region, config.mode(), config.minReplicas(), streamKey(region));
-      if (atOnce) {
+      if (demoted != null) {
+        afterClose.add(Map.entry(servers.get(member), open));
+      } else if (atOnce) {
         opening.alongside(servers.get(member), open);
       } else {
         opening.then(servers.get(member), open);
       }
     }
+    if (!afterClose.isEmpty()) {
+      opening.thenAll(afterClose);
+    }
     opening.noteAccepted();
     return new Step(region, version, opening);
+  }
+
+  /**
+   * The member of {@code region} listed holding it as its primary at an earlier epoch that the map
+   * now makes a joining backup (a handover's old primary under send-index, which drops its data to
+   * hold a replica), or null.
+   */
+  private static String demotedPrimary(
+      RegionDescriptor region, Map<String, Map<Long, HeldRegion>> held) {
+    for (String backup : region.joining()) {
+      HeldRegion holds = held.getOrDefault(backup, Map.of()).get(region.id());
+      if (holds != null && holds.role() == RegionRole.PRIMARY && holds.epoch() < region.epoch()) {
+        return backup;
+      }
+    }
+    return null;
   }
 
   /**
@@ -1393,6 +1423,22 @@ final class Reconciler implements AutoCloseable {
                   superseded
                       ? CompletableFuture.completedFuture(false)
                       : send(server, command).thenApply(ok -> accepted && ok));
+    }
+
+    /** Sends every one of {@code commands} at once, once the opens before them ended. */
+    void thenAll(List<Map.Entry<ServerInfo, ControlCommand>> commands) {
+      tail =
+          tail.thenCompose(
+              accepted -> {
+                if (superseded) {
+                  return CompletableFuture.completedFuture(false);
+                }
+                CompletableFuture<Boolean> all = CompletableFuture.completedFuture(accepted);
+                for (Map.Entry<ServerInfo, ControlCommand> each : commands) {
+                  all = all.thenCombine(send(each.getKey(), each.getValue()), (a, b) -> a && b);
+                }
+                return all;
+              });
     }
 
     /** Sends {@code command} to {@code server} now, beside the opens sent before it. */
