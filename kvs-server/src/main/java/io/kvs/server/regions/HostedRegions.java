@@ -292,8 +292,13 @@ public final class HostedRegions implements ControlledRegions {
         epochs.raise(regionId, epoch);
         if (hosted.remove(regionId) != null) {
           publish();
+          long detaching = System.nanoTime();
           service.detach(regionId); // a primary hands its last records to the backups first
-          LOG.info("closed region {} at epoch {}", regionId, epoch);
+          LOG.info(
+              "closed region {} at epoch {} (detached in {} ms)",
+              regionId,
+              epoch,
+              millis(System.nanoTime() - detaching));
         }
       }
     } finally {
