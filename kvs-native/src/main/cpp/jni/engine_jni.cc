@@ -207,12 +207,12 @@ jboolean RegionMergeAhead(JNIEnv* env, jclass, jlong region, jlong wait_ms) {
   return merged != 0 ? JNI_TRUE : JNI_FALSE;
 }
 
-// The key the region splits at by size, from its index; null if it cannot
-// say (kvs_region_split_key).
-jbyteArray RegionSplitKey(JNIEnv* env, jclass, jlong region) {
+// A key `find` (kvs_region_split_key, kvs_region_load_split_key) gives the
+// region, or null when it says KVS_NOT_FOUND.
+jbyteArray KeyOrNull(JNIEnv* env, jlong region,
+                     kvs_status (*find)(kvs_region*, kvs_value_sink, void*)) {
   ArraySink sink{env, nullptr};
-  const kvs_status status =
-      kvs_region_split_key(RegionOf(region), &SinkToArray, &sink);
+  const kvs_status status = find(RegionOf(region), &SinkToArray, &sink);
   if (status == KVS_NOT_FOUND) {
     return nullptr;
   }
@@ -220,17 +220,15 @@ jbyteArray RegionSplitKey(JNIEnv* env, jclass, jlong region) {
   return sink.result;
 }
 
-// The key the region splits at by load; null with too few requests sampled
-// (kvs_region_load_split_key).
+// The key the region splits at by size, from its index; null if it cannot
+// say.
+jbyteArray RegionSplitKey(JNIEnv* env, jclass, jlong region) {
+  return KeyOrNull(env, region, &kvs_region_split_key);
+}
+
+// The key the region splits at by load; null with too few requests sampled.
 jbyteArray RegionLoadSplitKey(JNIEnv* env, jclass, jlong region) {
-  ArraySink sink{env, nullptr};
-  const kvs_status status =
-      kvs_region_load_split_key(RegionOf(region), &SinkToArray, &sink);
-  if (status == KVS_NOT_FOUND) {
-    return nullptr;
-  }
-  Failed(env, status);
-  return sink.result;
+  return KeyOrNull(env, region, &kvs_region_load_split_key);
 }
 
 struct BufferSink {

@@ -259,24 +259,26 @@ final class Reconciler implements AutoCloseable {
     }
     Map<Long, RegionStore.Versioned> before = store.knownRegions();
     if (before != null) {
-      openDaughters(before, splits.commitSealed(before, lastConfig), lastServers, lastConfig);
+      commitSealed(before, lastServers, lastConfig);
     }
   }
 
   /**
-   * Sends the opens of the daughters in {@code after} that {@code before} lacks (splits just
-   * committed). No server holds a region just created: with every backup joining (its primary's
+   * Commits the splits whose seals were answered ({@link Splits#commitSealed}) and sends their
+   * daughters' opens; returns {@code before} with each parent whose split committed replaced by its
+   * daughters. No server holds a region just created: with every backup joining (its primary's
    * streams wait for none), the primary's open need not wait for theirs (a stream's OPEN that
    * reaches a backup first is sent again until it opened). The pass's own opens find them on their
    * way and send nothing again.
    */
-  private void openDaughters(
+  private Map<Long, RegionStore.Versioned> commitSealed(
       Map<Long, RegionStore.Versioned> before,
-      Map<Long, RegionStore.Versioned> after,
       Map<String, ServerInfo> servers,
-      ClusterConfig config) {
+      ClusterConfig config)
+      throws Exception {
+    Map<Long, RegionStore.Versioned> after = splits.commitSealed(before, config);
     if (after.keySet().equals(before.keySet())) {
-      return;
+      return after;
     }
     Map<String, Map<Long, HeldRegion>> nothing = new HashMap<>();
     servers.keySet().forEach(server -> nothing.put(server, Map.of()));
@@ -288,6 +290,7 @@ final class Reconciler implements AutoCloseable {
             open(region, daughter.version(), servers, nothing, config, atOnce);
           }
         });
+    return after;
   }
 
   /** Whether every region is OPEN with its whole group in sync after this pass. */
@@ -306,8 +309,7 @@ final class Reconciler implements AutoCloseable {
     // A region sealed for its split is out of service until its daughters open: committed while
     // the servers list what they hold, and the daughters' opens sent at once.
     Map<Long, RegionStore.Versioned> before = store.regionsForPass();
-    Map<Long, RegionStore.Versioned> known = splits.commitSealed(before, config);
-    openDaughters(before, known, servers, config);
+    Map<Long, RegionStore.Versioned> known = commitSealed(before, servers, config);
     // Servers whose list failed are absent: what they hold is unknown this pass. A seal answered
     // while the lists come is committed at once (they take 15-60 ms under load).
     Map<String, Map<Long, HeldRegion>> held = collectLists(lists, known, servers, config);
@@ -1256,8 +1258,7 @@ final class Reconciler implements AutoCloseable {
           answered++;
           continue;
         }
-        Map<Long, RegionStore.Versioned> after = splits.commitSealed(known, config);
-        openDaughters(known, after, servers, config);
+        Map<Long, RegionStore.Versioned> after = commitSealed(known, servers, config);
         known.clear();
         known.putAll(after);
       }

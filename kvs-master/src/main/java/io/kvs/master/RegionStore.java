@@ -102,7 +102,7 @@ final class RegionStore {
   // What the pass thread last read of every region, with its own writes since; null: read it all.
   private Map<Long, Versioned> known; // under this
   private NextId nextId; // under this: the counter as this master last wrote it, null: read it
-  private int passesSinceRead; // under this
+  private int nextSlice; // under this: the ids modulo PASSES_PER_FULL_READ the next pass reads
 
   /**
    * The regions for a pass of the active master: those it knows (its last full read with its own
@@ -120,7 +120,8 @@ final class RegionStore {
         same = known.containsKey(ClusterPaths.regionIdOf(children.get(i)));
       }
       if (same) {
-        long slice = passesSinceRead++ % PASSES_PER_FULL_READ;
+        int slice = nextSlice;
+        nextSlice = (nextSlice + 1) % PASSES_PER_FULL_READ;
         List<String> again =
             children.stream()
                 .filter(child -> ClusterPaths.regionIdOf(child) % PASSES_PER_FULL_READ == slice)
@@ -145,7 +146,7 @@ final class RegionStore {
       }
     }
     known = regions();
-    passesSinceRead = 0;
+    nextSlice = 0;
     return new TreeMap<>(known);
   }
 

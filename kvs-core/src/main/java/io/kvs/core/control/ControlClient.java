@@ -122,14 +122,13 @@ public final class ControlClient implements AutoCloseable {
     CompletableFuture<ControlReply> reply = new CompletableFuture<>();
     Exchange exchange = new Exchange(command, reply);
     Session kept = takeIdle(host, port);
-    Channel channel;
     if (kept != null) {
-      channel = kept.channel;
-      channel
+      exchange.channel = kept.channel;
+      kept.channel
           .eventLoop()
           .execute(() -> kept.start(exchange, () -> connect(host, port, exchange, bound)));
     } else {
-      channel = connect(host, port, exchange, bound);
+      connect(host, port, exchange, bound);
     }
     ScheduledFuture<?> timer =
         group.schedule(
@@ -143,7 +142,7 @@ public final class ControlClient implements AutoCloseable {
           if (failure == null) {
             result.complete(done);
           } else {
-            exchange.closeChannel(channel); // the session is in no known state: not reused
+            exchange.channel.close(); // the session is in no known state: not reused
             result.completeExceptionally(failed(host, port, failure));
           }
         });
@@ -160,7 +159,7 @@ public final class ControlClient implements AutoCloseable {
    * A new connection to {@code host:port} (connected within {@code bound}) whose first challenge
    * starts {@code exchange}.
    */
-  private Channel connect(String host, int port, Exchange exchange, Duration bound) {
+  private void connect(String host, int port, Exchange exchange, Duration bound) {
     Session session = new Session(host, port);
     session.pending = exchange;
     ChannelFuture connect =
@@ -189,7 +188,6 @@ public final class ControlClient implements AutoCloseable {
             exchange.reply.completeExceptionally(f.cause());
           }
         });
-    return connect.channel();
   }
 
   private static String key(String host, int port) {
@@ -255,17 +253,11 @@ public final class ControlClient implements AutoCloseable {
   private static final class Exchange {
     final ControlCommand command;
     final CompletableFuture<ControlReply> reply;
-    volatile Channel channel; // the connection that carries it, once chosen
+    volatile Channel channel; // the connection that carries it (a fresh one replaces a kept one)
 
     Exchange(ControlCommand command, CompletableFuture<ControlReply> reply) {
       this.command = command;
       this.reply = reply;
-    }
-
-    /** Closes the connection that carried it (the one given if it moved to a fresh one). */
-    void closeChannel(Channel given) {
-      Channel carried = channel;
-      (carried != null ? carried : given).close();
     }
   }
 
@@ -308,7 +300,6 @@ public final class ControlClient implements AutoCloseable {
         elsewhere.run();
         return;
       }
-      exchange.channel = channel;
       if (nonce == null) {
         pending = exchange;
         pendingElsewhere = elsewhere;
