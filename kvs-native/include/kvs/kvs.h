@@ -449,6 +449,23 @@ KVS_EXPORT void kvs_service_detach(kvs_service* service, uint64_t region_id);
 // every backup (KVS_OK; otherwise why not, within the replication timeout).
 KVS_EXPORT kvs_status kvs_service_detach_flushed(kvs_service* service,
                                                  uint64_t region_id);
+// kvs_service_detach_flushed for a split or a merge: client requests that
+// reach the region afterwards are held, for at most `hold_ms` (capped at
+// 500), until a region that takes it over is attached
+// (kvs_service_take_over), it is attached again, or the hold ends; then they
+// run again (redirected, or refused KVS_WRONG_REGION). A failed hand-over
+// ends the hold at once.
+KVS_EXPORT kvs_status kvs_service_detach_sealed(kvs_service* service,
+                                                uint64_t region_id,
+                                                uint32_t hold_ms);
+// Region `region_id`, attached, takes over the client requests addressed to
+// the `count` regions `predecessors` (its split parent, the regions merged
+// into it): a put, delete, get or multi-get for one of them whose keys lie
+// in its range runs in it where it is attached as primary, at its epoch;
+// their held requests run again now.
+KVS_EXPORT void kvs_service_take_over(kvs_service* service, uint64_t region_id,
+                                      const uint64_t* predecessors,
+                                      size_t count);
 // What region `region_id`, held by `service` as a send-index backup, would
 // serve if it were promoted now: its installed levels with the records of
 // its log copies (and of what landed in its stream's buffers) past them,

@@ -16,6 +16,7 @@
 #include "channel/server.h"
 #include "kvs/kvs.h"
 #include "service/region_service.h"
+#include "util/limits.h"
 
 struct kvs_fabric_server {
   kvs_service* service = nullptr;
@@ -259,6 +260,19 @@ void kvs_service_detach(kvs_service* service, uint64_t region_id) {
 kvs_status kvs_service_detach_flushed(kvs_service* service,
                                       uint64_t region_id) {
   return Report(service->service.DetachFlushed(region_id));
+}
+
+kvs_status kvs_service_detach_sealed(kvs_service* service, uint64_t region_id,
+                                     uint32_t hold_ms) {
+  return Report(service->service.DetachSealed(
+      region_id, std::chrono::milliseconds(
+                     std::min(hold_ms, kvs::limits::sealed_hold_ms))));
+}
+
+void kvs_service_take_over(kvs_service* service, uint64_t region_id,
+                           const uint64_t* predecessors, size_t count) {
+  service->service.TakeOver(
+      region_id, std::vector<uint64_t>(predecessors, predecessors + count));
 }
 
 void kvs_service_handle(kvs_service* service, const void* request, size_t size,

@@ -291,6 +291,25 @@ void ServiceDetachFlushed(JNIEnv* env, jclass, jlong service, jlong region_id) {
                                     static_cast<uint64_t>(region_id)));
 }
 
+void ServiceDetachSealed(JNIEnv* env, jclass, jlong service, jlong region_id,
+                         jint hold_ms) {
+  Failed(env, kvs_service_detach_sealed(
+                  reinterpret_cast<kvs_service*>(service),
+                  static_cast<uint64_t>(region_id),
+                  static_cast<uint32_t>(std::max<jint>(0, hold_ms))));
+}
+
+void ServiceTakeOver(JNIEnv* env, jclass, jlong service, jlong region_id,
+                     jlongArray predecessors) {
+  const jsize count = env->GetArrayLength(predecessors);
+  std::vector<uint64_t> ids(static_cast<size_t>(count));
+  env->GetLongArrayRegion(predecessors, 0, count,
+                          reinterpret_cast<jlong*>(ids.data()));
+  kvs_service_take_over(reinterpret_cast<kvs_service*>(service),
+                        static_cast<uint64_t>(region_id), ids.data(),
+                        ids.size());
+}
+
 // The start of `request[position, position + length)`, a direct buffer
 // range (no copy on the way in); null with an exception thrown if it is not
 // one.
@@ -471,6 +490,8 @@ bool RegisterFabricNatives(JNIEnv* env, jclass native_methods_class) {
       KVS_NATIVE("serviceSetRequestMetrics", "(JZ)V", ServiceSetRequestMetrics),
       KVS_NATIVE("serviceDetach", "(JJ)V", ServiceDetach),
       KVS_NATIVE("serviceDetachFlushed", "(JJ)V", ServiceDetachFlushed),
+      KVS_NATIVE("serviceDetachSealed", "(JJI)V", ServiceDetachSealed),
+      KVS_NATIVE("serviceTakeOver", "(JJ[J)V", ServiceTakeOver),
       KVS_NATIVE("serviceHandle", "(JLjava/nio/ByteBuffer;II)[B",
                  ServiceHandle),
       KVS_NATIVE("serviceDestroy", "(J)V", ServiceDestroy),

@@ -34,6 +34,9 @@ void Fail(const wire::Request& request, const Status& status,
 }  // namespace
 
 RegionService::~RegionService() {
+  // Held requests run again (refused: nothing takes them over now) on the
+  // pool, which runs them before it goes.
+  held_.Close();
   {
     // Its queued reads run to their end first (they answer their callers).
     std::unique_ptr<ThreadPool> pool;
@@ -56,6 +59,22 @@ void RegionService::Defer(const wire::Request& request, Respond respond) {
   // takes its own copy.
   std::string bytes;
   wire::EncodeRequest(request, &bytes);
+  SubmitDeferred(std::move(bytes), std::move(respond));
+}
+
+void RegionService::DeferEncoded(std::string bytes, Respond respond) {
+  if (deferred_requests_.fetch_add(1) >= limits::deferred_requests_max) {
+    deferred_requests_.fetch_sub(1);
+    wire::Request again;
+    const Status decoded = wire::DecodeRequest(bytes, &again);
+    KVS_CHECK_MSG(decoded.ok(), "a request encoded here does not decode");
+    Execute(again, std::move(respond), /*on_shard=*/false);
+    return;
+  }
+  SubmitDeferred(std::move(bytes), std::move(respond));
+}
+
+void RegionService::SubmitDeferred(std::string bytes, Respond respond) {
   std::lock_guard<std::mutex> lock(read_pool_mutex_);
   if (read_pool_ == nullptr) {
     read_pool_ = std::make_unique<ThreadPool>(limits::deferred_request_threads,
@@ -201,7 +220,75 @@ Status RegionService::Attach(uint64_t region_id, uint64_t epoch,
   if (replicator != nullptr && !replicated) {
     (void)replicator->Close(region_id);
   }
+  // Attached again after its seal (its split failed): what it held runs.
+  held_.Release(region_id);
   return Status::Ok();
+}
+
+Status RegionService::DetachSealed(uint64_t region_id,
+                                   std::chrono::milliseconds hold) {
+  // Held before it goes, so that no request finds it neither served nor
+  // held.
+  held_.Hold(region_id, std::chrono::steady_clock::now() + hold);
+  const Status detached = DetachFlushed(region_id);
+  if (!detached.ok()) held_.Release(region_id);  // no split follows
+  return detached;
+}
+
+void RegionService::TakeOver(uint64_t region_id,
+                             const std::vector<uint64_t>& predecessors) {
+  {
+    std::unique_lock<std::shared_mutex> lock(mutex_);
+    for (const uint64_t predecessor : predecessors) {
+      auto [it, added] = successors_.try_emplace(predecessor);
+      std::vector<uint64_t>& successors = it->second;
+      if (std::find(successors.begin(), successors.end(), region_id) ==
+          successors.end()) {
+        successors.push_back(region_id);
+      }
+      if (added) successor_order_.push_back(predecessor);
+    }
+    while (successor_order_.size() > limits::region_successors_max) {
+      successors_.erase(successor_order_.front());
+      successor_order_.pop_front();
+    }
+  }
+  // Held until the hold ends, not just this successor's attach: requests
+  // for the keys of a sibling not attached yet are held again.
+  for (const uint64_t predecessor : predecessors) held_.RunAgain(predecessor);
+}
+
+std::optional<wire::Request> RegionService::Redirected(
+    const wire::Request& request) const {
+  const auto found = successors_.find(request.region_id);
+  if (found == successors_.end()) return std::nullopt;
+  std::vector<std::string_view> keys;
+  switch (request.opcode) {
+    case wire::Opcode::kPut:
+    case wire::Opcode::kDelete:
+    case wire::Opcode::kGet:
+      keys.push_back(request.key);
+      break;
+    case wire::Opcode::kMultiGet:
+      keys = request.keys;
+      break;
+    default:
+      return std::nullopt;  // a scan: its client must learn where each ends
+  }
+  for (const uint64_t successor : found->second) {
+    const auto it = regions_.find(successor);
+    if (it == regions_.end() || !it->second.placement->primary) continue;
+    const Placement& placement = *it->second.placement;
+    if (std::all_of(keys.begin(), keys.end(), [&](std::string_view key) {
+          return placement.Contains(key);
+        })) {
+      wire::Request redirected = request;
+      redirected.region_id = successor;
+      redirected.epoch = it->second.epoch;
+      return redirected;
+    }
+  }
+  return std::nullopt;
 }
 
 std::optional<RegionService::Cut> RegionService::CutOf(
@@ -803,6 +890,16 @@ void RegionService::Execute(const wire::Request& request,
     std::shared_lock<std::shared_mutex> lock(mutex_);
     const auto it = regions_.find(request.region_id);
     if (it == regions_.end()) {
+      // A region split or merged here: the successor that leads its keys
+      // here serves the request (successors have higher ids, so this ends).
+      if (std::optional<wire::Request> redirected = Redirected(request)) {
+        lock.unlock();
+        Execute(*redirected, std::move(respond), on_shard);
+        return;
+      }
+      // Sealed or retired here, its successors not yet attached: held until
+      // they are (or the hold ends), then run again.
+      if (held_.Park(request, &respond)) return;
       refuse(Status::FromCode(Status::Code::kWrongRegion,
                               "region " + std::to_string(request.region_id) +
                                   " is not served here"));

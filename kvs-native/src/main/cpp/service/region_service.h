@@ -47,6 +47,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -64,6 +65,7 @@
 #include "replication/replica_sink.h"
 #include "replication/replicator.h"
 #include "replication/send_index_sink.h"
+#include "service/held_requests.h"
 #include "service/request_metrics.h"
 #include "util/gate.h"
 #include "util/thread_pool.h"
@@ -155,6 +157,23 @@ class RegionService final : public channel::RequestHandler {
   // holds what the primary's does. OK for a region not held or held
   // without backups.
   Status DetachFlushed(uint64_t region_id);
+  // DetachFlushed for a split or a merge: the client requests that reach
+  // the region from now on are held (service/held_requests.h) for at most
+  // `hold`, until a region that takes it over is attached here (TakeOver),
+  // it is attached again, or the hold ends; then they run again. A
+  // detach that fails ends the hold at once (they are refused).
+  Status DetachSealed(uint64_t region_id, std::chrono::milliseconds hold);
+  // Region `region_id`, attached here, takes over the client requests
+  // addressed to `predecessors` (the parent it was split from, the regions
+  // merged into it), which this server no longer serves: such a request
+  // runs in it when it leads it and every key the request names lies in
+  // its range (a put, delete, get or multi-get; a scan is refused
+  // WRONG_REGION, its client's map does not know where the region ends),
+  // exactly as if it had been addressed to it at its epoch -- the client's
+  // map still names the predecessor, whose successors this server leads.
+  // Held requests of the predecessors run again now. The last
+  // limits::region_successors_max predecessors are remembered.
+  void TakeOver(uint64_t region_id, const std::vector<uint64_t>& predecessors);
 
   // The engine the attached regions live in (not owned; it must outlive
   // the service): Send-Index taps its regions' log appends and
@@ -282,6 +301,9 @@ class RegionService final : public channel::RequestHandler {
     return insert_cpu_ns_.load(std::memory_order_relaxed);
   }
   static constexpr uint64_t kInsertSampleEvery = 16;
+  // Client requests held now for regions sealed or retired here
+  // (DetachSealed).
+  size_t held_requests() const { return held_.held(); }
   // What client requests were answered, and how fast (monitoring).
   RequestMetrics& request_metrics() { return request_metrics_; }
   const RequestMetrics& request_metrics() const { return request_metrics_; }
@@ -300,6 +322,15 @@ class RegionService final : public channel::RequestHandler {
   // Runs `request` again where it may wait: on the deferred pool, or here
   // when the pool is full.
   void Defer(const wire::Request& request, Respond respond);
+  // Defer for a request this service encoded (`bytes`).
+  void DeferEncoded(std::string bytes, Respond respond);
+  // Queues an encoded request on the pool, its place in
+  // deferred_requests_ taken.
+  void SubmitDeferred(std::string bytes, Respond respond);
+  // `request`, addressed to a region not attached here, readdressed to the
+  // region that took it over (TakeOver) if one attached here leads every
+  // key it names; nullopt otherwise. Under mutex_.
+  std::optional<wire::Request> Redirected(const wire::Request& request) const;
   struct Attached {
     uint64_t epoch;
     lsm::Region* region;
@@ -351,6 +382,11 @@ class RegionService final : public channel::RequestHandler {
   // Per region whose backup stream was cut here and not opened again since
   // (Attach); at most one entry per region this process held.
   std::map<uint64_t, Cut> cut_;
+  // Per region split or merged here: the regions that took it over
+  // (TakeOver), the oldest forgotten first beyond
+  // limits::region_successors_max.
+  std::map<uint64_t, std::vector<uint64_t>> successors_;  // under mutex_
+  std::deque<uint64_t> successor_order_;                  // under mutex_
   // Whether a lease is enforced (RequireLease), and the steady_clock
   // nanoseconds it runs until (0: none granted yet).
   std::atomic<bool> lease_required_{false};
@@ -365,6 +401,10 @@ class RegionService final : public channel::RequestHandler {
   std::mutex read_pool_mutex_;
   std::unique_ptr<ThreadPool> read_pool_;     // under read_pool_mutex_
   std::atomic<size_t> deferred_requests_{0};  // queued or running
+  // Requests for regions sealed or retired here (DetachSealed).
+  HeldRequests held_{[this](std::string bytes, Respond respond) {
+    DeferEncoded(std::move(bytes), std::move(respond));
+  }};
 };
 
 }  // namespace kvs::service

@@ -66,6 +66,21 @@ inline constexpr unsigned deferred_request_threads = 4;
 // shard's other clients wait for it either way).
 inline constexpr size_t deferred_requests_max = 1024;
 
+// A region sealed for its split or retired for its merge holds the client
+// requests that reach it (service/held_requests.h) this long at most: its
+// split's commit and its daughters' opens take tens of milliseconds; a
+// hold that ends (the master failed between seal and commit) refuses them
+// WRONG_REGION as before. Below the client's patience with a write whose
+// region moved (1 s), so a held write is answered, not given up on.
+inline constexpr uint32_t sealed_hold_ms = 500;
+// Requests held so at once, on the whole server; one more is refused
+// WRONG_REGION at once (its client refreshes its map and retries).
+inline constexpr size_t held_requests_max = 4096;
+// Regions split or merged here whose successors a request addressed to
+// them is redirected to (RegionService::TakeOver); the oldest is forgotten
+// beyond this (its requests are refused WRONG_REGION, as before).
+inline constexpr size_t region_successors_max = 4096;
+
 // --- Verification --------------------------------------------------------
 
 // A Send-Index backup's digest (replication/replica_digest.h) holds, for

@@ -26,6 +26,7 @@ inline constexpr char kThreadCatchUpReader[] = "kvs-catch-up";
 inline constexpr char kThreadConnector[] = "kvs-connect";
 inline constexpr char kThreadMaintenance[] = "kvs-maintain";
 inline constexpr char kThreadCompaction[] = "kvs-compact";
+inline constexpr char kThreadHoldTimer[] = "kvs-hold";
 
 inline void SetThreadName(const char* name) {
   ::prctl(PR_SET_NAME, name, 0, 0, 0);

@@ -4,9 +4,12 @@ import io.kvs.core.KvsException;
 import io.kvs.core.StatusCode;
 import io.kvs.core.cluster.ClusterJson;
 import io.kvs.core.cluster.ClusterPaths;
+import io.kvs.core.cluster.MergeOrigin;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionMap;
+import io.kvs.core.cluster.RegionOrigin;
 import io.kvs.core.cluster.ServerInfo;
+import io.kvs.core.cluster.SplitOrigin;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -14,6 +17,7 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -80,7 +84,10 @@ final class MetadataCache implements AutoCloseable {
 
   /**
    * A request in flight to {@code primary} for region {@code regionId}: {@link #moved} completes,
-   * with the primary the map names now ("" for none), once that is another server.
+   * with the primary the map names now ("" for none), once that is another server. A region split
+   * or merged away has not moved while its successors' primary is the one asked (it serves the
+   * request in them: a split's daughters start on their parent's primary) or while the map names
+   * none of them yet.
    */
   static final class MoveWatch {
     final long regionId;
@@ -177,7 +184,7 @@ final class MetadataCache implements AutoCloseable {
     moveWatches.computeIfAbsent(regionId, id -> ConcurrentHashMap.newKeySet()).add(watch);
     // Added before reading the snapshot, which rebuild() replaces before it looks at the watches:
     // a change is seen by one of the two.
-    String now = primaryOf(current.regions(), regionId);
+    String now = primaryOf(current.regions(), regionId, primary);
     if (!now.equals(primary)) {
       forgetMove(watch);
       watch.moved.complete(now);
@@ -193,8 +200,33 @@ final class MetadataCache implements AutoCloseable {
     }
   }
 
-  private static String primaryOf(RegionMap map, long regionId) {
-    return map.byId(regionId).map(RegionDescriptor::primary).orElse("");
+  /**
+   * The primary serving region {@code regionId}'s keys in {@code map}: its own; for a region split
+   * or merged away, its successors' if they share one ("" if not), {@code asked} while the map
+   * holds none of them yet (the request was sent to the region's primary, which serves it in its
+   * successors once they open there).
+   */
+  private static String primaryOf(RegionMap map, long regionId, String asked) {
+    Optional<RegionDescriptor> region = map.byId(regionId);
+    if (region.isPresent()) {
+      return region.get().primary();
+    }
+    String successors = null;
+    for (RegionDescriptor candidate : map.regions()) {
+      RegionOrigin origin = candidate.origin();
+      boolean successor =
+          origin instanceof SplitOrigin split
+              ? split.parent() == regionId
+              : origin instanceof MergeOrigin merge
+                  && (merge.left() == regionId || merge.right() == regionId);
+      if (successor) {
+        if (successors != null && !successors.equals(candidate.primary())) {
+          return "";
+        }
+        successors = candidate.primary();
+      }
+    }
+    return successors == null ? asked : successors;
   }
 
   /**
@@ -469,9 +501,14 @@ final class MetadataCache implements AutoCloseable {
         servers.size());
     wakeAll();
     for (Map.Entry<Long, Set<MoveWatch>> entry : moveWatches.entrySet()) {
-      String now = primaryOf(map, entry.getKey());
+      long regionId = entry.getKey();
+      // Read once per region and primary asked: a split parent's successors take a walk of the map.
+      Map<String, String> nowByAsked = new HashMap<>(2);
+      RegionMap built = map;
       for (Iterator<MoveWatch> it = entry.getValue().iterator(); it.hasNext(); ) {
         MoveWatch watch = it.next();
+        String now =
+            nowByAsked.computeIfAbsent(watch.primary, asked -> primaryOf(built, regionId, asked));
         if (!watch.primary.equals(now)) {
           it.remove();
           watch.moved.complete(now);

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.kvs.core.StatusCode;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionState;
+import io.kvs.core.cluster.SplitOrigin;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -134,6 +135,64 @@ class KvsClientRoutingTest extends ClusterTestBase {
     assertThat(cluster.server("s3").region(9).get(bytes("zebra")))
         .isEqualTo(bytes("in the successor"));
     client.metadata().pauseCacheEvents(false);
+  }
+
+  /**
+   * A split on the region's primary: requests sent between the seal and the daughters' opens wait
+   * for them (the server holds them), and a read in flight is not abandoned when the map replaces
+   * the parent by daughters led by the server it asked: each request is answered once.
+   */
+  @Test
+  void requestsInFlightThroughASplitOnTheirPrimaryAreAnsweredOnce() throws Exception {
+    startCluster(Transport.TCP);
+    KvsClient client = cluster.client(Transport.TCP, TIMEOUT);
+    RegionDescriptor parent = client.regionMap().byId(4).orElseThrow();
+    TestServer server = cluster.server(parent.primary());
+    client.put(bytes("quail"), bytes("before"));
+    server.seal(4);
+    long before = server.tcpRequests();
+    CompletableFuture<Void> put = client.putAsync(bytes("yak"), bytes("during"));
+    CompletableFuture<Optional<byte[]>> get = client.getAsync(bytes("quail"));
+
+    byte[] splitKey = bytes("t");
+    RegionDescriptor lower =
+        new RegionDescriptor(
+            5,
+            parent.start(),
+            splitKey,
+            parent.primary(),
+            List.of(),
+            List.of(),
+            2,
+            RegionState.OPENING,
+            new SplitOrigin(4, 6));
+    RegionDescriptor upper =
+        new RegionDescriptor(
+            6,
+            splitKey,
+            parent.end(),
+            parent.primary(),
+            List.of(),
+            List.of(),
+            2,
+            RegionState.OPENING,
+            new SplitOrigin(4, 5));
+    cluster.delete(4);
+    cluster.write(lower);
+    cluster.write(upper);
+    awaitCondition(
+        "the daughters in the client's map",
+        TIMEOUT,
+        () -> client.regionMap().byId(4).isEmpty() && client.regionMap().byId(6).isPresent());
+    assertThat(put).isNotDone();
+    assertThat(get).isNotDone();
+
+    server.attachDaughter(5, 2, parent.start(), splitKey, 4);
+    server.attachDaughter(6, 2, splitKey, parent.end(), 4);
+    put.get(10, TimeUnit.SECONDS);
+    assertThat(get.get(10, TimeUnit.SECONDS)).isEmpty(); // daughter 5's region here is new
+    assertThat(server.tcpRequests() - before).isEqualTo(2);
+    assertThat(server.region(6).get(bytes("yak"))).isEqualTo(bytes("during"));
   }
 
   @ParameterizedTest

@@ -1,5 +1,6 @@
 package io.kvs.client;
 
+import io.kvs.core.cluster.ReplicationMode;
 import io.kvs.core.cluster.ServerInfo;
 import io.kvs.engine.Engine;
 import io.kvs.engine.EngineOptions;
@@ -11,6 +12,7 @@ import io.kvs.server.tcp.NativeClientPort;
 import io.kvs.service.RegionService;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -60,6 +62,35 @@ final class TestServer implements AutoCloseable {
   /** Serves region {@code regionId} at {@code epoch} (replacing another epoch). */
   void attach(long regionId, long epoch) {
     service.attach(regionId, epoch, region(regionId));
+  }
+
+  /**
+   * Seals region {@code regionId} for a split, as a region server does: its requests are held until
+   * a daughter takes them over ({@link #attachDaughter}).
+   */
+  void seal(long regionId) {
+    service.detachSealed(regionId, RegionService.SEALED_HOLD);
+  }
+
+  /**
+   * Serves region {@code regionId}, keys {@code [start, end)}, at {@code epoch} as the daughter of
+   * {@code parentId} (taking over the requests still addressed to it).
+   */
+  void attachDaughter(long regionId, long epoch, byte[] start, byte[] end, long parentId) {
+    service.attach(
+        regionId,
+        epoch,
+        region(regionId),
+        true,
+        start,
+        end,
+        List.of(),
+        ReplicationMode.NONE,
+        1,
+        id,
+        false,
+        new byte[0]);
+    service.takeOver(regionId, parentId);
   }
 
   /** Stops serving region {@code regionId}: its requests get WRONG_REGION. */

@@ -10,6 +10,7 @@ import io.kvs.nativelib.internal.NativeMethods;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
@@ -404,6 +405,45 @@ public final class RegionService implements AutoCloseable {
     lock.readLock().lock();
     try {
       NativeMethods.serviceDetachFlushed(live(), regionId);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /** The longest a sealed region holds its requests for its successors (the native bound). */
+  public static final Duration SEALED_HOLD = Duration.ofMillis(500);
+
+  /**
+   * {@link #detachFlushed} for a split or a merge: the client requests that reach the region from
+   * now on are held, for at most {@code hold} (capped at {@link #SEALED_HOLD}), until a region that
+   * takes it over is attached ({@link #takeOver}), it is attached again, or the hold ends; then
+   * they run again (in the region that took them over, or refused WRONG_REGION). A client so sees
+   * the split as a pause, not a refusal and its map's refresh.
+   *
+   * @throws io.kvs.core.KvsException why the hand-over failed (the region is detached, its held
+   *     requests refused)
+   */
+  public void detachSealed(long regionId, Duration hold) {
+    lock.readLock().lock();
+    try {
+      NativeMethods.serviceDetachSealed(
+          live(), regionId, (int) Math.min(hold.toMillis(), SEALED_HOLD.toMillis()));
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /**
+   * Region {@code regionId}, attached here, takes over the client requests addressed to {@code
+   * predecessors} (the parent it was split from, the regions merged into it), which this server no
+   * longer serves: a put, delete, get or multi-get whose keys lie in its range runs in it while it
+   * is attached here as primary, at its epoch (a scan is refused WRONG_REGION: its client must
+   * learn where the region ends). Their held requests run now.
+   */
+  public void takeOver(long regionId, long... predecessors) {
+    lock.readLock().lock();
+    try {
+      NativeMethods.serviceTakeOver(live(), regionId, predecessors.clone());
     } finally {
       lock.readLock().unlock();
     }

@@ -239,6 +239,12 @@ public final class NativeMethods {
   /** Stops serving {@code regionId}; throws if a primary's last records missed a backup. */
   public static native void serviceDetachFlushed(long service, long regionId);
 
+  /** Detaches flushed, holding the region's requests for its successors up to {@code holdMs}. */
+  public static native void serviceDetachSealed(long service, long regionId, int holdMs);
+
+  /** Region {@code regionId} takes over the requests addressed to {@code predecessors}. */
+  public static native void serviceTakeOver(long service, long regionId, long[] predecessors);
+
   /** Answers one encoded request read from a direct buffer range; returns the encoded reply. */
   public static native byte[] serviceHandle(
       long service, ByteBuffer request, int position, int length);

@@ -217,8 +217,12 @@ public final class HostedRegions implements ControlledRegions {
     List<RegionService.Backup> backups =
         role == RegionRole.PRIMARY && mode.replicates() ? backupEndpoints(descriptor) : List.of();
     // A region made from its parents here: the raise's sync and the making overlap (a daughter's
-    // primary waited 14-20 ms for each under the elastic benchmark's load); both end before the
-    // region is served.
+    // primary waited 14-20 ms for each under the elastic benchmark's load). At the region's first
+    // epoch here the sync ends after the region is served, before the open is answered: its id is
+    // new (never reused) and it is born at this epoch, so no command at a lower one exists that a
+    // restart before the sync could let in (the sync took 15-52 ms of a daughter's 60 ms open under
+    // the elastic benchmark's load); a later epoch's raise is on disk before it is served.
+    boolean firstEpoch = epochs.highest(descriptor.id()) < 0;
     CompletableFuture<Void> raising =
         descriptor.origin() != null && !hosted.containsKey(descriptor.id())
             ? CompletableFuture.runAsync(
@@ -231,7 +235,8 @@ public final class HostedRegions implements ControlledRegions {
     splitParent(descriptor);
     mergeParents(descriptor);
     long madeAt = System.nanoTime();
-    if (raising != null) {
+    boolean servedBeforeStored = raising != null && firstEpoch;
+    if (raising != null && !servedBeforeStored) {
       awaitRaise(raising);
     }
     long made = System.nanoTime();
@@ -264,7 +269,21 @@ public final class HostedRegions implements ControlledRegions {
       throw e;
     }
     hosted.put(descriptor.id(), new Hosted(descriptor, role, region, mode, session.getAsLong()));
+    if (role == RegionRole.PRIMARY) {
+      takeOverParents(descriptor);
+    }
     long attached = System.nanoTime();
+    if (servedBeforeStored) {
+      try {
+        awaitRaise(raising);
+      } catch (RuntimeException e) {
+        // Not answered as opened: the master finds it not held and opens it again.
+        hosted.remove(descriptor.id());
+        service.detach(descriptor.id());
+        throw e;
+      }
+      storing += System.nanoTime() - attached;
+    }
     LOG.info(
         "opened {} as {} ({}) in {} ms (epoch stored {}, made from its parents {}, engine region {},"
             + " attached {})",
@@ -339,7 +358,8 @@ public final class HostedRegions implements ControlledRegions {
         long detaching = System.nanoTime();
         hosted.remove(regionId);
         publish();
-        service.detachFlushed(regionId);
+        // Its requests from here on wait for its daughters (run in them once opened here).
+        service.detachSealed(regionId, RegionService.SEALED_HOLD);
         LOG.info(
             "sealed {} for its split at {} (key picked in {} ms while it served, detached in {} ms)",
             descriptor,
@@ -805,6 +825,19 @@ public final class HostedRegions implements ControlledRegions {
   }
 
   /**
+   * A split's daughter or a merged region led here takes the client requests still addressed to its
+   * parents (clients whose map has not seen the change yet; those held since the seal): {@link
+   * RegionService#takeOver}.
+   */
+  private void takeOverParents(RegionDescriptor descriptor) {
+    if (descriptor.origin() instanceof SplitOrigin origin) {
+      service.takeOver(descriptor.id(), origin.parent());
+    } else if (descriptor.origin() instanceof MergeOrigin origin) {
+      service.takeOver(descriptor.id(), origin.left(), origin.right());
+    }
+  }
+
+  /**
    * Retires region {@code regionId} for its merge with a neighbour: refused unless this server
    * leads it at {@code epoch}; stops serving it once its last records reached every backup. Its
    * data stays, for the merge each member makes when it opens the merged region; without the
@@ -821,7 +854,8 @@ public final class HostedRegions implements ControlledRegions {
         RegionDescriptor descriptor = ledAt(regionId, epoch).descriptor();
         hosted.remove(regionId);
         publish();
-        service.detachFlushed(regionId);
+        // Its requests from here on wait for the merged region (run in it once opened here).
+        service.detachSealed(regionId, RegionService.SEALED_HOLD);
         LOG.info("retired {} for its merge", descriptor);
       }
     } finally {
