@@ -21,9 +21,10 @@ import java.util.function.Predicate;
  * from what each primary's {@code list} reports: both smaller than {@code --merge-size}, together
  * less than half the size at which the merged region would split (so merges and splits never undo
  * each other), both cold (their requests together below {@link MergeOptions#coldQps}), both seen
- * for {@link MergeOptions#rest}, the same replica group, both quiet (open, whole) and not asked for
- * already, and no load split of their range in the last hour. One pair at a time, none while a
- * split or merge is pending. Pass thread only; its memory holds one entry per region of the map.
+ * for {@link MergeOptions#rest}, held by the same servers (whichever leads: {@link Merges} gives
+ * them one group first), both quiet (open, whole) and not asked for already, and no load split of
+ * their range in the last hour. One pair at a time, none while a split or merge is pending. Pass
+ * thread only; its memory holds one entry per region of the map.
  */
 final class MergeTriggers {
   /** Two regions to merge (the lower's id first), and why (for the log). */
@@ -73,7 +74,7 @@ final class MergeTriggers {
       if (left.end().length == 0 || !Arrays.equals(left.end(), right.start())) {
         continue;
       }
-      if (!left.sameGroupAs(right) || left.primary().isEmpty()) {
+      if (!left.sameMembersAs(right) || left.primary().isEmpty()) {
         continue;
       }
       long leftBytes = bytesOf(left, held);
@@ -116,7 +117,7 @@ final class MergeTriggers {
   }
 
   /** What {@code region}'s primary reports it holds at its epoch, or -1. */
-  private static long bytesOf(RegionDescriptor region, Map<String, Map<Long, HeldRegion>> held) {
+  static long bytesOf(RegionDescriptor region, Map<String, Map<Long, HeldRegion>> held) {
     HeldRegion primary = held.getOrDefault(region.primary(), Map.of()).get(region.id());
     if (primary == null
         || primary.epoch() != region.epoch()

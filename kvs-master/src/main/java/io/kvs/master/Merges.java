@@ -23,10 +23,14 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Merges neighbouring regions as operators ask ({@code admin/merges/<lower region>}), and asks by
- * itself for the merges {@link MergeTriggers} chooses, two steps per merge, each taken only once
- * the one before it is done (docs/ARCHITECTURE.md, "Merging regions"):
+ * itself for the merges {@link MergeTriggers} chooses, in steps, each taken only once the one
+ * before it is done (docs/ARCHITECTURE.md, "Merging regions"):
  *
  * <ol>
+ *   <li><b>One group</b>: two regions held by the same servers but led by different ones first get
+ *       one group: the smaller is handed over to the other's primary ({@link #align}, written by
+ *       the reconciler as an operator's move; the balancer makes no round while a merge is pending,
+ *       so it does not hand it back).
  *   <li><b>Retire</b>: once both regions are quiet (open, whole, every member live, listed and
  *       holding them as the map says) and have the same replica group, their primary is told to
  *       stop serving each once every backup holds every write it holds ({@link
@@ -46,8 +50,8 @@ import org.slf4j.LoggerFactory;
  * replicas, which are not merged in place: the merged region's backups join.
  *
  * <p>Bounded: one retire in flight per region (each bounded by {@link Splits#SEAL_TIMEOUT}); a
- * request for a region that does not exist, has no neighbour above, or whose neighbour has another
- * replica group is refused, recorded in the request. Pass thread only.
+ * request for a region that does not exist, has no neighbour above, or whose neighbour is held by
+ * other servers is refused, recorded in the request. Pass thread only.
  */
 final class Merges {
   private static final Logger LOG = LoggerFactory.getLogger(Merges.class);
@@ -67,6 +71,12 @@ final class Merges {
   private record Retiring(long epoch, CompletableFuture<ControlReply> reply) {}
 
   private final Map<Long, Retiring> retiring = new HashMap<>();
+
+  /**
+   * The handovers this pass plans so that two neighbours to merge, held by the same servers, get
+   * one group ({@link #align}): region id to the region handed over. Planned again every pass.
+   */
+  private final Map<Long, RegionDescriptor> aligning = new HashMap<>();
 
   Merges(
       RegionStore store,
@@ -111,6 +121,7 @@ final class Merges {
       boolean splitPending)
       throws Exception {
     Map<Long, MergeRequest> requests = store.mergeRequests();
+    aligning.clear();
     Map<Long, RegionStore.Versioned> result = new TreeMap<>(regions);
     retiring.keySet().removeIf(id -> !regions.containsKey(id) || !pendingFor(id, requests, result));
     for (Map.Entry<Long, MergeRequest> entry : requests.entrySet()) {
@@ -185,13 +196,18 @@ final class Merges {
           leftId, request.refusedFor("region " + leftId + " is the last: no region follows it"));
       return;
     }
-    if (!left.region().sameGroupAs(right.region())) {
+    if (!left.region().sameMembersAs(right.region())) {
       store.refuseMerge(
           leftId,
           request.refusedFor(
               String.format(
-                  "regions %d and %d have different replica groups (%s and %s): move one first",
+                  "regions %d and %d are held by different servers (%s and %s): move a replica"
+                      + " first",
                   leftId, right.region().id(), left.region().members(), right.region().members())));
+      return;
+    }
+    if (!left.region().sameGroupAs(right.region())) {
+      align(left.region(), right.region(), servers, held, config);
       return;
     }
     List<RegionStore.Versioned> pair = List.of(left, right);
@@ -242,6 +258,50 @@ final class Merges {
     if (retired) {
       commit(left, right, config, result);
     }
+  }
+
+  /**
+   * Plans the handover that gives two neighbours held by the same servers one group: the smaller
+   * (by what its primary reports; the upper one on a tie) is handed over to the other's primary,
+   * once both are quiet and that server is a backup of it in sync. The reconciler writes it as it
+   * writes an operator's move (prepared first under send-index); the merge's retire follows once
+   * both are quiet again.
+   */
+  private void align(
+      RegionDescriptor left,
+      RegionDescriptor right,
+      Map<String, ServerInfo> servers,
+      Map<String, Map<Long, HeldRegion>> held,
+      ClusterConfig config) {
+    for (RegionDescriptor region : List.of(left, right)) {
+      if (!Splits.quiet(region, servers, held) || handingOver.test(region.id())) {
+        return;
+      }
+    }
+    boolean leftMoves = MergeTriggers.bytesOf(left, held) < MergeTriggers.bytesOf(right, held);
+    RegionDescriptor moved = leftMoves ? left : right;
+    String target = (leftMoves ? right : left).primary();
+    if (!moved.backups().contains(target) || moved.joining().contains(target)) {
+      return;
+    }
+    aligning.put(
+        moved.id(),
+        PlannedChanges.handover(moved, target, config.mode() == ReplicationMode.SEND_INDEX));
+    LOG.info(
+        "regions {} and {}: {}'s leadership goes to {} for their merge (one group)",
+        left.id(),
+        right.id(),
+        moved.id(),
+        target);
+  }
+
+  /**
+   * The handover planned this pass for {@code region} (as read this pass) that gives it its merge
+   * partner's group, or null; written by the reconciler as a planned move.
+   */
+  RegionDescriptor alignment(RegionDescriptor region) {
+    RegionDescriptor next = aligning.get(region.id());
+    return next != null && next.epoch() == region.epoch() + 1 ? next : null;
   }
 
   private void commit(

@@ -337,7 +337,7 @@ final class Reconciler implements AutoCloseable {
             servers.keySet(),
             held,
             planned.decommissioned(),
-            planned.movesPending(),
+            planned.movesPending() || merges.pending(),
             store.balancerSwitchedOff(),
             config));
     long plannedAt = System.nanoTime();
@@ -693,6 +693,10 @@ final class Reconciler implements AutoCloseable {
       if (!handovers.preparesFirst(region, next, servers, config)) {
         RegionDescriptor moved = next;
         afterWrite.add(() -> planned.applied(moved));
+        region = next;
+      }
+    } else if ((next = merges.alignment(region)) != null) {
+      if (!handovers.preparesFirst(region, next, servers, config)) {
         region = next;
       }
     } else if ((next = balancer.next(region)) != null) {

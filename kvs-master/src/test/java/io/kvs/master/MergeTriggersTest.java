@@ -15,9 +15,9 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /**
- * The master's own merges ({@link MergeTriggers}): only two neighbours of one group, both small,
- * small enough together not to split again, cold, rested, quiet, with no load split of their range
- * lately, and none while anything is pending.
+ * The master's own merges ({@link MergeTriggers}): only two neighbours held by the same servers,
+ * both small, small enough together not to split again, cold, rested, quiet, with no load split of
+ * their range lately, and none while anything is pending.
  */
 class MergeTriggersTest {
   private static final Duration REST = Duration.ofSeconds(60);
@@ -97,8 +97,26 @@ class MergeTriggersTest {
   }
 
   @Test
+  void neighboursHeldByTheSameServersMergeWhicheverOfThemLeads() {
+    regions(3);
+    // Region 2 led by s2 with s1 its backup: the same servers as region 1's group, another leader
+    // (the merge hands one's leadership to the other's primary first).
+    RegionDescriptor two = regions.get(1);
+    regions.set(
+        1,
+        new RegionDescriptor(2, two.start(), two.end(), "s2", List.of("s1"), 3, RegionState.OPEN));
+    MergeTriggers triggers = new MergeTriggers(MERGE, SPLIT, () -> now);
+    pass(triggers, false);
+    now += REST.toNanos();
+    assertThat(pass(triggers, false))
+        .map(MergeTriggers.Choice::leftId)
+        .as("regions 1 and 2: same servers")
+        .contains(1L);
+  }
+
+  @Test
   void bigHotOrSplitProneRegionsAndOtherGroupsDoNotMerge() {
-    regions(3, 2); // region 2 led by s3: no pair of one group
+    regions(3, 2); // region 2 held by s3 and s2: no two neighbours held by the same servers
     MergeTriggers triggers = new MergeTriggers(MERGE, SPLIT, () -> now);
     pass(triggers, false);
     now += REST.toNanos();

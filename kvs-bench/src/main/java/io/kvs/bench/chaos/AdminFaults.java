@@ -97,9 +97,10 @@ final class AdminFaults {
   }
 
   /**
-   * Merges, as an operator would, the first pair of neighbours of one replica group from the region
-   * the target names on (in key order, wrapping around): a split's daughters are one, for instance.
-   * None: nothing, noted.
+   * Merges, as an operator would, the first pair of neighbours held by the same servers from the
+   * region the target names on (in key order, wrapping around): a split's daughters, for instance,
+   * or two regions led by different servers of one set (the master hands one over first). None:
+   * nothing, noted.
    */
   Faults.Active merge(PlannedFault fault, FaultRecord record) throws Exception {
     List<RegionDescriptor> inOrder = cluster.regions().regions();
@@ -108,7 +109,7 @@ final class AdminFaults {
       int at = (from + i) % (inOrder.size() - 1);
       RegionDescriptor left = inOrder.get(at);
       RegionDescriptor right = inOrder.get(at + 1);
-      if (left.sameGroupAs(right)) {
+      if (left.sameMembersAs(right)) {
         record.victim("regions " + left.id() + " and " + right.id());
         CompletableFuture<String> command = run(record, List.of("merge", Long.toString(left.id())));
         return () -> finish(command, record);
@@ -116,7 +117,7 @@ final class AdminFaults {
     }
     record.victim("none");
     record.injected(System.nanoTime());
-    record.note("not merged: no two neighbours have one replica group");
+    record.note("not merged: no two neighbours are held by the same servers");
     return () -> {};
   }
 

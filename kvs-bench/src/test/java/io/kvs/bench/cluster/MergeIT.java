@@ -23,12 +23,13 @@ import org.junit.jupiter.api.io.TempDir;
  * the device levels) while four clients write, delete and read shared keys across the regions
  * merged, every operation recorded. The region is split in three ({@code ./kvs admin split},
  * twice); then {@code ./kvs admin merge} of the lower two races a split of the third; then the
- * merged region is merged with the third's lower daughter; then the merged region's primary is
- * killed ({@code kill -9}) and a backup promoted from its replica. Each merge ends with one open
- * region covering both ranges exactly; every operation begun before the kill succeeded (clients
- * follow by WRONG_REGION and a map refresh), the history is linearizable with no acknowledged write
- * lost, and {@code LocalCluster verify} finds every region's backups holding what its primary
- * holds.
+ * merged region is merged with the third's lower daughter, whose leadership an operator moved to
+ * another server first (the master gives both one group, then merges); then the merged region's
+ * primary is killed ({@code kill -9}) and a backup promoted from its replica. Each merge ends with
+ * one open region covering both ranges exactly; every operation begun before the kill succeeded
+ * (clients follow by WRONG_REGION and a map refresh), the history is linearizable with no
+ * acknowledged write lost, and {@code LocalCluster verify} finds every region's backups holding
+ * what its primary holds.
  */
 class MergeIT {
   private static final int KEYS = 30;
@@ -115,8 +116,19 @@ class MergeIT {
       RegionDescriptor lowerOfC = now.regionFor(bytes("merge-key-7")).orElseThrow();
       assertThat(lowerOfC.id()).isNotEqualTo(c.id());
 
-      // The merged region merged again, with the lower daughter of c.
-      RegionDescriptor merged = merge(cluster, now.byId(ab.id()).orElseThrow(), lowerOfC);
+      // The merged region merged again, with the lower daughter of c, led by another server first:
+      // the master hands one's leadership to the other's primary, then merges them.
+      // (The balancer stays off from here: it could hand the leadership back before the merge.)
+      admin(cluster, "balancer", "off");
+      admin(cluster, "move", Long.toString(lowerOfC.id()), lowerOfC.backups().get(0));
+      ProcessCluster.awaitFullStrength(client, 3, 2, AWAIT);
+      load.awaitMore(200, AWAIT);
+      RegionMap moved = cluster.regionMap();
+      RegionDescriptor abNow = moved.byId(ab.id()).orElseThrow();
+      RegionDescriptor lowerOfCNow = moved.byId(lowerOfC.id()).orElseThrow();
+      assertThat(lowerOfCNow.primary()).as("led by another server").isNotEqualTo(abNow.primary());
+      assertThat(lowerOfCNow.sameMembersAs(abNow)).as("held by the same servers").isTrue();
+      RegionDescriptor merged = merge(cluster, abNow, lowerOfCNow);
       load.awaitMore(200, AWAIT);
 
       // Once its backup caught up (send-index re-replicates a merged region), its primary killed:

@@ -98,6 +98,14 @@ public record RegionDescriptor(
         && new java.util.TreeSet<>(backups).equals(new java.util.TreeSet<>(other.backups));
   }
 
+  /**
+   * Whether {@code other} is held by the same servers, whichever of them leads: a handover of one's
+   * leadership to the other's primary gives both one group.
+   */
+  public boolean sameMembersAs(RegionDescriptor other) {
+    return new java.util.TreeSet<>(members()).equals(new java.util.TreeSet<>(other.members()));
+  }
+
   /** Primary and backups, primary first. */
   public List<String> members() {
     if (primary.isEmpty()) {
