@@ -92,7 +92,8 @@ final class Balancer {
       Set<String> decommissioned,
       boolean requestsPending,
       boolean switchedOff,
-      ClusterConfig config) {}
+      ClusterConfig config,
+      Set<Long> merging) {}
 
   /** Plans this pass's moves; once per pass, before {@link #next}. */
   void plan(View view) {
@@ -219,6 +220,7 @@ final class Balancer {
     Map<String, Integer> counts = null;
     for (RegionDescriptor region : view.regions()) {
       if (region.state() != RegionState.OPEN
+          || view.merging().contains(region.id()) // its merge's own steps drop the one it chose
           || region.members().size() <= view.config().replicationFactor()
           || !region.joining().isEmpty()
           || !view.live().containsAll(region.members())

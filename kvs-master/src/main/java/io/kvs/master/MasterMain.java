@@ -48,8 +48,8 @@ import org.slf4j.LoggerFactory;
  * never; stepping up from {@code --split-first-size} times the cube of the regions that primary
  * leads), or serves {@code --split-qps} requests a second over {@code --split-window-ms} (0, the
  * default: never), at its middle by size ({@link SplitOptions}). It merges two neighbouring regions
- * held by the same servers, both below {@code --merge-size} bytes (0: never), cold and seen for
- * {@code --merge-rest-ms} ({@link MergeOptions}). Stops cleanly on SIGTERM.
+ * (given one replica group first), both below {@code --merge-size} bytes (0: never), cold and seen
+ * for {@code --merge-rest-ms} ({@link MergeOptions}). Stops cleanly on SIGTERM.
  */
 public final class MasterMain {
   private static final Logger LOG = LoggerFactory.getLogger(MasterMain.class);

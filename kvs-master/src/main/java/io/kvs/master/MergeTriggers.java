@@ -21,10 +21,10 @@ import java.util.function.Predicate;
  * from what each primary's {@code list} reports: both smaller than {@code --merge-size}, together
  * less than half the size at which the merged region would split (so merges and splits never undo
  * each other), both cold (their requests together below {@link MergeOptions#coldQps}), both seen
- * for {@link MergeOptions#rest}, held by the same servers (whichever leads: {@link Merges} gives
- * them one group first), both quiet (open, whole) and not asked for already, and no load split of
- * their range in the last hour. One pair at a time, none while a split or merge is pending. Pass
- * thread only; its memory holds one entry per region of the map.
+ * for {@link MergeOptions#rest}, held by the same servers (whichever leads) or under send-index by
+ * any ({@link Merges} gives them one group first), both quiet (open, whole) and not asked for
+ * already, and no load split of their range in the last hour. One pair at a time, none while a
+ * split or merge is pending. Pass thread only; its memory holds one entry per region of the map.
  */
 final class MergeTriggers {
   /** Two regions to merge (the lower's id first), and why (for the log). */
@@ -45,14 +45,16 @@ final class MergeTriggers {
   /**
    * The pair to merge now, if any: the first (by key) that passes every rule, with nothing {@code
    * pending}, both {@code quiet}, and no load split of their range lately ({@code loadSplit}:
-   * start, end of the merged range).
+   * start, end of the merged range); held by the same servers unless {@code replicasMove} (under
+   * send-index a replica can be moved to give both one group).
    */
   Optional<Choice> choose(
       Collection<RegionDescriptor> regions,
       Map<String, Map<Long, HeldRegion>> held,
       boolean pending,
       Predicate<RegionDescriptor> quiet,
-      BiPredicate<byte[], byte[]> loadSplit) {
+      BiPredicate<byte[], byte[]> loadSplit,
+      boolean replicasMove) {
     long now = nanos.getAsLong();
     Set<Long> ids = new HashSet<>();
     regions.forEach(region -> ids.add(region.id()));
@@ -74,7 +76,7 @@ final class MergeTriggers {
       if (left.end().length == 0 || !Arrays.equals(left.end(), right.start())) {
         continue;
       }
-      if (!left.sameMembersAs(right) || left.primary().isEmpty()) {
+      if ((!replicasMove && !left.sameMembersAs(right)) || left.primary().isEmpty()) {
         continue;
       }
       long leftBytes = bytesOf(left, held);

@@ -9,11 +9,14 @@ import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.control.ControlCommand;
 import io.kvs.core.control.ControlReply;
 import io.kvs.core.control.HeldRegion;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.LongPredicate;
@@ -27,10 +30,11 @@ import org.slf4j.LoggerFactory;
  * before it is done (docs/ARCHITECTURE.md, "Merging regions"):
  *
  * <ol>
- *   <li><b>One group</b>: two regions held by the same servers but led by different ones first get
- *       one group: the smaller is handed over to the other's primary ({@link #align}, written by
- *       the reconciler as an operator's move; the balancer makes no round while a merge is pending,
- *       so it does not hand it back).
+ *   <li><b>One group</b>: two regions of different groups first get one: the smaller takes the
+ *       other's group a planned change at a time ({@link #align}: a server joins it, one leaves it,
+ *       its leadership is handed over; written by the reconciler as an operator's move would be).
+ *       The balancer makes no round while a merge is pending and leaves its regions' replicas
+ *       alone.
  *   <li><b>Retire</b>: once both regions are quiet (open, whole, every member live, listed and
  *       holding them as the map says) and have the same replica group, their primary is told to
  *       stop serving each once every backup holds every write it holds ({@link
@@ -50,8 +54,9 @@ import org.slf4j.LoggerFactory;
  * replicas, which are not merged in place: the merged region's backups join.
  *
  * <p>Bounded: one retire in flight per region (each bounded by {@link Splits#SEAL_TIMEOUT}); a
- * request for a region that does not exist, has no neighbour above, or whose neighbour is held by
- * other servers is refused, recorded in the request. Pass thread only.
+ * request for a region that does not exist, has no neighbour above, or (under build-index, which
+ * cannot catch a new backup up) whose neighbour is held by other servers is refused, recorded in
+ * the request. Pass thread only.
  */
 final class Merges {
   private static final Logger LOG = LoggerFactory.getLogger(Merges.class);
@@ -73,10 +78,19 @@ final class Merges {
   private final Map<Long, Retiring> retiring = new HashMap<>();
 
   /**
-   * The handovers this pass plans so that two neighbours to merge, held by the same servers, get
-   * one group ({@link #align}): region id to the region handed over. Planned again every pass.
+   * The changes this pass plans so that two neighbours to merge get one group ({@link #align}):
+   * region id to the region as changed. Planned again every pass.
    */
   private final Map<Long, RegionDescriptor> aligning = new HashMap<>();
+
+  /**
+   * Which of a request's two regions takes the other's group (by the request's lower region id),
+   * chosen once so that the steps of one alignment all move the same region.
+   */
+  private final Map<Long, Long> movers = new HashMap<>();
+
+  /** The regions of the merges asked for and not refused, as of the last {@link #advance}. */
+  private Set<Long> merging = Set.of();
 
   Merges(
       RegionStore store,
@@ -99,6 +113,14 @@ final class Merges {
   /** Whether a merge was under way or asked for at the last {@link #advance}. */
   boolean pending() {
     return lastPending;
+  }
+
+  /**
+   * The regions of the merges asked for and not refused, as of the last {@link #advance}: the
+   * balancer's surplus rule leaves them to the merge's own steps.
+   */
+  Set<Long> merging() {
+    return merging;
   }
 
   /** Whether {@code regionId} is being retired: the reconciler leaves it alone meanwhile. */
@@ -124,6 +146,10 @@ final class Merges {
     aligning.clear();
     Map<Long, RegionStore.Versioned> result = new TreeMap<>(regions);
     retiring.keySet().removeIf(id -> !regions.containsKey(id) || !pendingFor(id, requests, result));
+    movers.keySet().retainAll(requests.keySet());
+    Set<Long> involved = new HashSet<>();
+    regions.keySet().stream().filter(id -> pendingFor(id, requests, result)).forEach(involved::add);
+    merging = involved;
     for (Map.Entry<Long, MergeRequest> entry : requests.entrySet()) {
       if (!entry.getValue().isRefused()) {
         advance(entry.getKey(), entry.getValue(), result, servers, held, config);
@@ -143,7 +169,8 @@ final class Merges {
                     && Splits.quiet(region, servers, held)
                     && !handingOver.test(region.id())
                     && !splits.sealing(region.id()),
-            splits::loadSplitWithinTheHour);
+            splits::loadSplitWithinTheHour,
+            config.mode() == ReplicationMode.SEND_INDEX);
     if (choice.isPresent()) {
       store.requestMerge(choice.get().leftId());
       LOG.info(
@@ -196,18 +223,20 @@ final class Merges {
           leftId, request.refusedFor("region " + leftId + " is the last: no region follows it"));
       return;
     }
-    if (!left.region().sameMembersAs(right.region())) {
-      store.refuseMerge(
-          leftId,
-          request.refusedFor(
-              String.format(
-                  "regions %d and %d are held by different servers (%s and %s): move a replica"
-                      + " first",
-                  leftId, right.region().id(), left.region().members(), right.region().members())));
-      return;
-    }
     if (!left.region().sameGroupAs(right.region())) {
-      align(left.region(), right.region(), servers, held, config);
+      if (!align(leftId, left.region(), right.region(), servers, held, config)) {
+        store.refuseMerge(
+            leftId,
+            request.refusedFor(
+                String.format(
+                    "regions %d and %d are held by different servers (%s and %s), and under %s"
+                        + " a replica cannot be moved: move a primary so that they share one group",
+                    leftId,
+                    right.region().id(),
+                    left.region().members(),
+                    right.region().members(),
+                    config.mode().configName())));
+      }
       return;
     }
     List<RegionStore.Versioned> pair = List.of(left, right);
@@ -261,43 +290,98 @@ final class Merges {
   }
 
   /**
-   * Plans the handover that gives two neighbours held by the same servers one group: the smaller
-   * (by what its primary reports; the upper one on a tie) is handed over to the other's primary,
-   * once both are quiet and that server is a backup of it in sync. The reconciler writes it as it
-   * writes an operator's move (prepared first under send-index); the merge's retire follows once
-   * both are quiet again.
+   * Plans this pass's step towards one group for two neighbours to merge. The one that moves is
+   * chosen once per request (the smaller, by what its primary reports; the upper on a tie) and
+   * takes the other's group step by step, each a planned change of one region:
+   *
+   * <ul>
+   *   <li>it has a replica more than the other's group: one of its servers the other lacks leaves
+   *       (a backup; its primary is first handed over to a backup in the other's group);
+   *   <li>else it lacks one of the other's servers: that server joins it as a backup (send-index
+   *       only: the other modes cannot catch a new backup up) and the next step drops a surplus;
+   *   <li>else only the leader differs: it is handed over to the other's primary.
+   * </ul>
+   *
+   * Only while both are quiet; the balancer's surplus rule leaves regions being merged alone.
+   * Whether the pair can be given one group at all ({@code false}: refuse the request).
    */
-  private void align(
+  private boolean align(
+      long leftId,
       RegionDescriptor left,
       RegionDescriptor right,
       Map<String, ServerInfo> servers,
       Map<String, Map<Long, HeldRegion>> held,
       ClusterConfig config) {
+    boolean sendIndex = config.mode() == ReplicationMode.SEND_INDEX;
+    if (!sendIndex && !left.sameMembersAs(right)) {
+      return false;
+    }
     for (RegionDescriptor region : List.of(left, right)) {
       if (!Splits.quiet(region, servers, held) || handingOver.test(region.id())) {
-        return;
+        return true;
       }
     }
-    boolean leftMoves = MergeTriggers.bytesOf(left, held) < MergeTriggers.bytesOf(right, held);
-    RegionDescriptor moved = leftMoves ? left : right;
-    String target = (leftMoves ? right : left).primary();
-    if (!moved.backups().contains(target) || moved.joining().contains(target)) {
-      return;
+    long movedId =
+        movers.computeIfAbsent(
+            leftId,
+            id ->
+                MergeTriggers.bytesOf(left, held) < MergeTriggers.bytesOf(right, held)
+                    ? left.id()
+                    : right.id());
+    RegionDescriptor moved = movedId == left.id() ? left : right;
+    RegionDescriptor kept = movedId == left.id() ? right : left;
+    List<String> lacking =
+        kept.members().stream().filter(server -> !moved.members().contains(server)).toList();
+    List<String> extra =
+        moved.members().stream().filter(server -> !kept.members().contains(server)).toList();
+    RegionDescriptor next;
+    String step;
+    if (moved.members().size() > kept.members().size() && !extra.isEmpty()) {
+      String leaving =
+          extra.stream().filter(moved.backups()::contains).findFirst().orElse(moved.primary());
+      if (leaving.equals(moved.primary())) {
+        String target =
+            moved.backups().contains(kept.primary())
+                ? kept.primary()
+                : moved.backups().stream().filter(kept.members()::contains).findFirst().orElse("");
+        if (target.isEmpty()) {
+          return true;
+        }
+        next = PlannedChanges.handover(moved, target, sendIndex);
+        step = "its leadership goes to " + target + " (its primary " + leaving + " leaves next)";
+      } else {
+        List<String> backups = new ArrayList<>(moved.backups());
+        backups.remove(leaving);
+        next = moved.reassigned(moved.primary(), backups);
+        step = leaving + " leaves it";
+      }
+    } else if (!lacking.isEmpty()) {
+      String joining = lacking.contains(kept.primary()) ? kept.primary() : lacking.get(0);
+      List<String> backups = new ArrayList<>(moved.backups());
+      backups.add(joining);
+      next = moved.reassigned(moved.primary(), backups, List.of(joining));
+      step = joining + " joins it as a backup";
+    } else if (!moved.primary().equals(kept.primary())) {
+      next = PlannedChanges.handover(moved, kept.primary(), sendIndex);
+      step = "its leadership goes to " + kept.primary();
+    } else {
+      return true; // one group already (the caller merges it)
     }
-    aligning.put(
-        moved.id(),
-        PlannedChanges.handover(moved, target, config.mode() == ReplicationMode.SEND_INDEX));
+    aligning.put(moved.id(), next);
     LOG.info(
-        "regions {} and {}: {}'s leadership goes to {} for their merge (one group)",
+        "regions {} and {}: {} takes {}'s group {} for their merge: {}",
         left.id(),
         right.id(),
         moved.id(),
-        target);
+        kept.id(),
+        kept.members(),
+        step);
+    return true;
   }
 
   /**
-   * The handover planned this pass for {@code region} (as read this pass) that gives it its merge
-   * partner's group, or null; written by the reconciler as a planned move.
+   * The change planned this pass for {@code region} (as read this pass) towards its merge partner's
+   * group, or null; written by the reconciler as a planned move.
    */
   RegionDescriptor alignment(RegionDescriptor region) {
     RegionDescriptor next = aligning.get(region.id());

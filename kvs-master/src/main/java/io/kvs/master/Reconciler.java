@@ -339,7 +339,8 @@ final class Reconciler implements AutoCloseable {
             planned.decommissioned(),
             planned.movesPending() || merges.pending(),
             store.balancerSwitchedOff(),
-            config));
+            config,
+            merges.merging()));
     long plannedAt = System.nanoTime();
     boolean allOpen = true;
     List<Decision> decisions = new ArrayList<>();

@@ -15,9 +15,9 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /**
- * The master's own merges ({@link MergeTriggers}): only two neighbours held by the same servers,
- * both small, small enough together not to split again, cold, rested, quiet, with no load split of
- * their range lately, and none while anything is pending.
+ * The master's own merges ({@link MergeTriggers}): only two neighbours held by the same servers
+ * (any two under send-index), both small, small enough together not to split again, cold, rested,
+ * quiet, with no load split of their range lately, and none while anything is pending.
  */
 class MergeTriggersTest {
   private static final Duration REST = Duration.ofSeconds(60);
@@ -72,7 +72,7 @@ class MergeTriggersTest {
   }
 
   private Optional<MergeTriggers.Choice> pass(MergeTriggers triggers, boolean pending) {
-    return triggers.choose(regions, held(), pending, region -> true, (start, end) -> false);
+    return triggers.choose(regions, held(), pending, region -> true, (start, end) -> false, false);
   }
 
   @Test
@@ -87,11 +87,13 @@ class MergeTriggersTest {
     assertThat(choice.get().leftId()).isEqualTo(1);
     assertThat(choice.get().rightId()).isEqualTo(2);
     assertThat(choice.get().why()).contains("100 and 100 bytes");
-    assertThat(triggers.choose(regions, held(), false, region -> region.id() != 2, (s, e) -> false))
+    assertThat(
+            triggers.choose(
+                regions, held(), false, region -> region.id() != 2, (s, e) -> false, false))
         .map(MergeTriggers.Choice::leftId)
         .as("region 2 not quiet: not 1+2 nor 2+3")
         .isEmpty();
-    assertThat(triggers.choose(regions, held(), false, region -> true, (s, e) -> true))
+    assertThat(triggers.choose(regions, held(), false, region -> true, (s, e) -> true, false))
         .as("a load split of their range within the hour")
         .isEmpty();
   }
@@ -121,6 +123,10 @@ class MergeTriggersTest {
     pass(triggers, false);
     now += REST.toNanos();
     assertThat(pass(triggers, false)).as("different groups").isEmpty();
+    assertThat(triggers.choose(regions, held(), false, region -> true, (s, e) -> false, true))
+        .map(MergeTriggers.Choice::leftId)
+        .as("different groups, but a replica can move (send-index)")
+        .contains(1L);
 
     regions.clear();
     regions(2);
@@ -153,7 +159,7 @@ class MergeTriggersTest {
 
     assertThat(
             new MergeTriggers(MergeOptions.OFF, SPLIT, () -> now)
-                .choose(regions, held(), false, region -> true, (s, e) -> false))
+                .choose(regions, held(), false, region -> true, (s, e) -> false, false))
         .as("off")
         .isEmpty();
   }

@@ -99,26 +99,33 @@ final class AdminFaults {
   /**
    * Merges, as an operator would, the first pair of neighbours held by the same servers from the
    * region the target names on (in key order, wrapping around): a split's daughters, for instance,
-   * or two regions led by different servers of one set (the master hands one over first). None:
-   * nothing, noted.
+   * or two regions led by different servers of one set (the master hands one over first). None: the
+   * target's region and its neighbour above (the cluster replicates by send-index: the master moves
+   * a replica to give them one group first).
    */
   Faults.Active merge(PlannedFault fault, FaultRecord record) throws Exception {
     List<RegionDescriptor> inOrder = cluster.regions().regions();
+    if (inOrder.size() < 2) {
+      record.victim("none");
+      record.injected(System.nanoTime());
+      record.note("not merged: one region");
+      return () -> {};
+    }
     int from = inOrder.indexOf(cluster.region(fault.target().region()));
-    for (int i = 0; i < inOrder.size() - 1; i++) {
+    RegionDescriptor left = null;
+    for (int i = 0; i < inOrder.size() - 1 && left == null; i++) {
       int at = (from + i) % (inOrder.size() - 1);
-      RegionDescriptor left = inOrder.get(at);
-      RegionDescriptor right = inOrder.get(at + 1);
-      if (left.sameMembersAs(right)) {
-        record.victim("regions " + left.id() + " and " + right.id());
-        CompletableFuture<String> command = run(record, List.of("merge", Long.toString(left.id())));
-        return () -> finish(command, record);
+      if (inOrder.get(at).sameMembersAs(inOrder.get(at + 1))) {
+        left = inOrder.get(at);
       }
     }
-    record.victim("none");
-    record.injected(System.nanoTime());
-    record.note("not merged: no two neighbours are held by the same servers");
-    return () -> {};
+    if (left == null) {
+      left = inOrder.get(Math.min(from, inOrder.size() - 2));
+    }
+    RegionDescriptor right = inOrder.get(inOrder.indexOf(left) + 1);
+    record.victim("regions " + left.id() + " and " + right.id());
+    CompletableFuture<String> command = run(record, List.of("merge", Long.toString(left.id())));
+    return () -> finish(command, record);
   }
 
   Faults.Active balance(PlannedFault fault, FaultRecord record) throws Exception {

@@ -30,7 +30,10 @@ enum FaultKind {
       "drain a region server (./kvs admin decommission), then recommission it"),
   BALANCE("balance", Family.ADMIN, "even out leadership (./kvs admin balance)"),
   SPLIT("split", Family.ADMIN, "split a region in two at its middle by size (./kvs admin split)"),
-  MERGE("merge", Family.ADMIN, "merge two neighbours held by the same servers (./kvs admin merge)"),
+  MERGE(
+      "merge",
+      Family.ADMIN,
+      "merge two neighbours, held by the same servers where some are (./kvs admin merge)"),
   GARBAGE(
       "garbage",
       Family.STRANGER,

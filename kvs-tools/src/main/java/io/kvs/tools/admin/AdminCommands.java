@@ -31,8 +31,8 @@ public final class AdminCommands {
               + " backups",
           "  split <region> [key]        split the region in two at <key> (UTF-8; default: the"
               + " middle of the region by size)",
-          "  merge <region>              merge the region with its neighbour above (both held by"
-              + " the same servers; one's leadership moves to the other's primary first)",
+          "  merge <region>              merge the region with its neighbour above (given one"
+              + " replica group first)",
           "  decommission <server>       move every replica off <server>; then it may stop",
           "  recommission <server>       let a decommissioned server hold replicas again",
           "  balance                     hand primaries over so that every server leads about as"
