@@ -14,7 +14,7 @@ import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The master merges small, cold neighbours by itself, with real processes (four servers, four
+ * The master merges small, cold neighbours by itself, with real processes (four servers, three
  * regions, replication 2, send-index): the bootstrap spreads the regions' replicas and leadership
  * over the servers, so no two neighbours share one group, and each merge first gives the smaller
  * region the other's group, step by step (a server it lacks joins it, then the one the other lacks
@@ -24,7 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
  * the primary holds.
  */
 class AutoMergeIT {
-  private static final int REGIONS = 4;
+  private static final int REGIONS = 3;
   private static final int KEYS = 1200;
   private static final Duration AWAIT = Duration.ofSeconds(180);
 

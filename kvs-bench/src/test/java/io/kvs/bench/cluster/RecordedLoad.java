@@ -13,8 +13,10 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.LocalTime;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -45,6 +47,12 @@ final class RecordedLoad {
   private final AtomicReference<Exception> failure = new AtomicReference<>();
   private final List<Thread> threads = new ArrayList<>();
   private final Duration operationTimeout;
+
+  /** How many failed operations {@link #stop} describes (the history keeps outcomes only). */
+  private static final int ERRORS_KEPT = 20;
+
+  private final AtomicInteger failed = new AtomicInteger();
+  private final List<String> errors = Collections.synchronizedList(new ArrayList<>());
 
   private RecordedLoad(
       KvsClient client,
@@ -137,12 +145,20 @@ final class RecordedLoad {
     }
   }
 
-  /** Stops the threads; each finishes its operation, bounded by the operation timeout. */
+  /**
+   * Stops the threads; each finishes its operation, bounded by the operation timeout. Prints the
+   * first failed operations' errors, if any.
+   */
   void stop() throws InterruptedException {
     stop.set(true);
     for (Thread thread : threads) {
       thread.join(operationTimeout.toMillis() * 3);
       assertThat(thread.isAlive()).as(thread.getName() + " stopped").isFalse();
+    }
+    if (failed.get() > 0) {
+      System.out.printf(
+          "RecordedLoad: %d operations failed; the first %d:%n  %s%n",
+          failed.get(), errors.size(), String.join(System.lineSeparator() + "  ", errors));
     }
     assertThat(failure.get()).as("a load thread's client failed to open or close").isNull();
   }
@@ -226,7 +242,18 @@ final class RecordedLoad {
           recorder.get(clientId, key, () -> client.get(key));
         }
       } catch (Exception expected) {
-        // Recorded with its outcome; the fault makes some operations fail.
+        // Recorded with its outcome; the fault makes some operations fail. The first few are
+        // described (wall clock for the servers' logs, monotonic ms as the history prints them).
+        if (failed.incrementAndGet() <= ERRORS_KEPT) {
+          errors.add(
+              String.format(
+                  "%s (%.3f ms) client %d key %s: %s",
+                  LocalTime.now(),
+                  System.nanoTime() / 1e6,
+                  clientId,
+                  new String(key, StandardCharsets.UTF_8),
+                  expected));
+        }
       }
     }
   }

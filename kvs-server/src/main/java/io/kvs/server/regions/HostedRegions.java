@@ -223,6 +223,7 @@ public final class HostedRegions implements ControlledRegions {
     // restart before the sync could let in (the sync took 15-52 ms of a daughter's 60 ms open under
     // the elastic benchmark's load); a later epoch's raise is on disk before it is served.
     boolean firstEpoch = epochs.highest(descriptor.id()) < 0;
+    long checked = System.nanoTime();
     CompletableFuture<Void> raising =
         descriptor.origin() != null && !hosted.containsKey(descriptor.id())
             ? CompletableFuture.runAsync(
@@ -241,7 +242,7 @@ public final class HostedRegions implements ControlledRegions {
     }
     long made = System.nanoTime();
     // The raise's time, beyond the making's when they overlap.
-    long storing = (raised - began) + (made - madeAt);
+    long storing = (raised - checked) + (made - madeAt);
     long making = madeAt - raised;
     Hosted current = hosted.get(descriptor.id());
     Region region = regionFor(descriptor, role, mode, current);
@@ -285,12 +286,13 @@ public final class HostedRegions implements ControlledRegions {
       storing += System.nanoTime() - attached;
     }
     LOG.info(
-        "opened {} as {} ({}) in {} ms (epoch stored {}, made from its parents {}, engine region {},"
-            + " attached {})",
+        "opened {} as {} ({}) in {} ms (checks {}, epoch stored {}, made from its parents {}, engine"
+            + " region {}, attached {})",
         descriptor,
         role,
         mode.configName(),
         millis(attached - began),
+        millis(checked - began),
         millis(storing),
         millis(making),
         millis(found - made),
