@@ -145,11 +145,9 @@ final class Merges {
     Map<Long, MergeRequest> requests = store.mergeRequests();
     aligning.clear();
     Map<Long, RegionStore.Versioned> result = new TreeMap<>(regions);
-    retiring.keySet().removeIf(id -> !regions.containsKey(id) || !pendingFor(id, requests, result));
+    merging = involvedIn(requests, result);
+    retiring.keySet().retainAll(merging);
     movers.keySet().retainAll(requests.keySet());
-    Set<Long> involved = new HashSet<>();
-    regions.keySet().stream().filter(id -> pendingFor(id, requests, result)).forEach(involved::add);
-    merging = involved;
     for (Map.Entry<Long, MergeRequest> entry : requests.entrySet()) {
       if (!entry.getValue().isRefused()) {
         advance(entry.getKey(), entry.getValue(), result, servers, held, config);
@@ -183,25 +181,22 @@ final class Merges {
     return result;
   }
 
-  /** Whether {@code id} is one of the two regions of a pending request. */
-  private static boolean pendingFor(
-      long id, Map<Long, MergeRequest> requests, Map<Long, RegionStore.Versioned> regions) {
-    MergeRequest own = requests.get(id);
-    if (own != null && !own.isRefused()) {
-      return true;
-    }
-    RegionStore.Versioned region = regions.get(id);
-    if (region == null) {
-      return false;
-    }
-    return requests.entrySet().stream()
-        .filter(e -> !e.getValue().isRefused())
-        .map(e -> regions.get(e.getKey()))
-        .anyMatch(
-            left ->
-                left != null
-                    && left.region().end().length > 0
-                    && Arrays.equals(left.region().end(), region.region().start()));
+  /** The regions of the requests not refused: each request's region and its neighbour above. */
+  private static Set<Long> involvedIn(
+      Map<Long, MergeRequest> requests, Map<Long, RegionStore.Versioned> regions) {
+    Set<Long> involved = new HashSet<>();
+    requests.forEach(
+        (leftId, request) -> {
+          RegionStore.Versioned left = regions.get(leftId);
+          if (!request.isRefused() && left != null) {
+            involved.add(leftId);
+            RegionStore.Versioned right = neighbourAbove(left.region(), regions);
+            if (right != null) {
+              involved.add(right.region().id());
+            }
+          }
+        });
+    return involved;
   }
 
   private void advance(

@@ -696,11 +696,9 @@ final class Reconciler implements AutoCloseable {
         afterWrite.add(() -> planned.applied(moved));
         region = next;
       }
-    } else if ((next = merges.alignment(region)) != null) {
-      if (!handovers.preparesFirst(region, next, servers, config)) {
-        region = next;
-      }
-    } else if ((next = balancer.next(region)) != null) {
+    } else if ((next = merges.alignment(region)) != null
+        || (next = balancer.next(region)) != null) {
+      // A merge's step towards one group, else the balancer's move (asked only if no step).
       if (!handovers.preparesFirst(region, next, servers, config)) {
         region = next;
       }

@@ -331,15 +331,20 @@ class BalancerTest {
     assertThat(cluster.pass()).isPositive();
   }
 
-  @Test
-  void switchedOffItOnlyFinishesAMoveBegun() {
-    Cluster cluster = evenThree(OPTIONS.withEnabled(false));
+  /** A live s4 joins region 1 as a backup (the pass after next finds it in sync). */
+  private static void s4JoinsRegionOne(Cluster cluster) {
     cluster.live.add("s4");
-    // A move the balancer (of a master since failed) began: s4 joined region 1 and is in sync.
     RegionDescriptor region = cluster.regions.get(1L);
     List<String> backups = new ArrayList<>(region.backups());
     backups.add("s4");
     cluster.regions.put(1L, region.reassigned(region.primary(), backups, List.of("s4")));
+  }
+
+  @Test
+  void switchedOffItOnlyFinishesAMoveBegun() {
+    Cluster cluster = evenThree(OPTIONS.withEnabled(false));
+    // A move the balancer (of a master since failed) began: s4 joined region 1 and is in sync.
+    s4JoinsRegionOne(cluster);
     cluster.settle(20);
     RegionDescriptor trimmed = cluster.regions.get(1L);
     assertThat(trimmed.members()).hasSize(2).contains("s4");
@@ -349,13 +354,9 @@ class BalancerTest {
   @Test
   void aRegionBeingMergedKeepsTheReplicaItsMergeAdded() {
     Cluster cluster = evenThree(OPTIONS.withEnabled(false));
-    cluster.live.add("s4");
     // A merge's step added s4 to region 1 (its neighbour's group holds s4); its next step, not the
     // surplus rule, chooses which replica leaves.
-    RegionDescriptor region = cluster.regions.get(1L);
-    List<String> backups = new ArrayList<>(region.backups());
-    backups.add("s4");
-    cluster.regions.put(1L, region.reassigned(region.primary(), backups, List.of("s4")));
+    s4JoinsRegionOne(cluster);
     cluster.merging.add(1L);
     cluster.settle(20);
     assertThat(cluster.regions.get(1L).members()).hasSize(3);
