@@ -1,15 +1,21 @@
 package io.kvs.bench.elastic;
 
 import io.kvs.core.cluster.Keys;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
 
 /**
  * How long a key range went unserved around a change of the region map, from the operation log:
  * over the operations on keys in the range that overlap the window [{@code at - window}, {@code at
  * + window}] around the moment the change was seen, the longest any of them took (succeeded or
- * not), and the longest interval between two successive successful ones that overlaps the window
- * (the range's gap in availability, as its clients saw it). The window covers the change's seal or
- * hand-over, which comes before the sample that shows it, and its daughters' opens after.
+ * not), and the longest stretch overlapping the window during which some operation on the range was
+ * waiting (or had been refused) and none succeeded (the range's gap in availability, as its clients
+ * saw it). A stretch in which nobody asked for the range is not a gap: the load's threads all
+ * waiting on another range (a hand-over's) left one split's range unasked for 240 ms while every
+ * operation on it was answered within 36 ms. The window covers the change's seal or hand-over,
+ * which comes before the sample that shows it, and its daughters' opens after.
  */
 final class Gaps {
   /**
@@ -56,6 +62,8 @@ final class Gaps {
     int failed = 0;
     long[] successes = new long[Math.max(0, last - first)];
     int count = 0;
+    List<long[]> asked = new ArrayList<>();
+    List<Integer> refused = new ArrayList<>();
     for (int i = first; i < last; i++) {
       if (!Keys.inRange(LoadKeys.key(log.keyCode(i)), start, end)) {
         continue;
@@ -64,7 +72,10 @@ final class Gaps {
       long ended = log.ended(i);
       if (log.ok(i)) {
         successes[count++] = ended;
+      } else {
+        refused.add(asked.size());
       }
+      asked.add(new long[] {began, ended});
       if (ended < from || began > to) {
         continue;
       }
@@ -77,23 +88,49 @@ final class Gaps {
     }
     long[] ends = Arrays.copyOf(successes, count);
     Arrays.sort(ends);
+    // A refused operation leaves the range known to be out from its start until the next success
+    // after the refusal, whether or not anyone asked in between.
+    for (int index : refused) {
+      long[] operation = asked.get(index);
+      int next = firstAtOrAfter(ends, operation[1]);
+      operation[1] = next < ends.length ? ends[next] : Math.max(operation[1], to);
+    }
+    asked.sort(Comparator.comparingLong(operation -> operation[0]));
     long longestGap = 0;
     long gapFrom = -1;
-    for (int i = 1; i < ends.length; i++) {
-      if (ends[i] >= from && ends[i - 1] <= to && ends[i] - ends[i - 1] > longestGap) {
-        longestGap = ends[i] - ends[i - 1];
-        gapFrom = ends[i - 1];
+    int block = 0;
+    while (block < asked.size()) {
+      // A stretch during which some operation on the range was waiting, cut at each success.
+      long blockStart = asked.get(block)[0];
+      long blockEnd = asked.get(block)[1];
+      int next = block + 1;
+      while (next < asked.size() && asked.get(next)[0] <= blockEnd) {
+        blockEnd = Math.max(blockEnd, asked.get(next)[1]);
+        next++;
       }
-    }
-    // No success in or after the window: the range was out until the log's end of the window.
-    if (ends.length == 0 || ends[ends.length - 1] < to) {
-      long lastSuccess = ends.length == 0 ? from : Math.max(from, ends[ends.length - 1]);
-      if (to - lastSuccess > longestGap) {
-        longestGap = to - lastSuccess;
-        gapFrom = lastSuccess;
+      long pieceStart = blockStart;
+      for (int i = firstAtOrAfter(ends, blockStart); pieceStart < blockEnd; i++) {
+        long pieceEnd = i < ends.length ? Math.min(ends[i], blockEnd) : blockEnd;
+        if (pieceEnd >= from && pieceStart <= to && pieceEnd - pieceStart > longestGap) {
+          longestGap = pieceEnd - pieceStart;
+          gapFrom = pieceStart;
+        }
+        pieceStart = pieceEnd;
       }
+      block = next;
     }
     return new Gap(longestWait / 1_000_000, longestGap / 1_000_000, operations, failed, gapFrom);
+  }
+
+  private static int firstAtOrAfter(long[] sorted, long value) {
+    int index = Arrays.binarySearch(sorted, value);
+    if (index < 0) {
+      return -index - 1;
+    }
+    while (index > 0 && sorted[index - 1] == value) {
+      index--;
+    }
+    return index;
   }
 
   /**

@@ -48,4 +48,27 @@ class GapsTest {
     assertThat(gaps.around(8_400 * MS, LoadKeys.HOT_START, LoadKeys.HOT_END).unavailableMs())
         .isLessThanOrEqualTo(1);
   }
+
+  @Test
+  void aStretchNobodyAskedForIsNoGapButOneAfterARefusalIs() {
+    OperationLog log = new OperationLog(1 << 16, 0);
+    int inside = LoadKeys.hotCode(7);
+    // Operations on the range every millisecond but none from 5,000 to 5,300 ms (its clients were
+    // busy elsewhere); then one refused at 7,000 ms and nobody else asking until 7,200 ms.
+    for (long ms = 0; ms < 10_000; ms++) {
+      if (ms == 7_000) {
+        log.record(ms * MS, ms * MS + MS / 2, inside, false);
+      } else if ((ms < 5_000 || ms > 5_300) && (ms < 7_000 || ms > 7_200)) {
+        log.record(ms * MS, ms * MS + MS / 2, inside, true);
+      }
+    }
+    Gaps gaps = new Gaps(log, 1_000 * MS);
+
+    Gaps.Gap idle = gaps.around(5_200 * MS, LoadKeys.HOT_START, LoadKeys.HOT_END);
+    assertThat(idle.longestWaitMs()).isLessThanOrEqualTo(1);
+    assertThat(idle.unavailableMs()).isLessThanOrEqualTo(1);
+    Gaps.Gap refused = gaps.around(7_100 * MS, LoadKeys.HOT_START, LoadKeys.HOT_END);
+    assertThat(refused.failed()).isEqualTo(1);
+    assertThat(refused.longestGapMs()).isEqualTo(201); // 7,000 to the success ending at 7,201.5
+  }
 }
