@@ -799,7 +799,14 @@ final class Reconciler implements AutoCloseable {
         continue;
       }
       ControlCommand open =
-          new ControlCommand.Open(region, config.mode(), config.minReplicas(), streamKey(region));
+          new ControlCommand.Open(
+              region,
+              config.mode(),
+              config.minReplicas(),
+              streamKey(region),
+              member.equals(region.primary())
+                  ? registrations(region.backups(), servers)
+                  : Map.of());
       if (demoted != null) {
         afterClose.add(Map.entry(servers.get(member), open));
       } else if (atOnce) {
@@ -813,6 +820,23 @@ final class Reconciler implements AutoCloseable {
     }
     opening.noteAccepted();
     return new Step(region, version, opening);
+  }
+
+  /**
+   * The registrations of {@code backups} as this pass read them: where the primary's streams
+   * connect, without a ZooKeeper read of its own on the open's path (one missing is looked up
+   * there).
+   */
+  private static Map<String, ServerInfo> registrations(
+      List<String> backups, Map<String, ServerInfo> servers) {
+    Map<String, ServerInfo> found = new HashMap<>();
+    for (String backup : backups) {
+      ServerInfo info = servers.get(backup);
+      if (info != null) {
+        found.put(backup, info);
+      }
+    }
+    return found;
   }
 
   /**

@@ -5,6 +5,7 @@ import io.kvs.core.StatusCode;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.RegionRole;
 import io.kvs.core.cluster.ReplicationMode;
+import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.control.HeldRegion;
 import io.kvs.core.control.StreamKey;
 import io.kvs.server.control.ControlledRegions;
@@ -41,7 +42,11 @@ final class SimulatedRegions implements ControlledRegions {
 
   @Override
   public void open(
-      RegionDescriptor descriptor, ReplicationMode mode, int minReplicas, StreamKey streamKey) {
+      RegionDescriptor descriptor,
+      ReplicationMode mode,
+      int minReplicas,
+      StreamKey streamKey,
+      Map<String, ServerInfo> backups) {
     RegionRole role = descriptor.roleOf(serverId);
     if (role == null) {
       throw KvsException.of(

@@ -19,6 +19,14 @@ public final class ClusterJson {
   private ClusterJson() {}
 
   public static byte[] encode(ServerInfo server) {
+    return write(toNode(server));
+  }
+
+  public static ServerInfo decodeServer(byte[] json) {
+    return serverFromNode(read(json));
+  }
+
+  public static ObjectNode toNode(ServerInfo server) {
     ObjectNode node = MAPPER.createObjectNode();
     node.put("id", server.id());
     node.put("host", server.host());
@@ -27,11 +35,13 @@ public final class ClusterJson {
     node.put("fabricProvider", server.fabricProvider());
     node.put("controlPort", server.controlPort());
     node.put("httpPort", server.httpPort());
-    return write(node);
+    return node;
   }
 
-  public static ServerInfo decodeServer(byte[] json) {
-    JsonNode node = read(json);
+  /**
+   * @throws IllegalArgumentException for a malformed registration
+   */
+  public static ServerInfo serverFromNode(JsonNode node) {
     return new ServerInfo(
         text(node, "id"),
         text(node, "host"),

@@ -2,6 +2,8 @@ package io.kvs.core.control;
 
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.ReplicationMode;
+import io.kvs.core.cluster.ServerInfo;
+import java.util.Map;
 
 /** A command to a region server. */
 public sealed interface ControlCommand {
@@ -10,16 +12,31 @@ public sealed interface ControlCommand {
    * server, replicating under {@code mode}; a primary refuses writes while fewer than {@code
    * minReplicas} replicas are in sync ({@link io.kvs.core.cluster.ClusterConfig#minReplicas}).
    * {@code streamKey} is the region's key at this epoch, the same for every member: the primary's
-   * replication streams prove it, backups take streams only from a connection that did. Idempotent
-   * for the same epoch; a lower epoch than the server holds is refused with STALE_EPOCH.
+   * replication streams prove it, backups take streams only from a connection that did. {@code
+   * backups} are the registrations of the region's backups as the master read them for the pass
+   * that sends the command (where a primary's streams connect; a backup missing from it is looked
+   * up in ZooKeeper by the primary). Idempotent for the same epoch; a lower epoch than the server
+   * holds is refused with STALE_EPOCH.
    */
-  record Open(RegionDescriptor region, ReplicationMode mode, int minReplicas, StreamKey streamKey)
+  record Open(
+      RegionDescriptor region,
+      ReplicationMode mode,
+      int minReplicas,
+      StreamKey streamKey,
+      Map<String, ServerInfo> backups)
       implements ControlCommand {
     public Open {
       if (minReplicas < 1) {
         throw new IllegalArgumentException("min replicas must be at least 1: " + minReplicas);
       }
       java.util.Objects.requireNonNull(streamKey, "streamKey");
+      backups = Map.copyOf(backups);
+    }
+
+    /** An open whose backups the primary looks up itself. */
+    public Open(
+        RegionDescriptor region, ReplicationMode mode, int minReplicas, StreamKey streamKey) {
+      this(region, mode, minReplicas, streamKey, Map.of());
     }
 
     /** An open with {@code minReplicas} 1. */

@@ -13,6 +13,7 @@ import io.kvs.core.StatusCode;
 import io.kvs.core.cluster.ClusterJson;
 import io.kvs.core.cluster.RegionRole;
 import io.kvs.core.cluster.ReplicationMode;
+import io.kvs.core.cluster.ServerInfo;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -32,6 +33,12 @@ public final class ControlJson {
       node.put("mode", open.mode().configName());
       node.put("minReplicas", open.minReplicas());
       node.put("streamKey", open.streamKey().base64());
+      if (!open.backups().isEmpty()) {
+        ArrayNode backups = node.putArray("backups");
+        new TreeMap<>(open.backups())
+            .values()
+            .forEach(info -> backups.add(ClusterJson.toNode(info)));
+      }
     } else if (command instanceof ControlCommand.Close close) {
       node.put("command", "close");
       node.put("regionId", close.regionId());
@@ -77,11 +84,19 @@ public final class ControlJson {
         if (region == null || !region.isObject()) {
           throw new IllegalArgumentException("open without a region");
         }
+        Map<String, ServerInfo> backups = new TreeMap<>();
+        if (node.has("backups")) {
+          for (JsonNode backup : array(node, "backups")) {
+            ServerInfo info = ClusterJson.serverFromNode(backup);
+            backups.put(info.id(), info);
+          }
+        }
         yield new ControlCommand.Open(
             ClusterJson.fromNode(region),
             ReplicationMode.fromConfigName(text(node, "mode")),
             node.has("minReplicas") ? integer(node, "minReplicas") : 1,
-            StreamKey.ofBase64(text(node, "streamKey")));
+            StreamKey.ofBase64(text(node, "streamKey")),
+            backups);
       }
       case "close" ->
           new ControlCommand.Close(longValue(node, "regionId"), longValue(node, "epoch"));

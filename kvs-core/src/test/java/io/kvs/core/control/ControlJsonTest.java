@@ -23,6 +23,19 @@ class ControlJsonTest {
       ControlCommand open = new ControlCommand.Open(region, mode, StreamKey.random());
       assertThat(ControlJson.decodeCommand(ControlJson.encode(open))).isEqualTo(open);
     }
+    ControlCommand.Open withBackups =
+        new ControlCommand.Open(
+            region,
+            ReplicationMode.SEND_INDEX,
+            2,
+            StreamKey.random(),
+            java.util.Map.of(
+                "s2",
+                new io.kvs.core.cluster.ServerInfo("s2", "10.0.0.2", 7001, 7002, "tcp", 7003)));
+    ControlCommand.Open decoded =
+        (ControlCommand.Open) ControlJson.decodeCommand(ControlJson.encode(withBackups));
+    assertThat(decoded).isEqualTo(withBackups);
+    assertThat(decoded.backups().get("s2").fabricPort()).isEqualTo(7002);
     ControlCommand close = new ControlCommand.Close(3, 6);
     assertThat(ControlJson.decodeCommand(ControlJson.encode(close))).isEqualTo(close);
     ControlCommand.Seal seal = new ControlCommand.Seal(3, 6, new byte[] {0, (byte) 0xff});

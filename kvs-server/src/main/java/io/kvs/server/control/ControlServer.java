@@ -169,7 +169,8 @@ public final class ControlServer implements AutoCloseable {
   public static ControlReply execute(ControlledRegions regions, ControlCommand command) {
     try {
       if (command instanceof ControlCommand.Open open) {
-        regions.open(open.region(), open.mode(), open.minReplicas(), open.streamKey());
+        regions.open(
+            open.region(), open.mode(), open.minReplicas(), open.streamKey(), open.backups());
         return ControlReply.ok();
       }
       if (command instanceof ControlCommand.Close close) {

@@ -2,6 +2,7 @@ package io.kvs.server.control;
 
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.ReplicationMode;
+import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.control.HeldRegion;
 import io.kvs.core.control.StreamKey;
 import java.util.List;
@@ -17,9 +18,21 @@ import java.util.Map;
 public interface ControlledRegions {
   /**
    * Opens {@code region} in the role it gives this server (control command {@code open}), with the
-   * region's {@code streamKey} at this epoch.
+   * region's {@code streamKey} at this epoch; {@code backups} are the backups' registrations as the
+   * master read them (a backup missing from it is looked up in ZooKeeper).
    */
-  void open(RegionDescriptor region, ReplicationMode mode, int minReplicas, StreamKey streamKey);
+  void open(
+      RegionDescriptor region,
+      ReplicationMode mode,
+      int minReplicas,
+      StreamKey streamKey,
+      Map<String, ServerInfo> backups);
+
+  /** Opens {@code region}, looking its backups' registrations up in ZooKeeper. */
+  default void open(
+      RegionDescriptor region, ReplicationMode mode, int minReplicas, StreamKey streamKey) {
+    open(region, mode, minReplicas, streamKey, Map.of());
+  }
 
   /** Stops serving region {@code regionId} at {@code epoch} (control command {@code close}). */
   void close(long regionId, long epoch);

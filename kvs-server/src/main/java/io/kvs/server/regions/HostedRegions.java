@@ -146,12 +146,16 @@ public final class HostedRegions implements ControlledRegions {
    */
   @Override
   public void open(
-      RegionDescriptor descriptor, ReplicationMode mode, int minReplicas, StreamKey streamKey) {
+      RegionDescriptor descriptor,
+      ReplicationMode mode,
+      int minReplicas,
+      StreamKey streamKey,
+      Map<String, ServerInfo> backups) {
     commands.readLock().lock();
     try {
       synchronized (lockOf(descriptor.id())) {
         try {
-          openLocked(descriptor, mode, minReplicas, streamKey);
+          openLocked(descriptor, mode, minReplicas, streamKey, backups);
         } finally {
           publish();
         }
@@ -204,7 +208,11 @@ public final class HostedRegions implements ControlledRegions {
   }
 
   private void openLocked(
-      RegionDescriptor descriptor, ReplicationMode mode, int minReplicas, StreamKey streamKey) {
+      RegionDescriptor descriptor,
+      ReplicationMode mode,
+      int minReplicas,
+      StreamKey streamKey,
+      Map<String, ServerInfo> registered) {
     RegionRole role = descriptor.roleOf(serverId);
     if (role == null) {
       throw KvsException.of(
@@ -215,7 +223,9 @@ public final class HostedRegions implements ControlledRegions {
     fence(descriptor.id(), descriptor.epoch());
     refuseInSyncWithoutStream(descriptor, role, mode);
     List<RegionService.Backup> backups =
-        role == RegionRole.PRIMARY && mode.replicates() ? backupEndpoints(descriptor) : List.of();
+        role == RegionRole.PRIMARY && mode.replicates()
+            ? backupEndpoints(descriptor, registered)
+            : List.of();
     // A region made from its parents here: the raise's sync and the making overlap (a daughter's
     // primary waited 14-20 ms for each under the elastic benchmark's load). At the region's first
     // epoch here the sync ends after the region is served, before the open is answered: its id is
@@ -648,10 +658,18 @@ public final class HostedRegions implements ControlledRegions {
     }
   }
 
-  private List<RegionService.Backup> backupEndpoints(RegionDescriptor descriptor) {
+  /**
+   * Where {@code descriptor}'s backups take its streams: their registrations as the master's open
+   * carried them (read for the pass that sent it, from which the master reached each of them), else
+   * as ZooKeeper has them now (a read per backup, 6-25 ms of a daughter's open on its primary under
+   * the elastic benchmark's load when every open looked them up).
+   */
+  private List<RegionService.Backup> backupEndpoints(
+      RegionDescriptor descriptor, Map<String, ServerInfo> registered) {
     List<RegionService.Backup> endpoints = new ArrayList<>();
     for (String backup : descriptor.backups()) {
-      ServerInfo info = servers.apply(backup);
+      ServerInfo info = registered.get(backup);
+      info = info != null && info.id().equals(backup) ? info : servers.apply(backup);
       if (info == null) {
         throw KvsException.of(
             StatusCode.IO_ERROR,

@@ -4,6 +4,7 @@ import io.kvs.core.KvsException;
 import io.kvs.core.StatusCode;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.cluster.ReplicationMode;
+import io.kvs.core.cluster.ServerInfo;
 import io.kvs.core.control.HeldRegion;
 import io.kvs.core.control.StreamKey;
 import java.util.ArrayList;
@@ -56,7 +57,11 @@ public final class StubRegions implements ControlledRegions {
 
   @Override
   public void open(
-      RegionDescriptor region, ReplicationMode mode, int minReplicas, StreamKey streamKey) {
+      RegionDescriptor region,
+      ReplicationMode mode,
+      int minReplicas,
+      StreamKey streamKey,
+      Map<String, ServerInfo> backups) {
     onOpen.accept(region);
     opening.countDown();
     if (hang) {
