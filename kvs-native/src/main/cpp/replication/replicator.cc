@@ -744,6 +744,19 @@ Status Replicator::Close(uint64_t region_id) {
 void Replicator::Write(uint64_t region_id, const Record& record,
                        lsm::Region* region,
                        const std::function<Status()>& apply, WriteDone done) {
+  WriteDecided(
+      region_id, record.key, region,
+      [&](Record* out, bool* wrote) {
+        *out = record;
+        *wrote = true;
+        return apply();
+      },
+      std::move(done));
+}
+
+void Replicator::WriteDecided(uint64_t region_id, std::string_view key,
+                              lsm::Region* region, const Decide& decide,
+                              WriteDone done) {
   const std::shared_ptr<Group> group = Find(region_id);
   if (group == nullptr) {
     // The caller's placement replicates the region, yet no group does here
@@ -755,8 +768,10 @@ void Replicator::Write(uint64_t region_id, const Record& record,
                               "written"));
     return;
   }
-  std::atomic<uint64_t>& stripe = group->stripes[Group::Stripe(record.key)];
+  std::atomic<uint64_t>& stripe = group->stripes[Group::Stripe(key)];
   bool alone = false;  // held by no backup: acknowledged once on disk
+  bool wrote = true;
+  Record record;
   {
     std::lock_guard<std::mutex> order(group->order);
     {
@@ -789,20 +804,25 @@ void Replicator::Write(uint64_t region_id, const Record& record,
       // The region's log appends are queued as it makes them (Queue, on
       // this thread): wait for the last of them.
       last_queued_ticket = 0;
-      const Status applied = apply();
+      const Status applied = decide(&record, &wrote);
       ticket = last_queued_ticket;
       if (!applied.ok()) {
         stripe.store(std::max(before, ticket));
         done(applied);
         return;
       }
+      if (!wrote) stripe.store(std::max(before, ticket));
     } else {
-      const Status applied = apply();
+      const Status applied = decide(&record, &wrote);
+      if (!applied.ok() || !wrote) stripe.store(before);
       if (!applied.ok()) {
-        stripe.store(before);
         done(applied);
         return;
       }
+    }
+    if (!wrote) {
+      // Nothing written: answered as a read of `key` is, below.
+    } else if (group->mode != ReplicationMode::kSendIndex) {
       std::string bytes;
       EncodeRecord(record, &bytes);
       std::lock_guard<std::mutex> lock(group->mutex);
@@ -813,53 +833,74 @@ void Replicator::Write(uint64_t region_id, const Record& record,
         stream->queue.push_back({ticket, bytes});
       }
     }
-    stripe.store(std::max(before, ticket));
-    // Registered in ticket order (under `order`); a write the group holds
-    // already (every required backup has it, or there is none) completes
-    // at once.
-    std::unique_lock<std::mutex> lock(group->mutex);
-    std::optional<Status> held =
-        Held(*group, ticket, /*count_replicas=*/true, "write");
-    if (!held.has_value() && AloneLocked(*group)) {
-      // The backups it waits for are joining ones whose catch-up ended: the
-      // master does not count them in sync yet, so were this primary to
-      // fail now it would promote none of them -- the write must be on this
-      // primary's disk before it is acknowledged too. Under `order` (no
-      // later write registers meanwhile); this lasts until the master opens
-      // the region here again with those backups in sync.
-      lock.unlock();
+    if (wrote) {
+      stripe.store(std::max(before, ticket));
+      // Registered in ticket order (under `order`); a write the group holds
+      // already (every required backup has it, or there is none) completes
+      // at once.
+      std::unique_lock<std::mutex> lock(group->mutex);
+      std::optional<Status> held =
+          Held(*group, ticket, /*count_replicas=*/true, "write");
+      if (!held.has_value() && AloneLocked(*group)) {
+        // The backups it waits for are joining ones whose catch-up ended: the
+        // master does not count them in sync yet, so were this primary to
+        // fail now it would promote none of them -- the write must be on this
+        // primary's disk before it is acknowledged too. Under `order` (no
+        // later write registers meanwhile); this lasts until the master opens
+        // the region here again with those backups in sync.
+        lock.unlock();
+        const Status synced =
+            region != nullptr ? region->Sync()
+                              : Status::IoError("no region to sync was given");
+        if (!synced.ok()) {
+          done(Status::IoError(
+              "region " + std::to_string(region_id) +
+              ": no backup the master counts in sync holds the write and it "
+              "did not reach this primary's disk (" +
+              std::string(synced.message()) + "); its outcome is unknown"));
+          return;
+        }
+        lock.lock();
+        held = Held(*group, ticket, /*count_replicas=*/true, "write");
+        if (!held.has_value()) {
+          group->waiters.push_back(
+              {ticket, Clock::now() + options_.timeout, std::move(done), true});
+        } else {
+          lock.unlock();
+          done(*held);
+          return;
+        }
+      } else if (!held.has_value()) {
+        group->waiters.push_back(
+            {ticket, Clock::now() + options_.timeout, std::move(done), false});
+      } else {
+        alone = held->ok() && AloneLocked(*group);
+        if (!alone) {
+          lock.unlock();
+          done(*held);
+          return;
+        }
+      }
+    }
+  }
+  if (!wrote) {
+    // Answered as a read of `key`: once what the decision read is held by
+    // every required backup, or on this primary's disk when none is.
+    if (Alone(region_id)) {
       const Status synced =
           region != nullptr ? region->Sync()
                             : Status::IoError("no region to sync was given");
       if (!synced.ok()) {
-        done(Status::IoError(
-            "region " + std::to_string(region_id) +
-            ": no backup the master counts in sync holds the write and it "
-            "did not reach this primary's disk (" +
-            std::string(synced.message()) + "); its outcome is unknown"));
-        return;
-      }
-      lock.lock();
-      held = Held(*group, ticket, /*count_replicas=*/true, "write");
-      if (!held.has_value()) {
-        group->waiters.push_back(
-            {ticket, Clock::now() + options_.timeout, std::move(done), true});
-      } else {
-        lock.unlock();
-        done(*held);
-        return;
-      }
-    } else if (!held.has_value()) {
-      group->waiters.push_back(
-          {ticket, Clock::now() + options_.timeout, std::move(done), false});
-    } else {
-      alone = held->ok() && AloneLocked(*group);
-      if (!alone) {
-        lock.unlock();
-        done(*held);
+        done(Status::IoError("region " + std::to_string(region_id) +
+                             ": no backup holds its writes and syncing them "
+                             "failed: " +
+                             std::string(synced.message())));
         return;
       }
     }
+    AwaitReadAsync(region_id, std::vector<std::string_view>{key},
+                   std::move(done));
+    return;
   }
   if (alone) {
     // Only this primary holds the write: acknowledged once on its disk.

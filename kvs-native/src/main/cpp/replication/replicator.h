@@ -253,6 +253,18 @@ class Replicator final : public lsm::ReplicationTap {
   using WriteDone = std::function<void(Status)>;
   void Write(uint64_t region_id, const Record& record, lsm::Region* region,
              const std::function<Status()>& apply, WriteDone done);
+  // A write decided by what the region holds (a compare-and-set, an
+  // increment): `decide` runs where `apply` would -- in the group's write
+  // order, so no other write of the region comes between what it reads and
+  // what it writes -- and either writes (to the region, as `apply` does)
+  // and fills `record` with what it wrote (its views valid until this
+  // returns), or sets `*wrote` false and writes nothing. Then `done` gets
+  // the outcome as Write's does; when nothing was written, once every
+  // required backup holds the last write of `key`, as a read's (what
+  // `decide` read may be shown).
+  using Decide = std::function<Status(Record* record, bool* wrote)>;
+  void WriteDecided(uint64_t region_id, std::string_view key,
+                    lsm::Region* region, const Decide& decide, WriteDone done);
   // Whether `region_id`'s group has no required backup (see above): reads
   // then sync the region before they answer. False without a group.
   bool Alone(uint64_t region_id) const;

@@ -9,8 +9,10 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -854,6 +856,82 @@ TEST_P(SendIndexTest, AnAttachThatWouldCutAnOpenStreamInSyncIsRefused) {
   EXPECT_EQ(refused.code(), Status::Code::kStaleEpoch) << refused.ToString();
   Write(1000, /*through_service=*/true);
   ExpectBackupCaughtUp();
+}
+
+// Conditional writes through the primary's service: what each decided
+// reaches the backup, and a compare-and-set that did not apply writes
+// nothing there.
+void ConditionalWrites(const std::function<wire::Reply(wire::Request)>& call,
+                       uint64_t epoch) {
+  const auto base = [epoch](wire::Opcode opcode, std::string_view key) {
+    wire::Request request;
+    request.opcode = opcode;
+    request.region_id = 7;
+    request.epoch = epoch;
+    request.key = key;
+    return request;
+  };
+  for (int i = 1; i <= 100; ++i) {
+    wire::Request increment = base(wire::Opcode::kIncrement, "counter");
+    increment.delta = 1;
+    const wire::Reply reply = call(increment);
+    ASSERT_EQ(reply.status, Status::Code::kOk) << reply.message;
+    ASSERT_EQ(reply.counter, i);
+  }
+  const auto cas = [&](std::string_view key,
+                       std::optional<std::string_view> expected,
+                       std::optional<std::string_view> replacement) {
+    wire::Request request = base(wire::Opcode::kCompareAndSet, key);
+    request.expected = expected;
+    request.replacement = replacement;
+    const wire::Reply reply = call(request);
+    EXPECT_EQ(reply.status, Status::Code::kOk) << reply.message;
+    return reply;
+  };
+  for (int i = 0; i < 50; ++i) {
+    const std::string key = "cas" + std::to_string(i);
+    EXPECT_TRUE(cas(key, std::nullopt, "one").applied);
+    const wire::Reply taken = cas(key, std::nullopt, "other");
+    EXPECT_FALSE(taken.applied);
+    EXPECT_EQ(taken.current.value_or("?"), "one");
+    EXPECT_TRUE(cas(key, "one", "two").applied);
+    EXPECT_FALSE(cas(key, "one", "three").applied);
+    if (i % 2 == 0) {
+      EXPECT_TRUE(cas(key, "two", std::nullopt).applied);
+    }
+  }
+}
+
+TEST_P(SendIndexTest, ConditionalWritesReachTheBackupAsDecided) {
+  Place(3);
+  ConditionalWrites(
+      [this](const wire::Request& request) {
+        std::string bytes, reply_bytes;
+        wire::EncodeRequest(request, &bytes);
+        primary_.service.Handle(nullptr, bytes, &reply_bytes);
+        wire::Reply reply;
+        EXPECT_TRUE(wire::DecodeReply(reply_bytes, &reply).ok());
+        return reply;
+      },
+      3);
+  // The backup serves, if promoted, what its primary does once its copies
+  // hold every log byte (no level yet: nothing was merged).
+  ContentsDigest ours, theirs;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (true) {
+    ASSERT_TRUE(DigestRegion(*primary_.region, &ours).ok());
+    const Status replica = backup_.service.ReplicaDigest(7, &theirs);
+    if (replica.ok() && ours.digest == theirs.digest &&
+        ours.pairs == theirs.pairs) {
+      break;
+    }
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+        << "the backup would serve " << theirs.pairs << " pairs, its primary "
+        << ours.pairs;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(ours.pairs, 26u);  // the counter and 25 compare-and-set keys
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, SendIndexTest,

@@ -11,6 +11,7 @@
 #include "io/device_reads.h"
 #include "lsm/region_iterator.h"
 #include "replication/send_index_format.h"
+#include "util/coding.h"
 #include "util/limits.h"
 #include "util/thread_cpu.h"
 #include "util/turns.h"
@@ -267,6 +268,8 @@ std::optional<wire::Request> RegionService::Redirected(
     case wire::Opcode::kPut:
     case wire::Opcode::kDelete:
     case wire::Opcode::kGet:
+    case wire::Opcode::kCompareAndSet:
+    case wire::Opcode::kIncrement:
       keys.push_back(request.key);
       break;
     case wire::Opcode::kMultiGet:
@@ -322,6 +325,8 @@ Status RegionService::CheckPlacement(const wire::Request& request,
     case wire::Opcode::kPut:
     case wire::Opcode::kDelete:
     case wire::Opcode::kGet:
+    case wire::Opcode::kCompareAndSet:
+    case wire::Opcode::kIncrement:
       if (!placement.Contains(request.key)) return outside(request.key);
       break;
     case wire::Opcode::kMultiGet:
@@ -861,6 +866,57 @@ RegionService::Respond RegionService::Observed(Respond respond) {
   };
 }
 
+template <typename Decision>
+Status RegionService::Decide(const wire::Request& request, lsm::Region* region,
+                             Decision* decision, replication::Record* record,
+                             bool* wrote) {
+  *wrote = false;
+  std::string current;
+  const Status got = region->Get(request.key, &current);
+  if (!got.ok() && !got.IsNotFound()) return got;
+  const bool present = got.ok();
+  if (request.opcode == wire::Opcode::kIncrement) {
+    int64_t base = 0;
+    if (present) {
+      if (current.size() != 8) {
+        return Status::InvalidArgument(
+            "the key holds a value of " + std::to_string(current.size()) +
+            " bytes, not an 8-byte counter; nothing was written");
+      }
+      base = static_cast<int64_t>(coding::DecodeFixed64(current.data()));
+    }
+    int64_t next = 0;
+    if (__builtin_add_overflow(base, request.delta, &next)) {
+      return Status::InvalidArgument("the counter " + std::to_string(base) +
+                                     " plus " + std::to_string(request.delta) +
+                                     " overflows 64 bits; nothing was written");
+    }
+    decision->applied = true;
+    decision->counter = next;
+    decision->written = coding::Fixed64String(static_cast<uint64_t>(next));
+    *record = {replication::RecordType::kPut, request.key, decision->written};
+    *wrote = true;
+    return region->Put(request.key, decision->written);
+  }
+  const bool matches =
+      request.expected ? present && current == *request.expected : !present;
+  if (!matches) {
+    if (present) decision->current = std::move(current);
+    return Status::Ok();
+  }
+  decision->applied = true;
+  if (request.replacement) {
+    *record = {replication::RecordType::kPut, request.key,
+               *request.replacement};
+    *wrote = true;
+    return region->Put(request.key, *request.replacement);
+  }
+  if (!present) return Status::Ok();  // no value, none wanted: nothing to do
+  *record = {replication::RecordType::kDelete, request.key, {}};
+  *wrote = true;
+  return region->Delete(request.key);
+}
+
 void RegionService::ExecuteAsync(const wire::Request& request,
                                  channel::RequestHandler::Respond respond) {
   Execute(request, Observed(std::move(respond)), EndsTurns());
@@ -946,16 +1002,19 @@ void RegionService::Execute(const wire::Request& request,
     return;
   }
   const Placement& placement = *placed;
-  const bool write = request.opcode == wire::Opcode::kPut ||
-                     request.opcode == wire::Opcode::kDelete;
+  const bool write = wire::Writes(request.opcode);
+  const bool decided = request.opcode == wire::Opcode::kCompareAndSet ||
+                       request.opcode == wire::Opcode::kIncrement;
   // On a shard, a request that might wait for the engine or the device
   // waits on the pool instead: a write while its L0 is full with a
   // compaction behind or whose log would write a full chunk or roll to a
-  // new segment, a write that syncs (sync mode), and any request of
-  // a group no backup holds (replication/replicator.h, "alone"): its writes
-  // are acknowledged once synced, its reads once what they saw is.
+  // new segment, a write that syncs (sync mode), a write decided by what
+  // the region holds (its read may need the device, in the region's write
+  // order), and any request of a group no backup holds
+  // (replication/replicator.h, "alone"): its writes are acknowledged once
+  // synced, its reads once what they saw is.
   if (on_shard &&
-      ((write && (region->WritesSync() ||
+      ((write && (decided || region->WritesSync() ||
                   region->WriteMayWait(request.opcode == wire::Opcode::kPut,
                                        request.key, request.value))) ||
        (replicating != nullptr && replicating->Alone(request.region_id)))) {
@@ -978,6 +1037,15 @@ void RegionService::Execute(const wire::Request& request,
   std::vector<lsm::RegionIterator::Pair> pairs;
   std::vector<std::string> values;
   std::vector<bool> found;
+  // A compare-and-set's or an increment's outcome, decided in the region's
+  // write order (its views point here).
+  struct Decision {
+    bool applied = false;
+    std::optional<std::string> current;
+    int64_t counter = 0;
+    std::string written;
+  };
+  auto decision = std::make_shared<Decision>();
   // On a shard, a read runs with device reads refused; one that needed
   // the device goes to the deferred pool (io/device_reads.h).
   std::optional<io::DeviceReadsRefused> refusing;
@@ -1003,6 +1071,9 @@ void RegionService::Execute(const wire::Request& request,
         return applied;
       };
       if (replicating == nullptr) {
+        std::lock_guard<std::mutex> stripe(
+            write_stripes_[std::hash<std::string_view>{}(request.key) %
+                           kWriteStripes]);
         status = apply();
         break;
       }
@@ -1035,6 +1106,60 @@ void RegionService::Execute(const wire::Request& request,
               acknowledged.opcode = opcode;
               acknowledged.request_id = request_id;
               wire::EncodeReply(acknowledged, &answer);
+            } else {
+              wire::Request header;
+              header.opcode = opcode;
+              header.request_id = request_id;
+              Fail(header, held, &answer);
+            }
+            respond(std::move(answer));
+          });
+      return;
+    }
+    case wire::Opcode::kCompareAndSet:
+    case wire::Opcode::kIncrement: {
+      const auto decide = [&](replication::Record* record,
+                              bool* wrote) -> Status {
+        return Decide(request, region, decision.get(), record, wrote);
+      };
+      if (replicating == nullptr) {
+        std::lock_guard<std::mutex> stripe(
+            write_stripes_[std::hash<std::string_view>{}(request.key) %
+                           kWriteStripes]);
+        replication::Record record;
+        bool wrote = false;
+        status = decide(&record, &wrote);
+        result.applied = decision->applied;
+        if (decision->current) result.current = *decision->current;
+        result.counter = decision->counter;
+        break;
+      }
+      // Answered once the backups hold what it wrote, or what it read.
+      replicating->WriteDecided(
+          request.region_id, request.key, region, decide,
+          [this, opcode = request.opcode, request_id = request.request_id,
+           region_id = request.region_id, decision,
+           respond = std::move(respond)](Status held) {
+            if (held.ok() && decision->applied && !LeaseHeld()) {
+              held = Status::IoError(
+                  "region " + std::to_string(region_id) +
+                  ": this server's lease lapsed while the write replicated "
+                  "(it may no longer be the primary); the write's outcome is "
+                  "unknown");
+            } else if (held.ok() && !LeaseHeld()) {
+              held = LeaseLapsed(region_id);
+            }
+            std::string answer;
+            if (held.ok()) {
+              wire::Reply decided_reply;
+              decided_reply.opcode = opcode;
+              decided_reply.request_id = request_id;
+              decided_reply.applied = decision->applied;
+              if (decision->current) {
+                decided_reply.current = *decision->current;
+              }
+              decided_reply.counter = decision->counter;
+              wire::EncodeReply(decided_reply, &answer);
             } else {
               wire::Request header;
               header.opcode = opcode;

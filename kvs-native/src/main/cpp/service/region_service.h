@@ -44,6 +44,7 @@
 #ifndef KVS_SERVICE_REGION_SERVICE_H_
 #define KVS_SERVICE_REGION_SERVICE_H_
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -301,6 +302,13 @@ class RegionService final : public channel::RequestHandler {
     return insert_cpu_ns_.load(std::memory_order_relaxed);
   }
   static constexpr uint64_t kInsertSampleEvery = 16;
+  // A compare-and-set's or an increment's decision on what `region` holds
+  // (Replicator::Decide): fills `decision` (its outcome) and, if it wrote,
+  // `record`; runs in the region's write order.
+  template <typename Decision>
+  static Status Decide(const wire::Request& request, lsm::Region* region,
+                       Decision* decision, replication::Record* record,
+                       bool* wrote);
   // Client requests held now for regions sealed or retired here
   // (DetachSealed).
   size_t held_requests() const { return held_.held(); }
@@ -392,6 +400,11 @@ class RegionService final : public channel::RequestHandler {
   std::atomic<bool> lease_required_{false};
   std::atomic<int64_t> lease_deadline_ns_{0};
   std::atomic<uint64_t> inserts_{0};
+  // A region without replication serialises its writes per key stripe, so
+  // that nothing comes between what a compare-and-set or an increment reads
+  // and what it writes (a replicated one does in its group's write order).
+  static constexpr size_t kWriteStripes = 64;
+  std::array<std::mutex, kWriteStripes> write_stripes_;
   std::atomic<uint64_t> insert_cpu_ns_{0};
   RequestMetrics request_metrics_;
   engine::Engine* engine_ = nullptr;                     // under mutex_

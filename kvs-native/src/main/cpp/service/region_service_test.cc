@@ -2,11 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "channel/client.h"
 #include "channel/server.h"
@@ -525,6 +528,131 @@ TEST_F(RegionServiceTest, ServesWireRequestsOverTheFabricTransport) {
   EXPECT_EQ(reply.value, value);
   client.reset();
   server.reset();
+}
+
+wire::Request CompareAndSet(std::string_view key,
+                            std::optional<std::string_view> expected,
+                            std::optional<std::string_view> replacement) {
+  wire::Request request;
+  request.opcode = wire::Opcode::kCompareAndSet;
+  request.request_id = 98;
+  request.region_id = 7;
+  request.epoch = 3;
+  request.key = key;
+  request.expected = expected;
+  request.replacement = replacement;
+  return request;
+}
+
+wire::Request Increment(std::string_view key, int64_t delta) {
+  wire::Request request;
+  request.opcode = wire::Opcode::kIncrement;
+  request.request_id = 97;
+  request.region_id = 7;
+  request.epoch = 3;
+  request.key = key;
+  request.delta = delta;
+  return request;
+}
+
+TEST_F(RegionServiceTest, ACompareAndSetWritesOnlyWhatItExpectedIsThere) {
+  // Put-if-absent: applied once, then it finds the value.
+  wire::Reply first = Call(CompareAndSet("k", std::nullopt, "v1"));
+  ASSERT_EQ(first.status, Status::Code::kOk);
+  EXPECT_TRUE(first.applied);
+  EXPECT_FALSE(first.current.has_value());
+  wire::Reply again = Call(CompareAndSet("k", std::nullopt, "v9"));
+  ASSERT_EQ(again.status, Status::Code::kOk);
+  EXPECT_FALSE(again.applied);
+  EXPECT_EQ(again.current.value_or("?"), "v1");
+
+  // A wrong expectation writes nothing and says what is there.
+  wire::Reply wrong = Call(CompareAndSet("k", "v0", "v2"));
+  EXPECT_FALSE(wrong.applied);
+  EXPECT_EQ(wrong.current.value_or("?"), "v1");
+  EXPECT_EQ(Call(Make(wire::Opcode::kGet, "k")).value, "v1");
+
+  wire::Reply swapped = Call(CompareAndSet("k", "v1", "v2"));
+  EXPECT_TRUE(swapped.applied);
+  EXPECT_EQ(Call(Make(wire::Opcode::kGet, "k")).value, "v2");
+
+  // Delete-if-equals.
+  EXPECT_FALSE(Call(CompareAndSet("k", "v1", std::nullopt)).applied);
+  EXPECT_TRUE(Call(CompareAndSet("k", "v2", std::nullopt)).applied);
+  EXPECT_EQ(Call(Make(wire::Opcode::kGet, "k")).status,
+            Status::Code::kNotFound);
+  wire::Reply gone = Call(CompareAndSet("k", "v2", "v3"));
+  EXPECT_FALSE(gone.applied);
+  EXPECT_FALSE(gone.current.has_value());
+  // An empty value is a value, not none.
+  EXPECT_TRUE(Call(CompareAndSet("e", std::nullopt, "")).applied);
+  EXPECT_FALSE(Call(CompareAndSet("e", std::nullopt, "x")).applied);
+  EXPECT_TRUE(Call(CompareAndSet("e", "", "x")).applied);
+}
+
+TEST_F(RegionServiceTest, AnIncrementAddsToAnEightByteCounter) {
+  wire::Reply one = Call(Increment("c", 5));
+  ASSERT_EQ(one.status, Status::Code::kOk);
+  EXPECT_EQ(one.counter, 5);
+  EXPECT_EQ(Call(Increment("c", -7)).counter, -2);
+  wire::Reply stored = Call(Make(wire::Opcode::kGet, "c"));
+  ASSERT_EQ(stored.value.size(), 8u);
+
+  // Not a counter, or past 64 bits: refused, nothing written.
+  ASSERT_EQ(Call(Make(wire::Opcode::kPut, "text", "hello")).status,
+            Status::Code::kOk);
+  wire::Reply text = Call(Increment("text", 1));
+  EXPECT_EQ(text.status, Status::Code::kInvalidArgument);
+  EXPECT_NE(std::string(text.message).find("not an 8-byte counter"),
+            std::string::npos);
+  EXPECT_EQ(Call(Make(wire::Opcode::kGet, "text")).value, "hello");
+  ASSERT_EQ(Call(Increment("big", INT64_MAX)).counter, INT64_MAX);
+  EXPECT_EQ(Call(Increment("big", 1)).status, Status::Code::kInvalidArgument);
+  EXPECT_EQ(Call(Increment("big", 0)).counter, INT64_MAX);
+}
+
+TEST_F(RegionServiceTest, ConcurrentIncrementsAndPutsLoseNoIncrement) {
+  // Increments race each other and plain puts of other keys of the same
+  // stripes: every increment counts once.
+  constexpr int kThreads = 4;
+  constexpr int kEach = 500;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([this, t] {
+      for (int i = 0; i < kEach; ++i) {
+        std::string bytes, reply;
+        wire::EncodeRequest(Increment("counter", 1), &bytes);
+        service_.Handle(nullptr, bytes, &reply);
+        wire::Reply decoded;
+        ASSERT_TRUE(wire::DecodeReply(reply, &decoded).ok());
+        ASSERT_EQ(decoded.status, Status::Code::kOk);
+        const std::string key =
+            "p" + std::to_string(t) + "-" + std::to_string(i % 10);
+        bytes.clear();
+        reply.clear();
+        wire::EncodeRequest(Make(wire::Opcode::kPut, key, "x"), &bytes);
+        service_.Handle(nullptr, bytes, &reply);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(Call(Increment("counter", 0)).counter, kThreads * kEach);
+}
+
+TEST_F(RegionServiceTest, ConditionalWritesFromAShardRunOnThePool) {
+  // Their read may need the device, in the region's write order.
+  std::thread shard([&] {
+    SetEndsTurns(true);
+    bool deferred = false;
+    wire::Reply reply =
+        CallAsAShard(CompareAndSet("s", std::nullopt, "v"), &deferred);
+    EXPECT_TRUE(reply.applied);
+    EXPECT_TRUE(deferred);
+    reply = CallAsAShard(Increment("n", 2), &deferred);
+    EXPECT_EQ(reply.counter, 2);
+    EXPECT_TRUE(deferred);
+  });
+  shard.join();
 }
 
 }  // namespace

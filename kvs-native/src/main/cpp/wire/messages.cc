@@ -96,8 +96,17 @@ const char* OpcodeName(Opcode opcode) {
       return "SCAN";
     case Opcode::kMultiGet:
       return "MULTI_GET";
+    case Opcode::kCompareAndSet:
+      return "COMPARE_AND_SET";
+    case Opcode::kIncrement:
+      return "INCREMENT";
   }
   return "UNKNOWN";
+}
+
+bool Writes(Opcode opcode) {
+  return opcode == Opcode::kPut || opcode == Opcode::kDelete ||
+         opcode == Opcode::kCompareAndSet || opcode == Opcode::kIncrement;
 }
 
 Status ValidateRequest(const Request& request) {
@@ -113,7 +122,17 @@ Status ValidateRequest(const Request& request) {
       return Status::Ok();
     case Opcode::kGet:
     case Opcode::kDelete:
+    case Opcode::kIncrement:
       return CheckKey(request.key, "key");
+    case Opcode::kCompareAndSet:
+      KVS_RETURN_IF_ERROR(CheckKey(request.key, "key"));
+      for (const auto& value : {request.expected, request.replacement}) {
+        if (value && value->size() > kValueBytesMax) {
+          return Invalid("value of " + std::to_string(value->size()) +
+                         " bytes exceeds " + std::to_string(kValueBytesMax));
+        }
+      }
+      return Status::Ok();
     case Opcode::kScan:
       if (request.key.size() > kKeyBytesMax ||
           (request.end && request.end->size() > kKeyBytesMax)) {
@@ -163,6 +182,21 @@ void EncodeRequest(const Request& request, std::string* out) {
     case Opcode::kGet:
     case Opcode::kDelete:
       PutSized(out, request.key);
+      break;
+    case Opcode::kCompareAndSet:
+      coding::PutFixed32(out, static_cast<uint32_t>(request.key.size()));
+      for (const auto& value : {request.expected, request.replacement}) {
+        coding::PutFixed32(
+            out, value ? static_cast<uint32_t>(value->size()) : kNoValue);
+      }
+      out->append(request.key);
+      if (request.expected) out->append(*request.expected);
+      if (request.replacement) out->append(*request.replacement);
+      break;
+    case Opcode::kIncrement:
+      coding::PutFixed32(out, static_cast<uint32_t>(request.key.size()));
+      coding::PutFixed64(out, static_cast<uint64_t>(request.delta));
+      out->append(request.key);
       break;
     case Opcode::kScan:
       coding::PutFixed32(out, static_cast<uint32_t>(request.key.size()));
@@ -215,6 +249,33 @@ Status DecodeRequest(std::string_view bytes, Request* request) {
     case Opcode::kDelete:
       ok = SizedBytes(&in, kKeyBytesMax, &request->key);
       break;
+    case Opcode::kCompareAndSet: {
+      uint32_t key_size = 0, expected_size = 0, replacement_size = 0;
+      const auto fits = [](uint32_t size) {
+        return size == kNoValue || size <= kValueBytesMax;
+      };
+      ok = in.U32(&key_size) && in.U32(&expected_size) &&
+           in.U32(&replacement_size) && key_size <= kKeyBytesMax &&
+           fits(expected_size) && fits(replacement_size) &&
+           in.Bytes(key_size, &request->key);
+      for (const auto& [size, field] :
+           {std::pair{expected_size, &request->expected},
+            std::pair{replacement_size, &request->replacement}}) {
+        if (!ok || size == kNoValue) continue;
+        std::string_view value;
+        ok = in.Bytes(size, &value);
+        *field = value;
+      }
+      break;
+    }
+    case Opcode::kIncrement: {
+      uint32_t key_size = 0;
+      uint64_t delta = 0;
+      ok = in.U32(&key_size) && in.U64(&delta) && key_size <= kKeyBytesMax &&
+           in.Bytes(key_size, &request->key);
+      request->delta = static_cast<int64_t>(delta);
+      break;
+    }
     case Opcode::kScan: {
       uint32_t start_size = 0, end_size = 0;
       ok = in.U32(&start_size) && in.U32(&end_size) &&
@@ -277,6 +338,12 @@ Status ValidateReply(const Reply& reply) {
   if (reply.values.size() > kMultiGetKeysMax) {
     return Invalid("too many multi-get values");
   }
+  if (reply.current &&
+      (reply.applied || reply.current->size() > kValueBytesMax)) {
+    return Invalid(
+        "a compare-and-set's current value is sent only when it "
+        "was not applied, and within the value limit");
+  }
   for (const auto& value : reply.values) {
     if (value && value->size() > kValueBytesMax) {
       return Invalid("multi-get value too large");
@@ -321,6 +388,14 @@ void EncodeReply(const Reply& reply, std::string* out) {
         PutU8(out, value ? 1 : 0);
         PutSized(out, value ? *value : std::string_view());
       }
+      break;
+    case Opcode::kCompareAndSet:
+      PutU8(out, reply.applied ? 1 : 0);
+      PutU8(out, reply.current ? 1 : 0);
+      PutSized(out, reply.current ? *reply.current : std::string_view());
+      break;
+    case Opcode::kIncrement:
+      coding::PutFixed64(out, static_cast<uint64_t>(reply.counter));
       break;
   }
 }
@@ -387,6 +462,23 @@ Status DecodeReply(std::string_view bytes, Reply* reply) {
                                       ? std::optional<std::string_view>(value)
                                       : std::nullopt);
         }
+        break;
+      }
+      case Opcode::kCompareAndSet: {
+        uint8_t applied = 0, present = 0;
+        std::string_view value;
+        ok = in.U8(&applied) && applied <= 1 && in.U8(&present) &&
+             present <= 1 && !(applied == 1 && present == 1) &&
+             SizedBytes(&in, kValueBytesMax, &value) &&
+             (present == 1 || value.empty());
+        reply->applied = applied == 1;
+        if (present == 1) reply->current = value;
+        break;
+      }
+      case Opcode::kIncrement: {
+        uint64_t counter = 0;
+        ok = in.U64(&counter);
+        reply->counter = static_cast<int64_t>(counter);
         break;
       }
     }

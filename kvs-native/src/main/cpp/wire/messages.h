@@ -57,6 +57,9 @@ inline constexpr size_t kMessageTextBytesMax = 4096;
 inline constexpr size_t kMessageBytesMax = size_t{8} << 20;
 // The end-bound size meaning "no end bound" in a SCAN.
 inline constexpr uint32_t kNoEndBound = 0xffffffff;
+// The size meaning "no value" in a COMPARE_AND_SET: an expected value of
+// none (the key must have no value), or a new value of none (delete it).
+inline constexpr uint32_t kNoValue = 0xffffffff;
 
 enum class Opcode : uint8_t {
   kNoop = 0,
@@ -65,8 +68,10 @@ enum class Opcode : uint8_t {
   kDelete = 3,
   kScan = 4,
   kMultiGet = 5,
+  kCompareAndSet = 6,
+  kIncrement = 7,
 };
-inline constexpr uint8_t kOpcodeMax = 5;
+inline constexpr uint8_t kOpcodeMax = 7;
 const char* OpcodeName(Opcode opcode);
 
 // A request. Views point into the bytes it was decoded from (or that the
@@ -76,8 +81,15 @@ struct Request {
   uint64_t request_id = 0;
   uint64_t region_id = 0;
   uint64_t epoch = 0;
-  std::string_view key;    // PUT, GET, DELETE; SCAN: the start key
+  std::string_view key;    // PUT, GET, DELETE, COMPARE_AND_SET, INCREMENT;
+                           // SCAN: the start key
   std::string_view value;  // PUT
+  // COMPARE_AND_SET: the value the key must hold (nullopt: none) for the
+  // key to be given `replacement` (nullopt: deleted).
+  std::optional<std::string_view> expected;
+  std::optional<std::string_view> replacement;
+  // INCREMENT: added to the key's 8-byte counter (none counts as 0).
+  int64_t delta = 0;
   // SCAN
   std::optional<std::string_view> end;  // exclusive; none: no end bound
   uint32_t limit = 0;
@@ -97,7 +109,16 @@ struct Reply {
   bool more = false;
   // MULTI_GET: one per answered key; nullopt = not found.
   std::vector<std::optional<std::string_view>> values;
+  // COMPARE_AND_SET: whether it was applied; if not, the key's value then
+  // (nullopt: none).
+  bool applied = false;
+  std::optional<std::string_view> current;
+  // INCREMENT: the counter's value after it.
+  int64_t counter = 0;
 };
+
+// Whether `opcode` writes (PUT, DELETE, COMPARE_AND_SET, INCREMENT).
+bool Writes(Opcode opcode);
 
 // Appends the encoding of `request` to `out`. The request must be valid
 // (as DecodeRequest would accept it): an invalid one is a programmer error.

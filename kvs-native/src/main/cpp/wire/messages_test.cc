@@ -51,6 +51,17 @@ Fields Describe(const Request& request) {
       fields["keys"] = keys;
       break;
     }
+    case Opcode::kCompareAndSet:
+      fields["key"] = ToHex(request.key);
+      fields["expected"] =
+          request.expected ? ToHex(*request.expected) : "absent";
+      fields["value"] =
+          request.replacement ? ToHex(*request.replacement) : "absent";
+      break;
+    case Opcode::kIncrement:
+      fields["key"] = ToHex(request.key);
+      fields["delta"] = std::to_string(request.delta);
+      break;
   }
   return fields;
 }
@@ -86,6 +97,13 @@ Fields Describe(const Reply& reply) {
       fields["values"] = values;
       break;
     }
+    case Opcode::kCompareAndSet:
+      fields["applied"] = reply.applied ? "1" : "0";
+      fields["current"] = reply.current ? ToHex(*reply.current) : "absent";
+      break;
+    case Opcode::kIncrement:
+      fields["counter"] = std::to_string(reply.counter);
+      break;
     default:
       break;
   }

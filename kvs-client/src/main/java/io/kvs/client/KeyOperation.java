@@ -10,7 +10,10 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 
-/** An operation on one key (put, get, delete): one request to the region holding it. */
+/**
+ * An operation on one key (put, get, delete, compare-and-set, increment): one request to the region
+ * holding it.
+ */
 final class KeyOperation<T> extends Operation<T> {
   /** Builds the request for a region id and epoch. */
   interface RequestFactory {
@@ -89,6 +92,40 @@ final class KeyOperation<T> extends Operation<T> {
             (region, epoch) -> Request.delete(0, region, epoch, key),
             OK_OR_NOT_FOUND,
             reply -> null,
+            true)
+        .awaitedIf(awaited)
+        .start();
+  }
+
+  /**
+   * Writes {@code value} (null: deletes the key) if the key holds {@code expected} (null: none),
+   * decided and written by the primary in its region's write order. Never sent again once it may
+   * have reached a primary (its outcome is then unknown), as any write.
+   */
+  static CompletableFuture<CasResult> compareAndSet(
+      ClientContext context, byte[] key, byte[] expected, byte[] value, boolean awaited) {
+    return new KeyOperation<CasResult>(
+            context,
+            value == null ? "delete-if-equals" : "compare-and-set",
+            key,
+            (region, epoch) -> Request.compareAndSet(0, region, epoch, key, expected, value),
+            OK,
+            reply -> reply.applied() ? CasResult.applied() : CasResult.notApplied(reply.current()),
+            true)
+        .awaitedIf(awaited)
+        .start();
+  }
+
+  /** Adds {@code delta} to the key's 8-byte counter; the sum. */
+  static CompletableFuture<Long> increment(
+      ClientContext context, byte[] key, long delta, boolean awaited) {
+    return new KeyOperation<Long>(
+            context,
+            "increment",
+            key,
+            (region, epoch) -> Request.increment(0, region, epoch, key, delta),
+            OK,
+            Reply::counter,
             true)
         .awaitedIf(awaited)
         .start();

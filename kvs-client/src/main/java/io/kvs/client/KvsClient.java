@@ -254,6 +254,83 @@ public final class KvsClient implements AutoCloseable {
   }
 
   /**
+   * Stores {@code value} under {@code key} if the key holds {@code expected} (null: holds no
+   * value), atomically: the region's primary decides and writes in the region's write order, and
+   * the write is replicated and acknowledged as a put is. Like every write, it is never sent again
+   * once it may have reached a primary: a failure then ends it with {@link
+   * OutcomeUnknownException}.
+   *
+   * @param key 1 to 4,096 bytes
+   * @param expected the value the key must hold, up to 1 MiB; null: it must hold none
+   * @param value up to 1 MiB
+   * @return applied, or not and the key's value then
+   */
+  public CompletableFuture<CasResult> compareAndSetAsync(
+      byte[] key, byte[] expected, byte[] value) {
+    Objects.requireNonNull(value, "value");
+    return conditional(key, expected, value, false);
+  }
+
+  /** {@link #compareAndSetAsync} expecting no value: stores {@code value} only if there is none. */
+  public CompletableFuture<CasResult> putIfAbsentAsync(byte[] key, byte[] value) {
+    Objects.requireNonNull(value, "value");
+    return conditional(key, null, value, false);
+  }
+
+  /**
+   * Deletes {@code key}'s value if it is {@code expected}, atomically (as {@link
+   * #compareAndSetAsync}).
+   *
+   * @param key 1 to 4,096 bytes
+   * @param expected the value the key must hold, up to 1 MiB
+   * @return applied, or not and the key's value then
+   */
+  public CompletableFuture<CasResult> deleteIfEqualsAsync(byte[] key, byte[] expected) {
+    Objects.requireNonNull(expected, "expected");
+    return conditional(key, expected, null, false);
+  }
+
+  private CompletableFuture<CasResult> conditional(
+      byte[] key, byte[] expected, byte[] value, boolean awaited) {
+    Objects.requireNonNull(key, "key");
+    try {
+      Checks.key(key, "key");
+      if (expected != null) {
+        Checks.value(expected);
+      }
+      if (value != null) {
+        Checks.value(value);
+      }
+    } catch (KvsException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return ifOpen(() -> KeyOperation.compareAndSet(context, key, expected, value, awaited));
+  }
+
+  /**
+   * Adds {@code delta} to the 8-byte signed counter under {@code key} (a key without a value counts
+   * as 0; the counter is stored little-endian), atomically, as {@link #compareAndSetAsync} writes.
+   * A key holding anything but 8 bytes, or a sum past 64 bits, fails with INVALID_ARGUMENT and
+   * writes nothing.
+   *
+   * @param key 1 to 4,096 bytes
+   * @return the counter's value after the addition
+   */
+  public CompletableFuture<Long> incrementAsync(byte[] key, long delta) {
+    return increment(key, delta, false);
+  }
+
+  private CompletableFuture<Long> increment(byte[] key, long delta, boolean awaited) {
+    Objects.requireNonNull(key, "key");
+    try {
+      Checks.key(key, "key");
+    } catch (KvsException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return ifOpen(() -> KeyOperation.increment(context, key, delta, awaited));
+  }
+
+  /**
    * Reads the values of many keys: they are grouped by region and each region is asked once (in
    * requests of up to 1,024 keys), all regions at once.
    *
@@ -372,6 +449,39 @@ public final class KvsClient implements AutoCloseable {
    */
   public void delete(byte[] key) {
     await(delete(key, true));
+  }
+
+  /**
+   * Stores {@code value} if {@code key} holds {@code expected} (null: none); blocks. See {@link
+   * #compareAndSetAsync}.
+   *
+   * @throws OutcomeUnknownException if it may or may not have been applied
+   * @throws KvsException why else it failed
+   */
+  public CasResult compareAndSet(byte[] key, byte[] expected, byte[] value) {
+    Objects.requireNonNull(value, "value");
+    return await(conditional(key, expected, value, true));
+  }
+
+  /** Stores {@code value} if {@code key} has none; blocks. See {@link #putIfAbsentAsync}. */
+  public CasResult putIfAbsent(byte[] key, byte[] value) {
+    Objects.requireNonNull(value, "value");
+    return await(conditional(key, null, value, true));
+  }
+
+  /** Deletes {@code key} if it holds {@code expected}; blocks. See {@link #deleteIfEqualsAsync}. */
+  public CasResult deleteIfEquals(byte[] key, byte[] expected) {
+    Objects.requireNonNull(expected, "expected");
+    return await(conditional(key, expected, null, true));
+  }
+
+  /**
+   * Adds {@code delta} to the counter under {@code key}; blocks. See {@link #incrementAsync}.
+   *
+   * @return the counter's value after the addition
+   */
+  public long increment(byte[] key, long delta) {
+    return await(increment(key, delta, true));
   }
 
   /**

@@ -13,7 +13,14 @@ public enum Opcode {
   /** Reads the pairs of a key range, in key order, up to a limit. */
   SCAN(4),
   /** Reads several keys' values. */
-  MULTI_GET(5);
+  MULTI_GET(5),
+  /**
+   * Writes (or deletes) a key's value if it holds the value expected (or none), atomically; the
+   * reply says whether it did, and the value found when not.
+   */
+  COMPARE_AND_SET(6),
+  /** Adds to a key's 8-byte counter (none counts as 0), atomically; the reply holds the sum. */
+  INCREMENT(7);
 
   private final int code;
 

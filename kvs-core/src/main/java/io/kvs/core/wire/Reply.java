@@ -18,6 +18,9 @@ import java.util.List;
  * @param more SCAN: whether the range holds pairs after the last one returned
  * @param values MULTI_GET: the values of the request's first {@code values.size()} keys, null for a
  *     key without a value; else empty
+ * @param applied COMPARE_AND_SET: whether the write was made; else false
+ * @param current COMPARE_AND_SET not applied: the key's value then, null for none; else null
+ * @param counter INCREMENT: the counter's value after it; else 0
  */
 public record Reply(
     Opcode opcode,
@@ -27,14 +30,64 @@ public record Reply(
     byte[] value,
     List<KeyValue> pairs,
     boolean more,
-    List<byte[]> values) {
+    List<byte[]> values,
+    boolean applied,
+    byte[] current,
+    long counter) {
   private static final byte[] NONE = new byte[0];
 
   /** Checks the fields against the protocol's limits. */
   public Reply {
-    WireCodec.validate(opcode, status, message, value, pairs, values);
+    WireCodec.validate(opcode, status, message, value, pairs, values, applied, current);
     pairs = List.copyOf(pairs);
     values = Collections.unmodifiableList(new ArrayList<>(values)); // may hold nulls
+  }
+
+  Reply(
+      Opcode opcode,
+      StatusCode status,
+      long requestId,
+      String message,
+      byte[] value,
+      List<KeyValue> pairs,
+      boolean more,
+      List<byte[]> values) {
+    this(opcode, status, requestId, message, value, pairs, more, values, false, null, 0);
+  }
+
+  /**
+   * A COMPARE_AND_SET's outcome: applied, or not and the key's value then ({@code current}, null
+   * for none).
+   */
+  public static Reply compareAndSet(long requestId, boolean applied, byte[] current) {
+    return new Reply(
+        Opcode.COMPARE_AND_SET,
+        StatusCode.OK,
+        requestId,
+        "",
+        NONE,
+        List.of(),
+        false,
+        List.of(),
+        applied,
+        current,
+        0);
+  }
+
+  /** An INCREMENT's sum. */
+  public static Reply increment(long requestId, long counter) {
+    return new Reply(
+        Opcode.INCREMENT,
+        StatusCode.OK,
+        requestId,
+        "",
+        NONE,
+        List.of(),
+        false,
+        List.of(),
+        false,
+        null,
+        counter);
   }
 
   /** Success without a body (NOOP, PUT, DELETE). */

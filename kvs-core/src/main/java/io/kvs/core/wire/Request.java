@@ -10,12 +10,16 @@ import java.util.List;
  * @param requestId chosen by the client, echoed by the reply
  * @param regionId the region the client routes to
  * @param epoch the region epoch of the client's region map
- * @param key PUT, GET, DELETE: the key; SCAN: the start key (empty: from the first key); else empty
- * @param value PUT: the value; else empty
+ * @param key PUT, GET, DELETE, COMPARE_AND_SET, INCREMENT: the key; SCAN: the start key (empty:
+ *     from the first key); else empty
+ * @param value PUT: the value; COMPARE_AND_SET: the value to write, or null to delete the key; else
+ *     empty
  * @param end SCAN: the exclusive end key, or null for no end bound; else null
  * @param limit SCAN: the most pairs to return; else 0
  * @param maxBytes SCAN: stop once the pairs' keys and values reach this; else 0
  * @param keys MULTI_GET: the keys; else empty
+ * @param expected COMPARE_AND_SET: the value the key must hold, or null for none; else null
+ * @param delta INCREMENT: what to add to the counter; else 0
  */
 public record Request(
     Opcode opcode,
@@ -27,13 +31,29 @@ public record Request(
     byte[] end,
     int limit,
     int maxBytes,
-    List<byte[]> keys) {
+    List<byte[]> keys,
+    byte[] expected,
+    long delta) {
   private static final byte[] NONE = new byte[0];
 
   /** Checks the fields against the protocol's limits. */
   public Request {
-    WireCodec.validate(opcode, key, value, end, limit, maxBytes, keys);
+    WireCodec.validate(opcode, key, value, end, limit, maxBytes, keys, expected, delta);
     keys = List.copyOf(keys);
+  }
+
+  Request(
+      Opcode opcode,
+      long requestId,
+      long regionId,
+      long epoch,
+      byte[] key,
+      byte[] value,
+      byte[] end,
+      int limit,
+      int maxBytes,
+      List<byte[]> keys) {
+    this(opcode, requestId, regionId, epoch, key, value, end, limit, maxBytes, keys, null, 0);
   }
 
   /** A no-op. */
@@ -77,8 +97,48 @@ public record Request(
     return new Request(Opcode.MULTI_GET, requestId, regionId, epoch, NONE, NONE, null, 0, 0, keys);
   }
 
+  /**
+   * Writes {@code value} under {@code key} (null: deletes it) if the key holds {@code expected}
+   * (null: holds no value), atomically.
+   */
+  public static Request compareAndSet(
+      long requestId, long regionId, long epoch, byte[] key, byte[] expected, byte[] value) {
+    return new Request(
+        Opcode.COMPARE_AND_SET,
+        requestId,
+        regionId,
+        epoch,
+        key,
+        value,
+        null,
+        0,
+        0,
+        List.of(),
+        expected,
+        0);
+  }
+
+  /** Adds {@code delta} to {@code key}'s 8-byte counter (none counts as 0), atomically. */
+  public static Request increment(
+      long requestId, long regionId, long epoch, byte[] key, long delta) {
+    return new Request(
+        Opcode.INCREMENT,
+        requestId,
+        regionId,
+        epoch,
+        key,
+        NONE,
+        null,
+        0,
+        0,
+        List.of(),
+        null,
+        delta);
+  }
+
   /** This request with another id (a client assigns ids as it sends). */
   public Request withRequestId(long id) {
-    return new Request(opcode, id, regionId, epoch, key, value, end, limit, maxBytes, keys);
+    return new Request(
+        opcode, id, regionId, epoch, key, value, end, limit, maxBytes, keys, expected, delta);
   }
 }

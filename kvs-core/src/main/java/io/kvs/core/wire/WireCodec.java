@@ -34,6 +34,9 @@ public final class WireCodec {
 
   private static final int NO_END_BOUND = 0xffffffff;
 
+  /** A COMPARE_AND_SET's size of "no value": none expected, or delete the key. */
+  private static final int NO_VALUE = 0xffffffff;
+
   private WireCodec() {}
 
   // --- Requests -----------------------------------------------------------------------------
@@ -70,6 +73,23 @@ public final class WireCodec {
         for (byte[] key : request.keys()) {
           writeSized(out, key);
         }
+      }
+      case COMPARE_AND_SET -> {
+        out.writeIntLE(request.key().length);
+        out.writeIntLE(request.expected() == null ? NO_VALUE : request.expected().length);
+        out.writeIntLE(request.value() == null ? NO_VALUE : request.value().length);
+        out.writeBytes(request.key());
+        if (request.expected() != null) {
+          out.writeBytes(request.expected());
+        }
+        if (request.value() != null) {
+          out.writeBytes(request.value());
+        }
+      }
+      case INCREMENT -> {
+        out.writeIntLE(request.key().length);
+        out.writeLongLE(request.delta());
+        out.writeBytes(request.key());
       }
     }
   }
@@ -145,6 +165,31 @@ public final class WireCodec {
         }
         yield Request.multiGet(requestId, regionId, epoch, keys);
       }
+      case COMPARE_AND_SET -> {
+        long keySize = readSize(in);
+        int expectedSize = readInt(in);
+        int valueSize = readInt(in);
+        requireAtMost(keySize, KEY_BYTES_MAX, "key");
+        if (expectedSize != NO_VALUE) {
+          requireAtMost(Integer.toUnsignedLong(expectedSize), VALUE_BYTES_MAX, "expected value");
+        }
+        if (valueSize != NO_VALUE) {
+          requireAtMost(Integer.toUnsignedLong(valueSize), VALUE_BYTES_MAX, "value");
+        }
+        byte[] key = readBytes(in, keySize);
+        byte[] expected = expectedSize == NO_VALUE ? null : readBytes(in, expectedSize);
+        byte[] value = valueSize == NO_VALUE ? null : readBytes(in, valueSize);
+        yield Request.compareAndSet(requestId, regionId, epoch, key, expected, value);
+      }
+      case INCREMENT -> {
+        long keySize = readSize(in);
+        if (in.readableBytes() < 8) {
+          throw malformed("body is cut short");
+        }
+        long delta = in.readLongLE();
+        requireAtMost(keySize, KEY_BYTES_MAX, "key");
+        yield Request.increment(requestId, regionId, epoch, readBytes(in, keySize), delta);
+      }
     };
   }
 
@@ -186,6 +231,12 @@ public final class WireCodec {
           writeSized(out, value == null ? new byte[0] : value);
         }
       }
+      case COMPARE_AND_SET -> {
+        out.writeByte(reply.applied() ? 1 : 0);
+        out.writeByte(reply.current() == null ? 0 : 1);
+        writeSized(out, reply.current() == null ? new byte[0] : reply.current());
+      }
+      case INCREMENT -> out.writeLongLE(reply.counter());
     }
   }
 
@@ -264,6 +315,26 @@ public final class WireCodec {
             }
             yield Reply.multiGet(requestId, values);
           }
+          case COMPARE_AND_SET -> {
+            int applied = in.isReadable() ? in.readUnsignedByte() : -1;
+            int present = in.isReadable() ? in.readUnsignedByte() : -1;
+            byte[] current = readSized(in, VALUE_BYTES_MAX, "current value");
+            if (applied < 0
+                || applied > 1
+                || present < 0
+                || present > 1
+                || (applied == 1 && present == 1)
+                || (present == 0 && current.length > 0)) {
+              throw malformed("compare-and-set reply is inconsistent");
+            }
+            yield Reply.compareAndSet(requestId, applied == 1, present == 1 ? current : null);
+          }
+          case INCREMENT -> {
+            if (in.readableBytes() < 8) {
+              throw malformed("increment reply is cut short");
+            }
+            yield Reply.increment(requestId, in.readLongLE());
+          }
         };
     requireEnd(in, opcode);
     return reply;
@@ -283,9 +354,18 @@ public final class WireCodec {
       byte[] end,
       int limit,
       int maxBytes,
-      List<byte[]> keys) {
-    if (opcode == null || key == null || value == null || keys == null) {
+      List<byte[]> keys,
+      byte[] expected,
+      long delta) {
+    if (opcode == null
+        || key == null
+        || (value == null && opcode != Opcode.COMPARE_AND_SET)
+        || keys == null) {
       throw new NullPointerException("opcode, key, value and keys must not be null");
+    }
+    if ((expected != null && opcode != Opcode.COMPARE_AND_SET)
+        || (delta != 0 && opcode != Opcode.INCREMENT)) {
+      throw invalid("an expected value or a delta belongs to another operation than " + opcode);
     }
     switch (opcode) {
       case NOOP -> {}
@@ -295,7 +375,15 @@ public final class WireCodec {
           throw invalid("value of " + value.length + " bytes exceeds " + VALUE_BYTES_MAX);
         }
       }
-      case GET, DELETE -> checkKey(key, "key");
+      case GET, DELETE, INCREMENT -> checkKey(key, "key");
+      case COMPARE_AND_SET -> {
+        checkKey(key, "key");
+        for (byte[] each : new byte[][] {expected, value}) {
+          if (each != null && each.length > VALUE_BYTES_MAX) {
+            throw invalid("value of " + each.length + " bytes exceeds " + VALUE_BYTES_MAX);
+          }
+        }
+      }
       case SCAN -> {
         if (key.length > KEY_BYTES_MAX || (end != null && end.length > KEY_BYTES_MAX)) {
           throw invalid("scan bound exceeds " + KEY_BYTES_MAX + " bytes");
@@ -324,9 +412,14 @@ public final class WireCodec {
       String message,
       byte[] value,
       List<KeyValue> pairs,
-      List<byte[]> values) {
+      List<byte[]> values,
+      boolean applied,
+      byte[] current) {
     if (opcode == null || status == null || message == null || value == null || pairs == null) {
       throw new NullPointerException("reply fields must not be null");
+    }
+    if (current != null && (applied || current.length > VALUE_BYTES_MAX)) {
+      throw invalid("a compare-and-set's current value is sent only when it was not applied");
     }
     if (message.getBytes(StandardCharsets.UTF_8).length > MESSAGE_TEXT_BYTES_MAX) {
       throw invalid("error message exceeds " + MESSAGE_TEXT_BYTES_MAX + " bytes");

@@ -40,6 +40,15 @@ class WireCodecTest {
         request.keys().forEach(key -> keys.add(hex(key)));
         fields.put("keys", String.join(",", keys));
       }
+      case COMPARE_AND_SET -> {
+        fields.put("key", hex(request.key()));
+        fields.put("expected", request.expected() == null ? "absent" : hex(request.expected()));
+        fields.put("value", request.value() == null ? "absent" : hex(request.value()));
+      }
+      case INCREMENT -> {
+        fields.put("key", hex(request.key()));
+        fields.put("delta", Long.toString(request.delta()));
+      }
     }
     return fields;
   }
@@ -66,6 +75,11 @@ class WireCodecTest {
         reply.values().forEach(v -> values.add(v == null ? "absent" : hex(v)));
         fields.put("values", String.join(",", values));
       }
+      case COMPARE_AND_SET -> {
+        fields.put("applied", reply.applied() ? "1" : "0");
+        fields.put("current", reply.current() == null ? "absent" : hex(reply.current()));
+      }
+      case INCREMENT -> fields.put("counter", Long.toString(reply.counter()));
       default -> {}
     }
     return fields;
