@@ -1,5 +1,6 @@
 package io.kvs.tools.shell;
 
+import io.kvs.client.CasResult;
 import io.kvs.client.KvsClient;
 import io.kvs.core.KeyValue;
 import io.kvs.core.KvsException;
@@ -38,6 +39,11 @@ final class Commands {
           "  get <key>                        read a value",
           "  delete <key>                     delete a key",
           "  mget <key>...                    read several keys at once",
+          "  cas <key> <expected> <value>     store a value if the key holds the one expected"
+              + " (- expects none), atomically",
+          "  delif <key> <expected>           delete the key if it holds the value expected",
+          "  incr <key> [<delta>]             add delta (1 unless given) to the key's 8-byte"
+              + " counter; prints the sum",
           "  scan [<from> [<to> [<limit>]]]   pairs in [from, to) in key order; - for unbounded;"
               + " limit "
               + DEFAULT_SCAN_LIMIT
@@ -119,6 +125,21 @@ final class Commands {
                     + values.get(i).map(Text::format).orElse("(not found)"));
           }
         }
+        case "cas" -> {
+          arity(args, 3, 3, "cas <key> <expected> <value> (- expects no value)");
+          boolean none = new String(args.get(1), StandardCharsets.UTF_8).equals("-");
+          printConditional(
+              client.compareAndSet(args.get(0), none ? null : args.get(1), args.get(2)));
+        }
+        case "delif" -> {
+          arity(args, 2, 2, "delif <key> <expected>");
+          printConditional(client.deleteIfEquals(args.get(0), args.get(1)));
+        }
+        case "incr" -> {
+          arity(args, 1, 2, "incr <key> [<delta>]");
+          long delta = args.size() == 2 ? delta(args.get(1)) : 1;
+          out.println(client.increment(args.get(0), delta));
+        }
         case "scan" -> scan(args);
         case "regions" -> {
           arity(args, 0, 0, "regions");
@@ -141,6 +162,22 @@ final class Commands {
       out.flush();
     }
     return Outcome.OK;
+  }
+
+  private void printConditional(CasResult result) {
+    out.println(
+        result.isApplied()
+            ? "OK"
+            : "(not applied: " + result.current().map(Text::format).orElse("no value") + ")");
+  }
+
+  private static long delta(byte[] word) {
+    String text = new String(word, StandardCharsets.UTF_8);
+    try {
+      return Long.parseLong(text);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("the delta must be a whole number, not " + text);
+    }
   }
 
   private void admin(List<byte[]> args) {

@@ -82,6 +82,15 @@ class ShellTest {
             "scan k - 2",
             "scan k",
             "mget k1 nope k3",
+            "cas doc - v1",
+            "cas doc - v2",
+            "cas doc v0 v2",
+            "cas doc v1 v2",
+            "delif doc v1",
+            "delif doc v2",
+            "incr hits",
+            "incr hits 41",
+            "incr hits many",
             "bogus",
             "put onlykey",
             "get \"unterminated",
@@ -115,12 +124,32 @@ class ShellTest {
             "k1 v1",
             "nope (not found)",
             "k3 \"\"",
+            "OK",
+            "(not applied: v1)",
+            "(not applied: v1)",
+            "OK",
+            "(not applied: v2)",
+            "OK",
+            "1",
+            "42",
+            "error: the delta must be a whole number, not many",
             "error: unknown command 'bogus' (help lists the commands)",
             "error: usage: put <key> <value>",
             "error: unterminated quote at column 5",
             "error: the scan limit must be a positive number, not zero",
             "error: TOO_LARGE: key of 5000 bytes exceeds the limit of 4096 bytes");
     assertThat(run.status()).as("a command failed").isEqualTo(1);
+  }
+
+  @Test
+  void anIncrementOfAValueThatIsNoCounterIsRefused() {
+    Run run = run("put bird hello\nincr bird\nget bird\n", false);
+    assertThat(run.status()).isEqualTo(1);
+    assertThat(run.lines()).hasSize(3);
+    assertThat(run.lines().get(1))
+        .startsWith("error: INVALID_ARGUMENT: increment")
+        .contains("not an 8-byte counter; nothing was written");
+    assertThat(run.lines().get(2)).isEqualTo("hello");
   }
 
   @Test
