@@ -1,4 +1,4 @@
-# summary: run a benchmark: engine (KVS vs RocksDB vs BlobDB, YCSB), protocol (fabric vs Netty), replication (send-index vs build-index), failover (primary kills), elastic (splits and a join under load), tail (open-loop latency), master-scale (simulated servers); --quick for the short profile
+# summary: run a benchmark: engine (KVS vs RocksDB vs BlobDB, YCSB), protocol (fabric vs Netty), replication (send-index vs build-index), failover (primary kills), elastic (splits and a join under load), tail (open-loop latency), conditional (compare-and-set and increment vs put), master-scale (simulated servers); --quick for the short profile
 #
 #   ./kvs bench engine [--quick] [options]
 #
@@ -16,6 +16,7 @@ declare -A KVS_BENCHMARKS=(
   [elastic]=io.kvs.bench.elastic.ElasticBenchmark
   [tail]=io.kvs.bench.tail.TailBenchmark
   [master-scale]=io.kvs.bench.scale.MasterScaleBenchmark
+  [conditional]=io.kvs.bench.conditional.ConditionalBenchmark
 )
 declare -A KVS_BENCHMARK_SUMMARIES=(
   [engine]="storage engines under YCSB: KVS vs RocksDB vs RocksDB+BlobDB, from the JVM and natively (--quick: ~15 min; --standard: 4 GiB, in parts of one mix, ~1 h each)"
@@ -24,6 +25,7 @@ declare -A KVS_BENCHMARK_SUMMARIES=(
   [failover]="primary kills under a recorded load, RF 3 and 2: unavailability, time to whole groups and to balanced leadership, lost writes, linearizability (--quick: ~25 min)"
   [elastic]="one region growing under a hot-range load, split and balanced by the master, then a fourth server joining: regions over time, time to the first split and to balance, each split's gap in availability, throughput around splits and the join (--quick: ~5 min)"
   [tail]="latency percentiles under open-loop load at 25-90 % of the peak, RF 3, compactions running (--quick: ~5 min)"
+  [conditional]="put vs compare-and-set vs increment on a local RF 2 cluster: throughput, latency percentiles, server CPU per operation, ratios to the put (--quick: ~2 min)"
   [master-scale]="the real master and ZooKeeper against hundreds of simulated servers: pass time, ZooKeeper writes, memory, a failed server's recovery, up to 10,000 regions (--quick: ~5 min)"
 )
 

@@ -23,6 +23,7 @@
 #include "replication/contents_digest.h"
 #include "replication/send_index_nodes.h"
 #include "service/region_service.h"
+#include "testing/conditional_writes.h"
 #include "testing/level_compare.h"
 #include "testing/memory_device.h"
 #include "testing/random_keys.h"
@@ -858,53 +859,9 @@ TEST_P(SendIndexTest, AnAttachThatWouldCutAnOpenStreamInSyncIsRefused) {
   ExpectBackupCaughtUp();
 }
 
-// Conditional writes through the primary's service: what each decided
-// reaches the backup, and a compare-and-set that did not apply writes
-// nothing there.
-void ConditionalWrites(const std::function<wire::Reply(wire::Request)>& call,
-                       uint64_t epoch) {
-  const auto base = [epoch](wire::Opcode opcode, std::string_view key) {
-    wire::Request request;
-    request.opcode = opcode;
-    request.region_id = 7;
-    request.epoch = epoch;
-    request.key = key;
-    return request;
-  };
-  for (int i = 1; i <= 100; ++i) {
-    wire::Request increment = base(wire::Opcode::kIncrement, "counter");
-    increment.delta = 1;
-    const wire::Reply reply = call(increment);
-    ASSERT_EQ(reply.status, Status::Code::kOk) << reply.message;
-    ASSERT_EQ(reply.counter, i);
-  }
-  const auto cas = [&](std::string_view key,
-                       std::optional<std::string_view> expected,
-                       std::optional<std::string_view> replacement) {
-    wire::Request request = base(wire::Opcode::kCompareAndSet, key);
-    request.expected = expected;
-    request.replacement = replacement;
-    const wire::Reply reply = call(request);
-    EXPECT_EQ(reply.status, Status::Code::kOk) << reply.message;
-    return reply;
-  };
-  for (int i = 0; i < 50; ++i) {
-    const std::string key = "cas" + std::to_string(i);
-    EXPECT_TRUE(cas(key, std::nullopt, "one").applied);
-    const wire::Reply taken = cas(key, std::nullopt, "other");
-    EXPECT_FALSE(taken.applied);
-    EXPECT_EQ(taken.current.value_or("?"), "one");
-    EXPECT_TRUE(cas(key, "one", "two").applied);
-    EXPECT_FALSE(cas(key, "one", "three").applied);
-    if (i % 2 == 0) {
-      EXPECT_TRUE(cas(key, "two", std::nullopt).applied);
-    }
-  }
-}
-
 TEST_P(SendIndexTest, ConditionalWritesReachTheBackupAsDecided) {
   Place(3);
-  ConditionalWrites(
+  testing::ConditionalWrites(
       [this](const wire::Request& request) {
         std::string bytes, reply_bytes;
         wire::EncodeRequest(request, &bytes);
@@ -931,7 +888,7 @@ TEST_P(SendIndexTest, ConditionalWritesReachTheBackupAsDecided) {
         << ours.pairs;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  EXPECT_EQ(ours.pairs, 26u);  // the counter and 25 compare-and-set keys
+  EXPECT_EQ(ours.pairs, testing::kConditionalWritesPairs);
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, SendIndexTest,

@@ -917,6 +917,32 @@ Status RegionService::Decide(const wire::Request& request, lsm::Region* region,
   return region->Delete(request.key);
 }
 
+std::string RegionService::WriteAnswer(const wire::Reply& reply, Status held,
+                                       uint64_t region_id, bool wrote) const {
+  // Acknowledged only while the lease holds: a primary paused after posting
+  // it may find its backups' completions on waking, after the group moved
+  // on without it (the bytes landed in buffers its successor does not use).
+  // Applied here, so its outcome is unknown; one that wrote nothing answers
+  // as a read does.
+  if (held.ok() && !LeaseHeld()) {
+    held = wrote ? Status::IoError("region " + std::to_string(region_id) +
+                                   ": this server's lease lapsed while the "
+                                   "write replicated (it may no longer be the "
+                                   "primary); the write's outcome is unknown")
+                 : LeaseLapsed(region_id);
+  }
+  std::string answer;
+  if (held.ok()) {
+    wire::EncodeReply(reply, &answer);
+  } else {
+    wire::Request header;
+    header.opcode = reply.opcode;
+    header.request_id = reply.request_id;
+    Fail(header, held, &answer);
+  }
+  return answer;
+}
+
 void RegionService::ExecuteAsync(const wire::Request& request,
                                  channel::RequestHandler::Respond respond) {
   Execute(request, Observed(std::move(respond)), EndsTurns());
@@ -1088,31 +1114,10 @@ void RegionService::Execute(const wire::Request& request,
           [this, opcode = request.opcode, request_id = request.request_id,
            region_id = request.region_id,
            respond = std::move(respond)](Status held) {
-            // Acknowledged only while the lease holds: a primary paused
-            // after posting it may find its backups' completions on
-            // waking, after the group moved on without it (the bytes
-            // landed in buffers its successor does not use). Applied here,
-            // so its outcome is unknown.
-            if (held.ok() && !LeaseHeld()) {
-              held = Status::IoError(
-                  "region " + std::to_string(region_id) +
-                  ": this server's lease lapsed while the write replicated "
-                  "(it may no longer be the primary); the write's outcome is "
-                  "unknown");
-            }
-            std::string answer;
-            if (held.ok()) {
-              wire::Reply acknowledged;
-              acknowledged.opcode = opcode;
-              acknowledged.request_id = request_id;
-              wire::EncodeReply(acknowledged, &answer);
-            } else {
-              wire::Request header;
-              header.opcode = opcode;
-              header.request_id = request_id;
-              Fail(header, held, &answer);
-            }
-            respond(std::move(answer));
+            wire::Reply acknowledged;
+            acknowledged.opcode = opcode;
+            acknowledged.request_id = request_id;
+            respond(WriteAnswer(acknowledged, held, region_id, true));
           });
       return;
     }
@@ -1140,33 +1145,13 @@ void RegionService::Execute(const wire::Request& request,
           [this, opcode = request.opcode, request_id = request.request_id,
            region_id = request.region_id, decision,
            respond = std::move(respond)](Status held) {
-            if (held.ok() && decision->applied && !LeaseHeld()) {
-              held = Status::IoError(
-                  "region " + std::to_string(region_id) +
-                  ": this server's lease lapsed while the write replicated "
-                  "(it may no longer be the primary); the write's outcome is "
-                  "unknown");
-            } else if (held.ok() && !LeaseHeld()) {
-              held = LeaseLapsed(region_id);
-            }
-            std::string answer;
-            if (held.ok()) {
-              wire::Reply decided_reply;
-              decided_reply.opcode = opcode;
-              decided_reply.request_id = request_id;
-              decided_reply.applied = decision->applied;
-              if (decision->current) {
-                decided_reply.current = *decision->current;
-              }
-              decided_reply.counter = decision->counter;
-              wire::EncodeReply(decided_reply, &answer);
-            } else {
-              wire::Request header;
-              header.opcode = opcode;
-              header.request_id = request_id;
-              Fail(header, held, &answer);
-            }
-            respond(std::move(answer));
+            wire::Reply outcome;
+            outcome.opcode = opcode;
+            outcome.request_id = request_id;
+            outcome.applied = decision->applied;
+            if (decision->current) outcome.current = *decision->current;
+            outcome.counter = decision->counter;
+            respond(WriteAnswer(outcome, held, region_id, decision->applied));
           });
       return;
     }

@@ -305,6 +305,11 @@ class RegionService final : public channel::RequestHandler {
   // A compare-and-set's or an increment's decision on what `region` holds
   // (Replicator::Decide): fills `decision` (its outcome) and, if it wrote,
   // `record`; runs in the region's write order.
+  // The answer to a replicated write once `held` says what its backups hold
+  // (`wrote`: it changed the region here, so a lapsed lease leaves its
+  // outcome unknown).
+  std::string WriteAnswer(const wire::Reply& reply, Status held,
+                          uint64_t region_id, bool wrote) const;
   template <typename Decision>
   static Status Decide(const wire::Request& request, lsm::Region* region,
                        Decision* decision, replication::Record* record,

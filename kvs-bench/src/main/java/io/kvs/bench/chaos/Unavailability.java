@@ -1,10 +1,10 @@
 package io.kvs.bench.chaos;
 
+import io.kvs.bench.SortedLongs;
 import io.kvs.bench.history.History;
 import io.kvs.bench.history.Operation;
 import io.kvs.bench.history.Operation.Outcome;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -94,7 +94,7 @@ final class Unavailability {
     Stretch open = null; // the stretch past the bound being merged (invokes come in order)
     for (int i = 0; i < count; i++) {
       // Operations invoked at the same moment as i count as "no earlier".
-      int first = lowerBound(invokes, invokes[i]);
+      int first = SortedLongs.firstAtOrAfter(invokes, invokes[i]);
       long until = Math.min(firstSuccess[first], endNanos);
       long wait = Math.max(0, until - invokes[i]);
       if (wait > longest) {
@@ -116,17 +116,6 @@ final class Unavailability {
       over.add(open);
     }
     return new Worst(region, longest / 1_000_000, from);
-  }
-
-  private static int lowerBound(long[] sorted, long value) {
-    int index = Arrays.binarySearch(sorted, value);
-    if (index < 0) {
-      return -index - 1;
-    }
-    while (index > 0 && sorted[index - 1] == value) {
-      index--;
-    }
-    return index;
   }
 
   /** Each region's longest wait, by region id. */

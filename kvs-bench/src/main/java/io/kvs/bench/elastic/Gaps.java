@@ -1,5 +1,6 @@
 package io.kvs.bench.elastic;
 
+import io.kvs.bench.SortedLongs;
 import io.kvs.core.cluster.Keys;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -92,7 +93,7 @@ final class Gaps {
     // after the refusal, whether or not anyone asked in between.
     for (int index : refused) {
       long[] operation = asked.get(index);
-      int next = firstAtOrAfter(ends, operation[1]);
+      int next = SortedLongs.firstAtOrAfter(ends, operation[1]);
       operation[1] = next < ends.length ? ends[next] : Math.max(operation[1], to);
     }
     asked.sort(Comparator.comparingLong(operation -> operation[0]));
@@ -109,7 +110,7 @@ final class Gaps {
         next++;
       }
       long pieceStart = blockStart;
-      for (int i = firstAtOrAfter(ends, blockStart); pieceStart < blockEnd; i++) {
+      for (int i = SortedLongs.firstAtOrAfter(ends, blockStart); pieceStart < blockEnd; i++) {
         long pieceEnd = i < ends.length ? Math.min(ends[i], blockEnd) : blockEnd;
         if (pieceEnd >= from && pieceStart <= to && pieceEnd - pieceStart > longestGap) {
           longestGap = pieceEnd - pieceStart;
@@ -120,17 +121,6 @@ final class Gaps {
       block = next;
     }
     return new Gap(longestWait / 1_000_000, longestGap / 1_000_000, operations, failed, gapFrom);
-  }
-
-  private static int firstAtOrAfter(long[] sorted, long value) {
-    int index = Arrays.binarySearch(sorted, value);
-    if (index < 0) {
-      return -index - 1;
-    }
-    while (index > 0 && sorted[index - 1] == value) {
-      index--;
-    }
-    return index;
   }
 
   /**

@@ -1,6 +1,7 @@
 package io.kvs.bench.protocol;
 
 import io.kvs.bench.BarChart;
+import io.kvs.bench.ServerCpu;
 import io.kvs.core.StatusCode;
 import io.kvs.core.wire.Reply;
 import io.kvs.core.wire.Request;

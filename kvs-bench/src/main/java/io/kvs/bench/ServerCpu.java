@@ -1,4 +1,4 @@
-package io.kvs.bench.protocol;
+package io.kvs.bench;
 
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
@@ -10,11 +10,11 @@ import java.nio.file.Path;
  * CPU time of another process: the sum over its threads of {@code
  * /proc/<pid>/task/<tid>/schedstat}.
  */
-final class ServerCpu {
+public final class ServerCpu {
   private ServerCpu() {}
 
   /** Nanoseconds every thread of {@code pid} has run (threads that exited are not counted). */
-  static long nanos(long pid) throws IOException {
+  public static long nanos(long pid) throws IOException {
     long total = 0;
     try (DirectoryStream<Path> tasks =
         Files.newDirectoryStream(Path.of("/proc", pid + "", "task"))) {
@@ -26,6 +26,15 @@ final class ServerCpu {
           // the thread exited meanwhile
         }
       }
+    }
+    return total;
+  }
+
+  /** Nanoseconds every thread of the processes {@code pids} has run. */
+  public static long nanos(java.util.Collection<Long> pids) throws IOException {
+    long total = 0;
+    for (long pid : pids) {
+      total += nanos(pid);
     }
     return total;
   }
