@@ -49,7 +49,7 @@ final class Anomalies {
     for (Operation w : h.writes) {
       if (w.outcome() == Outcome.OK) {
         okWrites.add(w);
-        if (w.kind() == Kind.PUT) {
+        if (w.kind() == Kind.PUT || w.kind() == Kind.CAS) {
           okPuts.add(w);
         }
       }

@@ -28,13 +28,15 @@ public final class Call {
   private final Kind kind;
   private final Bytes key;
   private final Bytes value;
+  private final Bytes expected;
   private final long invokeNanos;
   private final LongSupplier clock;
 
   /** Set once; holds every completion field so readers see all of them or none. */
   private volatile Completion completion;
 
-  private record Completion(Outcome outcome, long nanos, Bytes read) {}
+  /** {@code notApplied}: a CAS answered that the key held {@code read} instead (a read of it). */
+  private record Completion(Outcome outcome, long nanos, Bytes read, boolean notApplied) {}
 
   Call(
       long id,
@@ -42,6 +44,7 @@ public final class Call {
       Kind kind,
       Bytes key,
       Bytes value,
+      Bytes expected,
       long invokeNanos,
       LongSupplier clock) {
     this.id = id;
@@ -49,6 +52,7 @@ public final class Call {
     this.kind = kind;
     this.key = key;
     this.value = value;
+    this.expected = expected;
     this.invokeNanos = invokeNanos;
     this.clock = clock;
   }
@@ -58,12 +62,23 @@ public final class Call {
     return id;
   }
 
-  /** A PUT or DELETE was acknowledged (for a GET use {@link #okRead}). */
+  /** A PUT, DELETE or CAS was acknowledged, the CAS applied (for a GET use {@link #okRead}). */
   public void ok() {
     if (kind == Kind.GET) {
       throw new IllegalStateException("GET#" + id + " completes with okRead(value)");
     }
-    complete(Outcome.OK, null);
+    complete(Outcome.OK, null, false);
+  }
+
+  /**
+   * A CAS answered that it did not write: the key held {@code current} (null: no value). It is
+   * recorded as the read of {@code current} it was.
+   */
+  public void notApplied(byte[] current) {
+    if (kind != Kind.CAS) {
+      throw new IllegalStateException(kind + "#" + id + " is no CAS");
+    }
+    complete(Outcome.OK, current == null ? null : Bytes.of(current), true);
   }
 
   /** A GET returned {@code value}; null means the key was absent. */
@@ -71,7 +86,7 @@ public final class Call {
     if (kind != Kind.GET) {
       throw new IllegalStateException(kind + "#" + id + " completes with ok()");
     }
-    complete(Outcome.OK, value == null ? null : Bytes.of(value));
+    complete(Outcome.OK, value == null ? null : Bytes.of(value), false);
   }
 
   /**
@@ -79,17 +94,17 @@ public final class Call {
    * For a GET, any failure: it carries no information.
    */
   public void failedNotApplied() {
-    complete(Outcome.FAILED_NOT_APPLIED, null);
+    complete(Outcome.FAILED_NOT_APPLIED, null, false);
   }
 
   /** Timed out or lost: a write may take effect at any time, or never. */
   public void unknown() {
-    complete(Outcome.UNKNOWN, null);
+    complete(Outcome.UNKNOWN, null, false);
   }
 
-  private void complete(Outcome outcome, Bytes read) {
+  private void complete(Outcome outcome, Bytes read, boolean notApplied) {
     // Read the clock first: a later reading only widens the interval, which is always safe.
-    Completion done = new Completion(outcome, clock.getAsLong(), read);
+    Completion done = new Completion(outcome, clock.getAsLong(), read, notApplied);
     if (!COMPLETION.compareAndSet(this, null, done)) {
       throw new IllegalStateException(
           kind + "#" + id + " already completed as " + completion.outcome());
@@ -101,9 +116,22 @@ public final class Call {
     Completion done = completion;
     if (done == null) {
       return new Operation(
-          id, client, kind, key, value, invokeNanos, Long.MAX_VALUE, Outcome.UNKNOWN);
+          id, client, kind, key, value, invokeNanos, Long.MAX_VALUE, Outcome.UNKNOWN, expected);
+    }
+    if (done.notApplied()) {
+      return new Operation(
+          id, client, Kind.GET, key, done.read(), invokeNanos, done.nanos(), Outcome.OK);
     }
     Bytes result = kind == Kind.GET ? done.read() : value;
-    return new Operation(id, client, kind, key, result, invokeNanos, done.nanos(), done.outcome());
+    return new Operation(
+        id,
+        client,
+        kind,
+        key,
+        result,
+        invokeNanos,
+        done.nanos(),
+        done.outcome(),
+        kind == Kind.CAS ? expected : null);
   }
 }

@@ -27,7 +27,8 @@ final class FlatJson {
         value == null ? null : Bytes.fromBase64(value),
         number(fields, "invoke"),
         number(fields, "complete"),
-        Operation.Outcome.valueOf(string(fields, "outcome")));
+        Operation.Outcome.valueOf(string(fields, "outcome")),
+        fields.get("expected") instanceof String expected ? Bytes.fromBase64(expected) : null);
   }
 
   private static Object optional(Map<String, Object> fields, String name) {

@@ -98,6 +98,9 @@ public final class History {
               .put("invoke", op.invokeNanos())
               .put("complete", op.completeNanos())
               .put("outcome", op.outcome().name());
+      if (op.expected() != null) {
+        line.put("expected", op.expected().toBase64());
+      }
       buffered.write(line.toString());
       buffered.write('\n');
     }

@@ -85,7 +85,22 @@ public final class HistoryRecorder {
    *     caller must then not send the request)
    */
   public Call invoke(int client, Kind kind, byte[] key, byte[] value) {
-    if ((kind == Kind.PUT) != (value != null)) {
+    if (kind == Kind.CAS) {
+      throw new IllegalArgumentException("a CAS is invoked with its expected value: invokeCas");
+    }
+    return invoke(client, kind, key, value, null);
+  }
+
+  /**
+   * Records the invoke of a CAS of {@code key} from {@code expected} (null: no value) to {@code
+   * value}; complete it with {@link Call#ok()} (applied), {@link Call#notApplied} or a failure.
+   */
+  public Call invokeCas(int client, byte[] key, byte[] expected, byte[] value) {
+    return invoke(client, Kind.CAS, key, value, expected);
+  }
+
+  private Call invoke(int client, Kind kind, byte[] key, byte[] value, byte[] expected) {
+    if ((kind == Kind.PUT || kind == Kind.CAS) != (value != null)) {
       throw new IllegalArgumentException(kind + " with" + (value == null ? "out" : "") + " value");
     }
     long id = nextId.getAndIncrement();
@@ -94,7 +109,9 @@ public final class HistoryRecorder {
     }
     Bytes keyBytes = Bytes.of(key);
     Bytes valueBytes = value == null ? null : Bytes.of(value);
-    Call call = new Call(id, client, kind, keyBytes, valueBytes, clock.getAsLong(), clock);
+    Bytes expectedBytes = expected == null ? null : Bytes.of(expected);
+    Call call =
+        new Call(id, client, kind, keyBytes, valueBytes, expectedBytes, clock.getAsLong(), clock);
     chunk(id).set((int) (id & (CHUNK_SIZE - 1)), call);
     return call;
   }

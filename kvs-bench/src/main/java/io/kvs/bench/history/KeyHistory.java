@@ -63,7 +63,7 @@ final class KeyHistory {
         }
       } else if (op.outcome() != Outcome.FAILED_NOT_APPLIED) {
         writes.add(op);
-        if (op.kind() == Kind.PUT) {
+        if (op.kind() == Kind.PUT || op.kind() == Kind.CAS) {
           stateOfValue.put(op.value(), putOfState.size());
           putOfState.add(op);
         }
@@ -89,6 +89,23 @@ final class KeyHistory {
   /** The state a write produces. */
   int produces(Operation write) {
     return write.kind() == Kind.DELETE ? ABSENT : stateOfValue.get(write.value());
+  }
+
+  /**
+   * The state a CAS requires (the one its expected value names, {@link #unwritten()} if no write
+   * here produces it); -1 for an operation that requires none.
+   */
+  int requires(Operation op) {
+    if (op.kind() != Kind.CAS) {
+      return -1;
+    }
+    if (op.expected() == null) {
+      return ABSENT;
+    }
+    if (op.expected().equals(initialValue)) {
+      return INITIAL;
+    }
+    return stateOfValue.getOrDefault(op.expected(), unwritten());
   }
 
   /** The state a successful read saw, or {@link #unwritten()} if no write here produces it. */
@@ -130,10 +147,12 @@ final class KeyHistory {
    * changing whether an order exists:
    *
    * <ul>
-   *   <li>an UNKNOWN PUT whose value nobody read is left out: linearized, it could only be
-   *       overwritten before the next read, so leaving it out changes no read;
-   *   <li>an UNKNOWN PUT that was read must take effect before its first reader completed, so that
-   *       becomes its deadline: it is then an ordinary operation;
+   *   <li>an UNKNOWN PUT or CAS whose value nobody read (no read returned it, no acknowledged CAS
+   *       expected it) is left out: linearized, it could only be overwritten before the next read,
+   *       so leaving it out changes no read;
+   *   <li>an UNKNOWN PUT or CAS that was read must take effect before its first reader completed,
+   *       so that becomes its deadline: it is then an ordinary operation (a CAS keeps its
+   *       precondition);
    *   <li>an UNKNOWN DELETE is left out if no read returned absent after its invoke (same reason),
    *       else it is optional with the last such read's completion as deadline: taking effect after
    *       every read of absent, it would be as good as left out.
@@ -153,10 +172,39 @@ final class KeyHistory {
         lastAbsentReadDone = Math.max(lastAbsentReadDone, read.completeNanos());
       }
     }
+    // A CAS that took effect read the state it required, by its deadline: an acknowledged one by
+    // its completion, an UNKNOWN one whose value was read by its first reader's -- which may make
+    // the UNKNOWN write of that state read in turn, so this runs until nothing changes (at most
+    // once per CAS).
+    boolean changed = true;
+    while (changed) {
+      changed = false;
+      for (Operation write : writes) {
+        int required = requires(write);
+        if (required < 0) {
+          continue;
+        }
+        long deadline =
+            write.outcome() == Outcome.OK
+                ? write.completeNanos()
+                : Math.max(firstReadDone[produces(write)], write.invokeNanos());
+        if (deadline == Long.MAX_VALUE) {
+          continue; // an UNKNOWN CAS nobody read: left out below
+        }
+        if (deadline < firstReadDone[required]) {
+          firstReadDone[required] = deadline;
+          changed = true;
+        }
+        if (required == ABSENT && deadline > lastAbsentReadDone) {
+          lastAbsentReadDone = deadline;
+          changed = true;
+        }
+      }
+    }
     for (Operation write : writes) {
       if (write.outcome() == Outcome.OK) {
         steps.add(new Step(write, write.completeNanos(), false));
-      } else if (write.kind() == Kind.PUT) {
+      } else if (write.kind() == Kind.PUT || write.kind() == Kind.CAS) {
         long firstRead = firstReadDone[produces(write)];
         if (firstRead != Long.MAX_VALUE) {
           // Read before it was invoked? Then the search rules that out by itself.

@@ -143,7 +143,7 @@ public final class LinearizabilityChecker {
     Map<Bytes, Bytes> initialKeys = new HashMap<>();
     initialValues.forEach((key, value) -> initialKeys.put(value, key));
     for (Operation op : history.operations()) {
-      if (op.kind() != Kind.PUT) {
+      if (op.kind() != Kind.PUT && op.kind() != Kind.CAS) {
         continue;
       }
       Operation other = puts.putIfAbsent(op.value(), op);
@@ -154,7 +154,7 @@ public final class LinearizabilityChecker {
                 + op.name()
                 + " both write "
                 + op.value()
-                + ": the checker needs every PUT to write a unique value");
+                + ": the checker needs every PUT and CAS to write a unique value");
       }
       if (initialKeys.containsKey(op.value())) {
         throw new IllegalArgumentException(

@@ -46,7 +46,7 @@ final class LostWrites {
     }
     Operation lost = null;
     for (Operation w : h.writes) {
-      boolean replaces = want != KeyHistory.ABSENT || w.kind() == Kind.PUT;
+      boolean replaces = want != KeyHistory.ABSENT || w.kind() != Kind.DELETE;
       if (w.outcome() == Outcome.OK
           && replaces
           && w.invokeNanos() > sourceDone

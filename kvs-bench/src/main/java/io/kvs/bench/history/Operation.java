@@ -14,13 +14,15 @@ import java.util.Objects;
  * @param client the client (process or thread) that issued it
  * @param kind what it did
  * @param key the key
- * @param value for a PUT the value written; for a GET that is {@link Outcome#OK} the value read, or
- *     null when the key was absent; null otherwise
+ * @param value for a PUT or a CAS the value written; for a GET that is {@link Outcome#OK} the value
+ *     read, or null when the key was absent; null otherwise
  * @param invokeNanos when it was invoked
  * @param completeNanos when it completed; for an {@link Outcome#UNKNOWN} operation the time the
  *     client gave up (informational only: the checker treats it as +infinity), or {@link
  *     Long#MAX_VALUE} when it never returned
  * @param outcome how it ended
+ * @param expected for a CAS the value the key had to hold for it to write, or null for none; null
+ *     otherwise
  */
 public record Operation(
     long id,
@@ -30,7 +32,8 @@ public record Operation(
     Bytes value,
     long invokeNanos,
     long completeNanos,
-    Outcome outcome) {
+    Outcome outcome,
+    Bytes expected) {
 
   /** What an operation does. */
   public enum Kind {
@@ -39,7 +42,13 @@ public record Operation(
     /** Makes the key absent. */
     DELETE,
     /** Reads the key. */
-    GET
+    GET,
+    /**
+     * Writes {@link Operation#value()} (unique, as a PUT's) if the key holds {@link
+     * Operation#expected()} (null: no value), atomically. Only one that wrote, or may have, is a
+     * CAS: one that answered "not applied, the key held X" is recorded as the GET of X it was.
+     */
+    CAS
   }
 
   /** How an operation ended. */
@@ -58,13 +67,29 @@ public record Operation(
     UNKNOWN
   }
 
+  /** An operation other than a CAS (no value expected). */
+  public Operation(
+      long id,
+      int client,
+      Kind kind,
+      Bytes key,
+      Bytes value,
+      long invokeNanos,
+      long completeNanos,
+      Outcome outcome) {
+    this(id, client, kind, key, value, invokeNanos, completeNanos, outcome, null);
+  }
+
   /** Validates the fields against the contracts above. */
   public Operation {
     Objects.requireNonNull(kind, "kind");
     Objects.requireNonNull(key, "key");
     Objects.requireNonNull(outcome, "outcome");
-    if (kind == Kind.PUT && value == null) {
-      throw new IllegalArgumentException("PUT#" + id + " has no value");
+    if ((kind == Kind.PUT || kind == Kind.CAS) && value == null) {
+      throw new IllegalArgumentException(kind + "#" + id + " has no value");
+    }
+    if (kind != Kind.CAS && expected != null) {
+      throw new IllegalArgumentException(kind + "#" + id + " expects a value: only a CAS does");
     }
     if (kind == Kind.DELETE && value != null) {
       throw new IllegalArgumentException("DELETE#" + id + " has a value");
@@ -85,7 +110,7 @@ public record Operation(
     }
   }
 
-  /** True for PUT and DELETE. */
+  /** True for PUT, DELETE and CAS. */
   public boolean isWrite() {
     return kind != Kind.GET;
   }
@@ -104,6 +129,11 @@ public record Operation(
     out.append(" key ").append(key);
     switch (kind) {
       case PUT -> out.append(" value ").append(value);
+      case CAS ->
+          out.append(" from ")
+              .append(expected == null ? "absent" : expected.toString())
+              .append(" to ")
+              .append(value);
       case GET -> {
         if (outcome == Outcome.OK) {
           out.append(" returned ").append(value == null ? "absent" : value.toString());

@@ -18,8 +18,9 @@ import java.util.SplittableRandom;
  *
  * <p>It orders {@link KeyHistory#searchSteps()}, where uncertain writes are already reshaped.
  *
- * <p>Values are unique, so a write must not replace a value some pending read still has to see (it
- * could never come back): that cuts most branches of the search.
+ * <p>Values are unique, so a write must not replace a value some pending read (or acknowledged CAS,
+ * whose precondition is a read) still has to see (it could never come back): that cuts most
+ * branches of the search. A CAS takes effect only in the state it requires.
  */
 final class RegisterSearch {
   enum Result {
@@ -39,6 +40,12 @@ final class RegisterSearch {
 
   /** For a write the state it produces, for a read the state it must see. */
   private final int[] value;
+
+  /** For a CAS the state it requires to take effect; -1 for every other operation. */
+  private final int[] pre;
+
+  /** Whether an operation must see {@link #pre}: an acknowledged CAS (not an optional one). */
+  private final boolean[] preRead;
 
   private final long[] zobrist;
 
@@ -78,6 +85,8 @@ final class RegisterSearch {
     isRead = new boolean[n];
     optional = new boolean[n];
     value = new int[n];
+    pre = new int[n];
+    preRead = new boolean[n];
     long[] deadline = new long[n];
     zobrist = new long[n];
     SplittableRandom random = new SplittableRandom(n);
@@ -87,6 +96,8 @@ final class RegisterSearch {
       optional[i] = chosen.get(i).optional();
       isRead[i] = ops[i].kind() == Kind.GET;
       value[i] = isRead[i] ? history.want(ops[i]) : history.produces(ops[i]);
+      pre[i] = history.requires(ops[i]);
+      preRead[i] = pre[i] >= 0 && !optional[i];
       zobrist[i] = random.nextLong();
     }
     pendingReaders = new int[history.stateCount() + 1];
@@ -95,6 +106,9 @@ final class RegisterSearch {
         pendingReaders[value[i]]++;
       } else if (value[i] == KeyHistory.ABSENT) {
         pendingDeletes++;
+      }
+      if (preRead[i]) {
+        pendingReaders[pre[i]]++;
       }
     }
     done = new long[(n + 63) >>> 6];
@@ -173,12 +187,17 @@ final class RegisterSearch {
     if (isRead[op]) {
       return value[op] == state;
     }
+    if (pre[op] >= 0 && pre[op] != state) {
+      return false; // a CAS writes only over the value it expected
+    }
     if (value[op] == state) {
       return true; // a DELETE of an absent key destroys nothing
     }
-    // Replacing a value that a pending read must still see dooms the search: unique values never
-    // come back, and absent only comes back if a DELETE is still pending.
-    return pendingReaders[state] == 0 || (state == KeyHistory.ABSENT && pendingDeletes > 0);
+    // Replacing a value that a pending read (or acknowledged CAS, this one aside) must still see
+    // dooms the search: unique values never come back, and absent only comes back if a DELETE is
+    // still pending.
+    int readers = pendingReaders[state] - (preRead[op] ? 1 : 0);
+    return readers == 0 || (state == KeyHistory.ABSENT && pendingDeletes > 0);
   }
 
   /**
@@ -226,6 +245,9 @@ final class RegisterSearch {
     } else if (value[op] == KeyHistory.ABSENT) {
       pendingDeletes -= delta;
     }
+    if (preRead[op]) {
+      pendingReaders[pre[op]] -= delta;
+    }
   }
 
   /** Remembers the latest return event the search got stuck at, for the explanation. */
@@ -235,10 +257,12 @@ final class RegisterSearch {
       stuckOp = op;
       stuckState = state;
       stuckDoneCount = doneCount;
-      // The reads still to see the state held: why no write could replace it there.
+      // The reads (and acknowledged CASes) still to see the state held: why no write could
+      // replace it there.
       stuckWaiting.clear();
       for (int i = lowestNotDone; i < ops.length && stuckWaiting.size() < MAX_WAITING; i++) {
-        if (isRead[i] && value[i] == state && !isDone(i) && i != op) {
+        boolean sees = (isRead[i] && value[i] == state) || (preRead[i] && pre[i] == state);
+        if (sees && !isDone(i) && i != op) {
           stuckWaiting.add(ops[i]);
         }
       }
@@ -311,7 +335,7 @@ final class RegisterSearch {
     return stuckState;
   }
 
-  /** Some reads, not yet ordered then, that returned the state held there. */
+  /** Some reads (or CASes), not yet ordered then, that returned (expected) the state held there. */
   List<Operation> stuckWaiting() {
     return stuckWaiting;
   }

@@ -88,9 +88,12 @@ final class SearchExplanation {
     for (int i = 0; i < reads.size(); i++) {
       out.append(i == 0 ? "" : i == reads.size() - 1 ? " and " : ", ").append(reads.get(i).name());
     }
-    return out.append(
-            reads.size() == 1 ? ", not yet ordered, returns it" : ", not yet ordered, return it")
-        .toString();
+    boolean expects = reads.stream().anyMatch(op -> op.kind() == Kind.CAS);
+    String verb =
+        expects
+            ? (reads.size() == 1 ? "expects" : "return or expect")
+            : (reads.size() == 1 ? "returns" : "return");
+    return out.append(", not yet ordered, ").append(verb).append(" it").toString();
   }
 
   private static long end(Operation op) {

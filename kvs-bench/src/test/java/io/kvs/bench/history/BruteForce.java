@@ -74,6 +74,12 @@ final class BruteForce {
         }
         case PUT -> next = op.value();
         case DELETE -> next = null;
+        case CAS -> {
+          if (!Objects.equals(op.expected(), state)) {
+            continue;
+          }
+          next = op.value();
+        }
       }
       placed[i] = true;
       boolean found = order(ops, placed, count + 1, next);

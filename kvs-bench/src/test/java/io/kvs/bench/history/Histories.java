@@ -48,6 +48,37 @@ final class Histories {
     return add(client, Kind.GET, key, null, invoke, invoke + 1, Outcome.UNKNOWN);
   }
 
+  /** An acknowledged CAS from {@code expected} (null: absent) to {@code value}. */
+  Histories cas(int client, String key, String expected, String value, long invoke, long complete) {
+    return cas(client, key, expected, value, invoke, complete, Outcome.OK);
+  }
+
+  Histories casUnknown(int client, String key, String expected, String value, long invoke) {
+    return cas(client, key, expected, value, invoke, invoke + 1, Outcome.UNKNOWN);
+  }
+
+  Histories cas(
+      int client,
+      String key,
+      String expected,
+      String value,
+      long invoke,
+      long complete,
+      Outcome outcome) {
+    ops.add(
+        new Operation(
+            ++lastId,
+            client,
+            Kind.CAS,
+            b(key),
+            b(value),
+            invoke,
+            complete,
+            outcome,
+            expected == null ? null : b(expected)));
+    return this;
+  }
+
   Histories add(
       int client,
       Kind kind,

@@ -23,6 +23,7 @@ class HistoryJsonTest {
     simulation.unknownRate = 0.2;
     simulation.failedRate = 0.1;
     simulation.failedReadRate = 0.1;
+    simulation.casShare = 0.2; // CASes with and without an expected value
     History simulated = simulation.generate(5);
     List<Operation> extra =
         List.of(

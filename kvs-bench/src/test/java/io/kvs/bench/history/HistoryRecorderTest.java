@@ -94,6 +94,30 @@ class HistoryRecorderTest {
   }
 
   @Test
+  void aCompareAndSetIsRecordedAsAWriteWhenAppliedAndAsTheReadItWasWhenNot() {
+    HistoryRecorder recorder = new HistoryRecorder();
+    byte[] key = bytes("k");
+    recorder.invokeCas(1, key, null, bytes("a")).ok();
+    recorder.invokeCas(2, key, null, bytes("b")).notApplied(bytes("a"));
+    Call unknown = recorder.invokeCas(2, key, bytes("a"), bytes("c"));
+    unknown.unknown();
+    List<Operation> ops = recorder.history().operations();
+    assertThat(ops.get(0).kind()).isEqualTo(Operation.Kind.CAS);
+    assertThat(ops.get(0).expected()).isNull();
+    assertThat(ops.get(0).value()).isEqualTo(Bytes.of(bytes("a")));
+    assertThat(ops.get(1).kind()).isEqualTo(Operation.Kind.GET);
+    assertThat(ops.get(1).value()).isEqualTo(Bytes.of(bytes("a")));
+    assertThat(ops.get(2).kind()).isEqualTo(Operation.Kind.CAS);
+    assertThat(ops.get(2).outcome()).isEqualTo(Operation.Outcome.UNKNOWN);
+    assertThat(ops.get(2).expected()).isEqualTo(Bytes.of(bytes("a")));
+    assertThat(new LinearizabilityChecker().check(recorder.history()).isLinearizable()).isTrue();
+    // A CAS that claims to have applied over a value the key no longer held is caught.
+    recorder.invokeCas(3, key, bytes("a"), bytes("d")).ok();
+    recorder.invokeCas(3, key, bytes("a"), bytes("e")).ok();
+    assertThat(new LinearizabilityChecker().check(recorder.history()).isLinearizable()).isFalse();
+  }
+
+  @Test
   void aStoreThatDropsAnAcknowledgedWriteIsCaught() throws Exception {
     HistoryRecorder recorder = new HistoryRecorder();
     Store store = new Store();

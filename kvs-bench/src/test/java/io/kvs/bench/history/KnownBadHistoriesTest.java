@@ -42,6 +42,51 @@ class KnownBadHistoriesTest {
 
   @ParameterizedTest
   @MethodSource("checkers")
+  void twoCompareAndSetsFromOneValueBothApplied(LinearizabilityChecker checker) {
+    // Only one can find v1: the other must have found the first's value.
+    History history =
+        new Histories()
+            .put(1, "k", "v1", 0, 1)
+            .cas(1, "k", "v1", "a", 2, 3)
+            .cas(2, "k", "v1", "b", 4, 5)
+            .build();
+    assertRejected(checker, history, "k", 3);
+  }
+
+  @ParameterizedTest
+  @MethodSource("checkers")
+  void aCompareAndSetFromAValueTheKeyNeverHeld(LinearizabilityChecker checker) {
+    History history =
+        new Histories()
+            .put(1, "k", "v1", 0, 1)
+            .cas(2, "k", "v9", "a", 2, 3)
+            .get(1, "k", "a", 4, 5)
+            .build();
+    assertRejected(checker, history, "k", 2);
+  }
+
+  @ParameterizedTest
+  @MethodSource("checkers")
+  void aPutIfAbsentAppliedOverAValue(LinearizabilityChecker checker) {
+    History history = new Histories().put(1, "k", "v1", 0, 1).cas(2, "k", null, "a", 2, 3).build();
+    assertRejected(checker, history, "k", 2);
+  }
+
+  @ParameterizedTest
+  @MethodSource("checkers")
+  void aCompareAndSetWhoseValueWasLost(LinearizabilityChecker checker) {
+    // Acknowledged, then a later read finds the value it replaced.
+    History history =
+        new Histories()
+            .put(1, "k", "v1", 0, 1)
+            .cas(1, "k", "v1", "a", 2, 3)
+            .get(2, "k", "v1", 4, 5)
+            .build();
+    assertRejected(checker, history, "k", 3);
+  }
+
+  @ParameterizedTest
+  @MethodSource("checkers")
   void staleRead(LinearizabilityChecker checker) {
     History history =
         new Histories()

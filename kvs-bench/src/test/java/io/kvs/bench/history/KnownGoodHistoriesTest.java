@@ -31,6 +31,57 @@ class KnownGoodHistoriesTest {
   }
 
   @Test
+  void compareAndSetsInAChainAndConcurrently() {
+    // A chain, then two concurrent CASes from one value: one applied, the other not (recorded as
+    // the read of the winner's value it answered).
+    assertLinearizable(
+        new Histories()
+            .cas(1, "k", null, "a", 0, 1)
+            .cas(2, "k", "a", "b", 2, 3)
+            .cas(1, "k", "b", "c", 4, 10)
+            .get(2, "k", "c", 5, 11)
+            .get(1, "k", "c", 12, 13)
+            .build());
+    // Concurrent: the one acknowledged second may be ordered first.
+    assertLinearizable(
+        new Histories()
+            .put(1, "k", "v", 0, 1)
+            .cas(1, "k", "v", "x", 2, 10)
+            .cas(2, "k", "x", "y", 3, 8)
+            .get(3, "k", "y", 11, 12)
+            .build());
+  }
+
+  @Test
+  void anUnknownCompareAndSetMayHaveAppliedOrNot() {
+    // Its value was read later: it applied, from the value it expected.
+    assertLinearizable(
+        new Histories()
+            .put(1, "k", "v", 0, 1)
+            .casUnknown(2, "k", "v", "x", 2)
+            .get(1, "k", "x", 5, 6)
+            .cas(1, "k", "x", "y", 7, 8)
+            .build());
+    // A chain of uncertain writes: only the last one's value was read, so the CAS applied, from
+    // the value of the UNKNOWN PUT before it, which applied too (read through the CAS).
+    assertLinearizable(
+        new Histories()
+            .put(1, "k", "v", 0, 1)
+            .putUnknown(2, "k", "w", 2)
+            .casUnknown(3, "k", "w", "x", 4)
+            .get(1, "k", "x", 8, 9)
+            .build());
+    // Never read: it may not have applied, and a CAS from the old value did.
+    assertLinearizable(
+        new Histories()
+            .put(1, "k", "v", 0, 1)
+            .casUnknown(2, "k", "v", "x", 2)
+            .cas(1, "k", "v", "y", 5, 6)
+            .get(1, "k", "y", 7, 8)
+            .build());
+  }
+
+  @Test
   void sequentialHistory() {
     assertLinearizable(
         new Histories()

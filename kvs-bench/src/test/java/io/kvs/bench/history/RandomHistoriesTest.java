@@ -25,6 +25,7 @@ class RandomHistoriesTest {
     simulation.clients = 6;
     simulation.keys = 4;
     simulation.operations = 400;
+    simulation.casShare = 0.15;
     for (long seed = 0; seed < 300; seed++) {
       History history = simulation.generate(seed);
       for (LinearizabilityChecker mode : List.of(checker, checker.searchOnly())) {
@@ -42,6 +43,7 @@ class RandomHistoriesTest {
     simulation.clients = 6;
     simulation.keys = 4;
     simulation.operations = 400;
+    simulation.casShare = 0.15;
     int mutated = 0;
     for (long seed = 0; seed < 300; seed++) {
       History history = simulation.generate(seed);
@@ -167,6 +169,16 @@ class RandomHistoriesTest {
         h.add(client, Kind.PUT, key, value, invoke, complete, outcome);
       } else if (kind < 6) {
         h.add(client, Kind.DELETE, key, null, invoke, complete, outcome);
+      } else if (kind < 7) {
+        String value = "v" + i;
+        values.add(value);
+        // Its expected value is chosen once every value is known, as a read's result.
+        reads.add(
+            () -> {
+              String expected =
+                  random.nextInt(4) == 0 ? null : values.get(random.nextInt(values.size()));
+              h.cas(client, key, expected, value, invoke, complete, outcome);
+            });
       } else {
         // Chosen once every value is known, so reads may return values written later.
         reads.add(
@@ -195,6 +207,7 @@ class RandomHistoriesTest {
     simulation.maxGap = 2;
     simulation.unknownRate = 0.2;
     simulation.failedRate = 0.1;
+    simulation.casShare = 0.15;
     History history = simulation.generate(random.nextLong());
     List<Operation> ops = new ArrayList<>(history.operations());
     List<Bytes> values = new ArrayList<>();

@@ -14,7 +14,9 @@ import java.util.SplittableRandom;
  * another; each operation that takes effect does so at a random instant inside its interval (an
  * UNKNOWN write that takes effect: at a random instant after its invoke, possibly after the client
  * gave up), and an atomic register per key, applied in the order of those instants, gives every GET
- * its result.
+ * its result and decides every CAS (from the value last written to its key when it was generated):
+ * one that finds another value is recorded as the GET of it that its answer was, as the client
+ * records it.
  */
 final class RegisterSimulation {
   int clients = 4;
@@ -24,6 +26,7 @@ final class RegisterSimulation {
   int maxGap = 5;
   double putShare = 0.45;
   double deleteShare = 0.05;
+  double casShare = 0.0;
   double unknownRate = 0.05;
   double failedRate = 0.03;
   double failedReadRate = 0.02;
@@ -35,6 +38,7 @@ final class RegisterSimulation {
     Kind kind;
     String key;
     String value;
+    String expected;
     long invoke;
     long complete;
     Outcome outcome;
@@ -45,14 +49,28 @@ final class RegisterSimulation {
     SplittableRandom random = new SplittableRandom(seed);
     long[] clientTime = new long[clients];
     List<Draft> drafts = new ArrayList<>();
+    Map<String, String> lastWritten = new HashMap<>();
     for (int i = 0; i < operations; i++) {
       Draft d = new Draft();
       d.id = i + 1;
       d.client = random.nextInt(clients);
       d.key = "k" + random.nextInt(keys);
       double kind = random.nextDouble();
-      d.kind = kind < putShare ? Kind.PUT : kind < putShare + deleteShare ? Kind.DELETE : Kind.GET;
-      d.value = d.kind == Kind.PUT ? "c" + d.client + "-" + d.id : null;
+      d.kind =
+          kind < putShare
+              ? Kind.PUT
+              : kind < putShare + deleteShare
+                  ? Kind.DELETE
+                  : kind < putShare + deleteShare + casShare ? Kind.CAS : Kind.GET;
+      d.value = d.kind == Kind.PUT || d.kind == Kind.CAS ? "c" + d.client + "-" + d.id : null;
+      if (d.kind == Kind.CAS) {
+        d.expected = lastWritten.get(d.key);
+      }
+      if (d.kind == Kind.PUT || d.kind == Kind.CAS) {
+        lastWritten.put(d.key, d.value);
+      } else if (d.kind == Kind.DELETE) {
+        lastWritten.remove(d.key);
+      }
       d.invoke = clientTime[d.client] + random.nextInt(maxGap + 1);
       d.complete = d.invoke + random.nextInt(maxDuration + 1);
       clientTime[d.client] = d.complete;
@@ -80,6 +98,17 @@ final class RegisterSimulation {
         case PUT -> register.put(d.key, d.value);
         case DELETE -> register.remove(d.key);
         case GET -> d.value = register.get(d.key);
+        case CAS -> {
+          String current = register.get(d.key);
+          if (java.util.Objects.equals(current, d.expected)) {
+            register.put(d.key, d.value);
+          } else if (d.outcome == Outcome.OK) {
+            // Not applied: its answer told the value it found.
+            d.kind = Kind.GET;
+            d.value = current;
+            d.expected = null;
+          }
+        }
       }
     }
     List<Operation> ops = new ArrayList<>();
@@ -93,7 +122,8 @@ final class RegisterSimulation {
               d.value == null ? null : Bytes.utf8(d.value),
               d.invoke,
               d.complete,
-              d.outcome));
+              d.outcome,
+              d.expected == null ? null : Bytes.utf8(d.expected)));
     }
     return new History(ops);
   }
