@@ -4,6 +4,7 @@ import io.kvs.bench.history.Call;
 import io.kvs.bench.history.HistoryRecorder;
 import io.kvs.bench.history.Operation.Kind;
 import io.kvs.bench.history.Operation.Outcome;
+import io.kvs.client.CasResult;
 import io.kvs.client.KvsClient;
 import io.kvs.client.NotAppliedException;
 import io.kvs.client.Transport;
@@ -12,7 +13,9 @@ import io.kvs.core.security.SecurityOptions;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.SplittableRandom;
@@ -197,6 +200,9 @@ final class ChaosLoad {
         e -> e instanceof NotAppliedException ? Outcome.FAILED_NOT_APPLIED : Outcome.UNKNOWN;
     long period = TimeUnit.SECONDS.toNanos(1) / opsPerSecondPerClient;
     long next = System.nanoTime();
+    // The token this client last saw each key hold (absent: nothing known; an empty Optional: no
+    // value): a compare-and-set expects it, and finds it stale when another client wrote since.
+    Map<Integer, Optional<String>> seen = new HashMap<>();
     for (long sequence = 0; !stop.get(); sequence++) {
       // A rate limit, not a synchronisation: the client waits for its next slot.
       long wait = next - System.nanoTime();
@@ -210,20 +216,27 @@ final class ChaosLoad {
       byte[] key = keys.key(index);
       int choice = random.nextInt(100);
       try {
-        if (choice < 45) {
+        if (choice < 40) {
           String token = Values.token(clientId, sequence, random);
           byte[] value = Values.value(token);
           Call call =
               recorder.invoke(clientId, Kind.PUT, key, token.getBytes(StandardCharsets.US_ASCII));
-          write(call, () -> client.put(key, value), classifier);
+          if (write(call, () -> client.put(key, value), classifier)) {
+            seen.put(index, Optional.of(token));
+          }
+        } else if (choice < 45 && seen.containsKey(index)) {
+          compareAndSet(clientId, client, index, seen, Values.token(clientId, sequence, random));
         } else if (choice < 55) {
           Call call = recorder.invoke(clientId, Kind.DELETE, key, null);
-          write(call, () -> client.delete(key), classifier);
+          if (write(call, () -> client.delete(key), classifier)) {
+            seen.put(index, Optional.empty());
+          }
         } else if (choice < 90) {
           Call call = recorder.invoke(clientId, Kind.GET, key, null);
           try {
             Optional<byte[]> value = client.get(key);
             call.okRead(value.map(Values::recorded).orElse(null));
+            seen.put(index, value.map(v -> ascii(Values.recorded(v))));
             countSuccess();
           } catch (RuntimeException e) {
             errors.record(e);
@@ -239,11 +252,13 @@ final class ChaosLoad {
     }
   }
 
-  private void write(Call call, Runnable action, HistoryRecorder.FailureClassifier classifier) {
+  /** Runs a write and records its outcome; whether it was acknowledged. */
+  private boolean write(Call call, Runnable action, HistoryRecorder.FailureClassifier classifier) {
     try {
       action.run();
       call.ok();
       countSuccess();
+      return true;
     } catch (RuntimeException e) {
       errors.record(e);
       if (classifier.classify(e) == Outcome.FAILED_NOT_APPLIED) {
@@ -251,7 +266,53 @@ final class ChaosLoad {
       } else {
         call.unknown();
       }
+      return false;
     }
+  }
+
+  /**
+   * A compare-and-set of key {@code index} from the token this client last saw it hold to {@code
+   * token}: recorded as the CAS it was when applied (or maybe applied), as the read of what it
+   * found when not.
+   */
+  private void compareAndSet(
+      int clientId,
+      KvsClient client,
+      int index,
+      Map<Integer, Optional<String>> seen,
+      String token) {
+    byte[] key = keys.key(index);
+    String expectedToken = seen.get(index).orElse(null);
+    byte[] expected = expectedToken == null ? null : Values.value(expectedToken);
+    Call call =
+        recorder.invokeCas(
+            clientId,
+            key,
+            expectedToken == null ? null : expectedToken.getBytes(StandardCharsets.US_ASCII),
+            token.getBytes(StandardCharsets.US_ASCII));
+    try {
+      CasResult result = client.compareAndSet(key, expected, Values.value(token));
+      if (result.isApplied()) {
+        call.ok();
+        seen.put(index, Optional.of(token));
+      } else {
+        byte[] current = result.current().map(Values::recorded).orElse(null);
+        call.notApplied(current);
+        seen.put(index, Optional.ofNullable(current).map(ChaosLoad::ascii));
+      }
+      countSuccess();
+    } catch (RuntimeException e) {
+      errors.record(e);
+      if (e instanceof NotAppliedException) {
+        call.failedNotApplied();
+      } else {
+        call.unknown();
+      }
+    }
+  }
+
+  private static String ascii(byte[] bytes) {
+    return new String(bytes, StandardCharsets.US_ASCII);
   }
 
   /**

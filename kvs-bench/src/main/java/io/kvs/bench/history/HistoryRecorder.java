@@ -128,6 +128,41 @@ public final class HistoryRecorder {
     write(invoke(client, Kind.DELETE, key, null), delete, classifier);
   }
 
+  /**
+   * Records a CAS of {@code key} from {@code expected} (null: no value) to {@code value} around
+   * {@code cas}, classifying its failure with {@code classifier}; returns what it decided.
+   */
+  public Decided compareAndSet(
+      int client,
+      byte[] key,
+      byte[] expected,
+      byte[] value,
+      Conditional cas,
+      FailureClassifier classifier)
+      throws Exception {
+    Call call = invokeCas(client, key, expected, value);
+    Decided decided;
+    try {
+      decided = cas.run();
+    } catch (Exception e) {
+      if (classifier.classify(e) == Outcome.FAILED_NOT_APPLIED) {
+        call.failedNotApplied();
+      } else {
+        call.unknown();
+      }
+      throw e;
+    } catch (Throwable t) {
+      call.unknown();
+      throw t;
+    }
+    if (decided.applied()) {
+      call.ok();
+    } else {
+      call.notApplied(decided.current());
+    }
+    return decided;
+  }
+
   /** Records a GET around {@code get}; a failed GET carries no information and is kept as such. */
   public Optional<byte[]> get(int client, byte[] key, Read get) throws Exception {
     Call call = invoke(client, Kind.GET, key, null);
@@ -194,6 +229,16 @@ public final class HistoryRecorder {
   public interface Action {
     /** Performs the write. */
     void run() throws Exception;
+  }
+
+  /** What a CAS decided: applied, or not and the key's value then ({@code current}, null: none). */
+  public record Decided(boolean applied, byte[] current) {}
+
+  /** A client compare-and-set. */
+  @FunctionalInterface
+  public interface Conditional {
+    /** Performs it. */
+    Decided run() throws Exception;
   }
 
   /** A client read: the value, or empty when the key is absent. */

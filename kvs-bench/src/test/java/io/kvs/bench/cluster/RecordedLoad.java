@@ -7,6 +7,7 @@ import io.kvs.bench.history.HistoryRecorder;
 import io.kvs.bench.history.LinearizabilityChecker;
 import io.kvs.bench.history.Operation.Outcome;
 import io.kvs.bench.history.Verdict;
+import io.kvs.client.CasResult;
 import io.kvs.client.KvsClient;
 import io.kvs.client.NotAppliedException;
 import java.io.IOException;
@@ -17,7 +18,10 @@ import java.time.LocalTime;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -227,19 +231,44 @@ final class RecordedLoad {
     Random random = new Random(clientId);
     HistoryRecorder.FailureClassifier classifier =
         e -> e instanceof NotAppliedException ? Outcome.FAILED_NOT_APPLIED : Outcome.UNKNOWN;
+    // What this client last saw each key hold (absent: nothing known; an empty Optional: no
+    // value): a compare-and-set expects it, and finds it stale when another client wrote since.
+    Map<Integer, Optional<byte[]>> seen = new HashMap<>();
     for (long sequence = 0; !stop.get(); sequence++) {
-      byte[] key = key(keyPrefix, random.nextInt(keys));
+      int index = random.nextInt(keys);
+      byte[] key = key(keyPrefix, index);
       int choice = random.nextInt(10);
       try {
-        if (choice < 5) {
+        if (choice < 4) {
           byte[] value = value(clientId, sequence);
           recorder.put(clientId, key, value, () -> client.put(key, value), classifier);
+          seen.put(index, Optional.of(value));
           acknowledged.incrementAndGet();
+        } else if (choice < 5 && seen.containsKey(index)) {
+          byte[] value = value(clientId, sequence);
+          byte[] expected = seen.get(index).orElse(null);
+          HistoryRecorder.Decided decided =
+              recorder.compareAndSet(
+                  clientId,
+                  key,
+                  expected,
+                  value,
+                  () -> {
+                    CasResult result = client.compareAndSet(key, expected, value);
+                    return new HistoryRecorder.Decided(
+                        result.isApplied(), result.current().orElse(null));
+                  },
+                  classifier);
+          seen.put(index, Optional.ofNullable(decided.applied() ? value : decided.current()));
+          if (decided.applied()) {
+            acknowledged.incrementAndGet();
+          }
         } else if (choice < 6) {
           recorder.delete(clientId, key, () -> client.delete(key), classifier);
+          seen.put(index, Optional.empty());
           acknowledged.incrementAndGet();
         } else {
-          recorder.get(clientId, key, () -> client.get(key));
+          seen.put(index, recorder.get(clientId, key, () -> client.get(key)));
         }
       } catch (Exception expected) {
         // Recorded with its outcome; the fault makes some operations fail. The first few are
