@@ -868,11 +868,21 @@ RegionService::Respond RegionService::Observed(Respond respond) {
 
 template <typename Decision>
 Status RegionService::Decide(const wire::Request& request, lsm::Region* region,
-                             Decision* decision, replication::Record* record,
-                             bool* wrote) {
+                             bool refuse_device, Decision* decision,
+                             replication::Record* record, bool* wrote,
+                             bool* needs_device) {
   *wrote = false;
   std::string current;
-  const Status got = region->Get(request.key, &current);
+  Status got;
+  {
+    std::optional<io::DeviceReadsRefused> refusing;
+    if (refuse_device) refusing.emplace();
+    got = region->Get(request.key, &current);
+    if (refusing && refusing->refused()) {
+      *needs_device = true;
+      return Status::Busy("the decision's read needs the device");
+    }
+  }
   if (!got.ok() && !got.IsNotFound()) return got;
   const bool present = got.ok();
   if (request.opcode == wire::Opcode::kIncrement) {
@@ -1029,20 +1039,29 @@ void RegionService::Execute(const wire::Request& request,
   }
   const Placement& placement = *placed;
   const bool write = wire::Writes(request.opcode);
-  const bool decided = request.opcode == wire::Opcode::kCompareAndSet ||
-                       request.opcode == wire::Opcode::kIncrement;
+  // What a write would put: a conditional write's new value (an increment's
+  // 8 bytes), nothing for a delete.
+  const bool puts = request.opcode == wire::Opcode::kPut ||
+                    request.opcode == wire::Opcode::kIncrement ||
+                    (request.opcode == wire::Opcode::kCompareAndSet &&
+                     request.replacement.has_value());
+  const std::string_view put_value =
+      request.opcode == wire::Opcode::kCompareAndSet
+          ? request.replacement.value_or(std::string_view())
+      : request.opcode == wire::Opcode::kIncrement
+          ? std::string_view("01234567")
+          : request.value;
   // On a shard, a request that might wait for the engine or the device
   // waits on the pool instead: a write while its L0 is full with a
   // compaction behind or whose log would write a full chunk or roll to a
-  // new segment, a write that syncs (sync mode), a write decided by what
-  // the region holds (its read may need the device, in the region's write
-  // order), and any request of a group no backup holds
-  // (replication/replicator.h, "alone"): its writes are acknowledged once
-  // synced, its reads once what they saw is.
+  // new segment, a write that syncs (sync mode), and any request of a group
+  // no backup holds (replication/replicator.h, "alone"): its writes are
+  // acknowledged once synced, its reads once what they saw is. A write
+  // decided by what the region holds whose read needs the device goes there
+  // too, once its read was refused (below).
   if (on_shard &&
-      ((write && (decided || region->WritesSync() ||
-                  region->WriteMayWait(request.opcode == wire::Opcode::kPut,
-                                       request.key, request.value))) ||
+      ((write && (region->WritesSync() ||
+                  region->WriteMayWait(puts, request.key, put_value))) ||
        (replicating != nullptr && replicating->Alone(request.region_id)))) {
     pass.Release();
     Defer(request, std::move(respond));
@@ -1123,36 +1142,57 @@ void RegionService::Execute(const wire::Request& request,
     }
     case wire::Opcode::kCompareAndSet:
     case wire::Opcode::kIncrement: {
+      // On a shard its read runs with device reads refused: one that needed
+      // the device writes nothing and runs again on the pool (its read, in
+      // the region's write order, must not block the shard).
+      auto needs_device = std::make_shared<bool>(false);
       const auto decide = [&](replication::Record* record,
                               bool* wrote) -> Status {
-        return Decide(request, region, decision.get(), record, wrote);
+        return Decide(request, region, on_shard, decision.get(), record, wrote,
+                      needs_device.get());
       };
       if (replicating == nullptr) {
-        std::lock_guard<std::mutex> stripe(
-            write_stripes_[std::hash<std::string_view>{}(request.key) %
-                           kWriteStripes]);
-        replication::Record record;
-        bool wrote = false;
-        status = decide(&record, &wrote);
+        {
+          std::lock_guard<std::mutex> stripe(
+              write_stripes_[std::hash<std::string_view>{}(request.key) %
+                             kWriteStripes]);
+          replication::Record record;
+          bool wrote = false;
+          status = decide(&record, &wrote);
+        }
+        if (*needs_device) {
+          pass.Release();
+          Defer(request, std::move(respond));
+          return;
+        }
         result.applied = decision->applied;
         if (decision->current) result.current = *decision->current;
         result.counter = decision->counter;
         break;
       }
-      // Answered once the backups hold what it wrote, or what it read.
+      // Answered once the backups hold what it wrote, or what it read; a
+      // decision that needed the device is answered by nobody here (its
+      // refusal comes back at once, on this thread) and runs on the pool.
+      auto answering = std::make_shared<Respond>(std::move(respond));
       replicating->WriteDecided(
           request.region_id, request.key, region, decide,
           [this, opcode = request.opcode, request_id = request.request_id,
-           region_id = request.region_id, decision,
-           respond = std::move(respond)](Status held) {
+           region_id = request.region_id, decision, needs_device,
+           answering](Status held) {
+            if (*needs_device) return;
             wire::Reply outcome;
             outcome.opcode = opcode;
             outcome.request_id = request_id;
             outcome.applied = decision->applied;
             if (decision->current) outcome.current = *decision->current;
             outcome.counter = decision->counter;
-            respond(WriteAnswer(outcome, held, region_id, decision->applied));
+            (*answering)(
+                WriteAnswer(outcome, held, region_id, decision->applied));
           });
+      if (*needs_device) {
+        pass.Release();
+        Defer(request, std::move(*answering));
+      }
       return;
     }
     case wire::Opcode::kGet:

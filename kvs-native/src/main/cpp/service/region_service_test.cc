@@ -639,20 +639,33 @@ TEST_F(RegionServiceTest, ConcurrentIncrementsAndPutsLoseNoIncrement) {
   EXPECT_EQ(Call(Increment("counter", 0)).counter, kThreads * kEach);
 }
 
-TEST_F(RegionServiceTest, ConditionalWritesFromAShardRunOnThePool) {
-  // Their read may need the device, in the region's write order.
+// A shard decides a conditional write itself when its read finds the key
+// in memory; one whose read needs the device writes nothing there and runs
+// on the pool (its read happens in the region's write order).
+TEST_F(RegionServiceTest, AConditionalWriteLeavesItsShardOnlyForTheDevice) {
+  const std::string value(8000, 'v');  // large: in the large log
+  for (int i = 0; i < 300; ++i) {      // ~2.4 MB: most of it on the device
+    ASSERT_EQ(
+        Call(Make(wire::Opcode::kPut, "k" + std::to_string(i), value)).status,
+        Status::Code::kOk);
+  }
+  Reopen(engine::EngineOptions{});  // nothing cached; writes that do not sync
   std::thread shard([&] {
     SetEndsTurns(true);
     bool deferred = false;
     wire::Reply reply =
-        CallAsAShard(CompareAndSet("s", std::nullopt, "v"), &deferred);
+        CallAsAShard(CompareAndSet("k3", value, "small"), &deferred);
+    EXPECT_TRUE(reply.applied) << reply.message;
+    EXPECT_TRUE(deferred) << "its read needed the device, yet on the shard";
+    reply = CallAsAShard(CompareAndSet("k3", "small", "smaller"), &deferred);
     EXPECT_TRUE(reply.applied);
-    EXPECT_TRUE(deferred);
+    EXPECT_FALSE(deferred) << "its key in memory, yet deferred";
     reply = CallAsAShard(Increment("n", 2), &deferred);
     EXPECT_EQ(reply.counter, 2);
-    EXPECT_TRUE(deferred);
+    EXPECT_FALSE(deferred);
   });
   shard.join();
+  EXPECT_EQ(Call(Make(wire::Opcode::kGet, "k3")).value, "smaller");
 }
 
 }  // namespace

@@ -7,8 +7,8 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 
 /**
- * CPU time of another process: the sum over its threads of {@code
- * /proc/<pid>/task/<tid>/schedstat}.
+ * CPU time of other processes (the sum over their threads of {@code
+ * /proc/<pid>/task/<tid>/schedstat}) and their threads' context switches.
  */
 public final class ServerCpu {
   private ServerCpu() {}
@@ -37,5 +37,35 @@ public final class ServerCpu {
       total += nanos(pid);
     }
     return total;
+  }
+
+  /** Voluntary and involuntary context switches of every thread of the processes {@code pids}. */
+  public static long contextSwitches(java.util.Collection<Long> pids) throws IOException {
+    long total = 0;
+    for (long pid : pids) {
+      try (DirectoryStream<Path> tasks =
+          Files.newDirectoryStream(Path.of("/proc", pid + "", "task"))) {
+        for (Path task : tasks) {
+          try {
+            total += contextSwitches(task);
+          } catch (NoSuchFileException e) {
+            // the thread exited meanwhile
+          }
+        }
+      }
+    }
+    return total;
+  }
+
+  /** A thread's ({@code /proc/<pid>/task/<tid>}) voluntary and involuntary context switches. */
+  public static long contextSwitches(Path task) throws IOException {
+    long switches = 0;
+    for (String line : Files.readAllLines(task.resolve("status"))) {
+      if (line.startsWith("voluntary_ctxt_switches:")
+          || line.startsWith("nonvoluntary_ctxt_switches:")) {
+        switches += Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
+      }
+    }
+    return switches;
   }
 }

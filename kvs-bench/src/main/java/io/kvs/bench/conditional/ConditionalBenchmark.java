@@ -57,7 +57,12 @@ public final class ConditionalBenchmark {
       Path dataDir) {}
 
   private record Result(
-      Op op, double opsPerSecond, Histogram latency, double cpuMicrosPerOp, long failed) {}
+      Op op,
+      double opsPerSecond,
+      Histogram latency,
+      double cpuMicrosPerOp,
+      double switchesPerOp,
+      long failed) {}
 
   private ConditionalBenchmark() {}
 
@@ -131,14 +136,17 @@ public final class ConditionalBenchmark {
             System.out.printf(
                 "%s: closed loop, %d in flight, %s%n", op, options.inFlight(), options.phase());
             long cpuBefore = ServerCpu.nanos(pids);
+            long switchesBefore = ServerCpu.contextSwitches(pids);
             Load.Phase phase = load.run(op, options.phase());
             long cpu = ServerCpu.nanos(pids) - cpuBefore;
+            long switches = ServerCpu.contextSwitches(pids) - switchesBefore;
             results.add(
                 new Result(
                     op,
                     phase.operations() / (phase.nanos() / 1e9),
                     phase.latency(),
                     phase.operations() == 0 ? 0 : cpu / 1000.0 / phase.operations(),
+                    phase.operations() == 0 ? 0 : switches / (double) phase.operations(),
                     phase.failed()));
           }
         }
@@ -159,6 +167,7 @@ public final class ConditionalBenchmark {
             "p99.9 us",
             "max us",
             "server CPU us/op",
+            "cs/op",
             "vs put: latency p50",
             "vs put: CPU/op",
             "failed");
@@ -180,6 +189,7 @@ public final class ConditionalBenchmark {
           Long.toString(h.getValueAtPercentile(99.9)),
           Long.toString(h.getMaxValue()),
           String.format(Locale.ROOT, "%.1f", result.cpuMicrosPerOp()),
+          String.format(Locale.ROOT, "%.2f", result.switchesPerOp()),
           String.format(Locale.ROOT, "%.2fx", latencyRatio),
           String.format(Locale.ROOT, "%.2fx", cpuRatio),
           Long.toString(result.failed()));
@@ -192,6 +202,7 @@ public final class ConditionalBenchmark {
               .put("p999_us", h.getValueAtPercentile(99.9))
               .put("max_us", h.getMaxValue())
               .put("server_cpu_us_per_op", result.cpuMicrosPerOp())
+              .put("context_switches_per_op", result.switchesPerOp())
               .put("latency_p50_vs_put", latencyRatio)
               .put("cpu_per_op_vs_put", cpuRatio)
               .put("failed", result.failed())

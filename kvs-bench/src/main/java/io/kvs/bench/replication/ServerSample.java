@@ -69,7 +69,7 @@ record ServerSample(
           String schedstat = Files.readString(task.resolve("schedstat")).trim();
           long nanos = Long.parseLong(schedstat.substring(0, schedstat.indexOf(' ')));
           cpu.merge(ThreadRole.of(name), nanos, Long::sum);
-          long taskSwitches = contextSwitches(task);
+          long taskSwitches = io.kvs.bench.ServerCpu.contextSwitches(task);
           switches += taskSwitches;
           byThread.merge(threadKind(name), taskSwitches, Long::sum);
         } catch (IOException e) {
@@ -126,18 +126,6 @@ record ServerSample(
       return "jvm";
     }
     return name.replaceFirst("-\\d+$", "");
-  }
-
-  /** A thread's voluntary and involuntary context switches so far. */
-  private static long contextSwitches(Path task) throws IOException {
-    long switches = 0;
-    for (String line : Files.readAllLines(task.resolve("status"))) {
-      if (line.startsWith("voluntary_ctxt_switches:")
-          || line.startsWith("nonvoluntary_ctxt_switches:")) {
-        switches += Long.parseLong(line.substring(line.indexOf(':') + 1).trim());
-      }
-    }
-    return switches;
   }
 
   long counter(String name) {
