@@ -160,6 +160,28 @@ KVS_EXPORT kvs_status kvs_get(kvs_region* region, const void* key,
                               size_t key_size, kvs_value_sink sink,
                               void* sink_context);
 
+// Writes `value` under `key` (with `value` NULL: deletes it) if the key
+// holds `expected` (with `expected` NULL: holds no value), atomically: no
+// kvs_put, kvs_delete, kvs_compare_and_set or kvs_increment of the key
+// comes between what it reads and what it writes (a region attached to the
+// server's service is written through the service instead, which orders its
+// own writes). `*applied` is 1 if it wrote, else 0 and `sink` (may be NULL)
+// gets the value the key held -- it is not called when the key held none.
+// KVS_INVALID_ARGUMENT or KVS_TOO_LARGE for sizes past the limits.
+KVS_EXPORT kvs_status kvs_compare_and_set(kvs_region* region, const void* key,
+                                          size_t key_size, const void* expected,
+                                          size_t expected_size,
+                                          const void* value, size_t value_size,
+                                          int* applied, kvs_value_sink sink,
+                                          void* sink_context);
+// Adds `delta` to the 8-byte little-endian signed counter under `key` (no
+// value counts as 0), atomically as kvs_compare_and_set; `*counter` gets
+// the sum. KVS_INVALID_ARGUMENT, writing nothing, for a value that is not 8
+// bytes or a sum past 64 bits.
+KVS_EXPORT kvs_status kvs_increment(kvs_region* region, const void* key,
+                                    size_t key_size, int64_t delta,
+                                    int64_t* counter);
+
 // Makes every write acknowledged so far durable.
 KVS_EXPORT kvs_status kvs_region_sync(kvs_region* region);
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <iterator>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,8 @@
 #include "engine/engine.h"
 #include "kvs/kvs.h"
 #include "replication/contents_digest.h"
+#include "service/conditional_write.h"
+#include "wire/messages.h"
 
 namespace {
 
@@ -157,16 +160,84 @@ kvs_status kvs_region_split(kvs_engine* engine, const char* name,
       &lower_region, &upper_region));
 }
 
+namespace {
+
+// Writes through this ABI are serialised per region and key stripe, so
+// that nothing comes between a conditional write's read and its write.
+std::mutex& WriteStripe(const kvs_region* region, std::string_view key) {
+  static std::mutex stripes[256];
+  const size_t hash = std::hash<std::string_view>{}(key) ^
+                      (reinterpret_cast<uintptr_t>(region) >> 4);
+  return stripes[hash % 256];
+}
+
+// A conditional write of the C ABI: validated as the wire protocol's, then
+// decided under its key's stripe.
+kvs_status Conditional(kvs_region* region, const kvs::wire::Request& request,
+                       kvs::service::ConditionalOutcome* outcome) {
+  const Status valid = kvs::wire::ValidateRequest(request);
+  if (!valid.ok()) return Report(valid);
+  std::lock_guard<std::mutex> lock(WriteStripe(region, request.key));
+  kvs::replication::Record record;
+  bool wrote = false;
+  bool needs_device = false;
+  return Report(kvs::service::DecideConditional(
+      request, RegionOf(region), /*refuse_device=*/false, outcome, &record,
+      &wrote, &needs_device));
+}
+
+}  // namespace
+
 kvs_status kvs_put(kvs_region* region, const void* key, size_t key_size,
                    const void* value, size_t value_size) {
+  const std::string_view k(static_cast<const char*>(key), key_size);
+  std::lock_guard<std::mutex> lock(WriteStripe(region, k));
   return Report(RegionOf(region)->Put(
-      std::string_view(static_cast<const char*>(key), key_size),
-      std::string_view(static_cast<const char*>(value), value_size)));
+      k, std::string_view(static_cast<const char*>(value), value_size)));
 }
 
 kvs_status kvs_delete(kvs_region* region, const void* key, size_t key_size) {
-  return Report(RegionOf(region)->Delete(
-      std::string_view(static_cast<const char*>(key), key_size)));
+  const std::string_view k(static_cast<const char*>(key), key_size);
+  std::lock_guard<std::mutex> lock(WriteStripe(region, k));
+  return Report(RegionOf(region)->Delete(k));
+}
+
+kvs_status kvs_compare_and_set(kvs_region* region, const void* key,
+                               size_t key_size, const void* expected,
+                               size_t expected_size, const void* value,
+                               size_t value_size, int* applied,
+                               kvs_value_sink sink, void* sink_context) {
+  kvs::wire::Request request;
+  request.opcode = kvs::wire::Opcode::kCompareAndSet;
+  request.key = std::string_view(static_cast<const char*>(key), key_size);
+  if (expected != nullptr) {
+    request.expected =
+        std::string_view(static_cast<const char*>(expected), expected_size);
+  }
+  if (value != nullptr) {
+    request.replacement =
+        std::string_view(static_cast<const char*>(value), value_size);
+  }
+  kvs::service::ConditionalOutcome outcome;
+  const kvs_status status = Conditional(region, request, &outcome);
+  if (status != KVS_OK) return status;
+  *applied = outcome.applied ? 1 : 0;
+  if (!outcome.applied && outcome.current && sink != nullptr) {
+    sink(sink_context, outcome.current->data(), outcome.current->size());
+  }
+  return KVS_OK;
+}
+
+kvs_status kvs_increment(kvs_region* region, const void* key, size_t key_size,
+                         int64_t delta, int64_t* counter) {
+  kvs::wire::Request request;
+  request.opcode = kvs::wire::Opcode::kIncrement;
+  request.key = std::string_view(static_cast<const char*>(key), key_size);
+  request.delta = delta;
+  kvs::service::ConditionalOutcome outcome;
+  const kvs_status status = Conditional(region, request, &outcome);
+  if (status == KVS_OK) *counter = outcome.counter;
+  return status;
 }
 
 kvs_status kvs_get(kvs_region* region, const void* key, size_t key_size,

@@ -11,7 +11,7 @@
 #include "io/device_reads.h"
 #include "lsm/region_iterator.h"
 #include "replication/send_index_format.h"
-#include "util/coding.h"
+#include "service/conditional_write.h"
 #include "util/limits.h"
 #include "util/thread_cpu.h"
 #include "util/turns.h"
@@ -866,67 +866,6 @@ RegionService::Respond RegionService::Observed(Respond respond) {
   };
 }
 
-template <typename Decision>
-Status RegionService::Decide(const wire::Request& request, lsm::Region* region,
-                             bool refuse_device, Decision* decision,
-                             replication::Record* record, bool* wrote,
-                             bool* needs_device) {
-  *wrote = false;
-  std::string current;
-  Status got;
-  {
-    std::optional<io::DeviceReadsRefused> refusing;
-    if (refuse_device) refusing.emplace();
-    got = region->Get(request.key, &current);
-    if (refusing && refusing->refused()) {
-      *needs_device = true;
-      return Status::Busy("the decision's read needs the device");
-    }
-  }
-  if (!got.ok() && !got.IsNotFound()) return got;
-  const bool present = got.ok();
-  if (request.opcode == wire::Opcode::kIncrement) {
-    int64_t base = 0;
-    if (present) {
-      if (current.size() != 8) {
-        return Status::InvalidArgument(
-            "the key holds a value of " + std::to_string(current.size()) +
-            " bytes, not an 8-byte counter; nothing was written");
-      }
-      base = static_cast<int64_t>(coding::DecodeFixed64(current.data()));
-    }
-    int64_t next = 0;
-    if (__builtin_add_overflow(base, request.delta, &next)) {
-      return Status::InvalidArgument("the counter " + std::to_string(base) +
-                                     " plus " + std::to_string(request.delta) +
-                                     " overflows 64 bits; nothing was written");
-    }
-    decision->applied = true;
-    decision->counter = next;
-    decision->written = coding::Fixed64String(static_cast<uint64_t>(next));
-    *record = {replication::RecordType::kPut, request.key, decision->written};
-    *wrote = true;
-    return region->Put(request.key, decision->written);
-  }
-  const bool matches =
-      request.expected ? present && current == *request.expected : !present;
-  if (!matches) {
-    if (present) decision->current = std::move(current);
-    return Status::Ok();
-  }
-  decision->applied = true;
-  if (request.replacement) {
-    *record = {replication::RecordType::kPut, request.key,
-               *request.replacement};
-    *wrote = true;
-    return region->Put(request.key, *request.replacement);
-  }
-  if (!present) return Status::Ok();  // no value, none wanted: nothing to do
-  *record = {replication::RecordType::kDelete, request.key, {}};
-  *wrote = true;
-  return region->Delete(request.key);
-}
-
 std::string RegionService::WriteAnswer(const wire::Reply& reply, Status held,
                                        uint64_t region_id, bool wrote) const {
   // Acknowledged only while the lease holds: a primary paused after posting
@@ -1084,13 +1023,7 @@ void RegionService::Execute(const wire::Request& request,
   std::vector<bool> found;
   // A compare-and-set's or an increment's outcome, decided in the region's
   // write order (its views point here).
-  struct Decision {
-    bool applied = false;
-    std::optional<std::string> current;
-    int64_t counter = 0;
-    std::string written;
-  };
-  auto decision = std::make_shared<Decision>();
+  auto decision = std::make_shared<ConditionalOutcome>();
   // On a shard, a read runs with device reads refused; one that needed
   // the device goes to the deferred pool (io/device_reads.h).
   std::optional<io::DeviceReadsRefused> refusing;
@@ -1148,8 +1081,8 @@ void RegionService::Execute(const wire::Request& request,
       auto needs_device = std::make_shared<bool>(false);
       const auto decide = [&](replication::Record* record,
                               bool* wrote) -> Status {
-        return Decide(request, region, on_shard, decision.get(), record, wrote,
-                      needs_device.get());
+        return DecideConditional(request, region, on_shard, decision.get(),
+                                 record, wrote, needs_device.get());
       };
       if (replicating == nullptr) {
         {

@@ -307,16 +307,6 @@ class RegionService final : public channel::RequestHandler {
   // outcome unknown).
   std::string WriteAnswer(const wire::Reply& reply, Status held,
                           uint64_t region_id, bool wrote) const;
-  // A compare-and-set's or an increment's decision on what `region` holds
-  // (Replicator::Decide): fills `decision` (its outcome) and, if it wrote,
-  // `record`; runs in the region's write order. With `refuse_device` its
-  // read runs with device reads refused: one refused sets *needs_device and
-  // writes nothing.
-  template <typename Decision>
-  static Status Decide(const wire::Request& request, lsm::Region* region,
-                       bool refuse_device, Decision* decision,
-                       replication::Record* record, bool* wrote,
-                       bool* needs_device);
   // Client requests held now for regions sealed or retired here
   // (DetachSealed).
   size_t held_requests() const { return held_.held(); }
