@@ -141,26 +141,14 @@ public final class HistoryRecorder {
       FailureClassifier classifier)
       throws Exception {
     Call call = invokeCas(client, key, expected, value);
-    Decided decided;
-    try {
-      decided = cas.run();
-    } catch (Exception e) {
-      if (classifier.classify(e) == Outcome.FAILED_NOT_APPLIED) {
-        call.failedNotApplied();
-      } else {
-        call.unknown();
-      }
-      throw e;
-    } catch (Throwable t) {
-      call.unknown();
-      throw t;
-    }
-    if (decided.applied()) {
+    Decided[] decided = new Decided[1];
+    run(call, () -> decided[0] = cas.run(), classifier);
+    if (decided[0].applied()) {
       call.ok();
     } else {
-      call.notApplied(decided.current());
+      call.notApplied(decided[0].current());
     }
-    return decided;
+    return decided[0];
   }
 
   /** Records a GET around {@code get}; a failed GET carries no information and is kept as such. */
@@ -179,11 +167,18 @@ public final class HistoryRecorder {
 
   private static void write(Call call, Action action, FailureClassifier classifier)
       throws Exception {
+    run(call, action, classifier);
+    call.ok();
+  }
+
+  /**
+   * Runs a write's {@code action}; a failure completes {@code call} as classified, and is thrown.
+   */
+  private static void run(Call call, Action action, FailureClassifier classifier) throws Exception {
     try {
       action.run();
     } catch (Exception e) {
-      Outcome outcome = classifier.classify(e);
-      if (outcome == Outcome.FAILED_NOT_APPLIED) {
+      if (classifier.classify(e) == Outcome.FAILED_NOT_APPLIED) {
         call.failedNotApplied();
       } else {
         call.unknown();
@@ -193,7 +188,6 @@ public final class HistoryRecorder {
       call.unknown();
       throw t;
     }
-    call.ok();
   }
 
   /**
