@@ -7,7 +7,9 @@
  * cache, routes each request to the primary of the region holding its key, retries within an
  * operation timeout when the map is out of date or a server is unavailable (a request whose region
  * the map moves to another primary stops waiting for the old one), and offers put, get, delete,
- * multi-get and scans (across regions, in key order) both asynchronously ({@code
+ * multi-get, scans (across regions, in key order) and conditional writes (compare-and-set,
+ * put-if-absent, delete-if-equals and increments of 8-byte counters, decided atomically by the
+ * region's primary; {@link io.kvs.client.CasResult}) both asynchronously ({@code
  * CompletableFuture}) and blocking. Two {@linkplain io.kvs.client.Transport transports}: {@code
  * TCP} (pure Java, the default: plain connections without an I/O thread of their own, TLS ones and,
  * with {@code -Dkvs.client.tcp=netty}, plain ones too over Netty) and {@code FABRIC} (the one-sided
