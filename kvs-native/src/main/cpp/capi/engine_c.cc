@@ -69,6 +69,30 @@ const kvs::lsm::RegionIterator* IteratorOf(const kvs_iterator* handle) {
   return reinterpret_cast<const kvs::lsm::RegionIterator*>(handle);
 }
 
+// Writes through this ABI are serialised per region and key stripe, so
+// that nothing comes between a conditional write's read and its write.
+std::mutex& WriteStripe(const kvs_region* region, std::string_view key) {
+  static std::mutex stripes[256];
+  const size_t hash = std::hash<std::string_view>{}(key) ^
+                      (reinterpret_cast<uintptr_t>(region) >> 4);
+  return stripes[hash % 256];
+}
+
+// A conditional write of the C ABI: validated as the wire protocol's, then
+// decided under its key's stripe.
+kvs_status Conditional(kvs_region* region, const kvs::wire::Request& request,
+                       kvs::service::ConditionalOutcome* outcome) {
+  const Status valid = kvs::wire::ValidateRequest(request);
+  if (!valid.ok()) return Report(valid);
+  std::lock_guard<std::mutex> lock(WriteStripe(region, request.key));
+  kvs::replication::Record record;
+  bool wrote = false;
+  bool needs_device = false;
+  return Report(kvs::service::DecideConditional(
+      request, RegionOf(region), /*refuse_device=*/false, outcome, &record,
+      &wrote, &needs_device));
+}
+
 }  // namespace
 
 extern "C" {
@@ -159,34 +183,6 @@ kvs_status kvs_region_split(kvs_engine* engine, const char* name,
       std::string_view(lower, lower_size), std::string_view(upper, upper_size),
       &lower_region, &upper_region));
 }
-
-namespace {
-
-// Writes through this ABI are serialised per region and key stripe, so
-// that nothing comes between a conditional write's read and its write.
-std::mutex& WriteStripe(const kvs_region* region, std::string_view key) {
-  static std::mutex stripes[256];
-  const size_t hash = std::hash<std::string_view>{}(key) ^
-                      (reinterpret_cast<uintptr_t>(region) >> 4);
-  return stripes[hash % 256];
-}
-
-// A conditional write of the C ABI: validated as the wire protocol's, then
-// decided under its key's stripe.
-kvs_status Conditional(kvs_region* region, const kvs::wire::Request& request,
-                       kvs::service::ConditionalOutcome* outcome) {
-  const Status valid = kvs::wire::ValidateRequest(request);
-  if (!valid.ok()) return Report(valid);
-  std::lock_guard<std::mutex> lock(WriteStripe(region, request.key));
-  kvs::replication::Record record;
-  bool wrote = false;
-  bool needs_device = false;
-  return Report(kvs::service::DecideConditional(
-      request, RegionOf(region), /*refuse_device=*/false, outcome, &record,
-      &wrote, &needs_device));
-}
-
-}  // namespace
 
 kvs_status kvs_put(kvs_region* region, const void* key, size_t key_size,
                    const void* value, size_t value_size) {
