@@ -861,9 +861,12 @@ TEST_P(SendIndexTest, AnAttachThatWouldCutAnOpenStreamInSyncIsRefused) {
 
 TEST_P(SendIndexTest, ConditionalWritesReachTheBackupAsDecided) {
   Place(3);
+  // The reply's views point into its bytes: kept until the next call.
+  std::string reply_bytes;
   testing::ConditionalWrites(
-      [this](const wire::Request& request) {
-        std::string bytes, reply_bytes;
+      [this, &reply_bytes](const wire::Request& request) {
+        std::string bytes;
+        reply_bytes.clear();
         wire::EncodeRequest(request, &bytes);
         primary_.service.Handle(nullptr, bytes, &reply_bytes);
         wire::Reply reply;
