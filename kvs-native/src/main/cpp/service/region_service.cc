@@ -1022,8 +1022,8 @@ void RegionService::Execute(const wire::Request& request,
   std::vector<std::string> values;
   std::vector<bool> found;
   // A compare-and-set's or an increment's outcome, decided in the region's
-  // write order (its views point here).
-  auto decision = std::make_shared<ConditionalOutcome>();
+  // write order (the reply's views point into it): made for those only.
+  std::shared_ptr<ConditionalOutcome> decision;
   // On a shard, a read runs with device reads refused; one that needed
   // the device goes to the deferred pool (io/device_reads.h).
   std::optional<io::DeviceReadsRefused> refusing;
@@ -1078,6 +1078,7 @@ void RegionService::Execute(const wire::Request& request,
       // On a shard its read runs with device reads refused: one that needed
       // the device writes nothing and runs again on the pool (its read, in
       // the region's write order, must not block the shard).
+      decision = std::make_shared<ConditionalOutcome>();
       auto needs_device = std::make_shared<bool>(false);
       const auto decide = [&](replication::Record* record,
                               bool* wrote) -> Status {
