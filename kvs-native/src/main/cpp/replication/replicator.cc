@@ -401,7 +401,9 @@ void Replicator::CatchUp(const std::shared_ptr<Group>& group,
       }
       // A shorter copy of the same segment is extended in place (within an
       // incarnation a copy is a prefix of the primary's segment): only the
-      // bytes from the block its copy ends in go (LogMirror::Persist).
+      // bytes from the block its copy ends in go (LogMirror::Persist); the
+      // backup's buffer holds the copy before them (SendIndexSink::Create),
+      // so a promotion reads the segment whole.
       const bool resumes = same && held->second.bytes <= log.bytes;
       Stream::Event bytes = Stream::Event::Unloaded(
           Stream::Event::Type::kLogBytes, log.kind, log.chain_index,

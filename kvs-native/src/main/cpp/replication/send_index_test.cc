@@ -420,6 +420,59 @@ TEST_P(SendIndexTest, ARejoiningBackupGetsOnlyWhatItLacks) {
   ExpectNoStaleCopies();
 }
 
+// A rejoining backup resumes its copy of the logs' current segments: the
+// catch-up sends what it lacks, and every write after lands in the stream's
+// buffers. A promotion must read those bytes before any FLUSH-TAIL persists
+// them, so the buffer holds each resumed segment from its first byte: it
+// once held only the bytes from the block the copy ended in, no segment
+// header, and a promotion took the shorter copy -- the chaos campaign's
+// verify found such a backup, counted in sync, missing every write past
+// its levels ("0 past them, 285 dropped").
+TEST_P(SendIndexTest, AResumedCopyServesAPromotionBeforeItsTailIsPersisted) {
+  Write(3000, /*through_service=*/false);
+  Place(3);
+  AwaitCaughtUp(primary_.service, "the first catch-up");
+  ExpectBackupCaughtUp();
+  Write(300, /*through_service=*/true);
+  // The primary hands its region over cleanly (its tails persisted at the
+  // backup), and takes it back: the same incarnation, so the backup's copies
+  // resume.
+  primary_.service.Detach(7);
+  Place(epoch_ + 1, /*joining=*/true);
+  AwaitCaughtUp(primary_.service, "the rejoining backup's catch-up");
+  // A few writes, far from filling a segment: none is persisted at the
+  // backup, every one landed in its buffers.
+  std::map<std::string, std::string> acknowledged;
+  for (int i = 0; i < 40; ++i) {
+    const std::string key = "resumed" + std::to_string(i);
+    // Small values and large ones: both logs' current segments resumed.
+    const std::string value(static_cast<size_t>(i % 2 == 0 ? 3000 : 8 + i),
+                            static_cast<char>('a' + i % 26));
+    ASSERT_EQ(Through(wire::Opcode::kPut, key, value).status,
+              Status::Code::kOk);
+    acknowledged[key] = value;
+  }
+  ContentsDigest theirs;
+  ASSERT_TRUE(backup_.service.ReplicaDigest(7, &theirs).ok());
+  EXPECT_EQ(theirs.dropped, 0u);
+  ContentsDigest ours;
+  ASSERT_TRUE(DigestRegion(*primary_.region, &ours).ok());
+  EXPECT_EQ(theirs.last_lsn, ours.last_lsn);
+  EXPECT_EQ(theirs.digest, ours.digest);
+  // Promoted without its primary's last hand-over (a crash).
+  lsm::Region* promoted = nullptr;
+  service::PromotionReport report;
+  const Status promotion =
+      backup_.service.PromoteBackup(7, "r7", {}, &promoted, &report);
+  ASSERT_TRUE(promotion.ok()) << promotion.ToString();
+  size_t lost = 0;
+  for (const auto& [key, value] : acknowledged) {
+    std::string held;
+    if (!promoted->Get(key, &held).ok() || held != value) ++lost;
+  }
+  EXPECT_EQ(lost, 0u) << "of " << acknowledged.size() << " acknowledged";
+}
+
 // A backup that comes back holding a level its primary has since emptied
 // (merged into the next one) gets it removed, and still knows the LSN its
 // levels hold every write to: the removal once told it 0, so the backup --
