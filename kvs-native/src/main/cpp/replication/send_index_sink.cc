@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -83,19 +84,19 @@ Status SendIndexSink::Create(channel::Session* session, uint64_t tag,
     // stream starts over land from its header on, over these.
     for (const log::LogKind kind :
          {log::LogKind::kSmall, log::LogKind::kLarge}) {
-      const MirroredSegment* newest[2] = {nullptr, nullptr};
+      // Copies, not pointers: segments() returns the map by value.
+      std::optional<MirroredSegment> newest[2];
       std::pair<uint64_t, uint64_t> names[2] = {};
       for (const auto& [primary, copy] : created->Mirror(kind)->segments()) {
-        const MirroredSegment*& slot = newest[copy.chain_index % 2];
-        if (copy.sealed ||
-            (slot != nullptr && slot->chain_index > copy.chain_index)) {
+        std::optional<MirroredSegment>& slot = newest[copy.chain_index % 2];
+        if (copy.sealed || (slot && slot->chain_index > copy.chain_index)) {
           continue;
         }
-        slot = &copy;
+        slot = copy;
         names[copy.chain_index % 2] = {primary, copy.chain_index};
       }
       for (size_t parity = 0; parity < 2; ++parity) {
-        if (newest[parity] == nullptr) continue;
+        if (!newest[parity]) continue;
         const size_t index = LogBuffer(kind, parity);
         KVS_RETURN_IF_ERROR(created->FillFromCopy(
             *newest[parity], created->buffers_[index].get()));
