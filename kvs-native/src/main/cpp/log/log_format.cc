@@ -71,7 +71,8 @@ void EncodeRecord(const Record& record, uint64_t nonce, char* out) {
   coding::EncodeFixed32(out + 12, static_cast<uint32_t>(record.value.size()));
   coding::EncodeFixed16(out + 16, static_cast<uint16_t>(record.key.size()));
   out[18] = static_cast<char>(record.type);
-  out[19] = 0;
+  out[19] =
+      static_cast<char>(record.write_id.present() ? kRecordHasWriteId : 0);
   // Empty views may have a null data(); memcpy must not see it.
   if (!record.key.empty()) {
     std::memcpy(out + kRecordHeaderBytes, record.key.data(), record.key.size());
@@ -79,6 +80,12 @@ void EncodeRecord(const Record& record, uint64_t nonce, char* out) {
   if (!record.value.empty()) {
     std::memcpy(out + kRecordHeaderBytes + record.key.size(),
                 record.value.data(), record.value.size());
+  }
+  if (record.write_id.present()) {
+    char* id =
+        out + kRecordHeaderBytes + record.key.size() + record.value.size();
+    coding::EncodeFixed64(id, record.write_id.client);
+    coding::EncodeFixed64(id + 8, record.write_id.sequence);
   }
   const size_t size = record.EncodedSize();
   coding::EncodeFixed32(out, crc32c::Mask(SeededCrc(nonce, out + 4, size - 4)));
@@ -93,13 +100,19 @@ bool DecodeRecord(std::string_view input, uint64_t nonce, Record* record,
   const uint32_t value_size = coding::DecodeFixed32(p + 12);
   const uint16_t key_size = coding::DecodeFixed16(p + 16);
   const auto type = static_cast<uint8_t>(p[18]);
-  if (type < 1 || type > 4 || p[19] != 0 ||
+  const auto flags = static_cast<uint8_t>(p[19]);
+  const bool has_id = flags == kRecordHasWriteId;
+  if (type < 1 || type > 4 || (flags != 0 && !has_id) ||
+      (has_id && type != 1 && type != 2) ||
       key_size > limits::key_size_bytes_max ||
       value_size > limits::value_size_bytes_max ||
-      kRecordHeaderBytes + key_size + value_size > input.size()) {
+      kRecordHeaderBytes + key_size + value_size +
+              (has_id ? kWriteIdBytes : 0) >
+          input.size()) {
     return false;
   }
-  const size_t total = kRecordHeaderBytes + key_size + value_size;
+  const size_t total =
+      kRecordHeaderBytes + key_size + value_size + (has_id ? kWriteIdBytes : 0);
   if (crc32c::Unmask(coding::DecodeFixed32(p)) !=
       SeededCrc(nonce, p + 4, total - 4)) {
     return false;
@@ -109,6 +122,12 @@ bool DecodeRecord(std::string_view input, uint64_t nonce, Record* record,
   record->key = std::string_view(p + kRecordHeaderBytes, key_size);
   record->value =
       std::string_view(p + kRecordHeaderBytes + key_size, value_size);
+  record->write_id = {};
+  if (has_id) {
+    const char* id = p + kRecordHeaderBytes + key_size + value_size;
+    record->write_id = {coding::DecodeFixed64(id),
+                        coding::DecodeFixed64(id + 8)};
+  }
   *size = total;
   return true;
 }

@@ -17,18 +17,29 @@
 // | 32     | 8    | nonce       | random per use of the segment               |
 // | 40     | 4    | crc         | masked CRC32C of bytes [0, 40)              |
 //
-// Record (20-byte header, then key, then value):
+// Record (20-byte header, then key, then value, then a write id if flagged):
 //
-// | offset | size | field      | meaning                                      |
-// |--------|------|------------|----------------------------------------------|
-// | 0      | 4    | crc        | masked CRC32C, seeded with the segment nonce,
-// of bytes [4, 20 + k + v) | | 4      | 8    | lsn        | region-wide log
-// sequence number              | | 12     | 4    | value_size | v | | 16     |
-// 2    | key_size   | k                                            | | 18     |
-// 1    | type       | 1 put, 2 delete, 3 segment end, 4 sync mark  | | 19     |
-// 1    | zero       |                                              | | 20     |
-// k    | key        |                                              | | 20 + k |
-// v    | value      | for a sync mark: fixed64 log position durable before it |
+// | offset     | size | field      | meaning                                  |
+// |------------|------|------------|------------------------------------------|
+// | 0          | 4    | crc        | masked CRC32C, seeded with the segment   |
+// |            |      |            | nonce, of bytes [4, end of record)       |
+// | 4          | 8    | lsn        | region-wide log sequence number          |
+// | 12         | 4    | value_size | v                                        |
+// | 16         | 2    | key_size   | k                                        |
+// | 18         | 1    | type       | 1 put, 2 delete, 3 segment end,          |
+// |            |      |            | 4 sync mark                              |
+// | 19         | 1    | flags      | bit 0: a write id follows the value;     |
+// |            |      |            | other bits zero                          |
+// | 20         | k    | key        |                                          |
+// | 20 + k     | v    | value      | for a sync mark: fixed64 log position    |
+// |            |      |            | durable before it                        |
+// | 20 + k + v | 16   | write id   | client (fixed64), sequence (fixed64): a  |
+// |            |      |            | conditional write's, so that a retry of  |
+// |            |      |            | it is recognised after a failover        |
+//
+// A value pointer (offset, size) names the whole record, write id included;
+// the value lies at offset 20 + k, v bytes long, either way. Records without
+// a write id are as they were before flags existed (the byte was zero).
 //
 // Seeding record checksums with the segment's nonce makes records left over
 // from an earlier use of a reused segment fail their check, so they can
@@ -59,6 +70,8 @@ enum class RecordType : uint8_t {
 
 inline constexpr size_t kSegmentHeaderBytes = 4096;
 inline constexpr size_t kRecordHeaderBytes = 20;
+inline constexpr size_t kWriteIdBytes = 16;
+inline constexpr uint8_t kRecordHasWriteId = 1;
 
 const char* LogKindName(LogKind kind);
 
@@ -74,14 +87,28 @@ void EncodeSegmentHeader(const SegmentHeader& header, char* out);
 // Corruption if the block is not a valid header.
 Status DecodeSegmentHeader(std::string_view block, SegmentHeader* header);
 
+// Who wrote a conditional write, so that a retry of it is recognised: a
+// client's id and its sequence number for the write (both 0: none).
+struct WriteId {
+  uint64_t client = 0;
+  uint64_t sequence = 0;
+
+  bool present() const { return client != 0 || sequence != 0; }
+  bool operator==(const WriteId& other) const {
+    return client == other.client && sequence == other.sequence;
+  }
+};
+
 struct Record {
   uint64_t lsn = 0;
   RecordType type = RecordType::kPut;
   std::string_view key;
   std::string_view value;
+  WriteId write_id;  // puts and deletes only
 
   size_t EncodedSize() const {
-    return kRecordHeaderBytes + key.size() + value.size();
+    return kRecordHeaderBytes + key.size() + value.size() +
+           (write_id.present() ? kWriteIdBytes : 0);
   }
 };
 

@@ -77,7 +77,11 @@ void Reseal(const kvs::testing::Stripe& stripe, std::string* out) {
     const auto type = static_cast<uint8_t>(r[18]);
     const size_t key_size = kvs::coding::DecodeFixed16(r + 16);
     const size_t value_size = kvs::coding::DecodeFixed32(r + 12);
-    const size_t total = log::kRecordHeaderBytes + key_size + value_size;
+    // A record flagged with a write id keeps it (put and delete only).
+    const bool has_id = r[19] == static_cast<char>(log::kRecordHasWriteId) &&
+                        (type == 1 || type == 2);
+    const size_t total = log::kRecordHeaderBytes + key_size + value_size +
+                         (has_id ? log::kWriteIdBytes : 0);
     if (type < 1 || type > 4 || total > out->size() - offset) {
       return;
     }
@@ -88,7 +92,13 @@ void Reseal(const kvs::testing::Stripe& stripe, std::string* out) {
     record.lsn = kvs::coding::DecodeFixed64(r + 4);
     record.type = static_cast<log::RecordType>(type);
     record.key = std::string_view(record_bytes).substr(20, key_size);
-    record.value = std::string_view(record_bytes).substr(20 + key_size);
+    record.value =
+        std::string_view(record_bytes).substr(20 + key_size, value_size);
+    if (has_id) {
+      const char* id = record_bytes.data() + 20 + key_size + value_size;
+      record.write_id = {kvs::coding::DecodeFixed64(id),
+                         kvs::coding::DecodeFixed64(id + 8)};
+    }
     log::EncodeRecord(record, nonce, p + offset);
     offset += total;
   }

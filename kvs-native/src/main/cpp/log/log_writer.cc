@@ -253,7 +253,7 @@ Status LogWriter::RollLocked(const IoLock& io) {
       ended = EnsureChunkRoomLocked(kRecordHeaderBytes, io);
       if (ended.ok()) {
         AppendResult ignored;
-        AppendLocked({0, RecordType::kSegmentEnd, {}, {}}, &ignored);
+        AppendLocked({0, RecordType::kSegmentEnd, {}, {}, {}}, &ignored);
         current_ended_ = true;
       }
     }
@@ -327,11 +327,12 @@ Status LogWriter::RollLocked(const IoLock& io) {
 Status LogWriter::Append(RecordType type, std::string_view key,
                          std::string_view value,
                          std::atomic<uint64_t>* lsn_source, uint64_t lsn,
-                         AppendResult* result) {
+                         AppendResult* result, WriteId write_id) {
   KVS_CHECK(type == RecordType::kPut || type == RecordType::kDelete);
   KVS_CHECK(key.size() <= limits::key_size_bytes_max &&
             value.size() <= limits::value_size_bytes_max);
-  const size_t size = kRecordHeaderBytes + key.size() + value.size();
+  const size_t size = kRecordHeaderBytes + key.size() + value.size() +
+                      (write_id.present() ? kWriteIdBytes : 0);
   IoLock io(io_mutex_, std::defer_lock);
   std::unique_lock<std::mutex> lock(mutex_);
   if (AppendMayWriteLocked(size)) {
@@ -362,14 +363,15 @@ Status LogWriter::Append(RecordType type, std::string_view key,
     AppendLocked({0,
                   RecordType::kSyncMark,
                   {},
-                  std::string_view(position, sizeof(position))},
+                  std::string_view(position, sizeof(position)),
+                  {}},
                  &ignored);
     marked_position_ = durable_position_;
   }
   if (lsn_source != nullptr) {
     lsn = lsn_source->fetch_add(1, std::memory_order_relaxed) + 1;
   }
-  AppendLocked({lsn, type, key, value}, result);
+  AppendLocked({lsn, type, key, value, write_id}, result);
   if (type == RecordType::kPut) {
     segment_put_bytes_ += result->size;
   }
@@ -405,7 +407,7 @@ Status LogWriter::EndTail() {
   if (!current_ended_) {
     KVS_RETURN_IF_ERROR(EnsureChunkRoomLocked(kRecordHeaderBytes, io));
     AppendResult ignored;
-    AppendLocked({0, RecordType::kSegmentEnd, {}, {}}, &ignored);
+    AppendLocked({0, RecordType::kSegmentEnd, {}, {}, {}}, &ignored);
     current_ended_ = true;
   }
   KVS_RETURN_IF_ERROR(WriteLocked(io));

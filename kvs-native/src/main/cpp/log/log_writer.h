@@ -159,10 +159,11 @@ class LogWriter {
 
   // Appends a put or delete. The LSN is taken from `lsn_source` (incremented
   // under this log's lock, so LSNs grow along the log) or, when it is null,
-  // is `lsn`. Key and value must be within the documented limits.
+  // is `lsn`. Key and value must be within the documented limits. A
+  // present `write_id` is kept with the record (log_format.h).
   Status Append(RecordType type, std::string_view key, std::string_view value,
                 std::atomic<uint64_t>* lsn_source, uint64_t lsn,
-                AppendResult* result);
+                AppendResult* result, WriteId write_id = {});
 
   // For a log that recovery cut short (LogTail::dropped, or records past
   // its end): ends the current segment where the log ends now and releases

@@ -28,7 +28,7 @@ class MediumLogAppender {
 
   Status Append(std::string_view key, std::string_view value,
                 btree::LeafValue* pointer) {
-    const log::Record record{0, log::RecordType::kPut, key, value};
+    const log::Record record{0, log::RecordType::kPut, key, value, {}};
     const size_t size = record.EncodedSize();
     if (!open_ || used_ + size > limits::segment_size_bytes) {
       KVS_RETURN_IF_ERROR(Roll());

@@ -183,10 +183,15 @@ Status Region::OpenLogs(bool recover, const SplitHandoff* handoff) {
         context_.volume, context_.sync_group, large, context_.log_options,
         &handoff->large_tail, &large_log_));
     lsn_.store(std::max(handoff->last_lsn, compacted_lsn_));
+    // The parent's write ids stay with it: a retry of its writes here
+    // learns that its outcome is unknown (WriteIds).
+    write_ids_.Reset(lsn_.load());
     return Status::Ok();
   }
   const auto started = std::chrono::steady_clock::now();
   const uint64_t compacted_lsn = compacted_lsn_;
+  // The ids of writes compacted into the levels are not replayed.
+  write_ids_.Reset(compacted_lsn);
   std::vector<ReplayedWrite> writes;
   std::map<uint64_t, uint64_t> small_segments, large_segments;
   KVS_RETURN_IF_ERROR(
@@ -216,7 +221,7 @@ Status Region::OpenLogs(bool recover, const SplitHandoff* handoff) {
                std::string(record.key),
                put ? std::string(record.value) : std::string(),
                log::LogKind::kSmall, small_chain.at(alloc::SegmentOf(offset)),
-               alloc::OffsetInSegment(offset)});
+               alloc::OffsetInSegment(offset), record.write_id});
         }
         return Status::Ok();
       },
@@ -243,7 +248,7 @@ Status Region::OpenLogs(bool recover, const SplitHandoff* handoff) {
               {record.lsn, kL0LargePointer, std::string(record.key),
                EncodeLogPointer({offset, size}), log::LogKind::kLarge,
                large_chain.at(alloc::SegmentOf(offset)),
-               alloc::OffsetInSegment(offset)});
+               alloc::OffsetInSegment(offset), record.write_id});
         }
         return Status::Ok();
       },
@@ -282,6 +287,9 @@ Status Region::OpenLogs(bool recover, const SplitHandoff* handoff) {
     // for the LSNs, not for what the region holds.
     if (!origin_.bounds.Contains(write.key)) continue;
     active_->Insert(write.key, write.lsn, write.kind, write.payload);
+    write_ids_.Record(write.write_id, write.lsn, write.kind == kL0Tombstone,
+                      write.kind == kL0InPlace ? std::string_view(write.payload)
+                                               : std::string_view());
     LogPointer pointer;
     active_kv_bytes_.fetch_add(
         write.kind == kL0LargePointer &&
@@ -384,27 +392,29 @@ Status Region::ValidateKeyValue(std::string_view key,
   return Status::Ok();
 }
 
-Status Region::Put(std::string_view key, std::string_view value) {
+Status Region::Put(std::string_view key, std::string_view value,
+                   log::WriteId write_id) {
   KVS_RETURN_IF_ERROR(ValidateKeyValue(key, value));
   load_sample_.Note(puts_.fetch_add(1, std::memory_order_relaxed), key);
-  return Write(log::RecordType::kPut, key, value);
+  return Write(log::RecordType::kPut, key, value, write_id);
 }
 
-Status Region::Delete(std::string_view key) {
+Status Region::Delete(std::string_view key, log::WriteId write_id) {
   KVS_RETURN_IF_ERROR(ValidateKeyValue(key, {}));
   load_sample_.Note(deletes_.fetch_add(1, std::memory_order_relaxed), key);
-  return Write(log::RecordType::kDelete, key, {});
+  return Write(log::RecordType::kDelete, key, {}, write_id);
 }
 
 Status Region::Write(log::RecordType type, std::string_view key,
-                     std::string_view value) {
+                     std::string_view value, log::WriteId write_id) {
   KVS_RETURN_IF_ERROR(MakeRoomForWrite());
   const bool large = GoesToLargeLog(type == log::RecordType::kPut, key, value);
   log::LogWriter* target = large ? large_log_.get() : small_log_.get();
   log::AppendResult appended;
   {
     std::shared_lock<std::shared_mutex> lock(l0_mutex_);
-    KVS_RETURN_IF_ERROR(target->Append(type, key, value, &lsn_, 0, &appended));
+    KVS_RETURN_IF_ERROR(
+        target->Append(type, key, value, &lsn_, 0, &appended, write_id));
     if (type == log::RecordType::kDelete) {
       active_->Insert(key, appended.lsn, kL0Tombstone, {});
     } else if (large) {
@@ -418,6 +428,8 @@ Status Region::Write(log::RecordType type, std::string_view key,
                                std::memory_order_relaxed);
     AccountActiveMemory();
   }
+  write_ids_.Record(write_id, appended.lsn, type == log::RecordType::kDelete,
+                    value);
   if (large && context_.records != nullptr) {
     // Kept as it is written: a hot key's next read (its new version has a
     // new offset) finds it without a device read.
@@ -661,7 +673,11 @@ Status Region::ReadLarge(const LogPointer& pointer, std::string_view key,
   }
   const uint32_t value_size = coding::DecodeFixed32(record.data() + 12);
   const uint16_t key_size = coding::DecodeFixed16(record.data() + 16);
-  if (log::kRecordHeaderBytes + key_size + value_size != record.size()) {
+  const bool has_id =
+      static_cast<uint8_t>(record[19]) == log::kRecordHasWriteId;
+  if (log::kRecordHeaderBytes + key_size + value_size +
+          (has_id ? log::kWriteIdBytes : 0) !=
+      record.size()) {
     return Status::Corruption("large log record at " +
                               std::to_string(pointer.device_offset) +
                               " does not match its pointer");

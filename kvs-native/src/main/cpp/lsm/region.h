@@ -73,6 +73,7 @@
 #include "lsm/node_cache.h"
 #include "lsm/record_reader.h"
 #include "lsm/region_iterator.h"
+#include "lsm/write_ids.h"
 #include "util/status.h"
 #include "util/thread_pool.h"
 
@@ -268,8 +269,16 @@ class Region {
 
   // TOO_LARGE for a key above 4 KiB or a value above 1 MiB; INVALID_ARGUMENT
   // for an empty key or one outside the region's bounds.
-  Status Put(std::string_view key, std::string_view value);
-  Status Delete(std::string_view key);
+  // A present `write_id` (a conditional write's) is kept with the record in
+  // the log and in write_ids().
+  Status Put(std::string_view key, std::string_view value,
+             log::WriteId write_id = {});
+  Status Delete(std::string_view key, log::WriteId write_id = {});
+  // The write ids of the conditional writes this region applied, as far as
+  // it knows them (lsm/write_ids.h).
+  const WriteIds& write_ids() const { return write_ids_; }
+  // The last LSN taken (every write appended so far has one at most this).
+  uint64_t last_lsn() const { return lsn_.load(std::memory_order_relaxed); }
   // Whether writing `key` (a put of `value`, or a delete) now might wait:
   // its L0 full with a compaction behind, the engine's L0 memory budget
   // exceeded, its log about to put bytes on the device (a full chunk, a
@@ -488,6 +497,7 @@ class Region {
     log::LogKind log;
     uint64_t chain_index;
     uint64_t offset_in_segment;
+    log::WriteId write_id;
   };
   // Point-in-time recovery: ends `identity`'s log (segments from the
   // catalog) before its first write among writes[kept..] (sorted by LSN),
@@ -525,7 +535,7 @@ class Region {
                            const std::function<void()>& then,
                            std::vector<uint64_t>* pinned);
   Status Write(log::RecordType type, std::string_view key,
-               std::string_view value);
+               std::string_view value, log::WriteId write_id);
   Status ValidateKeyValue(std::string_view key, std::string_view value) const;
   Status ReadLarge(const LogPointer& pointer, std::string_view key,
                    std::string* value) const;
@@ -637,6 +647,7 @@ class Region {
   std::unique_ptr<log::LogWriter> large_log_;
   std::atomic<uint64_t> lsn_{0};
   uint64_t incarnation_ = 0;
+  WriteIds write_ids_{limits::write_ids_per_region_max};
 
   // Writers hold it shared while appending + inserting; switching the
   // active L0 holds it exclusively, so a switch sees no half-done write.

@@ -138,6 +138,7 @@ Status Region::RelocateLiveRecords(uint64_t segment) {
     std::string key;
     std::string value;
     uint64_t device_offset;
+    log::WriteId write_id;  // kept: a retry of the write must still find it
   };
   std::vector<Candidate> candidates;
   for (size_t offset = log::kSegmentHeaderBytes;;) {
@@ -153,7 +154,8 @@ Status Region::RelocateLiveRecords(uint64_t segment) {
     if (record.type == log::RecordType::kPut &&
         origin_.bounds.Contains(record.key)) {
       candidates.push_back({std::string(record.key), std::string(record.value),
-                            alloc::DeviceOffset(segment, offset)});
+                            alloc::DeviceOffset(segment, offset),
+                            record.write_id});
     }
     offset += size;
   }
@@ -226,8 +228,8 @@ Status Region::RelocateLiveRecords(uint64_t segment) {
     }
     log::AppendResult appended;
     KVS_RETURN_IF_ERROR(large_log_->Append(log::RecordType::kPut, candidate.key,
-                                           candidate.value, &lsn_, 0,
-                                           &appended));
+                                           candidate.value, &lsn_, 0, &appended,
+                                           candidate.write_id));
     active_->Insert(candidate.key, appended.lsn, kL0LargePointer,
                     EncodeLogPointer({appended.device_offset, appended.size}));
     active_kv_bytes_.fetch_add(candidate.key.size() + candidate.value.size(),

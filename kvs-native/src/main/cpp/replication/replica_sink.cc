@@ -89,9 +89,10 @@ Status ReplicaSink::ApplyLocked(size_t buffer, std::string_view bytes) {
   std::vector<Record> records;
   KVS_RETURN_IF_ERROR(DecodeRecords(bytes, &records));
   for (const Record& record : records) {
-    KVS_RETURN_IF_ERROR(record.type == RecordType::kPut
-                            ? region_->Put(record.key, record.value)
-                            : region_->Delete(record.key));
+    KVS_RETURN_IF_ERROR(
+        record.type == RecordType::kPut
+            ? region_->Put(record.key, record.value, record.write_id)
+            : region_->Delete(record.key, record.write_id));
   }
   KVS_RETURN_IF_ERROR(region_->Sync());
   stats_.records_applied += records.size();

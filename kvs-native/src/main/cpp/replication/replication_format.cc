@@ -24,37 +24,52 @@ size_t DecodeOne(std::string_view bytes, Record* record) {
   if (bytes.size() < kRecordOverheadBytes) return 0;
   const char* in = bytes.data();
   const auto type = static_cast<uint8_t>(in[0]);
+  const auto flags = static_cast<uint8_t>(in[1]);
   const uint16_t key_size = coding::DecodeFixed16(in + 2);
   const uint32_t value_size = coding::DecodeFixed32(in + 4);
-  if ((type != 1 && type != 2) || in[1] != 0 || key_size == 0 ||
+  const bool has_id = flags == log::kRecordHasWriteId;
+  if ((type != 1 && type != 2) || (flags != 0 && !has_id) || key_size == 0 ||
       key_size > kKeyBytesMax || value_size > kValueBytesMax ||
       (type == 2 && value_size != 0)) {
     return 0;
   }
-  const size_t size = kRecordOverheadBytes + key_size + value_size;
+  const size_t id_bytes = has_id ? log::kWriteIdBytes : 0;
+  const size_t size = kRecordOverheadBytes + key_size + value_size + id_bytes;
   if (bytes.size() < size) return 0;
-  const size_t covered = kRecordHeaderBytes + key_size + value_size;
+  const size_t covered = kRecordHeaderBytes + key_size + value_size + id_bytes;
   if (coding::DecodeFixed32(in + covered) != RecordCrc(in, covered)) return 0;
   record->type = static_cast<RecordType>(type);
   record->key = bytes.substr(kRecordHeaderBytes, key_size);
   record->value = bytes.substr(kRecordHeaderBytes + key_size, value_size);
+  record->write_id = {};
+  if (has_id) {
+    const char* id = in + kRecordHeaderBytes + key_size + value_size;
+    record->write_id = {coding::DecodeFixed64(id),
+                        coding::DecodeFixed64(id + 8)};
+  }
   return size;
 }
 
 }  // namespace
 
 size_t RecordBytes(const Record& record) {
-  return kRecordOverheadBytes + record.key.size() + record.value.size();
+  return kRecordOverheadBytes + record.key.size() + record.value.size() +
+         (record.write_id.present() ? log::kWriteIdBytes : 0);
 }
 
 void EncodeRecord(const Record& record, std::string* out) {
   const size_t start = out->size();
   out->push_back(static_cast<char>(record.type));
-  out->push_back(0);
+  out->push_back(static_cast<char>(
+      record.write_id.present() ? log::kRecordHasWriteId : 0));
   coding::PutFixed16(out, static_cast<uint16_t>(record.key.size()));
   coding::PutFixed32(out, static_cast<uint32_t>(record.value.size()));
   out->append(record.key);
   out->append(record.value);
+  if (record.write_id.present()) {
+    coding::PutFixed64(out, record.write_id.client);
+    coding::PutFixed64(out, record.write_id.sequence);
+  }
   coding::PutFixed32(out, RecordCrc(out->data() + start, out->size() - start));
 }
 

@@ -8,12 +8,15 @@
 //
 //   offset      size  field
 //   0           1     type: 1 put, 2 delete
-//   1           1     zero
+//   1           1     flags: bit 0, a write id follows the value (other
+//                     bits zero)
 //   2           2     key_size k (1..4096)
 //   4           4     value_size v (0..1 MiB; 0 for a delete)
 //   8           k     key
 //   8+k         v     value
-//   8+k+v       4     crc: masked CRC32C of bytes [0, 8+k+v)
+//   8+k+v       16    write id, if flagged: client, sequence (fixed64 each;
+//                     log_format.h), which the backup logs with the write
+//   8+k+v(+16)  4     crc: masked CRC32C of the bytes before it
 //
 // Control message (a fabric message to the backup's server):
 //
@@ -94,6 +97,7 @@ struct Record {
   RecordType type = RecordType::kPut;
   std::string_view key;
   std::string_view value;
+  log::WriteId write_id;
 };
 
 size_t RecordBytes(const Record& record);

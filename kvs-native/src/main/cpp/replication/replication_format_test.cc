@@ -10,10 +10,10 @@ namespace {
 
 TEST(ReplicationFormat, RecordsRoundTripAndDamageIsFound) {
   std::string bytes;
-  EncodeRecord({RecordType::kPut, "key", "value"}, &bytes);
-  EncodeRecord({RecordType::kDelete, "gone", ""}, &bytes);
+  EncodeRecord({RecordType::kPut, "key", "value", {}}, &bytes);
+  EncodeRecord({RecordType::kDelete, "gone", "", {}}, &bytes);
   EncodeRecord(
-      {RecordType::kPut, std::string(4096, 'k'), std::string(1 << 20, 'v')},
+      {RecordType::kPut, std::string(4096, 'k'), std::string(1 << 20, 'v'), {}},
       &bytes);
   std::vector<Record> records;
   ASSERT_TRUE(DecodeRecords(bytes, &records).ok());
@@ -24,7 +24,7 @@ TEST(ReplicationFormat, RecordsRoundTripAndDamageIsFound) {
   EXPECT_EQ(records[2].value.size(), size_t{1} << 20);
   EXPECT_EQ(ValidPrefix(bytes), bytes.size());
   // A zeroed tail (a buffer not filled to its end) ends the valid prefix.
-  const size_t first = RecordBytes({RecordType::kPut, "key", "value"});
+  const size_t first = RecordBytes({RecordType::kPut, "key", "value", {}});
   std::string partial = bytes.substr(0, first) + std::string(100, '\0');
   EXPECT_EQ(ValidPrefix(partial), first);
   // A flipped bit is found: by DecodeRecords as an error, by ValidPrefix

@@ -21,6 +21,7 @@
 #include "replication/replication_test_fixture.h"
 #include "testing/conditional_writes.h"
 #include "testing/silent_port.h"
+#include "util/coding.h"
 
 namespace kvs::replication {
 namespace {
@@ -595,6 +596,21 @@ TEST_P(ReplicationTest, ConditionalWritesReachTheBackupAsDecided) {
   EXPECT_EQ(theirs.digest, ours.digest);
   EXPECT_EQ(theirs.pairs, ours.pairs);
   EXPECT_EQ(ours.pairs, testing::kConditionalWritesPairs);
+  // The backup logs each write's id with it as it applies the records:
+  // promoted, it answers a retry as its primary would. The primary's clean
+  // close hands the last records over.
+  primary_.service.DisableReplication();
+  std::optional<lsm::WriteIds::Applied> id;
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!(id = backup_.region->write_ids().Find(
+               {testing::kConditionalWriteClient,
+                testing::kConditionalWriteSequence}))) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+        << "the backup never applied the last increment";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(id->small_value, coding::Fixed64String(7));
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, ReplicationTest,

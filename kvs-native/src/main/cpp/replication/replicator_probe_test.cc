@@ -54,7 +54,7 @@ TEST(ReplicatorProbeTest, AThreadStuckInATurnAnswersNoProbeUntilItComesRound) {
   bool entered = false;
   bool released = false;
   replicator.Write(
-      kRegion, {RecordType::kPut, "key", "value"}, /*region=*/nullptr,
+      kRegion, {RecordType::kPut, "key", "value", {}}, /*region=*/nullptr,
       [] { return Status::Ok(); },
       [&](Status) {
         // The outcome (the backup never held it) comes on the replication

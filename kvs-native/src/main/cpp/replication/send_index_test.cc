@@ -27,6 +27,7 @@
 #include "testing/level_compare.h"
 #include "testing/memory_device.h"
 #include "testing/random_keys.h"
+#include "util/coding.h"
 #include "util/limits.h"
 
 namespace kvs::replication {
@@ -945,6 +946,17 @@ TEST_P(SendIndexTest, ConditionalWritesReachTheBackupAsDecided) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   EXPECT_EQ(ours.pairs, testing::kConditionalWritesPairs);
+  // Promoted, it rebuilt the write ids from the records it replayed: a
+  // retry of the last increment is answered as its first attempt was.
+  lsm::Region* promoted = nullptr;
+  service::PromotionReport report;
+  ASSERT_TRUE(
+      backup_.service.PromoteBackup(7, "r7", {}, &promoted, &report).ok());
+  const auto id = promoted->write_ids().Find(
+      {testing::kConditionalWriteClient, testing::kConditionalWriteSequence});
+  ASSERT_TRUE(id.has_value());
+  EXPECT_EQ(id->small_value, coding::Fixed64String(7));
+  EXPECT_EQ(promoted->write_ids().horizon(), 0u);  // nothing compacted
 }
 
 INSTANTIATE_TEST_SUITE_P(Providers, SendIndexTest,

@@ -41,12 +41,12 @@ TEST(StreamQueueTest, ABuildIndexStreamFailsBeyondItsBound) {
     // (2 s): were the queue unbounded, all of it would wait there.
     const std::string value(1000, 'v');
     std::string encoded;
-    EncodeRecord({RecordType::kPut, "key", value}, &encoded);
+    EncodeRecord({RecordType::kPut, "key", value, {}}, &encoded);
     writes = 4 * kBoundBytes / encoded.size();
     for (size_t i = 0; i < writes; ++i) {
       const std::string key = "key" + std::to_string(i);
       replicator.Write(
-          kRegion, {RecordType::kPut, key, value}, /*region=*/nullptr,
+          kRegion, {RecordType::kPut, key, value, {}}, /*region=*/nullptr,
           [] { return Status::Ok(); },
           [&answered](Status) { answered.fetch_add(1); });
     }

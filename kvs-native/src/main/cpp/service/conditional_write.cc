@@ -13,6 +13,38 @@ Status DecideConditional(const wire::Request& request, lsm::Region* region,
                          replication::Record* record, bool* wrote,
                          bool* needs_device) {
   *wrote = false;
+  const log::WriteId id{request.client_id, request.sequence};
+  if (id.present()) {
+    const lsm::WriteIds& ids = region->write_ids();
+    if (const std::optional<lsm::WriteIds::Applied> applied = ids.Find(id)) {
+      outcome->applied = true;
+      outcome->repeated = true;
+      outcome->lsn = region->last_lsn();
+      if (request.opcode == wire::Opcode::kIncrement) {
+        if (applied->small_value.size() != 8) {
+          return Status::InvalidArgument(
+              "write id " + std::to_string(id.client) + "/" +
+              std::to_string(id.sequence) +
+              " names a write that was no increment; nothing was written");
+        }
+        outcome->counter = static_cast<int64_t>(
+            coding::DecodeFixed64(applied->small_value.data()));
+      }
+      return Status::Ok();
+    }
+    const uint64_t horizon = ids.horizon();
+    if (request.retry && request.floor < horizon) {
+      // The prefix tells clients the refusal is final (docs/PROTOCOL.md).
+      return Status::IoError(
+          "retry undecidable: this region knows the conditional writes "
+          "applied past LSN " +
+          std::to_string(horizon) + " only, and the retried write (client " +
+          std::to_string(id.client) + ", sequence " +
+          std::to_string(id.sequence) + ") may have been applied before (its " +
+          "client's floor is LSN " + std::to_string(request.floor) +
+          "): nothing was written; its outcome is unknown");
+    }
+  }
   std::string current;
   Status got;
   {
@@ -45,27 +77,40 @@ Status DecideConditional(const wire::Request& request, lsm::Region* region,
     outcome->applied = true;
     outcome->counter = next;
     outcome->written = coding::Fixed64String(static_cast<uint64_t>(next));
-    *record = {replication::RecordType::kPut, request.key, outcome->written};
+    *record = {replication::RecordType::kPut, request.key, outcome->written,
+               id};
     *wrote = true;
-    return region->Put(request.key, outcome->written);
+    const Status put = region->Put(request.key, outcome->written, id);
+    outcome->lsn = region->last_lsn();
+    return put;
   }
   const bool matches =
       request.expected ? present && current == *request.expected : !present;
   if (!matches) {
     if (present) outcome->current = std::move(current);
+    outcome->lsn = region->last_lsn();
     return Status::Ok();
   }
   outcome->applied = true;
   if (request.replacement) {
-    *record = {replication::RecordType::kPut, request.key,
-               *request.replacement};
+    *record = {replication::RecordType::kPut, request.key, *request.replacement,
+               id};
     *wrote = true;
-    return region->Put(request.key, *request.replacement);
+    const Status put = region->Put(request.key, *request.replacement, id);
+    outcome->lsn = region->last_lsn();
+    return put;
   }
-  if (!present) return Status::Ok();  // no value, none wanted: nothing to do
-  *record = {replication::RecordType::kDelete, request.key, {}};
+  if (!present) {
+    // No value, none wanted: nothing to do (and no id to keep: a retry
+    // finds the key absent again, and is applied as this was).
+    outcome->lsn = region->last_lsn();
+    return Status::Ok();
+  }
+  *record = {replication::RecordType::kDelete, request.key, {}, id};
   *wrote = true;
-  return region->Delete(request.key);
+  const Status deleted = region->Delete(request.key, id);
+  outcome->lsn = region->last_lsn();
+  return deleted;
 }
 
 }  // namespace kvs::service

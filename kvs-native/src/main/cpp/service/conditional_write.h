@@ -29,6 +29,10 @@ struct ConditionalOutcome {
   std::optional<std::string> current;
   int64_t counter = 0;
   std::string written;
+  // A retry whose first attempt the region applied (its write id found):
+  // answered as that attempt was, writing nothing.
+  bool repeated = false;
+  uint64_t lsn = 0;  // the region's last LSN once decided (Reply::lsn)
 };
 
 // Decides `request` (a COMPARE_AND_SET or an INCREMENT) on what `region`
@@ -38,6 +42,13 @@ struct ConditionalOutcome {
 // device reads refused: one refused sets *needs_device and writes nothing.
 // INVALID_ARGUMENT, writing nothing, for an increment of a value that is
 // not 8 bytes or past 64 bits.
+//
+// A request with a write id (wire::Request::client_id, sequence) writes it
+// with its record; one whose id the region holds (lsm::WriteIds) is a retry
+// of a write it applied, answered as that was (`repeated`), writing nothing;
+// a retry whose id it does not hold but whose first attempt it may have
+// forgotten (its floor below the table's horizon) fails with IO_ERROR, its
+// outcome unknown, writing nothing.
 Status DecideConditional(const wire::Request& request, lsm::Region* region,
                          bool refuse_device, ConditionalOutcome* outcome,
                          replication::Record* record, bool* wrote,

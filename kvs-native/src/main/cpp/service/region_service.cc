@@ -1061,7 +1061,9 @@ void RegionService::Execute(const wire::Request& request,
           request.region_id,
           {put ? replication::RecordType::kPut
                : replication::RecordType::kDelete,
-           request.key, put ? request.value : std::string_view()},
+           request.key,
+           put ? request.value : std::string_view(),
+           {}},
           region, apply,
           [this, opcode = request.opcode, request_id = request.request_id,
            region_id = request.region_id,
@@ -1102,6 +1104,7 @@ void RegionService::Execute(const wire::Request& request,
         result.applied = decision->applied;
         if (decision->current) result.current = *decision->current;
         result.counter = decision->counter;
+        result.lsn = decision->lsn;
         break;
       }
       // Answered once the backups hold what it wrote, or what it read; a
@@ -1120,8 +1123,11 @@ void RegionService::Execute(const wire::Request& request,
             outcome.applied = decision->applied;
             if (decision->current) outcome.current = *decision->current;
             outcome.counter = decision->counter;
-            (*answering)(
-                WriteAnswer(outcome, held, region_id, decision->applied));
+            outcome.lsn = decision->lsn;
+            // A repeated answer wrote nothing: one that cannot be given
+            // (the lease lapsed) is refused as a read's is.
+            (*answering)(WriteAnswer(outcome, held, region_id,
+                                     decision->applied && !decision->repeated));
           });
       if (*needs_device) {
         pass.Release();

@@ -17,9 +17,13 @@
 
 namespace kvs::testing {
 
-// The keys it leaves holding a value: the counter and 25 of the 50
+// The keys it leaves holding a value: the counters and 25 of the 50
 // compare-and-set keys.
-inline constexpr uint64_t kConditionalWritesPairs = 26;
+inline constexpr uint64_t kConditionalWritesPairs = 27;
+// The write id of the last increment of "counted" (value 7), which a
+// promoted backup must know (lsm::WriteIds).
+inline constexpr uint64_t kConditionalWriteClient = 0x5eed;
+inline constexpr uint64_t kConditionalWriteSequence = 7;
 
 // Conditional writes through the primary's service: what each decided
 // reaches the backup, and a compare-and-set that did not apply writes
@@ -62,6 +66,26 @@ inline void ConditionalWrites(
     if (i % 2 == 0) {
       EXPECT_TRUE(cas(key, "two", std::nullopt).applied);
     }
+  }
+  // Under write ids: a retry of an applied increment is answered as the
+  // first attempt was and adds nothing.
+  uint64_t floor = 0;
+  for (uint64_t sequence = 1; sequence <= kConditionalWriteSequence;
+       ++sequence) {
+    wire::Request increment = base(wire::Opcode::kIncrement, "counted");
+    increment.delta = 1;
+    increment.client_id = kConditionalWriteClient;
+    increment.sequence = sequence;
+    const wire::Reply first = call(increment);
+    ASSERT_EQ(first.status, Status::Code::kOk) << first.message;
+    ASSERT_EQ(first.counter, static_cast<int64_t>(sequence));
+    EXPECT_GT(first.lsn, floor);
+    increment.retry = true;
+    increment.floor = floor;
+    const wire::Reply again = call(increment);
+    ASSERT_EQ(again.status, Status::Code::kOk) << again.message;
+    EXPECT_EQ(again.counter, static_cast<int64_t>(sequence));
+    floor = first.lsn;
   }
 }
 

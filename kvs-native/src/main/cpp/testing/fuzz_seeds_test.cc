@@ -559,9 +559,9 @@ void AddBootstrapAuthSeeds(Corpus* corpus) {
 void AddReplicationSeeds(Corpus* corpus) {
   auto& seeds = (*corpus)["replication_format_fuzz"];
   std::string records;
-  replication::EncodeRecord({replication::RecordType::kPut, "key", "value"},
+  replication::EncodeRecord({replication::RecordType::kPut, "key", "value", {}},
                             &records);
-  replication::EncodeRecord({replication::RecordType::kDelete, "gone", ""},
+  replication::EncodeRecord({replication::RecordType::kDelete, "gone", "", {}},
                             &records);
   seeds["records"] = records;
   std::string flush;

@@ -15,17 +15,17 @@ LogSegment::LogSegment(log::LogKind kind, uint64_t chain_index, uint64_t nonce,
 
 LogSegment& LogSegment::Put(uint64_t lsn, std::string_view key,
                             std::string_view value) {
-  Append({lsn, log::RecordType::kPut, key, value});
+  Append({lsn, log::RecordType::kPut, key, value, {}});
   return *this;
 }
 
 LogSegment& LogSegment::Delete(uint64_t lsn, std::string_view key) {
-  Append({lsn, log::RecordType::kDelete, key, {}});
+  Append({lsn, log::RecordType::kDelete, key, {}, {}});
   return *this;
 }
 
 LogSegment& LogSegment::End() {
-  Append({0, log::RecordType::kSegmentEnd, {}, {}});
+  Append({0, log::RecordType::kSegmentEnd, {}, {}, {}});
   return *this;
 }
 

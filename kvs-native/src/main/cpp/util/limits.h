@@ -93,6 +93,13 @@ inline constexpr size_t region_successors_max = 4096;
 // into the levels.
 inline constexpr uint64_t replica_digest_records_bytes_max = 256ull << 20;
 
+// The write ids (client, sequence) of its recent conditional writes a region
+// remembers, so that a retry is answered as the first attempt was
+// (lsm::WriteIds): about 64 bytes each, 4 MiB per region at most. The
+// oldest goes when one more comes, and a retry that could be of a forgotten
+// one is answered that its outcome is unknown.
+inline constexpr size_t write_ids_per_region_max = 65536;
+
 }  // namespace kvs::limits
 
 #endif  // KVS_UTIL_LIMITS_H_

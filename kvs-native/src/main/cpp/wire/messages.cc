@@ -78,6 +78,25 @@ bool SizedBytes(Reader* in, size_t max, std::string_view* value) {
   return in->U32(&size) && size <= max && in->Bytes(size, value);
 }
 
+// A conditional write's id: client u64, sequence u64, floor u64, flags u32
+// (bit 0: a retry; the others zero).
+void PutWriteId(std::string* out, const Request& request) {
+  coding::PutFixed64(out, request.client_id);
+  coding::PutFixed64(out, request.sequence);
+  coding::PutFixed64(out, request.floor);
+  coding::PutFixed32(out, request.retry ? 1u : 0u);
+}
+
+bool ReadWriteId(Reader* in, Request* request) {
+  uint32_t flags = 0;
+  if (!in->U64(&request->client_id) || !in->U64(&request->sequence) ||
+      !in->U64(&request->floor) || !in->U32(&flags) || flags > 1) {
+    return false;
+  }
+  request->retry = flags == 1;
+  return true;
+}
+
 bool KnownStatus(uint8_t status) { return status <= KVS_NOT_ENOUGH_REPLICAS; }
 
 }  // namespace
@@ -189,6 +208,7 @@ void EncodeRequest(const Request& request, std::string* out) {
         coding::PutFixed32(
             out, value ? static_cast<uint32_t>(value->size()) : kNoValue);
       }
+      PutWriteId(out, request);
       out->append(request.key);
       if (request.expected) out->append(*request.expected);
       if (request.replacement) out->append(*request.replacement);
@@ -196,6 +216,7 @@ void EncodeRequest(const Request& request, std::string* out) {
     case Opcode::kIncrement:
       coding::PutFixed32(out, static_cast<uint32_t>(request.key.size()));
       coding::PutFixed64(out, static_cast<uint64_t>(request.delta));
+      PutWriteId(out, request);
       out->append(request.key);
       break;
     case Opcode::kScan:
@@ -257,7 +278,7 @@ Status DecodeRequest(std::string_view bytes, Request* request) {
       ok = in.U32(&key_size) && in.U32(&expected_size) &&
            in.U32(&replacement_size) && key_size <= kKeyBytesMax &&
            fits(expected_size) && fits(replacement_size) &&
-           in.Bytes(key_size, &request->key);
+           ReadWriteId(&in, request) && in.Bytes(key_size, &request->key);
       for (const auto& [size, field] :
            {std::pair{expected_size, &request->expected},
             std::pair{replacement_size, &request->replacement}}) {
@@ -272,7 +293,7 @@ Status DecodeRequest(std::string_view bytes, Request* request) {
       uint32_t key_size = 0;
       uint64_t delta = 0;
       ok = in.U32(&key_size) && in.U64(&delta) && key_size <= kKeyBytesMax &&
-           in.Bytes(key_size, &request->key);
+           ReadWriteId(&in, request) && in.Bytes(key_size, &request->key);
       request->delta = static_cast<int64_t>(delta);
       break;
     }
@@ -393,9 +414,11 @@ void EncodeReply(const Reply& reply, std::string* out) {
       PutU8(out, reply.applied ? 1 : 0);
       PutU8(out, reply.current ? 1 : 0);
       PutSized(out, reply.current ? *reply.current : std::string_view());
+      coding::PutFixed64(out, reply.lsn);
       break;
     case Opcode::kIncrement:
       coding::PutFixed64(out, static_cast<uint64_t>(reply.counter));
+      coding::PutFixed64(out, reply.lsn);
       break;
   }
 }
@@ -470,14 +493,14 @@ Status DecodeReply(std::string_view bytes, Reply* reply) {
         ok = in.U8(&applied) && applied <= 1 && in.U8(&present) &&
              present <= 1 && !(applied == 1 && present == 1) &&
              SizedBytes(&in, kValueBytesMax, &value) &&
-             (present == 1 || value.empty());
+             (present == 1 || value.empty()) && in.U64(&reply->lsn);
         reply->applied = applied == 1;
         if (present == 1) reply->current = value;
         break;
       }
       case Opcode::kIncrement: {
         uint64_t counter = 0;
-        ok = in.U64(&counter);
+        ok = in.U64(&counter) && in.U64(&reply->lsn);
         reply->counter = static_cast<int64_t>(counter);
         break;
       }

@@ -90,6 +90,15 @@ struct Request {
   std::optional<std::string_view> replacement;
   // INCREMENT: added to the key's 8-byte counter (none counts as 0).
   int64_t delta = 0;
+  // COMPARE_AND_SET and INCREMENT: the write's id (client, sequence; both 0:
+  // none), kept with it on every replica so that a retry is answered as
+  // the first attempt was (lsm/write_ids.h); whether this is a retry; and
+  // for a retry its floor, the largest LSN of the region its client saw in
+  // a reply before the first attempt.
+  uint64_t client_id = 0;
+  uint64_t sequence = 0;
+  uint64_t floor = 0;
+  bool retry = false;
   // SCAN
   std::optional<std::string_view> end;  // exclusive; none: no end bound
   uint32_t limit = 0;
@@ -115,6 +124,9 @@ struct Reply {
   std::optional<std::string_view> current;
   // INCREMENT: the counter's value after it.
   int64_t counter = 0;
+  // COMPARE_AND_SET and INCREMENT: the region's last LSN when it answered
+  // (a client's floor for its retries).
+  uint64_t lsn = 0;
 };
 
 // Whether `opcode` writes (PUT, DELETE, COMPARE_AND_SET, INCREMENT).

@@ -22,6 +22,19 @@ std::string HexId(uint64_t id) {
 }
 
 // The fields of a decoded message in the vector file's notation.
+// "-" for none, else client (16 hex digits):sequence:floor:retry (0 or 1).
+std::string WriteIdField(const Request& request) {
+  if (request.client_id == 0 && request.sequence == 0 && request.floor == 0 &&
+      !request.retry) {
+    return "-";
+  }
+  char client[17];
+  std::snprintf(client, sizeof(client), "%016llx",
+                static_cast<unsigned long long>(request.client_id));
+  return std::string(client) + ":" + std::to_string(request.sequence) + ":" +
+         std::to_string(request.floor) + ":" + (request.retry ? "1" : "0");
+}
+
 Fields Describe(const Request& request) {
   Fields fields{{"opcode", OpcodeName(request.opcode)},
                 {"request_id", HexId(request.request_id)},
@@ -57,10 +70,12 @@ Fields Describe(const Request& request) {
           request.expected ? ToHex(*request.expected) : "absent";
       fields["value"] =
           request.replacement ? ToHex(*request.replacement) : "absent";
+      fields["write_id"] = WriteIdField(request);
       break;
     case Opcode::kIncrement:
       fields["key"] = ToHex(request.key);
       fields["delta"] = std::to_string(request.delta);
+      fields["write_id"] = WriteIdField(request);
       break;
   }
   return fields;
@@ -100,9 +115,11 @@ Fields Describe(const Reply& reply) {
     case Opcode::kCompareAndSet:
       fields["applied"] = reply.applied ? "1" : "0";
       fields["current"] = reply.current ? ToHex(*reply.current) : "absent";
+      fields["lsn"] = std::to_string(reply.lsn);
       break;
     case Opcode::kIncrement:
       fields["counter"] = std::to_string(reply.counter);
+      fields["lsn"] = std::to_string(reply.lsn);
       break;
     default:
       break;

@@ -24,6 +24,9 @@ final class ClientContext {
   /** The application's meters, or {@link ClientMetrics#NONE}. */
   final ClientMetrics metrics;
 
+  /** The ids of this client's conditional writes, and the floors their retries carry. */
+  final ConditionalWriteIds writeIds = new ConditionalWriteIds();
+
   private final Set<CompletableFuture<?>> outstanding = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
 

@@ -4,6 +4,7 @@ import io.kvs.core.StatusCode;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.wire.Reply;
 import io.kvs.core.wire.Request;
+import io.kvs.core.wire.WriteId;
 import java.util.EnumSet;
 import java.util.Optional;
 import java.util.Set;
@@ -21,6 +22,13 @@ final class KeyOperation<T> extends Operation<T> {
   }
 
   private static final Set<StatusCode> OK = EnumSet.of(StatusCode.OK);
+
+  /**
+   * How a region's refusal of a retry begins when it cannot tell whether it applied the first
+   * attempt (docs/PROTOCOL.md): final, the outcome unknown.
+   */
+  static final String UNDECIDABLE = "retry undecidable: ";
+
   private static final Set<StatusCode> OK_OR_NOT_FOUND =
       EnumSet.of(StatusCode.OK, StatusCode.NOT_FOUND);
 
@@ -29,6 +37,11 @@ final class KeyOperation<T> extends Operation<T> {
   private final Set<StatusCode> accepted;
   private final Function<Reply, T> reader;
   private final boolean write;
+  // A conditional write's id (NONE: none), the floor its retries carry (taken at its first
+  // attempt), and whether an attempt may have reached a primary (the next one is a retry).
+  private final WriteId writeId;
+  private volatile long floor = -1;
+  private volatile boolean resent;
   private volatile T value;
 
   private KeyOperation(
@@ -38,18 +51,40 @@ final class KeyOperation<T> extends Operation<T> {
       RequestFactory requests,
       Set<StatusCode> accepted,
       Function<Reply, T> reader,
-      boolean write) {
+      boolean write,
+      WriteId writeId) {
     super(context, name);
     this.key = key;
     this.requests = requests;
     this.accepted = accepted;
     this.reader = reader;
     this.write = write;
+    this.writeId = writeId;
+  }
+
+  private KeyOperation(
+      ClientContext context,
+      String name,
+      byte[] key,
+      RequestFactory requests,
+      Set<StatusCode> accepted,
+      Function<Reply, T> reader,
+      boolean write) {
+    this(context, name, key, requests, accepted, reader, write, WriteId.NONE);
   }
 
   @Override
   boolean write() {
     return write;
+  }
+
+  @Override
+  boolean resendsUnknownOutcome() {
+    if (!writeId.present()) {
+      return false;
+    }
+    resent = true;
+    return true;
   }
 
   static CompletableFuture<Void> put(
@@ -99,8 +134,9 @@ final class KeyOperation<T> extends Operation<T> {
 
   /**
    * Writes {@code value} (null: deletes the key) if the key holds {@code expected} (null: none),
-   * decided and written by the primary in its region's write order. Never sent again once it may
-   * have reached a primary (its outcome is then unknown), as any write.
+   * decided and written by the primary in its region's write order. Sent again under its write id
+   * when a failure leaves its outcome unknown (the region applies it at most once); {@link
+   * OutcomeUnknownException} when the region cannot tell whether it applied the first attempt.
    */
   static CompletableFuture<CasResult> compareAndSet(
       ClientContext context, byte[] key, byte[] expected, byte[] value, boolean awaited) {
@@ -111,12 +147,13 @@ final class KeyOperation<T> extends Operation<T> {
             (region, epoch) -> Request.compareAndSet(0, region, epoch, key, expected, value),
             OK,
             reply -> reply.applied() ? CasResult.applied() : CasResult.notApplied(reply.current()),
-            true)
+            true,
+            context.writeIds.next())
         .awaitedIf(awaited)
         .start();
   }
 
-  /** Adds {@code delta} to the key's 8-byte counter; the sum. */
+  /** Adds {@code delta} to the key's 8-byte counter; the sum. Retried as a compare-and-set is. */
   static CompletableFuture<Long> increment(
       ClientContext context, byte[] key, long delta, boolean awaited) {
     return new KeyOperation<Long>(
@@ -126,7 +163,8 @@ final class KeyOperation<T> extends Operation<T> {
             (region, epoch) -> Request.increment(0, region, epoch, key, delta),
             OK,
             Reply::counter,
-            true)
+            true,
+            context.writeIds.next())
         .awaitedIf(awaited)
         .start();
   }
@@ -138,16 +176,41 @@ final class KeyOperation<T> extends Operation<T> {
       return CompletableFuture.completedFuture(
           Step.retry(Problem.noRegion(key, topology.regions().size()), false));
     }
-    return exchange(topology, region, requests.create(region.id(), region.epoch()))
+    Request request = requests.create(region.id(), region.epoch());
+    if (writeId.present()) {
+      if (floor < 0) {
+        floor = context.writeIds.floor(region.id());
+      }
+      request = request.withWriteId(resent ? writeId.asRetry(floor) : writeId);
+    }
+    return exchange(topology, region, request)
         .thenApply(
             outcome -> {
               if (outcome.problem() != null) {
                 return Step.retry(outcome.problem(), false);
               }
-              if (!accepted.contains(outcome.reply().status())) {
-                throw failure(outcome.reply(), region, outcome.serverId());
+              Reply reply = outcome.reply();
+              if (writeId.present() && reply.status() == StatusCode.OK) {
+                context.writeIds.observed(region.id(), reply.lsn());
               }
-              value = reader.apply(outcome.reply());
+              if (!accepted.contains(reply.status())) {
+                if (writeId.present()
+                    && reply.status() == StatusCode.IO_ERROR
+                    && !reply.message().startsWith(UNDECIDABLE)) {
+                  // Applied or not: the next attempt, under the same id, finds out.
+                  resent = true;
+                  return Step.retry(
+                      new Problem(
+                          reply.status(),
+                          region.id(),
+                          outcome.serverId(),
+                          name + ": " + reply.message() + "; sent again under its write id",
+                          Problem.Action.BACK_OFF),
+                      false);
+                }
+                throw failure(reply, region, outcome.serverId());
+              }
+              value = reader.apply(reply);
               return Step.DONE;
             });
   }

@@ -53,7 +53,13 @@ import org.apache.curator.retry.BoundedExponentialBackoffRetry;
  * reached a primary -- sent and then the connection broke, no reply within the operation timeout,
  * or an error the primary may have met after applying it, such as IO_ERROR when replication failed
  * -- it fails at once with an {@link OutcomeUnknownException}: retrying could apply it twice, the
- * second time after a later write of the same key. Any other failed write, {@link
+ * second time after a later write of the same key. A conditional write (compare-and-set, increment)
+ * is the exception: it carries a write id (this client's random id and a sequence number), which
+ * every replica keeps with the write, and is sent again under it; the region answers a retry of a
+ * write it applied as it answered the first attempt, so it applies at most once, also across a
+ * failover. Only when the region cannot tell (the first attempt may have been applied before what
+ * it remembers: it was compacted away before a failover, or forgotten past the region's 65,536 most
+ * recent ids) does it fail with {@link OutcomeUnknownException}. Any other failed write, {@link
  * NotAppliedException} (and {@link RegionUnavailableException}, one kind of it) or {@link
  * InvalidRequestException}, surely did not take effect.
  *
@@ -256,9 +262,10 @@ public final class KvsClient implements AutoCloseable {
   /**
    * Stores {@code value} under {@code key} if the key holds {@code expected} (null: holds no
    * value), atomically: the region's primary decides and writes in the region's write order, and
-   * the write is replicated and acknowledged as a put is. Like every write, it is never sent again
-   * once it may have reached a primary: a failure then ends it with {@link
-   * OutcomeUnknownException}.
+   * the write is replicated and acknowledged as a put is. A failure that leaves its outcome unknown
+   * sends it again under its write id, which the region applies at most once (see the class
+   * comment); {@link OutcomeUnknownException} only when the region cannot tell whether the first
+   * attempt applied.
    *
    * @param key 1 to 4,096 bytes
    * @param expected the value the key must hold, up to 1 MiB; null: it must hold none

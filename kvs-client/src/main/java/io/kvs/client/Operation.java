@@ -368,6 +368,15 @@ abstract class Operation<T> {
     return false;
   }
 
+  /**
+   * For a write whose outcome a failure left unknown: whether to send it again rather than fail
+   * with {@link OutcomeUnknownException} -- a conditional write under its write id, which the
+   * region applies at most once (called when that happens: the next attempt is a retry).
+   */
+  boolean resendsUnknownOutcome() {
+    return false;
+  }
+
   private Outcome outcome(
       RegionDescriptor region, ServerInfo server, boolean connected, Reply reply, Throwable error) {
     if (error != null) {
@@ -377,6 +386,21 @@ abstract class Operation<T> {
               || cause instanceof UnsentRequestException
               || (cause instanceof KvsException kvs && kvs.status() == StatusCode.OVERLOADED);
       if (write() && connected && !refusedBeforeSending) {
+        if (resendsUnknownOutcome()) {
+          return problemOutcome(
+              StatusCode.IO_ERROR,
+              region,
+              server.id(),
+              name
+                  + ": sent to server "
+                  + server.id()
+                  + ", then "
+                  + (cause instanceof TimeoutException ? "no reply in time" : cause.getMessage())
+                  + "; sent again under its write id",
+              cause instanceof RegionMovedException
+                  ? Problem.Action.REFRESH
+                  : Problem.Action.RECONNECT);
+        }
         throw new OutcomeUnknownException(
             StatusCode.IO_ERROR,
             region.id(),

@@ -99,6 +99,14 @@ class FullDiskIT {
         KvsClient client = cluster.client(OPERATION_TIMEOUT)) {
       ProcessCluster.awaitFullStrength(client, REGIONS, REPLICATION, AWAIT);
       long pid = cluster.process("server-" + FULL).pid();
+      // The bootstrap may open every region before FULL registers; the balancer then hands it its
+      // share (a cluster in balance makes no further moves).
+      ProcessCluster.awaitCondition(
+          FULL + " leading a region; map: " + client.regionMap().regions(),
+          AWAIT,
+          () ->
+              client.regionMap().regions().stream()
+                  .anyMatch(region -> region.primary().equals(FULL) && region.joining().isEmpty()));
       RegionDescriptor led =
           client.regionMap().regions().stream()
               .filter(region -> region.primary().equals(FULL))

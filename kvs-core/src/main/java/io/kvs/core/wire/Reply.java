@@ -21,6 +21,8 @@ import java.util.List;
  * @param applied COMPARE_AND_SET: whether the write was made; else false
  * @param current COMPARE_AND_SET not applied: the key's value then, null for none; else null
  * @param counter INCREMENT: the counter's value after it; else 0
+ * @param lsn COMPARE_AND_SET, INCREMENT: the region's last LSN when it answered (a floor for the
+ *     client's retries: {@link WriteId}); else 0
  */
 public record Reply(
     Opcode opcode,
@@ -33,7 +35,8 @@ public record Reply(
     List<byte[]> values,
     boolean applied,
     byte[] current,
-    long counter) {
+    long counter,
+    long lsn) {
   private static final byte[] NONE = new byte[0];
 
   /** Checks the fields against the protocol's limits. */
@@ -52,14 +55,14 @@ public record Reply(
       List<KeyValue> pairs,
       boolean more,
       List<byte[]> values) {
-    this(opcode, status, requestId, message, value, pairs, more, values, false, null, 0);
+    this(opcode, status, requestId, message, value, pairs, more, values, false, null, 0, 0);
   }
 
   /**
    * A COMPARE_AND_SET's outcome: applied, or not and the key's value then ({@code current}, null
    * for none).
    */
-  public static Reply compareAndSet(long requestId, boolean applied, byte[] current) {
+  public static Reply compareAndSet(long requestId, boolean applied, byte[] current, long lsn) {
     return new Reply(
         Opcode.COMPARE_AND_SET,
         StatusCode.OK,
@@ -71,11 +74,12 @@ public record Reply(
         List.of(),
         applied,
         current,
-        0);
+        0,
+        lsn);
   }
 
   /** An INCREMENT's sum. */
-  public static Reply increment(long requestId, long counter) {
+  public static Reply increment(long requestId, long counter, long lsn) {
     return new Reply(
         Opcode.INCREMENT,
         StatusCode.OK,
@@ -87,7 +91,8 @@ public record Reply(
         List.of(),
         false,
         null,
-        counter);
+        counter,
+        lsn);
   }
 
   /** Success without a body (NOOP, PUT, DELETE). */

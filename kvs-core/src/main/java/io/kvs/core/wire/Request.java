@@ -20,6 +20,7 @@ import java.util.List;
  * @param keys MULTI_GET: the keys; else empty
  * @param expected COMPARE_AND_SET: the value the key must hold, or null for none; else null
  * @param delta INCREMENT: what to add to the counter; else 0
+ * @param writeId COMPARE_AND_SET, INCREMENT: the write's id ({@link WriteId#NONE}: none); else NONE
  */
 public record Request(
     Opcode opcode,
@@ -33,13 +34,20 @@ public record Request(
     int maxBytes,
     List<byte[]> keys,
     byte[] expected,
-    long delta) {
+    long delta,
+    WriteId writeId) {
   private static final byte[] NONE = new byte[0];
 
   /** Checks the fields against the protocol's limits. */
   public Request {
     WireCodec.validate(opcode, key, value, end, limit, maxBytes, keys, expected, delta);
     keys = List.copyOf(keys);
+    if (writeId == null) {
+      writeId = WriteId.NONE;
+    }
+    if (writeId != WriteId.NONE && opcode != Opcode.COMPARE_AND_SET && opcode != Opcode.INCREMENT) {
+      throw new IllegalArgumentException(opcode + " carries no write id");
+    }
   }
 
   Request(
@@ -53,7 +61,20 @@ public record Request(
       int limit,
       int maxBytes,
       List<byte[]> keys) {
-    this(opcode, requestId, regionId, epoch, key, value, end, limit, maxBytes, keys, null, 0);
+    this(
+        opcode,
+        requestId,
+        regionId,
+        epoch,
+        key,
+        value,
+        end,
+        limit,
+        maxBytes,
+        keys,
+        null,
+        0,
+        WriteId.NONE);
   }
 
   /** A no-op. */
@@ -115,7 +136,8 @@ public record Request(
         0,
         List.of(),
         expected,
-        0);
+        0,
+        WriteId.NONE);
   }
 
   /** Adds {@code delta} to {@code key}'s 8-byte counter (none counts as 0), atomically. */
@@ -133,12 +155,21 @@ public record Request(
         0,
         List.of(),
         null,
-        delta);
+        delta,
+        WriteId.NONE);
   }
 
   /** This request with another id (a client assigns ids as it sends). */
   public Request withRequestId(long id) {
     return new Request(
-        opcode, id, regionId, epoch, key, value, end, limit, maxBytes, keys, expected, delta);
+        opcode, id, regionId, epoch, key, value, end, limit, maxBytes, keys, expected, delta,
+        writeId);
+  }
+
+  /** This conditional write with write id {@code id}. */
+  public Request withWriteId(WriteId id) {
+    return new Request(
+        opcode, requestId, regionId, epoch, key, value, end, limit, maxBytes, keys, expected, delta,
+        id);
   }
 }

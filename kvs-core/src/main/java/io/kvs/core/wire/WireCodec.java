@@ -78,6 +78,7 @@ public final class WireCodec {
         out.writeIntLE(request.key().length);
         out.writeIntLE(request.expected() == null ? NO_VALUE : request.expected().length);
         out.writeIntLE(request.value() == null ? NO_VALUE : request.value().length);
+        writeWriteId(out, request.writeId());
         out.writeBytes(request.key());
         if (request.expected() != null) {
           out.writeBytes(request.expected());
@@ -89,9 +90,33 @@ public final class WireCodec {
       case INCREMENT -> {
         out.writeIntLE(request.key().length);
         out.writeLongLE(request.delta());
+        writeWriteId(out, request.writeId());
         out.writeBytes(request.key());
       }
     }
+  }
+
+  /** A conditional write's id: client, sequence, floor (u64 each), flags (u32, bit 0: retry). */
+  private static void writeWriteId(ByteBuf out, WriteId id) {
+    out.writeLongLE(id.client());
+    out.writeLongLE(id.sequence());
+    out.writeLongLE(id.floor());
+    out.writeIntLE(id.retry() ? 1 : 0);
+  }
+
+  private static WriteId readWriteId(ByteBuf in) {
+    if (in.readableBytes() < 28) {
+      throw malformed("body is cut short");
+    }
+    long client = in.readLongLE();
+    long sequence = in.readLongLE();
+    long floor = in.readLongLE();
+    int flags = in.readIntLE();
+    if (flags != 0 && flags != 1) {
+      throw malformed("write id flags " + Integer.toUnsignedString(flags));
+    }
+    WriteId id = new WriteId(client, sequence, floor, flags == 1);
+    return id.equals(WriteId.NONE) ? WriteId.NONE : id;
   }
 
   /** {@code request}'s encoding as an array. */
@@ -176,10 +201,12 @@ public final class WireCodec {
         if (valueSize != NO_VALUE) {
           requireAtMost(Integer.toUnsignedLong(valueSize), VALUE_BYTES_MAX, "value");
         }
+        WriteId writeId = readWriteId(in);
         byte[] key = readBytes(in, keySize);
         byte[] expected = expectedSize == NO_VALUE ? null : readBytes(in, expectedSize);
         byte[] value = valueSize == NO_VALUE ? null : readBytes(in, valueSize);
-        yield Request.compareAndSet(requestId, regionId, epoch, key, expected, value);
+        yield Request.compareAndSet(requestId, regionId, epoch, key, expected, value)
+            .withWriteId(writeId);
       }
       case INCREMENT -> {
         long keySize = readSize(in);
@@ -188,7 +215,9 @@ public final class WireCodec {
         }
         long delta = in.readLongLE();
         requireAtMost(keySize, KEY_BYTES_MAX, "key");
-        yield Request.increment(requestId, regionId, epoch, readBytes(in, keySize), delta);
+        WriteId writeId = readWriteId(in);
+        yield Request.increment(requestId, regionId, epoch, readBytes(in, keySize), delta)
+            .withWriteId(writeId);
       }
     };
   }
@@ -235,8 +264,12 @@ public final class WireCodec {
         out.writeByte(reply.applied() ? 1 : 0);
         out.writeByte(reply.current() == null ? 0 : 1);
         writeSized(out, reply.current() == null ? new byte[0] : reply.current());
+        out.writeLongLE(reply.lsn());
       }
-      case INCREMENT -> out.writeLongLE(reply.counter());
+      case INCREMENT -> {
+        out.writeLongLE(reply.counter());
+        out.writeLongLE(reply.lsn());
+      }
     }
   }
 
@@ -324,16 +357,19 @@ public final class WireCodec {
                 || present < 0
                 || present > 1
                 || (applied == 1 && present == 1)
-                || (present == 0 && current.length > 0)) {
+                || (present == 0 && current.length > 0)
+                || in.readableBytes() < 8) {
               throw malformed("compare-and-set reply is inconsistent");
             }
-            yield Reply.compareAndSet(requestId, applied == 1, present == 1 ? current : null);
+            yield Reply.compareAndSet(
+                requestId, applied == 1, present == 1 ? current : null, in.readLongLE());
           }
           case INCREMENT -> {
-            if (in.readableBytes() < 8) {
+            if (in.readableBytes() < 16) {
               throw malformed("increment reply is cut short");
             }
-            yield Reply.increment(requestId, in.readLongLE());
+            long counter = in.readLongLE();
+            yield Reply.increment(requestId, counter, in.readLongLE());
           }
         };
     requireEnd(in, opcode);

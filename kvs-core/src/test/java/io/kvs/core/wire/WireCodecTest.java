@@ -44,13 +44,29 @@ class WireCodecTest {
         fields.put("key", hex(request.key()));
         fields.put("expected", request.expected() == null ? "absent" : hex(request.expected()));
         fields.put("value", request.value() == null ? "absent" : hex(request.value()));
+        fields.put("write_id", writeId(request.writeId()));
       }
       case INCREMENT -> {
         fields.put("key", hex(request.key()));
         fields.put("delta", Long.toString(request.delta()));
+        fields.put("write_id", writeId(request.writeId()));
       }
     }
     return fields;
+  }
+
+  /** "-" for none, else client (16 hex digits):sequence:floor:retry (0 or 1). */
+  private static String writeId(WriteId id) {
+    if (id.equals(WriteId.NONE)) {
+      return "-";
+    }
+    return String.format("%016x", id.client())
+        + ":"
+        + Long.toUnsignedString(id.sequence())
+        + ":"
+        + Long.toUnsignedString(id.floor())
+        + ":"
+        + (id.retry() ? "1" : "0");
   }
 
   private static Map<String, String> describe(Reply reply) {
@@ -78,8 +94,12 @@ class WireCodecTest {
       case COMPARE_AND_SET -> {
         fields.put("applied", reply.applied() ? "1" : "0");
         fields.put("current", reply.current() == null ? "absent" : hex(reply.current()));
+        fields.put("lsn", Long.toUnsignedString(reply.lsn()));
       }
-      case INCREMENT -> fields.put("counter", Long.toString(reply.counter()));
+      case INCREMENT -> {
+        fields.put("counter", Long.toString(reply.counter()));
+        fields.put("lsn", Long.toUnsignedString(reply.lsn()));
+      }
       default -> {}
     }
     return fields;
