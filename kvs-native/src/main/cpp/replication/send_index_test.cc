@@ -258,6 +258,24 @@ class SendIndexTest : public index_test::SendIndexNodes {
     }
   }
 
+  // Promotes the backup (into *promoted, null if that failed) and expects
+  // it to hold every pair of `acknowledged`.
+  void PromoteExpectingEvery(
+      const std::map<std::string, std::string>& acknowledged,
+      lsm::Region** promoted) {
+    *promoted = nullptr;
+    service::PromotionReport report;
+    const Status promotion =
+        backup_.service.PromoteBackup(7, "r7", {}, promoted, &report);
+    ASSERT_TRUE(promotion.ok()) << promotion.ToString();
+    size_t lost = 0;
+    for (const auto& [key, value] : acknowledged) {
+      std::string held;
+      if (!(*promoted)->Get(key, &held).ok() || held != value) ++lost;
+    }
+    EXPECT_EQ(lost, 0u) << "of " << acknowledged.size() << " acknowledged";
+  }
+
   uint64_t epoch_ = 0;
   int written_ = 0;
   testing::LevelComparison counts_;
@@ -462,16 +480,8 @@ TEST_P(SendIndexTest, AResumedCopyServesAPromotionBeforeItsTailIsPersisted) {
   EXPECT_EQ(theirs.digest, ours.digest);
   // Promoted without its primary's last hand-over (a crash).
   lsm::Region* promoted = nullptr;
-  service::PromotionReport report;
-  const Status promotion =
-      backup_.service.PromoteBackup(7, "r7", {}, &promoted, &report);
-  ASSERT_TRUE(promotion.ok()) << promotion.ToString();
-  size_t lost = 0;
-  for (const auto& [key, value] : acknowledged) {
-    std::string held;
-    if (!promoted->Get(key, &held).ok() || held != value) ++lost;
-  }
-  EXPECT_EQ(lost, 0u) << "of " << acknowledged.size() << " acknowledged";
+  PromoteExpectingEvery(acknowledged, &promoted);
+  if (promoted == nullptr) return;
 }
 
 // A backup that comes back holding a level its primary has since emptied
@@ -880,16 +890,8 @@ TEST_P(SendIndexTest, ABackupWhoseStreamWasCutRejoinsAndLosesNothing) {
   EXPECT_EQ(acknowledged.size(), 60u);
   primary_.service.DisableReplication();
   lsm::Region* promoted = nullptr;
-  service::PromotionReport report;
-  const Status promotion =
-      backup_.service.PromoteBackup(7, "r7", {}, &promoted, &report);
-  ASSERT_TRUE(promotion.ok()) << promotion.ToString();
-  size_t lost = 0;
-  for (const auto& [key, value] : acknowledged) {
-    std::string held;
-    if (!promoted->Get(key, &held).ok() || held != value) ++lost;
-  }
-  EXPECT_EQ(lost, 0u) << "of " << acknowledged.size() << " acknowledged";
+  PromoteExpectingEvery(acknowledged, &promoted);
+  if (promoted == nullptr) return;
   EXPECT_GT(ExpectSameContents(primary_.region, promoted), 3000u);
 }
 
