@@ -21,13 +21,14 @@
 // leaves until ReleaseDeferred), which last until the process ends. A
 // segment is reusable when both are gone.
 //
-// Format versions: this build writes volume format 5 (kSuperblockFormatVersion;
+// Format versions: this build writes volume format 6 (kSuperblockFormatVersion;
 // 2 added reference counts to the checkpoint and redo records, 3 regions'
 // draining levels, a catalog entry format 2 builds would not read, 4 split
 // regions' origins, which format 3 builds would ignore, 5 daughters' small
 // logs beginning with their parent's segments, which format 4 builds would
-// cut) and reads formats 1 to 4, which Open upgrades by writing two
-// checkpoints in format 5 at
+// cut, 6 log records carrying a conditional write's write id, which format 5
+// builds would take for the end of a log) and reads formats 1 to 5, which
+// Open upgrades by writing two checkpoints in format 6 at
 // once, so that both superblock copies carry it (a build that reads only an
 // older format then refuses the volume rather than fall back to the older
 // copy, whose metadata is freed); a newer format is refused with

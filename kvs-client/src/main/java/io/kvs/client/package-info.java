@@ -17,12 +17,15 @@
  * Errors are {@link io.kvs.core.KvsException}s; a region that stays unavailable yields a {@link
  * io.kvs.client.RegionUnavailableException}; a write that failed says whether it surely did not
  * take effect ({@link io.kvs.client.NotAppliedException}) or may have ({@link
- * io.kvs.client.OutcomeUnknownException}, never retried by the client).
+ * io.kvs.client.OutcomeUnknownException}). A put or delete that may have taken effect is never sent
+ * again; a conditional write is, under its write id ({@code ConditionalWriteIds}), which the
+ * region applies at most once.
  *
  * <p>Everything else in the package is internal: the metadata cache ({@code MetadataCache}), the
  * connections ({@code Connections}, {@code DirectConnection}, {@code NettyConnection}, {@code
  * FabricConnection}) and the operations with their retry loop ({@code Operation}, {@code
- * KeyOperation}, {@code MultiGetOperation}, {@code ScanOperation}, {@code Backoff}).
+ * KeyOperation}, {@code MultiGetOperation}, {@code ScanOperation}, {@code Backoff}) and the write ids
+ * of conditional writes ({@code ConditionalWriteIds}).
  * docs/PROTOCOL.md specifies the requests; docs/ARCHITECTURE.md and DESIGN.md §5 the control plane.
  */
 package io.kvs.client;
