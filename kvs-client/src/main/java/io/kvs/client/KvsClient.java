@@ -9,6 +9,7 @@ import io.kvs.core.cluster.ClusterPaths;
 import io.kvs.core.cluster.Keys;
 import io.kvs.core.cluster.RegionMap;
 import io.kvs.core.security.ZooKeeperAcls;
+import io.kvs.core.wire.WireCodec;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -502,6 +503,47 @@ public final class KvsClient implements AutoCloseable {
     return await(multiGetAsync(keys));
   }
 
+  /** The pairs a {@link ScanStream} page holds at most unless told otherwise. */
+  public static final int SCAN_STREAM_PAGE = 1_000;
+
+  /**
+   * Streams the pairs with keys in {@code [from, to)}, in key order, page by page as they are
+   * consumed ({@value #SCAN_STREAM_PAGE} pairs a page). See {@link ScanStream}.
+   *
+   * @param from the first key (inclusive); empty: from the first key of all
+   * @param to the end (exclusive); empty: to the last key of all
+   */
+  public ScanStream scanStream(byte[] from, byte[] to) {
+    return scanStream(from, to, SCAN_STREAM_PAGE);
+  }
+
+  /**
+   * Streams the pairs with keys in {@code [from, to)}, in key order, at most {@code pageSize} read
+   * at a time (and one page ahead). A pair present for the stream's whole duration is returned
+   * exactly once, across region moves, splits and failovers; one written or deleted meanwhile may
+   * or may not be. See {@link ScanStream}.
+   *
+   * @param from the first key (inclusive); empty: from the first key of all
+   * @param to the end (exclusive); empty: to the last key of all
+   * @param pageSize the most pairs read at a time, 1 to 9,999
+   * @throws InvalidRequestException for bounds or a page size beyond the protocol's limits
+   */
+  public ScanStream scanStream(byte[] from, byte[] to, int pageSize) {
+    Objects.requireNonNull(from, "from");
+    Objects.requireNonNull(to, "to");
+    Checks.bound(from, "scan start");
+    Checks.bound(to, "scan end");
+    if (pageSize < 1 || pageSize >= WireCodec.SCAN_LIMIT_MAX) {
+      throw new InvalidRequestException(
+          StatusCode.INVALID_ARGUMENT,
+          "a scan stream's page size must be 1 to "
+              + (WireCodec.SCAN_LIMIT_MAX - 1)
+              + ", not "
+              + pageSize);
+    }
+    return new ScanStream((start, limit) -> scanAsync(start, to, limit), from, to, pageSize);
+  }
+
   /**
    * Reads the pairs with keys in {@code [from, to)}, at most {@code limit}; blocks. See {@link
    * #scanAsync}.
@@ -520,7 +562,7 @@ public final class KvsClient implements AutoCloseable {
    * Waits for {@code future}, uninterruptibly (operation timeouts bound the wait) but keeping the
    * interrupt status, and throws the KvsException it failed with.
    */
-  private static <T> T await(CompletableFuture<T> future) {
+  static <T> T await(CompletableFuture<T> future) {
     DirectConnection.awaitSent(future); // reads this thread's own reply, if it can
     boolean interrupted = false;
     try {

@@ -1,6 +1,7 @@
 package io.kvs.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.kvs.core.KeyValue;
 import java.time.Duration;
@@ -176,6 +177,49 @@ class KvsClientOperationsTest extends ClusterTestBase {
     assertThat(client.scan(bytes("q"), bytes("b"), 10)).isEmpty();
     assertThat(client.scan(bytes("zz"), new byte[0], 10)).isEmpty();
     assertThat(client.scan(bytes("d55"), bytes("d6"), 10)).isEmpty();
+  }
+
+  /**
+   * A scan stream reads page by page across regions: every pair once, in key order, whatever the
+   * page size; a key deleted where a page ends is not needed to go on; bounds and close hold.
+   */
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  void scanStreamsPageAcrossRegionsAndReturnEachPairOnce(Transport transport) throws Exception {
+    startCluster(transport);
+    KvsClient client = cluster.client(transport, TIMEOUT);
+    putAlphabet(client);
+    for (int pageSize : new int[] {1, 7, 26, 9_999}) {
+      List<byte[]> streamed = new ArrayList<>();
+      try (ScanStream stream = client.scanStream(new byte[0], new byte[0], pageSize)) {
+        stream.forEachRemaining(pair -> streamed.add(pair.key()));
+      }
+      assertThat(streamed.stream().map(ClusterTestBase::text).toList())
+          .as("page size %d", pageSize)
+          .isEqualTo(alphabetKeys('a', 0, 260));
+    }
+    // Bounded, from inside one region to inside another.
+    List<String> bounded = new ArrayList<>();
+    client
+        .scanStream(bytes("c7"), bytes("g5"), 10)
+        .forEachRemaining(pair -> bounded.add(text(pair.key())));
+    assertThat(bounded).isEqualTo(alphabetKeys('c', 7, 38));
+    // The key a page ended at is deleted before the next page: the stream goes on after it.
+    ScanStream stream = client.scanStream(bytes("a"), new byte[0], 5);
+    List<String> seen = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      seen.add(text(stream.next().key()));
+    }
+    client.delete(bytes(seen.get(4)));
+    stream.forEachRemaining(pair -> seen.add(text(pair.key())));
+    assertThat(seen).isEqualTo(alphabetKeys('a', 0, 260));
+    // Closed: nothing more.
+    ScanStream closed = client.scanStream(new byte[0], new byte[0], 3);
+    closed.next();
+    closed.close();
+    assertThat(closed.hasNext()).isFalse();
+    assertThatThrownBy(() -> client.scanStream(new byte[0], new byte[0], 10_000))
+        .isInstanceOf(io.kvs.core.InvalidRequestException.class);
   }
 
   /** A region holding more than one reply's worth (4 MiB) is read in pages. */

@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.HdrHistogram.Histogram;
@@ -31,7 +32,10 @@ import org.HdrHistogram.Histogram;
  * operation, not contention): puts of 100-byte values, compare-and-sets from the value the slot
  * last wrote to a new one, increments of 8-byte counters. Per phase: throughput, latency p50, p99,
  * p99.9 and max (HdrHistogram), and the three servers' CPU per operation (every thread, from {@code
- * /proc/<pid>/task/<tid>/schedstat}), with the ratios to the put.
+ * /proc/<pid>/task/<tid>/schedstat}), with the ratios to the put. Then the same under contention:
+ * every slot updates one of {@value #HOT_KEYS} hot keys by compare-and-set (a read, then compare-
+ * and-sets from the value the last one found until one applies: an operation is one update, and
+ * "tries/op" counts the compare-and-sets it took), and every slot increments one counter.
  *
  * <p>Prints a table, writes JSON lines to {@code target/bench/conditional.json} and draws {@code
  * conditional.png}. Usage: {@code [--quick] [--seconds N] [--keys N] [--in-flight N] [--out-dir
@@ -40,11 +44,16 @@ import org.HdrHistogram.Histogram;
 public final class ConditionalBenchmark {
   private static final int SERVERS = 3;
   private static final int VALUE_BYTES = 100;
+  private static final int HOT_KEYS = 4;
 
   enum Op {
     PUT,
     CAS,
-    INCREMENT
+    INCREMENT,
+    /** Read-modify-write of one of {@link #HOT_KEYS} keys by every slot, by compare-and-set. */
+    CAS_HOT,
+    /** Every slot increments one counter. */
+    INCREMENT_HOT
   }
 
   private record Options(
@@ -62,7 +71,8 @@ public final class ConditionalBenchmark {
       Histogram latency,
       double cpuMicrosPerOp,
       double switchesPerOp,
-      long failed) {}
+      long failed,
+      double triesPerOp) {}
 
   private ConditionalBenchmark() {}
 
@@ -147,7 +157,8 @@ public final class ConditionalBenchmark {
                     phase.latency(),
                     phase.operations() == 0 ? 0 : cpu / 1000.0 / phase.operations(),
                     phase.operations() == 0 ? 0 : switches / (double) phase.operations(),
-                    phase.failed()));
+                    phase.failed(),
+                    phase.operations() == 0 ? 0 : phase.tries() / (double) phase.operations()));
           }
         }
       }
@@ -170,6 +181,7 @@ public final class ConditionalBenchmark {
             "cs/op",
             "vs put: latency p50",
             "vs put: CPU/op",
+            "tries/op",
             "failed");
     List<JsonLine> lines = new ArrayList<>();
     List<String> groups = new ArrayList<>();
@@ -192,6 +204,7 @@ public final class ConditionalBenchmark {
           String.format(Locale.ROOT, "%.2f", result.switchesPerOp()),
           String.format(Locale.ROOT, "%.2fx", latencyRatio),
           String.format(Locale.ROOT, "%.2fx", cpuRatio),
+          String.format(Locale.ROOT, "%.2f", result.triesPerOp()),
           Long.toString(result.failed()));
       lines.add(
           new JsonLine()
@@ -206,6 +219,7 @@ public final class ConditionalBenchmark {
               .put("latency_p50_vs_put", latencyRatio)
               .put("cpu_per_op_vs_put", cpuRatio)
               .put("failed", result.failed())
+              .put("tries_per_op", result.triesPerOp())
               .put("in_flight", options.inFlight())
               .put("profile", options.quick() ? "quick" : "full"));
       groups.add(result.op().name().toLowerCase(Locale.ROOT));
@@ -238,7 +252,7 @@ public final class ConditionalBenchmark {
    * ...}, so it knows each one's value and its compare-and-sets apply.
    */
   static final class Load {
-    record Phase(long operations, long failed, long nanos, Histogram latency) {}
+    record Phase(long operations, long failed, long nanos, Histogram latency, long tries) {}
 
     private final KvsClient client;
     private final int keys;
@@ -292,6 +306,7 @@ public final class ConditionalBenchmark {
       Histogram latency = new Histogram(TimeUnit.SECONDS.toMicros(60), 3);
       AtomicLong operations = new AtomicLong();
       AtomicLong failed = new AtomicLong();
+      AtomicLong tries = new AtomicLong();
       long started = System.nanoTime();
       long end = started + length.toNanos();
       List<Thread> slots = new ArrayList<>();
@@ -305,7 +320,7 @@ public final class ConditionalBenchmark {
                   while (System.nanoTime() < end) {
                     long began = System.nanoTime();
                     try {
-                      operate(op, next);
+                      tries.addAndGet(operate(op, op == Op.CAS_HOT ? slot % HOT_KEYS : next));
                       mine.recordValue(
                           Math.min(
                               (System.nanoTime() - began) / 1000, mine.getHighestTrackableValue()));
@@ -330,10 +345,12 @@ public final class ConditionalBenchmark {
       for (Thread thread : slots) {
         thread.join();
       }
-      return new Phase(operations.get(), failed.get(), System.nanoTime() - started, latency);
+      return new Phase(
+          operations.get(), failed.get(), System.nanoTime() - started, latency, tries.get());
     }
 
-    private void operate(Op op, int key) {
+    /** One operation on {@code key}; the requests it took (a hot compare-and-set's tries). */
+    private int operate(Op op, int key) {
       byte[] name = Keys.of(key);
       switch (op) {
         case PUT -> {
@@ -349,8 +366,22 @@ public final class ConditionalBenchmark {
           }
           values[key] = next;
         }
+        case CAS_HOT -> {
+          // Read, then compare-and-set from what the last attempt found, until one applies.
+          byte[] seen = client.get(name).orElse(null);
+          for (int tries = 1; ; tries++) {
+            byte[] next = value(key, ThreadLocalRandom.current().nextLong());
+            CasResult result = client.compareAndSet(name, seen, next);
+            if (result.isApplied()) {
+              return tries;
+            }
+            seen = result.current().orElse(null);
+          }
+        }
         case INCREMENT -> client.increment(counterKey(key), 1);
+        case INCREMENT_HOT -> client.increment(counterKey(0), 1);
       }
+      return 1;
     }
 
     private static byte[] counterKey(int key) {

@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.kvs.client.KvsClient;
 import io.kvs.client.NotAppliedException;
 import io.kvs.client.OutcomeUnknownException;
+import io.kvs.client.ScanStream;
 import io.kvs.core.cluster.RegionDescriptor;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -24,18 +27,24 @@ import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Issue 29's concurrent counter: N clients each add 1 to one counter M times while the counter's
- * primary is killed (SIGKILL) and a backup promoted. An increment whose reply the kill took is sent
- * again under its write id, which every replica kept with the write, and the new primary answers it
- * as the first attempt was: the counter ends at exactly N·M, and the values the increments returned
- * are exactly 1..N·M (an increment applied twice would leave a gap and overshoot; one answered from
- * the wrong write, a duplicate). Each client is a KvsClient of its own (its own client id).
+ * Issue 29's concurrent counter and scan stream through a planned move and a failover. First a scan
+ * stream is opened over 2,000 pairs and read in part; the region is moved to another primary
+ * ({@code ./kvs admin move}), and read further. Then N clients each add 1 to one counter M times
+ * while the counter's primary is killed (SIGKILL) and a backup promoted; the stream is read to its
+ * end after: it returned every pair exactly once, in key order.
+ *
+ * <p>The counter: an increment whose reply the kill took is sent again under its write id, which
+ * every replica kept with the write, and the new primary answers it as the first attempt was: the
+ * counter ends at exactly N·M, and the values the increments returned are exactly 1..N·M (an
+ * increment applied twice would leave a gap and overshoot; one answered from the wrong write, a
+ * duplicate). Each client is a KvsClient of its own (its own client id).
  */
 class CounterFailoverIT {
   private static final int CLIENTS = 4;
   private static final int INCREMENTS = 250;
   private static final Duration OPERATION_TIMEOUT = Duration.ofSeconds(10);
   private static final byte[] COUNTER = "counter".getBytes(StandardCharsets.UTF_8);
+  private static final int STREAMED = 2_000;
 
   @TempDir(cleanup = CleanupMode.ON_SUCCESS)
   Path dir;
@@ -64,6 +73,25 @@ class CounterFailoverIT {
       try (KvsClient observer = cluster.client(OPERATION_TIMEOUT)) {
         ProcessCluster.awaitFullStrength(observer, 1, 3, Duration.ofSeconds(60));
         Bulk.fillLevels(observer, "levels", 1);
+        List<String> streamedKeys = new ArrayList<>();
+        for (int i = 0; i < STREAMED; i++) {
+          streamedKeys.add(String.format("stream/%05d", i));
+          observer.put(bytes(streamedKeys.get(i)), bytes("v" + i));
+        }
+        List<String> streamed = new ArrayList<>();
+        ScanStream stream = observer.scanStream(bytes("stream/"), bytes("stream0"), 40);
+        read(stream, 600, streamed);
+        RegionDescriptor moved = observer.regionMap().regionFor(COUNTER).orElseThrow();
+        String target = moved.backups().get(0);
+        cluster.admin("move", Long.toString(moved.id()), target);
+        ProcessCluster.awaitCondition(
+            "region " + moved.id() + " led by " + target,
+            Duration.ofSeconds(60),
+            () -> {
+              RegionDescriptor now = observer.regionMap().regionFor(COUNTER).orElseThrow();
+              return now.primary().equals(target) && now.joining().isEmpty();
+            });
+        read(stream, 600, streamed);
         RegionDescriptor before = observer.regionMap().regionFor(COUNTER).orElseThrow();
         for (int i = 0; i < CLIENTS; i++) {
           clients.add(cluster.client(OPERATION_TIMEOUT));
@@ -105,15 +133,20 @@ class CounterFailoverIT {
         for (Future<?> thread : running) {
           thread.get();
         }
+        read(stream, Integer.MAX_VALUE, streamed);
+        assertThat(streamed).as("the scan stream's keys").isEqualTo(streamedKeys);
         RegionDescriptor after = observer.regionMap().regionFor(COUNTER).orElseThrow();
         long total = (long) CLIENTS * INCREMENTS;
         byte[] counter = observer.get(COUNTER).orElseThrow();
-        long value =
-            java.nio.ByteBuffer.wrap(counter).order(java.nio.ByteOrder.LITTLE_ENDIAN).getLong();
+        long value = ByteBuffer.wrap(counter).order(ByteOrder.LITTLE_ENDIAN).getLong();
         System.out.printf(
-            "CounterFailoverIT: %d clients x %d increments, primary %s killed at about %d done,"
+            "CounterFailoverIT: scan stream of %d pairs through a move to %s and the kill: %d"
+                + " returned; %d clients x %d increments, primary %s killed at about %d done,"
                 + " %s leads at epoch %d; counter %d, %d distinct results, %d duplicates, %d"
                 + " unknown%n",
+            STREAMED,
+            target,
+            streamed.size(),
             CLIENTS,
             INCREMENTS,
             before.primary(),
@@ -140,5 +173,16 @@ class CounterFailoverIT {
         }
       }
     }
+  }
+
+  /** Reads at most {@code count} keys of {@code stream} into {@code into}. */
+  private static void read(ScanStream stream, int count, List<String> into) {
+    for (int i = 0; i < count && stream.hasNext(); i++) {
+      into.add(new String(stream.next().key(), StandardCharsets.UTF_8));
+    }
+  }
+
+  private static byte[] bytes(String text) {
+    return text.getBytes(StandardCharsets.UTF_8);
   }
 }
