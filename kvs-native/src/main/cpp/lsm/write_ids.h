@@ -25,12 +25,13 @@
 #define KVS_LSM_WRITE_IDS_H_
 
 #include <cstdint>
-#include <map>
+#include <deque>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include "log/log_format.h"
 
@@ -68,7 +69,9 @@ class WriteIds {
   const size_t capacity_;
   mutable std::mutex mutex_;
   std::unordered_map<log::WriteId, Applied, Hash> by_id_;
-  std::map<uint64_t, log::WriteId> by_lsn_;  // oldest first, for forgetting
+  // In the order recorded, for forgetting the oldest (an entry whose id was
+  // recorded again since is stale: by_id_ names a later LSN for it).
+  std::deque<std::pair<uint64_t, log::WriteId>> order_;
   uint64_t horizon_ = 0;
 };
 

@@ -32,6 +32,19 @@ TEST(WriteIdsTest, RemembersWhatEachIdWroteAndForgetsTheOldestPastItsCapacity) {
   EXPECT_EQ(ids.horizon(), 20u);
 }
 
+TEST(WriteIdsTest, AnIdRecordedAgainIsForgottenAtItsLaterLsn) {
+  WriteIds ids(1);
+  ids.Record({1, 1}, 10, false, {});
+  ids.Record({1, 1}, 20, false, {});  // replayed again, say
+  EXPECT_EQ(ids.Find({1, 1})->lsn, 20u);
+  EXPECT_EQ(ids.horizon(), 0u);
+  ids.Record({2, 1}, 30, false, {});
+  EXPECT_FALSE(ids.Find({1, 1}).has_value());
+  EXPECT_TRUE(ids.Find({2, 1}).has_value());
+  EXPECT_EQ(ids.horizon(), 20u);
+  EXPECT_EQ(ids.size(), 1u);
+}
+
 TEST(WriteIdsTest, LogRecordsCarryAWriteIdThroughTheirChecksum) {
   const log::Record record{
       5, log::RecordType::kPut, "key", "value", {0x1234, 9}};
