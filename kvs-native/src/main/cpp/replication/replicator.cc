@@ -401,9 +401,10 @@ void Replicator::CatchUp(const std::shared_ptr<Group>& group,
       }
       // A shorter copy of the same segment is extended in place (within an
       // incarnation a copy is a prefix of the primary's segment): only the
-      // bytes from the block its copy ends in go (LogMirror::Persist); the
-      // backup's buffer holds the copy before them (SendIndexSink::Create),
-      // so a promotion reads the segment whole.
+      // bytes from the block its copy ends in go (LogMirror::Persist); once
+      // they landed a FLUSH-TAIL has the backup fill its buffer with the
+      // copy before them, and the stream is caught up only after (a
+      // promotion reads a buffer only from its segment header on).
       const bool resumes = same && held->second.bytes <= log.bytes;
       Stream::Event bytes = Stream::Event::Unloaded(
           Stream::Event::Type::kLogBytes, log.kind, log.chain_index,

@@ -60,6 +60,14 @@ void Replicator::UpdateSync(Stream* stream) {
       stream->state != Stream::State::kReady || !stream->failure.ok()) {
     return;
   }
+  // Nor before the backup filled its buffers of resumed segments with its
+  // copies (a promotion reads a buffer only from its segment header on).
+  for (const Stream::LogState& log : stream->logs) {
+    if (log.fill_at != 0 || log.flushes_pending[0] > 0 ||
+        log.flushes_pending[1] > 0) {
+      return;
+    }
+  }
   const std::deque<Event>& index = stream->lanes[Stream::kIndexLane];
   // The backup holds every log byte queued before the first still to land:
   // batches landing say so, and so does a catch-up of index events alone
@@ -300,6 +308,7 @@ bool Replicator::PumpSendIndex(Stream* stream) {
         log.flushed = 0;
         // A resumed copy is extended in place, never dropped first.
         log.started = !event.resumes;
+        log.fill_at = event.resumes ? event.offset : 0;
       }
       if (event.offset + event.bytes.size() > kBufferBytes) {
         lock.unlock();
@@ -408,12 +417,24 @@ bool Replicator::PumpSendIndex(Stream* stream) {
     return true;
   };
 
+  // A resumed segment whose bytes landed: the FLUSH-TAIL that fills the
+  // backup's buffer with its copy before them (LogState::fill_at).
+  const auto fill_resumed = [&](size_t lane) {
+    Stream::LogState& log = stream->logs[lane];
+    if (!log.active || log.fill_at == 0 || log.landed <= log.fill_at) {
+      return true;
+    }
+    log.fill_at = 0;
+    if (!SendFlushTail(stream, lane, /*sealed=*/false, &lock)) return false;
+    progressed = true;
+    return true;
+  };
   // Move every lane on; again while that batched or sent more.
   bool any = false;
   do {
     progressed = false;
     for (size_t lane = 0; lane < kSendIndexLogs; ++lane) {
-      if (!pump_log(lane)) return false;
+      if (!pump_log(lane) || !fill_resumed(lane)) return false;
     }
     if (!pump_index()) return false;
     any |= progressed;

@@ -232,6 +232,12 @@ struct Replicator::Stream : std::enable_shared_from_this<Replicator::Stream> {
     size_t batches = 0;    // batches of this log not yet landed
     bool started = false;  // no FLUSH-TAIL since the segment started
     size_t flushes_pending[2] = {0, 0};  // replies, per buffer
+    // A catch-up resumed the backup's copy of this segment, sending only
+    // the bytes from `fill_at` (the block its copy ends in) on: once they
+    // landed, a FLUSH-TAIL has the backup fill its buffer with the copy's
+    // bytes before them, so that the buffer holds the segment from its
+    // header, as a promotion reads it (0: none due).
+    uint64_t fill_at = 0;
   };
 
   explicit Stream(std::shared_ptr<Group> owner, BackupTarget backup)

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <optional>
 #include <set>
 #include <string>
 
@@ -70,39 +69,6 @@ Status SendIndexSink::Create(channel::Session* session, uint64_t tag,
     resume = held->copies.size() <= kHeldCopiesMax &&
              held->levels.size() <= kHeldLevelsMax &&
              held->levels.size() == created->installer_->levels().size();
-  }
-  if (resume) {
-    // The copy a stream of this lineage extends (at most one unsealed copy
-    // of each log per buffer: a segment's successor in that buffer starts
-    // once it sealed) goes into its buffer now, before anything lands: the
-    // catch-up sends only the bytes from the block the copy ends in, and a
-    // promotion reads a buffer only from a segment header on. Without it,
-    // every write landing past the copy until the segment's next FLUSH-TAIL
-    // (for the small log: when the segment fills) was invisible to a
-    // promotion -- the chaos campaign's verify found such a backup, counted
-    // in sync, with "0 past them, 285 dropped". Bytes of a segment the
-    // stream starts over land from its header on, over these.
-    for (const log::LogKind kind :
-         {log::LogKind::kSmall, log::LogKind::kLarge}) {
-      // Copies, not pointers: segments() returns the map by value.
-      std::optional<MirroredSegment> newest[2];
-      std::pair<uint64_t, uint64_t> names[2] = {};
-      for (const auto& [primary, copy] : created->Mirror(kind)->segments()) {
-        std::optional<MirroredSegment>& slot = newest[copy.chain_index % 2];
-        if (copy.sealed || (slot && slot->chain_index > copy.chain_index)) {
-          continue;
-        }
-        slot = copy;
-        names[copy.chain_index % 2] = {primary, copy.chain_index};
-      }
-      for (size_t parity = 0; parity < 2; ++parity) {
-        if (!newest[parity]) continue;
-        const size_t index = LogBuffer(kind, parity);
-        KVS_RETURN_IF_ERROR(created->FillFromCopy(
-            *newest[parity], created->buffers_[index].get()));
-        created->whole_[index] = names[parity];
-      }
-    }
   }
   if (!resume) {
     held->copies.clear();

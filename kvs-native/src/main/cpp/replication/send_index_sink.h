@@ -115,8 +115,8 @@ class SendIndexSink {
   Status FlushTail(const IndexControl& control);
   Status InstallLevel(const IndexControl& control);
   // Copies what `copy` holds before the block it ends in into `buffer`
-  // (Create, for the copies a stream of the same lineage extends; FlushTail,
-  // for a segment the buffer does not hold from its start: whole_).
+  // (FlushTail, for a segment the buffer does not hold from its start:
+  // whole_).
   Status FillFromCopy(const MirroredSegment& copy,
                       channel::ReplicaBuffer* buffer) const;
   LogMirror* Mirror(log::LogKind kind) const;
