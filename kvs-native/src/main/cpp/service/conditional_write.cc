@@ -8,10 +8,11 @@
 
 namespace kvs::service {
 
-Status DecideConditional(const wire::Request& request, lsm::Region* region,
-                         bool refuse_device, ConditionalOutcome* outcome,
-                         replication::Record* record, bool* wrote,
-                         bool* needs_device) {
+namespace {
+
+Status Decide(const wire::Request& request, lsm::Region* region,
+              bool refuse_device, ConditionalOutcome* outcome,
+              replication::Record* record, bool* wrote, bool* needs_device) {
   *wrote = false;
   const log::WriteId id{request.client_id, request.sequence};
   if (id.present()) {
@@ -19,7 +20,6 @@ Status DecideConditional(const wire::Request& request, lsm::Region* region,
     if (const std::optional<lsm::WriteIds::Applied> applied = ids.Find(id)) {
       outcome->applied = true;
       outcome->repeated = true;
-      outcome->lsn = region->last_lsn();
       if (request.opcode == wire::Opcode::kIncrement) {
         if (applied->small_value.size() != 8) {
           return Status::InvalidArgument(
@@ -80,15 +80,12 @@ Status DecideConditional(const wire::Request& request, lsm::Region* region,
     *record = {replication::RecordType::kPut, request.key, outcome->written,
                id};
     *wrote = true;
-    const Status put = region->Put(request.key, outcome->written, id);
-    outcome->lsn = region->last_lsn();
-    return put;
+    return region->Put(request.key, outcome->written, id);
   }
   const bool matches =
       request.expected ? present && current == *request.expected : !present;
   if (!matches) {
     if (present) outcome->current = std::move(current);
-    outcome->lsn = region->last_lsn();
     return Status::Ok();
   }
   outcome->applied = true;
@@ -96,21 +93,28 @@ Status DecideConditional(const wire::Request& request, lsm::Region* region,
     *record = {replication::RecordType::kPut, request.key, *request.replacement,
                id};
     *wrote = true;
-    const Status put = region->Put(request.key, *request.replacement, id);
-    outcome->lsn = region->last_lsn();
-    return put;
+    return region->Put(request.key, *request.replacement, id);
   }
   if (!present) {
     // No value, none wanted: nothing to do (and no id to keep: a retry
     // finds the key absent again, and is applied as this was).
-    outcome->lsn = region->last_lsn();
     return Status::Ok();
   }
   *record = {replication::RecordType::kDelete, request.key, {}, id};
   *wrote = true;
-  const Status deleted = region->Delete(request.key, id);
-  outcome->lsn = region->last_lsn();
-  return deleted;
+  return region->Delete(request.key, id);
+}
+
+}  // namespace
+
+Status DecideConditional(const wire::Request& request, lsm::Region* region,
+                         bool refuse_device, ConditionalOutcome* outcome,
+                         replication::Record* record, bool* wrote,
+                         bool* needs_device) {
+  const Status decided = Decide(request, region, refuse_device, outcome, record,
+                                wrote, needs_device);
+  outcome->lsn = region->last_lsn();  // after what it wrote, if anything
+  return decided;
 }
 
 }  // namespace kvs::service

@@ -31,7 +31,6 @@ public final class ScanStream implements Iterator<KeyValue>, AutoCloseable {
   private int at;
   private CompletableFuture<List<KeyValue>> ahead; // the next page, asked for; null: none
   private byte[] last; // the last key handed out (null: none yet)
-  private boolean exhausted; // the range holds nothing past the current page
   private boolean closed;
 
   /**
@@ -65,7 +64,8 @@ public final class ScanStream implements Iterator<KeyValue>, AutoCloseable {
       }
       page = fetched.subList(skip, fetched.size());
       at = 0;
-      exhausted = fetched.size() < requested(last);
+      // Fewer than asked: the range holds nothing past this page.
+      boolean exhausted = fetched.size() < requested(last);
       if (!page.isEmpty() && !exhausted) {
         byte[] resume = page.get(page.size() - 1).key();
         if (to.length == 0 || Keys.compare(resume, to) < 0) {

@@ -45,7 +45,9 @@ public record Request(
     if (writeId == null) {
       writeId = WriteId.NONE;
     }
-    if (writeId != WriteId.NONE && opcode != Opcode.COMPARE_AND_SET && opcode != Opcode.INCREMENT) {
+    if (!writeId.equals(WriteId.NONE)
+        && opcode != Opcode.COMPARE_AND_SET
+        && opcode != Opcode.INCREMENT) {
       throw new IllegalArgumentException(opcode + " carries no write id");
     }
   }
