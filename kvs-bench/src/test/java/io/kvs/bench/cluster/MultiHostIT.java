@@ -32,7 +32,8 @@ import org.junit.jupiter.api.io.TempDir;
  * all joined by veth pairs on one bridge ({@link NamespaceHosts}); the servers replicate over the
  * native TCP transport ({@code --fabric tcp}) and every process reaches the others by its subnet
  * address only. With every elastic default (one region, split sizes stepping up from 2 MiB, the
- * balancer on), YCSB loading workload A from its namespace splits the region and spreads it: every
+ * balancer on) but the balancer's interval (3 s, not 10 s: {@link FirstLoadSpreadsIT} waits for the
+ * default one), YCSB loading workload A from its namespace splits the region and spreads it: every
  * server ends up leading a region that holds records; then YCSB runs workload A with every read
  * verified against what the load wrote, and every operation returns OK.
  */
@@ -102,6 +103,8 @@ class MultiHostIT {
             Integer.toString(SERVERS),
             "--replication",
             "2",
+            "--balance-interval-ms",
+            "3000",
             "--secret-file",
             secret.toString()));
     for (int i = 1; i <= SERVERS; i++) {
