@@ -11,7 +11,7 @@
 // | offset | size | field                    | meaning                                        |
 // |--------|------|--------------------------|------------------------------------------------|
 // | 0      | 8    | magic                    | "KVSVOLUM"                                     |
-// | 8      | 4    | format_version           | 6 (5: no write ids in log records; 4: no shared write-ahead log; 3: no split region; 2: no draining level; 1: no reference counts)|
+// | 8      | 4    | format_version           | 7 (6: no atomic batches in log records; 5: no write ids in log records; 4: no shared write-ahead log; 3: no split region; 2: no draining level; 1: no reference counts)|
 // | 12     | 4    | segment_offset_bits      | 21 (2 MiB segments)                            |
 // | 16     | 8    | sequence                 | +1 per superblock write; higher wins           |
 // | 24     | 16   | volume_id                | random at creation; stamps redo segments       |
@@ -52,7 +52,7 @@ inline constexpr uint64_t kSuperblockOffsets[2] = {0, kSuperblockBytes};
 // committed and never written, and would drop the writes in it. Volumes of
 // versions 1 to 4 are read and upgraded on open (two checkpoints in format
 // 5).
-inline constexpr uint32_t kSuperblockFormatVersion = 6;
+inline constexpr uint32_t kSuperblockFormatVersion = 7;
 inline constexpr uint32_t kSuperblockOldestReadableVersion = 1;
 // 500 segments of 2 MiB: a checkpoint of up to 1000 MiB, enough for the
 // allocator bitmap and catalog of a multi-terabyte volume.

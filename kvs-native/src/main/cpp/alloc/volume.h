@@ -21,14 +21,15 @@
 // leaves until ReleaseDeferred), which last until the process ends. A
 // segment is reusable when both are gone.
 //
-// Format versions: this build writes volume format 6 (kSuperblockFormatVersion;
+// Format versions: this build writes volume format 7 (kSuperblockFormatVersion;
 // 2 added reference counts to the checkpoint and redo records, 3 regions'
 // draining levels, a catalog entry format 2 builds would not read, 4 split
 // regions' origins, which format 3 builds would ignore, 5 daughters' small
 // logs beginning with their parent's segments, which format 4 builds would
 // cut, 6 log records carrying a conditional write's write id, which format 5
-// builds would take for the end of a log) and reads formats 1 to 5, which
-// Open upgrades by writing two checkpoints in format 6 at
+// builds would take for the end of a log, 7 log records of atomic batches,
+// which format 6 builds would take for the end of a log) and reads formats 1
+// to 6, which Open upgrades by writing two checkpoints in format 7 at
 // once, so that both superblock copies carry it (a build that reads only an
 // older format then refuses the volume rather than fall back to the older
 // copy, whose metadata is freed); a newer format is refused with

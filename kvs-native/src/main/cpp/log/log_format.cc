@@ -71,8 +71,9 @@ void EncodeRecord(const Record& record, uint64_t nonce, char* out) {
   coding::EncodeFixed32(out + 12, static_cast<uint32_t>(record.value.size()));
   coding::EncodeFixed16(out + 16, static_cast<uint16_t>(record.key.size()));
   out[18] = static_cast<char>(record.type);
-  out[19] =
-      static_cast<char>(record.write_id.present() ? kRecordHasWriteId : 0);
+  out[19] = static_cast<char>(
+      (record.write_id.present() ? kRecordHasWriteId : 0) |
+      (record.continues_batch ? kRecordContinuesBatch : 0));
   // Empty views may have a null data(); memcpy must not see it.
   if (!record.key.empty()) {
     std::memcpy(out + kRecordHeaderBytes, record.key.data(), record.key.size());
@@ -101,9 +102,9 @@ bool DecodeRecord(std::string_view input, uint64_t nonce, Record* record,
   const uint16_t key_size = coding::DecodeFixed16(p + 16);
   const auto type = static_cast<uint8_t>(p[18]);
   const auto flags = static_cast<uint8_t>(p[19]);
-  const bool has_id = flags == kRecordHasWriteId;
-  if (type < 1 || type > 4 || (flags != 0 && !has_id) ||
-      (has_id && type != 1 && type != 2) ||
+  const bool has_id = (flags & kRecordHasWriteId) != 0;
+  if (type < 1 || type > 4 || (flags & ~kRecordFlagsKnown) != 0 ||
+      (flags != 0 && type != 1 && type != 2) ||
       key_size > limits::key_size_bytes_max ||
       value_size > limits::value_size_bytes_max ||
       kRecordHeaderBytes + key_size + value_size +
@@ -123,6 +124,7 @@ bool DecodeRecord(std::string_view input, uint64_t nonce, Record* record,
   record->value =
       std::string_view(p + kRecordHeaderBytes + key_size, value_size);
   record->write_id = {};
+  record->continues_batch = (flags & kRecordContinuesBatch) != 0;
   if (has_id) {
     const char* id = p + kRecordHeaderBytes + key_size + value_size;
     record->write_id = {coding::DecodeFixed64(id),

@@ -29,13 +29,19 @@
 // | 18         | 1    | type       | 1 put, 2 delete, 3 segment end,          |
 // |            |      |            | 4 sync mark                              |
 // | 19         | 1    | flags      | bit 0: a write id follows the value;     |
-// |            |      |            | other bits zero                          |
+// |            |      |            | bit 1: an atomic batch goes on with the  |
+// |            |      |            | next LSN; other bits zero (puts and      |
+// |            |      |            | deletes only)                            |
 // | 20         | k    | key        |                                          |
 // | 20 + k     | v    | value      | for a sync mark: fixed64 log position    |
 // |            |      |            | durable before it                        |
 // | 20 + k + v | 16   | write id   | client (fixed64), sequence (fixed64): a  |
 // |            |      |            | conditional write's, so that a retry of  |
 // |            |      |            | it is recognised after a failover        |
+//
+// An atomic batch (lsm::Region::WriteBatch) takes consecutive LSNs, its
+// records in either log; every one but the last carries bit 1, so recovery
+// finds a batch whose last record is missing and drops all of it.
 //
 // A value pointer (offset, size) names the whole record, write id included;
 // the value lies at offset 20 + k, v bytes long, either way. Records without
@@ -72,6 +78,9 @@ inline constexpr size_t kSegmentHeaderBytes = 4096;
 inline constexpr size_t kRecordHeaderBytes = 20;
 inline constexpr size_t kWriteIdBytes = 16;
 inline constexpr uint8_t kRecordHasWriteId = 1;
+inline constexpr uint8_t kRecordContinuesBatch = 2;
+inline constexpr uint8_t kRecordFlagsKnown =
+    kRecordHasWriteId | kRecordContinuesBatch;
 
 const char* LogKindName(LogKind kind);
 
@@ -105,6 +114,8 @@ struct Record {
   std::string_view key;
   std::string_view value;
   WriteId write_id;  // puts and deletes only
+  // An atomic batch's record with more of the batch at the next LSN.
+  bool continues_batch = false;
 
   size_t EncodedSize() const {
     return kRecordHeaderBytes + key.size() + value.size() +

@@ -327,7 +327,8 @@ Status LogWriter::RollLocked(const IoLock& io) {
 Status LogWriter::Append(RecordType type, std::string_view key,
                          std::string_view value,
                          std::atomic<uint64_t>* lsn_source, uint64_t lsn,
-                         AppendResult* result, WriteId write_id) {
+                         AppendResult* result, WriteId write_id,
+                         bool continues_batch) {
   KVS_CHECK(type == RecordType::kPut || type == RecordType::kDelete);
   KVS_CHECK(key.size() <= limits::key_size_bytes_max &&
             value.size() <= limits::value_size_bytes_max);
@@ -371,12 +372,23 @@ Status LogWriter::Append(RecordType type, std::string_view key,
   if (lsn_source != nullptr) {
     lsn = lsn_source->fetch_add(1, std::memory_order_relaxed) + 1;
   }
-  AppendLocked({lsn, type, key, value, write_id}, result);
+  AppendLocked({lsn, type, key, value, write_id, continues_batch}, result);
   if (type == RecordType::kPut) {
     segment_put_bytes_ += result->size;
   }
   segment_max_lsn_ = std::max(segment_max_lsn_, lsn);
   return Status::Ok();
+}
+
+Status LogWriter::ReserveRoom(size_t bytes) {
+  KVS_CHECK(kSegmentHeaderBytes + bytes + kSegmentReserveBytes <=
+            kSegmentBytes);
+  const IoLock io(io_mutex_);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!failed_.ok()) {
+    return failed_;
+  }
+  return RollDueLocked(bytes) ? RollLocked(io) : Status::Ok();
 }
 
 bool LogWriter::RollDueLocked(size_t size) const {

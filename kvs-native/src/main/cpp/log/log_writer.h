@@ -160,10 +160,20 @@ class LogWriter {
   // Appends a put or delete. The LSN is taken from `lsn_source` (incremented
   // under this log's lock, so LSNs grow along the log) or, when it is null,
   // is `lsn`. Key and value must be within the documented limits. A
-  // present `write_id` is kept with the record (log_format.h).
+  // present `write_id` is kept with the record (log_format.h), and so is
+  // `continues_batch` (an atomic batch goes on at the next LSN).
   Status Append(RecordType type, std::string_view key, std::string_view value,
                 std::atomic<uint64_t>* lsn_source, uint64_t lsn,
-                AppendResult* result, WriteId write_id = {});
+                AppendResult* result, WriteId write_id = {},
+                bool continues_batch = false);
+
+  // Makes room in the current segment for the next `bytes` of records (give
+  // the worst case: a sync mark may precede each record), starting a new
+  // segment now if they would not fit, so that appends of that much need no
+  // new segment while nobody else appends (an atomic batch's, lsm::Region::
+  // WriteBatch: a full device then refuses the batch before any of it is
+  // appended). `bytes` must fit an empty segment. NoSpace changes nothing.
+  Status ReserveRoom(size_t bytes);
 
   // For a log that recovery cut short (LogTail::dropped, or records past
   // its end): ends the current segment where the log ends now and releases

@@ -221,7 +221,8 @@ Status Region::OpenLogs(bool recover, const SplitHandoff* handoff) {
                std::string(record.key),
                put ? std::string(record.value) : std::string(),
                log::LogKind::kSmall, small_chain.at(alloc::SegmentOf(offset)),
-               alloc::OffsetInSegment(offset), record.write_id});
+               alloc::OffsetInSegment(offset), record.write_id,
+               record.continues_batch});
         }
         return Status::Ok();
       },
@@ -248,7 +249,8 @@ Status Region::OpenLogs(bool recover, const SplitHandoff* handoff) {
               {record.lsn, kL0LargePointer, std::string(record.key),
                EncodeLogPointer({offset, size}), log::LogKind::kLarge,
                large_chain.at(alloc::SegmentOf(offset)),
-               alloc::OffsetInSegment(offset), record.write_id});
+               alloc::OffsetInSegment(offset), record.write_id,
+               record.continues_batch});
         }
         return Status::Ok();
       },
@@ -272,6 +274,14 @@ Status Region::OpenLogs(bool recover, const SplitHandoff* handoff) {
   size_t kept = 0;
   while (kept < writes.size() && writes[kept].lsn == compacted_lsn + kept + 1) {
     ++kept;
+  }
+  // An atomic batch is kept whole or not at all: its LSNs are consecutive
+  // and every record but its last says that more follow, so a prefix that
+  // ends in such a record ends inside a batch whose last record is lost.
+  // It goes back to where that batch began (the record after the last one
+  // that said nothing follows).
+  while (kept > 0 && writes[kept - 1].continues_batch) {
+    --kept;
   }
   bool small_cut = false, large_cut = false;
   if (kept < writes.size()) {
@@ -405,6 +415,110 @@ Status Region::Delete(std::string_view key, log::WriteId write_id) {
   return Write(log::RecordType::kDelete, key, {}, write_id);
 }
 
+Status Region::WritesStoppedLocked() const {
+  return writes_stopped_.load(std::memory_order_acquire) ? stop_reason_
+                                                         : Status::Ok();
+}
+
+Status Region::WriteBatch(const std::vector<BatchWrite>& writes) {
+  if (writes.empty()) {
+    return Status::InvalidArgument("an empty batch");
+  }
+  if (writes.size() > limits::batch_writes_max) {
+    return Status::TooLarge("a batch of " + std::to_string(writes.size()) +
+                            " writes exceeds the limit of " +
+                            std::to_string(limits::batch_writes_max));
+  }
+  // Validated whole before anything is written; each log's share sized
+  // with a sync mark's room before every record (the worst case).
+  size_t kv_bytes = 0, small_bytes = 0, large_bytes = 0;
+  for (const BatchWrite& write : writes) {
+    const std::string_view value = write.put ? write.value : std::string_view();
+    KVS_RETURN_IF_ERROR(ValidateKeyValue(write.key, value));
+    kv_bytes += write.key.size() + value.size();
+    const size_t record = 2 * log::kRecordHeaderBytes + 8 + write.key.size() +
+                          value.size();
+    (GoesToLargeLog(write.put, write.key, value) ? large_bytes : small_bytes) +=
+        record;
+  }
+  if (kv_bytes > limits::batch_bytes_max) {
+    return Status::TooLarge("a batch of " + std::to_string(kv_bytes) +
+                            " key and value bytes exceeds the limit of " +
+                            std::to_string(limits::batch_bytes_max));
+  }
+  KVS_RETURN_IF_ERROR(MakeRoomForWrite());
+  std::vector<log::AppendResult> appended(writes.size());
+  {
+    // Exclusively: no other write takes an LSN (each takes one under this
+    // lock held shared; GC's relocation holds it exclusively), so the
+    // batch's LSNs are consecutive, and no reader's snapshot or L0 switch
+    // comes between its inserts.
+    std::unique_lock<std::shared_mutex> lock(l0_mutex_);
+    KVS_RETURN_IF_ERROR(WritesStoppedLocked());
+    // A new segment, if one is needed, now: a full device refuses the batch
+    // before any of it is appended.
+    if (small_bytes > 0) {
+      KVS_RETURN_IF_ERROR(small_log_->ReserveRoom(small_bytes));
+    }
+    if (large_bytes > 0) {
+      KVS_RETURN_IF_ERROR(large_log_->ReserveRoom(large_bytes));
+    }
+    for (size_t i = 0; i < writes.size(); ++i) {
+      const BatchWrite& write = writes[i];
+      const bool large = GoesToLargeLog(write.put, write.key, write.value);
+      log::LogWriter* target = large ? large_log_.get() : small_log_.get();
+      const Status status = target->Append(
+          write.put ? log::RecordType::kPut : log::RecordType::kDelete,
+          write.key, write.put ? write.value : std::string_view(), &lsn_, 0,
+          &appended[i], {}, /*continues_batch=*/i + 1 < writes.size());
+      if (!status.ok()) {
+        if (i > 0) {
+          // Records of the batch were appended: a later LSN taken would
+          // make recovery read them as a whole batch. The log failed (room
+          // was reserved), so stop every write until the region reopens.
+          stop_reason_ = Status::IoError(
+              "region " + name_ +
+              " takes no writes: an atomic batch failed part-way (" +
+              std::string(status.message()) + "); reopen it to recover");
+          writes_stopped_.store(true, std::memory_order_release);
+        }
+        return status;
+      }
+    }
+    for (size_t i = 0; i < writes.size(); ++i) {
+      const BatchWrite& write = writes[i];
+      if (!write.put) {
+        active_->Insert(write.key, appended[i].lsn, kL0Tombstone, {});
+      } else if (GoesToLargeLog(true, write.key, write.value)) {
+        active_->Insert(write.key, appended[i].lsn, kL0LargePointer,
+                        EncodeLogPointer({appended[i].device_offset,
+                                          appended[i].size}));
+      } else {
+        active_->Insert(write.key, appended[i].lsn, kL0InPlace, write.value);
+      }
+    }
+    active_kv_bytes_.fetch_add(kv_bytes, std::memory_order_relaxed);
+    AccountActiveMemory();
+  }
+  for (size_t i = 0; i < writes.size(); ++i) {
+    const BatchWrite& write = writes[i];
+    load_sample_.Note(
+        (write.put ? puts_ : deletes_).fetch_add(1, std::memory_order_relaxed),
+        write.key);
+    if (write.put && context_.records != nullptr &&
+        GoesToLargeLog(true, write.key, write.value)) {
+      context_.records->Remember(appended[i].device_offset, appended[i].size,
+                                 write.key, write.value);
+    }
+  }
+  if (context_.sync) {
+    // Durable through the batch's last LSN: both logs, everything appended.
+    KVS_RETURN_IF_ERROR(small_log_->SyncTo(small_log_->appended_position()));
+    return large_log_->SyncTo(large_log_->appended_position());
+  }
+  return Status::Ok();
+}
+
 Status Region::Write(log::RecordType type, std::string_view key,
                      std::string_view value, log::WriteId write_id) {
   KVS_RETURN_IF_ERROR(MakeRoomForWrite());
@@ -413,6 +527,7 @@ Status Region::Write(log::RecordType type, std::string_view key,
   log::AppendResult appended;
   {
     std::shared_lock<std::shared_mutex> lock(l0_mutex_);
+    KVS_RETURN_IF_ERROR(WritesStoppedLocked());
     KVS_RETURN_IF_ERROR(
         target->Append(type, key, value, &lsn_, 0, &appended, write_id));
     if (type == log::RecordType::kDelete) {
@@ -674,7 +789,7 @@ Status Region::ReadLarge(const LogPointer& pointer, std::string_view key,
   const uint32_t value_size = coding::DecodeFixed32(record.data() + 12);
   const uint16_t key_size = coding::DecodeFixed16(record.data() + 16);
   const bool has_id =
-      static_cast<uint8_t>(record[19]) == log::kRecordHasWriteId;
+      (static_cast<uint8_t>(record[19]) & log::kRecordHasWriteId) != 0;
   if (log::kRecordHeaderBytes + key_size + value_size +
           (has_id ? log::kWriteIdBytes : 0) !=
       record.size()) {

@@ -18,7 +18,8 @@
 // Recovery: opening replays the small and large logs past the last
 // compacted LSN, merged in LSN order, into L0, up to the first LSN missing
 // from both (point in time: each log recovers to a prefix of its own, and
-// without a sync their ends differ). Records past that point are dropped,
+// without a sync their ends differ), or to where an atomic batch began whose
+// last record is not there (WriteBatch). Records past that point are dropped,
 // counted in RecoveryReport, and made unreadable: each log ends where its
 // first dropped record began, and later segments are released, when the
 // log next appends.
@@ -190,7 +191,9 @@ struct RecoveryReport {
   // Writes found in a log past the first LSN missing from both logs (the
   // point in time recovered), dropped with everything after them.
   uint64_t dropped_writes = 0;
-  uint64_t cut_lsn = 0;  // that first missing LSN, or 0: nothing dropped
+  // The first LSN dropped (missing, or the first of a batch kept in part),
+  // or 0: nothing dropped.
+  uint64_t cut_lsn = 0;
   uint64_t micros = 0;   // replaying the logs
 };
 
@@ -274,6 +277,25 @@ class Region {
   Status Put(std::string_view key, std::string_view value,
              log::WriteId write_id = {});
   Status Delete(std::string_view key, log::WriteId write_id = {});
+  // One write of an atomic batch: a put of `value`, or a delete.
+  struct BatchWrite {
+    bool put = true;
+    std::string_view key;
+    std::string_view value;
+  };
+  // Applies `writes` (in order: a later write of a key wins) all or
+  // nothing: they take consecutive LSNs, appended and inserted into the
+  // active L0 with no other write between them (l0_mutex_ held
+  // exclusively), so a scan sees all or none of them, a compaction takes
+  // them together, and recovery keeps the batch only if every record of
+  // it is there, in either log (log_format.h, kRecordContinuesBatch).
+  // Validated whole first: INVALID_ARGUMENT for an empty batch, an empty
+  // key or one outside the bounds; TOO_LARGE for a key or value over its
+  // limit or a batch over limits::batch_writes_max writes or
+  // limits::batch_bytes_max bytes -- nothing written. A failure after the
+  // first append (a full device, a failed log) leaves what was appended
+  // unacknowledged: the region's log has failed or recovery drops it.
+  Status WriteBatch(const std::vector<BatchWrite>& writes);
   // The write ids of the conditional writes this region applied, as far as
   // it knows them (lsm/write_ids.h).
   const WriteIds& write_ids() const { return write_ids_; }
@@ -498,6 +520,7 @@ class Region {
     uint64_t chain_index;
     uint64_t offset_in_segment;
     log::WriteId write_id;
+    bool continues_batch;  // an atomic batch goes on at the next LSN
   };
   // Point-in-time recovery: ends `identity`'s log (segments from the
   // catalog) before its first write among writes[kept..] (sorted by LSN),
@@ -537,6 +560,10 @@ class Region {
   Status Write(log::RecordType type, std::string_view key,
                std::string_view value, log::WriteId write_id);
   Status ValidateKeyValue(std::string_view key, std::string_view value) const;
+  // OK, or why the region takes no write: an atomic batch failed after some
+  // of its records were appended, and a later LSN would make recovery take
+  // them for a whole batch. Caller holds l0_mutex_ (either way).
+  Status WritesStoppedLocked() const;
   Status ReadLarge(const LogPointer& pointer, std::string_view key,
                    std::string* value) const;
   // Resolves an L0 entry into a value or NotFound (tombstone).
@@ -646,6 +673,11 @@ class Region {
   std::unique_ptr<log::LogWriter> small_log_;
   std::unique_ptr<log::LogWriter> large_log_;
   std::atomic<uint64_t> lsn_{0};
+  // Set, under l0_mutex_ held exclusively, by an atomic batch that failed
+  // part-way (WritesStoppedLocked); for good, until the region is reopened
+  // (recovery drops the batch).
+  std::atomic<bool> writes_stopped_{false};
+  Status stop_reason_;  // set before writes_stopped_
   uint64_t incarnation_ = 0;
   WriteIds write_ids_{limits::write_ids_per_region_max};
 

@@ -216,6 +216,7 @@ Status Region::RelocateLiveRecords(uint64_t segment) {
   // write since the check above is in an L0 now (the tables may have been
   // switched meanwhile, never compacted: that is this thread's work).
   std::unique_lock<std::shared_mutex> lock(l0_mutex_);
+  KVS_RETURN_IF_ERROR(WritesStoppedLocked());
   for (const Candidate* live : live_in_levels) {
     const Candidate& candidate = *live;
     InL0 verdict = in_l0(active_.get(), candidate);

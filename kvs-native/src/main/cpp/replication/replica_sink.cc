@@ -88,11 +88,27 @@ Status ReplicaSink::Flush(const Control& control) {
 Status ReplicaSink::ApplyLocked(size_t buffer, std::string_view bytes) {
   std::vector<Record> records;
   KVS_RETURN_IF_ERROR(DecodeRecords(bytes, &records));
+  std::vector<lsm::Region::BatchWrite> batch;
   for (const Record& record : records) {
+    if (record.continues_batch || !batch.empty()) {
+      // An atomic batch: applied as one once its last record is here.
+      batch.push_back(
+          {record.type == RecordType::kPut, record.key, record.value});
+      if (record.continues_batch) continue;
+      KVS_RETURN_IF_ERROR(region_->WriteBatch(batch));
+      batch.clear();
+      continue;
+    }
     KVS_RETURN_IF_ERROR(
         record.type == RecordType::kPut
             ? region_->Put(record.key, record.value, record.write_id)
             : region_->Delete(record.key, record.write_id));
+  }
+  if (!batch.empty()) {
+    return Status::Corruption(
+        "region " + std::to_string(region_id_) +
+        ": replicated records end inside an atomic batch (" +
+        std::to_string(batch.size()) + " of its records)");
   }
   KVS_RETURN_IF_ERROR(region_->Sync());
   stats_.records_applied += records.size();

@@ -6,10 +6,12 @@
 // until a FLUSH names a buffer and how many bytes it holds. Build-Index:
 // the backup then applies the buffer's records to its own region (its own
 // write-ahead log, L0 and compactions), makes them durable, and clears the
-// buffer for reuse. Closing applies whatever whole records the buffers hold
+// buffer for reuse (an atomic batch's records as one lsm::Region::
+// WriteBatch). Closing applies whatever whole records the buffers hold
 // that no FLUSH applied yet, the buffer being filled first: what the
 // primary acknowledged but had not flushed, or flushed without the FLUSH
-// having been taken here yet (it writes the other buffer meanwhile).
+// having been taken here yet (it writes the other buffer meanwhile), and
+// of those only whole batches (ValidPrefix).
 //
 // Thread safety: all methods may be called concurrently.
 

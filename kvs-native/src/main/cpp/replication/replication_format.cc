@@ -27,8 +27,9 @@ size_t DecodeOne(std::string_view bytes, Record* record) {
   const auto flags = static_cast<uint8_t>(in[1]);
   const uint16_t key_size = coding::DecodeFixed16(in + 2);
   const uint32_t value_size = coding::DecodeFixed32(in + 4);
-  const bool has_id = flags == log::kRecordHasWriteId;
-  if ((type != 1 && type != 2) || (flags != 0 && !has_id) || key_size == 0 ||
+  const bool has_id = (flags & log::kRecordHasWriteId) != 0;
+  if ((type != 1 && type != 2) || (flags & ~log::kRecordFlagsKnown) != 0 ||
+      key_size == 0 ||
       key_size > kKeyBytesMax || value_size > kValueBytesMax ||
       (type == 2 && value_size != 0)) {
     return 0;
@@ -42,6 +43,7 @@ size_t DecodeOne(std::string_view bytes, Record* record) {
   record->key = bytes.substr(kRecordHeaderBytes, key_size);
   record->value = bytes.substr(kRecordHeaderBytes + key_size, value_size);
   record->write_id = {};
+  record->continues_batch = (flags & log::kRecordContinuesBatch) != 0;
   if (has_id) {
     const char* id = in + kRecordHeaderBytes + key_size + value_size;
     record->write_id = {coding::DecodeFixed64(id),
@@ -61,7 +63,8 @@ void EncodeRecord(const Record& record, std::string* out) {
   const size_t start = out->size();
   out->push_back(static_cast<char>(record.type));
   out->push_back(static_cast<char>(
-      record.write_id.present() ? log::kRecordHasWriteId : 0));
+      (record.write_id.present() ? log::kRecordHasWriteId : 0) |
+      (record.continues_batch ? log::kRecordContinuesBatch : 0)));
   coding::PutFixed16(out, static_cast<uint16_t>(record.key.size()));
   coding::PutFixed32(out, static_cast<uint32_t>(record.value.size()));
   out->append(record.key);
@@ -90,11 +93,13 @@ Status DecodeRecords(std::string_view bytes, std::vector<Record>* records) {
 
 size_t ValidPrefix(std::string_view bytes) {
   size_t offset = 0;
+  size_t whole = 0;  // the end of the last record that ends no batch
   Record record;
   while (size_t size = DecodeOne(bytes.substr(offset), &record)) {
     offset += size;
+    if (!record.continues_batch) whole = offset;
   }
-  return offset;
+  return whole;
 }
 
 bool IsControl(std::string_view message) {

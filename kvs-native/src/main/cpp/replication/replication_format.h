@@ -8,7 +8,8 @@
 //
 //   offset      size  field
 //   0           1     type: 1 put, 2 delete
-//   1           1     flags: bit 0, a write id follows the value (other
+//   1           1     flags: bit 0, a write id follows the value; bit 1,
+//                     an atomic batch goes on with the next record (other
 //                     bits zero)
 //   2           2     key_size k (1..4096)
 //   4           4     value_size v (0..1 MiB; 0 for a delete)
@@ -17,6 +18,11 @@
 //   8+k+v       16    write id, if flagged: client, sequence (fixed64 each;
 //                     log_format.h), which the backup logs with the write
 //   8+k+v(+16)  4     crc: masked CRC32C of the bytes before it
+//
+// An atomic batch is consecutive records, all but the last flagged to go
+// on, queued as one unit: the primary never splits it across buffers, a
+// backup applies it whole (lsm::Region::WriteBatch), and ValidPrefix ends
+// before a batch whose last record is not there.
 //
 // Control message (a fabric message to the backup's server):
 //
@@ -98,6 +104,8 @@ struct Record {
   std::string_view key;
   std::string_view value;
   log::WriteId write_id;
+  // An atomic batch goes on with the next record.
+  bool continues_batch = false;
 };
 
 size_t RecordBytes(const Record& record);
@@ -107,7 +115,8 @@ void EncodeRecord(const Record& record, std::string* out);
 // offset of the first record that is malformed or fails its checksum.
 Status DecodeRecords(std::string_view bytes, std::vector<Record>* records);
 // The length of the longest prefix of `bytes` that is whole, valid records
-// (what a backup applies from a buffer nobody flushed).
+// and ends no batch part-way (what a backup applies from a buffer nobody
+// flushed).
 size_t ValidPrefix(std::string_view bytes);
 
 struct Control {

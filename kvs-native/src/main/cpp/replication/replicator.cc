@@ -747,10 +747,33 @@ Status Replicator::Close(uint64_t region_id) {
 void Replicator::Write(uint64_t region_id, const Record& record,
                        lsm::Region* region,
                        const std::function<Status()>& apply, WriteDone done) {
-  WriteDecided(
-      region_id, record.key, region,
-      [&](Record* out, bool* wrote) {
-        *out = record;
+  WriteUnit(
+      region_id, {record.key}, region,
+      [&](std::vector<Record>* out, bool* wrote) {
+        out->push_back(record);
+        *wrote = true;
+        return apply();
+      },
+      std::move(done));
+}
+
+void Replicator::WriteBatch(uint64_t region_id,
+                            const std::vector<Record>& records,
+                            lsm::Region* region,
+                            const std::function<Status()>& apply,
+                            WriteDone done) {
+  std::vector<std::string_view> keys;
+  keys.reserve(records.size());
+  for (const Record& record : records) keys.push_back(record.key);
+  WriteUnit(
+      region_id, keys, region,
+      [&](std::vector<Record>* out, bool* wrote) {
+        *out = records;
+        // One unit on every stream: a backup applies it whole or not at all.
+        for (size_t i = 0; i + 1 < out->size(); ++i) {
+          (*out)[i].continues_batch = true;
+        }
+        out->back().continues_batch = false;
         *wrote = true;
         return apply();
       },
@@ -760,6 +783,19 @@ void Replicator::Write(uint64_t region_id, const Record& record,
 void Replicator::WriteDecided(uint64_t region_id, std::string_view key,
                               lsm::Region* region, const Decide& decide,
                               WriteDone done) {
+  WriteUnit(
+      region_id, {key}, region,
+      [&](std::vector<Record>* out, bool* wrote) {
+        out->emplace_back();
+        return decide(&out->back(), wrote);
+      },
+      std::move(done));
+}
+
+void Replicator::WriteUnit(uint64_t region_id,
+                           const std::vector<std::string_view>& keys,
+                           lsm::Region* region, const DecideUnit& decide,
+                           WriteDone done) {
   const std::shared_ptr<Group> group = Find(region_id);
   if (group == nullptr) {
     // The caller's placement replicates the region, yet no group does here
@@ -771,10 +807,22 @@ void Replicator::WriteDecided(uint64_t region_id, std::string_view key,
                               "written"));
     return;
   }
-  std::atomic<uint64_t>& stripe = group->stripes[Group::Stripe(key)];
+  // The stripes of the keys the unit writes, each once.
+  std::vector<size_t> stripes;
+  stripes.reserve(keys.size());
+  for (std::string_view key : keys) stripes.push_back(Group::Stripe(key));
+  std::sort(stripes.begin(), stripes.end());
+  stripes.erase(std::unique(stripes.begin(), stripes.end()), stripes.end());
+  std::vector<uint64_t> before(stripes.size());
+  // Each stripe back at what it was before, or at `ticket` if later.
+  auto settle_stripes = [&](uint64_t ticket) {
+    for (size_t i = 0; i < stripes.size(); ++i) {
+      group->stripes[stripes[i]].store(std::max(before[i], ticket));
+    }
+  };
   bool alone = false;  // held by no backup: acknowledged once on disk
   bool wrote = true;
-  Record record;
+  std::vector<Record> records;
   {
     std::lock_guard<std::mutex> order(group->order);
     {
@@ -799,25 +847,27 @@ void Replicator::WriteDecided(uint64_t region_id, std::string_view key,
         return;
       }
     }
-    const uint64_t before = stripe.load();
-    stripe.store(Group::kApplying);
+    for (size_t i = 0; i < stripes.size(); ++i) {
+      before[i] = group->stripes[stripes[i]].load();
+      group->stripes[stripes[i]].store(Group::kApplying);
+    }
     group->applied_to = region;
     uint64_t ticket = 0;
     if (group->mode == ReplicationMode::kSendIndex) {
       // The region's log appends are queued as it makes them (Queue, on
       // this thread): wait for the last of them.
       last_queued_ticket = 0;
-      const Status applied = decide(&record, &wrote);
+      const Status applied = decide(&records, &wrote);
       ticket = last_queued_ticket;
       if (!applied.ok()) {
-        stripe.store(std::max(before, ticket));
+        settle_stripes(ticket);
         done(applied);
         return;
       }
-      if (!wrote) stripe.store(std::max(before, ticket));
+      if (!wrote) settle_stripes(ticket);
     } else {
-      const Status applied = decide(&record, &wrote);
-      if (!applied.ok() || !wrote) stripe.store(before);
+      const Status applied = decide(&records, &wrote);
+      if (!applied.ok() || !wrote) settle_stripes(0);
       if (!applied.ok()) {
         done(applied);
         return;
@@ -827,7 +877,7 @@ void Replicator::WriteDecided(uint64_t region_id, std::string_view key,
       // Nothing written: answered as a read of `key` is, below.
     } else if (group->mode != ReplicationMode::kSendIndex) {
       std::string bytes;
-      EncodeRecord(record, &bytes);
+      for (const Record& record : records) EncodeRecord(record, &bytes);
       std::lock_guard<std::mutex> lock(group->mutex);
       ticket = group->next_ticket++;
       for (const auto& stream : group->streams) {
@@ -837,7 +887,7 @@ void Replicator::WriteDecided(uint64_t region_id, std::string_view key,
       }
     }
     if (wrote) {
-      stripe.store(std::max(before, ticket));
+      settle_stripes(ticket);
       // Registered in ticket order (under `order`); a write the group holds
       // already (every required backup has it, or there is none) completes
       // at once.
@@ -901,8 +951,7 @@ void Replicator::WriteDecided(uint64_t region_id, std::string_view key,
         return;
       }
     }
-    AwaitReadAsync(region_id, std::vector<std::string_view>{key},
-                   std::move(done));
+    AwaitReadAsync(region_id, keys, std::move(done));
     return;
   }
   if (alone) {

@@ -265,6 +265,14 @@ class Replicator final : public lsm::ReplicationTap {
   using Decide = std::function<Status(Record* record, bool* wrote)>;
   void WriteDecided(uint64_t region_id, std::string_view key,
                     lsm::Region* region, const Decide& decide, WriteDone done);
+  // An atomic batch: as Write, for `records` (at least one) that `apply`
+  // writes as one lsm::Region::WriteBatch. They travel as one unit on every
+  // stream (build-index: consecutive records, each but the last flagged to
+  // go on, in one replica buffer; send-index: the batch's log records, which
+  // carry the same flag), and `done` gets one outcome for all of them.
+  void WriteBatch(uint64_t region_id, const std::vector<Record>& records,
+                  lsm::Region* region, const std::function<Status()>& apply,
+                  WriteDone done);
   // Whether `region_id`'s group has no required backup (see above): reads
   // then sync the region before they answer. False without a group.
   bool Alone(uint64_t region_id) const;
@@ -397,6 +405,14 @@ class Replicator final : public lsm::ReplicationTap {
   // timed out); every one still waiting if `ending`. Takes the group's
   // mutex; runs their callbacks after releasing it.
   void Settle(Group* group, bool ending);
+  // What Write, WriteBatch and WriteDecided share: a unit of writes to
+  // `keys` that `decide` applies (or decides not to) and describes in
+  // `records`, in the group's write order, replicated and completed as one.
+  using DecideUnit =
+      std::function<Status(std::vector<Record>* records, bool* wrote)>;
+  void WriteUnit(uint64_t region_id, const std::vector<std::string_view>& keys,
+                 lsm::Region* region, const DecideUnit& decide,
+                 WriteDone done);
   // Fails the stream of every required backup that holds none of the
   // writes waiting for it (or that reads wait for) within the stall timeout
   // (group->mutex held).

@@ -34,6 +34,15 @@ inline constexpr size_t value_size_bytes_max = 1u << 20;
 static_assert(key_size_bytes_max + value_size_bytes_max + 64 <
               segment_size_bytes);
 
+// An atomic batch (lsm::Region::WriteBatch, the wire's BATCH): at most this
+// many writes, of at most this many key and value bytes together (one
+// largest pair fits); beyond either it fails with TOO_LARGE and writes
+// nothing. Its replication record must fit one replica buffer
+// (replication_format.h, 2 MiB), with room for every record's overhead.
+inline constexpr size_t batch_writes_max = 1024;
+inline constexpr size_t batch_bytes_max =
+    value_size_bytes_max + key_size_bytes_max;
+
 // --- Replication -------------------------------------------------------------
 
 // A catch-up reads the region's segments from the device as its stream sends
