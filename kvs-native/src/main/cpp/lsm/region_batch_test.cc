@@ -27,7 +27,9 @@ std::string Key(const char* prefix, int i) {
   return prefix + std::to_string(10000 + i);
 }
 
-bool IsNotFound(const std::string& got) { return got.rfind("NOT_FOUND", 0) == 0; }
+bool IsNotFound(const std::string& got) {
+  return got.rfind("NOT_FOUND", 0) == 0;
+}
 
 TEST(RegionBatchTest, ABatchAcrossBothLogsIsAppliedWholeAndSurvivesAReopen) {
   RegionHarness harness(kCapacityBytes, {});
@@ -66,17 +68,16 @@ TEST(RegionBatchTest, AnInvalidBatchWritesNothing) {
   EXPECT_EQ(region->WriteBatch({{true, "a", "1"}, {true, "", "2"}}).code(),
             Status::Code::kInvalidArgument);
   const std::string key_too_long(limits::key_size_bytes_max + 1, 'k');
-  EXPECT_EQ(region->WriteBatch({{true, "a", "1"}, {true, key_too_long, "2"}})
-                .code(),
-            Status::Code::kTooLarge);
+  EXPECT_EQ(
+      region->WriteBatch({{true, "a", "1"}, {true, key_too_long, "2"}}).code(),
+      Status::Code::kTooLarge);
   std::vector<Region::BatchWrite> many(limits::batch_writes_max + 1,
                                        {true, "a", "1"});
   EXPECT_EQ(region->WriteBatch(many).code(), Status::Code::kTooLarge);
   const std::string half(limits::value_size_bytes_max / 2 + 8, 'v');
   EXPECT_EQ(region
-                ->WriteBatch({{true, "a", half},
-                              {true, "b", half},
-                              {true, "c", half}})
+                ->WriteBatch(
+                    {{true, "a", half}, {true, "b", half}, {true, "c", half}})
                 .code(),
             Status::Code::kTooLarge);
   EXPECT_EQ(region->last_lsn(), before);
@@ -125,7 +126,7 @@ TEST(RegionBatchTest, ABatchWhoseLastRecordsWereLostIsDroppedWhole) {
         << "large write " << i << " of a batch whose last write was lost";
   }
   const RecoveryReport report = harness.region()->stats().recovery;
-  EXPECT_EQ(report.cut_lsn, 2u);  // the batch's first LSN
+  EXPECT_EQ(report.cut_lsn, 2u);           // the batch's first LSN
   EXPECT_EQ(report.replayed_writes, 1u);   // "before"
   EXPECT_GE(report.dropped_writes, 100u);  // what reached the device
 

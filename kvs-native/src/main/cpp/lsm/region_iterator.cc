@@ -275,7 +275,7 @@ Status RegionIterator::value(std::string* value) const {
 }
 
 Status RegionIterator::ReadPairs(size_t limit, size_t max_bytes,
-                                 std::vector<Pair>* pairs) {
+                                 std::vector<Pair>* pairs, bool backward) {
   struct Pending {
     size_t pair;
     uint64_t device_offset;
@@ -301,7 +301,11 @@ Status RegionIterator::ReadPairs(size_t limit, size_t max_bytes,
       KVS_RETURN_IF_ERROR(value(&pair.value));
       bytes += key_.size() + pair.value.size();
     }
-    Next();
+    if (backward) {
+      Prev();
+    } else {
+      Next();
+    }
     KVS_RETURN_IF_ERROR(status_);
   }
   if (pending.empty()) {

@@ -68,12 +68,14 @@ class RegionIterator {
     std::string value;
   };
   // Appends the pairs from the current position on to `pairs` and moves
-  // forward past them, stopping after `limit` pairs or once their keys and
+  // past them (forward, or with `backward` backward: descending keys),
+  // stopping after `limit` pairs or once their keys and
   // values reach `max_bytes` (at least one pair is read if the iterator is
   // valid). The values behind log pointers are read together, as one batch of
   // concurrent device reads, which makes a scan cost about one device
   // latency per batch instead of one per value.
-  Status ReadPairs(size_t limit, size_t max_bytes, std::vector<Pair>* pairs);
+  Status ReadPairs(size_t limit, size_t max_bytes, std::vector<Pair>* pairs,
+                   bool backward = false);
 
   // OK unless a read failed; then Valid() is false.
   Status status() const { return status_; }

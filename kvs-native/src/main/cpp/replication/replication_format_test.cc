@@ -38,6 +38,37 @@ TEST(ReplicationFormat, RecordsRoundTripAndDamageIsFound) {
   EXPECT_EQ(ValidPrefix(damaged), first);
 }
 
+// An atomic batch is records flagged to go on, then one that is not: whole,
+// it decodes with its flags; cut anywhere inside, ValidPrefix (what a
+// promoted backup applies of a buffer nobody flushed) ends before it.
+TEST(ReplicationFormat, ABatchIsValidOnlyWhole) {
+  std::string bytes;
+  EncodeRecord({RecordType::kPut, "single", "1", {}}, &bytes);
+  const size_t before_batch = bytes.size();
+  Record first{RecordType::kPut, "a", "2", {}};
+  first.continues_batch = true;
+  Record second{RecordType::kDelete, "b", "", {}};
+  second.continues_batch = true;
+  EncodeRecord(first, &bytes);
+  EncodeRecord(second, &bytes);
+  const size_t before_last = bytes.size();
+  EncodeRecord({RecordType::kPut, "c", "3", {}}, &bytes);
+  std::vector<Record> records;
+  ASSERT_TRUE(DecodeRecords(bytes, &records).ok());
+  ASSERT_EQ(records.size(), 4u);
+  EXPECT_FALSE(records[0].continues_batch);
+  EXPECT_TRUE(records[1].continues_batch);
+  EXPECT_TRUE(records[2].continues_batch);
+  EXPECT_FALSE(records[3].continues_batch);
+  EXPECT_EQ(ValidPrefix(bytes), bytes.size());
+  for (size_t cut = before_batch; cut < bytes.size(); ++cut) {
+    EXPECT_EQ(ValidPrefix(bytes.substr(0, cut) + std::string(64, '\0')),
+              before_batch)
+        << cut;
+  }
+  EXPECT_EQ(ValidPrefix(bytes.substr(0, before_last)), before_batch);
+}
+
 TEST(ReplicationFormat, ControlMessagesAndRepliesRoundTrip) {
   std::string bytes;
   EncodeControl({ControlType::kFlush, 7, 3, 1, 12345, 9, std::string()},

@@ -349,6 +349,47 @@ TEST_P(ReplicationTest, APromotedBackupHoldsWritesOfBothBuffers) {
   }
 }
 
+// Atomic batches (BATCH) of small and large values reach the backup as
+// units through both buffers, one held at the backup when it is promoted:
+// it holds every acknowledged batch, whole.
+TEST_P(ReplicationTest, APromotedBackupHoldsEveryAcknowledgedBatchWhole) {
+  Place(3, 3);
+  backup_.handler.Hold();
+  constexpr int kBatches = 400;
+  constexpr int kWrites = 10;
+  std::vector<std::string> keys, values;
+  for (int i = 0; i < kBatches * kWrites; ++i) {
+    keys.push_back("batch" + std::to_string(i / kWrites) + "-" +
+                   std::to_string(i % kWrites));
+    values.push_back(ValueFor(i));
+  }
+  for (int b = 0; b < kBatches; ++b) {
+    wire::Request request = Make(wire::Opcode::kBatch, 3, {});
+    for (int w = 0; w < kWrites; ++w) {
+      const int i = b * kWrites + w;
+      request.writes.push_back({true, keys[i], values[i]});
+    }
+    // A delete of the key its previous batch wrote first.
+    if (b > 0) request.writes.push_back({false, keys[(b - 1) * kWrites], {}});
+    ASSERT_EQ(Call(request).status, Status::Code::kOk) << b;
+  }
+  ASSERT_TRUE(backup_.handler.AwaitHeld()) << "no FLUSH reached the backup";
+  service::Placement promoted;
+  promoted.stream_key = kStreamKey;
+  ASSERT_TRUE(backup_.service.Attach(7, 4, backup_.region, promoted).ok());
+  backup_.handler.Release();
+  for (int i = 0; i < kBatches * kWrites; ++i) {
+    std::string got;
+    const Status status = backup_.region->Get(keys[i], &got);
+    if (i % kWrites == 0 && i / kWrites < kBatches - 1) {
+      EXPECT_TRUE(status.IsNotFound()) << i << " " << status.ToString();
+      continue;
+    }
+    ASSERT_TRUE(status.ok()) << i << " " << status.ToString();
+    EXPECT_EQ(got, values[i]) << i;
+  }
+}
+
 // A backup that takes none of the writes waiting for it (here: it holds
 // the FLUSH of a full buffer, so the primary fills the other one and then
 // waits) fails its stream within the stall timeout, long before the write

@@ -275,6 +275,11 @@ std::optional<wire::Request> RegionService::Redirected(
     case wire::Opcode::kMultiGet:
       keys = request.keys;
       break;
+    case wire::Opcode::kBatch:
+      for (const wire::BatchWrite& write : request.writes) {
+        keys.push_back(write.key);
+      }
+      break;
     default:
       return std::nullopt;  // a scan: its client must learn where each ends
   }
@@ -332,6 +337,24 @@ Status RegionService::CheckPlacement(const wire::Request& request,
     case wire::Opcode::kMultiGet:
       for (const std::string_view key : request.keys) {
         if (!placement.Contains(key)) return outside(key);
+      }
+      break;
+    case wire::Opcode::kBatch:
+      // All or nothing within one region: every key must be here.
+      for (const wire::BatchWrite& write : request.writes) {
+        if (!placement.Contains(write.key)) return outside(write.key);
+      }
+      break;
+    case wire::Opcode::kScanReverse:
+      // A reverse scan starts below its end, which must lie in the range
+      // (above its start, at most its end; none: the range is unbounded
+      // above); its start is clipped to the range's.
+      if (request.end ? (*request.end <= std::string_view(placement.start) ||
+                         (placement.end && *placement.end < *request.end))
+                      : placement.end.has_value()) {
+        return Status::FromCode(Status::Code::kWrongRegion,
+                                "a reverse scan's end outside region " +
+                                    std::to_string(request.region_id));
       }
       break;
     case wire::Opcode::kScan:
@@ -978,6 +1001,7 @@ void RegionService::Execute(const wire::Request& request,
   }
   const Placement& placement = *placed;
   const bool write = wire::Writes(request.opcode);
+  const bool batch = request.opcode == wire::Opcode::kBatch;
   // What a write would put: a conditional write's new value (an increment's
   // 8 bytes), nothing for a delete.
   const bool puts = request.opcode == wire::Opcode::kPut ||
@@ -998,8 +1022,10 @@ void RegionService::Execute(const wire::Request& request,
   // acknowledged once synced, its reads once what they saw is. A write
   // decided by what the region holds whose read needs the device goes there
   // too, once its read was refused (below).
+  // A batch always does (it holds the region's L0 lock exclusively and may
+  // start a log segment first: lsm::Region::WriteBatch).
   if (on_shard &&
-      ((write && (region->WritesSync() ||
+      ((write && (batch || region->WritesSync() ||
                   region->WriteMayWait(puts, request.key, put_value))) ||
        (replicating != nullptr && replicating->Alone(request.region_id)))) {
     pass.Release();
@@ -1070,6 +1096,39 @@ void RegionService::Execute(const wire::Request& request,
            respond = std::move(respond)](Status held) {
             wire::Reply acknowledged;
             acknowledged.opcode = opcode;
+            acknowledged.request_id = request_id;
+            respond(WriteAnswer(acknowledged, held, region_id, true));
+          });
+      return;
+    }
+    case wire::Opcode::kBatch: {
+      std::vector<lsm::Region::BatchWrite> writes;
+      writes.reserve(request.writes.size());
+      for (const wire::BatchWrite& one : request.writes) {
+        writes.push_back({one.put, one.key, one.value});
+      }
+      const auto apply = [&] { return region->WriteBatch(writes); };
+      if (replicating == nullptr) {
+        status = apply();
+        break;
+      }
+      std::vector<replication::Record> records;
+      records.reserve(request.writes.size());
+      for (const wire::BatchWrite& one : request.writes) {
+        records.push_back({one.put ? replication::RecordType::kPut
+                                   : replication::RecordType::kDelete,
+                           one.key,
+                           one.value,
+                           {}});
+      }
+      // One outcome for all of it, once the backups hold it (a unit on
+      // every stream: replication/replicator.h, WriteBatch).
+      replicating->WriteBatch(
+          request.region_id, records, region, apply,
+          [this, request_id = request.request_id, region_id = request.region_id,
+           respond = std::move(respond)](Status held) {
+            wire::Reply acknowledged;
+            acknowledged.opcode = wire::Opcode::kBatch;
             acknowledged.request_id = request_id;
             respond(WriteAnswer(acknowledged, held, region_id, true));
           });
@@ -1155,6 +1214,31 @@ void RegionService::Execute(const wire::Request& request,
       status = iterator->status();
       if (status.ok()) {
         status = iterator->ReadPairs(request.limit, request.max_bytes, &pairs);
+      }
+      for (const auto& pair : pairs)
+        result.pairs.emplace_back(pair.key, pair.value);
+      result.more = status.ok() && iterator->Valid();
+      break;
+    }
+    case wire::Opcode::kScanReverse: {
+      // From the last key below the end (clipped to the range's) down to
+      // the start (clipped likewise), in descending order.
+      std::optional<std::string> end;
+      if (request.end) end.emplace(*request.end);
+      if (placement.end && (!end || *placement.end < *end)) {
+        end = placement.end;
+      }
+      const std::string_view lowest = request.key < placement.start
+                                          ? std::string_view(placement.start)
+                                          : request.key;
+      std::optional<std::string> lower;
+      if (!lowest.empty()) lower.emplace(lowest);
+      auto iterator = region->NewIterator(std::move(end), std::move(lower));
+      iterator->SeekToLast();
+      status = iterator->status();
+      if (status.ok()) {
+        status = iterator->ReadPairs(request.limit, request.max_bytes, &pairs,
+                                     /*backward=*/true);
       }
       for (const auto& pair : pairs)
         result.pairs.emplace_back(pair.key, pair.value);

@@ -448,6 +448,98 @@ TEST_F(RegionServiceTest, PlacementDecidesRoleAndKeyRange) {
   EXPECT_NE(backup.message.find("backup"), std::string_view::npos);
 }
 
+// A BATCH is applied whole or not at all: a key outside the region refuses
+// all of it (WRONG_REGION), one over its limits too (TOO_LARGE).
+TEST_F(RegionServiceTest, ABatchIsAppliedWholeOrRefusedWhole) {
+  Reopen(engine::EngineOptions{});  // writes that do not sync
+  ASSERT_EQ(Call(Make(wire::Opcode::kPut, "g", "old")).status,
+            Status::Code::kOk);
+  Placement placement;
+  placement.start = "d";
+  placement.end = std::string("m");
+  ASSERT_TRUE(service_.Attach(7, 3, region_, placement).ok());
+  wire::Request batch = Make(wire::Opcode::kBatch);
+  batch.writes = {{true, "e", "1"}, {false, "g", {}}, {true, "q", "2"}};
+  EXPECT_EQ(Call(batch).status, Status::Code::kWrongRegion);
+  EXPECT_EQ(Call(Make(wire::Opcode::kGet, "e")).status,
+            Status::Code::kNotFound);
+  EXPECT_EQ(Call(Make(wire::Opcode::kGet, "g")).value, "old");
+  const std::string large(600 << 10, 'v');
+  batch.writes = {{true, "e", large}, {true, "f", large}};
+  const wire::Reply too_large = Call(batch);
+  EXPECT_EQ(too_large.status, Status::Code::kTooLarge);
+  EXPECT_NE(too_large.message.find("batch"), std::string_view::npos);
+  EXPECT_EQ(Call(Make(wire::Opcode::kGet, "e")).status,
+            Status::Code::kNotFound);
+  batch.writes = {{true, "e", "1"}, {false, "g", {}}, {true, "f", "2"}};
+  EXPECT_EQ(Call(batch).status, Status::Code::kOk);
+  EXPECT_EQ(Call(Make(wire::Opcode::kGet, "e")).value, "1");
+  EXPECT_EQ(Call(Make(wire::Opcode::kGet, "f")).value, "2");
+  EXPECT_EQ(Call(Make(wire::Opcode::kGet, "g")).status,
+            Status::Code::kNotFound);
+  // On a shard it runs on the pool: it may start a log segment while it
+  // holds the region's L0 lock.
+  bool deferred = false;
+  std::thread shard([&] {
+    SetEndsTurns(true);
+    EXPECT_EQ(CallAsAShard(batch, &deferred).status, Status::Code::kOk);
+  });
+  shard.join();
+  EXPECT_TRUE(deferred) << "a batch ran on its shard";
+}
+
+// A SCAN_REVERSE reads its range from the top down, clipped to the region,
+// in pages; its end must lie in the region.
+TEST_F(RegionServiceTest, AReverseScanReadsDownwardWithinTheRegion) {
+  for (const char* key : {"a", "d", "e", "g", "k", "m", "q"}) {
+    ASSERT_EQ(
+        Call(Make(wire::Opcode::kPut, key, std::string("v") + key)).status,
+        Status::Code::kOk);
+  }
+  ASSERT_EQ(Call(Make(wire::Opcode::kDelete, "e")).status, Status::Code::kOk);
+  Placement placement;
+  placement.start = "d";
+  placement.end = std::string("m");
+  ASSERT_TRUE(service_.Attach(7, 3, region_, placement).ok());
+  wire::Request scan = Make(wire::Opcode::kScanReverse);
+  scan.end = std::string_view("m");
+  scan.limit = 2;
+  scan.max_bytes = 1 << 20;
+  wire::Reply page = Call(scan);
+  ASSERT_EQ(page.status, Status::Code::kOk);
+  ASSERT_EQ(page.pairs.size(), 2u);
+  EXPECT_EQ(page.pairs[0].first, "k");
+  EXPECT_EQ(page.pairs[0].second, "vk");
+  EXPECT_EQ(page.pairs[1].first, "g");
+  EXPECT_TRUE(page.more);
+  // The next page ends where this one did.
+  scan.end = std::string_view("g");
+  page = Call(scan);
+  ASSERT_EQ(page.status, Status::Code::kOk);
+  ASSERT_EQ(page.pairs.size(), 1u);
+  EXPECT_EQ(page.pairs[0].first, "d");
+  EXPECT_FALSE(page.more);
+  // A lower bound inside the range.
+  scan.end = std::string_view("m");
+  scan.key = "h";
+  scan.limit = 10;
+  page = Call(scan);
+  ASSERT_EQ(page.status, Status::Code::kOk);
+  ASSERT_EQ(page.pairs.size(), 1u);
+  EXPECT_EQ(page.pairs[0].first, "k");
+  EXPECT_FALSE(page.more);
+  // An end above the range, at or below its start, or none (the range has
+  // an end): another region's.
+  scan.key = {};
+  for (const std::optional<std::string_view> end :
+       {std::optional<std::string_view>("q"),
+        std::optional<std::string_view>("d"),
+        std::optional<std::string_view>()}) {
+    scan.end = end;
+    EXPECT_EQ(Call(scan).status, Status::Code::kWrongRegion);
+  }
+}
+
 // Clients that scan (replies in parts, fetched) and leave with requests
 // outstanding leave the server serving the next client.
 TEST_F(RegionServiceTest, ScanningClientsThatLeaveDoNotStallTheNext) {

@@ -6,6 +6,10 @@
 namespace kvs::wire {
 namespace {
 
+// A BATCH write's kind.
+constexpr uint8_t kBatchPut = 1;
+constexpr uint8_t kBatchDelete = 2;
+
 // Reads fields front to back; every read checks the bytes left.
 class Reader {
  public:
@@ -119,13 +123,18 @@ const char* OpcodeName(Opcode opcode) {
       return "COMPARE_AND_SET";
     case Opcode::kIncrement:
       return "INCREMENT";
+    case Opcode::kBatch:
+      return "BATCH";
+    case Opcode::kScanReverse:
+      return "SCAN_REVERSE";
   }
   return "UNKNOWN";
 }
 
 bool Writes(Opcode opcode) {
   return opcode == Opcode::kPut || opcode == Opcode::kDelete ||
-         opcode == Opcode::kCompareAndSet || opcode == Opcode::kIncrement;
+         opcode == Opcode::kCompareAndSet || opcode == Opcode::kIncrement ||
+         opcode == Opcode::kBatch;
 }
 
 Status ValidateRequest(const Request& request) {
@@ -153,6 +162,7 @@ Status ValidateRequest(const Request& request) {
       }
       return Status::Ok();
     case Opcode::kScan:
+    case Opcode::kScanReverse:
       if (request.key.size() > kKeyBytesMax ||
           (request.end && request.end->size() > kKeyBytesMax)) {
         return Invalid("scan bound exceeds " + std::to_string(kKeyBytesMax) +
@@ -174,6 +184,22 @@ Status ValidateRequest(const Request& request) {
       }
       for (const std::string_view key : request.keys) {
         KVS_RETURN_IF_ERROR(CheckKey(key, "multi-get key"));
+      }
+      return Status::Ok();
+    case Opcode::kBatch:
+      if (request.writes.empty() || request.writes.size() > kBatchWritesMax) {
+        return Invalid("batch of " + std::to_string(request.writes.size()) +
+                       " writes outside 1.." + std::to_string(kBatchWritesMax));
+      }
+      for (const BatchWrite& write : request.writes) {
+        KVS_RETURN_IF_ERROR(CheckKey(write.key, "batch key"));
+        if (write.value.size() > kValueBytesMax ||
+            (!write.put && !write.value.empty())) {
+          return Invalid("batch value of " +
+                         std::to_string(write.value.size()) +
+                         " bytes (a delete has none; a put at most " +
+                         std::to_string(kValueBytesMax) + ")");
+        }
       }
       return Status::Ok();
   }
@@ -220,6 +246,7 @@ void EncodeRequest(const Request& request, std::string* out) {
       out->append(request.key);
       break;
     case Opcode::kScan:
+    case Opcode::kScanReverse:
       coding::PutFixed32(out, static_cast<uint32_t>(request.key.size()));
       coding::PutFixed32(out, request.end
                                   ? static_cast<uint32_t>(request.end->size())
@@ -232,6 +259,16 @@ void EncodeRequest(const Request& request, std::string* out) {
     case Opcode::kMultiGet:
       coding::PutFixed32(out, static_cast<uint32_t>(request.keys.size()));
       for (const std::string_view key : request.keys) PutSized(out, key);
+      break;
+    case Opcode::kBatch:
+      coding::PutFixed32(out, static_cast<uint32_t>(request.writes.size()));
+      for (const BatchWrite& write : request.writes) {
+        PutU8(out, write.put ? kBatchPut : kBatchDelete);
+        coding::PutFixed32(out, static_cast<uint32_t>(write.key.size()));
+        coding::PutFixed32(out, static_cast<uint32_t>(write.value.size()));
+        out->append(write.key);
+        out->append(write.value);
+      }
       break;
   }
 }
@@ -297,7 +334,8 @@ Status DecodeRequest(std::string_view bytes, Request* request) {
       request->delta = static_cast<int64_t>(delta);
       break;
     }
-    case Opcode::kScan: {
+    case Opcode::kScan:
+    case Opcode::kScanReverse: {
       uint32_t start_size = 0, end_size = 0;
       ok = in.U32(&start_size) && in.U32(&end_size) &&
            in.U32(&request->limit) && in.U32(&request->max_bytes) &&
@@ -318,6 +356,23 @@ Status DecodeRequest(std::string_view bytes, Request* request) {
         std::string_view key;
         ok = SizedBytes(&in, kKeyBytesMax, &key);
         request->keys.push_back(key);
+      }
+      break;
+    }
+    case Opcode::kBatch: {
+      uint32_t count = 0;
+      ok = in.U32(&count) && count <= kBatchWritesMax;
+      for (uint32_t i = 0; ok && i < count; ++i) {
+        uint8_t kind = 0;
+        uint32_t key_size = 0, value_size = 0;
+        BatchWrite write;
+        ok = in.U8(&kind) && (kind == kBatchPut || kind == kBatchDelete) &&
+             in.U32(&key_size) && in.U32(&value_size) &&
+             key_size <= kKeyBytesMax && value_size <= kValueBytesMax &&
+             in.Bytes(key_size, &write.key) &&
+             in.Bytes(value_size, &write.value);
+        write.put = kind == kBatchPut;
+        request->writes.push_back(write);
       }
       break;
     }
@@ -389,11 +444,13 @@ void EncodeReply(const Reply& reply, std::string* out) {
     case Opcode::kNoop:
     case Opcode::kPut:
     case Opcode::kDelete:
+    case Opcode::kBatch:
       break;
     case Opcode::kGet:
       PutSized(out, reply.value);
       break;
     case Opcode::kScan:
+    case Opcode::kScanReverse:
       coding::PutFixed32(out, static_cast<uint32_t>(reply.pairs.size()));
       PutU8(out, reply.more ? 1 : 0);
       for (const auto& [key, value] : reply.pairs) {
@@ -452,11 +509,13 @@ Status DecodeReply(std::string_view bytes, Reply* reply) {
       case Opcode::kNoop:
       case Opcode::kPut:
       case Opcode::kDelete:
+      case Opcode::kBatch:
         break;
       case Opcode::kGet:
         ok = SizedBytes(&in, kValueBytesMax, &reply->value);
         break;
-      case Opcode::kScan: {
+      case Opcode::kScan:
+      case Opcode::kScanReverse: {
         uint32_t count = 0;
         uint8_t more = 0;
         ok = in.U32(&count) && count <= kScanLimitMax && in.U8(&more) &&

@@ -53,6 +53,7 @@ inline constexpr size_t kValueBytesMax = size_t{1} << 20;
 inline constexpr uint32_t kScanLimitMax = 10'000;
 inline constexpr uint32_t kScanBytesMax = uint32_t{4} << 20;
 inline constexpr size_t kMultiGetKeysMax = 1024;
+inline constexpr size_t kBatchWritesMax = 1024;
 inline constexpr size_t kMessageTextBytesMax = 4096;
 inline constexpr size_t kMessageBytesMax = size_t{8} << 20;
 // The end-bound size meaning "no end bound" in a SCAN.
@@ -70,9 +71,18 @@ enum class Opcode : uint8_t {
   kMultiGet = 5,
   kCompareAndSet = 6,
   kIncrement = 7,
+  kBatch = 8,
+  kScanReverse = 9,
 };
-inline constexpr uint8_t kOpcodeMax = 7;
+inline constexpr uint8_t kOpcodeMax = 9;
 const char* OpcodeName(Opcode opcode);
+
+// One write of a BATCH: a put of `value`, or a delete (no value).
+struct BatchWrite {
+  bool put = true;
+  std::string_view key;
+  std::string_view value;
+};
 
 // A request. Views point into the bytes it was decoded from (or that the
 // caller owns while encoding).
@@ -82,7 +92,8 @@ struct Request {
   uint64_t region_id = 0;
   uint64_t epoch = 0;
   std::string_view key;    // PUT, GET, DELETE, COMPARE_AND_SET, INCREMENT;
-                           // SCAN: the start key
+                           // SCAN, SCAN_REVERSE: the start key (the lower
+                           // bound)
   std::string_view value;  // PUT
   // COMPARE_AND_SET: the value the key must hold (nullopt: none) for the
   // key to be given `replacement` (nullopt: deleted).
@@ -99,12 +110,14 @@ struct Request {
   uint64_t sequence = 0;
   uint64_t floor = 0;
   bool retry = false;
-  // SCAN
+  // SCAN, SCAN_REVERSE
   std::optional<std::string_view> end;  // exclusive; none: no end bound
   uint32_t limit = 0;
   uint32_t max_bytes = 0;
   // MULTI_GET
   std::vector<std::string_view> keys;
+  // BATCH: applied in order, all or nothing, within one region.
+  std::vector<BatchWrite> writes;
 };
 
 struct Reply {
@@ -113,7 +126,7 @@ struct Reply {
   uint64_t request_id = 0;
   std::string_view message;  // not OK
   std::string_view value;    // GET
-  // SCAN
+  // SCAN (ascending), SCAN_REVERSE (descending)
   std::vector<std::pair<std::string_view, std::string_view>> pairs;
   bool more = false;
   // MULTI_GET: one per answered key; nullopt = not found.
@@ -129,7 +142,7 @@ struct Reply {
   uint64_t lsn = 0;
 };
 
-// Whether `opcode` writes (PUT, DELETE, COMPARE_AND_SET, INCREMENT).
+// Whether `opcode` writes (PUT, DELETE, COMPARE_AND_SET, INCREMENT, BATCH).
 bool Writes(Opcode opcode);
 
 // Appends the encoding of `request` to `out`. The request must be valid

@@ -51,6 +51,7 @@ Fields Describe(const Request& request) {
       fields["key"] = ToHex(request.key);
       break;
     case Opcode::kScan:
+    case Opcode::kScanReverse:
       fields["start"] = ToHex(request.key);
       fields["end"] = request.end ? ToHex(*request.end) : "none";
       fields["limit"] = std::to_string(request.limit);
@@ -77,6 +78,18 @@ Fields Describe(const Request& request) {
       fields["delta"] = std::to_string(request.delta);
       fields["write_id"] = WriteIdField(request);
       break;
+    case Opcode::kBatch: {
+      // put:key:value or delete:key, comma-separated.
+      std::string writes;
+      for (const BatchWrite& write : request.writes) {
+        writes +=
+            (writes.empty() ? "" : ",") +
+            (write.put ? "put:" + ToHex(write.key) + ":" + ToHex(write.value)
+                       : "delete:" + ToHex(write.key));
+      }
+      fields["writes"] = writes;
+      break;
+    }
   }
   return fields;
 }
@@ -94,7 +107,8 @@ Fields Describe(const Reply& reply) {
     case Opcode::kGet:
       fields["value"] = ToHex(reply.value);
       break;
-    case Opcode::kScan: {
+    case Opcode::kScan:
+    case Opcode::kScanReverse: {
       fields["more"] = reply.more ? "1" : "0";
       std::string pairs;
       for (const auto& [key, value] : reply.pairs) {

@@ -361,6 +361,97 @@ public final class KvsClient implements AutoCloseable {
   }
 
   /**
+   * Applies {@code mutations} atomically: all of them or none, in order (a later write of a key
+   * wins), on every replica, as one write of the region -- a scan sees all or none of them, and a
+   * failover keeps all or none. Their keys must lie in one region (design keys that change together
+   * to share a prefix the regions are not split inside); keys that lie in more than one fail it
+   * with a {@link NotAppliedException} (INVALID_ARGUMENT), nothing written. Retried as a put is:
+   * never sent again once it may have reached a primary ({@link OutcomeUnknownException}).
+   *
+   * @param mutations 1 to 1,024 writes, of at most 1 MiB + 4 KiB of keys and values together
+   * @return completes when the region's primary has acknowledged them
+   */
+  public CompletableFuture<Void> writeAtomicallyAsync(List<Mutation> mutations) {
+    return writeAtomically(mutations, false);
+  }
+
+  private CompletableFuture<Void> writeAtomically(List<Mutation> mutations, boolean awaited) {
+    List<Mutation> copy = List.copyOf(Objects.requireNonNull(mutations, "mutations"));
+    try {
+      checkMutations(copy);
+      if (copy.isEmpty()) {
+        throw new InvalidRequestException(StatusCode.INVALID_ARGUMENT, "an empty atomic batch");
+      }
+      long bytes = copy.stream().mapToLong(BatchWrites::bytes).sum();
+      if (!BatchWrites.fits(copy.size(), bytes)) {
+        throw new InvalidRequestException(
+            StatusCode.TOO_LARGE,
+            "an atomic batch of "
+                + copy.size()
+                + " writes and "
+                + bytes
+                + " key and value bytes exceeds the limit of "
+                + WireCodec.BATCH_WRITES_MAX
+                + " writes and "
+                + WireCodec.BATCH_BYTES_MAX
+                + " bytes");
+      }
+    } catch (KvsException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    return ifOpen(() -> BatchOperation.start(context, copy, awaited));
+  }
+
+  /**
+   * Applies many writes across regions: grouped by region, each region's writes sent as atomic
+   * batches (up to 1,024 writes and 1 MiB + 4 KiB each), every region at once. Each write's outcome
+   * is reported by its index: applied, not applied, or unknown; writes of one batch share theirs.
+   * Writes of one key are applied in their order only if they fall in one batch: give a key once.
+   *
+   * @param mutations the writes; each key 1 to 4,096 bytes, each value up to 1 MiB
+   * @return every write's outcome, once every batch has one
+   */
+  public CompletableFuture<BatchResult> writeAllAsync(List<Mutation> mutations) {
+    List<Mutation> copy = List.copyOf(Objects.requireNonNull(mutations, "mutations"));
+    try {
+      checkMutations(copy);
+    } catch (KvsException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    if (copy.isEmpty()) {
+      return ifOpen(
+          () ->
+              CompletableFuture.completedFuture(
+                  new BatchResult(new BatchResult.Outcome[0], new KvsException[0])));
+    }
+    return ifOpen(() -> BatchWrites.start(context, copy));
+  }
+
+  /** {@link #writeAllAsync} of puts: stores each pair's value under its key. */
+  public CompletableFuture<BatchResult> putAllAsync(List<KeyValue> pairs) {
+    return writeAllAsync(
+        Objects.requireNonNull(pairs, "pairs").stream()
+            .map(pair -> Mutation.put(pair.key(), pair.value()))
+            .toList());
+  }
+
+  /** {@link #writeAllAsync} of deletes: deletes each key's value. */
+  public CompletableFuture<BatchResult> deleteAllAsync(List<byte[]> keys) {
+    return writeAllAsync(
+        Objects.requireNonNull(keys, "keys").stream().map(Mutation::delete).toList());
+  }
+
+  private static void checkMutations(List<Mutation> mutations) {
+    for (Mutation mutation : mutations) {
+      Objects.requireNonNull(mutation, "mutation");
+      Checks.key(mutation.key(), "batch key");
+      if (!mutation.isDelete()) {
+        Checks.value(mutation.value());
+      }
+    }
+  }
+
+  /**
    * Reads the pairs with keys in {@code [from, to)}, in key order, at most {@code limit} of them.
    * The scan continues across regions until it has {@code limit} pairs or reaches {@code to}. It is
    * not a snapshot: each region (and each page of at most 4 MiB within one) is read at its own
@@ -385,6 +476,32 @@ public final class KvsClient implements AutoCloseable {
       return ifOpen(() -> CompletableFuture.completedFuture(List.of()));
     }
     return ifOpen(() -> ScanOperation.start(context, from, to, limit));
+  }
+
+  /**
+   * Reads the pairs with keys in {@code [from, to)} in descending key order, from the last key
+   * below {@code to} down, at most {@code limit} of them, across regions as {@link #scanAsync}
+   * does.
+   *
+   * @param from the lowest key (inclusive); empty: down to the first key of all
+   * @param to the end (exclusive); empty: from the last key of all
+   * @param limit the most pairs to return, at least 1
+   * @return the pairs, in descending key order
+   */
+  public CompletableFuture<List<KeyValue>> reverseScanAsync(byte[] from, byte[] to, int limit) {
+    Objects.requireNonNull(from, "from");
+    Objects.requireNonNull(to, "to");
+    try {
+      Checks.bound(from, "scan start");
+      Checks.bound(to, "scan end");
+      Checks.limit(limit);
+    } catch (KvsException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    if (to.length > 0 && Keys.compare(from, to) >= 0) {
+      return ifOpen(() -> CompletableFuture.completedFuture(List.of()));
+    }
+    return ifOpen(() -> ScanOperation.startReverse(context, from, to, limit));
   }
 
   /**
@@ -533,6 +650,38 @@ public final class KvsClient implements AutoCloseable {
     Objects.requireNonNull(to, "to");
     Checks.bound(from, "scan start");
     Checks.bound(to, "scan end");
+    checkPageSize(pageSize);
+    return new ScanStream((start, limit) -> scanAsync(start, to, limit), from, to, pageSize);
+  }
+
+  /**
+   * Streams the pairs with keys in {@code [from, to)} in descending key order, from the last key
+   * below {@code to} down, at most {@code pageSize} read at a time (and one page ahead), with the
+   * guarantees of {@link #scanStream(byte[], byte[], int)}.
+   *
+   * @param from the lowest key (inclusive); empty: down to the first key of all
+   * @param to the end (exclusive); empty: from the last key of all
+   * @param pageSize the most pairs read at a time, 1 to 9,999
+   * @throws InvalidRequestException for bounds or a page size beyond the protocol's limits
+   */
+  public ScanStream reverseScanStream(byte[] from, byte[] to, int pageSize) {
+    Objects.requireNonNull(from, "from");
+    Objects.requireNonNull(to, "to");
+    Checks.bound(from, "scan start");
+    Checks.bound(to, "scan end");
+    checkPageSize(pageSize);
+    return ScanStream.reverse((end, limit) -> reverseScanAsync(from, end, limit), to, pageSize);
+  }
+
+  /**
+   * Streams the pairs with keys in {@code [from, to)} in descending key order ({@value
+   * #SCAN_STREAM_PAGE} pairs a page). See {@link #reverseScanStream(byte[], byte[], int)}.
+   */
+  public ScanStream reverseScanStream(byte[] from, byte[] to) {
+    return reverseScanStream(from, to, SCAN_STREAM_PAGE);
+  }
+
+  private static void checkPageSize(int pageSize) {
     if (pageSize < 1 || pageSize >= WireCodec.SCAN_LIMIT_MAX) {
       throw new InvalidRequestException(
           StatusCode.INVALID_ARGUMENT,
@@ -541,7 +690,48 @@ public final class KvsClient implements AutoCloseable {
               + ", not "
               + pageSize);
     }
-    return new ScanStream((start, limit) -> scanAsync(start, to, limit), from, to, pageSize);
+  }
+
+  /**
+   * Reads the pairs with keys in {@code [from, to)} in descending key order, at most {@code limit};
+   * blocks. See {@link #reverseScanAsync}.
+   *
+   * @return the pairs, in descending key order
+   * @throws KvsException why it failed
+   */
+  public List<KeyValue> reverseScan(byte[] from, byte[] to, int limit) {
+    return await(reverseScanAsync(from, to, limit));
+  }
+
+  /**
+   * Applies {@code mutations} atomically, all or none; blocks. See {@link #writeAtomicallyAsync}.
+   *
+   * @throws KvsException why it failed: {@link NotAppliedException} (nothing written, also when the
+   *     keys lie in more than one region), {@link OutcomeUnknownException}
+   */
+  public void writeAtomically(List<Mutation> mutations) {
+    await(writeAtomically(mutations, true));
+  }
+
+  /**
+   * Applies many writes across regions, each region's as atomic batches; blocks. See {@link
+   * #writeAllAsync}.
+   *
+   * @return every write's outcome (it does not throw for writes that failed: see {@link
+   *     BatchResult})
+   */
+  public BatchResult writeAll(List<Mutation> mutations) {
+    return await(writeAllAsync(mutations));
+  }
+
+  /** Stores each pair; blocks. See {@link #putAllAsync} and {@link #writeAllAsync}. */
+  public BatchResult putAll(List<KeyValue> pairs) {
+    return await(putAllAsync(pairs));
+  }
+
+  /** Deletes each key's value; blocks. See {@link #deleteAllAsync} and {@link #writeAllAsync}. */
+  public BatchResult deleteAll(List<byte[]> keys) {
+    return await(deleteAllAsync(keys));
   }
 
   /**

@@ -12,10 +12,11 @@ import java.util.function.BiFunction;
 
 /**
  * The pairs with keys in {@code [from, to)}, in key order, read page by page as they are consumed
- * ({@link KvsClient#scanStream}). Each page is one scan (across regions, with the client's retries:
- * a region that moves, splits or fails over meanwhile is followed); the next page starts just after
- * the last key returned. So a pair present for the stream's whole duration is returned exactly
- * once; a pair written or deleted meanwhile may or may not be.
+ * ({@link KvsClient#scanStream}), or in descending key order ({@link KvsClient#reverseScanStream}).
+ * Each page is one scan (across regions, with the client's retries: a region that moves, splits or
+ * fails over meanwhile is followed); the next page starts just after (reverse: just below) the last
+ * key returned. So a pair present for the stream's whole duration is returned exactly once; a pair
+ * written or deleted meanwhile may or may not be.
  *
  * <p>Bounded: at most two pages are held -- the one being consumed and the next, asked for when the
  * consumer starts on the current one (back-pressure: nothing more is read until it is consumed). A
@@ -25,6 +26,7 @@ import java.util.function.BiFunction;
  */
 public final class ScanStream implements Iterator<KeyValue>, AutoCloseable {
   private final BiFunction<byte[], Integer, CompletableFuture<List<KeyValue>>> scan;
+  private final boolean reverse;
   private final byte[] to;
   private final int pageSize;
   private List<KeyValue> page = List.of();
@@ -41,10 +43,33 @@ public final class ScanStream implements Iterator<KeyValue>, AutoCloseable {
       byte[] from,
       byte[] to,
       int pageSize) {
+    this(scan, false, from, to, pageSize);
+  }
+
+  /**
+   * @param scan reverse: a scan down from a key (exclusive; empty: the last key of all) to the
+   *     stream's start, of at most so many pairs; else as above
+   * @param start where the first page starts: reverse, the stream's end (exclusive)
+   */
+  private ScanStream(
+      BiFunction<byte[], Integer, CompletableFuture<List<KeyValue>>> scan,
+      boolean reverse,
+      byte[] start,
+      byte[] to,
+      int pageSize) {
     this.scan = scan;
+    this.reverse = reverse;
     this.to = to;
     this.pageSize = pageSize;
-    this.ahead = scan.apply(from, pageSize);
+    this.ahead = scan.apply(start, pageSize);
+  }
+
+  /** A stream in descending key order: its pages from {@code to} (exclusive) down. */
+  static ScanStream reverse(
+      BiFunction<byte[], Integer, CompletableFuture<List<KeyValue>>> scanDown,
+      byte[] to,
+      int pageSize) {
+    return new ScanStream(scanDown, true, to, new byte[0], pageSize);
   }
 
   @Override
@@ -55,11 +80,14 @@ public final class ScanStream implements Iterator<KeyValue>, AutoCloseable {
       }
       List<KeyValue> fetched = KvsClient.await(ahead);
       ahead = null;
-      // A page after the first starts at the last key handed out, which it may hold again.
+      // A page after the first starts at the last key handed out, which it may hold again
+      // (reverse: below it, exclusive, so none is).
       int skip = 0;
       while (skip < fetched.size()
           && last != null
-          && Keys.compare(fetched.get(skip).key(), last) <= 0) {
+          && (reverse
+              ? Keys.compare(fetched.get(skip).key(), last) >= 0
+              : Keys.compare(fetched.get(skip).key(), last) <= 0)) {
         skip++;
       }
       page = fetched.subList(skip, fetched.size());
@@ -68,7 +96,7 @@ public final class ScanStream implements Iterator<KeyValue>, AutoCloseable {
       boolean exhausted = fetched.size() < requested(last);
       if (!page.isEmpty() && !exhausted) {
         byte[] resume = page.get(page.size() - 1).key();
-        if (to.length == 0 || Keys.compare(resume, to) < 0) {
+        if (reverse || to.length == 0 || Keys.compare(resume, to) < 0) {
           ahead = scan.apply(resume, requested(resume));
         }
       }
@@ -91,7 +119,7 @@ public final class ScanStream implements Iterator<KeyValue>, AutoCloseable {
 
   /** The pairs a page from {@code start} asks for: one more when it starts at a key already had. */
   private int requested(byte[] start) {
-    return start == null ? pageSize : pageSize + 1;
+    return start == null || reverse ? pageSize : pageSize + 1;
   }
 
   /** Stops the stream: what was read ahead is dropped, and {@link #hasNext} is false. */

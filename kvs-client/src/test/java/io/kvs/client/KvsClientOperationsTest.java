@@ -222,6 +222,134 @@ class KvsClientOperationsTest extends ClusterTestBase {
         .isInstanceOf(io.kvs.core.InvalidRequestException.class);
   }
 
+  /**
+   * Reverse scans read down across regions: every pair once, in descending key order, with bounds
+   * inside regions and on their boundaries, limits, and streams of any page size.
+   */
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  void reverseScansAndStreamsCrossRegionsInDescendingOrder(Transport transport) throws Exception {
+    startCluster(transport);
+    KvsClient client = cluster.client(transport, TIMEOUT);
+    putAlphabet(client);
+    List<String> all = alphabetKeys('a', 0, 260);
+    assertThat(keys(client.reverseScan(new byte[0], new byte[0], 1000))).isEqualTo(reversed(all));
+    // From inside one region down to inside another; ends on a boundary ("h") and inside one.
+    assertThat(keys(client.reverseScan(bytes("c7"), bytes("g5"), 1000)))
+        .isEqualTo(reversed(alphabetKeys('c', 7, 38)));
+    assertThat(keys(client.reverseScan(bytes("c"), bytes("h"), 1000)))
+        .isEqualTo(reversed(alphabetKeys('c', 0, 50)));
+    // A limit that stops across a boundary.
+    assertThat(keys(client.reverseScan(new byte[0], bytes("h3"), 12)))
+        .isEqualTo(List.of("h2", "h1", "h0", "g9", "g8", "g7", "g6", "g5", "g4", "g3", "g2", "g1"));
+    assertThat(keys(client.reverseScanAsync(bytes("x"), new byte[0], 5).get(10, TimeUnit.SECONDS)))
+        .isEqualTo(List.of("z9", "z8", "z7", "z6", "z5"));
+    assertThat(client.reverseScan(bytes("q"), bytes("q"), 10)).isEmpty();
+    assertThat(client.reverseScan(bytes("d55"), bytes("d6"), 10)).isEmpty();
+    assertThat(client.reverseScan(new byte[0], bytes("a0"), 10)).isEmpty();
+    for (int pageSize : new int[] {1, 7, 26, 9_999}) {
+      List<String> streamed = new ArrayList<>();
+      try (ScanStream stream = client.reverseScanStream(new byte[0], new byte[0], pageSize)) {
+        stream.forEachRemaining(pair -> streamed.add(text(pair.key())));
+      }
+      assertThat(streamed).as("page size %d", pageSize).isEqualTo(reversed(all));
+    }
+    List<String> bounded = new ArrayList<>();
+    client
+        .reverseScanStream(bytes("c7"), bytes("g5"), 10)
+        .forEachRemaining(pair -> bounded.add(text(pair.key())));
+    assertThat(bounded).isEqualTo(reversed(alphabetKeys('c', 7, 38)));
+  }
+
+  private static List<String> reversed(List<String> keys) {
+    List<String> copy = new ArrayList<>(keys);
+    java.util.Collections.reverse(copy);
+    return copy;
+  }
+
+  /**
+   * An atomic batch of one region's keys applies all of its writes (small and large values, a
+   * delete); one whose keys lie in two regions, or that is too large, writes nothing.
+   */
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  void anAtomicBatchAppliesAllOfItsWritesOrNone(Transport transport) throws Exception {
+    startCluster(transport);
+    KvsClient client = cluster.client(transport, TIMEOUT);
+    client.put(bytes("e3"), bytes("to be deleted"));
+    byte[] large = new byte[5000];
+    Arrays.fill(large, (byte) 'L');
+    client.writeAtomically(
+        List.of(
+            Mutation.put(bytes("e1"), bytes("one")),
+            Mutation.put(bytes("e2"), large),
+            Mutation.delete(bytes("e3")),
+            Mutation.put(bytes("e1"), bytes("one, again"))));
+    assertThat(client.get(bytes("e1")))
+        .hasValueSatisfying(v -> assertThat(text(v)).isEqualTo("one, again"));
+    assertThat(client.get(bytes("e2"))).hasValueSatisfying(v -> assertThat(v).isEqualTo(large));
+    assertThat(client.get(bytes("e3"))).isEmpty();
+    // "a1" and "z1" lie in different regions.
+    assertThatThrownBy(
+            () ->
+                client.writeAtomically(
+                    List.of(
+                        Mutation.put(bytes("a1"), bytes("x")),
+                        Mutation.put(bytes("z1"), bytes("y")))))
+        .isInstanceOf(NotAppliedException.class)
+        .hasMessageContaining("more than one region");
+    assertThat(client.get(bytes("a1"))).isEmpty();
+    assertThat(client.get(bytes("z1"))).isEmpty();
+    List<Mutation> tooMany = new ArrayList<>();
+    for (int i = 0; i <= io.kvs.core.wire.WireCodec.BATCH_WRITES_MAX; i++) {
+      tooMany.add(Mutation.put(bytes("e" + i), bytes("v")));
+    }
+    assertThatThrownBy(() -> client.writeAtomically(tooMany))
+        .isInstanceOf(io.kvs.core.InvalidRequestException.class)
+        .hasMessageContaining("exceeds");
+    assertThat(client.get(bytes("e100"))).isEmpty();
+    assertThat(
+            client
+                .writeAtomicallyAsync(List.of(Mutation.delete(bytes("e1"))))
+                .get(10, TimeUnit.SECONDS))
+        .isNull();
+    assertThat(client.get(bytes("e1"))).isEmpty();
+  }
+
+  /**
+   * Writes across regions go as one atomic batch per region (several when a region's share is
+   * larger than one holds), and each write's outcome is reported.
+   */
+  @ParameterizedTest
+  @EnumSource(Transport.class)
+  void writesAcrossRegionsReportEachOutcome(Transport transport) throws Exception {
+    startCluster(transport);
+    KvsClient client = cluster.client(transport, TIMEOUT);
+    List<KeyValue> pairs = new ArrayList<>();
+    for (String key : alphabetKeys('a', 0, 260)) {
+      pairs.add(new KeyValue(bytes(key), bytes("batched-" + key)));
+    }
+    // 2,500 keys of one region: three batches of it.
+    for (int i = 0; i < 2500; i++) {
+      pairs.add(new KeyValue(bytes(String.format("k%05d", i)), bytes("many-" + i)));
+    }
+    BatchResult put = client.putAll(pairs);
+    assertThat(put.size()).isEqualTo(pairs.size());
+    assertThat(put.allApplied()).as("%s", put).isTrue();
+    assertThat(put.error(0)).isEmpty();
+    assertThat(keys(client.scan(new byte[0], new byte[0], 10_000))).hasSize(pairs.size());
+    assertThat(client.get(bytes("k02499")))
+        .hasValueSatisfying(v -> assertThat(text(v)).isEqualTo("many-2499"));
+    List<byte[]> gone = new ArrayList<>();
+    for (String key : alphabetKeys('a', 0, 260)) {
+      gone.add(bytes(key));
+    }
+    BatchResult deleted = client.deleteAllAsync(gone).get(30, TimeUnit.SECONDS);
+    assertThat(deleted.count(BatchResult.Outcome.APPLIED)).isEqualTo(260);
+    assertThat(client.scan(new byte[0], bytes("k"), 10)).isEmpty();
+    assertThat(client.writeAll(List.of()).size()).isZero();
+  }
+
   /** A region holding more than one reply's worth (4 MiB) is read in pages. */
   @ParameterizedTest
   @EnumSource(Transport.class)

@@ -85,6 +85,40 @@ public final class RegionMap {
   }
 
   /**
+   * The region holding the keys just below {@code end} (exclusive; empty: the last key of all) --
+   * where a reverse scan down from {@code end} starts: the one whose start is below {@code end} and
+   * whose end is at or above it. Empty if no region of the map holds them (a gap).
+   */
+  public Optional<RegionDescriptor> lastBelow(byte[] end) {
+    if (regions.isEmpty()) {
+      return Optional.empty();
+    }
+    if (end.length == 0) {
+      RegionDescriptor last = regions.get(regions.size() - 1);
+      return last.end().length == 0 ? Optional.of(last) : Optional.empty();
+    }
+    int low = 0;
+    int high = regions.size() - 1;
+    int found = -1;
+    while (low <= high) {
+      int mid = (low + high) >>> 1;
+      if (Keys.compare(regions.get(mid).start(), end) < 0) {
+        found = mid;
+        low = mid + 1;
+      } else {
+        high = mid - 1;
+      }
+    }
+    if (found < 0) {
+      return Optional.empty();
+    }
+    RegionDescriptor region = regions.get(found);
+    return region.end().length == 0 || Keys.compare(end, region.end()) <= 0
+        ? Optional.of(region)
+        : Optional.empty();
+  }
+
+  /**
    * The regions, in key order, whose ranges lie within {@code [start, end)} (an empty end:
    * unbounded) -- what a region of that range was split into.
    */

@@ -20,7 +20,11 @@ public enum Opcode {
    */
   COMPARE_AND_SET(6),
   /** Adds to a key's 8-byte counter (none counts as 0), atomically; the reply holds the sum. */
-  INCREMENT(7);
+  INCREMENT(7),
+  /** Puts and deletes of one region's keys, applied in order, all or nothing. */
+  BATCH(8),
+  /** Reads the pairs of a key range in descending key order, from its end down, up to a limit. */
+  SCAN_REVERSE(9);
 
   private final int code;
 

@@ -14,8 +14,9 @@ import java.util.List;
  * @param requestId the request's id
  * @param message not OK: the server's explanation; else empty
  * @param value GET: the value; else empty
- * @param pairs SCAN: the pairs, in key order; else empty
- * @param more SCAN: whether the range holds pairs after the last one returned
+ * @param pairs SCAN: the pairs, in key order; SCAN_REVERSE: in descending key order; else empty
+ * @param more SCAN: whether the range holds pairs after the last one returned; SCAN_REVERSE: before
+ *     it
  * @param values MULTI_GET: the values of the request's first {@code values.size()} keys, null for a
  *     key without a value; else empty
  * @param applied COMPARE_AND_SET: whether the write was made; else false
@@ -95,7 +96,7 @@ public record Reply(
         lsn);
   }
 
-  /** Success without a body (NOOP, PUT, DELETE). */
+  /** Success without a body (NOOP, PUT, DELETE, BATCH). */
   public static Reply ok(Opcode opcode, long requestId) {
     return new Reply(opcode, StatusCode.OK, requestId, "", NONE, List.of(), false, List.of());
   }
@@ -108,6 +109,12 @@ public record Reply(
   /** A SCAN's pairs. */
   public static Reply scan(long requestId, List<KeyValue> pairs, boolean more) {
     return new Reply(Opcode.SCAN, StatusCode.OK, requestId, "", NONE, pairs, more, List.of());
+  }
+
+  /** A SCAN_REVERSE's pairs, in descending key order. */
+  public static Reply scanReverse(long requestId, List<KeyValue> pairs, boolean more) {
+    return new Reply(
+        Opcode.SCAN_REVERSE, StatusCode.OK, requestId, "", NONE, pairs, more, List.of());
   }
 
   /** A MULTI_GET's values (null: not found). */

@@ -10,17 +10,18 @@ import java.util.List;
  * @param requestId chosen by the client, echoed by the reply
  * @param regionId the region the client routes to
  * @param epoch the region epoch of the client's region map
- * @param key PUT, GET, DELETE, COMPARE_AND_SET, INCREMENT: the key; SCAN: the start key (empty:
- *     from the first key); else empty
+ * @param key PUT, GET, DELETE, COMPARE_AND_SET, INCREMENT: the key; SCAN, SCAN_REVERSE: the start
+ *     key, the lower bound (empty: from the first key); else empty
  * @param value PUT: the value; COMPARE_AND_SET: the value to write, or null to delete the key; else
  *     empty
- * @param end SCAN: the exclusive end key, or null for no end bound; else null
- * @param limit SCAN: the most pairs to return; else 0
- * @param maxBytes SCAN: stop once the pairs' keys and values reach this; else 0
+ * @param end SCAN, SCAN_REVERSE: the exclusive end key, or null for no end bound; else null
+ * @param limit SCAN, SCAN_REVERSE: the most pairs to return; else 0
+ * @param maxBytes SCAN, SCAN_REVERSE: stop once the pairs' keys and values reach this; else 0
  * @param keys MULTI_GET: the keys; else empty
  * @param expected COMPARE_AND_SET: the value the key must hold, or null for none; else null
  * @param delta INCREMENT: what to add to the counter; else 0
  * @param writeId COMPARE_AND_SET, INCREMENT: the write's id ({@link WriteId#NONE}: none); else NONE
+ * @param writes BATCH: the writes, in order; else empty
  */
 public record Request(
     Opcode opcode,
@@ -35,13 +36,18 @@ public record Request(
     List<byte[]> keys,
     byte[] expected,
     long delta,
-    WriteId writeId) {
+    WriteId writeId,
+    List<BatchWrite> writes) {
   private static final byte[] NONE = new byte[0];
 
   /** Checks the fields against the protocol's limits. */
   public Request {
-    WireCodec.validate(opcode, key, value, end, limit, maxBytes, keys, expected, delta);
+    if (writes == null) {
+      writes = List.of();
+    }
+    WireCodec.validate(opcode, key, value, end, limit, maxBytes, keys, expected, delta, writes);
     keys = List.copyOf(keys);
+    writes = List.copyOf(writes);
     if (writeId == null) {
       writeId = WriteId.NONE;
     }
@@ -76,7 +82,8 @@ public record Request(
         keys,
         null,
         0,
-        WriteId.NONE);
+        WriteId.NONE,
+        List.of());
   }
 
   /** A no-op. */
@@ -115,6 +122,51 @@ public record Request(
         Opcode.SCAN, requestId, regionId, epoch, start, NONE, end, limit, maxBytes, List.of());
   }
 
+  /**
+   * Scans down from the last key below {@code end} (exclusive; null: no bound) to {@code start}
+   * (inclusive; empty: the region's first key), in descending key order, at most {@code limit}
+   * pairs and about {@code maxBytes} of keys and values.
+   */
+  public static Request scanReverse(
+      long requestId,
+      long regionId,
+      long epoch,
+      byte[] start,
+      byte[] end,
+      int limit,
+      int maxBytes) {
+    return new Request(
+        Opcode.SCAN_REVERSE,
+        requestId,
+        regionId,
+        epoch,
+        start,
+        NONE,
+        end,
+        limit,
+        maxBytes,
+        List.of());
+  }
+
+  /** Applies {@code writes} (all keys of one region) in order, all or nothing. */
+  public static Request batch(long requestId, long regionId, long epoch, List<BatchWrite> writes) {
+    return new Request(
+        Opcode.BATCH,
+        requestId,
+        regionId,
+        epoch,
+        NONE,
+        NONE,
+        null,
+        0,
+        0,
+        List.of(),
+        null,
+        0,
+        WriteId.NONE,
+        writes);
+  }
+
   /** Gets the values of {@code keys}. */
   public static Request multiGet(long requestId, long regionId, long epoch, List<byte[]> keys) {
     return new Request(Opcode.MULTI_GET, requestId, regionId, epoch, NONE, NONE, null, 0, 0, keys);
@@ -139,7 +191,8 @@ public record Request(
         List.of(),
         expected,
         0,
-        WriteId.NONE);
+        WriteId.NONE,
+        List.of());
   }
 
   /** Adds {@code delta} to {@code key}'s 8-byte counter (none counts as 0), atomically. */
@@ -158,20 +211,21 @@ public record Request(
         List.of(),
         null,
         delta,
-        WriteId.NONE);
+        WriteId.NONE,
+        List.of());
   }
 
   /** This request with another id (a client assigns ids as it sends). */
   public Request withRequestId(long id) {
     return new Request(
         opcode, id, regionId, epoch, key, value, end, limit, maxBytes, keys, expected, delta,
-        writeId);
+        writeId, writes);
   }
 
   /** This conditional write with write id {@code id}. */
   public Request withWriteId(WriteId id) {
     return new Request(
         opcode, requestId, regionId, epoch, key, value, end, limit, maxBytes, keys, expected, delta,
-        id);
+        id, writes);
   }
 }

@@ -27,6 +27,14 @@ public final class WireCodec {
   public static final int SCAN_LIMIT_MAX = 10_000;
   public static final int SCAN_BYTES_MAX = 4 << 20;
   public static final int MULTI_GET_KEYS_MAX = 1024;
+  public static final int BATCH_WRITES_MAX = 1024;
+
+  /**
+   * The most key and value bytes of a BATCH's writes together that a region applies (one largest
+   * pair fits); more is refused with TOO_LARGE.
+   */
+  public static final int BATCH_BYTES_MAX = VALUE_BYTES_MAX + KEY_BYTES_MAX;
+
   public static final int MESSAGE_TEXT_BYTES_MAX = 4096;
 
   /** The largest encoded request or reply: every limit above fits. */
@@ -36,6 +44,11 @@ public final class WireCodec {
 
   /** A COMPARE_AND_SET's size of "no value": none expected, or delete the key. */
   private static final int NO_VALUE = 0xffffffff;
+
+  /** A BATCH write's kind. */
+  private static final int BATCH_PUT = 1;
+
+  private static final int BATCH_DELETE = 2;
 
   private WireCodec() {}
 
@@ -58,7 +71,7 @@ public final class WireCodec {
         out.writeBytes(request.value());
       }
       case GET, DELETE -> writeSized(out, request.key());
-      case SCAN -> {
+      case SCAN, SCAN_REVERSE -> {
         out.writeIntLE(request.key().length);
         out.writeIntLE(request.end() == null ? NO_END_BOUND : request.end().length);
         out.writeIntLE(request.limit());
@@ -92,6 +105,18 @@ public final class WireCodec {
         out.writeLongLE(request.delta());
         writeWriteId(out, request.writeId());
         out.writeBytes(request.key());
+      }
+      case BATCH -> {
+        out.writeIntLE(request.writes().size());
+        for (BatchWrite write : request.writes()) {
+          out.writeByte(write.put() ? BATCH_PUT : BATCH_DELETE);
+          out.writeIntLE(write.key().length);
+          out.writeIntLE(write.put() ? write.value().length : 0);
+          out.writeBytes(write.key());
+          if (write.put()) {
+            out.writeBytes(write.value());
+          }
+        }
       }
     }
   }
@@ -166,7 +191,7 @@ public final class WireCodec {
       case GET -> Request.get(requestId, regionId, epoch, readSized(in, KEY_BYTES_MAX, "key"));
       case DELETE ->
           Request.delete(requestId, regionId, epoch, readSized(in, KEY_BYTES_MAX, "key"));
-      case SCAN -> {
+      case SCAN, SCAN_REVERSE -> {
         long startSize = readSize(in);
         int endSize = readInt(in);
         int limit = readInt(in);
@@ -177,7 +202,9 @@ public final class WireCodec {
         }
         byte[] start = readBytes(in, startSize);
         byte[] end = endSize == NO_END_BOUND ? null : readBytes(in, endSize);
-        yield Request.scan(requestId, regionId, epoch, start, end, limit, maxBytes);
+        yield opcode == Opcode.SCAN
+            ? Request.scan(requestId, regionId, epoch, start, end, limit, maxBytes)
+            : Request.scanReverse(requestId, regionId, epoch, start, end, limit, maxBytes);
       }
       case MULTI_GET -> {
         long count = readSize(in);
@@ -219,6 +246,26 @@ public final class WireCodec {
         yield Request.increment(requestId, regionId, epoch, readBytes(in, keySize), delta)
             .withWriteId(writeId);
       }
+      case BATCH -> {
+        long count = readSize(in);
+        if (count > BATCH_WRITES_MAX) {
+          throw malformed("batch of " + count + " writes");
+        }
+        List<BatchWrite> writes = new ArrayList<>();
+        for (long i = 0; i < count; i++) {
+          int kind = in.isReadable() ? in.readUnsignedByte() : -1;
+          if (kind != BATCH_PUT && kind != BATCH_DELETE) {
+            throw malformed("batch write " + i + " of kind " + kind);
+          }
+          long keySize = readSize(in);
+          long valueSize = readSize(in);
+          requireAtMost(keySize, KEY_BYTES_MAX, "batch key");
+          requireAtMost(valueSize, kind == BATCH_PUT ? VALUE_BYTES_MAX : 0, "batch value");
+          byte[] key = readBytes(in, keySize);
+          writes.add(new BatchWrite(key, kind == BATCH_PUT ? readBytes(in, valueSize) : null));
+        }
+        yield Request.batch(requestId, regionId, epoch, writes);
+      }
     };
   }
 
@@ -241,9 +288,9 @@ public final class WireCodec {
       return;
     }
     switch (reply.opcode()) {
-      case NOOP, PUT, DELETE -> {}
+      case NOOP, PUT, DELETE, BATCH -> {}
       case GET -> writeSized(out, reply.value());
-      case SCAN -> {
+      case SCAN, SCAN_REVERSE -> {
         out.writeIntLE(reply.pairs().size());
         out.writeByte(reply.more() ? 1 : 0);
         for (KeyValue pair : reply.pairs()) {
@@ -315,9 +362,9 @@ public final class WireCodec {
     }
     reply =
         switch (opcode) {
-          case NOOP, PUT, DELETE -> Reply.ok(opcode, requestId);
+          case NOOP, PUT, DELETE, BATCH -> Reply.ok(opcode, requestId);
           case GET -> Reply.value(requestId, readSized(in, VALUE_BYTES_MAX, "value"));
-          case SCAN -> {
+          case SCAN, SCAN_REVERSE -> {
             long count = readSize(in);
             int more = in.isReadable() ? in.readUnsignedByte() : -1;
             if (count > SCAN_LIMIT_MAX || more < 0 || more > 1) {
@@ -332,7 +379,9 @@ public final class WireCodec {
               byte[] key = readBytes(in, keySize);
               pairs.add(new KeyValue(key, readBytes(in, valueSize)));
             }
-            yield Reply.scan(requestId, pairs, more == 1);
+            yield opcode == Opcode.SCAN
+                ? Reply.scan(requestId, pairs, more == 1)
+                : Reply.scanReverse(requestId, pairs, more == 1);
           }
           case MULTI_GET -> {
             long count = readSize(in);
@@ -392,7 +441,11 @@ public final class WireCodec {
       int maxBytes,
       List<byte[]> keys,
       byte[] expected,
-      long delta) {
+      long delta,
+      List<BatchWrite> writes) {
+    if (!writes.isEmpty() && opcode != Opcode.BATCH) {
+      throw invalid(opcode + " carries no batch writes");
+    }
     if (opcode == null
         || key == null
         || (value == null && opcode != Opcode.COMPARE_AND_SET)
@@ -420,7 +473,7 @@ public final class WireCodec {
           }
         }
       }
-      case SCAN -> {
+      case SCAN, SCAN_REVERSE -> {
         if (key.length > KEY_BYTES_MAX || (end != null && end.length > KEY_BYTES_MAX)) {
           throw invalid("scan bound exceeds " + KEY_BYTES_MAX + " bytes");
         }
@@ -437,6 +490,18 @@ public final class WireCodec {
         }
         for (byte[] each : keys) {
           checkKey(each, "multi-get key");
+        }
+      }
+      case BATCH -> {
+        if (writes.isEmpty() || writes.size() > BATCH_WRITES_MAX) {
+          throw invalid("batch of " + writes.size() + " writes outside 1.." + BATCH_WRITES_MAX);
+        }
+        for (BatchWrite write : writes) {
+          checkKey(write.key(), "batch key");
+          if (write.put() && write.value().length > VALUE_BYTES_MAX) {
+            throw invalid(
+                "batch value of " + write.value().length + " bytes exceeds " + VALUE_BYTES_MAX);
+          }
         }
       }
     }

@@ -56,6 +56,23 @@ class RegionMapTest {
   }
 
   @Test
+  void aReverseScanStartsInTheRegionJustBelowItsEnd() {
+    RegionMap map =
+        RegionMap.of(List.of(region(1, "", "d"), region(2, "d", "m"), region(3, "m", "")));
+    assertThat(map.lastBelow(new byte[0]).orElseThrow().id()).isEqualTo(3);
+    assertThat(map.lastBelow(k("m")).orElseThrow().id()).isEqualTo(2);
+    assertThat(map.lastBelow(k("m\0")).orElseThrow().id()).isEqualTo(3);
+    assertThat(map.lastBelow(k("e")).orElseThrow().id()).isEqualTo(2);
+    assertThat(map.lastBelow(k("d")).orElseThrow().id()).isEqualTo(1);
+    assertThat(map.lastBelow(k("\0")).orElseThrow().id()).isEqualTo(1);
+    RegionMap gapped = RegionMap.of(List.of(region(1, "", "d"), region(3, "m", "x")));
+    assertThat(gapped.lastBelow(k("f"))).isEmpty();
+    assertThat(gapped.lastBelow(new byte[0])).isEmpty();
+    assertThat(gapped.lastBelow(k("d")).orElseThrow().id()).isEqualTo(1);
+    assertThat(RegionMap.empty().lastBelow(k("a"))).isEmpty();
+  }
+
+  @Test
   void overlapsAndDuplicateIdsAreRejected() {
     assertThatThrownBy(() -> RegionMap.of(List.of(region(1, "", "e"), region(2, "d", ""))))
         .isInstanceOf(IllegalArgumentException.class)

@@ -29,7 +29,7 @@ class WireCodecTest {
         fields.put("value", hex(request.value()));
       }
       case GET, DELETE -> fields.put("key", hex(request.key()));
-      case SCAN -> {
+      case SCAN, SCAN_REVERSE -> {
         fields.put("start", hex(request.key()));
         fields.put("end", request.end() == null ? "none" : hex(request.end()));
         fields.put("limit", Integer.toString(request.limit()));
@@ -50,6 +50,18 @@ class WireCodecTest {
         fields.put("key", hex(request.key()));
         fields.put("delta", Long.toString(request.delta()));
         fields.put("write_id", writeId(request.writeId()));
+      }
+      case BATCH -> {
+        List<String> writes = new ArrayList<>();
+        request
+            .writes()
+            .forEach(
+                w ->
+                    writes.add(
+                        w.put()
+                            ? "put:" + hex(w.key()) + ":" + hex(w.value())
+                            : "delete:" + hex(w.key())));
+        fields.put("writes", String.join(",", writes));
       }
     }
     return fields;
@@ -80,7 +92,7 @@ class WireCodecTest {
     }
     switch (reply.opcode()) {
       case GET -> fields.put("value", hex(reply.value()));
-      case SCAN -> {
+      case SCAN, SCAN_REVERSE -> {
         fields.put("more", reply.more() ? "1" : "0");
         List<String> pairs = new ArrayList<>();
         reply.pairs().forEach(p -> pairs.add(hex(p.key()) + ":" + hex(p.value())));
