@@ -6,6 +6,7 @@ import io.kvs.bench.history.Operation.Kind;
 import io.kvs.bench.history.Operation.Outcome;
 import io.kvs.client.CasResult;
 import io.kvs.client.KvsClient;
+import io.kvs.client.Mutation;
 import io.kvs.client.NotAppliedException;
 import io.kvs.client.Transport;
 import io.kvs.core.KeyValue;
@@ -32,14 +33,18 @@ import java.util.concurrent.locks.LockSupport;
  * The campaign's recorded load: several independent clients, each a {@link KvsClient} of its own
  * (its own connections and its own region map, so that one client's stale map meets a fenced
  * primary while another's has moved on) on a thread of its own, writing (a unique value each),
- * deleting, reading and scanning the {@link KeySpace}, every operation recorded for the checker. A
- * failed write is recorded as surely not applied only for a {@link NotAppliedException}. A scan is
- * recorded as one read per key of its range (each key's value was read at some moment within the
- * scan), so per-key linearizability covers scans too. Each client keeps to a bounded rate, which
- * bounds the history's size and leaves the two-core machine room for recoveries.
+ * writing atomic batches of two or three neighbouring keys ({@link KvsClient#writeAtomically}:
+ * recorded as one put per key, sharing the batch's times and outcome; keys that a region boundary
+ * separates are refused whole, recorded as not applied), compare-and-setting, deleting, reading and
+ * scanning the {@link KeySpace}, every operation recorded for the checker. A failed write is
+ * recorded as surely not applied only for a {@link NotAppliedException}. A scan is recorded as one
+ * read per key of its range (each key's value was read at some moment within the scan), so per-key
+ * linearizability covers scans too. Each client keeps to a bounded rate, which bounds the history's
+ * size and leaves the two-core machine room for recoveries.
  */
 final class ChaosLoad {
   private static final int SCAN_KEYS_MAX = 8;
+  private static final int BATCH_KEYS_MAX = 3;
   private static final int SCAN_LIMIT = 1_000;
   private static final int FINAL_READS_IN_FLIGHT = 64;
   private static final long FINAL_READS_PAUSE_MILLIS = 500;
@@ -216,16 +221,23 @@ final class ChaosLoad {
       byte[] key = keys.key(index);
       int choice = random.nextInt(100);
       try {
-        if (choice < 40) {
-          String token = Values.token(clientId, sequence, random);
+        if (choice < 35) {
+          String token = Values.token(clientId, sequence * BATCH_KEYS_MAX, random);
           byte[] value = Values.value(token);
           Call call =
               recorder.invoke(clientId, Kind.PUT, key, token.getBytes(StandardCharsets.US_ASCII));
           if (write(call, () -> client.put(key, value), classifier)) {
             seen.put(index, Optional.of(token));
           }
+        } else if (choice < 40) {
+          batch(clientId, client, index, sequence, random, seen, classifier);
         } else if (choice < 45 && seen.containsKey(index)) {
-          compareAndSet(clientId, client, index, seen, Values.token(clientId, sequence, random));
+          compareAndSet(
+              clientId,
+              client,
+              index,
+              seen,
+              Values.token(clientId, sequence * BATCH_KEYS_MAX, random));
         } else if (choice < 55) {
           Call call = recorder.invoke(clientId, Kind.DELETE, key, null);
           if (write(call, () -> client.delete(key), classifier)) {
@@ -267,6 +279,49 @@ final class ChaosLoad {
         call.unknown();
       }
       return false;
+    }
+  }
+
+  /**
+   * An atomic batch putting a unique value under 2 or 3 neighbouring keys from {@code index} (their
+   * tokens take the sequence numbers {@code sequence * BATCH_KEYS_MAX + i}): one put per key in the
+   * history, each with the batch's outcome.
+   */
+  private void batch(
+      int clientId,
+      KvsClient client,
+      int index,
+      long sequence,
+      SplittableRandom random,
+      Map<Integer, Optional<String>> seen,
+      HistoryRecorder.FailureClassifier classifier) {
+    int count = Math.min(keys.size(), 2 + random.nextInt(BATCH_KEYS_MAX - 1));
+    int first = Math.min(index, keys.size() - count);
+    List<Mutation> mutations = new ArrayList<>();
+    List<Call> calls = new ArrayList<>();
+    List<String> tokens = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      byte[] key = keys.key(first + i);
+      String token = Values.token(clientId, sequence * BATCH_KEYS_MAX + i, random);
+      tokens.add(token);
+      mutations.add(Mutation.put(key, Values.value(token)));
+      calls.add(
+          recorder.invoke(clientId, Kind.PUT, key, token.getBytes(StandardCharsets.US_ASCII)));
+    }
+    try {
+      client.writeAtomically(mutations);
+      calls.forEach(Call::ok);
+      for (int i = 0; i < count; i++) {
+        seen.put(first + i, Optional.of(tokens.get(i)));
+      }
+      countSuccess();
+    } catch (RuntimeException e) {
+      errors.record(e);
+      if (classifier.classify(e) == Outcome.FAILED_NOT_APPLIED) {
+        calls.forEach(Call::failedNotApplied);
+      } else {
+        calls.forEach(Call::unknown);
+      }
     }
   }
 

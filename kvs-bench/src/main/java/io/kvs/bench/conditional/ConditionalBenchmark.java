@@ -5,6 +5,7 @@ import io.kvs.bench.ServerCpu;
 import io.kvs.bench.engine.Keys;
 import io.kvs.client.CasResult;
 import io.kvs.client.KvsClient;
+import io.kvs.client.Mutation;
 import io.kvs.client.Transport;
 import io.kvs.tools.JsonLine;
 import io.kvs.tools.LaunchedCluster;
@@ -30,8 +31,10 @@ import org.HdrHistogram.Histogram;
  * six regions of a fixed layout). Each phase runs closed loop with {@code in-flight} operations at
  * once, each slot on keys of its own (so every compare-and-set applies: what is measured is the
  * operation, not contention): puts of 100-byte values, compare-and-sets from the value the slot
- * last wrote to a new one, increments of 8-byte counters. Per phase: throughput, latency p50, p99,
- * p99.9 and max (HdrHistogram), and the three servers' CPU per operation (every thread, from {@code
+ * last wrote to a new one, increments of 8-byte counters, and atomic batches of {@value
+ * #BATCH_WRITES} puts of 100-byte values (one slot's keys, in one region; per write, CPU is
+ * compared with a put's). Per phase: throughput, latency p50, p99, p99.9 and max (HdrHistogram),
+ * and the three servers' CPU per operation (every thread, from {@code
  * /proc/<pid>/task/<tid>/schedstat}), with the ratios to the put. Then the same under contention:
  * every slot updates one of {@value #HOT_KEYS} hot keys by compare-and-set (a read, then compare-
  * and-sets from the value the last one found until one applies: an operation is one update, and
@@ -45,11 +48,14 @@ public final class ConditionalBenchmark {
   private static final int SERVERS = 3;
   private static final int VALUE_BYTES = 100;
   private static final int HOT_KEYS = 4;
+  private static final int BATCH_WRITES = 16;
 
   enum Op {
     PUT,
     CAS,
     INCREMENT,
+    /** An atomic batch of {@link #BATCH_WRITES} puts to keys of one slot's key. */
+    BATCH,
     /** Read-modify-write of one of {@link #HOT_KEYS} keys by every slot, by compare-and-set. */
     CAS_HOT,
     /** Every slot increments one counter. */
@@ -72,7 +78,12 @@ public final class ConditionalBenchmark {
       double cpuMicrosPerOp,
       double switchesPerOp,
       long failed,
-      double triesPerOp) {}
+      double triesPerOp,
+      int writesPerOp) {
+    double cpuMicrosPerWrite() {
+      return cpuMicrosPerOp / writesPerOp;
+    }
+  }
 
   private ConditionalBenchmark() {}
 
@@ -158,7 +169,8 @@ public final class ConditionalBenchmark {
                     phase.operations() == 0 ? 0 : cpu / 1000.0 / phase.operations(),
                     phase.operations() == 0 ? 0 : switches / (double) phase.operations(),
                     phase.failed(),
-                    phase.operations() == 0 ? 0 : phase.tries() / (double) phase.operations()));
+                    phase.operations() == 0 ? 0 : phase.tries() / (double) phase.operations(),
+                    op == Op.BATCH ? BATCH_WRITES : 1));
           }
         }
       }
@@ -178,9 +190,10 @@ public final class ConditionalBenchmark {
             "p99.9 us",
             "max us",
             "server CPU us/op",
+            "writes/op",
             "cs/op",
             "vs put: latency p50",
-            "vs put: CPU/op",
+            "vs put: CPU/write",
             "tries/op",
             "failed");
     List<JsonLine> lines = new ArrayList<>();
@@ -192,7 +205,7 @@ public final class ConditionalBenchmark {
       Histogram h = result.latency();
       double latencyRatio =
           h.getValueAtPercentile(50) / (double) Math.max(1, put.latency().getValueAtPercentile(50));
-      double cpuRatio = result.cpuMicrosPerOp() / Math.max(1e-9, put.cpuMicrosPerOp());
+      double cpuRatio = result.cpuMicrosPerWrite() / Math.max(1e-9, put.cpuMicrosPerWrite());
       table.row(
           result.op().name().toLowerCase(Locale.ROOT),
           String.format(Locale.ROOT, "%,.0f", result.opsPerSecond()),
@@ -201,6 +214,7 @@ public final class ConditionalBenchmark {
           Long.toString(h.getValueAtPercentile(99.9)),
           Long.toString(h.getMaxValue()),
           String.format(Locale.ROOT, "%.1f", result.cpuMicrosPerOp()),
+          Integer.toString(result.writesPerOp()),
           String.format(Locale.ROOT, "%.2f", result.switchesPerOp()),
           String.format(Locale.ROOT, "%.2fx", latencyRatio),
           String.format(Locale.ROOT, "%.2fx", cpuRatio),
@@ -215,9 +229,11 @@ public final class ConditionalBenchmark {
               .put("p999_us", h.getValueAtPercentile(99.9))
               .put("max_us", h.getMaxValue())
               .put("server_cpu_us_per_op", result.cpuMicrosPerOp())
+              .put("writes_per_op", result.writesPerOp())
+              .put("server_cpu_us_per_write", result.cpuMicrosPerWrite())
               .put("context_switches_per_op", result.switchesPerOp())
               .put("latency_p50_vs_put", latencyRatio)
-              .put("cpu_per_op_vs_put", cpuRatio)
+              .put("cpu_per_write_vs_put", cpuRatio)
               .put("failed", result.failed())
               .put("tries_per_op", result.triesPerOp())
               .put("in_flight", options.inFlight())
@@ -225,7 +241,7 @@ public final class ConditionalBenchmark {
       groups.add(result.op().name().toLowerCase(Locale.ROOT));
       p50Rows.add(new double[] {h.getValueAtPercentile(50) / 1000.0});
       p99Rows.add(new double[] {h.getValueAtPercentile(99) / 1000.0});
-      cpuRows.add(new double[] {result.cpuMicrosPerOp()});
+      cpuRows.add(new double[] {result.cpuMicrosPerWrite()});
     }
     System.out.println();
     System.out.println(table);
@@ -236,13 +252,13 @@ public final class ConditionalBenchmark {
     Path chart = options.outDir().resolve("conditional.png");
     BarChart.write(
         chart,
-        "Put vs compare-and-set vs increment (RF 2, send-index, closed loop)",
+        "Put vs compare-and-set vs increment vs atomic batch (RF 2, send-index, closed loop)",
         List.of("each phase"),
         List.of(
             new BarChart.Panel("latency p50", "ms", groups, p50Rows.toArray(new double[0][])),
             new BarChart.Panel("latency p99", "ms", groups, p99Rows.toArray(new double[0][])),
             new BarChart.Panel(
-                "servers' CPU per operation", "us", groups, cpuRows.toArray(new double[0][]))),
+                "servers' CPU per write", "us", groups, cpuRows.toArray(new double[0][]))),
         3);
     System.out.println("results: " + json + ", chart: " + chart);
   }
@@ -379,9 +395,28 @@ public final class ConditionalBenchmark {
           }
         }
         case INCREMENT -> client.increment(counterKey(key), 1);
+        case BATCH -> {
+          long version = ++written[key];
+          List<Mutation> mutations = new ArrayList<>();
+          for (int i = 0; i < BATCH_WRITES; i++) {
+            mutations.add(Mutation.put(batchKey(key, i), value(key, version)));
+          }
+          client.writeAtomically(mutations);
+        }
         case INCREMENT_HOT -> client.increment(counterKey(0), 1);
       }
       return 1;
+    }
+
+    /** Write {@code i} of key {@code key}'s batches: next to the key, in its region. */
+    private static byte[] batchKey(int key, int i) {
+      byte[] name = Keys.of(key);
+      byte[] batch = new byte[name.length + 3];
+      System.arraycopy(name, 0, batch, 0, name.length);
+      batch[name.length] = '#';
+      batch[name.length + 1] = 'b';
+      batch[name.length + 2] = (byte) ('a' + i);
+      return batch;
     }
 
     private static byte[] counterKey(int key) {

@@ -1,7 +1,9 @@
 package io.kvs.tools.shell;
 
+import io.kvs.client.BatchResult;
 import io.kvs.client.CasResult;
 import io.kvs.client.KvsClient;
+import io.kvs.client.Mutation;
 import io.kvs.core.KeyValue;
 import io.kvs.core.KvsException;
 import io.kvs.core.cluster.RegionDescriptor;
@@ -48,6 +50,10 @@ final class Commands {
               + " limit "
               + DEFAULT_SCAN_LIMIT
               + " unless given",
+          "  rscan [<from> [<to> [<limit>]]]  the same in descending key order, from the end down",
+          "  mput <key> <value>...            store several pairs (grouped by region); prints"
+              + " how many applied",
+          "  atomic put <k> <v> | del <k> ... apply writes to one region's keys all or none",
           "  regions                          the region map: range, primary, backups, epoch,"
               + " state",
           "  servers                          the servers in the region map and what they hold",
@@ -140,7 +146,36 @@ final class Commands {
           long delta = args.size() == 2 ? delta(args.get(1)) : 1;
           out.println(client.increment(args.get(0), delta));
         }
-        case "scan" -> scan(args);
+        case "scan" -> scan(args, false);
+        case "rscan" -> scan(args, true);
+        case "mput" -> {
+          if (args.isEmpty() || args.size() % 2 != 0) {
+            throw new IllegalArgumentException("usage: mput <key> <value>...");
+          }
+          List<Mutation> mutations = new ArrayList<>();
+          for (int i = 0; i < args.size(); i += 2) {
+            mutations.add(Mutation.put(args.get(i), args.get(i + 1)));
+          }
+          BatchResult result = client.writeAll(mutations);
+          if (!result.allApplied()) {
+            String why = "";
+            for (int i = 0; i < result.size() && why.isEmpty(); i++) {
+              why = result.error(i).map(Throwable::getMessage).orElse("");
+            }
+            throw new IllegalStateException(
+                result.count(BatchResult.Outcome.APPLIED)
+                    + " of "
+                    + result.size()
+                    + " applied, "
+                    + result.count(BatchResult.Outcome.NOT_APPLIED)
+                    + " not applied, "
+                    + result.count(BatchResult.Outcome.UNKNOWN)
+                    + " unknown: "
+                    + why);
+          }
+          out.println("OK (" + result.size() + (result.size() == 1 ? " pair)" : " pairs)"));
+        }
+        case "atomic" -> atomic(args);
         case "regions" -> {
           arity(args, 0, 0, "regions");
           regions(client.regionMap());
@@ -197,8 +232,30 @@ final class Commands {
     }
   }
 
-  private void scan(List<byte[]> args) {
-    String usage = "scan [<from> [<to> [<limit>]]]";
+  private void atomic(List<byte[]> args) {
+    String usage = "atomic put <key> <value> | del <key> ...";
+    List<Mutation> mutations = new ArrayList<>();
+    for (int i = 0; i < args.size(); ) {
+      String op = new String(args.get(i), StandardCharsets.UTF_8).toLowerCase(Locale.ROOT);
+      if (op.equals("put") && i + 2 < args.size()) {
+        mutations.add(Mutation.put(args.get(i + 1), args.get(i + 2)));
+        i += 3;
+      } else if ((op.equals("del") || op.equals("delete")) && i + 1 < args.size()) {
+        mutations.add(Mutation.delete(args.get(i + 1)));
+        i += 2;
+      } else {
+        throw new IllegalArgumentException("usage: " + usage);
+      }
+    }
+    if (mutations.isEmpty()) {
+      throw new IllegalArgumentException("usage: " + usage);
+    }
+    client.writeAtomically(mutations);
+    out.println("OK");
+  }
+
+  private void scan(List<byte[]> args, boolean reverse) {
+    String usage = (reverse ? "rscan" : "scan") + " [<from> [<to> [<limit>]]]";
     arity(args, 0, 3, usage);
     byte[] from = args.size() > 0 ? bound(args.get(0)) : new byte[0];
     byte[] to = args.size() > 1 ? bound(args.get(1)) : new byte[0];
@@ -214,7 +271,8 @@ final class Commands {
         throw new IllegalArgumentException("the scan limit must be a positive number, not " + text);
       }
     }
-    List<KeyValue> pairs = client.scan(from, to, limit);
+    List<KeyValue> pairs =
+        reverse ? client.reverseScan(from, to, limit) : client.scan(from, to, limit);
     for (KeyValue pair : pairs) {
       out.println(Text.format(pair.key()) + " " + Text.format(pair.value()));
     }
