@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -27,11 +28,12 @@ import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Issue 29's concurrent counter and scan stream through a planned move and a failover. First a scan
- * stream is opened over 2,000 pairs and read in part; the region is moved to another primary
- * ({@code ./kvs admin move}), and read further. Then N clients each add 1 to one counter M times
- * while the counter's primary is killed (SIGKILL) and a backup promoted; the stream is read to its
- * end after: it returned every pair exactly once, in key order.
+ * Issue 29's concurrent counter and scan streams through a planned move and a failover. First a
+ * scan stream and a reverse one are opened over 2,000 pairs and read in part; the region is moved
+ * to another primary ({@code ./kvs admin move}), and they are read further. Then N clients each add
+ * 1 to one counter M times while the counter's primary is killed (SIGKILL) and a backup promoted;
+ * the streams are read to their ends after: each returned every pair exactly once, in key order
+ * (the reverse one in descending order).
  *
  * <p>The counter: an increment whose reply the kill took is sent again under its write id, which
  * every replica kept with the write, and the new primary answers it as the first attempt was: the
@@ -81,6 +83,9 @@ class CounterFailoverIT {
         List<String> streamed = new ArrayList<>();
         ScanStream stream = observer.scanStream(bytes("stream/"), bytes("stream0"), 40);
         read(stream, 600, streamed);
+        List<String> reversed = new ArrayList<>();
+        ScanStream down = observer.reverseScanStream(bytes("stream/"), bytes("stream0"), 40);
+        read(down, 600, reversed);
         RegionDescriptor moved = observer.regionMap().regionFor(COUNTER).orElseThrow();
         String target = moved.backups().get(0);
         cluster.admin("move", Long.toString(moved.id()), target);
@@ -92,6 +97,7 @@ class CounterFailoverIT {
               return now.primary().equals(target) && now.joining().isEmpty();
             });
         read(stream, 600, streamed);
+        read(down, 600, reversed);
         RegionDescriptor before = observer.regionMap().regionFor(COUNTER).orElseThrow();
         for (int i = 0; i < CLIENTS; i++) {
           clients.add(cluster.client(OPERATION_TIMEOUT));
@@ -135,18 +141,23 @@ class CounterFailoverIT {
         }
         read(stream, Integer.MAX_VALUE, streamed);
         assertThat(streamed).as("the scan stream's keys").isEqualTo(streamedKeys);
+        read(down, Integer.MAX_VALUE, reversed);
+        List<String> descending = new ArrayList<>(streamedKeys);
+        Collections.reverse(descending);
+        assertThat(reversed).as("the reverse scan stream's keys").isEqualTo(descending);
         RegionDescriptor after = observer.regionMap().regionFor(COUNTER).orElseThrow();
         long total = (long) CLIENTS * INCREMENTS;
         byte[] counter = observer.get(COUNTER).orElseThrow();
         long value = ByteBuffer.wrap(counter).order(ByteOrder.LITTLE_ENDIAN).getLong();
         System.out.printf(
-            "CounterFailoverIT: scan stream of %d pairs through a move to %s and the kill: %d"
-                + " returned; %d clients x %d increments, primary %s killed at about %d done,"
+            "CounterFailoverIT: scan streams of %d pairs through a move to %s and the kill: %d"
+                + " returned, %d in reverse; %d clients x %d increments, primary %s killed at about %d done,"
                 + " %s leads at epoch %d; counter %d, %d distinct results, %d duplicates, %d"
                 + " unknown%n",
             STREAMED,
             target,
             streamed.size(),
+            reversed.size(),
             CLIENTS,
             INCREMENTS,
             before.primary(),
