@@ -143,5 +143,46 @@ TEST(RegionBatchTest, ABatchWhoseLastRecordsWereLostIsDroppedWhole) {
   EXPECT_EQ(harness.region()->stats().recovery.dropped_writes, 0u);
 }
 
+// A log that fails part-way through a batch (an I/O error once some of its
+// records were appended) leaves them unacknowledged, and the region takes
+// no write after: a later LSN would make recovery take the partial batch
+// for a whole one. Reopened, the region has dropped the batch.
+TEST(RegionBatchTest, ABatchThatFailsPartWayStopsTheRegionsWrites) {
+  RegionHarness harness(kCapacityBytes, {});
+  ASSERT_TRUE(harness.status().ok()) << harness.status().ToString();
+  ASSERT_TRUE(harness.region()->Put("before", "kept").ok());
+  ASSERT_TRUE(harness.region()->Sync().ok());
+  std::vector<std::string> keys, values;
+  std::vector<Region::BatchWrite> batch;
+  for (int i = 0; i < 300; ++i) {
+    keys.push_back(Key("big", i));
+    values.push_back(LargeValue(i));
+  }
+  for (int i = 0; i < 300; ++i) batch.push_back({true, keys[i], values[i]});
+  // The large log's first full chunk (256 KiB) fails to reach the device.
+  harness.device()->FailWritesAfter(harness.device()->written_bytes() +
+                                    (64 << 10));
+  const Status failed = harness.region()->WriteBatch(batch);
+  ASSERT_FALSE(failed.ok());
+  harness.device()->FailWritesAfter(std::nullopt);
+  for (int i = 0; i < 300; ++i) {
+    ASSERT_TRUE(IsNotFound(harness.GetOrStatus(keys[i]))) << i;
+  }
+  const Status after = harness.region()->Put("after", "refused");
+  EXPECT_FALSE(after.ok());
+  EXPECT_NE(after.message().find("takes no writes"), std::string_view::npos)
+      << after.ToString();
+  EXPECT_FALSE(harness.region()->WriteBatch({{true, "after", "x"}}).ok());
+
+  harness.CrashAndReopen(MemoryDevice::CrashMode::kProcessKill);
+  ASSERT_TRUE(harness.status().ok()) << harness.status().ToString();
+  EXPECT_EQ(harness.GetOrStatus("before"), "kept");
+  for (int i = 0; i < 300; ++i) {
+    ASSERT_TRUE(IsNotFound(harness.GetOrStatus(keys[i]))) << i;
+  }
+  ASSERT_TRUE(harness.region()->Put("after", "taken").ok());
+  EXPECT_EQ(harness.GetOrStatus("after"), "taken");
+}
+
 }  // namespace
 }  // namespace kvs::lsm

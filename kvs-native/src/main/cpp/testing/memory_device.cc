@@ -158,6 +158,11 @@ uint64_t MemoryDevice::size() const {
   return current_.size();
 }
 
+uint64_t MemoryDevice::written_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return written_bytes_;
+}
+
 void MemoryDevice::FailNextSync() {
   std::lock_guard<std::mutex> lock(mutex_);
   fail_next_sync_ = true;

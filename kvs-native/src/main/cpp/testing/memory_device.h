@@ -61,6 +61,8 @@ class MemoryDevice : public std::enable_shared_from_this<MemoryDevice> {
   void RefuseWritesForNoSpace(bool refuse);
   // Bytes the device holds (what Grow reached).
   uint64_t size() const;
+  // Bytes written so far (what FailWritesAfter counts).
+  uint64_t written_bytes() const;
   // The next Sync fails with IoError.
   void FailNextSync();
   // Flips one bit of the durable and current state (corruption tests).
