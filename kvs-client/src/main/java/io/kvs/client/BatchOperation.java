@@ -4,7 +4,6 @@ import io.kvs.core.StatusCode;
 import io.kvs.core.cluster.Keys;
 import io.kvs.core.cluster.RegionDescriptor;
 import io.kvs.core.wire.BatchWrite;
-import io.kvs.core.wire.Reply;
 import io.kvs.core.wire.Request;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -68,18 +67,7 @@ final class BatchOperation extends Operation<Void> {
       }
     }
     Request request = Request.batch(0, region.id(), region.epoch(), writes);
-    return exchange(topology, region, request)
-        .thenApply(
-            outcome -> {
-              if (outcome.problem() != null) {
-                return Step.retry(outcome.problem(), false);
-              }
-              Reply reply = outcome.reply();
-              if (reply.status() != StatusCode.OK) {
-                throw failure(reply, region, outcome.serverId());
-              }
-              return Step.DONE;
-            });
+    return exchangeForOk(topology, region, request, outcome -> Step.DONE);
   }
 
   @Override

@@ -463,6 +463,11 @@ public final class KvsClient implements AutoCloseable {
    * @return the pairs, in key order
    */
   public CompletableFuture<List<KeyValue>> scanAsync(byte[] from, byte[] to, int limit) {
+    return scan(from, to, limit, false);
+  }
+
+  private CompletableFuture<List<KeyValue>> scan(
+      byte[] from, byte[] to, int limit, boolean reverse) {
     Objects.requireNonNull(from, "from");
     Objects.requireNonNull(to, "to");
     try {
@@ -475,7 +480,11 @@ public final class KvsClient implements AutoCloseable {
     if (to.length > 0 && Keys.compare(from, to) >= 0) {
       return ifOpen(() -> CompletableFuture.completedFuture(List.of()));
     }
-    return ifOpen(() -> ScanOperation.start(context, from, to, limit));
+    return ifOpen(
+        () ->
+            reverse
+                ? ScanOperation.startReverse(context, from, to, limit)
+                : ScanOperation.start(context, from, to, limit));
   }
 
   /**
@@ -489,19 +498,7 @@ public final class KvsClient implements AutoCloseable {
    * @return the pairs, in descending key order
    */
   public CompletableFuture<List<KeyValue>> reverseScanAsync(byte[] from, byte[] to, int limit) {
-    Objects.requireNonNull(from, "from");
-    Objects.requireNonNull(to, "to");
-    try {
-      Checks.bound(from, "scan start");
-      Checks.bound(to, "scan end");
-      Checks.limit(limit);
-    } catch (KvsException e) {
-      return CompletableFuture.failedFuture(e);
-    }
-    if (to.length > 0 && Keys.compare(from, to) >= 0) {
-      return ifOpen(() -> CompletableFuture.completedFuture(List.of()));
-    }
-    return ifOpen(() -> ScanOperation.startReverse(context, from, to, limit));
+    return scan(from, to, limit, true);
   }
 
   /**

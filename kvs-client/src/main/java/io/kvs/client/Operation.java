@@ -16,6 +16,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 
 /**
  * One client operation: rounds of requests routed by the current {@link Topology}, with retries.
@@ -297,6 +298,26 @@ abstract class Operation<T> {
                           }));
             })
         .handle((reply, error) -> outcome(region, server, connected.get(), reply, error));
+  }
+
+  /**
+   * Sends {@code request} as {@link #exchange} does, and hands an OK reply to {@code onOk}: a
+   * problem is a retry, any other status the final {@link #failure}.
+   */
+  final CompletableFuture<Step> exchangeForOk(
+      Topology topology, RegionDescriptor region, Request request, Function<Outcome, Step> onOk) {
+    return exchange(topology, region, request)
+        .thenApply(
+            outcome -> {
+              if (outcome.problem() != null) {
+                return Step.retry(outcome.problem(), false);
+              }
+              Reply reply = outcome.reply();
+              if (reply.status() != StatusCode.OK) {
+                throw failure(reply, region, outcome.serverId());
+              }
+              return onOk.apply(outcome);
+            });
   }
 
   /**

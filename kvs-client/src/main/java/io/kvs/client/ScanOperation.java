@@ -76,18 +76,11 @@ final class ScanOperation extends Operation<List<KeyValue>> {
     byte[] end = endsAtTo ? to : region.end().length == 0 ? null : region.end();
     int want = Math.min(limit - pairs.size() + (resumeAfter ? 1 : 0), WireCodec.SCAN_LIMIT_MAX);
     Request request = Request.scan(0, region.id(), region.epoch(), cursor, end, want, PAGE_BYTES);
-    return exchange(topology, region, request)
-        .thenApply(
-            outcome -> {
-              if (outcome.problem() != null) {
-                return Step.retry(outcome.problem(), false);
-              }
-              Reply reply = outcome.reply();
-              if (reply.status() != StatusCode.OK) {
-                throw failure(reply, region, outcome.serverId());
-              }
-              return take(reply, region, end == null || endsAtTo, outcome.serverId());
-            });
+    return exchangeForOk(
+        topology,
+        region,
+        request,
+        outcome -> take(outcome.reply(), region, end == null || endsAtTo, outcome.serverId()));
   }
 
   private CompletableFuture<Step> reverseRound(Topology topology) {
@@ -109,44 +102,40 @@ final class ScanOperation extends Operation<List<KeyValue>> {
             cursor.length == 0 ? null : cursor,
             want,
             PAGE_BYTES);
-    return exchange(topology, region, request)
-        .thenApply(
-            outcome -> {
-              if (outcome.problem() != null) {
-                return Step.retry(outcome.problem(), false);
-              }
-              Reply reply = outcome.reply();
-              if (reply.status() != StatusCode.OK) {
-                throw failure(reply, region, outcome.serverId());
-              }
-              for (KeyValue pair : reply.pairs()) {
-                if (pairs.size() == limit) {
-                  return Step.DONE;
-                }
-                pairs.add(pair);
-              }
-              if (pairs.size() == limit) {
-                return Step.DONE;
-              }
-              if (reply.more()) {
-                if (reply.pairs().isEmpty()) {
-                  throw new KvsException(
-                      StatusCode.INTERNAL,
-                      "reverse-scan: server "
-                          + outcome.serverId()
-                          + " answered no pair for region "
-                          + region.id()
-                          + " but said there were more");
-                }
-                cursor = reply.pairs().get(reply.pairs().size() - 1).key(); // exclusive
-                return Step.CONTINUE;
-              }
-              if (lastRegion) {
-                return Step.DONE;
-              }
-              cursor = region.start();
-              return Step.CONTINUE;
-            });
+    return exchangeForOk(
+        topology,
+        region,
+        request,
+        outcome -> {
+          Reply reply = outcome.reply();
+          for (KeyValue pair : reply.pairs()) {
+            if (pairs.size() == limit) {
+              return Step.DONE;
+            }
+            pairs.add(pair);
+          }
+          if (pairs.size() == limit) {
+            return Step.DONE;
+          }
+          if (reply.more()) {
+            if (reply.pairs().isEmpty()) {
+              throw new KvsException(
+                  StatusCode.INTERNAL,
+                  "reverse-scan: server "
+                      + outcome.serverId()
+                      + " answered no pair for region "
+                      + region.id()
+                      + " but said there were more");
+            }
+            cursor = reply.pairs().get(reply.pairs().size() - 1).key(); // exclusive
+            return Step.CONTINUE;
+          }
+          if (lastRegion) {
+            return Step.DONE;
+          }
+          cursor = region.start();
+          return Step.CONTINUE;
+        });
   }
 
   /** Takes a reply's pairs and moves the cursor. */
