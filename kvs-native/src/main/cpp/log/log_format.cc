@@ -71,9 +71,9 @@ void EncodeRecord(const Record& record, uint64_t nonce, char* out) {
   coding::EncodeFixed32(out + 12, static_cast<uint32_t>(record.value.size()));
   coding::EncodeFixed16(out + 16, static_cast<uint16_t>(record.key.size()));
   out[18] = static_cast<char>(record.type);
-  out[19] = static_cast<char>(
-      (record.write_id.present() ? kRecordHasWriteId : 0) |
-      (record.continues_batch ? kRecordContinuesBatch : 0));
+  out[19] =
+      static_cast<char>((record.write_id.present() ? kRecordHasWriteId : 0) |
+                        (record.continues_batch ? kRecordContinuesBatch : 0));
   // Empty views may have a null data(); memcpy must not see it.
   if (!record.key.empty()) {
     std::memcpy(out + kRecordHeaderBytes, record.key.data(), record.key.size());

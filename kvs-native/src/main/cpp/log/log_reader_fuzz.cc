@@ -78,8 +78,8 @@ void Reseal(const kvs::testing::Stripe& stripe, std::string* out) {
     const size_t key_size = kvs::coding::DecodeFixed16(r + 16);
     const size_t value_size = kvs::coding::DecodeFixed32(r + 12);
     // A record flagged with a write id keeps it (put and delete only).
-    const bool has_id = (r[19] & log::kRecordHasWriteId) != 0 &&
-                        (type == 1 || type == 2);
+    const bool has_id =
+        (r[19] & log::kRecordHasWriteId) != 0 && (type == 1 || type == 2);
     const size_t total = log::kRecordHeaderBytes + key_size + value_size +
                          (has_id ? log::kWriteIdBytes : 0);
     if (type < 1 || type > 4 || total > out->size() - offset) {
@@ -94,8 +94,8 @@ void Reseal(const kvs::testing::Stripe& stripe, std::string* out) {
     record.key = std::string_view(record_bytes).substr(20, key_size);
     record.value =
         std::string_view(record_bytes).substr(20 + key_size, value_size);
-    record.continues_batch = (r[19] & log::kRecordContinuesBatch) != 0 &&
-                             (type == 1 || type == 2);
+    record.continues_batch =
+        (r[19] & log::kRecordContinuesBatch) != 0 && (type == 1 || type == 2);
     if (has_id) {
       const char* id = record_bytes.data() + 20 + key_size + value_size;
       record.write_id = {kvs::coding::DecodeFixed64(id),

@@ -436,8 +436,8 @@ Status Region::WriteBatch(const std::vector<BatchWrite>& writes) {
     const std::string_view value = write.put ? write.value : std::string_view();
     KVS_RETURN_IF_ERROR(ValidateKeyValue(write.key, value));
     kv_bytes += write.key.size() + value.size();
-    const size_t record = 2 * log::kRecordHeaderBytes + 8 + write.key.size() +
-                          value.size();
+    const size_t record =
+        2 * log::kRecordHeaderBytes + 8 + write.key.size() + value.size();
     (GoesToLargeLog(write.put, write.key, value) ? large_bytes : small_bytes) +=
         record;
   }
@@ -490,9 +490,9 @@ Status Region::WriteBatch(const std::vector<BatchWrite>& writes) {
       if (!write.put) {
         active_->Insert(write.key, appended[i].lsn, kL0Tombstone, {});
       } else if (GoesToLargeLog(true, write.key, write.value)) {
-        active_->Insert(write.key, appended[i].lsn, kL0LargePointer,
-                        EncodeLogPointer({appended[i].device_offset,
-                                          appended[i].size}));
+        active_->Insert(
+            write.key, appended[i].lsn, kL0LargePointer,
+            EncodeLogPointer({appended[i].device_offset, appended[i].size}));
       } else {
         active_->Insert(write.key, appended[i].lsn, kL0InPlace, write.value);
       }

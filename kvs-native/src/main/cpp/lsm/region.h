@@ -194,7 +194,7 @@ struct RecoveryReport {
   // The first LSN dropped (missing, or the first of a batch kept in part),
   // or 0: nothing dropped.
   uint64_t cut_lsn = 0;
-  uint64_t micros = 0;   // replaying the logs
+  uint64_t micros = 0;  // replaying the logs
 };
 
 // Per-level statistics cover L1..L8; deeper levels count into the last slot.

@@ -29,8 +29,7 @@ size_t DecodeOne(std::string_view bytes, Record* record) {
   const uint32_t value_size = coding::DecodeFixed32(in + 4);
   const bool has_id = (flags & log::kRecordHasWriteId) != 0;
   if ((type != 1 && type != 2) || (flags & ~log::kRecordFlagsKnown) != 0 ||
-      key_size == 0 ||
-      key_size > kKeyBytesMax || value_size > kValueBytesMax ||
+      key_size == 0 || key_size > kKeyBytesMax || value_size > kValueBytesMax ||
       (type == 2 && value_size != 0)) {
     return 0;
   }

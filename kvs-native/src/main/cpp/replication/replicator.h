@@ -411,8 +411,7 @@ class Replicator final : public lsm::ReplicationTap {
   using DecideUnit =
       std::function<Status(std::vector<Record>* records, bool* wrote)>;
   void WriteUnit(uint64_t region_id, const std::vector<std::string_view>& keys,
-                 lsm::Region* region, const DecideUnit& decide,
-                 WriteDone done);
+                 lsm::Region* region, const DecideUnit& decide, WriteDone done);
   // Fails the stream of every required backup that holds none of the
   // writes waiting for it (or that reads wait for) within the stall timeout
   // (group->mutex held).
