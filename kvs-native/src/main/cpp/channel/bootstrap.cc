@@ -83,10 +83,15 @@ Status ReadExactly(int socket, size_t size, Clock::time_point deadline,
 // in all: the fixed part, the variable-size address, the rest and the CRC.
 Status MessageBytes(std::string_view head, uint32_t magic, size_t tail_bytes,
                     size_t* total) {
-  if (coding::DecodeFixed32(head.data()) != magic ||
-      static_cast<uint8_t>(head[4]) != kBootstrapVersion) {
+  if (coding::DecodeFixed32(head.data()) != magic) {
+    return Status::InvalidArgument("bootstrap: not a KVS fabric peer");
+  }
+  if (static_cast<uint8_t>(head[4]) != kBootstrapVersion) {
     return Status::InvalidArgument(
-        "bootstrap: not a KVS fabric peer, or another protocol version");
+        "bootstrap: a peer of protocol version " +
+        std::to_string(static_cast<uint8_t>(head[4])) +
+        "; this end speaks version " + std::to_string(kBootstrapVersion) +
+        " (they run different releases)");
   }
   const uint16_t address_size = coding::DecodeFixed16(head.data() + 6);
   if (address_size > kAddressBytesMax) {

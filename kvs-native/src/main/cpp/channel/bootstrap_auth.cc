@@ -53,10 +53,15 @@ Status DecodeChallenge(std::string_view bytes, Challenge* challenge) {
     return Status::InvalidArgument("bootstrap: a challenge of " +
                                    std::to_string(bytes.size()) + " bytes");
   }
-  if (coding::DecodeFixed32(bytes.data()) != kChallengeMagic ||
-      static_cast<uint8_t>(bytes[4]) != kChallengeVersion) {
+  if (coding::DecodeFixed32(bytes.data()) != kChallengeMagic) {
+    return Status::InvalidArgument("bootstrap: not a KVS fabric server");
+  }
+  if (static_cast<uint8_t>(bytes[4]) != kChallengeVersion) {
     return Status::InvalidArgument(
-        "bootstrap: not a KVS fabric server, or another protocol version");
+        "bootstrap: a server whose challenge is of version " +
+        std::to_string(static_cast<uint8_t>(bytes[4])) +
+        "; this end speaks version " + std::to_string(kChallengeVersion) +
+        " (they run different releases)");
   }
   const size_t body = kChallengeBytes - 4;
   if (crc32c::Value(bytes.data(), body) !=

@@ -62,6 +62,16 @@ TEST(BootstrapAuthTest, AChallengeRoundTripsAndDamageIsDetected) {
     EXPECT_FALSE(DecodeChallenge(damaged, &read).ok()) << "byte " << i;
   }
   EXPECT_FALSE(DecodeChallenge(bytes.substr(1), &read).ok());
+  // A challenge of another version (another release) is refused naming both.
+  std::string newer = bytes;
+  newer[4] = static_cast<char>(newer[4] + 1);
+  const Status refused = DecodeChallenge(newer, &read);
+  EXPECT_EQ(refused.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(refused.message().find(
+                "of version " + std::to_string(static_cast<uint8_t>(newer[4])) +
+                "; this end speaks version"),
+            std::string_view::npos)
+      << refused.ToString();
 }
 
 TEST(BootstrapAuthTest, SecretsOutsideTheBoundsAreRefused) {

@@ -15,11 +15,16 @@ void Seal(std::string* out) {
 }
 
 Status Checked(std::string_view body, uint32_t magic, const char* what) {
-  if (coding::DecodeFixed32(body.data()) != magic ||
-      static_cast<uint8_t>(body[4]) != kVersion) {
+  if (coding::DecodeFixed32(body.data()) != magic) {
+    return Status::InvalidArgument(std::string("handshake: not a ") + what +
+                                   " (not a KVS client?)");
+  }
+  if (static_cast<uint8_t>(body[4]) != kVersion) {
     return Status::InvalidArgument(
-        std::string("handshake: not a ") + what +
-        " of this port's protocol version (not a KVS client?)");
+        std::string("handshake: a ") + what + " of version " +
+        std::to_string(static_cast<uint8_t>(body[4])) +
+        "; this port speaks version " + std::to_string(kVersion) +
+        " (client and server run different releases)");
   }
   const size_t sealed = body.size() - 4;
   if (crc32c::Value(body.data(), sealed) !=

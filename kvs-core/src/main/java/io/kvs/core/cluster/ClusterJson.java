@@ -12,11 +12,37 @@ import java.util.List;
 /**
  * The JSON form of cluster metadata in ZooKeeper (docs/ARCHITECTURE.md, "Cluster metadata"). Keys
  * are base64. Decoding rejects missing fields and bad values with {@link IllegalArgumentException}.
+ *
+ * <p>Server registrations, region descriptors and the cluster's configuration carry the metadata
+ * format they are in ({@code "format"}, {@link #METADATA_FORMAT}); one of another format is refused
+ * with an error that names both (a newer KVS wrote it, or an older one reads it), never read in
+ * part. An object without the field is of format 1 (what every build before the field wrote).
  */
 public final class ClusterJson {
+  /** The format of the metadata this build writes, and the only one it reads. */
+  public static final int METADATA_FORMAT = 1;
+
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
   private ClusterJson() {}
+
+  /**
+   * @throws IllegalArgumentException if {@code node} ({@code what}) is of another metadata format
+   */
+  private static void checkFormat(JsonNode node, String what) {
+    int format = node.has("format") ? integer(node, "format") : 1;
+    if (format != METADATA_FORMAT) {
+      throw new IllegalArgumentException(
+          what
+              + " of metadata format "
+              + format
+              + "; this KVS reads format "
+              + METADATA_FORMAT
+              + " (a "
+              + (format > METADATA_FORMAT ? "newer" : "older")
+              + " release wrote it: docs/OPERATIONS.md, \"Upgrades\")");
+    }
+  }
 
   public static byte[] encode(ServerInfo server) {
     return write(toNode(server));
@@ -28,6 +54,7 @@ public final class ClusterJson {
 
   public static ObjectNode toNode(ServerInfo server) {
     ObjectNode node = MAPPER.createObjectNode();
+    node.put("format", METADATA_FORMAT);
     node.put("id", server.id());
     node.put("host", server.host());
     node.put("tcpPort", server.tcpPort());
@@ -42,6 +69,7 @@ public final class ClusterJson {
    * @throws IllegalArgumentException for a malformed registration
    */
   public static ServerInfo serverFromNode(JsonNode node) {
+    checkFormat(node, "a server registration");
     return new ServerInfo(
         text(node, "id"),
         text(node, "host"),
@@ -123,6 +151,7 @@ public final class ClusterJson {
   /** The JSON object of {@code region}. */
   public static ObjectNode toNode(RegionDescriptor region) {
     ObjectNode node = MAPPER.createObjectNode();
+    node.put("format", METADATA_FORMAT);
     node.put("id", region.id());
     node.put("start", base64(region.start()));
     node.put("end", base64(region.end()));
@@ -145,6 +174,7 @@ public final class ClusterJson {
 
   /** The region of a JSON object from {@link #toNode}. */
   public static RegionDescriptor fromNode(JsonNode node) {
+    checkFormat(node, "a region descriptor");
     List<String> backups = new ArrayList<>();
     for (JsonNode backup : array(node, "backups")) {
       backups.add(backup.asText());
@@ -179,6 +209,7 @@ public final class ClusterJson {
 
   public static byte[] encode(ClusterConfig config) {
     ObjectNode node = MAPPER.createObjectNode();
+    node.put("format", METADATA_FORMAT);
     node.put("regions", config.regions());
     node.put("replicationFactor", config.replicationFactor());
     node.put("mode", config.mode().configName());
@@ -190,6 +221,7 @@ public final class ClusterJson {
 
   public static ClusterConfig decodeConfig(byte[] json) {
     JsonNode node = read(json);
+    checkFormat(node, "the cluster's configuration");
     List<byte[]> splits = new ArrayList<>();
     for (JsonNode split : array(node, "splitPoints")) {
       splits.add(decodeBase64(split.asText()));

@@ -19,14 +19,39 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
-/** The JSON bodies of control frames (docs/PROTOCOL.md, "Control RPC"). */
+/**
+ * The JSON bodies of control frames (docs/PROTOCOL.md, "Control RPC"). Every command and reply
+ * carries the control protocol's {@code "version"} ({@link #VERSION}; absent: 1); one of another
+ * version is refused as malformed, with a message naming both.
+ */
 public final class ControlJson {
+  /** The control protocol's version: what this build sends, and the only one it takes. */
+  public static final int VERSION = 1;
+
   private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
   private ControlJson() {}
 
+  /**
+   * @throws IllegalArgumentException if {@code node} ({@code what}) is of another version
+   */
+  private static void checkVersion(JsonNode node, String what) {
+    int version = node.has("version") ? integer(node, "version") : 1;
+    if (version != VERSION) {
+      throw new IllegalArgumentException(
+          what
+              + " of control protocol version "
+              + version
+              + "; this end speaks version "
+              + VERSION
+              + " (the master, the tools and the servers run different releases: docs/OPERATIONS.md,"
+              + " \"Upgrades\")");
+    }
+  }
+
   public static byte[] encode(ControlCommand command) {
     ObjectNode node = NODES.objectNode();
+    node.put("version", VERSION);
     if (command instanceof ControlCommand.Open open) {
       node.put("command", "open");
       node.set("region", ClusterJson.toNode(open.region()));
@@ -78,6 +103,7 @@ public final class ControlJson {
    */
   public static ControlCommand decodeCommand(byte[] json) {
     JsonNode node = ClusterJson.read(json);
+    checkVersion(node, "a command");
     return switch (text(node, "command")) {
       case "open" -> {
         JsonNode region = node.get("region");
@@ -131,6 +157,7 @@ public final class ControlJson {
 
   public static byte[] encode(ControlReply reply) {
     ObjectNode node = NODES.objectNode();
+    node.put("version", VERSION);
     node.put("status", reply.status().code());
     node.put("message", reply.message());
     ArrayNode regions = node.putArray("regions");
@@ -163,6 +190,7 @@ public final class ControlJson {
    */
   public static ControlReply decodeReply(byte[] json) {
     JsonNode node = ClusterJson.read(json);
+    checkVersion(node, "a reply");
     List<HeldRegion> regions = new ArrayList<>();
     for (JsonNode region : array(node, "regions")) {
       regions.add(

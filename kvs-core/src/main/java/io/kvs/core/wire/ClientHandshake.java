@@ -210,9 +210,17 @@ public final class ClientHandshake {
           "handshake: a message of " + body.length + " bytes, not " + size);
     }
     ByteBuffer in = ByteBuffer.wrap(body).order(ByteOrder.LITTLE_ENDIAN);
-    if (in.getInt() != magic || (in.get() & 0xff) != version) {
+    if (in.getInt() != magic) {
+      throw new IllegalArgumentException("handshake: not a KVS client port");
+    }
+    int found = in.get() & 0xff;
+    if (found != version) {
       throw new IllegalArgumentException(
-          "handshake: not a KVS client port, or another protocol version");
+          "handshake: a message of version "
+              + found
+              + "; this end speaks version "
+              + version
+              + " (client and server run different releases)");
     }
     CRC32C crc = new CRC32C();
     crc.update(body, 0, size - 4);

@@ -152,4 +152,36 @@ class ClusterJsonTest {
                     json("{\"id\":\"m1\",\"host\":\"h\",\"httpPort\":0}")))
         .hasMessageContaining("HTTP port out of range");
   }
+
+  /**
+   * Metadata carries its format; one without the field is format 1, one of another format is
+   * refused naming both, whichever object it is.
+   */
+  @Test
+  void metadataOfAnotherFormatIsRefusedNamingBoth() {
+    String region =
+        "\"id\":1,\"start\":\"\",\"end\":\"\",\"primary\":\"s1\",\"backups\":[],\"epoch\":1,"
+            + "\"state\":\"OPEN\"";
+    assertThat(ClusterJson.decodeRegion(json("{" + region + "}")).primary()).isEqualTo("s1");
+    RegionDescriptor written =
+        new RegionDescriptor(1, new byte[0], new byte[0], "s1", List.of(), 1, RegionState.OPEN);
+    assertThat(new String(ClusterJson.encode(written), StandardCharsets.UTF_8))
+        .contains("\"format\":" + ClusterJson.METADATA_FORMAT);
+    assertThatThrownBy(() -> ClusterJson.decodeRegion(json("{\"format\":2," + region + "}")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("a region descriptor of metadata format 2")
+        .hasMessageContaining("reads format 1")
+        .hasMessageContaining("newer release");
+    String server =
+        "\"id\":\"s1\",\"host\":\"h\",\"tcpPort\":1,\"fabricPort\":2,\"fabricProvider\":\"tcp\","
+            + "\"controlPort\":3";
+    assertThatThrownBy(() -> ClusterJson.decodeServer(json("{\"format\":7," + server + "}")))
+        .hasMessageContaining("a server registration of metadata format 7");
+    ClusterConfig config = new ClusterConfig(1, 3, ReplicationMode.SEND_INDEX, List.of(), 1);
+    String encoded = new String(ClusterJson.encode(config), StandardCharsets.UTF_8);
+    assertThatThrownBy(
+            () -> ClusterJson.decodeConfig(json(encoded.replace("\"format\":1", "\"format\":0"))))
+        .hasMessageContaining("the cluster's configuration of metadata format 0")
+        .hasMessageContaining("older release");
+  }
 }

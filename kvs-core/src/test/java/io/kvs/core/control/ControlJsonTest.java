@@ -88,6 +88,28 @@ class ControlJsonTest {
         .hasMessageContaining("no integer");
   }
 
+  /** Commands and replies carry the protocol's version; another one is refused naming both. */
+  @Test
+  void commandsAndRepliesOfAnotherVersionAreRefused() {
+    String list = new String(ControlJson.encode(new ControlCommand.ListRegions()), UTF8);
+    assertThat(list).contains("\"version\":" + ControlJson.VERSION);
+    assertThat(ControlJson.decodeCommand("{\"command\":\"list\"}".getBytes(UTF8)))
+        .isEqualTo(new ControlCommand.ListRegions());
+    assertThatThrownBy(
+            () -> ControlJson.decodeCommand("{\"version\":2,\"command\":\"list\"}".getBytes(UTF8)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("a command of control protocol version 2")
+        .hasMessageContaining("speaks version 1");
+    String ok = new String(ControlJson.encode(ControlReply.ok()), UTF8);
+    assertThatThrownBy(
+            () ->
+                ControlJson.decodeReply(
+                    ok.replace("\"version\":1", "\"version\":3").getBytes(UTF8)))
+        .hasMessageContaining("a reply of control protocol version 3");
+  }
+
+  private static final java.nio.charset.Charset UTF8 = StandardCharsets.UTF_8;
+
   @Test
   void unknownOrIncompleteCommandsAreRejected() {
     assertThatThrownBy(

@@ -10,6 +10,7 @@ import io.kvs.core.security.RefusalLog;
 import io.kvs.core.security.SecurityOptions;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.EventLoopGroup;
@@ -18,6 +19,7 @@ import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.DecoderException;
 import io.netty.handler.ssl.SslContext;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -260,6 +262,17 @@ public final class ControlServer implements AutoCloseable {
           "closing control connection from {}: {}",
           context.channel().remoteAddress(),
           cause.toString());
+      if (cause instanceof DecoderException
+          && cause.getCause() instanceof IllegalArgumentException malformed) {
+        // A command this server cannot read (malformed, or of another control protocol
+        // version): its sender learns why before the connection closes.
+        context
+            .writeAndFlush(
+                ControlReply.failed(
+                    StatusCode.INVALID_ARGUMENT, "malformed command: " + malformed.getMessage()))
+            .addListener(ChannelFutureListener.CLOSE);
+        return;
+      }
       context.close();
     }
   }

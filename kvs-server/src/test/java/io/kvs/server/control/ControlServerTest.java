@@ -8,9 +8,17 @@ import io.kvs.core.cluster.RegionState;
 import io.kvs.core.cluster.ReplicationMode;
 import io.kvs.core.control.ControlClient;
 import io.kvs.core.control.ControlCommand;
+import io.kvs.core.control.ControlJson;
 import io.kvs.core.control.ControlReply;
 import io.kvs.core.control.HeldRegion;
 import io.kvs.core.control.StreamKey;
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -71,6 +79,45 @@ class ControlServerTest {
           .extracting(HeldRegion::regionId)
           .containsExactly(1L);
     }
+  }
+
+  /**
+   * A command of another control protocol version (a master of another release) is answered
+   * INVALID_ARGUMENT naming both versions, and the connection closes; nothing runs.
+   */
+  @Test
+  void aCommandOfAnotherVersionIsRefusedNamingBoth() throws Exception {
+    StubRegions regions = new StubRegions("s1");
+    try (ControlServer server = ControlServer.start(regions, "127.0.0.1", 0);
+        Socket socket = new Socket("127.0.0.1", server.port())) {
+      socket.setSoTimeout((int) LONG.toMillis());
+      DataInputStream in = new DataInputStream(socket.getInputStream());
+      assertThat(readFrame(in)).contains("challenge");
+      byte[] command = "{\"version\":2,\"command\":\"list\"}".getBytes(StandardCharsets.UTF_8);
+      OutputStream out = socket.getOutputStream();
+      out.write(
+          ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(command.length).array());
+      out.write(command);
+      out.flush();
+      ControlReply reply = ControlJson.decodeReply(readFrame(in).getBytes(StandardCharsets.UTF_8));
+      assertThat(reply.status()).isEqualTo(StatusCode.INVALID_ARGUMENT);
+      assertThat(reply.message())
+          .startsWith("malformed command: a command of control protocol version 2")
+          .contains("speaks version 1");
+      // Closed after the refusal (the next command's challenge may come first): the stream ends
+      // within the socket's timeout, which would throw.
+      while (in.read() != -1) {
+        // the challenge's bytes
+      }
+    }
+  }
+
+  private static String readFrame(DataInputStream in) throws IOException {
+    byte[] length = new byte[4];
+    in.readFully(length);
+    byte[] body = new byte[ByteBuffer.wrap(length).order(ByteOrder.LITTLE_ENDIAN).getInt()];
+    in.readFully(body);
+    return new String(body, StandardCharsets.UTF_8);
   }
 
   @Test
