@@ -7,7 +7,9 @@
 #                       [--tcp-port 0] [--fabric stream|tcp|shm|verbs|none] [--fabric-port 0]
 #                       [--control-port 0] [--memory BYTES]
 #
-# Each stops cleanly on SIGTERM. ./kvs local starts all of them on this
+# Each stops cleanly on SIGTERM: the JVM replaces this script's shell (exec),
+# so a container's stop signal reaches it as its PID 1 (it took the whole stop
+# grace period and a SIGKILL before). ./kvs local starts all of them on this
 # machine; this is for running them one by one (docker/compose.yaml).
 
 declare -A KVS_PROCESSES=(
@@ -23,5 +25,5 @@ cmd_run() {
   shift
   ensure_packages "${KVS_BUILD_PACKAGES[@]}"
   ensure_built
-  KVS_LOG_LEVEL="${KVS_LOG_LEVEL:-INFO}" run_java "$main_class" "$@"
+  KVS_LOG_LEVEL="${KVS_LOG_LEVEL:-INFO}" KVS_JAVA_EXEC=1 run_java "$main_class" "$@"
 }

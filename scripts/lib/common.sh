@@ -92,6 +92,9 @@ run_java() {
   flags+=("-Dkvs.log.level=${KVS_LOG_LEVEL:-WARN}")
   # KVS_JAVA_WRAPPER: a command the JVM runs under, e.g. nsenter into a network namespace
   # (./kvs chaos); KVS_JAVA_FLAGS: more JVM flags (./kvs chaos's pause log); both split on spaces.
+  # KVS_JAVA_EXEC=1: the JVM replaces this shell (./kvs run: signals reach it directly).
+  local exec_java=()
+  [[ -n "${KVS_JAVA_EXEC:-}" ]] && exec_java=(exec)
   # shellcheck disable=SC2086
-  ${KVS_JAVA_WRAPPER:-} java "${flags[@]}" ${KVS_JAVA_FLAGS:-} -cp "$jar:$KVS_HOME/kvs-bench/target/lib/*" "$main_class" "$@"
+  "${exec_java[@]}" ${KVS_JAVA_WRAPPER:-} java "${flags[@]}" ${KVS_JAVA_FLAGS:-} -cp "$jar:$KVS_HOME/kvs-bench/target/lib/*" "$main_class" "$@"
 }
