@@ -2,7 +2,8 @@
 #
 # Steps, all run even when an earlier one fails, then summarized:
 #   1. C++ formatting (clang-format, .clang-format at the root) and the demo
-#      cluster's Compose file (docker-compose config; no engine needed)
+#      cluster's Compose files (docker-compose config; no engine needed; ./kvs
+#      compose-test runs them for real)
 #   2. Maven verify: CMake build with -Werror, CTest, Surefire, Failsafe
 #      (against the packaged jars), Java formatting (Spotless)
 #   3. the native tests again, built with clang, AddressSanitizer + UBSan
@@ -35,7 +36,7 @@ cmd_test() {
 
   say "1/5 Checking C++ formatting (clang-format $(clang-format --version | grep -o '[0-9][0-9.]*' | head -1))"
   if check_cpp_format; then note "C++ formatting: ok"; else failed+=("C++ formatting"); fi
-  if check_compose_file; then note "docker/compose.yaml: valid"; else failed+=("Compose file"); fi
+  if check_compose_file; then note "docker/compose.yaml, compose.host.yaml: valid"; else failed+=("Compose files"); fi
 
   local sanitize_log="$KVS_SANITIZE_BUILD_DIR.log"
   mkdir -p "$(dirname "$sanitize_log")"
@@ -92,7 +93,8 @@ check_cpp_format() {
 }
 
 check_compose_file() {
-  (cd "$KVS_HOME" && docker-compose -f docker/compose.yaml config --quiet)
+  (cd "$KVS_HOME" && docker-compose -f docker/compose.yaml config --quiet &&
+    docker-compose -f docker/compose.host.yaml config --quiet)
 }
 
 # Every native test, but the replication suites (ReplicationTest,
