@@ -748,7 +748,7 @@ void Replicator::Write(uint64_t region_id, const Record& record,
                        lsm::Region* region,
                        const std::function<Status()>& apply, WriteDone done) {
   WriteUnit(
-      region_id, {record.key}, region,
+      region_id, std::span<const std::string_view>(&record.key, 1), region,
       [&](std::vector<Record>* out, bool* wrote) {
         out->push_back(record);
         *wrote = true;
@@ -784,7 +784,7 @@ void Replicator::WriteDecided(uint64_t region_id, std::string_view key,
                               lsm::Region* region, const Decide& decide,
                               WriteDone done) {
   WriteUnit(
-      region_id, {key}, region,
+      region_id, std::span<const std::string_view>(&key, 1), region,
       [&](std::vector<Record>* out, bool* wrote) {
         out->emplace_back();
         return decide(&out->back(), wrote);
@@ -793,7 +793,7 @@ void Replicator::WriteDecided(uint64_t region_id, std::string_view key,
 }
 
 void Replicator::WriteUnit(uint64_t region_id,
-                           const std::vector<std::string_view>& keys,
+                           std::span<const std::string_view> keys,
                            lsm::Region* region, const DecideUnit& decide,
                            WriteDone done) {
   const std::shared_ptr<Group> group = Find(region_id);
@@ -807,13 +807,27 @@ void Replicator::WriteUnit(uint64_t region_id,
                               "written"));
     return;
   }
-  // The stripes of the keys the unit writes, each once.
-  std::vector<size_t> stripes;
-  stripes.reserve(keys.size());
-  for (std::string_view key : keys) stripes.push_back(Group::Stripe(key));
-  std::sort(stripes.begin(), stripes.end());
-  stripes.erase(std::unique(stripes.begin(), stripes.end()), stripes.end());
-  std::vector<uint64_t> before(stripes.size());
+  // The stripes of the keys the unit writes, each once: a single write's in
+  // place (nothing allocated on the path of every put), a batch's sorted.
+  size_t one_stripe = 0;
+  uint64_t one_before = 0;
+  std::span<size_t> stripes(&one_stripe, 1);
+  std::span<uint64_t> before(&one_before, 1);
+  std::vector<size_t> batch_stripes;
+  std::vector<uint64_t> batch_before;
+  if (keys.size() == 1) {
+    one_stripe = Group::Stripe(keys[0]);
+  } else {
+    for (std::string_view key : keys) {
+      batch_stripes.push_back(Group::Stripe(key));
+    }
+    std::sort(batch_stripes.begin(), batch_stripes.end());
+    batch_stripes.erase(std::unique(batch_stripes.begin(), batch_stripes.end()),
+                        batch_stripes.end());
+    batch_before.resize(batch_stripes.size());
+    stripes = batch_stripes;
+    before = batch_before;
+  }
   // Each stripe back at what it was before, or at `ticket` if later.
   auto settle_stripes = [&](uint64_t ticket) {
     for (size_t i = 0; i < stripes.size(); ++i) {
@@ -951,7 +965,9 @@ void Replicator::WriteUnit(uint64_t region_id,
         return;
       }
     }
-    AwaitReadAsync(region_id, keys, std::move(done));
+    AwaitReadAsync(region_id,
+                   std::vector<std::string_view>(keys.begin(), keys.end()),
+                   std::move(done));
     return;
   }
   if (alone) {

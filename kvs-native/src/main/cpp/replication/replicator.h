@@ -79,6 +79,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -410,7 +411,7 @@ class Replicator final : public lsm::ReplicationTap {
   // `records`, in the group's write order, replicated and completed as one.
   using DecideUnit =
       std::function<Status(std::vector<Record>* records, bool* wrote)>;
-  void WriteUnit(uint64_t region_id, const std::vector<std::string_view>& keys,
+  void WriteUnit(uint64_t region_id, std::span<const std::string_view> keys,
                  lsm::Region* region, const DecideUnit& decide, WriteDone done);
   // Fails the stream of every required backup that holds none of the
   // writes waiting for it (or that reads wait for) within the stall timeout
